@@ -1,0 +1,321 @@
+#include "graph.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/depth_first_search.hpp>
+#include <unordered_map>
+
+namespace symbind {
+
+namespace {
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+using Vertex = boost::graph_traits<BoostGraph>::vertex_descriptor;
+using Edge = boost::graph_traits<BoostGraph>::edge_descriptor;
+
+struct CycleFound {
+  Vertex at;
+};
+
+// Records vertices as they finish (post-order) and rejects back edges (cycles).
+class PostOrderRecorder : public boost::default_dfs_visitor {
+ public:
+  explicit PostOrderRecorder(std::vector<Vertex>* order) : order_(order) {}
+  void finish_vertex(Vertex v, const BoostGraph&) { order_->push_back(v); }
+  void back_edge(Edge e, const BoostGraph& g) { throw CycleFound{boost::target(e, g)}; }
+
+ private:
+  std::vector<Vertex>* order_;
+};
+}  // namespace
+
+Graph::Graph(const Symbol& symbol) : symbol_(symbol) {
+  // Discover nodes and build a Boost graph whose out-edges (node -> input) keep input order.
+  BoostGraph bg;
+  std::vector<Node*> vertex_node;
+  std::unordered_map<const Node*, Vertex> vertex_of;
+  std::vector<std::shared_ptr<Node>> owners;
+  std::vector<const Node*> stack;
+  auto vertex_for = [&](const std::shared_ptr<Node>& n) {
+    auto it = vertex_of.find(n.get());
+    if (it != vertex_of.end()) return it->second;
+    Vertex v = boost::add_vertex(bg);
+    vertex_of[n.get()] = v;
+    vertex_node.push_back(n.get());
+    owners.push_back(n);
+    stack.push_back(n.get());
+    return v;
+  };
+  for (auto& e : symbol.outputs()) {
+    if (!e.node) throw Error("symbol output refers to no node");
+    vertex_for(e.node);
+  }
+  while (!stack.empty()) {
+    const Node* n = stack.back();
+    stack.pop_back();
+    Vertex u = vertex_of[n];
+    for (auto& in : n->inputs) {
+      if (!in.node) throw Error(StrCat("node ", n->name(), " has an input that refers to no node"));
+      Vertex v = vertex_for(in.node);
+      boost::add_edge(u, v, bg);
+    }
+  }
+
+  std::vector<Vertex> order;
+  std::vector<boost::default_color_type> colors(boost::num_vertices(bg), boost::white_color);
+  auto color_map = boost::make_iterator_property_map(colors.begin(),
+                                                     boost::get(boost::vertex_index, bg));
+  PostOrderRecorder recorder(&order);
+  try {
+    for (auto& e : symbol.outputs()) {
+      Vertex h = vertex_of[e.node.get()];
+      if (colors[h] == boost::white_color) boost::depth_first_visit(bg, h, recorder, color_map);
+    }
+  } catch (const CycleFound& c) {
+    throw Error("the graph has a cycle through node '" + vertex_node[c.at]->name() + "'");
+  }
+
+  nodes_.resize(order.size());
+  std::vector<uint32_t> id_of_vertex(order.size());
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    id_of_vertex[order[i]] = i;
+    ids_[vertex_node[order[i]]] = i;
+    nodes_[i].node = owners[order[i]];
+  }
+  row_ptr_.assign(1, 0);
+  aux_.assign(nodes_.size(), false);
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = *nodes_[i].node;
+    row_ptr_.push_back(row_ptr_.back() + static_cast<uint32_t>(n.num_outputs()));
+    if (!n.is_variable() && static_cast<int>(n.inputs.size()) != n.attrs.op->NumInputs(n.attrs))
+      throw Error(StrCat("node ", n.name(), " (", n.attrs.op->name, ") has ", n.inputs.size(),
+                         " inputs but the operator takes ", n.attrs.op->NumInputs(n.attrs)));
+    for (auto& in : n.inputs) {
+      uint32_t src = ids_.at(in.node.get());
+      if (static_cast<int>(in.index) >= in.node->num_outputs())
+        throw Error(StrCat("node ", n.name(), " uses output ", in.index, " of node ",
+                           in.node->name(), ", which has only ", in.node->num_outputs(),
+                           " outputs"));
+      nodes_[i].inputs.push_back(EntryRef{src, in.index});
+    }
+    if (n.is_variable()) arg_nodes_.push_back(i);
+  }
+  for (auto& info : nodes_) {
+    auto mask = AuxInputMask(*info.node);
+    for (size_t k = 0; k < mask.size(); ++k)
+      if (mask[k] && info.node->inputs[k].node->is_variable()) aux_[info.inputs[k].node_id] = true;
+  }
+  for (auto& e : symbol.outputs()) heads_.push_back(EntryRef{ids_.at(e.node.get()), e.index});
+}
+
+namespace {
+std::string InputLabel(const Graph& g, uint32_t nid, size_t slot) {
+  const Node& n = *g.node(nid).node;
+  auto args = n.attrs.op->ListArguments(n.attrs);
+  auto aux = n.attrs.op->ListAuxStates(n.attrs);
+  std::string name = slot < args.size() ? args[slot] : aux[slot - args.size()];
+  const auto& src = g.node(g.node(nid).inputs[slot].node_id).node;
+  return StrCat("input '", name, "' (", src->name(), ")");
+}
+
+std::string OutputLabel(const Graph& g, uint32_t nid, size_t slot) {
+  const Node& n = *g.node(nid).node;
+  return StrCat("output '", n.attrs.op->ListOutputs(n.attrs)[slot], "'");
+}
+
+std::string NodeLabel(const Node& n) {
+  return StrCat("Error in operator ", n.name(), " (", n.attrs.op->name, "): ");
+}
+}  // namespace
+
+std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string, TShape>& known) {
+  std::vector<TShape> shapes(g.num_entries());
+  for (uint32_t id : g.arg_nodes()) {
+    const Node& n = *g.node(id).node;
+    auto it = known.find(n.name());
+    if (it != known.end()) {
+      shapes[g.entry_id(id, 0)] = it->second;
+    } else {
+      auto attr = n.user_attrs.find("__shape__");
+      if (attr != n.user_attrs.end()) {
+        TShape s = TShape::Parse(attr->second);
+        // MXNet's legacy JSON writes 0 for an unknown dim in __shape__.
+        for (int d = 0; d < s.ndim(); ++d)
+          if (s[d] == 0) s[d] = TShape::kUnknownDim;
+        shapes[g.entry_id(id, 0)] = s;
+      }
+    }
+  }
+  auto known_dims = [&] {
+    size_t k = 0;
+    for (auto& s : shapes) {
+      if (!s.ndim_known()) continue;
+      k += 1;
+      for (int d = 0; d < s.ndim(); ++d) k += s[d] >= 0;
+    }
+    return k;
+  };
+  auto run_node = [&](uint32_t nid) {
+    const auto& info = g.node(nid);
+    const Node& n = *info.node;
+    if (n.is_variable() || !n.attrs.op->infer_shape) return;
+    std::vector<TShape> in(info.inputs.size()), out(g.num_node_outputs(nid));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = shapes[g.entry_id(info.inputs[i])];
+    for (uint32_t i = 0; i < out.size(); ++i) out[i] = shapes[g.entry_id(nid, i)];
+    try {
+      n.attrs.op->infer_shape(n.attrs, &in, &out);
+    } catch (const ShapeAssignFailure& f) {
+      std::string what = f.slots == &in ? InputLabel(g, nid, f.index) : OutputLabel(g, nid, f.index);
+      throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", what, ": provided ",
+                              f.provided, ", inferred ", f.inferred));
+    } catch (const ShapeError& e) {
+      throw ShapeError(NodeLabel(n) + e.what());
+    }
+    for (size_t i = 0; i < in.size(); ++i) {
+      TShape& slot = shapes[g.entry_id(info.inputs[i])];
+      TShape merged;
+      if (!UnifyShapes(slot, in[i], &merged))
+        throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", InputLabel(g, nid, i),
+                                ": provided ", slot, ", inferred ", in[i]));
+      slot = merged;
+    }
+    for (uint32_t i = 0; i < out.size(); ++i) {
+      TShape& slot = shapes[g.entry_id(nid, i)];
+      TShape merged;
+      if (!UnifyShapes(slot, out[i], &merged))
+        throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", OutputLabel(g, nid, i),
+                                ": provided ", slot, ", inferred ", out[i]));
+      slot = merged;
+    }
+  };
+  size_t before = known_dims();
+  for (;;) {
+    for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) run_node(nid);
+    for (uint32_t nid = static_cast<uint32_t>(g.num_nodes()); nid-- > 0;) run_node(nid);
+    size_t after = known_dims();
+    if (after == before) break;
+    before = after;
+  }
+  return shapes;
+}
+
+ShapeInferResult InferShapePartial(const Symbol& sym, const std::map<std::string, TShape>& known) {
+  Graph g(sym);
+  std::vector<TShape> shapes = InferEntryShapes(g, known);
+  ShapeInferResult r;
+  for (uint32_t id : g.arg_nodes()) {
+    const TShape& s = shapes[g.entry_id(id, 0)];
+    (g.is_aux_node(id) ? r.aux_shapes : r.arg_shapes).push_back(s);
+    if (!s.is_known()) r.unknown.push_back(g.node(id).node->name());
+  }
+  for (auto& h : g.heads()) r.out_shapes.push_back(shapes[g.entry_id(h)]);
+  for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
+    if (g.node(nid).node->is_variable()) continue;
+    for (uint32_t i = 0; i < g.num_node_outputs(nid); ++i) {
+      if (!shapes[g.entry_id(nid, i)].is_known()) {
+        r.unknown.push_back(EntryName(NodeEntry{g.node(nid).node, i}));
+      }
+    }
+  }
+  return r;
+}
+
+ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShape>& known) {
+  for (auto& kv : known) {
+    auto inputs = sym.ListInputs();
+    if (std::find(inputs.begin(), inputs.end(), kv.first) == inputs.end()) {
+      std::string list;
+      for (auto& a : inputs) list += (list.empty() ? "" : ", ") + a;
+      throw ShapeError("InferShape: '" + kv.first + "' is not an input of the symbol; inputs are: " + list);
+    }
+  }
+  ShapeInferResult r = InferShapePartial(sym, known);
+  if (!r.complete()) {
+    std::string list;
+    for (auto& a : r.unknown) list += (list.empty() ? "" : ", ") + a;
+    throw ShapeError("InferShape: cannot infer the shapes of: " + list +
+                     "; provide more input shapes (e.g. data)");
+  }
+  return r;
+}
+
+std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DType>& known) {
+  std::vector<int> types(g.num_entries(), -1);
+  for (uint32_t id : g.arg_nodes()) {
+    const Node& n = *g.node(id).node;
+    auto it = known.find(n.name());
+    if (it != known.end()) {
+      types[g.entry_id(id, 0)] = static_cast<int>(it->second);
+    } else {
+      auto attr = n.user_attrs.find("__dtype__");
+      if (attr != n.user_attrs.end()) {
+        int flag = -1;
+        try {
+          flag = std::stoi(attr->second);
+        } catch (...) {
+          throw Error("variable " + n.name() + " has a bad __dtype__ '" + attr->second + "'");
+        }
+        if (!IsValidDTypeFlag(flag))
+          throw Error("variable " + n.name() + " has an unknown __dtype__ " + attr->second);
+        types[g.entry_id(id, 0)] = flag;
+      }
+    }
+  }
+  auto run_node = [&](uint32_t nid) {
+    const auto& info = g.node(nid);
+    const Node& n = *info.node;
+    if (n.is_variable()) return false;
+    std::vector<int> in(info.inputs.size()), out(g.num_node_outputs(nid));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = types[g.entry_id(info.inputs[i])];
+    for (uint32_t i = 0; i < out.size(); ++i) out[i] = types[g.entry_id(nid, i)];
+    try {
+      if (n.attrs.op->infer_type) n.attrs.op->infer_type(n.attrs, &in, &out);
+      else InferSameType(n.attrs, &in, &out);
+    } catch (const TypeAssignFailure& f) {
+      std::string what = f.slots == &in ? InputLabel(g, nid, f.index) : OutputLabel(g, nid, f.index);
+      throw ShapeError(StrCat(NodeLabel(n), "Type inconsistent for ", what, ": provided ",
+                              DTypeName(static_cast<DType>(f.provided)), ", inferred ",
+                              DTypeName(static_cast<DType>(f.inferred))));
+    }
+    bool changed = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      int& slot = types[g.entry_id(info.inputs[i])];
+      if (slot < 0 && in[i] >= 0) { slot = in[i]; changed = true; }
+    }
+    for (uint32_t i = 0; i < out.size(); ++i) {
+      int& slot = types[g.entry_id(nid, i)];
+      if (slot < 0 && out[i] >= 0) { slot = out[i]; changed = true; }
+    }
+    return changed;
+  };
+  bool changed = true;
+  bool defaulted = false;
+  while (changed) {
+    changed = false;
+    for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) changed |= run_node(nid);
+    for (uint32_t nid = static_cast<uint32_t>(g.num_nodes()); nid-- > 0;) changed |= run_node(nid);
+    if (!changed && !defaulted) {
+      // Inputs nobody constrains compute in float32, MXNet's default.
+      defaulted = true;
+      for (uint32_t id : g.arg_nodes())
+        if (types[g.entry_id(id, 0)] < 0) {
+          types[g.entry_id(id, 0)] = static_cast<int>(DType::kFloat32);
+          changed = true;
+        }
+    }
+  }
+  return types;
+}
+
+TypeInferResult InferType(const Symbol& sym, const std::map<std::string, DType>& known) {
+  Graph g(sym);
+  std::vector<int> types = InferEntryTypes(g, known);
+  TypeInferResult r;
+  for (uint32_t id : g.arg_nodes())
+    (g.is_aux_node(id) ? r.aux_types : r.arg_types).push_back(static_cast<DType>(types[g.entry_id(id, 0)]));
+  for (auto& h : g.heads()) {
+    int t = types[g.entry_id(h)];
+    r.out_types.push_back(t < 0 ? DType::kFloat32 : static_cast<DType>(t));
+  }
+  return r;
+}
+
+}  // namespace symbind

@@ -1,0 +1,174 @@
+#include "ndarray.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+
+namespace symbind {
+
+std::string Context::ToString() const {
+  const char* t = dev_type == kGPU ? "gpu" : dev_type == kCPUPinned ? "cpu_pinned"
+                  : dev_type == kCPUShared ? "cpu_shared" : "cpu";
+  return StrCat(t, "(", dev_id, ")");
+}
+
+std::ostream& operator<<(std::ostream& os, const Context& c) { return os << c.ToString(); }
+
+Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
+  // Beyond 2^46 bytes (64 TiB) no machine can help; refuse before asking the allocator.
+  if (bytes > (size_t{1} << 46))
+    throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  data_ = std::aligned_alloc(kAlignment, rounded);
+  if (!data_) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+  std::memset(data_, 0, rounded);
+}
+
+Storage::~Storage() { std::free(data_); }
+
+NDArray::NDArray(const TShape& shape, DType dtype, Context ctx)
+    : shape_(shape), dtype_(dtype), ctx_(ctx) {
+  if (!shape.is_known())
+    throw Error(StrCat("cannot allocate an NDArray of incomplete shape ", shape));
+  int64_t n = shape.Size();
+  size_t elem = DTypeSize(dtype);
+  if (static_cast<uint64_t>(n) > (uint64_t{1} << 46) / elem)
+    throw OutOfMemoryError(StrCat("cannot allocate an NDArray of shape ", shape, " (", n,
+                                  " elements of ", DTypeName(dtype), ")"));
+  storage_ = std::make_shared<Storage>(static_cast<size_t>(n) * elem,
+                                       StrCat("NDArray of shape ", shape));
+  ctx_ = Context::CPU(ctx.dev_id);
+}
+
+NDArray::NDArray(const TShape& shape, const std::vector<float>& values) : NDArray(shape) {
+  SyncCopyFromCPU(values.data(), values.size());
+}
+
+void* NDArray::raw_data() const {
+  if (!storage_) throw Error("NDArray is none (no storage)");
+  return static_cast<char*>(storage_->data()) + offset_;
+}
+
+NDArray NDArray::Reshape(const TShape& shape) const {
+  if (is_none()) throw Error("cannot Reshape a none NDArray");
+  if (!shape.is_known() || shape.Size() != shape_.Size())
+    throw Error(StrCat("cannot Reshape NDArray of shape ", shape_, " (", shape_.Size(),
+                       " elements) to ", shape));
+  return NDArray(storage_, offset_, shape, dtype_, ctx_);
+}
+
+NDArray NDArray::Slice(int64_t begin, int64_t end) const {
+  if (is_none() || shape_.ndim() < 1) throw Error("Slice needs an array of rank >= 1");
+  if (begin < 0 || end > shape_[0] || begin > end)
+    throw Error(StrCat("Slice [", begin, ",", end, ") out of range for shape ", shape_));
+  TShape s = shape_;
+  s[0] = end - begin;
+  size_t row = static_cast<size_t>(shape_.ProdDims(1, shape_.ndim())) * DTypeSize(dtype_);
+  return NDArray(storage_, offset_ + static_cast<size_t>(begin) * row, s, dtype_, ctx_);
+}
+
+NDArray NDArray::At(int64_t i) const {
+  NDArray row = Slice(i, i + 1);
+  std::vector<int64_t> dims(shape_.dims().begin() + 1, shape_.dims().end());
+  return row.Reshape(TShape(dims));
+}
+
+NDArray NDArray::Copy() const {
+  if (is_none()) return NDArray();
+  NDArray out(shape_, dtype_, ctx_);
+  std::memcpy(out.raw_data(), raw_data(), bytes());
+  return out;
+}
+
+void NDArray::CopyTo(NDArray* dst) const {
+  if (dst->is_none()) {
+    *dst = Copy();
+    return;
+  }
+  if (dst->shape_.Size() != shape_.Size())
+    throw Error(StrCat("CopyTo: source shape ", shape_, " and destination shape ", dst->shape_,
+                       " differ in size"));
+  ConvertElements(raw_data(), dtype_, dst->raw_data(), dst->dtype_,
+                  static_cast<size_t>(shape_.Size()));
+}
+
+NDArray NDArray::AsType(DType dtype) const {
+  NDArray out(shape_, dtype, ctx_);
+  CopyTo(&out);
+  return out;
+}
+
+void NDArray::SyncCopyFromCPU(const void* src, size_t num_elements) {
+  if (static_cast<int64_t>(num_elements) != Size())
+    throw Error(StrCat("SyncCopyFromCPU: got ", num_elements, " elements for an array of shape ",
+                       shape_, " (", Size(), " elements)"));
+  std::memcpy(raw_data(), src, bytes());
+}
+
+void NDArray::SyncCopyToCPU(void* dst, size_t num_elements) const {
+  if (static_cast<int64_t>(num_elements) > Size())
+    throw Error(StrCat("SyncCopyToCPU: asked for ", num_elements,
+                       " elements from an array of shape ", shape_));
+  std::memcpy(dst, raw_data(), num_elements * DTypeSize(dtype_));
+}
+
+std::vector<float> NDArray::ToVector() const {
+  std::vector<float> v(static_cast<size_t>(Size()));
+  if (!v.empty()) ConvertElements(raw_data(), dtype_, v.data(), DType::kFloat32, v.size());
+  return v;
+}
+
+void NDArray::Fill(float value) const {
+  size_t n = static_cast<size_t>(Size());
+  if (dtype_ == DType::kFloat32) {
+    float* p = fdata();
+    for (size_t i = 0; i < n; ++i) p[i] = value;
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) SetFlat(static_cast<int64_t>(i), value);
+}
+
+float NDArray::GetFlat(int64_t i) const {
+  if (i < 0 || i >= Size()) throw Error(StrCat("index ", i, " out of range for shape ", shape_));
+  float v;
+  ConvertElements(static_cast<const char*>(raw_data()) + i * DTypeSize(dtype_), dtype_, &v,
+                  DType::kFloat32, 1);
+  return v;
+}
+
+void NDArray::SetFlat(int64_t i, float v) const {
+  if (i < 0 || i >= Size()) throw Error(StrCat("index ", i, " out of range for shape ", shape_));
+  ConvertElements(&v, DType::kFloat32, static_cast<char*>(raw_data()) + i * DTypeSize(dtype_),
+                  dtype_, 1);
+}
+
+float NDArray::At(std::initializer_list<int64_t> index) const {
+  if (static_cast<int>(index.size()) != shape_.ndim())
+    throw Error(StrCat("At: ", index.size(), " indices for an array of rank ", shape_.ndim()));
+  int64_t flat = 0, axis = 0;
+  for (int64_t i : index) {
+    if (i < 0 || i >= shape_[static_cast<int>(axis)])
+      throw Error(StrCat("At: index ", i, " out of range on axis ", axis, " of shape ", shape_));
+    flat = flat * shape_[static_cast<int>(axis)] + i;
+    ++axis;
+  }
+  return GetFlat(flat);
+}
+
+std::ostream& operator<<(std::ostream& os, const NDArray& a) {
+  if (a.is_none()) return os << "NDArray(none)";
+  os << "NDArray" << a.shape() << " " << DTypeName(a.dtype()) << " @" << a.ctx() << "\n[";
+  const int64_t limit = 64;
+  int64_t n = a.Size();
+  int64_t row = a.shape().ndim() > 0 ? a.shape()[a.shape().ndim() - 1] : 1;
+  for (int64_t i = 0; i < std::min(n, limit); ++i) {
+    if (i && row > 0 && i % row == 0) os << "\n ";
+    else if (i) os << " ";
+    os << a.GetFlat(i);
+  }
+  if (n > limit) os << " ... (" << n - limit << " more)";
+  return os << "]";
+}
+
+}  // namespace symbind

@@ -1,0 +1,101 @@
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <vector>
+
+#include "context.h"
+#include "dtype.h"
+#include "error.h"
+#include "tshape.h"
+
+namespace symbind {
+
+// Reference-counted, 64-byte-aligned bytes. Several NDArrays (views) may share one.
+class Storage {
+ public:
+  static constexpr size_t kAlignment = 64;
+  // Throws OutOfMemoryError (naming `what`) when the allocation fails or is absurd.
+  explicit Storage(size_t bytes, const std::string& what = "array");
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data() { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// An n-dimensional array: shape, dtype, context, and a view into shared storage.
+// Copying an NDArray copies the handle, not the data (use Copy() for that).
+class NDArray {
+ public:
+  NDArray() = default;  // the "none" array
+  // Allocates zero-filled storage.
+  explicit NDArray(const TShape& shape, DType dtype = DType::kFloat32,
+                   Context ctx = Context::CPU());
+  NDArray(const TShape& shape, const std::vector<float>& values);
+
+  bool is_none() const { return !storage_; }
+  const TShape& shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  Context ctx() const { return ctx_; }
+  int64_t Size() const { return is_none() ? 0 : shape_.Size(); }
+  size_t bytes() const { return static_cast<size_t>(Size()) * DTypeSize(dtype_); }
+
+  void* raw_data() const;
+  // Typed pointer; throws when T is not this array's dtype.
+  template <typename T>
+  T* data() const {
+    if (DTypeOf<T>::value != dtype_)
+      throw Error(StrCat("NDArray of dtype ", DTypeName(dtype_), " accessed as ",
+                         DTypeName(DTypeOf<T>::value)));
+    return static_cast<T*>(raw_data());
+  }
+  float* fdata() const { return data<float>(); }
+
+  // A view with a new shape of the same size sharing storage.
+  NDArray Reshape(const TShape& shape) const;
+  // A view of rows [begin, end) along axis 0 sharing storage.
+  NDArray Slice(int64_t begin, int64_t end) const;
+  // Row `i` along axis 0, with that axis dropped.
+  NDArray At(int64_t i) const;
+
+  // Deep copy.
+  NDArray Copy() const;
+  // Copies values into `dst`, which must have the same shape (dtype converted).
+  void CopyTo(NDArray* dst) const;
+  NDArray AsType(DType dtype) const;
+  void SyncCopyFromCPU(const void* src, size_t num_elements);
+  void SyncCopyToCPU(void* dst, size_t num_elements) const;
+  std::vector<float> ToVector() const;  // converted to float32
+
+  void Fill(float value) const;
+
+  // Element access by flat index or by multi-index, as float (for tests and tools).
+  float GetFlat(int64_t i) const;
+  void SetFlat(int64_t i, float v) const;
+  float At(std::initializer_list<int64_t> index) const;
+
+  // True when both handles view the same bytes.
+  bool SharesStorageWith(const NDArray& o) const { return storage_ && storage_ == o.storage_; }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+ private:
+  NDArray(std::shared_ptr<Storage> st, size_t offset, TShape shape, DType dtype, Context ctx)
+      : storage_(std::move(st)), offset_(offset), shape_(std::move(shape)), dtype_(dtype),
+        ctx_(ctx) {}
+  std::shared_ptr<Storage> storage_;
+  size_t offset_ = 0;  // bytes
+  TShape shape_;
+  DType dtype_ = DType::kFloat32;
+  Context ctx_;
+};
+
+// Prints shape, dtype and (up to a limit) the values.
+std::ostream& operator<<(std::ostream& os, const NDArray& a);
+
+}  // namespace symbind

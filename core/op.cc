@@ -1,0 +1,131 @@
+#include "op.h"
+
+namespace symbind {
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry registry;
+  return registry;
+}
+
+Op& OpRegistry::Register(const std::string& name) {
+  if (by_name_.count(name)) throw Error("operator " + name + " registered twice");
+  auto op = std::make_unique<Op>();
+  op->name = name;
+  Op* raw = op.get();
+  ops_[name] = std::move(op);
+  by_name_[name] = raw;
+  return *raw;
+}
+
+void OpRegistry::AddAlias(const std::string& alias, Op* op) {
+  if (by_name_.count(alias)) throw Error("operator alias " + alias + " registered twice");
+  by_name_[alias] = op;
+}
+
+Op& Op::add_alias(const std::string& alias) {
+  aliases.push_back(alias);
+  OpRegistry::Global().AddAlias(alias, this);
+  return *this;
+}
+
+const Op* OpRegistry::Find(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const Op& OpRegistry::Get(const std::string& name) const {
+  const Op* op = Find(name);
+  if (!op) throw Error("Cannot find operator " + name);
+  return *op;
+}
+
+std::vector<const Op*> OpRegistry::ListOps() const {
+  std::vector<const Op*> out;
+  for (auto& kv : ops_) out.push_back(kv.second.get());
+  return out;
+}
+
+Op& Op::set_arguments(std::vector<std::string> names) {
+  arguments = [names](const NodeAttrs&) { return names; };
+  return *this;
+}
+Op& Op::set_aux_states(std::vector<std::string> names) {
+  aux_states = [names](const NodeAttrs&) { return names; };
+  return *this;
+}
+Op& Op::set_outputs(std::vector<std::string> names) {
+  outputs = [names](const NodeAttrs&) { return names; };
+  return *this;
+}
+
+void Op::ParseAttrs(NodeAttrs* attrs) const {
+  try {
+    if (parse_params) attrs->parsed = parse_params(attrs->dict);
+    else attrs->parsed = std::make_shared<EmptyParam>(EmptyParam::Parse(attrs->dict));
+  } catch (const ParamError& e) {
+    throw ParamError(std::string(e.what()) + "\n, in operator " + name + "(name=\"" +
+                     attrs->name + "\")");
+  }
+}
+
+std::vector<std::string> Op::ListArguments(const NodeAttrs& a) const {
+  return arguments ? arguments(a) : std::vector<std::string>{"data"};
+}
+std::vector<std::string> Op::ListAuxStates(const NodeAttrs& a) const {
+  return aux_states ? aux_states(a) : std::vector<std::string>{};
+}
+std::vector<std::string> Op::ListOutputs(const NodeAttrs& a) const {
+  return outputs ? outputs(a) : std::vector<std::string>{"output"};
+}
+int Op::NumInputs(const NodeAttrs& a) const {
+  return static_cast<int>(ListArguments(a).size() + ListAuxStates(a).size());
+}
+int Op::NumOutputs(const NodeAttrs& a) const { return static_cast<int>(ListOutputs(a).size()); }
+int Op::NumVisibleOutputs(const NodeAttrs& a) const {
+  return num_visible_outputs ? num_visible_outputs(a) : NumOutputs(a);
+}
+
+bool ShapeAssignCheck(std::vector<TShape>* slots, size_t index, const TShape& inferred) {
+  TShape& slot = (*slots)[index];
+  TShape merged;
+  if (!UnifyShapes(slot, inferred, &merged)) throw ShapeAssignFailure{slots, index, slot, inferred};
+  if (merged == slot) return false;
+  slot = merged;
+  return true;
+}
+
+bool TypeAssignCheck(std::vector<int>* slots, size_t index, int inferred) {
+  int& slot = (*slots)[index];
+  if (inferred < 0 || slot == inferred) return false;
+  if (slot >= 0) throw TypeAssignFailure{slots, index, slot, inferred};
+  slot = inferred;
+  return true;
+}
+
+void InferSameType(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
+  int t = -1;
+  for (int v : *in)
+    if (v >= 0) { t = v; break; }
+  if (t < 0)
+    for (int v : *out)
+      if (v >= 0) { t = v; break; }
+  if (t < 0) return;
+  for (size_t i = 0; i < in->size(); ++i) TypeAssignCheck(in, i, t);
+  for (size_t i = 0; i < out->size(); ++i) TypeAssignCheck(out, i, t);
+}
+
+void AssignWithReq(float* dst, const float* value, int64_t n, OpReq req) {
+  switch (req) {
+    case OpReq::kNull: return;
+    case OpReq::kWrite:
+    case OpReq::kWriteInplace:
+      if (dst != value)
+        for (int64_t i = 0; i < n; ++i) dst[i] = value[i];
+      return;
+    case OpReq::kAdd:
+      for (int64_t i = 0; i < n; ++i) dst[i] += value[i];
+      return;
+  }
+}
+
+}  // namespace symbind

@@ -1,0 +1,175 @@
+// The operator registry. Each op registers, in its own file, its parameters, input and
+// output names, shape and type inference, forward and backward:
+//
+//   SYMBIND_REGISTER_OP(FullyConnected)
+//       .describe("...")
+//       .set_params<FullyConnectedParam>()
+//       .set_arguments([](const NodeAttrs& a) { ... })
+//       .set_infer_shape(...).set_forward(...).set_backward(...);
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ndarray.h"
+#include "param.h"
+
+namespace symbind {
+
+struct Op;
+
+// How a kernel writes an output (MXNet's OpReqType values).
+enum class OpReq : int { kNull = 0, kWrite = 1, kWriteInplace = 2, kAdd = 3 };
+
+// The per-node configuration: which op, its name and its parameters.
+struct NodeAttrs {
+  const Op* op = nullptr;  // null for a variable
+  std::string name;
+  KwArgs dict;                          // parameters as strings, as given or as read from JSON
+  std::shared_ptr<const void> parsed;   // the op's parsed parameter struct
+  template <typename P>
+  const P& param() const {
+    return *static_cast<const P*>(parsed.get());
+  }
+};
+
+// What a kernel may know about the run.
+struct OpContext {
+  bool is_train = false;
+  // Seed for this node in this run; kernels needing randomness derive their engine from it,
+  // so results do not depend on the thread schedule.
+  uint64_t seed = 0;
+};
+
+// The arrays a backward kernel sees. `in_grads` and `req` cover the arguments only
+// (aux states get no gradient). `out_grads` has one entry per output; an output nobody
+// differentiates gets a zero array.
+struct BackwardArgs {
+  const std::vector<NDArray>& out_grads;
+  const std::vector<NDArray>& inputs;   // arguments then aux states
+  const std::vector<NDArray>& outputs;
+  const std::vector<OpReq>& req;
+  const std::vector<NDArray>& in_grads;
+};
+
+using NameListFn = std::function<std::vector<std::string>(const NodeAttrs&)>;
+// Shapes: `in` holds arguments then aux states. Use ShapeAssignCheck to fill or verify.
+using InferShapeFn =
+    std::function<void(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out)>;
+// Types as DType flags, -1 for unknown.
+using InferTypeFn =
+    std::function<void(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out)>;
+using ForwardFn = std::function<void(const OpContext&, const NodeAttrs&,
+                                     const std::vector<NDArray>& inputs,
+                                     const std::vector<OpReq>& req,
+                                     const std::vector<NDArray>& outputs)>;
+using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const BackwardArgs&)>;
+
+struct Op {
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string description;
+  const ParamSchema* schema = &EmptyParam::Schema();
+  std::function<std::shared_ptr<const void>(const KwArgs&)> parse_params;
+  NameListFn arguments;   // default {"data"}
+  NameListFn aux_states;  // default {}
+  NameListFn outputs;     // default {"output"}
+  std::function<int(const NodeAttrs&)> num_visible_outputs;  // default: all outputs
+  // For variadic ops (Concat): the parameter set from the number of positional inputs.
+  std::string key_var_num_args;
+  InferShapeFn infer_shape;
+  InferTypeFn infer_type;  // default: every input and output shares one type
+  ForwardFn forward;
+  BackwardFn backward;     // empty: the op is not differentiable
+  // Loss heads compute their gradient from the label; they ignore the head gradient.
+  bool is_loss = false;
+
+  Op& describe(std::string d) { description = std::move(d); return *this; }
+  Op& add_alias(const std::string& alias);
+  template <typename P>
+  Op& set_params() {
+    schema = &P::Schema();
+    parse_params = [](const KwArgs& kw) -> std::shared_ptr<const void> {
+      return std::make_shared<P>(P::Parse(kw));
+    };
+    return *this;
+  }
+  Op& set_arguments(NameListFn f) { arguments = std::move(f); return *this; }
+  Op& set_arguments(std::vector<std::string> names);
+  Op& set_aux_states(NameListFn f) { aux_states = std::move(f); return *this; }
+  Op& set_aux_states(std::vector<std::string> names);
+  Op& set_outputs(NameListFn f) { outputs = std::move(f); return *this; }
+  Op& set_outputs(std::vector<std::string> names);
+  Op& set_num_visible_outputs(std::function<int(const NodeAttrs&)> f) {
+    num_visible_outputs = std::move(f);
+    return *this;
+  }
+  Op& set_key_var_num_args(std::string k) { key_var_num_args = std::move(k); return *this; }
+  Op& set_infer_shape(InferShapeFn f) { infer_shape = std::move(f); return *this; }
+  Op& set_infer_type(InferTypeFn f) { infer_type = std::move(f); return *this; }
+  Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
+  Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
+  Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
+
+  // Parses `dict` into attrs->parsed; errors name the op and node.
+  void ParseAttrs(NodeAttrs* attrs) const;
+  std::vector<std::string> ListArguments(const NodeAttrs& a) const;
+  std::vector<std::string> ListAuxStates(const NodeAttrs& a) const;
+  std::vector<std::string> ListOutputs(const NodeAttrs& a) const;
+  int NumInputs(const NodeAttrs& a) const;
+  int NumOutputs(const NodeAttrs& a) const;
+  int NumVisibleOutputs(const NodeAttrs& a) const;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+  Op& Register(const std::string& name);
+  // Null when unknown.
+  const Op* Find(const std::string& name) const;
+  // Throws symbind::Error "Cannot find operator X".
+  const Op& Get(const std::string& name) const;
+  // Canonical ops, sorted by name.
+  std::vector<const Op*> ListOps() const;
+  void AddAlias(const std::string& alias, Op* op);
+
+ private:
+  std::map<std::string, std::unique_ptr<Op>> ops_;
+  std::map<std::string, Op*> by_name_;  // names and aliases
+};
+
+// Thrown by ShapeAssignCheck; the graph turns it into a ShapeError naming the node.
+struct ShapeAssignFailure {
+  const std::vector<TShape>* slots;
+  size_t index;
+  TShape provided, inferred;
+};
+
+// SHAPE_ASSIGN_CHECK: an unknown slot takes `inferred`; a known one must agree
+// (unknown dims unify). Returns true when the slot changed.
+bool ShapeAssignCheck(std::vector<TShape>* slots, size_t index, const TShape& inferred);
+
+// Likewise for type flags (-1 unknown).
+struct TypeAssignFailure {
+  const std::vector<int>* slots;
+  size_t index;
+  int provided, inferred;
+};
+bool TypeAssignCheck(std::vector<int>* slots, size_t index, int inferred);
+
+// The default InferType: all inputs and outputs share the first known type.
+void InferSameType(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out);
+
+// Adds or writes `value` into `dst` as `req` says (the common tail of every kernel).
+void AssignWithReq(float* dst, const float* value, int64_t n, OpReq req);
+
+#define SYMBIND_OP_CONCAT_INNER(a, b) a##b
+#define SYMBIND_OP_CONCAT(a, b) SYMBIND_OP_CONCAT_INNER(a, b)
+#define SYMBIND_REGISTER_OP(Name)                                                  \
+  static ::symbind::Op& SYMBIND_OP_CONCAT(symbind_op_registration_, __COUNTER__) = \
+      ::symbind::OpRegistry::Global().Register(#Name)
+
+}  // namespace symbind

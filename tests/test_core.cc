@@ -1,0 +1,140 @@
+#include <catch2/catch.hpp>
+
+#include <symbind/core/ndarray.h>
+#include <symbind/core/param.h>
+
+using namespace symbind;
+
+TEST_CASE("TShape parses and prints tuples", "[core]") {
+  CHECK(TShape::Parse("(3,3)") == TShape({3, 3}));
+  CHECK(TShape::Parse("(3, 3)") == TShape({3, 3}));
+  CHECK(TShape::Parse("[3,3]") == TShape({3, 3}));
+  CHECK(TShape::Parse("(5,)") == TShape({5}));
+  CHECK(TShape::Parse("()") == TShape(std::vector<int64_t>{}));
+  CHECK(TShape({2, 3}).ToString() == "(2,3)");
+  CHECK(TShape({5}).ToString() == "(5,)");
+  CHECK(TShape().ToString() == "?");
+  CHECK(TShape({2, -1}).ToString() == "(2,?)");
+  CHECK_THROWS_AS(TShape::Parse("(3,x)"), ParamError);
+  CHECK_FALSE(TShape({2, -1}).is_known());
+  CHECK(TShape(std::vector<int64_t>{}).Size() == 1);
+}
+
+TEST_CASE("UnifyShapes merges unknown dims and rejects conflicts", "[core]") {
+  TShape out;
+  REQUIRE(UnifyShapes(TShape({2, -1}), TShape({-1, 5}), &out));
+  CHECK(out == TShape({2, 5}));
+  REQUIRE(UnifyShapes(TShape(), TShape({7}), &out));
+  CHECK(out == TShape({7}));
+  CHECK_FALSE(UnifyShapes(TShape({2, 3}), TShape({2, 4}), &out));
+  CHECK_FALSE(UnifyShapes(TShape({2, 3}), TShape({2, 3, 1}), &out));
+}
+
+TEST_CASE("NDArray storage is aligned, views share it", "[core]") {
+  NDArray a(TShape({4, 3}));
+  CHECK(reinterpret_cast<uintptr_t>(a.raw_data()) % 64 == 0);
+  for (int i = 0; i < 12; ++i) a.SetFlat(i, static_cast<float>(i));
+  NDArray r = a.Reshape(TShape({3, 4}));
+  CHECK(r.SharesStorageWith(a));
+  CHECK(r.At({2, 3}) == 11.0f);
+  NDArray s = a.Slice(1, 3);
+  CHECK(s.shape() == TShape({2, 3}));
+  CHECK(s.At({0, 0}) == 3.0f);
+  s.SetFlat(0, 100.0f);
+  CHECK(a.At({1, 0}) == 100.0f);
+  NDArray c = a.Copy();
+  c.SetFlat(0, -1.0f);
+  CHECK(a.GetFlat(0) == 0.0f);
+  CHECK_THROWS_AS(a.Reshape(TShape({5, 3})), Error);
+  CHECK_THROWS_AS(a.Slice(2, 5), Error);
+}
+
+TEST_CASE("NDArray copies between dtypes", "[core]") {
+  NDArray f(TShape({4}), std::vector<float>{1.5f, -2.0f, 3.0f, 0.0f});
+  for (DType t : {DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt32, DType::kInt8,
+                  DType::kInt64, DType::kUint8, DType::kBool}) {
+    NDArray g = f.AsType(t);
+    CHECK(g.dtype() == t);
+    CHECK(g.bytes() == 4 * DTypeSize(t));
+  }
+  CHECK(f.AsType(DType::kFloat16).GetFlat(0) == 1.5f);
+  CHECK(f.AsType(DType::kInt32).GetFlat(1) == -2.0f);
+  CHECK(f.AsType(DType::kBool).GetFlat(3) == 0.0f);
+  std::vector<float> back(4);
+  f.SyncCopyToCPU(back.data(), 4);
+  CHECK(back[2] == 3.0f);
+  CHECK_THROWS_AS(f.data<double>(), Error);
+}
+
+TEST_CASE("Absurd allocations fail with OutOfMemoryError before allocating", "[core]") {
+  CHECK_THROWS_AS(NDArray(TShape({1000000, 1000000, 1000})), OutOfMemoryError);
+}
+
+TEST_CASE("half precision conversions round trip", "[core]") {
+  for (float v : {0.0f, 1.0f, -2.5f, 65504.0f, 0.000061035156f, 1e-7f})
+    CHECK(HalfToFloat(FloatToHalf(v)) == Approx(v).margin(1e-7));
+  CHECK(BFloat16ToFloat(FloatToBFloat16(3.0f)) == 3.0f);
+}
+
+namespace {
+struct DemoParam : Parameter<DemoParam> {
+  int num_hidden;
+  bool no_bias;
+  float p;
+  TShape kernel;
+  int act;
+  std::optional<int> axis;
+  static void Declare(ParamDeclarer<DemoParam>& d) {
+    d.field("num_hidden", &DemoParam::num_hidden).lower_bound(1).describe("Number of hidden units.");
+    d.field("no_bias", &DemoParam::no_bias).set_default(false).describe("Disable the bias.");
+    d.field("p", &DemoParam::p).set_default(0.5f).set_range(0, 1).describe("A probability.");
+    d.field("kernel", &DemoParam::kernel).set_default(TShape({1, 1})).describe("Kernel size.");
+    d.field("act", &DemoParam::act).add_enum("relu", 0).add_enum("tanh", 1).set_default(0).describe("Activation.");
+    d.field("axis", &DemoParam::axis).set_default(std::nullopt).describe("Axis or None.");
+  }
+};
+}  // namespace
+
+TEST_CASE("Parameters parse ints, bools, tuples, enums", "[core][param]") {
+  DemoParam p = DemoParam::Parse({{"num_hidden", "10"}, {"no_bias", "True"}, {"kernel", "(3, 3)"},
+                                  {"act", "tanh"}, {"axis", "-1"}});
+  CHECK(p.num_hidden == 10);
+  CHECK(p.no_bias);
+  CHECK(p.kernel == TShape({3, 3}));
+  CHECK(p.act == 1);
+  CHECK(*p.axis == -1);
+  CHECK(p.p == 0.5f);
+  CHECK(DemoParam::Parse({{"num_hidden", "1"}, {"no_bias", "0"}, {"kernel", "[2,2]"}}).kernel ==
+        TShape({2, 2}));
+  CHECK(DemoParam::Parse({{"num_hidden", "1"}, {"no_bias", "1"}}).no_bias);
+  CHECK_FALSE(DemoParam::Parse({{"num_hidden", "1"}, {"no_bias", "False"}}).no_bias);
+  KwArgs back = p.ToKwArgs();
+  CHECK(back["no_bias"] == "True");
+  CHECK(back["kernel"] == "(3, 3)");
+  CHECK(back["act"] == "tanh");
+  CHECK(back["axis"] == "-1");
+}
+
+TEST_CASE("Parameter errors use dmlc's wording", "[core][param]") {
+  try {
+    DemoParam::Parse({{"num_hidden", "10"}, {"x", "1"}});
+    FAIL("no error");
+  } catch (const ParamError& e) {
+    std::string m = e.what();
+    CHECK(m.find("Cannot find argument 'x'") == 0);
+    CHECK(m.find("num_hidden : int, >= 1, required") != std::string::npos);
+    CHECK(m.find("Number of hidden units.") != std::string::npos);
+    CHECK(m.find("no_bias : boolean, optional, default=False") != std::string::npos);
+  }
+  CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "abc"}}),
+                    "Invalid Parameter format for num_hidden expect int but value='abc'");
+  CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "0"}}),
+                    "value 0 for Parameter num_hidden should be greater equal to 1");
+  CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "2"}, {"p", "1.5"}}),
+                    "value 1.5 for Parameter p should be in range [0, 1]");
+  CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "2"}, {"act", "relux"}}),
+                    Catch::Contains("Invalid Input: 'relux', valid values are: {'relu', 'tanh'}"));
+  CHECK_THROWS_WITH(DemoParam::Parse({}), Catch::Contains("Required parameter num_hidden"));
+  CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "2"}, {"kernel", "(3,x)"}}),
+                    "Invalid Parameter format for kernel expect Shape(tuple) but value='(3,x)'");
+}
