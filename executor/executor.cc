@@ -1,0 +1,453 @@
+#include "executor.h"
+
+#include <algorithm>
+#include <random>
+
+namespace symbind {
+
+namespace {
+uint64_t Mix(uint64_t a, uint64_t b) {
+  // splitmix64 of a combined value: well-spread per-node / per-name seeds.
+  uint64_t z = a * 0x9E3779B97F4A7C15ull + b + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void AddInto(const NDArray& dst, const NDArray& src) {
+  float* d = dst.fdata();
+  const float* s = src.fdata();
+  for (int64_t i = 0, n = dst.Size(); i < n; ++i) d[i] += s[i];
+}
+}  // namespace
+
+void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name) {
+  uint64_t h = seed;
+  for (char c : name) h = Mix(h, static_cast<unsigned char>(c));
+  std::mt19937_64 engine(h);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  for (int64_t i = 0, n = a.Size(); i < n; ++i) a.SetFlat(i, dist(engine));
+}
+
+// Where each gradient goes during Backward.
+struct Executor::BackwardPlan {
+  // Per op node (indexed like op_nodes_): whether it runs backward, its req and in_grad arrays.
+  std::vector<bool> runs;
+  std::vector<std::vector<OpReq>> req;
+  std::vector<std::vector<NDArray>> in_grads;
+  std::vector<std::vector<NDArray>> out_grads;
+  // Entries whose gradient is the sum of several contributions: target and parts, summed in
+  // a fixed order so results do not depend on the schedule.
+  struct Sum {
+    NDArray target;
+    bool accumulate;  // grad_req add: target += sum
+    std::vector<NDArray> parts;
+  };
+  std::vector<std::vector<Sum>> sums_before_node;  // summed before that node's backward
+  std::vector<Sum> final_sums;                     // argument gradients, summed at the end
+  std::vector<NDArray> head_grads;                 // one per output (ones by default)
+  std::vector<bool> head_is_ones;
+  TaskGraph tasks;  // task i = op_nodes_[size-1-i] (reverse topological)
+};
+
+Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_arrays,
+                   std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
+                   std::vector<NDArray> aux_arrays, uint64_t seed)
+    : graph_(symbol), ctx_(ctx), arg_arrays_(std::move(arg_arrays)),
+      grad_arrays_(std::move(grad_arrays)), aux_arrays_(std::move(aux_arrays)),
+      grad_reqs_(std::move(grad_reqs)), seed_(seed) {
+  const auto arg_names = symbol.ListArguments();
+  const auto aux_names = symbol.ListAuxiliaryStates();
+  if (arg_arrays_.size() != arg_names.size())
+    throw Error(StrCat("Bind: ", arg_arrays_.size(), " argument arrays for ", arg_names.size(),
+                       " arguments"));
+  if (aux_arrays_.size() != aux_names.size())
+    throw Error(StrCat("Bind: ", aux_arrays_.size(), " aux arrays for ", aux_names.size(),
+                       " aux states"));
+  if (grad_reqs_.empty()) grad_reqs_.assign(arg_names.size(), OpReq::kNull);
+  if (grad_arrays_.empty()) grad_arrays_.assign(arg_names.size(), NDArray());
+  if (grad_reqs_.size() != arg_names.size() || grad_arrays_.size() != arg_names.size())
+    throw Error(StrCat("Bind: grad arrays/reqs must number ", arg_names.size()));
+
+  // Shapes: from the bound arrays; everything else inferred.
+  std::map<std::string, TShape> known;
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    if (arg_arrays_[i].is_none()) throw Error("Bind: argument '" + arg_names[i] + "' has no array");
+    known[arg_names[i]] = arg_arrays_[i].shape();
+  }
+  for (size_t i = 0; i < aux_names.size(); ++i) {
+    if (aux_arrays_[i].is_none()) throw Error("Bind: aux state '" + aux_names[i] + "' has no array");
+    known[aux_names[i]] = aux_arrays_[i].shape();
+  }
+  std::vector<TShape> shapes = InferEntryShapes(graph_, known);
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    if (grad_reqs_[i] == OpReq::kNull) continue;
+    if (grad_arrays_[i].is_none())
+      throw Error("Bind: argument '" + arg_names[i] + "' needs a gradient array (grad_req is not null)");
+    if (grad_arrays_[i].shape() != arg_arrays_[i].shape())
+      throw Error(StrCat("Bind: gradient of '", arg_names[i], "' has shape ",
+                         grad_arrays_[i].shape(), " but the argument has shape ",
+                         arg_arrays_[i].shape()));
+  }
+
+  // Entry arrays: variables point at bound arrays; op outputs get their own storage.
+  entry_arrays_.resize(graph_.num_entries());
+  size_t next_arg = 0, next_aux = 0;
+  for (uint32_t id : graph_.arg_nodes())
+    entry_arrays_[graph_.entry_id(id, 0)] =
+        graph_.is_aux_node(id) ? aux_arrays_[next_aux++] : arg_arrays_[next_arg++];
+  std::vector<int> types = InferEntryTypes(graph_, {});
+  for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
+    const Node& n = *graph_.node(nid).node;
+    if (n.is_variable()) continue;
+    op_nodes_.push_back(nid);
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
+      uint32_t e = graph_.entry_id(nid, i);
+      if (!shapes[e].is_known())
+        throw ShapeError(StrCat("Bind: cannot infer the shape of ", EntryName(NodeEntry{graph_.node(nid).node, i}),
+                                " (got ", shapes[e], ")"));
+      entry_arrays_[e] = NDArray(shapes[e], types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]), ctx_);
+    }
+  }
+  for (uint32_t id : graph_.arg_nodes()) {
+    uint32_t e = graph_.entry_id(id, 0);
+    if (entry_arrays_[e].shape() != shapes[e])
+      throw ShapeError(StrCat("Bind: array for '", graph_.node(id).node->name(), "' has shape ",
+                              entry_arrays_[e].shape(), " but the graph needs ", shapes[e]));
+  }
+  for (auto& h : graph_.heads()) outputs_.push_back(entry_arrays_[graph_.entry_id(h)]);
+
+  // Forward task graph over op nodes: an op waits for the ops producing its inputs.
+  std::vector<int> task_of(graph_.num_nodes(), -1);
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) task_of[op_nodes_[t]] = static_cast<int>(t);
+  forward_tasks_ = std::make_unique<TaskGraph>(op_nodes_.size());
+  node_inputs_.resize(op_nodes_.size());
+  node_outputs_.resize(op_nodes_.size());
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    uint32_t nid = op_nodes_[t];
+    std::vector<int> preds;
+    for (auto& in : graph_.node(nid).inputs) {
+      node_inputs_[t].push_back(entry_arrays_[graph_.entry_id(in)]);
+      int p = task_of[in.node_id];
+      if (p >= 0 && std::find(preds.begin(), preds.end(), p) == preds.end()) preds.push_back(p);
+    }
+    for (int p : preds) forward_tasks_->AddDependency(static_cast<uint32_t>(p), t);
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i)
+      node_outputs_[t].push_back(entry_arrays_[graph_.entry_id(nid, i)]);
+  }
+}
+
+Executor::~Executor() = default;
+
+uint64_t Executor::NodeSeed(uint32_t node_id) const {
+  return Mix(Mix(seed_, node_id), run_counter_);
+}
+
+void Executor::Forward(bool is_train) {
+  ++run_counter_;
+  forward_tasks_->Run([&](uint32_t t) {
+    uint32_t nid = op_nodes_[t];
+    const NodeAttrs& attrs = graph_.node(nid).node->attrs;
+    OpContext ctx{is_train, NodeSeed(nid)};
+    std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
+    attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+  });
+  has_run_forward_ = true;
+  last_forward_train_ = is_train;
+}
+
+void Executor::BuildBackwardPlan() {
+  auto plan = std::make_unique<BackwardPlan>();
+  const size_t num_entries = graph_.num_entries();
+  // Which entries need a gradient: arguments with a non-null req, and outputs of ops that
+  // have an input needing one.
+  std::vector<bool> needs(num_entries, false);
+  std::vector<int> arg_index(graph_.num_nodes(), -1);
+  {
+    int a = 0;
+    for (uint32_t id : graph_.arg_nodes())
+      if (!graph_.is_aux_node(id)) {
+        arg_index[id] = a;
+        needs[graph_.entry_id(id, 0)] = grad_reqs_[static_cast<size_t>(a)] != OpReq::kNull;
+        ++a;
+      }
+  }
+  plan->runs.assign(op_nodes_.size(), false);
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    uint32_t nid = op_nodes_[t];
+    const auto& info = graph_.node(nid);
+    auto aux_mask = AuxInputMask(*info.node);
+    bool any = false;
+    for (size_t k = 0; k < info.inputs.size(); ++k)
+      if (!aux_mask[k] && needs[graph_.entry_id(info.inputs[k])]) any = true;
+    if (!any) continue;
+    if (!info.node->attrs.op->backward)
+      throw Error(StrCat("Backward: operator ", info.node->name(), " (", info.node->attrs.op->name,
+                         ") has no gradient, but its inputs need one"));
+    plan->runs[t] = true;
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) needs[graph_.entry_id(nid, i)] = true;
+  }
+
+  // Contributions to each entry's gradient: (task, input slot) of consumers, plus the head.
+  struct Contribution {
+    int task;  // -1 for a head gradient
+    size_t slot;
+  };
+  std::vector<std::vector<Contribution>> contrib(num_entries);
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    if (!plan->runs[t]) continue;
+    const auto& info = graph_.node(op_nodes_[t]);
+    auto aux_mask = AuxInputMask(*info.node);
+    for (size_t k = 0; k < info.inputs.size(); ++k) {
+      uint32_t e = graph_.entry_id(info.inputs[k]);
+      if (!aux_mask[k] && needs[e]) contrib[e].push_back({static_cast<int>(t), k});
+    }
+  }
+  plan->head_grads.resize(outputs_.size());
+  plan->head_is_ones.assign(outputs_.size(), true);
+  for (size_t h = 0; h < outputs_.size(); ++h) {
+    plan->head_grads[h] = NDArray(outputs_[h].shape());
+    plan->head_grads[h].Fill(1.0f);
+    uint32_t e = graph_.entry_id(graph_.heads()[h]);
+    if (needs[e]) contrib[e].push_back({-1, h});
+  }
+
+  // Gradient storage per op output entry (the out_grads of its producer).
+  std::vector<NDArray> entry_grad(num_entries);
+  plan->out_grads.resize(op_nodes_.size());
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    if (!plan->runs[t]) continue;
+    uint32_t nid = op_nodes_[t];
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
+      uint32_t e = graph_.entry_id(nid, i);
+      const auto& c = contrib[e];
+      if (c.size() == 1 && c[0].task < 0) entry_grad[e] = plan->head_grads[c[0].slot];
+      else entry_grad[e] = NDArray(entry_arrays_[e].shape());  // zero when nobody contributes
+      plan->out_grads[t].push_back(entry_grad[e]);
+    }
+  }
+  for (uint32_t id : graph_.arg_nodes())
+    if (arg_index[id] >= 0) entry_grad[graph_.entry_id(id, 0)] = grad_arrays_[static_cast<size_t>(arg_index[id])];
+
+  // Where each consumer writes: straight into the target when it is the only contributor,
+  // otherwise into its own buffer that is summed afterwards.
+  plan->req.resize(op_nodes_.size());
+  plan->in_grads.resize(op_nodes_.size());
+  plan->sums_before_node.resize(op_nodes_.size());
+  std::vector<int> producer_task(graph_.num_nodes(), -1);
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) producer_task[op_nodes_[t]] = static_cast<int>(t);
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    if (!plan->runs[t]) continue;
+    size_t nargs = graph_.node(op_nodes_[t]).node->attrs.op->ListArguments(graph_.node(op_nodes_[t]).node->attrs).size();
+    plan->req[t].assign(nargs, OpReq::kNull);
+    plan->in_grads[t].assign(nargs, NDArray());
+  }
+  for (uint32_t e_node = 0; e_node < graph_.num_nodes(); ++e_node) {
+    for (uint32_t i = 0; i < graph_.num_node_outputs(e_node); ++i) {
+      uint32_t e = graph_.entry_id(e_node, i);
+      const auto& c = contrib[e];
+      if (c.empty()) continue;
+      bool is_arg = arg_index[e_node] >= 0;
+      OpReq target_req = is_arg ? grad_reqs_[static_cast<size_t>(arg_index[e_node])] : OpReq::kWrite;
+      NDArray target = entry_grad[e];
+      if (c.size() == 1 && c[0].task >= 0) {
+        plan->req[c[0].task][c[0].slot] = target_req;
+        plan->in_grads[c[0].task][c[0].slot] = target;
+        continue;
+      }
+      if (c.size() == 1 && !is_arg) continue;  // head gradient used directly as out_grad
+      BackwardPlan::Sum sum{target, target_req == OpReq::kAdd, {}};
+      for (auto& k : c) {
+        if (k.task < 0) {
+          sum.parts.push_back(plan->head_grads[k.slot]);
+          continue;
+        }
+        NDArray part(target.shape());
+        plan->req[k.task][k.slot] = OpReq::kWrite;
+        plan->in_grads[k.task][k.slot] = part;
+        sum.parts.push_back(part);
+      }
+      if (is_arg) plan->final_sums.push_back(std::move(sum));
+      else plan->sums_before_node[producer_task[e_node]].push_back(std::move(sum));
+    }
+  }
+
+  // Backward tasks in reverse topological order: a node waits for the consumers of its outputs.
+  const size_t n = op_nodes_.size();
+  plan->tasks = TaskGraph(n);
+  for (uint32_t t = 0; t < n; ++t) {
+    if (!plan->runs[t]) continue;
+    std::vector<uint32_t> added;
+    for (auto& in : graph_.node(op_nodes_[t]).inputs) {
+      int p = producer_task[in.node_id];
+      if (p < 0 || !plan->runs[p]) continue;
+      uint32_t before = static_cast<uint32_t>(n - 1 - t), after = static_cast<uint32_t>(n - 1 - p);
+      if (std::find(added.begin(), added.end(), after) != added.end()) continue;
+      added.push_back(after);
+      plan->tasks.AddDependency(before, after);
+    }
+  }
+  backward_ = std::move(plan);
+}
+
+void Executor::Backward(const std::vector<NDArray>& head_grads) {
+  if (!has_run_forward_) throw Error("Backward called before Forward");
+  if (!backward_) BuildBackwardPlan();
+  BackwardPlan& plan = *backward_;
+  if (!head_grads.empty() && head_grads.size() != outputs_.size())
+    throw Error(StrCat("Backward: ", head_grads.size(), " head gradients for ", outputs_.size(),
+                       " outputs"));
+  for (size_t h = 0; h < outputs_.size(); ++h) {
+    if (h < head_grads.size() && !head_grads[h].is_none()) {
+      if (head_grads[h].shape() != outputs_[h].shape())
+        throw Error(StrCat("Backward: head gradient ", h, " has shape ", head_grads[h].shape(),
+                           " but output ", h, " has shape ", outputs_[h].shape()));
+      head_grads[h].CopyTo(&plan.head_grads[h]);
+      plan.head_is_ones[h] = false;
+    } else if (!plan.head_is_ones[h]) {
+      plan.head_grads[h].Fill(1.0f);
+      plan.head_is_ones[h] = true;
+    }
+  }
+  const size_t n = op_nodes_.size();
+  plan.tasks.Run([&](uint32_t task) {
+    uint32_t t = static_cast<uint32_t>(n - 1 - task);
+    if (!plan.runs[t]) return;
+    for (auto& sum : plan.sums_before_node[t]) {
+      if (!sum.accumulate) sum.parts[0].CopyTo(&sum.target);
+      else AddInto(sum.target, sum.parts[0]);
+      for (size_t k = 1; k < sum.parts.size(); ++k) AddInto(sum.target, sum.parts[k]);
+    }
+    uint32_t nid = op_nodes_[t];
+    const NodeAttrs& attrs = graph_.node(nid).node->attrs;
+    OpContext ctx{last_forward_train_, NodeSeed(nid)};
+    BackwardArgs args{plan.out_grads[t], node_inputs_[t], node_outputs_[t], plan.req[t],
+                      plan.in_grads[t]};
+    attrs.op->backward(ctx, attrs, args);
+  });
+  for (auto& sum : plan.final_sums) {
+    if (!sum.accumulate) sum.parts[0].CopyTo(&sum.target);
+    else AddInto(sum.target, sum.parts[0]);
+    for (size_t k = 1; k < sum.parts.size(); ++k) AddInto(sum.target, sum.parts[k]);
+  }
+}
+
+namespace {
+std::map<std::string, NDArray> Zip(const std::vector<std::string>& names,
+                                   const std::vector<NDArray>& arrays) {
+  std::map<std::string, NDArray> m;
+  for (size_t i = 0; i < names.size() && i < arrays.size(); ++i) m[names[i]] = arrays[i];
+  return m;
+}
+}  // namespace
+
+std::map<std::string, NDArray> Executor::arg_dict() const { return Zip(symbol().ListArguments(), arg_arrays_); }
+std::map<std::string, NDArray> Executor::grad_dict() const { return Zip(symbol().ListArguments(), grad_arrays_); }
+std::map<std::string, NDArray> Executor::aux_dict() const { return Zip(symbol().ListAuxiliaryStates(), aux_arrays_); }
+std::map<std::string, NDArray> Executor::output_dict() const { return Zip(symbol().ListOutputs(), outputs_); }
+
+std::unique_ptr<Executor> Bind(const Symbol& symbol, Context ctx,
+                               const std::vector<NDArray>& arg_arrays,
+                               const std::vector<NDArray>& grad_arrays,
+                               const std::vector<OpReq>& grad_reqs,
+                               const std::vector<NDArray>& aux_arrays, uint64_t seed) {
+  return std::make_unique<Executor>(symbol, ctx, arg_arrays, grad_arrays, grad_reqs, aux_arrays, seed);
+}
+
+std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
+                                     const std::map<std::string, NDArray>& args_map,
+                                     const std::map<std::string, NDArray>& arg_grad_store,
+                                     const std::map<std::string, OpReq>& grad_req_type,
+                                     const std::map<std::string, NDArray>& aux_map,
+                                     const SimpleBindOptions& options) {
+  const auto arg_names = symbol.ListArguments();
+  const auto aux_names = symbol.ListAuxiliaryStates();
+  auto check_names = [&](const std::map<std::string, NDArray>& m, const std::vector<std::string>& valid,
+                         const char* what) {
+    for (auto& kv : m)
+      if (std::find(valid.begin(), valid.end(), kv.first) == valid.end()) {
+        std::string list;
+        for (auto& a : valid) list += (list.empty() ? "" : ", ") + a;
+        throw Error(StrCat("SimpleBind: '", kv.first, "' given in ", what, " is not one of the ",
+                           what == std::string("aux_map") ? "aux states" : "arguments", ": ", list));
+      }
+  };
+  check_names(args_map, arg_names, "args_map");
+  check_names(arg_grad_store, arg_names, "arg_grad_store");
+  check_names(aux_map, aux_names, "aux_map");
+
+  std::map<std::string, TShape> known = options.shapes;
+  for (auto& kv : args_map) known[kv.first] = kv.second.shape();
+  for (auto& kv : aux_map) known[kv.first] = kv.second.shape();
+  ShapeInferResult shapes = InferShape(symbol, known);
+  std::map<std::string, DType> known_types;
+  for (auto& kv : args_map) known_types[kv.first] = kv.second.dtype();
+  for (auto& kv : aux_map) known_types[kv.first] = kv.second.dtype();
+  TypeInferResult types = InferType(symbol, known_types);
+
+  std::vector<NDArray> args, grads, aux;
+  std::vector<OpReq> reqs;
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    const std::string& name = arg_names[i];
+    auto it = args_map.find(name);
+    if (it != args_map.end()) {
+      if (it->second.shape() != shapes.arg_shapes[i])
+        throw ShapeError(StrCat("SimpleBind: argument '", name, "' has shape ", it->second.shape(),
+                                " but the graph needs ", shapes.arg_shapes[i]));
+      args.push_back(it->second);
+    } else {
+      NDArray a(shapes.arg_shapes[i], types.arg_types[i], ctx);
+      FillGaussian(a, options.seed, name);
+      args.push_back(a);
+    }
+    OpReq req;
+    auto r = grad_req_type.find(name);
+    if (r != grad_req_type.end()) req = r->second;
+    else req = (EndsWith(name, "data") || EndsWith(name, "label")) ? OpReq::kNull : OpReq::kWrite;
+    if (req == OpReq::kWriteInplace) req = OpReq::kWrite;
+    reqs.push_back(req);
+    auto g = arg_grad_store.find(name);
+    if (g != arg_grad_store.end()) {
+      if (g->second.shape() != shapes.arg_shapes[i])
+        throw ShapeError(StrCat("SimpleBind: gradient for '", name, "' has shape ", g->second.shape(),
+                                " but the argument has shape ", shapes.arg_shapes[i]));
+      grads.push_back(g->second);
+    } else {
+      grads.push_back(req == OpReq::kNull ? NDArray() : NDArray(shapes.arg_shapes[i], types.arg_types[i], ctx));
+    }
+  }
+  for (size_t i = 0; i < aux_names.size(); ++i) {
+    auto it = aux_map.find(aux_names[i]);
+    if (it != aux_map.end()) {
+      if (it->second.shape() != shapes.aux_shapes[i])
+        throw ShapeError(StrCat("SimpleBind: aux state '", aux_names[i], "' has shape ", it->second.shape(),
+                                " but the graph needs ", shapes.aux_shapes[i]));
+      aux.push_back(it->second);
+    } else {
+      NDArray a(shapes.aux_shapes[i], types.aux_types[i], ctx);
+      FillGaussian(a, options.seed, aux_names[i]);
+      aux.push_back(a);
+    }
+  }
+  return std::make_unique<Executor>(symbol, ctx, args, grads, reqs, aux, options.seed);
+}
+
+void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArray>* args_map,
+                  const std::map<std::string, NDArray>& known_args) {
+  std::map<std::string, TShape> known;
+  for (auto& kv : known_args) known[kv.first] = kv.second.shape();
+  ShapeInferResult r = InferShapePartial(symbol, known);
+  auto names = symbol.ListArguments();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (args_map->count(names[i])) continue;
+    auto k = known_args.find(names[i]);
+    if (k != known_args.end()) (*args_map)[names[i]] = k->second;
+    else if (r.arg_shapes[i].is_known()) (*args_map)[names[i]] = NDArray(r.arg_shapes[i], DType::kFloat32, ctx);
+  }
+}
+
+}  // namespace symbind

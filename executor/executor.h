@@ -1,0 +1,103 @@
+// Executors run a bound symbol forward and backward.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <symbind/core/graph.h>
+#include <symbind/core/ndarray.h>
+#include <symbind/core/symbol.h>
+#include <symbind/executor/task_graph.h>
+
+namespace symbind {
+
+// Seed used by SimpleBind's Gaussian initialisation and by random ops unless set otherwise.
+constexpr uint64_t kDefaultSeed = 0;
+
+class Executor {
+ public:
+  // Arrays in ListArguments / ListAuxiliaryStates order. grad_arrays[i] may be none when
+  // grad_reqs[i] is kNull.
+  Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_arrays,
+           std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
+           std::vector<NDArray> aux_arrays, uint64_t seed = kDefaultSeed);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Runs the graph. is_train selects training behaviour (BatchNorm batch statistics, Dropout).
+  void Forward(bool is_train);
+  // Computes gradients into grad_arrays as grad_reqs say. head_grads: one per output, or empty
+  // (loss heads need none; other outputs then get a gradient of ones).
+  void Backward(const std::vector<NDArray>& head_grads = {});
+
+  const std::vector<NDArray>& outputs() const { return outputs_; }
+  const std::vector<NDArray>& arg_arrays() const { return arg_arrays_; }
+  const std::vector<NDArray>& grad_arrays() const { return grad_arrays_; }
+  const std::vector<NDArray>& aux_arrays() const { return aux_arrays_; }
+  const std::vector<OpReq>& grad_reqs() const { return grad_reqs_; }
+  std::map<std::string, NDArray> arg_dict() const;
+  std::map<std::string, NDArray> grad_dict() const;
+  std::map<std::string, NDArray> aux_dict() const;
+  std::map<std::string, NDArray> output_dict() const;
+  const Symbol& symbol() const { return graph_.symbol(); }
+  const Graph& graph() const { return graph_; }
+  // Seed for random ops (Dropout, rrelu); each Forward advances a run counter so masks differ
+  // between runs but reproduce between processes.
+  void set_seed(uint64_t seed) { seed_ = seed; }
+
+ private:
+  struct BackwardPlan;
+  void BuildBackwardPlan();
+  uint64_t NodeSeed(uint32_t node_id) const;
+
+  Graph graph_;
+  Context ctx_;
+  std::vector<NDArray> arg_arrays_, grad_arrays_, aux_arrays_, outputs_;
+  std::vector<OpReq> grad_reqs_;
+  std::vector<NDArray> entry_arrays_;  // value of every graph entry
+  std::vector<uint32_t> op_nodes_;     // op node ids in topological order
+  std::vector<std::vector<NDArray>> node_inputs_, node_outputs_;
+  std::unique_ptr<TaskGraph> forward_tasks_;
+  std::unique_ptr<BackwardPlan> backward_;
+  uint64_t seed_;
+  uint64_t run_counter_ = 0;
+  bool has_run_forward_ = false;
+  bool last_forward_train_ = false;
+};
+
+// Binds with explicit arrays in ListArguments / ListAuxiliaryStates order.
+std::unique_ptr<Executor> Bind(const Symbol& symbol, Context ctx,
+                               const std::vector<NDArray>& arg_arrays,
+                               const std::vector<NDArray>& grad_arrays,
+                               const std::vector<OpReq>& grad_reqs,
+                               const std::vector<NDArray>& aux_arrays,
+                               uint64_t seed = kDefaultSeed);
+
+// MXNet's SimpleBind: arguments matched by name. Shapes come from the arrays in args_map (and
+// from `shapes` for inputs you have no array for); everything else is inferred. Missing
+// arguments and aux states are allocated and filled from N(0,1) with a seeded generator;
+// missing gradients are allocated zero; grad_req defaults to kNull for names ending in
+// "data" or "label" and kWrite otherwise.
+struct SimpleBindOptions {
+  std::map<std::string, TShape> shapes;
+  uint64_t seed = kDefaultSeed;
+};
+std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
+                                     const std::map<std::string, NDArray>& args_map,
+                                     const std::map<std::string, NDArray>& arg_grad_store = {},
+                                     const std::map<std::string, OpReq>& grad_req_type = {},
+                                     const std::map<std::string, NDArray>& aux_map = {},
+                                     const SimpleBindOptions& options = {});
+
+// Fills `args_map` with arrays for every argument whose shape follows from `known_args`
+// (MXNet's InferArgsMap); existing entries are kept. New arrays are zero.
+void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArray>* args_map,
+                  const std::map<std::string, NDArray>& known_args);
+
+// Fills `a` from N(0,1) with a generator seeded by (seed, name), independent of order.
+void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name);
+
+}  // namespace symbind
