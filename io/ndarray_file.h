@@ -1,0 +1,74 @@
+// MXNet NDArray list files (".params", mx.nd.save / mx.nd.load).
+//
+// File layout (little-endian):
+//   uint64 0x112, uint64 reserved, uint64 count, <count arrays>,
+//   uint64 name_count, name_count x (uint64 length, bytes)
+// name_count is 0 (a positional list) or equals count.
+//
+// Every per-array layout MXNet ever wrote is read:
+//   legacy (format 0): uint32 ndim, ndim x uint32 dims, then the body below.
+//   V1 0xF993FAC8 (format 1): int32 ndim, ndim x int64 dims, body.
+//   V2 0xF993FAC9 (format 2): int32 storage type (0 dense, 1 row_sparse, 2 csr);
+//       sparse only: storage shape; then shape, body; sparse only: per aux array
+//       int32 type flag + shape (after the type flag), data of the storage shape, aux data.
+//   V3 0xF993FACA (format 3): as V2 with NumPy shapes: ndim -1 is "none", 0 a scalar.
+//   body: int32 dev_type, int32 dev_id, int32 type flag, raw data.
+// A shape of ndim 0 (legacy, V1, V2) or -1 (V3) is a "none" array: nothing follows it.
+//
+// Conversions on load: arrays saved from a GPU are placed on the CPU; sparse arrays
+// (row_sparse, csr) are converted to dense arrays of their logical shape. The stored dtype
+// is kept. Every malformed input throws IOError naming the array index and byte offset;
+// nothing is allocated before the remaining bytes are known to hold it.
+//
+// Save writes V2 dense arrays (MXNet 1.x's layout), none arrays as a V2 shape of ndim 0.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <symbind/core/ndarray.h>
+
+namespace symbind {
+
+struct NDArrayFile {
+  std::vector<NDArray> arrays;
+  std::vector<std::string> names;  // empty, or one per array
+  std::vector<int> formats;        // per array: 0 legacy, 1 V1, 2 V2, 3 V3
+  // Storage type each array had in the file: 0 dense, 1 row_sparse, 2 csr.
+  std::vector<int> storage_types;
+};
+
+struct NDArrayLoadOptions {
+  // A sparse array's dense size is not bounded by the file size; larger ones throw IOError.
+  uint64_t max_dense_bytes_from_sparse = uint64_t{1} << 32;
+};
+
+NDArrayFile LoadNDArrayBuffer(const void* data, size_t size,
+                              const NDArrayLoadOptions& options = {});
+NDArrayFile LoadNDArrayFile(const std::string& path, const NDArrayLoadOptions& options = {});
+// Names to arrays; throws IOError when the file has no names or a name twice.
+std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path);
+
+// `names` is empty (a positional list) or has one entry per array.
+std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,
+                                 const std::vector<std::string>& names);
+std::string SaveNDArraysToString(const std::map<std::string, NDArray>& arrays);
+void SaveNDArrays(const std::string& path, const std::vector<NDArray>& arrays,
+                  const std::vector<std::string>& names);
+void SaveNDArrays(const std::string& path, const std::map<std::string, NDArray>& arrays);
+
+// Splits "arg:name" / "aux:name" keys into two maps without the prefix. Other keys throw
+// IOError. Either output may be null to drop that kind.
+void SplitArgAux(const std::map<std::string, NDArray>& params,
+                 std::map<std::string, NDArray>* args, std::map<std::string, NDArray>* aux);
+// The inverse: "arg:" + name and "aux:" + name.
+std::map<std::string, NDArray> MergeArgAux(const std::map<std::string, NDArray>& args,
+                                           const std::map<std::string, NDArray>& aux);
+
+// Whole-file helpers shared by the loaders (IOError naming the path on failure).
+std::string ReadFileToString(const std::string& path);
+void WriteStringToFile(const std::string& path, const std::string& data);
+
+}  // namespace symbind
