@@ -1,0 +1,233 @@
+// Symbol composition, MXNet ordering, inference errors, SimpleBind and the TBB executor.
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <symbind/executor/threading.h>
+
+#include "op_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+namespace {
+Symbol Mlp() {
+  Symbol data = Symbol::Variable("data");
+  Symbol fc1 = OpBuilder("FullyConnected").SetParam("num_hidden", 128).SetInput("data", data).CreateSymbol("fc1");
+  Symbol act1 = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", fc1).CreateSymbol("relu1");
+  Symbol fc2 = OpBuilder("FullyConnected").SetParam("num_hidden", 10).SetInput("data", act1).CreateSymbol("fc2");
+  return OpBuilder("SoftmaxOutput").SetInput("data", fc2).CreateSymbol("softmax");
+}
+}  // namespace
+
+TEST_CASE("Composition names missing inputs and lists in MXNet order", "[symbol]") {
+  Symbol net = Mlp();
+  CHECK(net.ListArguments() == std::vector<std::string>{"data", "fc1_weight", "fc1_bias", "fc2_weight",
+                                                        "fc2_bias", "softmax_label"});
+  CHECK(net.ListOutputs() == std::vector<std::string>{"softmax_output"});
+  CHECK(net.ListAuxiliaryStates().empty());
+  Symbol internals = net.GetInternals();
+  auto names = internals.ListOutputs();
+  CHECK(names == std::vector<std::string>{"data", "fc1_weight", "fc1_bias", "fc1_output", "relu1_output",
+                                          "fc2_weight", "fc2_bias", "fc2_output", "softmax_label",
+                                          "softmax_output"});
+  CHECK(internals["fc1_output"].ListArguments() == std::vector<std::string>{"data", "fc1_weight", "fc1_bias"});
+  CHECK(net.GetChildren().ListOutputs() == std::vector<std::string>{"fc2_output", "softmax_label"});
+}
+
+TEST_CASE("Unnamed ops get <op lowercase><counter> names", "[symbol]") {
+  Symbol::ResetNameCounters();
+  Symbol x = Symbol::Variable("x");
+  Symbol a = Symbol::Create("FullyConnected", "", {{"num_hidden", "2"}}, {{"data", x}});
+  Symbol b = Symbol::Create("FullyConnected", "", {{"num_hidden", "2"}}, {{"data", a}});
+  CHECK(a.GetName() == "fullyconnected0");
+  CHECK(b.GetName() == "fullyconnected1");
+  CHECK(b.ListArguments() == std::vector<std::string>{"x", "fullyconnected0_weight", "fullyconnected0_bias",
+                                                      "fullyconnected1_weight", "fullyconnected1_bias"});
+}
+
+TEST_CASE("DFS post-order visits inputs in order, shared nodes once", "[symbol][graph]") {
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", b}, {"rhs", a}});
+  Symbol m = Symbol::Create("elemwise_mul", "m", {}, {{"lhs", s}, {"rhs", b}});
+  Symbol g = Symbol::Group({m, s, Symbol::Variable("c")});
+  CHECK(g.ListArguments() == std::vector<std::string>{"b", "a", "c"});
+  CHECK(g.ListOutputs() == std::vector<std::string>{"m_output", "s_output", "c"});
+  Graph graph(g);
+  std::vector<std::string> order;
+  for (auto& n : graph.nodes()) order.push_back(n.node->name());
+  CHECK(order == std::vector<std::string>{"b", "a", "s", "m", "c"});
+}
+
+TEST_CASE("A cycle is rejected", "[symbol][graph]") {
+  Symbol x = Symbol::Variable("x");
+  Symbol a = Symbol::Create("_mul_scalar", "a", {{"scalar", "2"}}, {{"data", x}});
+  Symbol b = Symbol::Create("_mul_scalar", "b", {{"scalar", "2"}}, {{"data", a}});
+  a.outputs()[0].node->inputs[0] = b.outputs()[0];  // a <- b <- a
+  CHECK_THROWS_WITH(Graph(b), Catch::Contains("cycle"));
+}
+
+TEST_CASE("Composition errors name the op and input", "[symbol]") {
+  Symbol x = Symbol::Variable("x");
+  CHECK_THROWS_WITH(Symbol::Create("FullyConnected", "fc", {{"num_hidden", "2"}}, {{"weights", x}}),
+                    Catch::Contains("has no input 'weights'"));
+  CHECK_THROWS_WITH(Symbol::Create("NoSuchOp", "n", {}, {}), "Cannot find operator NoSuchOp");
+  CHECK_THROWS_WITH(Symbol::Create("FullyConnected", "fc", {{"num_hiden", "2"}}, {{"data", x}}),
+                    Catch::Contains("Cannot find argument 'num_hiden'") &&
+                        Catch::Contains("in operator FullyConnected(name=\"fc\")"));
+}
+
+TEST_CASE("InferShape propagates both ways and reports partial results", "[graph][shape]") {
+  Symbol net = Mlp();
+  auto r = InferShape(net, {{"data", TShape({32, 784})}});
+  CHECK(r.arg_shapes == std::vector<TShape>{TShape({32, 784}), TShape({128, 784}), TShape({128}),
+                                            TShape({10, 128}), TShape({10}), TShape({32})});
+  CHECK(r.out_shapes == std::vector<TShape>{TShape({32, 10})});
+  // Backward direction: elemwise_add fills its lhs from the rhs.
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", a}, {"rhs", b}});
+  CHECK(InferShape(s, {{"b", TShape({2, 3})}}).arg_shapes[0] == TShape({2, 3}));
+  auto partial = InferShapePartial(net, {});
+  CHECK_FALSE(partial.complete());
+  CHECK(partial.arg_shapes[2] == TShape({128}));  // bias known from num_hidden alone
+  CHECK_THROWS_WITH(InferShape(net, {}), Catch::Contains("cannot infer the shapes of: data"));
+}
+
+TEST_CASE("Shape errors name node, op, input, provided and inferred shapes", "[graph][shape]") {
+  Symbol net = Mlp();
+  CHECK_THROWS_WITH(InferShape(net, {{"data", TShape({32, 784})}, {"fc1_weight", TShape({128, 100})}}),
+                    "Error in operator fc1 (FullyConnected): Shape inconsistent for input 'weight' "
+                    "(fc1_weight): provided (128,100), inferred (128,784)");
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", a}, {"rhs", b}});
+  CHECK_THROWS_AS(InferShape(s, {{"a", TShape({2, 3})}, {"b", TShape({3, 2})}}), ShapeError);
+  CHECK_THROWS_WITH(InferShape(net, {{"date", TShape({1, 2})}}), Catch::Contains("'date' is not an input"));
+}
+
+TEST_CASE("SimpleBind matches arrays by name and allocates the rest", "[executor]") {
+  Symbol net = Mlp();
+  NDArray data = RandomArray(TShape({4, 784}), 1);
+  NDArray label(TShape({4}), {1, 2, 3, 4});
+  NDArray w1 = RandomArray(TShape({128, 784}), 2);
+  auto exec = SimpleBind(net, Context::CPU(), {{"data", data}, {"softmax_label", label}, {"fc1_weight", w1}});
+  auto args = exec->arg_dict();
+  CHECK(args["data"].SharesStorageWith(data));
+  CHECK(args["fc1_weight"].SharesStorageWith(w1));
+  CHECK(args["fc2_weight"].shape() == TShape({10, 128}));
+  // Allocated arguments are N(0,1): mean near 0, variance near 1.
+  double sum = 0, sq = 0;
+  const NDArray& w2 = args["fc2_weight"];
+  for (int64_t i = 0; i < w2.Size(); ++i) {
+    sum += w2.GetFlat(i);
+    sq += w2.GetFlat(i) * w2.GetFlat(i);
+  }
+  CHECK(std::fabs(sum / w2.Size()) < 0.1);
+  CHECK(std::fabs(sq / w2.Size() - 1.0) < 0.1);
+  // grad_req: null for *data and *label, write otherwise; gradients zeroed.
+  auto names = net.ListArguments();
+  for (size_t i = 0; i < names.size(); ++i) {
+    bool input = names[i] == "data" || names[i] == "softmax_label";
+    CHECK((exec->grad_reqs()[i] == OpReq::kNull) == input);
+    if (!input) CHECK(exec->grad_arrays()[i].GetFlat(0) == 0.0f);
+  }
+  // Same seed, same initialisation.
+  auto again = SimpleBind(net, Context::CPU(), {{"data", data}, {"softmax_label", label}});
+  CHECK(again->arg_dict()["fc2_weight"].GetFlat(5) == w2.GetFlat(5));
+  SimpleBindOptions other;
+  other.seed = 7;
+  auto reseeded = SimpleBind(net, Context::CPU(), {{"data", data}}, {}, {}, {}, other);
+  CHECK(reseeded->arg_dict()["fc2_weight"].GetFlat(5) != w2.GetFlat(5));
+
+  CHECK_THROWS_WITH(SimpleBind(net, Context::CPU(), {{"data", data}, {"fc1_weight", RandomArray(TShape({128, 10}), 3)}}),
+                    Catch::Contains("fc1_weight") && Catch::Contains("(128,10)") && Catch::Contains("(128,784)"));
+  CHECK_THROWS_WITH(SimpleBind(net, Context::CPU(), {{"dat", data}}), Catch::Contains("'dat'"));
+}
+
+TEST_CASE("An entry used twice sums its gradients; grad_req add accumulates", "[executor]") {
+  Symbol x = Symbol::Variable("x");
+  Symbol sq = Symbol::Create("elemwise_mul", "sq", {}, {{"lhs", x}, {"rhs", x}});
+  Symbol y = Symbol::Create("elemwise_add", "y", {}, {{"lhs", sq}, {"rhs", x}});  // x^2 + x
+  NDArray xv(TShape({3}), {1, 2, -3});
+  auto exec = SimpleBind(y, Context::CPU(), {{"x", xv}});
+  exec->Forward(true);
+  exec->Backward();  // head gradient of ones
+  for (int i = 0; i < 3; ++i) CHECK(exec->grad_arrays()[0].GetFlat(i) == 2 * xv.GetFlat(i) + 1);
+  auto acc = SimpleBind(y, Context::CPU(), {{"x", xv}}, {}, {{"x", OpReq::kAdd}});
+  acc->Forward(true);
+  acc->Backward();
+  acc->Backward();
+  for (int i = 0; i < 3; ++i) CHECK(acc->grad_arrays()[0].GetFlat(i) == 2 * (2 * xv.GetFlat(i) + 1));
+  CHECK_THROWS_WITH(exec->Backward({NDArray(TShape({4}))}), Catch::Contains("head gradient 0 has shape (4,)"));
+}
+
+namespace {
+// A test-only op that sleeps, recording when it ran, to observe scheduling.
+std::atomic<int64_t> g_start[2], g_end[2];
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+struct SleepParam : Parameter<SleepParam> {
+  int slot;
+  static void Declare(ParamDeclarer<SleepParam>& d) { d.field("slot", &SleepParam::slot); }
+};
+SYMBIND_REGISTER_OP(_test_sleep)
+    .set_params<SleepParam>()
+    .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+      ShapeAssignCheck(out, 0, (*in)[0]);
+    })
+    .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>& in,
+                    const std::vector<OpReq>&, const std::vector<NDArray>& out) {
+      int s = a.param<SleepParam>().slot;
+      g_start[s] = NowUs();
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      NDArray dst = out[0];
+      in[0].CopyTo(&dst);
+      g_end[s] = NowUs();
+    });
+}  // namespace
+
+TEST_CASE("Independent branches run concurrently", "[executor][parallel]") {
+  SetNumThreads(2);
+  Symbol x = Symbol::Variable("x");
+  Symbol a = Symbol::Create("_test_sleep", "a", {{"slot", "0"}}, {{"data", x}});
+  Symbol b = Symbol::Create("_test_sleep", "b", {{"slot", "1"}}, {{"data", x}});
+  Symbol sum = Symbol::Create("elemwise_add", "sum", {}, {{"lhs", a}, {"rhs", b}});
+  auto exec = SimpleBind(sum, Context::CPU(), {{"x", NDArray(TShape({2}), {1, 2})}});
+  exec->Forward(false);
+  // The two sleeps overlap in time.
+  CHECK(g_start[0] < g_end[1]);
+  CHECK(g_start[1] < g_end[0]);
+  CHECK(exec->outputs()[0].GetFlat(1) == 4.0f);
+  SetNumThreads(0);
+}
+
+TEST_CASE("Parallel results equal a 1-thread run exactly", "[executor][parallel]") {
+  Symbol data = Symbol::Variable("data");
+  // Two wide branches, large enough that GEMMs and loops split into parallel blocks.
+  Symbol b1 = OpBuilder("FullyConnected").SetParam("num_hidden", 512).SetInput("data", data).CreateSymbol("b1");
+  Symbol b2 = OpBuilder("FullyConnected").SetParam("num_hidden", 512).SetInput("data", data).CreateSymbol("b2");
+  Symbol t1 = OpBuilder("Activation").SetParam("act_type", "tanh").SetInput("data", b1).CreateSymbol("t1");
+  Symbol s = Symbol::Create("elemwise_mul", "s", {}, {{"lhs", t1}, {"rhs", b2}});
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 10).SetInput("data", s).CreateSymbol("fc");
+  Symbol net = OpBuilder("SoftmaxOutput").SetInput("data", fc).CreateSymbol("softmax");
+  NDArray x = RandomArray(TShape({256, 300}), 4);
+  NDArray label(TShape({256}));
+  for (int i = 0; i < 256; ++i) label.SetFlat(i, static_cast<float>(i % 10));
+  auto run = [&](int threads) {
+    SetNumThreads(threads);
+    auto exec = SimpleBind(net, Context::CPU(), {{"data", x}, {"softmax_label", label}});
+    exec->Forward(true);
+    exec->Backward();
+    std::vector<NDArray> result{exec->outputs()[0].Copy()};
+    for (auto& g : exec->grad_arrays())
+      if (!g.is_none()) result.push_back(g.Copy());
+    return result;
+  };
+  auto one = run(1), two = run(2);
+  SetNumThreads(0);
+  REQUIRE(one.size() == two.size());
+  for (size_t k = 0; k < one.size(); ++k)
+    CHECK(std::memcmp(one[k].raw_data(), two[k].raw_data(), one[k].bytes()) == 0);
+}
