@@ -1,0 +1,268 @@
+#include "symbol_json.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include <symbind/core/graph.h>
+
+#include "ndarray_file.h"
+
+namespace symbind {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kLegacyVersion = 800;    // 0.8.0: no mxnet_version in the file
+constexpr int kUpgradeVersion = 900;   // files before 0.9.0 lack aux-state inputs
+constexpr int kWriteVersion = 10600;   // written as MXNet 1.6
+constexpr int kMaxJSONDepth = 64;      // symbol files nest 5 deep; refuse absurd nesting
+const char* const kHiddenKeys[] = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring",
+                                   "mirror_stage"};
+
+[[noreturn]] void Fail(const std::string& what) { throw IOError("symbol JSON: " + what); }
+
+std::string NodeWhere(size_t i, const std::string& name) {
+  return StrCat("node ", i, " '", name, "'");
+}
+
+bool IsWrapped(const std::string& k) {
+  return k.size() > 4 && k.compare(0, 2, "__") == 0 && k.compare(k.size() - 2, 2, "__") == 0;
+}
+
+json ParseText(const std::string& text) {
+  // Depth is checked while parsing so that hostile nesting never reaches the recursion in
+  // nlohmann's value handling.
+  json::parser_callback_t limit_depth = [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxJSONDepth) Fail(StrCat("nesting deeper than ", kMaxJSONDepth, " levels"));
+    return true;
+  };
+  try {
+    return json::parse(text, limit_depth);
+  } catch (const json::parse_error& e) {
+    Fail(StrCat("malformed JSON at byte ", e.byte, ": ", e.what()));
+  }
+}
+
+int VersionOf(const json& root) {
+  if (!root.contains("attrs")) return kLegacyVersion;
+  const json& attrs = root["attrs"];
+  if (!attrs.is_object() || !attrs.contains("mxnet_version")) return kLegacyVersion;
+  const json& v = attrs["mxnet_version"];
+  if (!v.is_array() || v.size() != 2 || !v[1].is_number_integer())
+    Fail("attrs.mxnet_version must be [\"int\", <version>]; got " + v.dump());
+  return v[1].get<int>();
+}
+
+// A string-valued attribute; numbers and booleans are accepted in their JSON spelling.
+std::string AttrString(const json& v, const std::string& where, const std::string& key) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  Fail(StrCat(where, ": attribute '", key, "' must be a string; got ", v.dump()));
+}
+
+// One [node, index(, version)] reference, checked against the nodes built so far.
+NodeEntry ParseEntry(const json& e, const std::vector<std::shared_ptr<Node>>& built,
+                     const std::string& where) {
+  if (!e.is_array() || e.size() < 2 || e.size() > 3)
+    Fail(StrCat(where, ": expected [node, index] or [node, index, version]; got ", e.dump()));
+  for (auto& x : e)
+    if (!x.is_number_unsigned())
+      Fail(StrCat(where, ": entry ", e.dump(), " must hold non-negative integers"));
+  const uint64_t nid = e[0].get<uint64_t>(), index = e[1].get<uint64_t>();
+  if (nid >= built.size())
+    Fail(StrCat(where, " references node ", nid, ", which is missing or not defined before it"));
+  const auto& src = built[static_cast<size_t>(nid)];
+  const int n_out = src->num_outputs();
+  if (index >= static_cast<uint64_t>(n_out))
+    Fail(StrCat(where, " uses output ", index, " of node ", nid, " '", src->name(),
+                "', which has ", n_out, " output", n_out == 1 ? "" : "s"));
+  return NodeEntry{src, static_cast<uint32_t>(index)};
+}
+
+// Renames MXNet's old unwrapped hidden keys. Returns the keys meant for an input variable
+// ("weight_lr_mult" -> input "weight", "__lr_mult__") separately.
+struct HiddenForInput {
+  std::string input, key, value;
+};
+
+void ApplyHiddenKeys(KwArgs* dict, bool is_variable, std::vector<HiddenForInput>* for_inputs) {
+  KwArgs out;
+  for (auto& kv : *dict) {
+    const std::string& k = kv.first;
+    bool done = false;
+    for (const char* hk : kHiddenKeys) {
+      const std::string key = hk;
+      if (k == key) {
+        out["__" + key + "__"] = kv.second;
+        done = true;
+      } else if (!is_variable && k.size() > key.size() + 1 &&
+                 k.compare(k.size() - key.size(), key.size(), key) == 0 &&
+                 k[k.size() - key.size() - 1] == '_') {
+        for_inputs->push_back({k.substr(0, k.size() - key.size() - 1), key, kv.second});
+        done = true;
+      }
+      if (done) break;
+    }
+    if (!done) out[kv.first] = kv.second;
+  }
+  *dict = std::move(out);
+}
+
+std::shared_ptr<Node> BuildNode(const json& jn, size_t i, int version,
+                                const std::vector<std::shared_ptr<Node>>& built) {
+  if (!jn.is_object()) Fail(StrCat("node ", i, " is not an object"));
+  if (!jn.contains("op") || !jn["op"].is_string())
+    Fail(StrCat("node ", i, " has no \"op\" string"));
+  if (!jn.contains("name") || !jn["name"].is_string())
+    Fail(StrCat("node ", i, " has no \"name\" string"));
+  const std::string op_name = jn["op"].get<std::string>();
+  auto node = std::make_shared<Node>();
+  node->attrs.name = jn["name"].get<std::string>();
+  const std::string where = NodeWhere(i, node->attrs.name);
+  if (jn.contains("subgraphs") && !jn["subgraphs"].empty())
+    Fail(where + ": subgraphs are not supported");
+
+  KwArgs dict;
+  for (const char* field : {"param", "attr", "attrs"}) {
+    if (!jn.contains(field)) continue;
+    const json& a = jn[field];
+    if (a.is_null()) continue;
+    if (!a.is_object()) Fail(StrCat(where, ": \"", field, "\" must be an object"));
+    for (auto it = a.begin(); it != a.end(); ++it)
+      dict[it.key()] = AttrString(it.value(), where, it.key());
+  }
+  const json empty = json::array();
+  const json& jin = jn.contains("inputs") ? jn["inputs"] : empty;
+  if (!jin.is_array()) Fail(where + ": \"inputs\" must be an array");
+
+  const bool is_variable = op_name == "null";
+  std::vector<HiddenForInput> for_inputs;
+  ApplyHiddenKeys(&dict, is_variable, &for_inputs);
+
+  if (is_variable) {
+    if (!jin.empty()) Fail(StrCat(where, ": a variable (op \"null\") has ", jin.size(), " inputs"));
+    node->user_attrs = std::move(dict);
+    return node;
+  }
+
+  const Op* op = OpRegistry::Global().Find(op_name);
+  if (!op) Fail(StrCat(where, ": unknown operator '", op_name, "'"));
+  node->attrs.op = op;
+  for (auto& kv : dict) {
+    if (IsWrapped(kv.first)) node->user_attrs[kv.first] = kv.second;
+    else node->attrs.dict[kv.first] = kv.second;
+  }
+  if (!op->key_var_num_args.empty() && !node->attrs.dict.count(op->key_var_num_args))
+    node->attrs.dict[op->key_var_num_args] = std::to_string(jin.size());
+  try {
+    op->ParseAttrs(&node->attrs);
+  } catch (const ParamError& e) {
+    throw ParamError(where + ": " + e.what());
+  }
+
+  for (size_t k = 0; k < jin.size(); ++k)
+    node->inputs.push_back(ParseEntry(jin[k], built, StrCat(where, " input ", k)));
+
+  std::vector<std::string> names = op->ListArguments(node->attrs);
+  const size_t num_args = names.size();
+  for (auto& a : op->ListAuxStates(node->attrs)) names.push_back(a);
+  if (node->inputs.size() < names.size() && version < kUpgradeVersion) {
+    // 0.8 files do not list aux states (and may omit trailing inputs): add them as MXNet's
+    // upgrader does.
+    for (size_t k = node->inputs.size(); k < names.size(); ++k) {
+      auto var = std::make_shared<Node>();
+      var->attrs.name = node->attrs.name + "_" + names[k];
+      node->inputs.push_back(NodeEntry{var, 0});
+    }
+  }
+  if (node->inputs.size() != names.size()) {
+    std::string list;
+    for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    Fail(StrCat(where, " (", op->name, ") has ", node->inputs.size(), " inputs but the operator ",
+                "takes ", names.size(), " (", list, ")"));
+  }
+  for (auto& h : for_inputs) {
+    auto it = std::find(names.begin(), names.begin() + static_cast<long>(num_args), h.input);
+    const size_t k = static_cast<size_t>(it - names.begin());
+    if (k < num_args && node->inputs[k].node->is_variable())
+      node->inputs[k].node->user_attrs["__" + h.key + "__"] = h.value;
+    else
+      node->user_attrs[h.input + "_" + h.key] = h.value;
+  }
+  return node;
+}
+
+json EntryJSON(const Graph::EntryRef& e) { return json::array({e.node_id, e.index, 0}); }
+
+}  // namespace
+
+int SymbolJSONVersion(const std::string& text) {
+  json root = ParseText(text);
+  if (!root.is_object()) Fail("the top level is not an object");
+  return VersionOf(root);
+}
+
+Symbol LoadSymbolJSON(const std::string& text) {
+  const json root = ParseText(text);
+  if (!root.is_object()) Fail("the top level is not an object");
+  const int version = VersionOf(root);
+  if (!root.contains("nodes") || !root["nodes"].is_array()) Fail("no \"nodes\" array");
+  if (!root.contains("heads") || !root["heads"].is_array()) Fail("no \"heads\" array");
+  const json& nodes = root["nodes"];
+  std::vector<std::shared_ptr<Node>> built;
+  built.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) built.push_back(BuildNode(nodes[i], i, version, built));
+  std::vector<NodeEntry> heads;
+  const json& jheads = root["heads"];
+  if (jheads.empty()) Fail("\"heads\" is empty: the symbol has no outputs");
+  for (size_t k = 0; k < jheads.size(); ++k)
+    heads.push_back(ParseEntry(jheads[k], built, StrCat("head ", k)));
+  return Symbol::FromEntries(std::move(heads));
+}
+
+Symbol LoadSymbolFile(const std::string& path) {
+  const std::string text = ReadFileToString(path);
+  try {
+    return LoadSymbolJSON(text);
+  } catch (const IOError& e) {
+    throw IOError(path + ": " + e.what());
+  } catch (const ParamError& e) {
+    throw ParamError(path + ": " + e.what());
+  }
+}
+
+std::string SaveSymbolJSON(const Symbol& symbol) {
+  const Graph g(symbol);
+  json nodes = json::array();
+  for (uint32_t i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = *g.node(i).node;
+    json jn;
+    jn["op"] = n.is_variable() ? std::string("null") : n.attrs.op->name;
+    jn["name"] = n.name();
+    json attrs = json::object();
+    for (auto& kv : n.attrs.dict) attrs[kv.first] = kv.second;
+    for (auto& kv : n.user_attrs) attrs[kv.first] = kv.second;
+    if (!attrs.empty()) jn["attrs"] = attrs;
+    json inputs = json::array();
+    for (auto& e : g.node(i).inputs) inputs.push_back(EntryJSON(e));
+    jn["inputs"] = inputs;
+    nodes.push_back(jn);
+  }
+  json heads = json::array();
+  for (auto& h : g.heads()) heads.push_back(EntryJSON(h));
+  json root;
+  root["nodes"] = nodes;
+  root["arg_nodes"] = g.arg_nodes();
+  root["node_row_ptr"] = g.row_ptr();
+  root["heads"] = heads;
+  root["attrs"] = {{"mxnet_version", json::array({"int", kWriteVersion})}};
+  return root.dump(2);
+}
+
+void SaveSymbolFile(const std::string& path, const Symbol& symbol) {
+  WriteStringToFile(path, SaveSymbolJSON(symbol));
+}
+
+}  // namespace symbind
