@@ -1,0 +1,45 @@
+#include "checkpoint.h"
+
+#include <cstdio>
+
+#include "ndarray_file.h"
+#include "symbol_json.h"
+
+namespace symbind {
+
+std::string CheckpointSymbolPath(const std::string& prefix) { return prefix + "-symbol.json"; }
+
+std::string CheckpointParamsPath(const std::string& prefix, int epoch) {
+  if (epoch < 0) throw Error(StrCat("checkpoint epoch must be non-negative; got ", epoch));
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%04d", epoch);
+  return prefix + "-" + buf + ".params";
+}
+
+void LoadCheckpoint(const std::string& prefix, int epoch, Symbol* symbol,
+                    std::map<std::string, NDArray>* arg_params,
+                    std::map<std::string, NDArray>* aux_params) {
+  if (symbol) *symbol = LoadSymbolFile(CheckpointSymbolPath(prefix));
+  if (!arg_params && !aux_params) return;
+  const std::string path = CheckpointParamsPath(prefix, epoch);
+  std::map<std::string, NDArray> args, aux;
+  try {
+    SplitArgAux(LoadNDArrayMap(path), &args, &aux);
+  } catch (const IOError& e) {
+    const std::string msg = e.what();
+    if (msg.compare(0, path.size(), path) == 0) throw;
+    throw IOError(path + ": " + msg);
+  }
+  if (arg_params) *arg_params = std::move(args);
+  if (aux_params) *aux_params = std::move(aux);
+}
+
+void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
+                    const std::map<std::string, NDArray>& arg_params,
+                    const std::map<std::string, NDArray>& aux_params) {
+  const std::string params_path = CheckpointParamsPath(prefix, epoch);
+  SaveSymbolFile(CheckpointSymbolPath(prefix), symbol);
+  SaveNDArrays(params_path, MergeArgAux(arg_params, aux_params));
+}
+
+}  // namespace symbind
