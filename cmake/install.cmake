@@ -1,0 +1,26 @@
+# Installs the library, public headers under include/symbind/, a CMake package config
+# (find_package(symbind) -> symbind::symbind) and symbind.pc.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS symbind EXPORT symbindTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/symbind.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/symbind)
+foreach(m ${SYMBIND_MODULES})
+  install(DIRECTORY ${CMAKE_SOURCE_DIR}/${m}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/symbind/${m}
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
+
+install(EXPORT symbindTargets NAMESPACE symbind:: FILE symbindTargets.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/symbind)
+configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/symbindConfig.cmake.in
+  ${CMAKE_BINARY_DIR}/symbindConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/symbind)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/symbindConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_BINARY_DIR}/symbindConfig.cmake ${CMAKE_BINARY_DIR}/symbindConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/symbind)
+
+configure_file(${CMAKE_SOURCE_DIR}/cmake/symbind.pc.in ${CMAKE_BINARY_DIR}/symbind.pc @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/symbind.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

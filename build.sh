@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One entry point for a fresh machine:
+#   ./build.sh demo    install dependencies, build, run the demo
+#   ./build.sh test    install dependencies, build, run every test (ctest)
+# Options after the command: --sanitize (ASan+UBSan build in build-asan/), --tsan (build-tsan/).
+set -euo pipefail
+cd "$(dirname "$0")"
+cmd=${1:-demo}
+shift || true
+build_dir=build
+cmake_args=(-DCMAKE_BUILD_TYPE=Release)
+demo_args=()
+for a in "$@"; do
+  case "$a" in
+    --sanitize) build_dir=build-asan; cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYMBIND_SANITIZE=ON) ;;
+    --tsan) build_dir=build-tsan; cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYMBIND_TSAN=ON) ;;
+    *) demo_args+=("$a") ;;
+  esac
+done
+jobs=$(nproc 2>/dev/null || echo 2)
+
+scripts/install-deps.sh
+cmake -S . -B "$build_dir" "${cmake_args[@]}" >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+
+case "$cmd" in
+  demo)
+    exec "./$build_dir/apps/symbind-mlp" "${demo_args[@]}" ;;
+  test)
+    cd "$build_dir"
+    ctest --output-on-failure -j "$jobs" ;;
+  *)
+    echo "usage: ./build.sh demo|test [--sanitize|--tsan]" >&2
+    exit 2 ;;
+esac
