@@ -1,0 +1,171 @@
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <symbind/io/model_report.h>
+#include <symbind/io/ndarray_file.h>
+#include <symbind/io/symbol_json.h>
+
+#include "test_io_util.h"
+
+using namespace symbind;
+
+namespace {
+
+const char* kMlpJSON = R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+ {"op": "null", "name": "fc1_weight", "inputs": []},
+ {"op": "null", "name": "fc1_bias", "inputs": []},
+ {"op": "FullyConnected", "name": "fc1", "attrs": {"num_hidden": "8"},
+  "inputs": [[0,0,0],[1,0,0],[2,0,0]]},
+ {"op": "Activation", "name": "relu1", "attrs": {"act_type": "relu"}, "inputs": [[3,0,0]]},
+ {"op": "null", "name": "fc2_weight", "inputs": []},
+ {"op": "null", "name": "fc2_bias", "inputs": []},
+ {"op": "FullyConnected", "name": "fc2", "attrs": {"num_hidden": "3"},
+  "inputs": [[4,0,0],[5,0,0],[6,0,0]]},
+ {"op": "null", "name": "softmax_label", "inputs": []},
+ {"op": "SoftmaxOutput", "name": "softmax", "inputs": [[7,0,0],[8,0,0]]}],
+ "arg_nodes": [0,1,2,5,6,8], "heads": [[9,0,0]], "attrs": {"mxnet_version": ["int", 10600]}})";
+
+bool MlpOpsRegistered() {
+  for (auto op : {"FullyConnected", "Activation", "SoftmaxOutput"})
+    if (!OpRegistry::Global().Find(op)) {
+      WARN("operator " << op << " not registered yet; skipping");
+      return false;
+    }
+  return true;
+}
+
+// The built tool next to the test binary: <build>/tests/symbind_tests -> <build>/tools/symbind.
+std::string ToolPath() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "";
+  std::string exe(buf, static_cast<size_t>(n));
+  std::string dir = exe.substr(0, exe.rfind('/'));
+  return dir.substr(0, dir.rfind('/')) + "/tools/symbind";
+}
+
+struct RunResult {
+  int status = -1;  // exit code; -1 when killed by a signal
+  std::string output;
+};
+
+RunResult RunTool(const std::string& args) {
+  RunResult r;
+  FILE* p = ::popen((ToolPath() + " " + args + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  int st = ::pclose(p);
+  if (WIFEXITED(st)) r.status = WEXITSTATUS(st);
+  return r;
+}
+
+bool ToolBuilt() {
+  std::ifstream is(ToolPath());
+  if (!is) WARN("tool not built at " << ToolPath() << "; skipping");
+  return static_cast<bool>(is);
+}
+
+}  // namespace
+
+TEST_CASE("tool: params listing names, dtypes, shapes, none arrays and formats", "[io][tool]") {
+  symbind_test::Bytes b;
+  b.list_header(3);
+  b.u32(2).u32(2).u32(3).i32(1).i32(0).i32(0);
+  for (int i = 0; i < 6; ++i) b.f32(0);
+  b.u32(0xF993FACA).i32(0).i32(0).i32(1).i32(0).i32(6).i64(5);
+  b.u32(0xF993FAC9).i32(0).i32(0);
+  b.names({});
+  NDArrayFile f = LoadNDArrayBuffer(b.str().data(), b.str().size());
+  std::ostringstream os;
+  PrintParamsListing(f, os);
+  CHECK(os.str() ==
+        "[0] float32 (2,3)\n[1] int64 ()\n[2] none\n3 arrays, 7 values, format v0,v2,v3\n");
+
+  std::ostringstream real;
+  PrintParamsListing(LoadNDArrayFile(symbind_test::SharedDir() + "/models/mtcnn/det1-0001.params"),
+                     real);
+  CHECK(real.str().find("arg:conv1_weight float32 (10,3,3,3)\n") != std::string::npos);
+  CHECK(real.str().find("13 arrays, 6632 values, format v0\n") != std::string::npos);
+}
+
+TEST_CASE("tool: shape specs parse", "[io][tool]") {
+  auto kv = ParseShapeSpec("data=1,3,224,224");
+  CHECK(kv.first == "data");
+  CHECK(kv.second == TShape{1, 3, 224, 224});
+  CHECK(ParseShapeSpec("x=(2,)").second == TShape{2});
+  CHECK_THROWS_AS(ParseShapeSpec("data"), ParamError);
+  CHECK_THROWS_AS(ParseShapeSpec("=1,2"), ParamError);
+  CHECK_THROWS_AS(ParseShapeSpec("data=1,x"), ParamError);
+  CHECK(ShapeText(TShape(std::vector<int64_t>{})) == "()");
+  CHECK(ShapeText(TShape::UnknownRank()) == "?");
+}
+
+TEST_CASE("tool: shapes, summary and dot of a small network", "[io][tool]") {
+  if (!MlpOpsRegistered()) return;
+  Symbol s = LoadSymbolJSON(kMlpJSON);
+  std::map<std::string, TShape> known = {{"data", TShape{2, 5}}};
+  std::ostringstream shapes;
+  PrintShapes(s, known, shapes);
+  CHECK(shapes.str() ==
+        "arg data (2,5)\narg fc1_weight (8,5)\narg fc1_bias (8)\narg fc2_weight (3,8)\n"
+        "arg fc2_bias (3)\narg softmax_label (2)\nout softmax_output (2,3)\n");
+  CHECK_THROWS_AS(PrintShapes(s, {}, shapes), ShapeError);
+
+  std::ostringstream summary;
+  PrintSummary(s, known, summary);
+  const std::string t = summary.str();
+  INFO(t);
+  CHECK(t.find("fc1 (FullyConnected)") != std::string::npos);
+  CHECK(t.find("Total params: 75\n") != std::string::npos);  // 8*5+8 + 3*8+3
+  CHECK(t.find("multiply-adds (Convolution, Deconvolution, FullyConnected): 128\n") !=
+        std::string::npos);  // 2*8*5 + 2*3*8
+  CHECK(t.find("fc1_weight") == std::string::npos);
+
+  std::ostringstream dot;
+  WriteDot(s, known, dot);
+  const std::string d = dot.str();
+  INFO(d);
+  CHECK(d.rfind("digraph G {", 0) == 0);
+  CHECK(d.find("label=\"fc1\\nFullyConnected\"") != std::string::npos);
+  CHECK(d.find("0->1 [label=\"(2,5)\"]") != std::string::npos);
+  CHECK(d.find("fc1_weight") == std::string::npos);
+}
+
+TEST_CASE("tool: the symbind binary exits 0 or 1 with one error line", "[io][tool]") {
+  if (!ToolBuilt()) return;
+  const std::string params = symbind_test::SharedDir() + "/models/mtcnn/det2-0001.params";
+  RunResult ok = RunTool("params " + params);
+  CHECK(ok.status == 0);
+  CHECK(ok.output.find("16 arrays, ") != std::string::npos);
+
+  for (const std::string& bad :
+       {std::string("params /nonexistent/file.params"), std::string(""),
+        std::string("nosuchcommand"), std::string("params"),
+        "shapes " + params, "summary " + params + " --shape data=1,x",
+        "params " + symbind_test::SharedDir() + "/models/mtcnn/det1-symbol.json"}) {
+    INFO(bad);
+    RunResult r = RunTool(bad);
+    CHECK(r.status == 1);
+    CHECK(r.output.rfind("symbind: error: ", 0) == 0);
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  }
+  CHECK(RunTool("--help").status == 0);
+
+  if (!MlpOpsRegistered()) return;
+  const std::string path = symbind_test::TempPath("mlp-symbol.json");
+  { std::ofstream(path) << kMlpJSON; }
+  RunResult shapes = RunTool("shapes " + path + " --shape data=4,5");
+  CHECK(shapes.status == 0);
+  CHECK(shapes.output.find("out softmax_output (4,3)\n") != std::string::npos);
+  RunResult dot = RunTool("dot " + path + " --shape data=4,5");
+  CHECK(dot.status == 0);
+  CHECK(dot.output.find("digraph") != std::string::npos);
+  RunResult dup = RunTool("shapes " + path + " --shape data=4,5 --shape data=2,5");
+  CHECK(dup.status == 1);
+  std::remove(path.c_str());
+}

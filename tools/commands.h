@@ -1,0 +1,29 @@
+// Subcommands of the `symbind` tool. Each tools/cmd_<name>.cc defines one Add<Name>Command
+// that registers its CLI11 subcommand; symbind_main.cc lists them. A subcommand reports
+// failure by throwing (symbind::Error or any std::exception); main prints one line.
+#pragma once
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include <symbind/core/symbol.h>
+
+namespace symbind_tool {
+
+void AddParamsCommand(CLI::App& app);
+void AddShapesCommand(CLI::App& app);
+void AddSummaryCommand(CLI::App& app);
+void AddDotCommand(CLI::App& app);
+
+// A subcommand taking SYMBOL.json and repeated --shape NAME=D0,D1,...: loads the symbol and
+// passes it with the shapes to `run`, which writes to standard output.
+using SymbolCommandFn = std::function<void(
+    const symbind::Symbol&, const std::map<std::string, symbind::TShape>&, std::ostream&)>;
+CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
+                           const std::string& description, SymbolCommandFn run);
+
+}  // namespace symbind_tool

@@ -1,0 +1,45 @@
+// symbind: inspect MXNet model files. Run `symbind --help` for the subcommands.
+#include <csignal>
+#include <exception>
+#include <iostream>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  // Output piped into `head` must end the tool with an error, not a signal.
+  std::signal(SIGPIPE, SIG_IGN);
+  try {
+    CLI::App app{"symbind: inspect MXNet model files (.params, symbol JSON)", "symbind"};
+    app.require_subcommand(1);
+    symbind_tool::AddParamsCommand(app);
+    symbind_tool::AddShapesCommand(app);
+    symbind_tool::AddSummaryCommand(app);
+    symbind_tool::AddDotCommand(app);
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+      std::cout << app.help();
+      return 0;
+    } catch (const CLI::CallForAllHelp&) {
+      std::cout << app.help("", CLI::AppFormatMode::All);
+      return 0;
+    } catch (const CLI::ParseError& e) {
+      std::cerr << "symbind: error: " << e.what() << " (run 'symbind --help')\n";
+      return 1;
+    }
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "symbind: error: cannot write the output\n";
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    for (auto& c : msg)
+      if (c == '\n') c = ' ';
+    std::cerr << "symbind: error: " << msg << "\n";
+  } catch (...) {
+    std::cerr << "symbind: error: unknown failure\n";
+  }
+  return 1;
+}
