@@ -1,0 +1,196 @@
+// BatchNorm: per-channel normalisation with batch statistics in training and moving
+// statistics in inference.
+//
+// MXNet facts matched here:
+// - The hidden output `var` holds the INVERSE standard deviation 1/sqrt(var + eps), not the
+//   variance, in training and inference alike (so output_mean_var=True outputs mean and
+//   invstd, as MXNet's docs say).
+// - The moving statistics use the biased batch variance (sum (x-mean)^2 / N).
+// - fix_gamma computes with gamma = 1 and writes 0 into gamma's gradient (with req=add the
+//   gradient is left unchanged, as MXNet only writes it for write requests).
+// - The moving averages are updated during the training forward pass, as MXNet's MKLDNN and
+//   cuDNN kernels do (its plain CPU kernel defers the same update to the backward pass).
+// - Gradients of the `mean` and `var` outputs are ignored.
+#include <cmath>
+
+#include "norm_util.h"
+
+namespace symbind {
+
+namespace {
+using norm_util::AxisLayout;
+using norm_util::Put;
+
+struct BatchNormParam : Parameter<BatchNormParam> {
+  double eps;
+  float momentum;
+  bool fix_gamma;
+  bool use_global_stats;
+  bool output_mean_var;
+  int axis;
+  bool cudnn_off;
+  std::optional<float> min_calib_range;
+  std::optional<float> max_calib_range;
+  static void Declare(ParamDeclarer<BatchNormParam>& d) {
+    d.field("eps", &BatchNormParam::eps).set_default(1e-3)
+        .describe("Epsilon to prevent div 0. Must be no less than CUDNN_BN_MIN_EPSILON defined in "
+                  "cudnn.h when using cudnn (usually 1e-5)");
+    d.field("momentum", &BatchNormParam::momentum).set_default(0.9f)
+        .describe("Momentum for moving average");
+    d.field("fix_gamma", &BatchNormParam::fix_gamma).set_default(true)
+        .describe("Fix gamma while training");
+    d.field("use_global_stats", &BatchNormParam::use_global_stats).set_default(false)
+        .describe("Whether use global moving statistics instead of local batch-norm. This will "
+                  "force change batch-norm into a scale shift operator.");
+    d.field("output_mean_var", &BatchNormParam::output_mean_var).set_default(false)
+        .describe("Output the mean and inverse std ");
+    d.field("axis", &BatchNormParam::axis).set_default(1)
+        .describe("Specify which shape axis the channel is specified");
+    d.field("cudnn_off", &BatchNormParam::cudnn_off).set_default(false)
+        .describe("Do not select CUDNN operator, if available");
+    d.field("min_calib_range", &BatchNormParam::min_calib_range).set_default(std::nullopt)
+        .describe("The minimum scalar value in the form of float32 obtained through calibration "
+                  "(used by quantized batch norm only; ignored here).");
+    d.field("max_calib_range", &BatchNormParam::max_calib_range).set_default(std::nullopt)
+        .describe("The maximum scalar value in the form of float32 obtained through calibration "
+                  "(used by quantized batch norm only; ignored here).");
+  }
+};
+
+enum { kData, kGamma, kBeta, kMovingMean, kMovingVar };
+
+AxisLayout ChannelLayout(const BatchNormParam& p, const TShape& s) {
+  return norm_util::LayoutAround(s, norm_util::ResolveAxis("BatchNorm", p.axis, s));
+}
+
+// Calls f(flat index) for every element of channel c.
+template <typename F>
+void ForChannel(const AxisLayout& l, int64_t c, const F& f) {
+  for (int64_t o = 0; o < l.outer; ++o) {
+    const int64_t base = l.Index(o, c, 0);
+    for (int64_t i = 0; i < l.inner; ++i) f(base + i);
+  }
+}
+
+void InferBatchNormShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const auto& p = attrs.param<BatchNormParam>();
+  ShapeAssignCheck(in, kData, (*out)[0]);
+  const TShape& d = (*in)[kData];
+  if (!d.ndim_known()) return;
+  const int axis = norm_util::ResolveAxis("BatchNorm", p.axis, d);
+  const TShape c({d[axis]});
+  for (int k : {kGamma, kBeta, kMovingMean, kMovingVar}) ShapeAssignCheck(in, k, c);
+  ShapeAssignCheck(out, 0, d);
+  ShapeAssignCheck(out, 1, c);
+  ShapeAssignCheck(out, 2, c);
+}
+
+void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<BatchNormParam>();
+  const AxisLayout l = ChannelLayout(p, in[kData].shape());
+  const int64_t per_channel = l.outer * l.inner;
+  const bool batch_stats = ctx.is_train && !p.use_global_stats;
+  const float* x = in[kData].fdata();
+  const float* gamma = in[kGamma].fdata();
+  const float* beta = in[kBeta].fdata();
+  float* moving_mean = in[kMovingMean].fdata();
+  float* moving_var = in[kMovingVar].fdata();
+  float* y = out[0].fdata();
+  float* save_mean = out[1].fdata();
+  float* save_invstd = out[2].fdata();
+  ParallelFor(l.n, norm_util::GrainFor(per_channel), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      double mean, invstd;
+      if (batch_stats) {
+        double sum = 0;
+        ForChannel(l, c, [&](int64_t at) { sum += x[at]; });
+        mean = sum / per_channel;
+        double sq = 0;
+        ForChannel(l, c, [&](int64_t at) { sq += (x[at] - mean) * (x[at] - mean); });
+        const double var = sq / per_channel;
+        // MXNet: a constant channel with eps 0 gets invstd 0 rather than inf.
+        invstd = (sq == 0 && p.eps == 0) ? 0.0 : 1.0 / std::sqrt(var + p.eps);
+        moving_mean[c] = static_cast<float>(moving_mean[c] * p.momentum + mean * (1.0 - p.momentum));
+        moving_var[c] = static_cast<float>(moving_var[c] * p.momentum + var * (1.0 - p.momentum));
+      } else {
+        mean = moving_mean[c];
+        invstd = 1.0 / std::sqrt(static_cast<double>(moving_var[c]) + p.eps);
+      }
+      save_mean[c] = static_cast<float>(mean);
+      save_invstd[c] = static_cast<float>(invstd);
+      const float m = static_cast<float>(mean);
+      const float scale = static_cast<float>(invstd) * (p.fix_gamma ? 1.0f : gamma[c]);
+      const float shift = beta[c];
+      ForChannel(l, c, [&](int64_t at) { Put(y + at, (x[at] - m) * scale + shift, req[0]); });
+    }
+  });
+}
+
+void BatchNormBackward(const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& a) {
+  const auto& p = attrs.param<BatchNormParam>();
+  const AxisLayout l = ChannelLayout(p, a.inputs[kData].shape());
+  const int64_t per_channel = l.outer * l.inner;
+  const bool batch_stats = ctx.is_train && !p.use_global_stats;
+  const float* x = a.inputs[kData].fdata();
+  const float* gamma = a.inputs[kGamma].fdata();
+  const float* dy = a.out_grads[0].fdata();
+  // Forward saved the statistics it used: batch statistics in training, moving ones otherwise.
+  const float* save_mean = a.outputs[1].fdata();
+  const float* save_invstd = a.outputs[2].fdata();
+  const OpReq req_x = a.req[kData], req_g = a.req[kGamma], req_b = a.req[kBeta];
+  float* dx = req_x == OpReq::kNull ? nullptr : a.in_grads[kData].fdata();
+  float* dgamma = req_g == OpReq::kNull ? nullptr : a.in_grads[kGamma].fdata();
+  float* dbeta = req_b == OpReq::kNull ? nullptr : a.in_grads[kBeta].fdata();
+  ParallelFor(l.n, norm_util::GrainFor(per_channel), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const double mean = save_mean[c], invstd = save_invstd[c];
+      const double w = p.fix_gamma ? 1.0 : gamma[c];
+      double sum_dy = 0, dot = 0;
+      ForChannel(l, c, [&](int64_t at) {
+        sum_dy += dy[at];
+        dot += (x[at] - mean) * dy[at];
+      });
+      if (dx) {
+        if (batch_stats) {
+          // dx = (dy - mean(dy) - (x - mean) * invstd^2 * mean((x - mean) * dy)) * invstd * w
+          const double k = dot * invstd * invstd / per_channel;
+          const double mean_dy = sum_dy / per_channel;
+          const double iw = invstd * w;
+          ForChannel(l, c, [&](int64_t at) {
+            Put(dx + at, static_cast<float>((dy[at] - mean_dy - (x[at] - mean) * k) * iw), req_x);
+          });
+        } else {
+          const float iw = static_cast<float>(invstd * w);
+          ForChannel(l, c, [&](int64_t at) { Put(dx + at, dy[at] * iw, req_x); });
+        }
+      }
+      if (dgamma) {
+        if (!p.fix_gamma) Put(dgamma + c, static_cast<float>(dot * invstd), req_g);
+        else if (req_g != OpReq::kAdd) dgamma[c] = 0.0f;
+      }
+      if (dbeta) Put(dbeta + c, static_cast<float>(sum_dy), req_b);
+    }
+  });
+}
+}  // namespace
+
+SYMBIND_REGISTER_OP(BatchNorm)
+    .describe(
+        "Batch normalization. Normalizes each channel (axis `axis`) of the data by the mean and "
+        "variance of the batch in training (updating moving_mean and moving_var with "
+        "`momentum`) or by the moving statistics in inference or with use_global_stats, then "
+        "scales by gamma (1 when fix_gamma) and shifts by beta. Hidden outputs mean and var "
+        "(the inverse standard deviation) are visible when output_mean_var is true.")
+    .set_params<BatchNormParam>()
+    .set_arguments({"data", "gamma", "beta"})
+    .set_aux_states({"moving_mean", "moving_var"})
+    .set_outputs({"output", "mean", "var"})
+    .set_num_visible_outputs([](const NodeAttrs& a) {
+      return a.param<BatchNormParam>().output_mean_var ? 3 : 1;
+    })
+    .set_infer_shape(InferBatchNormShape)
+    .set_forward(BatchNormForward)
+    .set_backward(BatchNormBackward);
+
+}  // namespace symbind
