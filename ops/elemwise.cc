@@ -1,7 +1,7 @@
 // Element-wise binary ops on equal shapes, and ops with a scalar operand.
 #include <cmath>
 
-#include "kernel_util.h"
+#include "math_util.h"
 
 namespace symbind {
 
@@ -106,6 +106,36 @@ const auto minus_one = [](float, float) { return -1.0f; };
                  [](float x, float s) { return x / s; }, [](float, float s) { return 1.0f / s; });
   RegisterScalar(reg.Register("_rdiv_scalar").add_alias("_RDivScalar").describe("scalar / x"),
                  [](float x, float s) { return s / x; }, [](float x, float s) { return -s / (x * x); });
+
+  // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).
+  RegisterBinary(reg.Register("_maximum").add_alias("_Maximum").describe("Element-wise maximum."),
+                 [](float l, float r) { return l > r ? l : r; },
+                 [](float l, float r) { return math::Bool(l >= r); },
+                 [](float l, float r) { return math::Bool(l < r); });
+  RegisterBinary(reg.Register("_minimum").add_alias("_Minimum").describe("Element-wise minimum."),
+                 [](float l, float r) { return l < r ? l : r; },
+                 [](float l, float r) { return math::Bool(l <= r); },
+                 [](float l, float r) { return math::Bool(l > r); });
+  RegisterBinary(reg.Register("_power").add_alias("_Power").describe("lhs ** rhs element-wise."),
+                 math::Power, math::PowerGradL, math::PowerGradR);
+  RegisterBinary(reg.Register("_hypot").add_alias("_Hypot")
+                     .describe("Given the legs of a right triangle, returns its hypotenuse."),
+                 math::Hypot, [](float l, float r) { return l / std::hypot(l, r); },
+                 [](float l, float r) { return r / std::hypot(l, r); });
+
+  RegisterScalar(reg.Register("_maximum_scalar").add_alias("_MaximumScalar").describe("max(x, scalar)"),
+                 [](float x, float s) { return x > s ? x : s; },
+                 [](float x, float s) { return math::Bool(x >= s); });
+  RegisterScalar(reg.Register("_minimum_scalar").add_alias("_MinimumScalar").describe("min(x, scalar)"),
+                 [](float x, float s) { return x < s ? x : s; },
+                 [](float x, float s) { return math::Bool(x <= s); });
+  RegisterScalar(reg.Register("_power_scalar").add_alias("_PowerScalar").describe("x ** scalar"),
+                 math::Power, math::PowerGradL);
+  RegisterScalar(reg.Register("_rpower_scalar").add_alias("_RPowerScalar").describe("scalar ** x"),
+                 [](float x, float s) { return std::pow(s, x); },
+                 [](float x, float s) { return std::pow(s, x) * std::log(s); });
+  RegisterScalar(reg.Register("_hypot_scalar").add_alias("_HypotScalar").describe("hypot(x, scalar)"),
+                 math::Hypot, [](float x, float s) { return x / std::hypot(x, s); });
   return true;
 }();
 }  // namespace

@@ -1,0 +1,170 @@
+// Broadcasting binary ops (broadcast_add, broadcast_maximum, broadcast_equal, ...). Shapes
+// align from the right as in NumPy (MXNet 1.x's BinaryBroadcastShape): missing leading dims
+// count as 1 and a dim of 1 stretches to the other operand's. Gradients sum over the axes an
+// operand was broadcast along; comparisons and logical ops have a zero gradient.
+#include <cmath>
+
+#include "math_util.h"
+
+namespace symbind {
+
+namespace {
+using math::AlignDims;
+using math::Dims;
+
+// Forward only, as MXNet: the inputs' shapes are not inferred from the output.
+void InferBroadcastShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const TShape& l = (*in)[0];
+  const TShape& r = (*in)[1];
+  if (!l.ndim_known() || !r.ndim_known()) return;
+  if (l == r) {
+    ShapeAssignCheck(out, 0, l);
+    return;
+  }
+  const int nd = std::max(l.ndim(), r.ndim());
+  Dims ld = AlignDims(l, nd), rd = AlignDims(r, nd), od(static_cast<size_t>(nd), -1);
+  for (size_t i = 0; i < od.size(); ++i) {
+    if (ld[i] < 0 || rd[i] < 0) continue;  // unknown stays unknown
+    if (ld[i] != rd[i] && ld[i] != 1 && rd[i] != 1)
+      throw ShapeError(StrCat("operands could not be broadcast together with shapes ", l, " ", r));
+    od[i] = ld[i] == 1 ? rd[i] : ld[i];
+  }
+  ShapeAssignCheck(out, 0, TShape(od));
+}
+
+template <typename F>
+void BroadcastForward(const F& f, const std::vector<NDArray>& in, OpReq req, const NDArray& out) {
+  if (req == OpReq::kNull) return;
+  const float* l = in[0].fdata();
+  const float* r = in[1].fdata();
+  float* y = out.fdata();
+  if (in[0].shape() == in[1].shape()) {
+    MapWithReq(y, out.Size(), req, [&](int64_t i) { return f(l[i], r[i]); });
+    return;
+  }
+  const int nd = out.shape().ndim();
+  math::ForEachBroadcast(AlignDims(out.shape(), nd), AlignDims(in[0].shape(), nd),
+                         AlignDims(in[1].shape(), nd), [&](int64_t i, int64_t a, int64_t b) {
+                           float v = f(l[a], r[b]);
+                           y[i] = req == OpReq::kAdd ? y[i] + v : v;
+                         });
+}
+
+// in_grad[side] = sum over broadcast axes of out_grad * d(side)(l, r).
+template <typename DL, typename DR>
+void BroadcastBackward(const DL& dl, const DR& dr, const BackwardArgs& a) {
+  const float* l = a.inputs[0].fdata();
+  const float* r = a.inputs[1].fdata();
+  const float* g = a.out_grads[0].fdata();
+  const TShape& os = a.out_grads[0].shape();
+  const int64_t n = os.Size();
+  if (a.inputs[0].shape() == a.inputs[1].shape()) {
+    MapWithReq(a.in_grads[0].fdata(), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
+    MapWithReq(a.in_grads[1].fdata(), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
+    return;
+  }
+  const int nd = os.ndim();
+  Dims od = AlignDims(os, nd), ld = AlignDims(a.inputs[0].shape(), nd),
+       rd = AlignDims(a.inputs[1].shape(), nd);
+  std::vector<float> tmp(static_cast<size_t>(n));
+  auto side = [&](size_t k, const auto& d) {
+    if (a.req[k] == OpReq::kNull) return;
+    math::ForEachBroadcast(od, ld, rd, [&](int64_t i, int64_t li, int64_t ri) {
+      tmp[static_cast<size_t>(i)] = g[i] * d(l[li], r[ri]);
+    });
+    math::SumToSmall(tmp.data(), od, a.in_grads[k].fdata(), k == 0 ? ld : rd, a.req[k]);
+  };
+  side(0, dl);
+  side(1, dr);
+}
+
+Op& Declare(const char* name, const char* doc) {
+  return OpRegistry::Global()
+      .Register(name)
+      .describe(doc)
+      .set_arguments({"lhs", "rhs"})
+      .set_infer_shape(InferBroadcastShape);
+}
+
+// An op with forward f(l, r) and partial derivatives dl(l, r), dr(l, r).
+template <typename F, typename DL, typename DR>
+Op& RegisterBroadcast(const char* name, const char* doc, F f, DL dl, DR dr) {
+  return Declare(name, doc)
+      .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        BroadcastForward(f, in, req[0], out[0]);
+      })
+      .set_backward([dl, dr](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+        BroadcastBackward(dl, dr, a);
+      });
+}
+
+// A comparison or logical op: 0/1 outputs and a zero gradient (MXNet's MakeZeroGradNodes).
+template <typename F>
+void RegisterPredicate(const char* name, const char* doc, F f) {
+  Declare(name, doc)
+      .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        BroadcastForward([&](float l, float r) { return math::Bool(f(l, r)); }, in, req[0], out[0]);
+      })
+      .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+        math::ZeroGrad(a.in_grads[0], a.req[0]);
+        math::ZeroGrad(a.in_grads[1], a.req[1]);
+      });
+}
+
+const auto one = [](float, float) { return 1.0f; };
+
+[[maybe_unused]] const bool registered = [] {
+  RegisterBroadcast("broadcast_add", "Returns element-wise sum of the input arrays with broadcasting.",
+                    [](float l, float r) { return l + r; }, one, one)
+      .add_alias("broadcast_plus");
+  RegisterBroadcast("broadcast_sub", "Returns element-wise difference of the input arrays with broadcasting.",
+                    [](float l, float r) { return l - r; }, one, [](float, float) { return -1.0f; })
+      .add_alias("broadcast_minus");
+  RegisterBroadcast("broadcast_mul", "Returns element-wise product of the input arrays with broadcasting.",
+                    [](float l, float r) { return l * r; }, [](float, float r) { return r; },
+                    [](float l, float) { return l; });
+  RegisterBroadcast("broadcast_div", "Returns element-wise division of the input arrays with broadcasting.",
+                    [](float l, float r) { return l / r; }, [](float, float r) { return 1.0f / r; },
+                    [](float l, float r) { return -l / (r * r); });
+  RegisterBroadcast("broadcast_mod", "Returns element-wise modulo of the input arrays with broadcasting.",
+                    math::Mod, one, [](float l, float r) { return -std::floor(l / r); });
+  RegisterBroadcast("broadcast_power", "Returns result of first array elements raised to powers from second array, element-wise with broadcasting.",
+                    math::Power, math::PowerGradL, math::PowerGradR);
+  // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).
+  RegisterBroadcast("broadcast_maximum", "Returns element-wise maximum of the input arrays with broadcasting.",
+                    [](float l, float r) { return l > r ? l : r; },
+                    [](float l, float r) { return math::Bool(l >= r); },
+                    [](float l, float r) { return math::Bool(l < r); });
+  RegisterBroadcast("broadcast_minimum", "Returns element-wise minimum of the input arrays with broadcasting.",
+                    [](float l, float r) { return l < r ? l : r; },
+                    [](float l, float r) { return math::Bool(l <= r); },
+                    [](float l, float r) { return math::Bool(l > r); });
+  RegisterBroadcast("broadcast_hypot", "Returns the hypotenuse of a right angled triangle, given its legs, with broadcasting.",
+                    math::Hypot, [](float l, float r) { return l / std::hypot(l, r); },
+                    [](float l, float r) { return r / std::hypot(l, r); });
+
+  RegisterPredicate("broadcast_equal", "Returns the result of element-wise **equal to** (==) comparison operation with broadcasting.",
+                    [](float l, float r) { return l == r; });
+  RegisterPredicate("broadcast_not_equal", "Returns the result of element-wise **not equal to** (!=) comparison operation with broadcasting.",
+                    [](float l, float r) { return l != r; });
+  RegisterPredicate("broadcast_greater", "Returns the result of element-wise **greater than** (>) comparison operation with broadcasting.",
+                    [](float l, float r) { return l > r; });
+  RegisterPredicate("broadcast_greater_equal", "Returns the result of element-wise **greater than or equal to** (>=) comparison operation with broadcasting.",
+                    [](float l, float r) { return l >= r; });
+  RegisterPredicate("broadcast_lesser", "Returns the result of element-wise **lesser than** (<) comparison operation with broadcasting.",
+                    [](float l, float r) { return l < r; });
+  RegisterPredicate("broadcast_lesser_equal", "Returns the result of element-wise **lesser than or equal to** (<=) comparison operation with broadcasting.",
+                    [](float l, float r) { return l <= r; });
+  RegisterPredicate("broadcast_logical_and", "Returns the result of element-wise **logical and** with broadcasting.",
+                    [](float l, float r) { return l != 0 && r != 0; });
+  RegisterPredicate("broadcast_logical_or", "Returns the result of element-wise **logical or** with broadcasting.",
+                    [](float l, float r) { return l != 0 || r != 0; });
+  RegisterPredicate("broadcast_logical_xor", "Returns the result of element-wise **logical xor** with broadcasting.",
+                    [](float l, float r) { return (l != 0) != (r != 0); });
+  return true;
+}();
+}  // namespace
+
+}  // namespace symbind

@@ -1,0 +1,328 @@
+// Reductions over axes: sum, mean, prod, nansum, nanprod, max, min, norm; and the index
+// searches argmax, argmin, argmax_channel. Shapes follow MXNet 1.x's legacy (non-NumPy)
+// rules: reducing every axis without keepdims gives shape (1,), not a scalar.
+#include <cmath>
+#include <limits>
+
+#include "math_util.h"
+
+namespace symbind {
+
+namespace {
+using math::Dims;
+
+const char* const kAxisDoc =
+    "The axis or axes along which to perform the reduction. The default, `axis=()`, will "
+    "compute over all elements into a scalar array with shape `(1,)`. If `axis` is int, a "
+    "reduction is performed on a particular axis. If `axis` is a tuple of ints, a reduction is "
+    "performed on all the axes specified in the tuple. If `exclude` is true, reduction will be "
+    "performed on the axes that are NOT in axis instead. Negative values means indexing from "
+    "right to left.";
+
+struct ReduceAxesParam : Parameter<ReduceAxesParam> {
+  std::optional<TShape> axis;
+  bool keepdims;
+  bool exclude;
+  static void Declare(ParamDeclarer<ReduceAxesParam>& d) {
+    d.field("axis", &ReduceAxesParam::axis).set_default(std::nullopt).describe(kAxisDoc);
+    d.field("keepdims", &ReduceAxesParam::keepdims).set_default(false)
+        .describe("If this is set to `True`, the reduced axes are left in the result as dimension with size one.");
+    d.field("exclude", &ReduceAxesParam::exclude).set_default(false)
+        .describe("Whether to perform reduction on axis that are NOT in axis instead.");
+  }
+};
+
+struct NormParam : Parameter<NormParam> {
+  int ord;
+  std::optional<TShape> axis;
+  std::optional<int> out_dtype;
+  bool keepdims;
+  static void Declare(ParamDeclarer<NormParam>& d) {
+    // MXNet accepts any int and fails at run time; we reject other orders when parsing.
+    d.field("ord", &NormParam::ord).set_default(2).set_range(1, 2)
+        .describe("Order of the norm. Currently ord=1 and ord=2 is supported.");
+    d.field("axis", &NormParam::axis).set_default(std::nullopt)
+        .describe("The axis or axes along which to perform the reduction. The default, `axis=()`, "
+                  "will compute over all elements into a scalar array with shape `(1,)`. If "
+                  "`axis` is int, a reduction is performed on a particular axis. If `axis` is a "
+                  "2-tuple, it specifies the axes that hold 2-D matrices, and the matrix norms of "
+                  "these matrices are computed.");
+    d.field("out_dtype", &NormParam::out_dtype)
+        .add_enum("float16", static_cast<int>(DType::kFloat16))
+        .add_enum("float32", static_cast<int>(DType::kFloat32))
+        .add_enum("float64", static_cast<int>(DType::kFloat64))
+        .add_enum("int64", static_cast<int>(DType::kInt64))
+        .add_enum("int32", static_cast<int>(DType::kInt32))
+        .add_enum("int8", static_cast<int>(DType::kInt8))
+        .set_default(std::nullopt).describe("The data type of the output.");
+    d.field("keepdims", &NormParam::keepdims).set_default(false)
+        .describe("If this is set to `True`, the reduced axis is left in the result as dimension with size one.");
+  }
+};
+
+struct ReduceAxisParam : Parameter<ReduceAxisParam> {
+  std::optional<int> axis;
+  bool keepdims;
+  static void Declare(ParamDeclarer<ReduceAxisParam>& d) {
+    d.field("axis", &ReduceAxisParam::axis).set_default(std::nullopt)
+        .describe("The axis along which to perform the reduction. Negative values means indexing "
+                  "from right to left. ``Requires axis to be set as int, because global reduction "
+                  "is not supported yet.``");
+    d.field("keepdims", &ReduceAxisParam::keepdims).set_default(false)
+        .describe("If this is set to `True`, the reduced axis is left in the result as dimension with size one.");
+  }
+};
+
+// Which dims of `ishape` the reduction folds (MXNet's ReduceAxesShapeImpl). An absent or
+// empty axis reduces everything, even with exclude set (as MXNet does).
+std::vector<bool> ReducedAxes(const TShape& ishape, const std::optional<TShape>& axis, bool exclude) {
+  const int nd = ishape.ndim();
+  std::vector<bool> red(static_cast<size_t>(nd), true);
+  if (!axis || axis->ndim() == 0) return red;
+  std::vector<int64_t> axes;
+  for (int64_t a : axis->dims()) axes.push_back(a < 0 ? a + nd : a);
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i - 1] == axes[i]) throw ShapeError(StrCat("Reduction axes have duplicates ", *axis));
+  if (axes.back() >= nd || axes.front() < 0)
+    throw ShapeError(StrCat("Reduction axis ", *axis, " exceeds input dimensions ", ishape));
+  for (int i = 0; i < nd; ++i)
+    red[static_cast<size_t>(i)] = std::binary_search(axes.begin(), axes.end(), i) != exclude;
+  return red;
+}
+
+TShape ReduceOutShape(const TShape& ishape, const std::optional<TShape>& axis, bool keepdims,
+                      bool exclude) {
+  if (!axis || axis->ndim() == 0)
+    return keepdims ? TShape::Filled(ishape.ndim(), 1) : TShape({1});
+  std::vector<bool> red = ReducedAxes(ishape, axis, exclude);
+  std::vector<int64_t> o;
+  for (int i = 0; i < ishape.ndim(); ++i) {
+    if (!red[static_cast<size_t>(i)]) o.push_back(ishape[i]);
+    else if (keepdims) o.push_back(1);
+  }
+  if (o.empty()) o.push_back(1);
+  return TShape(o);
+}
+
+// The input's dims with the reduced ones set to 1: the output's layout for the kernels.
+Dims SmallDims(const TShape& ishape, const std::optional<TShape>& axis, bool exclude) {
+  std::vector<bool> red = ReducedAxes(ishape, axis, exclude);
+  Dims d = ishape.dims();
+  for (size_t i = 0; i < d.size(); ++i)
+    if (red[i]) d[i] = 1;
+  return d;
+}
+
+enum ReduceKind { kSum, kMean, kNanSum, kProd, kNanProd, kMax, kMin, kNorm1, kNorm2 };
+
+// Folds `x` (dims big) into `y` (dims small) with req.
+void ReduceForward(ReduceKind kind, const float* x, const Dims& big, float* y, const Dims& small,
+                   OpReq req) {
+  if (req == OpReq::kNull) return;
+  auto store = [&](int64_t j, float v) { y[j] = req == OpReq::kAdd ? y[j] + v : v; };
+  if (kind == kMax || kind == kMin) {
+    const bool is_max = kind == kMax;
+    const float init = is_max ? -std::numeric_limits<float>::infinity()
+                              : std::numeric_limits<float>::infinity();
+    // NaN propagates, as mshadow's maximum/minimum reducers.
+    auto fold = [is_max](float& a, float v) {
+      if (std::isnan(a)) return;
+      if (std::isnan(v) || (is_max ? !(a >= v) : !(a <= v))) a = v;
+    };
+    math::ReduceToSmall<float>(big, small, init, [&](float& a, int64_t i) { fold(a, x[i]); }, fold,
+                               store);
+    return;
+  }
+  const bool product = kind == kProd || kind == kNanProd;
+  const double count = static_cast<double>(math::Product(big)) / std::max<int64_t>(1, math::Product(small));
+  math::ReduceToSmall<double>(
+      big, small, product ? 1.0 : 0.0,
+      [&](double& a, int64_t i) {
+        double v = x[i];
+        switch (kind) {
+          case kNanSum: if (!std::isnan(v)) a += v; break;
+          case kProd: a *= v; break;
+          case kNanProd: if (!std::isnan(v)) a *= v; break;
+          case kNorm1: a += std::fabs(v); break;
+          case kNorm2: a += v * v; break;
+          default: a += v;
+        }
+      },
+      [product](double& a, double b) { product ? a *= b : a += b; },
+      [&](int64_t j, double a) {
+        if (kind == kMean) a /= count;
+        if (kind == kNorm2) a = std::sqrt(a);
+        store(j, static_cast<float>(a));
+      });
+}
+
+// d x[i] = g[j] * factor(x[i], y[j]) where j is the output element x[i] folds into.
+void ReduceBackward(ReduceKind kind, const BackwardArgs& a, const Dims& big, const Dims& small) {
+  OpReq req = a.req[0];
+  if (req == OpReq::kNull) return;
+  const float* x = a.inputs[0].fdata();
+  const float* y = a.outputs[0].fdata();
+  const float* g = a.out_grads[0].fdata();
+  float* dx = a.in_grads[0].fdata();
+  const float inv_count =
+      static_cast<float>(std::max<int64_t>(1, math::Product(small))) / static_cast<float>(math::Product(big));
+  math::ForEachBroadcast(big, small, small, [&](int64_t i, int64_t j, int64_t) {
+    float v;
+    switch (kind) {
+      case kMean: v = g[j] * inv_count; break;
+      case kNanSum: v = std::isnan(x[i]) ? 0.0f : g[j]; break;
+      case kProd: v = g[j] * (y[j] / x[i]); break;
+      case kNanProd: v = std::isnan(x[i]) ? 0.0f : g[j] * (y[j] / x[i]); break;
+      // Every element equal to the extremum gets the full gradient (MXNet's eq mask).
+      case kMax: case kMin: v = x[i] == y[j] ? g[j] : 0.0f; break;
+      case kNorm1: v = x[i] > 0 ? g[j] : (x[i] < 0 ? -g[j] : 0.0f); break;
+      case kNorm2: v = g[j] * (x[i] / y[j]); break;
+      default: v = g[j];
+    }
+    dx[i] = req == OpReq::kAdd ? dx[i] + v : v;
+  });
+}
+
+void RegisterReduce(const char* name, const char* alias, const char* doc, ReduceKind kind) {
+  Op& op = OpRegistry::Global().Register(name);
+  if (alias) op.add_alias(alias);
+  const bool minmax = kind == kMax || kind == kMin;
+  op.describe(doc)
+      .set_params<ReduceAxesParam>()
+      .set_infer_shape([minmax](const NodeAttrs& attrs, std::vector<TShape>* in,
+                                std::vector<TShape>* out) {
+        const auto& p = attrs.param<ReduceAxesParam>();
+        const TShape& d = (*in)[0];
+        if (!d.ndim_known()) return;
+        if (minmax && d.is_known() && d.Size() == 0)
+          throw ShapeError(StrCat("Reduction input's size should > 0 ", d));
+        ShapeAssignCheck(out, 0, ReduceOutShape(d, p.axis, p.keepdims, p.exclude));
+      })
+      .set_forward([kind](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                          const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        const auto& p = attrs.param<ReduceAxesParam>();
+        ReduceForward(kind, in[0].fdata(), in[0].shape().dims(), out[0].fdata(),
+                      SmallDims(in[0].shape(), p.axis, p.exclude), req[0]);
+      })
+      .set_backward([kind](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        const auto& p = attrs.param<ReduceAxesParam>();
+        ReduceBackward(kind, a, a.inputs[0].shape().dims(), SmallDims(a.inputs[0].shape(), p.axis, p.exclude));
+      });
+}
+
+ReduceKind NormKind(const NodeAttrs& attrs) { return attrs.param<NormParam>().ord == 1 ? kNorm1 : kNorm2; }
+
+// argmax/argmin over one axis (or the flattened array): float indices, first occurrence wins.
+void SearchForward(bool is_max, const std::optional<int>& axis, const NDArray& x, OpReq req,
+                   const NDArray& y) {
+  if (req == OpReq::kNull) return;
+  const TShape& s = x.shape();
+  int64_t outer = 1, m = x.Size(), inner = 1;
+  if (axis && s.ndim() > 1) {  // a 1-D input is searched whole whatever the axis (MXNet)
+    int ax = *axis < 0 ? *axis + s.ndim() : *axis;
+    outer = s.ProdDims(0, ax);
+    m = s[ax];
+    inner = s.ProdDims(ax + 1, s.ndim());
+  }
+  const float* xs = x.fdata();
+  MapWithReq(y.fdata(), outer * inner, req, [&](int64_t j) {
+    const float* p = xs + (j / inner) * m * inner + j % inner;
+    int64_t best = 0;
+    for (int64_t k = 1; k < m; ++k)
+      if (is_max ? p[k * inner] > p[best * inner] : p[k * inner] < p[best * inner]) best = k;
+    return static_cast<float>(best);
+  });
+}
+
+// MXNet's ReduceAxisShapeImpl.
+TShape SearchOutShape(const TShape& s, const std::optional<int>& axis, bool keepdims) {
+  if (!axis || s.ndim() == 1) return keepdims ? TShape::Filled(s.ndim(), 1) : TShape({1});
+  const int nd = s.ndim();
+  if (nd == 0 ? (*axis != 0 && *axis != -1) : (*axis >= nd || *axis < -nd))
+    throw ShapeError(StrCat("axis ", *axis, " exceeds the input dimension of ", nd));
+  if (nd == 0) return keepdims ? TShape() : TShape({1});
+  const int ax = (*axis + nd) % nd;
+  std::vector<int64_t> o;
+  for (int i = 0; i < nd; ++i) {
+    if (i != ax) o.push_back(s[i]);
+    else if (keepdims) o.push_back(1);
+  }
+  return TShape(o);
+}
+
+void RegisterSearch(const char* name, const char* doc, bool is_max) {
+  OpRegistry::Global()
+      .Register(name)
+      .describe(doc)
+      .set_params<ReduceAxisParam>()
+      .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+        const auto& p = attrs.param<ReduceAxisParam>();
+        if (!(*in)[0].is_known()) return;
+        ShapeAssignCheck(out, 0, SearchOutShape((*in)[0], p.axis, p.keepdims));
+      })
+      .set_forward([is_max](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                            const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        SearchForward(is_max, attrs.param<ReduceAxisParam>().axis, in[0], req[0], out[0]);
+      })
+      // MXNet gives argmax/argmin a zero gradient (MakeZeroGradNodes).
+      .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+        math::ZeroGrad(a.in_grads[0], a.req[0]);
+      });
+}
+
+[[maybe_unused]] const bool registered = [] {
+  RegisterReduce("sum", "sum_axis", "Computes the sum of array elements over given axes.", kSum);
+  RegisterReduce("mean", nullptr, "Computes the mean of array elements over given axes.", kMean);
+  RegisterReduce("nansum", nullptr, "Computes the sum of array elements over given axes treating Not a Numbers (NaN) as zero.", kNanSum);
+  RegisterReduce("prod", nullptr, "Computes the product of array elements over given axes.", kProd);
+  RegisterReduce("nanprod", nullptr, "Computes the product of array elements over given axes treating Not a Numbers (NaN) as one.", kNanProd);
+  RegisterReduce("max", "max_axis", "Computes the max of array elements over given axes.", kMax);
+  RegisterReduce("min", "min_axis", "Computes the min of array elements over given axes.", kMin);
+  RegisterSearch("argmax", "Returns indices of the maximum values along an axis.", true);
+  RegisterSearch("argmin", "Returns indices of the minimum values along an axis.", false);
+  return true;
+}();
+}  // namespace
+
+SYMBIND_REGISTER_OP(norm)
+    .describe("Computes the norm on an NDArray: L2 (ord=2) or L1 (ord=1) over the given axes, by "
+              "default over the entire array. With a 2-tuple axis, ord=2 gives the Frobenius norm.")
+    .set_params<NormParam>()
+    .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+      const auto& p = attrs.param<NormParam>();
+      if (!(*in)[0].is_known()) return;
+      ShapeAssignCheck(out, 0, ReduceOutShape((*in)[0], p.axis, p.keepdims, false));
+    })
+    .set_infer_type([](const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
+      const auto& p = attrs.param<NormParam>();
+      // Compute is float32; an out_dtype other than float32 is not supported.
+      if (p.out_dtype && *p.out_dtype != static_cast<int>(DType::kFloat32))
+        throw ShapeError(StrCat("norm: out_dtype ", DTypeName(static_cast<DType>(*p.out_dtype)),
+                                " is not supported (only float32)"));
+      InferSameType(attrs, in, out);
+    })
+    .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      const auto& p = attrs.param<NormParam>();
+      ReduceForward(NormKind(attrs), in[0].fdata(), in[0].shape().dims(), out[0].fdata(),
+                    SmallDims(in[0].shape(), p.axis, false), req[0]);
+    })
+    .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+      ReduceBackward(NormKind(attrs), a, a.inputs[0].shape().dims(),
+                     SmallDims(a.inputs[0].shape(), attrs.param<NormParam>().axis, false));
+    });
+
+// Legacy: argmax over axis 1 without keepdims; no gradient in MXNet.
+SYMBIND_REGISTER_OP(argmax_channel)
+    .describe("Returns argmax indices of each channel from the input array.")
+    .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+      if (!(*in)[0].is_known()) return;
+      ShapeAssignCheck(out, 0, SearchOutShape((*in)[0], 1, false));
+    })
+    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      SearchForward(true, 1, in[0], req[0], out[0]);
+    });
+
+}  // namespace symbind
