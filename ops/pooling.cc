@@ -1,0 +1,349 @@
+// Pooling: max, avg, sum and Lp pooling over 1-D, 2-D and 3-D windows (NCW, NCHW, NCDHW),
+// with MXNet's output-size conventions (valid, full, same) and border arithmetic (pool.h).
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "conv_util.h"
+
+namespace symbind {
+
+namespace {
+using namespace conv;
+
+enum PoolType { kMax = 0, kAvg = 1, kSum = 2, kLp = 3 };
+enum Convention { kValid = 0, kFull = 1, kSame = 2 };
+
+struct PoolingParam : Parameter<PoolingParam> {
+  TShape kernel, stride, pad;
+  int pool_type;
+  int pooling_convention;
+  bool global_pool;
+  bool cudnn_off;
+  std::optional<int> p_value;
+  std::optional<bool> count_include_pad;
+  std::optional<int> layout;
+  static void Declare(ParamDeclarer<PoolingParam>& d) {
+    const TShape empty(std::vector<int64_t>{});
+    d.field("kernel", &PoolingParam::kernel).set_default(empty)
+        .describe("Pooling kernel size: (y, x) or (d, y, x)");
+    d.field("pool_type", &PoolingParam::pool_type).set_default(kMax)
+        .add_enum("max", kMax).add_enum("avg", kAvg).add_enum("sum", kSum).add_enum("lp", kLp)
+        .describe("Pooling type to be applied.");
+    d.field("global_pool", &PoolingParam::global_pool).set_default(false)
+        .describe("Ignore kernel size, do global pooling based on current input feature map. ");
+    d.field("cudnn_off", &PoolingParam::cudnn_off).set_default(false)
+        .describe("Turn off cudnn pooling and use MXNet pooling operator. Accepted and ignored.");
+    d.field("pooling_convention", &PoolingParam::pooling_convention).set_default(kValid)
+        .add_enum("full", kFull).add_enum("valid", kValid).add_enum("same", kSame)
+        .describe("Pooling convention to be applied.");
+    d.field("stride", &PoolingParam::stride).set_default(empty)
+        .describe("Stride: for pooling (y, x) or (d, y, x). Defaults to 1 for each dimension.");
+    d.field("pad", &PoolingParam::pad).set_default(empty)
+        .describe("Pad for pooling: (y, x) or (d, y, x). Defaults to no padding.");
+    d.field("p_value", &PoolingParam::p_value).set_default(std::nullopt)
+        .describe("Value of p for Lp pooling, can be 1, 2 or 3, required for Lp Pooling.");
+    d.field("count_include_pad", &PoolingParam::count_include_pad).set_default(std::nullopt)
+        .describe("Only used for AvgPool, specify whether to count padding elements for average "
+                  "calculation. For example, with a 5*5 kernel on a 3*3 corner of a image, the "
+                  "sum of the 9 valid elements will be divided by 25 if this is set to true, or "
+                  "it will be divided by 9 if this is set to false. Defaults to true.");
+    d.field("layout", &PoolingParam::layout)
+        .add_enum("NCW", kNCW).add_enum("NCHW", kNCHW).add_enum("NCDHW", kNCDHW)
+        .add_enum("NWC", kNWC).add_enum("NHWC", kNHWC).add_enum("NDHWC", kNDHWC)
+        .set_default(std::nullopt)
+        .describe("Set layout for input and output. Empty for default layout: NCW for 1d, NCHW "
+                  "for 2d and NCDHW for 3d. Only NCW, NCHW and NCDHW are supported.");
+  }
+  // MXNet's PoolingParamParser: stride defaults to 1s and pad to 0s; the kernel may be omitted
+  // for global pooling.
+  static PoolingParam Parse(const KwArgs& kw) {
+    PoolingParam p = Parameter<PoolingParam>::Parse(kw);
+    if (p.kernel.ndim() > 0)
+      NormalizeSpatialParams("Pooling", &p.kernel, &p.stride, nullptr, &p.pad);
+    else if (!p.global_pool)
+      throw ParamError("Pooling: kernel is required unless global_pool is set");
+    CheckTupleAtLeast(p.stride, 1, "stride");
+    CheckTupleAtLeast(p.pad, 0, "pad");
+    CheckChannelFirstLayout("Pooling", p.layout, p.kernel.ndim());
+    if (p.pool_type == kLp) {
+      if (!p.p_value)
+        throw ParamError("Pooling: pool_type 'lp' needs p_value (1, 2 or 3)");
+      if (*p.p_value < 1 || *p.p_value > 3)
+        throw ParamError(StrCat("Pooling: p value of ", *p.p_value,
+                                " is not supported yet (only 1, 2 and 3)"));
+    }
+    return p;
+  }
+  int P() const { return pool_type == kLp ? *p_value : 1; }
+  bool CountIncludePad() const { return count_include_pad.value_or(true); }
+};
+
+// The window geometry for data of shape `d`, right-aligned into 3 slots: global pooling uses
+// the whole spatial extent with unit stride and no padding.
+ConvGeom PoolGeom(const PoolingParam& p, const TShape& d, const TShape& o) {
+  const int ns = d.ndim() - 2;
+  if (p.global_pool) {
+    TShape k(std::vector<int64_t>(d.dims().begin() + 2, d.dims().end()));
+    return MakeGeom(d, o, k, TShape::Filled(ns, 1), TShape::Filled(ns, 1), TShape::Filled(ns, 0));
+  }
+  return MakeGeom(d, o, p.kernel, p.stride, TShape::Filled(ns, 1), p.pad);
+}
+
+void InferShapePool(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const auto& p = attrs.param<PoolingParam>();
+  const TShape& d = (*in)[0];
+  if (!d.ndim_known()) return;
+  if (d.ndim() < 3 || d.ndim() > 5)
+    throw ShapeError(StrCat("Pooling: input data should be 3D in (batch, channel, x), 4D in "
+                            "(batch, channel, y, x) or 5D in (batch, channel, d, y, x), got ", d));
+  const int ns = d.ndim() - 2;
+  if (p.layout && *p.layout != ns - 1)
+    throw ShapeError(StrCat("Pooling: layout ", LayoutName(*p.layout), " does not fit data ", d));
+  if (p.pooling_convention == kSame) {
+    // MXNet supports the 'same' convention for 1-D pooling only, without padding.
+    if (ns != 1)
+      throw ShapeError(StrCat("Pooling: input data should be 3D in (batch, channel, x) for "
+                              "pooling_convention 'same' (only 1-D is supported), got ", d));
+    if (p.pad.ndim() > 0 && p.pad[0] != 0)
+      throw ShapeError("Pooling: same pooling convention disables the use of pad parameter");
+  }
+  TShape o = d;
+  if (p.global_pool) {
+    for (int i = 0; i < ns; ++i) o[2 + i] = 1;
+    ShapeAssignCheck(out, 0, o);
+    return;
+  }
+  if (p.kernel.ndim() == 0)
+    throw ShapeError("Pooling: you need to set the kernel size if global pooling is not used");
+  if (p.kernel.ndim() != ns)
+    throw ShapeError(StrCat("Pooling: a ", p.kernel.ndim(), "-D kernel ", p.kernel,
+                            " needs input data of rank ", p.kernel.ndim() + 2, ", got ", d));
+  for (int i = 0; i < ns; ++i) {
+    const int64_t x = d[2 + i];
+    if (x < 0) {
+      o[2 + i] = -1;
+      continue;
+    }
+    const int64_t padded = x + 2 * p.pad[i], k = p.kernel[i], s = p.stride[i];
+    if (k > padded)
+      throw ShapeError(StrCat("Pooling: kernel size (", k, ") exceeds input (", x, " padded to ",
+                              padded, ") in spatial dim ", i, "; kernel ", p.kernel, ", pad ",
+                              p.pad, ", data shape ", d));
+    switch (p.pooling_convention) {
+      case kValid: o[2 + i] = 1 + (padded - k) / s; break;
+      case kFull: o[2 + i] = 1 + (padded - k + s - 1) / s; break;
+      default: o[2 + i] = (padded + s - 1) / s; break;
+    }
+  }
+  ShapeAssignCheck(out, 0, o);
+}
+
+// One output position's window along one axis, as pool.h computes it: [start, end) clipped to
+// the input, and the extent clipped only to the padded input (the avg divisor with padding).
+struct Window {
+  int64_t start, end, padded_extent;
+};
+inline Window AxisWindow(const ConvGeom& g, int a, int64_t o, bool for_sum) {
+  int64_t start = o * g.s[a] - g.p[a];
+  int64_t end = std::min(start + g.k[a], for_sum ? g.in[a] + g.p[a] : g.in[a]);
+  const int64_t padded_extent = end - start;
+  start = std::max<int64_t>(start, 0);
+  end = std::min(end, g.in[a]);
+  return {start, end, padded_extent};
+}
+
+// What each term is divided by: the window size for avg pooling (clipped to the padded input,
+// or to the input without count_include_pad), 1 for sum and lp pooling.
+inline float Divisor(const Window& wd, const Window& wh, const Window& ww, bool avg,
+                     bool include_pad) {
+  if (!avg) return 1.0f;
+  const int64_t size = include_pad
+                           ? wd.padded_extent * wh.padded_extent * ww.padded_extent
+                           : (wd.end - wd.start) * (wh.end - wh.start) * (ww.end - ww.start);
+  return static_cast<float>(size);
+}
+
+template <int P>
+inline float PowP(float a) {
+  if constexpr (P == 1) return a;
+  else if constexpr (P == 2) return a * a;
+  else return a * a * a;
+}
+template <int P>
+inline float RootP(float a) {
+  if constexpr (P == 1) return a;
+  else if constexpr (P == 2) return std::sqrt(a);
+  else return std::cbrt(a);
+}
+// d out / d in times the head gradient, as MXNet's lp_grad.
+template <int P>
+inline float LpGrad(float grad, float in, float out) {
+  if constexpr (P == 1) return grad;
+  else if constexpr (P == 2) return out == 0.0f ? 0.0f : grad * (in / out);
+  else {
+    const float r = in / out;
+    return out == 0.0f ? 0.0f : grad * r * r;
+  }
+}
+
+// Runs fn(plane) for every (n, c) plane in parallel.
+template <typename F>
+void ForEachPlane(int64_t planes, int64_t work_per_plane, const F& fn) {
+  ParallelFor(planes, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, work_per_plane)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t i = b; i < e; ++i) fn(i);
+              });
+}
+
+// Visits every output position of one plane with its three axis windows.
+template <typename F>
+void ForEachWindow(const ConvGeom& g, bool for_sum, const F& fn) {
+  int64_t oi = 0;
+  for (int64_t od = 0; od < g.out[0]; ++od) {
+    const Window wd = AxisWindow(g, 0, od, for_sum);
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const Window wh = AxisWindow(g, 1, oh, for_sum);
+      for (int64_t ow = 0; ow < g.out[2]; ++ow, ++oi) fn(oi, wd, wh, AxisWindow(g, 2, ow, for_sum));
+    }
+  }
+}
+
+// Avg/sum/lp: sum of x^p / divisor over the window, then the p-th root (MXNet divides each
+// term, not the sum). The divisor is 1 for sum and lp pooling.
+template <int P>
+void PoolSumPlane(const float* x, float* y, const ConvGeom& g, bool avg, bool include_pad,
+                  OpReq req) {
+  const int64_t H = g.in[1], W = g.in[2];
+  ForEachWindow(g, true, [&](int64_t oi, const Window& wd, const Window& wh, const Window& ww) {
+    const float div = Divisor(wd, wh, ww, avg, include_pad);
+    float sum = 0.0f;
+    for (int64_t d = wd.start; d < wd.end; ++d)
+      for (int64_t h = wh.start; h < wh.end; ++h)
+        for (int64_t w = ww.start; w < ww.end; ++w) sum += PowP<P>(x[(d * H + h) * W + w]) / div;
+    const float v = RootP<P>(sum);
+    y[oi] = req == OpReq::kAdd ? y[oi] + v : v;
+  });
+}
+
+template <int P>
+void UnpoolSumPlane(const float* dy, const float* x, const float* y, float* dx, const ConvGeom& g,
+                    bool avg, bool include_pad) {
+  const int64_t H = g.in[1], W = g.in[2];
+  ForEachWindow(g, true, [&](int64_t oi, const Window& wd, const Window& wh, const Window& ww) {
+    const float div = Divisor(wd, wh, ww, avg, include_pad);
+    for (int64_t d = wd.start; d < wd.end; ++d)
+      for (int64_t h = wh.start; h < wh.end; ++h)
+        for (int64_t w = ww.start; w < ww.end; ++w) {
+          const int64_t i = (d * H + h) * W + w;
+          dx[i] += LpGrad<P>(dy[oi], x[i], y[oi]) / div;
+        }
+  });
+}
+
+// Max: padding never wins (windows are clipped to the input); an empty window gives -FLT_MAX
+// like MXNet's MinValue.
+void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
+  const int64_t H = g.in[1], W = g.in[2];
+  ForEachWindow(g, false, [&](int64_t oi, const Window& wd, const Window& wh, const Window& ww) {
+    float m = -FLT_MAX;
+    for (int64_t d = wd.start; d < wd.end; ++d)
+      for (int64_t h = wh.start; h < wh.end; ++h)
+        for (int64_t w = ww.start; w < ww.end; ++w) m = std::max(m, x[(d * H + h) * W + w]);
+    y[oi] = req == OpReq::kAdd ? y[oi] + m : m;
+  });
+}
+
+// The gradient goes to the first element of the window (in scan order) equal to the output,
+// as MXNet's unpool does; none when no element matches.
+void UnpoolMaxPlane(const float* dy, const float* x, const float* y, float* dx, const ConvGeom& g) {
+  const int64_t H = g.in[1], W = g.in[2];
+  ForEachWindow(g, false, [&](int64_t oi, const Window& wd, const Window& wh, const Window& ww) {
+    for (int64_t d = wd.start; d < wd.end; ++d)
+      for (int64_t h = wh.start; h < wh.end; ++h)
+        for (int64_t w = ww.start; w < ww.end; ++w) {
+          const int64_t i = (d * H + h) * W + w;
+          if (x[i] == y[oi]) {
+            dx[i] += dy[oi];
+            return;
+          }
+        }
+  });
+}
+
+template <typename F>
+void DispatchP(int p, const F& f) {
+  switch (p) {
+    case 1: f(std::integral_constant<int, 1>()); break;
+    case 2: f(std::integral_constant<int, 2>()); break;
+    default: f(std::integral_constant<int, 3>()); break;
+  }
+}
+
+void ForwardPool(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                 const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<PoolingParam>();
+  if (req[0] == OpReq::kNull) return;
+  const TShape& ds = in[0].shape();
+  const ConvGeom g = PoolGeom(p, ds, out[0].shape());
+  const int64_t planes = ds[0] * ds[1], isize = g.in_size(), osize = g.out_size();
+  const float* x = in[0].fdata();
+  float* y = out[0].fdata();
+  const int64_t work = std::max(isize, osize * g.k_size());
+  if (p.pool_type == kMax) {
+    ForEachPlane(planes, work, [&](int64_t i) { PoolMaxPlane(x + i * isize, y + i * osize, g, req[0]); });
+    return;
+  }
+  DispatchP(p.P(), [&](auto pc) {
+    constexpr int P = decltype(pc)::value;
+    ForEachPlane(planes, work, [&](int64_t i) {
+      PoolSumPlane<P>(x + i * isize, y + i * osize, g, p.pool_type == kAvg, p.CountIncludePad(),
+                      req[0]);
+    });
+  });
+}
+
+void BackwardPool(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+  const auto& p = attrs.param<PoolingParam>();
+  if (a.req[0] == OpReq::kNull) return;
+  const TShape& ds = a.inputs[0].shape();
+  const ConvGeom g = PoolGeom(p, ds, a.out_grads[0].shape());
+  const int64_t planes = ds[0] * ds[1], isize = g.in_size(), osize = g.out_size();
+  const float* x = a.inputs[0].fdata();
+  const float* y = a.outputs[0].fdata();
+  const float* dy = a.out_grads[0].fdata();
+  float* dx = a.in_grads[0].fdata();
+  const bool add = a.req[0] == OpReq::kAdd;
+  const int64_t work = std::max(isize, osize * g.k_size());
+  if (p.pool_type == kMax) {
+    ForEachPlane(planes, work, [&](int64_t i) {
+      if (!add) std::fill(dx + i * isize, dx + (i + 1) * isize, 0.0f);
+      UnpoolMaxPlane(dy + i * osize, x + i * isize, y + i * osize, dx + i * isize, g);
+    });
+    return;
+  }
+  DispatchP(p.P(), [&](auto pc) {
+    constexpr int P = decltype(pc)::value;
+    ForEachPlane(planes, work, [&](int64_t i) {
+      if (!add) std::fill(dx + i * isize, dx + (i + 1) * isize, 0.0f);
+      UnpoolSumPlane<P>(dy + i * osize, x + i * isize, y + i * osize, dx + i * isize, g,
+                        p.pool_type == kAvg, p.CountIncludePad());
+    });
+  });
+}
+}  // namespace
+
+SYMBIND_REGISTER_OP(Pooling)
+    .describe(R"(Performs max, average, sum or Lp pooling on 1-D, 2-D or 3-D windows of NCW,
+NCHW or NCDHW input.
+
+Output sizes: valid: floor((x+2*p-k)/s)+1; full: ceil((x+2*p-k)/s)+1; same (1-D only, no
+pad): ceil(x/s). global_pool pools over the whole spatial extent. For avg pooling with
+count_include_pad (default) the divisor is the window clipped to the padded input; without
+it, only the valid elements are counted. Lp pooling computes (sum x^p)^(1/p), p in {1,2,3}.)")
+    .set_params<PoolingParam>()
+    .set_infer_shape(InferShapePool)
+    .set_forward(ForwardPool)
+    .set_backward(BackwardPool);
+
+}  // namespace symbind
