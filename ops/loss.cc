@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernel_util.h"
+#include "loss_util.h"
 
 namespace symbind {
 
@@ -23,27 +23,23 @@ struct SoftmaxOutputParam : Parameter<SoftmaxOutputParam> {
     d.field("grad_scale", &SoftmaxOutputParam::grad_scale).set_default(1.0f)
         .describe("Scales the gradient by a float factor.");
     d.field("ignore_label", &SoftmaxOutputParam::ignore_label).set_default(-1.0f)
-        .describe("The instances whose labels == ignore_label are ignored during backward, if use_ignore is true.");
+        .describe("The instances whose `labels` == `ignore_label` will be ignored during backward, if `use_ignore` is set to ``true``).");
     d.field("multi_output", &SoftmaxOutputParam::multi_output).set_default(false)
-        .describe("Softmax over axis 1 of an (n, k, x1, .., xn) input, one label per position.");
+        .describe("If set to ``true``, the softmax function will be computed along axis ``1``. This is applied when the shape of input array differs from the shape of label array.");
     d.field("use_ignore", &SoftmaxOutputParam::use_ignore).set_default(false)
-        .describe("If true, the ignore_label is used.");
+        .describe("If set to ``true``, the `ignore_label` value will not contribute to the backward gradient.");
     d.field("preserve_shape", &SoftmaxOutputParam::preserve_shape).set_default(false)
-        .describe("If true, softmax is applied over the last axis.");
+        .describe("If set to ``true``, the softmax function will be computed along the last axis (``-1``).");
     d.field("normalization", &SoftmaxOutputParam::normalization)
         .add_enum("null", kNullNorm).add_enum("batch", kBatchNorm).add_enum("valid", kValidNorm)
         .set_default(kNullNorm).describe("Normalizes the gradient.");
     d.field("out_grad", &SoftmaxOutputParam::out_grad).set_default(false)
-        .describe("Multiplies the gradient with the head gradient.");
-    d.field("smooth_alpha", &SoftmaxOutputParam::smooth_alpha).set_default(0.0f)
-        .describe("Label smoothing: the label's probability becomes 1-alpha, alpha/(k-1) elsewhere.");
+        .describe("Multiplies gradient with output gradient element-wise.");
+    d.field("smooth_alpha", &SoftmaxOutputParam::smooth_alpha).set_default(0.0f).set_range(0.0, 1.0)
+        .describe("Constant for computing a label smoothed version of cross-entropy for the backwards "
+                  "pass. This constant gets subtracted from the one-hot encoding of the gold label and "
+                  "distributed uniformly to all other labels (ignored with multi_output, as MXNet).");
   }
-};
-
-// The softmax layout: `outer` independent groups, each softmaxed over `k` values that are
-// `inner` apart.
-struct SoftmaxLayout {
-  int64_t outer, k, inner;
 };
 
 SoftmaxLayout LayoutOf(const SoftmaxOutputParam& p, const TShape& s) {
@@ -52,87 +48,89 @@ SoftmaxLayout LayoutOf(const SoftmaxOutputParam& p, const TShape& s) {
   return {s[0], s.ProdDims(1, s.ndim()), 1};
 }
 
-void SoftmaxGroups(const float* x, float* y, const SoftmaxLayout& l) {
-  ParallelFor(l.outer * l.inner, std::max<int64_t>(1, 4096 / std::max<int64_t>(l.k, 1)),
-              [&](int64_t b, int64_t e) {
-                for (int64_t g = b; g < e; ++g) {
-                  int64_t o = g / l.inner, i = g % l.inner;
-                  const float* xs = x + o * l.k * l.inner + i;
-                  float* ys = y + o * l.k * l.inner + i;
-                  float m = xs[0];
-                  for (int64_t c = 1; c < l.k; ++c) m = std::max(m, xs[c * l.inner]);
-                  float sum = 0;
-                  for (int64_t c = 0; c < l.k; ++c) {
-                    ys[c * l.inner] = std::exp(xs[c * l.inner] - m);
-                    sum += ys[c * l.inner];
-                  }
-                  for (int64_t c = 0; c < l.k; ++c) ys[c * l.inner] /= sum;
-                }
-              });
-}
-
+// MXNet's SoftmaxOutputShape: a label of the data's shape holds probabilities (any mode);
+// otherwise multi_output accepts (n, prod(d2..)), (n, d2, ..) or (n, 1, d2, ..) and infers the
+// first, and the other modes take data's shape without its last axis. (Oddly, that holds
+// without preserve_shape too: (n, c, h) data wants an (n, c) label although the softmax runs
+// over the flattened (n, c*h) rows and only the first n labels are read.)
 void InferSoftmaxOutput(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const auto& p = attrs.param<SoftmaxOutputParam>();
   ShapeAssignCheck(in, 0, (*out)[0]);
-  const TShape& d = (*in)[0];
+  const TShape d = (*in)[0];
   if (!d.ndim_known()) return;
   ShapeAssignCheck(out, 0, d);
   const TShape& label = (*in)[1];
-  // A label of the data's shape holds probabilities (soft labels).
-  if (!p.multi_output && !p.preserve_shape && label.ndim_known() && label.ndim() == d.ndim() && d.ndim() > 1)
-    return ShapeAssignCheck(in, 1, d), void();
+  if (label == d) return;
   if (p.multi_output) {
-    if (d.ndim() < 2) throw ShapeError("SoftmaxOutput with multi_output needs data of rank >= 2");
-    std::vector<int64_t> l{d[0]};
-    for (int i = 2; i < d.ndim(); ++i) l.push_back(d[i]);
-    ShapeAssignCheck(in, 1, TShape(l));
-  } else if (p.preserve_shape) {
-    ShapeAssignCheck(in, 1, TShape(std::vector<int64_t>(d.dims().begin(), d.dims().end() - 1)));
+    if (d.ndim() < 2) throw ShapeError(StrCat("SoftmaxOutput with multi_output needs data of rank >= 2, got ", d));
+    if (!d.is_known()) return;
+    TShape l1({d[0], d[1] == 0 ? 0 : d.Size() / std::max<int64_t>(d[0], 1) / d[1]});
+    std::vector<int64_t> l2{d[0]};
+    for (int i = 2; i < d.ndim(); ++i) l2.push_back(d[i]);
+    TShape l3 = d;
+    l3[1] = 1;
+    if (!label.ndim_known()) ShapeAssignCheck(in, 1, l1);
+    else if (label != l1 && label != TShape(l2) && label != l3)
+      throw ShapeError(StrCat("SoftmaxOutput: expecting label ", l1, " or ", TShape(l2), ". But got ", label));
   } else {
-    ShapeAssignCheck(in, 1, TShape({d[0]}));
+    if (d.ndim() < 1) throw ShapeError("SoftmaxOutput needs data of rank >= 1");
+    ShapeAssignCheck(in, 1, TShape(std::vector<int64_t>(d.dims().begin(), d.dims().end() - 1)));
   }
 }
 
+// MXNet's SoftmaxOutputOp::Backward. Normalisation differs by mode, as there:
+// - probability labels: grad_scale only, never normalised;
+// - multi_output: null divides by the spatial size (n_inner) too, batch by n * n_inner, valid
+//   by the count of labels != ignore_label; smooth_alpha is ignored;
+// - otherwise: batch divides by the label count, valid by the labels != ignore_label.
+// "valid" counts labels by int-cast comparison with ignore_label whether or not use_ignore is
+// set, as MXNet does.
 void BackwardSoftmaxOutput(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
   const auto& p = attrs.param<SoftmaxOutputParam>();
   if (a.req[0] == OpReq::kNull) return;
   const TShape& s = a.outputs[0].shape();
-  SoftmaxLayout l = LayoutOf(p, s);
   const float* y = a.outputs[0].fdata();
   const float* label = a.inputs[1].fdata();
-  const int64_t n = a.outputs[0].Size();
-  std::vector<float> grad(static_cast<size_t>(n));
-  const bool soft = a.inputs[1].shape() == s && !p.multi_output && !p.preserve_shape && s.ndim() > 1;
-  int64_t valid = 0;
-  for (int64_t g = 0; g < l.outer * l.inner; ++g) {
-    int64_t o = g / l.inner, i = g % l.inner;
-    int64_t base = o * l.k * l.inner + i;
-    if (soft) {
-      for (int64_t c = 0; c < l.k; ++c) grad[base + c * l.inner] = y[base + c * l.inner] - label[base + c * l.inner];
-      ++valid;
-      continue;
-    }
-    float lab = label[g];
-    bool ignored = p.use_ignore && lab == p.ignore_label;
-    int64_t target = static_cast<int64_t>(lab);
-    for (int64_t c = 0; c < l.k; ++c) {
-      float t;
-      if (p.smooth_alpha != 0.0f)
-        t = c == target ? 1.0f - p.smooth_alpha : p.smooth_alpha / static_cast<float>(l.k - 1);
-      else
-        t = c == target ? 1.0f : 0.0f;
-      grad[base + c * l.inner] = ignored ? 0.0f : y[base + c * l.inner] - t;
-    }
-    if (!ignored) ++valid;
-  }
-  float norm = 1.0f;
-  if (p.normalization == kBatchNorm) norm = static_cast<float>(s[0]);
-  else if (p.normalization == kValidNorm) norm = static_cast<float>(std::max<int64_t>(valid, 1));
-  float scale = p.grad_scale / norm;
   const float* head = a.out_grads[0].fdata();
-  MapWithReq(a.in_grads[0].fdata(), n, a.req[0], [&](int64_t i) {
-    return grad[i] * scale * (p.out_grad ? head[i] : 1.0f);
-  });
+  const int64_t n = a.outputs[0].Size();
+  float* dx = a.in_grads[0].fdata();
+  auto emit = [&](auto grad_of, float scale) {
+    MapWithReq(dx, n, a.req[0], [&](int64_t i) {
+      return grad_of(i) * scale * (p.out_grad ? head[i] : 1.0f);
+    });
+  };
+  if (a.inputs[1].shape() == s) {
+    emit([&](int64_t i) { return y[i] - label[i]; }, p.grad_scale);
+    return;
+  }
+  SoftmaxLayout l = LayoutOf(p, s);
+  const int ignore = static_cast<int>(p.ignore_label);
+  const int64_t num_labels = a.inputs[1].Size();
+  int64_t valid = num_labels;
+  if (p.normalization == kValidNorm) {
+    for (int64_t i = 0; i < num_labels; ++i)
+      if (static_cast<int>(label[i]) == ignore) --valid;
+    valid = std::max<int64_t>(valid, 1);
+  }
+  const float alpha = p.multi_output ? 0.0f : p.smooth_alpha;
+  const float off_target = alpha / static_cast<float>(l.k - 1);
+  auto grad_of = [&](int64_t i) {
+    int64_t o = i / (l.k * l.inner), c = (i / l.inner) % l.k, in = i % l.inner;
+    int target = static_cast<int>(label[o * l.inner + in]);
+    if (p.use_ignore && target == ignore) return 0.0f;
+    if (c == target) return y[i] - 1.0f + alpha;
+    return alpha != 0.0f ? y[i] - off_target : y[i];
+  };
+  float scale = p.grad_scale;
+  if (p.multi_output) {
+    if (p.normalization == kValidNorm) scale /= static_cast<float>(valid);
+    else if (p.normalization == kBatchNorm) scale /= static_cast<float>(l.inner) * static_cast<float>(s[0]);
+    else scale /= static_cast<float>(l.inner);
+  } else {
+    if (p.normalization == kValidNorm) scale /= static_cast<float>(valid);
+    else if (p.normalization == kBatchNorm) scale /= static_cast<float>(num_labels);
+  }
+  emit(grad_of, scale);
 }
 
 struct RegressionParam : Parameter<RegressionParam> {
@@ -203,9 +201,13 @@ SYMBIND_REGISTER_OP(SoftmaxOutput)
     .set_infer_shape(InferSoftmaxOutput)
     .set_is_loss()
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                    const std::vector<OpReq>&, const std::vector<NDArray>& out) {
-      SoftmaxGroups(in[0].fdata(), out[0].fdata(),
-                    LayoutOf(attrs.param<SoftmaxOutputParam>(), in[0].shape()));
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      if (req[0] == OpReq::kNull) return;
+      SoftmaxLayout l = LayoutOf(attrs.param<SoftmaxOutputParam>(), in[0].shape());
+      if (req[0] != OpReq::kAdd) return SoftmaxGroups(in[0].fdata(), out[0].fdata(), l);
+      std::vector<float> y(static_cast<size_t>(out[0].Size()));
+      SoftmaxGroups(in[0].fdata(), y.data(), l);
+      AssignWithReq(out[0].fdata(), y.data(), out[0].Size(), req[0]);
     })
     .set_backward(BackwardSoftmaxOutput);
 
