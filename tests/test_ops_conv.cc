@@ -3,6 +3,8 @@
 #include <array>
 #include <cmath>
 
+#include <tbb/global_control.h>
+
 #include "op_test_util.h"
 
 using namespace symbind;
@@ -133,7 +135,7 @@ TEST_CASE("Convolution forward matches a naive direct convolution", "[ops][convo
   }
 }
 
-TEST_CASE("Convolution accumulates with req=add and ignores cudnn params", "[ops][convolution]") {
+TEST_CASE("Convolution accepts and ignores cudnn_tune, cudnn_off, workspace and layout", "[ops][convolution]") {
   ConvCase cc{{3, 3}, {}, {}, {1, 1}, 2};
   NDArray x = RandomArray(TShape({2, 2, 4, 4}), 20), w = RandomArray(WeightShape(cc, 2), 21),
           b = RandomArray(TShape({2}), 22);
@@ -375,6 +377,15 @@ TEST_CASE("Deconvolution shape inference and errors", "[ops][deconvolution][shap
   CHECK(rb.arg_shapes == std::vector<TShape>{TShape({1, 3, 4}), TShape({3, 2, 3}), TShape({2})});
   CHECK(rb.out_shapes[0] == TShape({1, 2, 10}));
 
+  // fcn32s's upscore: kernel 64, stride 32, adj 31.
+  Symbol up = Symbol::Create("Deconvolution", "upscore",
+                             {{"kernel", "(64, 64)"}, {"stride", "(32, 32)"}, {"adj", "(31, 31)"},
+                              {"num_filter", "21"}, {"workspace", "1024"}},
+                             {{"data", Symbol::Variable("data")}});
+  auto ru = InferShape(up, {{"data", TShape({1, 21, 7, 9})}});
+  CHECK(ru.arg_shapes[1] == TShape({21, 21, 64, 64}));
+  CHECK(ru.out_shapes[0] == TShape({1, 21, 287, 351}));
+
   auto make = [](const KwArgs& kw) {
     return Symbol::Create("Deconvolution", "x", kw, {{"data", Symbol::Variable("data")}});
   };
@@ -386,4 +397,38 @@ TEST_CASE("Deconvolution shape inference and errors", "[ops][deconvolution][shap
                     Catch::Contains("too big target shape"));
   CHECK_THROWS_AS(make({{"kernel", "(3,3)"}, {"num_filter", "2"}, {"adj", "(1,)"}}), ParamError);
   CHECK_THROWS_AS(make({{"kernel", "(3,3)"}, {"num_filter", "200000"}}), ParamError);
+}
+
+TEST_CASE("Convolution family results do not depend on the thread count", "[ops][convolution][deconvolution]") {
+  auto run = [](const std::string& op, const KwArgs& kw, const std::map<std::string, NDArray>& in) {
+    auto exec = BindSingleOp(op, kw, in);
+    exec->Forward(true);
+    exec->Backward({RandomArray(exec->outputs()[0].shape(), 99)});
+    std::vector<float> all = exec->outputs()[0].ToVector();
+    for (auto& g : exec->grad_arrays()) {
+      auto v = g.ToVector();
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  ConvCase cc{{3, 3}, {1, 1}, {}, {1, 1}, 16, 2};
+  std::map<std::string, NDArray> in = {{"data", RandomArray(TShape({11, 8, 12, 12}), 60)},
+                                       {"weight", RandomArray(WeightShape(cc, 8), 61)},
+                                       {"bias", RandomArray(TShape({16}), 62)}};
+  std::map<std::string, NDArray> one = {{"data", RandomArray(TShape({1, 32, 30, 30}), 63)},
+                                        {"weight", RandomArray(TShape({64, 32, 3, 3}), 64)}};
+  KwArgs one_kw = {{"kernel", "(3,3)"}, {"num_filter", "64"}, {"no_bias", "True"}};
+  KwArgs de_kw = {{"kernel", "(4,4)"}, {"stride", "(2,2)"}, {"num_filter", "6"}};
+  std::map<std::string, NDArray> de = {{"data", RandomArray(TShape({5, 8, 9, 9}), 65)},
+                                       {"weight", RandomArray(TShape({8, 6, 4, 4}), 66)}};
+  std::vector<float> a1, b1, c1;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    a1 = run("Convolution", cc.Params(), in);
+    b1 = run("Convolution", one_kw, one);
+    c1 = run("Deconvolution", de_kw, de);
+  }
+  CHECK(run("Convolution", cc.Params(), in) == a1);
+  CHECK(run("Convolution", one_kw, one) == b1);
+  CHECK(run("Deconvolution", de_kw, de) == c1);
 }
