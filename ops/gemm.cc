@@ -1,67 +1,65 @@
-#include <Eigen/Core>
+#include <cstdlib>
+#include <cstring>
 
+#include "gemm_kernels.h"
 #include "kernel_util.h"
 
 namespace symbind {
 
 namespace {
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using ConstMap = Eigen::Map<const RowMat, 0, Eigen::OuterStride<>>;
-using MutMap = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
+using BlockFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t);
 
-// One block of rows [r0, r1) and columns [c0, c1) of C, single-threaded Eigen.
-void GemmBlock(bool trans_a, bool trans_b, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-               int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  const int64_t rows = r1 - r0, cols = c1 - c0;
-  MutMap c(C + r0 * ldc + c0, rows, cols, Eigen::OuterStride<>(ldc));
-  // A is (M,K) or stored (K,M); take the rows of op(A) we need.
-  ConstMap a_full(A, trans_a ? K : M, trans_a ? M : K, Eigen::OuterStride<>(lda));
-  ConstMap b_full(B, trans_b ? N : K, trans_b ? K : N, Eigen::OuterStride<>(ldb));
-  if (beta == 0.0f) c.setZero();
-  else if (beta != 1.0f) c *= beta;
-  if (!trans_a && !trans_b)
-    c.noalias() += alpha * (a_full.middleRows(r0, rows) * b_full.middleCols(c0, cols));
-  else if (!trans_a && trans_b)
-    c.noalias() += alpha * (a_full.middleRows(r0, rows) * b_full.middleRows(c0, cols).transpose());
-  else if (trans_a && !trans_b)
-    c.noalias() += alpha * (a_full.middleCols(r0, rows).transpose() * b_full.middleCols(c0, cols));
-  else
-    c.noalias() += alpha * (a_full.middleCols(r0, rows).transpose() *
-                            b_full.middleRows(c0, cols).transpose());
+struct Dispatch {
+  const char* isa;
+  BlockFn block;
+};
+
+Dispatch Choose() {
+  const char* forced = std::getenv("SYMBIND_GEMM_ISA");
+  auto want = [&](const char* isa) { return !forced || std::strcmp(forced, isa) == 0; };
+  __builtin_cpu_init();
+  if (want("avx512") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+    return {"avx512", gemm_avx512::GemmBlock};
+  if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return {"avx2", gemm_avx2::GemmBlock};
+  return {"base", gemm_base::GemmBlock};
+}
+
+const Dispatch& Selected() {
+  static const Dispatch d = Choose();
+  return d;
 }
 }  // namespace
+
+const char* GemmIsa() { return Selected().isa; }
 
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
           int64_t ldc) {
   if (M <= 0 || N <= 0) return;
-  Eigen::setNbThreads(1);
+  const GemmArgs g{trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc};
+  BlockFn block = Selected().block;
   // Split C into blocks of rows (or columns when there are few rows); block sizes depend only
   // on the problem so every thread count computes the same sums in the same order.
-  const int64_t work = M * N * std::max<int64_t>(K, 1);
+  const int64_t k = std::max<int64_t>(K, 1);
+  const int64_t work = M * N * k;
   const int64_t kMinWork = int64_t{1} << 18;
   if (work < 2 * kMinWork) {
-    GemmBlock(trans_a, trans_b, 0, M, 0, N, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    block(g, 0, M, 0, N);
     return;
   }
   if (M >= 64) {
-    int64_t rows = std::max<int64_t>(16, kMinWork / (N * std::max<int64_t>(K, 1)));
-    rows = std::min(rows, (M + 1) / 2);
+    int64_t rows = std::min(std::max<int64_t>(16, kMinWork / (N * k)), (M + 1) / 2);
     int64_t blocks = (M + rows - 1) / rows;
     ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)
-        GemmBlock(trans_a, trans_b, b * rows, std::min(M, (b + 1) * rows), 0, N, M, N, K, alpha,
-                  A, lda, B, ldb, beta, C, ldc);
+      for (int64_t b = b0; b < b1; ++b) block(g, b * rows, std::min(M, (b + 1) * rows), 0, N);
     });
   } else {
-    int64_t cols = std::max<int64_t>(16, kMinWork / (M * std::max<int64_t>(K, 1)));
-    cols = std::min(cols, (N + 1) / 2);
+    int64_t cols = std::min(std::max<int64_t>(16, kMinWork / (M * k)), (N + 1) / 2);
     int64_t blocks = (N + cols - 1) / cols;
     ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b)
-        GemmBlock(trans_a, trans_b, 0, M, b * cols, std::min(N, (b + 1) * cols), M, N, K, alpha,
-                  A, lda, B, ldb, beta, C, ldc);
+      for (int64_t b = b0; b < b1; ++b) block(g, 0, M, b * cols, std::min(N, (b + 1) * cols));
     });
   }
 }
