@@ -101,13 +101,17 @@ inline void SoftmaxAlong(const float* x, float* y, const AxisLayout& l, double t
       float m = xs[0] * inv_t;
       for (int64_t k = 1; k < l.n; ++k) m = std::max(m, xs[k * l.inner] * inv_t);
       double sum = 0;
-      for (int64_t k = 0; k < l.n; ++k) sum += std::exp(static_cast<double>(xs[k * l.inner] * inv_t - m));
       if (log) {
+        for (int64_t k = 0; k < l.n; ++k) sum += std::exp(xs[k * l.inner] * inv_t - m);
         const float lse = static_cast<float>(std::log(sum));
         for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] = xs[k * l.inner] * inv_t - m - lse;
       } else {
-        for (int64_t k = 0; k < l.n; ++k)
-          ys[k * l.inner] = static_cast<float>(std::exp(static_cast<double>(xs[k * l.inner] * inv_t - m)) / sum);
+        for (int64_t k = 0; k < l.n; ++k) {
+          ys[k * l.inner] = std::exp(xs[k * l.inner] * inv_t - m);
+          sum += ys[k * l.inner];
+        }
+        const float inv_sum = static_cast<float>(1.0 / sum);
+        for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] *= inv_sum;
       }
     }
   });
