@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "op_test_util.h"
+#include "shape_test_util.h"
 
 using namespace symbind;
 using namespace symbind::test;
@@ -13,14 +14,6 @@ float At4(const NDArray& a, int64_t n, int64_t c, int64_t y, int64_t x) {
   return a.GetFlat(((n * s[1] + c) * s[2] + y) * s[3] + x);
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 }  // namespace
 
 // ------------------------------------------------------------------------------------------

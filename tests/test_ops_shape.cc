@@ -1,0 +1,279 @@
+// Shape, slicing and indexing ops: forward against naive references, gradients by finite
+// differences, shape inference in both directions, error messages.
+#include <cmath>
+
+#include "op_test_util.h"
+#include "shape_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+namespace {
+
+// Shape inference of a single-op symbol over input "data".
+TShape OutShape(const std::string& op, const KwArgs& params, const TShape& data) {
+  Symbol s = Symbol::Create(op, "op", params, {{"data", Symbol::Variable("data")}});
+  return InferShape(s, {{"data", data}}).out_shapes[0];
+}
+
+// Multi-index of flat `i` in `s`.
+std::vector<int64_t> Unravel(int64_t i, const TShape& s) {
+  std::vector<int64_t> idx(static_cast<size_t>(s.ndim()));
+  for (int d = s.ndim() - 1; d >= 0; --d) {
+    idx[d] = i % s[d];
+    i /= s[d];
+  }
+  return idx;
+}
+int64_t Ravel(const std::vector<int64_t>& idx, const TShape& s) {
+  int64_t f = 0;
+  for (int d = 0; d < s.ndim(); ++d) f = f * s[d] + idx[d];
+  return f;
+}
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// Reshape / Flatten / expand_dims / squeeze
+
+TEST_CASE("Reshape special values", "[ops][Reshape][shape]") {
+  struct Case {
+    TShape in;
+    std::string shape;
+    bool reverse;
+    TShape want;
+  };
+  // MXNet's documented examples.
+  std::vector<Case> cases = {
+      {TShape({2, 3, 4}), "(4,0,2)", false, TShape({4, 3, 2})},
+      {TShape({2, 3, 4}), "(2,0,0)", false, TShape({2, 3, 4})},
+      {TShape({2, 3, 4}), "(6,1,-1)", false, TShape({6, 1, 4})},
+      {TShape({2, 3, 4}), "(3,-1,8)", false, TShape({3, 1, 8})},
+      {TShape({2, 3, 4}), "(-1,)", false, TShape({24})},
+      {TShape({2, 3, 4}), "(-2,)", false, TShape({2, 3, 4})},
+      {TShape({2, 3, 4}), "(2,-2)", false, TShape({2, 3, 4})},
+      {TShape({2, 3, 4}), "(-2,1,1)", false, TShape({2, 3, 4, 1, 1})},
+      {TShape({2, 3, 4, 5}), "(-3,-3)", false, TShape({6, 20})},
+      {TShape({2, 3, 4}), "(0,-3)", false, TShape({2, 12})},
+      {TShape({2, 3, 4, 5}), "(-3,-2)", false, TShape({6, 4, 5})},
+      {TShape({2, 3, 4}), "(-4,1,2,-2)", false, TShape({1, 2, 3, 4})},
+      {TShape({2, 3, 4}), "(2,-4,-1,3,-2)", false, TShape({2, 1, 3, 4})},
+      // -1 consumes a source dim, so the 0 after it copies dim 1 (MXNet's documented example).
+      {TShape({10, 5, 4}), "(-1,0)", false, TShape({40, 5})},
+      {TShape({10, 5, 4}), "(-1,0)", true, TShape({50, 4})},
+  };
+  for (auto& c : cases) {
+    INFO(c.in << " shape=" << c.shape << " reverse=" << c.reverse);
+    KwArgs p = {{"shape", c.shape}, {"reverse", c.reverse ? "True" : "False"}};
+    CHECK(OutShape("Reshape", p, c.in) == c.want);
+  }
+  // Legacy target_shape (0 = infer) and keep_highest.
+  CHECK(OutShape("Reshape", {{"target_shape", "(0,4)"}}, TShape({2, 3, 4})) == TShape({6, 4}));
+  CHECK(OutShape("Reshape", {{"target_shape", "(7,0)"}, {"keep_highest", "True"}}, TShape({2, 3, 4})) ==
+        TShape({2, 12}));
+  // Backward inference: the one unknown input dim from the output.
+  Symbol r = Symbol::Create("Reshape", "r", {{"shape", "(-1,6)"}}, {{"data", Symbol::Variable("data")}});
+  Symbol fc = Symbol::Create("FullyConnected", "fc", {{"num_hidden", "3"}}, {{"data", r}});
+  auto res = InferShapePartial(fc, {{"data", TShape({-1, 2, 3})}});
+  CHECK(res.out_shapes[0].ndim() == 2);
+  // Errors.
+  CHECK_THAT(ErrorOf([] { OutShape("reshape", {{"shape", "(-1,-1)"}}, TShape({2, 3})); }),
+             Catch::Contains("one and only one dim can be inferred"));
+  CHECK_THAT(ErrorOf([] { OutShape("Reshape", {{"shape", "(5,-1)"}}, TShape({2, 3})); }),
+             Catch::Contains("does not divide"));
+  CHECK_THAT(ErrorOf([] { OutShape("Reshape", {{"shape", "(4,4)"}}, TShape({2, 3})); }),
+             Catch::Contains("has 16 elements but the input (2,3) has 6"));
+  // (-3,) alone merges the first two dims and drops the rest: a size mismatch.
+  CHECK_THROWS_AS(OutShape("Reshape", {{"shape", "(-3,)"}}, TShape({2, 3, 4, 5})), ShapeError);
+  CHECK_THAT(ErrorOf([] { OutShape("Reshape", {{"shape", "(-4,4,-1)"}}, TShape({6, 3})); }),
+             Catch::Contains("do not divide original dim 6"));
+}
+
+TEST_CASE("Reshape infers its input from the output", "[ops][Reshape][shape]") {
+  Symbol r = Symbol::Create("Reshape", "r", {{"shape", "(0,-1)"}}, {{"data", Symbol::Variable("data")}});
+  auto res = InferShapePartial(r, {{"data", TShape({4, -1, 3})}});
+  CHECK(res.out_shapes[0] == TShape({4, -1}));
+  // Given the output (through a following op) the missing input dim is filled.
+  Symbol e = Symbol::Create("elemwise_add", "add", {}, {{"lhs", r}, {"rhs", Symbol::Variable("other")}});
+  auto full = InferShape(e, {{"data", TShape({4, -1, 3})}, {"other", TShape({4, 6})}});
+  CHECK(full.arg_shapes[0] == TShape({4, 2, 3}));
+}
+
+TEST_CASE("Reshape family forward and gradients", "[ops][Reshape][Flatten][expand_dims][squeeze][grad]") {
+  NDArray x = RandomArray(TShape({2, 1, 3}), 1);
+  struct Case {
+    std::string op;
+    KwArgs params;
+    TShape want;
+  };
+  std::vector<Case> cases = {{"Reshape", {{"shape", "(3,-1)"}}, TShape({3, 2})},
+                             {"Flatten", {}, TShape({2, 3})},
+                             {"expand_dims", {{"axis", "-1"}}, TShape({2, 1, 3, 1})},
+                             {"expand_dims", {{"axis", "0"}}, TShape({1, 2, 1, 3})},
+                             {"squeeze", {}, TShape({2, 3})},
+                             {"squeeze", {{"axis", "(1,)"}}, TShape({2, 3})},
+                             {"squeeze", {{"axis", "-2"}}, TShape({2, 3})}};
+  for (auto& c : cases) {
+    INFO(c.op);
+    NDArray y = RunForward(c.op, c.params, {{"data", x}});
+    REQUIRE(y.shape() == c.want);
+    for (int64_t i = 0; i < x.Size(); ++i) CHECK(y.GetFlat(i) == x.GetFlat(i));
+    CheckGradients(c.op, c.params, {{"data", x}});
+  }
+}
+
+TEST_CASE("expand_dims and squeeze shapes and errors", "[ops][expand_dims][squeeze][shape]") {
+  CHECK(OutShape("expand_dims", {{"axis", "3"}}, TShape({2, 3, 4})) == TShape({2, 3, 4, 1}));
+  CHECK(OutShape("expand_dims", {{"axis", "-4"}}, TShape({2, 3, 4})) == TShape({1, 2, 3, 4}));
+  CHECK_THAT(ErrorOf([] { OutShape("expand_dims", {{"axis", "4"}}, TShape({2, 3, 4})); }),
+             Catch::Contains("axis must be in the range [-4, 3] (4 provided)"));
+  // expand_dims infers its input from the output.
+  Symbol e = Symbol::Create("expand_dims", "e", {{"axis", "1"}}, {{"data", Symbol::Variable("data")}});
+  Symbol add = Symbol::Create("elemwise_add", "a", {}, {{"lhs", e}, {"rhs", Symbol::Variable("o")}});
+  CHECK(InferShape(add, {{"o", TShape({5, 1, 7})}}).arg_shapes[0] == TShape({5, 7}));
+  CHECK(OutShape("squeeze", {}, TShape({1, 1, 1})) == TShape({1}));
+  CHECK(OutShape("squeeze", {{"axis", "None"}}, TShape({1, 3, 1})) == TShape({3}));
+  CHECK(OutShape("squeeze", {{"axis", "(0,2)"}}, TShape({1, 3, 1})) == TShape({3}));
+  CHECK_THAT(ErrorOf([] { OutShape("squeeze", {{"axis", "(1,)"}}, TShape({1, 3, 1})); }),
+             Catch::Contains("size=3 not equal to one"));
+  CHECK_THROWS_AS(Symbol::Create("expand_dims", "x", {}, {}), ParamError);  // axis is required
+}
+
+// ------------------------------------------------------------------------------------------
+// transpose / tile / repeat
+
+TEST_CASE("transpose forward, gradient and shape inference", "[ops][transpose][grad]") {
+  NDArray x = RandomArray(TShape({2, 3, 4}), 2);
+  for (std::string axes : {"()", "(1,0,2)", "(2,0,1)", "(0,2,1)"}) {
+    INFO(axes);
+    std::vector<int64_t> ax = {2, 1, 0};
+    if (axes != "()") {
+      TShape t = TShape::Parse(axes);
+      ax = t.dims();
+    }
+    NDArray y = RunForward("transpose", {{"axes", axes}}, {{"data", x}});
+    TShape ws({x.shape()[ax[0]], x.shape()[ax[1]], x.shape()[ax[2]]});
+    REQUIRE(y.shape() == ws);
+    for (int64_t k = 0; k < y.Size(); ++k) {
+      auto oi = Unravel(k, ws);
+      std::vector<int64_t> ii(3);
+      for (int d = 0; d < 3; ++d) ii[ax[d]] = oi[d];
+      CHECK(y.GetFlat(k) == x.GetFlat(Ravel(ii, x.shape())));
+    }
+    CheckGradients("transpose", {{"axes", axes}}, {{"data", RandomArray(TShape({2, 3, 2}), 3)}});
+  }
+  // Both directions: the input from the output.
+  Symbol t = Symbol::Create("transpose", "t", {{"axes", "(1,2,0)"}}, {{"data", Symbol::Variable("data")}});
+  Symbol add = Symbol::Create("elemwise_add", "a", {}, {{"lhs", t}, {"rhs", Symbol::Variable("o")}});
+  CHECK(InferShape(add, {{"o", TShape({3, 4, 2})}}).arg_shapes[0] == TShape({2, 3, 4}));
+  CHECK_THAT(ErrorOf([] { OutShape("transpose", {{"axes", "(0,0,1)"}}, TShape({2, 3, 4})); }),
+             Catch::Contains("not a permutation"));
+  CHECK_THAT(ErrorOf([] { OutShape("transpose", {{"axes", "(1,0)"}}, TShape({2, 3, 4})); }),
+             Catch::Contains("has 2 entries but the input has 3 dimensions"));
+}
+
+TEST_CASE("tile forward and gradient", "[ops][tile][grad]") {
+  NDArray x = RandomArray(TShape({2, 3}), 4);
+  struct Case {
+    std::string reps;
+    TShape want;
+  };
+  for (auto& c : std::vector<Case>{{"(2,)", TShape({2, 6})}, {"(2,2)", TShape({4, 6})},
+                                   {"(2,1,3)", TShape({2, 2, 9})}, {"()", TShape({2, 3})}}) {
+    INFO(c.reps);
+    NDArray y = RunForward("tile", {{"reps", c.reps}}, {{"data", x}});
+    REQUIRE(y.shape() == c.want);
+    for (int64_t k = 0; k < y.Size(); ++k) {
+      auto oi = Unravel(k, c.want);
+      int64_t r = oi[oi.size() - 2] % 2, col = oi.back() % 3;
+      CHECK(y.GetFlat(k) == x.GetFlat(r * 3 + col));
+    }
+    CheckGradients("tile", {{"reps", c.reps}}, {{"data", x}});
+  }
+  CHECK(OutShape("tile", {{"reps", "(2,0)"}}, TShape({2, 3})) == TShape({4, 0}));
+}
+
+TEST_CASE("repeat forward and gradient", "[ops][repeat][grad]") {
+  NDArray x = RandomArray(TShape({2, 3}), 5);
+  NDArray flat = RunForward("repeat", {{"repeats", "2"}}, {{"data", x}});
+  REQUIRE(flat.shape() == TShape({12}));
+  for (int64_t k = 0; k < 12; ++k) CHECK(flat.GetFlat(k) == x.GetFlat(k / 2));
+  NDArray ax1 = RunForward("repeat", {{"repeats", "3"}, {"axis", "1"}}, {{"data", x}});
+  REQUIRE(ax1.shape() == TShape({2, 9}));
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 9; ++c) CHECK(ax1.GetFlat(r * 9 + c) == x.GetFlat(r * 3 + c / 3));
+  NDArray axm = RunForward("repeat", {{"repeats", "2"}, {"axis", "-2"}}, {{"data", x}});
+  REQUIRE(axm.shape() == TShape({4, 3}));
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t c = 0; c < 3; ++c) CHECK(axm.GetFlat(r * 3 + c) == x.GetFlat((r / 2) * 3 + c));
+  CheckGradients("repeat", {{"repeats", "2"}}, {{"data", x}});
+  CheckGradients("repeat", {{"repeats", "3"}, {"axis", "1"}}, {{"data", x}});
+  CheckGradients("repeat", {{"repeats", "2"}, {"axis", "0"}}, {{"data", x}});
+  CHECK(OutShape("repeat", {{"repeats", "0"}, {"axis", "1"}}, TShape({2, 3})) == TShape({0}));
+  CHECK_THAT(ErrorOf([] { OutShape("repeat", {{"repeats", "2"}, {"axis", "2"}}, TShape({2, 3})); }),
+             Catch::Contains("axis 2 is out of range"));
+}
+
+// ------------------------------------------------------------------------------------------
+// Cast / BlockGrad / _copy / zeros_like / ones_like / clip
+
+TEST_CASE("Cast converts types and casts the gradient back", "[ops][Cast][grad]") {
+  NDArray x(TShape({5}), {1.7f, -2.2f, 3.0f, 250.4f, -0.5f});
+  NDArray y = RunForward("Cast", {{"dtype", "int32"}}, {{"data", x}});
+  REQUIRE(y.dtype() == DType::kInt32);
+  const int32_t* yi = y.data<int32_t>();
+  for (int64_t i = 0; i < 5; ++i) CHECK(yi[i] == static_cast<int32_t>(x.GetFlat(i)));
+  NDArray h = RunForward("cast", {{"dtype", "float16"}}, {{"data", x}});
+  REQUIRE(h.dtype() == DType::kFloat16);
+  CHECK(h.GetFlat(3) == 250.375f);  // nearest half
+  // Type inference: the output takes dtype, the input keeps its own.
+  Symbol c = Symbol::Create("Cast", "c", {{"dtype", "float64"}}, {{"data", Symbol::Variable("data")}});
+  auto t = InferType(c, {{"data", DType::kFloat32}});
+  CHECK(t.out_types[0] == DType::kFloat64);
+  CHECK(t.arg_types[0] == DType::kFloat32);
+  // Gradients float32 -> float32 (the finite-difference harness works in float32).
+  CheckGradients("Cast", {{"dtype", "float32"}}, {{"data", RandomArray(TShape({2, 3}), 6)}});
+  // float32 -> float64: backward casts the head gradient back to float32.
+  auto exec = BindSingleOp("Cast", {{"dtype", "float64"}}, {{"data", x}});
+  exec->Forward(true);
+  NDArray head(TShape({5}), DType::kFloat64);
+  for (int64_t i = 0; i < 5; ++i) head.SetFlat(i, 0.5f * static_cast<float>(i));
+  exec->Backward({head});
+  REQUIRE(exec->grad_arrays()[0].dtype() == DType::kFloat32);
+  for (int64_t i = 0; i < 5; ++i) CHECK(exec->grad_arrays()[0].GetFlat(i) == 0.5f * static_cast<float>(i));
+  CHECK_THROWS_AS(Symbol::Create("Cast", "c2", {{"dtype", "float128"}}, {}), ParamError);
+}
+
+TEST_CASE("BlockGrad, identity, zeros_like, ones_like", "[ops][BlockGrad][identity][zeros_like][ones_like][grad]") {
+  NDArray x = RandomArray(TShape({2, 3}), 7);
+  for (std::string op : {"BlockGrad", "stop_gradient", "_copy", "identity"}) {
+    NDArray y = RunForward(op, {}, {{"data", x}});
+    for (int64_t i = 0; i < x.Size(); ++i) CHECK(y.GetFlat(i) == x.GetFlat(i));
+  }
+  NDArray z = RunForward("zeros_like", {}, {{"data", x}}), o = RunForward("ones_like", {}, {{"data", x}});
+  for (int64_t i = 0; i < x.Size(); ++i) {
+    CHECK(z.GetFlat(i) == 0.0f);
+    CHECK(o.GetFlat(i) == 1.0f);
+  }
+  // identity passes gradients; zeros_like/ones_like have zero gradient (the finite differences
+  // agree); BlockGrad's zero gradient is checked directly below.
+  for (std::string op : {"_copy", "zeros_like", "ones_like"}) {
+    INFO(op);
+    CheckGradients(op, {}, {{"data", x}});
+  }
+  auto exec = BindSingleOp("BlockGrad", {}, {{"data", x}});
+  exec->Forward(true);
+  exec->Backward({RandomArray(TShape({2, 3}), 8)});
+  for (int64_t i = 0; i < x.Size(); ++i) CHECK(exec->grad_arrays()[0].GetFlat(i) == 0.0f);
+}
+
+TEST_CASE("clip forward and gradient", "[ops][clip][grad]") {
+  NDArray x = RandomArray(TShape({3, 4}), 9, -2.0f, 2.0f);
+  for (int64_t i = 0; i < x.Size(); ++i)  // away from the kinks at -0.5 and 1
+    if (std::fabs(x.GetFlat(i) + 0.5f) < 0.05f || std::fabs(x.GetFlat(i) - 1.0f) < 0.05f) x.SetFlat(i, 0.2f);
+  KwArgs p = {{"a_min", "-0.5"}, {"a_max", "1"}};
+  NDArray y = RunForward("clip", p, {{"data", x}});
+  for (int64_t i = 0; i < x.Size(); ++i)
+    CHECK(y.GetFlat(i) == std::min(1.0f, std::max(-0.5f, x.GetFlat(i))));
+  CheckGradients("clip", p, {{"data", x}});
+  CHECK_THROWS_AS(Symbol::Create("clip", "c", {{"a_min", "0"}}, {}), ParamError);
+}
