@@ -45,8 +45,12 @@ class Executor {
   const Symbol& symbol() const { return graph_.symbol(); }
   const Graph& graph() const { return graph_; }
   // Seed for random ops (Dropout, rrelu); each Forward advances a run counter so masks differ
-  // between runs but reproduce between processes.
-  void set_seed(uint64_t seed) { seed_ = seed; }
+  // between runs but reproduce between processes. Setting the seed restarts that sequence,
+  // so the next Forward draws exactly what the first Forward after binding drew.
+  void set_seed(uint64_t seed) {
+    seed_ = seed;
+    run_counter_ = 0;
+  }
 
  private:
   struct BackwardPlan;
