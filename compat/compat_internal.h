@@ -1,0 +1,23 @@
+// Helpers shared by the compat sources (not installed).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <string>
+
+#include <symbind/core/op.h>
+
+namespace mxnet {
+namespace cpp {
+namespace compat {
+
+void SeedRandom(uint64_t seed);
+// Runs `f` with the process-wide generator, under its lock.
+void WithRandom(const std::function<void(std::mt19937_64&)>& f);
+
+inline symbind::OpReq ToNative(int req) { return static_cast<symbind::OpReq>(req); }
+
+}  // namespace compat
+}  // namespace cpp
+}  // namespace mxnet

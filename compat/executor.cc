@@ -1,0 +1,155 @@
+#include "mxnet-cpp/executor.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include <symbind/core/graph.h>
+#include <symbind/executor/executor.h>
+
+#include "compat_internal.h"
+
+namespace mxnet {
+namespace cpp {
+
+namespace {
+std::vector<symbind::NDArray> Natives(const std::vector<NDArray>& v) {
+  std::vector<symbind::NDArray> out;
+  for (auto& a : v) out.push_back(a.native());
+  return out;
+}
+std::vector<NDArray> Wrap(const std::vector<symbind::NDArray>& v) {
+  std::vector<NDArray> out;
+  for (auto& a : v) out.emplace_back(a);
+  return out;
+}
+}  // namespace
+
+Executor::Executor(const Symbol& symbol, Context context, const std::vector<NDArray>& arg_arrays_in,
+                   const std::vector<NDArray>& grad_arrays_in,
+                   const std::vector<OpReqType>& grad_reqs,
+                   const std::vector<NDArray>& aux_arrays_in,
+                   const std::map<std::string, Context>&, Executor*)
+    : symbol_(symbol), context_(context), grad_reqs_(grad_reqs) {
+  arg_names_ = symbol.ListArguments();
+  aux_names_ = symbol.ListAuxiliaryStates();
+  std::vector<symbind::OpReq> reqs;
+  for (auto r : grad_reqs) reqs.push_back(compat::ToNative(r));
+  std::vector<NDArray> grads = grad_arrays_in;
+  // A gradient MXNet would not write may be an empty handle.
+  exec_ = symbind::Bind(symbol.native(), context.native(), Natives(arg_arrays_in), Natives(grads), reqs,
+                        Natives(aux_arrays_in));
+  arg_arrays = arg_arrays_in;
+  grad_arrays = grad_arrays_in;
+  aux_arrays = aux_arrays_in;
+  outputs = Wrap(exec_->outputs());
+}
+
+Executor::~Executor() = default;
+
+void Executor::Forward(bool is_train) {
+  exec_->Forward(is_train);
+  outputs = Wrap(exec_->outputs());
+  if (monitor_) RunMonitor(is_train);
+}
+
+void Executor::Backward(const std::vector<NDArray>& head_grads) {
+  exec_->Backward(Natives(head_grads));
+}
+
+std::string Executor::DebugStr() {
+  const symbind::Graph& g = exec_->graph();
+  std::map<std::string, symbind::TShape> known;
+  for (size_t i = 0; i < arg_names_.size(); ++i) known[arg_names_[i]] = arg_arrays[i].native().shape();
+  for (size_t i = 0; i < aux_names_.size(); ++i) known[aux_names_[i]] = aux_arrays[i].native().shape();
+  std::vector<symbind::TShape> shapes = symbind::InferEntryShapes(g, known);
+  std::ostringstream os;
+  os << "Symbol Outputs:\n";
+  auto outs = symbol_.ListOutputs();
+  for (size_t i = 0; i < outs.size(); ++i) os << "\toutput[" << i << "]=" << outs[i] << "\n";
+  for (uint32_t id = 0; id < g.num_nodes(); ++id) {
+    const auto& info = g.node(id);
+    const auto& node = *info.node;
+    os << "--------------------\n";
+    if (node.is_variable()) {
+      os << "Variable:" << node.name() << "\n";
+      continue;
+    }
+    os << "Op:" << node.attrs.op->name << ", Name=" << node.name() << "\n";
+    os << "Inputs:\n";
+    for (size_t i = 0; i < info.inputs.size(); ++i) {
+      const auto& in = info.inputs[i];
+      os << "\targ[" << i << "]=" << g.node(in.node_id).node->name() << "(" << in.index << ") shape="
+         << shapes[g.entry_id(in)] << "\n";
+    }
+    if (!node.attrs.dict.empty()) {
+      os << "Attrs:\n";
+      for (auto& kv : node.attrs.dict) os << "\t" << kv.first << "=" << kv.second << "\n";
+    }
+    for (uint32_t o = 0; o < g.num_node_outputs(id); ++o)
+      os << "Output[" << o << "] shape=" << shapes[g.entry_id(id, o)] << "\n";
+  }
+  return os.str();
+}
+
+std::map<std::string, NDArray> Executor::MakeDict(const std::vector<std::string>& names,
+                                                  const std::vector<NDArray>& arrays) {
+  std::map<std::string, NDArray> out;
+  for (size_t i = 0; i < names.size() && i < arrays.size(); ++i) out[names[i]] = arrays[i];
+  return out;
+}
+
+Executor* Executor::Reshape(const std::map<std::string, std::vector<mx_uint>>& new_shapes) {
+  std::map<std::string, symbind::TShape> known;
+  for (auto& kv : new_shapes)
+    known[kv.first] = symbind::TShape(std::vector<int64_t>(kv.second.begin(), kv.second.end()));
+  // Parameters keep their shapes; inputs named like data or labels follow the new shapes.
+  for (size_t i = 0; i < arg_names_.size(); ++i) {
+    const auto& n = arg_names_[i];
+    if (!known.count(n) && n.find("data") == std::string::npos && n.find("label") == std::string::npos)
+      known[n] = arg_arrays[i].native().shape();
+  }
+  symbind::ShapeInferResult r = symbind::InferShape(symbol_.native(), known);
+  std::vector<NDArray> args, grads, aux;
+  for (size_t i = 0; i < arg_names_.size(); ++i) {
+    bool same = r.arg_shapes[i] == arg_arrays[i].native().shape();
+    args.push_back(same ? arg_arrays[i] : NDArray(symbind::NDArray(r.arg_shapes[i])));
+    bool gsame = !grad_arrays[i].IsNone() && r.arg_shapes[i] == grad_arrays[i].native().shape();
+    grads.push_back(gsame ? grad_arrays[i] : NDArray(symbind::NDArray(r.arg_shapes[i])));
+  }
+  for (size_t i = 0; i < aux_names_.size(); ++i) {
+    bool same = r.aux_shapes[i] == aux_arrays[i].native().shape();
+    aux.push_back(same ? aux_arrays[i] : NDArray(symbind::NDArray(r.aux_shapes[i])));
+  }
+  return new Executor(symbol_, context_, args, grads, grad_reqs_, aux);
+}
+
+void Executor::SetMonitorCallback(MonitorCallback callback, bool monitor_all) {
+  monitor_ = std::move(callback);
+  monitor_all_ = monitor_all;
+}
+
+void Executor::RunMonitor(bool) {
+  // Every node output, computed in inference mode on a copy of the aux states so that the
+  // bound executor's state is not advanced twice.
+  symbind::Symbol internals = symbol_.native().GetInternals();
+  auto names = internals.ListArguments();
+  std::vector<symbind::NDArray> args, grads, aux;
+  std::vector<symbind::OpReq> reqs;
+  std::map<std::string, NDArray> ad = arg_dict(), xd = aux_dict();
+  for (auto& n : names) {
+    args.push_back(ad.at(n).native());
+    grads.emplace_back();
+    reqs.push_back(symbind::OpReq::kNull);
+  }
+  for (auto& n : internals.ListAuxiliaryStates()) aux.push_back(xd.at(n).native().Copy());
+  auto exec = symbind::Bind(internals, context_.native(), args, grads, reqs, aux);
+  exec->Forward(false);
+  auto out_names = internals.ListOutputs();
+  for (size_t i = 0; i < out_names.size(); ++i) {
+    if (!monitor_all_ && internals.outputs()[i].node->is_variable()) continue;
+    monitor_(out_names[i], NDArray(exec->outputs()[i]));
+  }
+}
+
+}  // namespace cpp
+}  // namespace mxnet

@@ -1,0 +1,108 @@
+// MXNet cpp-package compatibility: Symbol, a handle to a symbind::Symbol.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <symbind/core/symbol.h>
+
+#include "mxnet-cpp/base.h"
+#include "mxnet-cpp/ndarray.h"
+
+namespace mxnet {
+namespace cpp {
+
+class Executor;
+
+class Symbol {
+ public:
+  Symbol() = default;
+  explicit Symbol(const symbind::Symbol& s) : s_(s) {}
+  // A variable called `name`.
+  explicit Symbol(const char* name);
+  explicit Symbol(const std::string& name);
+
+  // Element-wise arithmetic through the elemwise and _scalar operators.
+  Symbol operator+(const Symbol& rhs) const;
+  Symbol operator-(const Symbol& rhs) const;
+  Symbol operator*(const Symbol& rhs) const;
+  Symbol operator/(const Symbol& rhs) const;
+  Symbol operator+(mx_float scalar) const;
+  Symbol operator-(mx_float scalar) const;
+  Symbol operator*(mx_float scalar) const;
+  Symbol operator/(mx_float scalar) const;
+  Symbol Copy() const;
+
+  static Symbol Variable(const std::string& name = "");
+  Symbol operator[](int index) const;
+  Symbol operator[](const std::string& index) const;
+  static Symbol Group(const std::vector<Symbol>& symbols);
+  // MXNet symbol JSON (any MXNet generation).
+  static Symbol Load(const std::string& file_name);
+  static Symbol LoadJSON(const std::string& json_str);
+  void Save(const std::string& file_name) const;
+  std::string ToJSON() const;
+  Symbol GetInternals() const;
+  Symbol GetChildren() const;
+
+  std::vector<std::string> ListArguments() const;
+  std::vector<std::string> ListOutputs() const;
+  std::vector<std::string> ListAuxiliaryStates() const;
+  std::vector<std::string> ListInputs() const;
+  std::map<std::string, std::string> ListAttributes() const;
+  void SetAttribute(const std::string& key, const std::string& value);
+  void SetAttributes(const std::map<std::string, std::string>& attrs);
+  std::string GetName() const;
+
+  // Shapes in ListArguments / ListAuxiliaryStates / ListOutputs order; shapes that cannot be
+  // inferred come back empty.
+  void InferShape(const std::map<std::string, std::vector<mx_uint>>& arg_shapes,
+                  std::vector<std::vector<mx_uint>>* in_shape,
+                  std::vector<std::vector<mx_uint>>* aux_shape,
+                  std::vector<std::vector<mx_uint>>* out_shape) const;
+  // MXNet's cpp-package rules: given arrays are used as they are; missing arguments, aux
+  // states and gradients are allocated (zero); grad_req defaults to kNullOp for names
+  // containing "data" or "label", kWriteTo otherwise.
+  void InferExecutorArrays(const Context& context, std::vector<NDArray>* arg_arrays,
+                           std::vector<NDArray>* grad_arrays, std::vector<OpReqType>* grad_reqs,
+                           std::vector<NDArray>* aux_arrays,
+                           const std::map<std::string, NDArray>& args_map,
+                           const std::map<std::string, NDArray>& arg_grad_store =
+                               std::map<std::string, NDArray>(),
+                           const std::map<std::string, OpReqType>& grad_req_type =
+                               std::map<std::string, OpReqType>(),
+                           const std::map<std::string, NDArray>& aux_map =
+                               std::map<std::string, NDArray>()) const;
+  // Adds zero arrays for the arguments whose shapes follow from `known_args`.
+  void InferArgsMap(const Context& context, std::map<std::string, NDArray>* args_map,
+                    const std::map<std::string, NDArray>& known_args) const;
+  // The caller owns (deletes) the executor.
+  Executor* SimpleBind(const Context& context, const std::map<std::string, NDArray>& args_map,
+                       const std::map<std::string, NDArray>& arg_grad_store =
+                           std::map<std::string, NDArray>(),
+                       const std::map<std::string, OpReqType>& grad_req_type =
+                           std::map<std::string, OpReqType>(),
+                       const std::map<std::string, NDArray>& aux_map =
+                           std::map<std::string, NDArray>());
+  Executor* Bind(const Context& context, const std::vector<NDArray>& arg_arrays,
+                 const std::vector<NDArray>& grad_arrays,
+                 const std::vector<OpReqType>& grad_reqs,
+                 const std::vector<NDArray>& aux_arrays,
+                 const std::map<std::string, Context>& group_to_ctx =
+                     std::map<std::string, Context>(),
+                 Executor* shared_exec = nullptr);
+
+  const symbind::Symbol& native() const { return s_; }
+  bool IsEmpty() const { return s_.NumOutputs() == 0; }
+
+ private:
+  symbind::Symbol s_;
+};
+
+Symbol operator+(mx_float lhs, const Symbol& rhs);
+Symbol operator-(mx_float lhs, const Symbol& rhs);
+Symbol operator*(mx_float lhs, const Symbol& rhs);
+Symbol operator/(mx_float lhs, const Symbol& rhs);
+
+}  // namespace cpp
+}  // namespace mxnet

@@ -1,0 +1,263 @@
+#include "mxnet-cpp/optimizer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace mxnet {
+namespace cpp {
+
+namespace {
+
+struct Arrays {
+  float* w;
+  const float* g;
+  int64_t n;
+};
+
+Arrays Check(const char* who, NDArray& weight, const NDArray& grad) {
+  if (weight.IsNone() || grad.IsNone())
+    throw std::runtime_error(std::string(who) + " optimizer: empty weight or gradient array");
+  if (weight.native().Size() != grad.native().Size())
+    throw std::runtime_error(std::string(who) + " optimizer: weight " + weight.native().shape().ToString() +
+                             " and gradient " + grad.native().shape().ToString() + " differ in size");
+  return {weight.native().fdata(), grad.native().fdata(), weight.native().Size()};
+}
+
+float* State(std::map<int, NDArray>& states, int index, const NDArray& weight) {
+  auto it = states.find(index);
+  if (it == states.end())
+    it = states.emplace(index, NDArray(symbind::NDArray(weight.native().shape()))).first;
+  return it->second.native().fdata();
+}
+
+inline float Clip(float x, float c) { return c >= 0 ? std::max(-c, std::min(c, x)) : x; }
+inline float Sign(float x) { return static_cast<float>((x > 0) - (x < 0)); }
+
+}  // namespace
+
+Optimizer::Optimizer(unsigned begin_num_update)
+    : begin_num_update_(begin_num_update), num_update_(begin_num_update) {}
+Optimizer::~Optimizer() = default;
+
+Optimizer* Optimizer::SetLRScheduler(std::unique_ptr<LRScheduler> lr_scheduler) {
+  lrScheduler_ = std::move(lr_scheduler);
+  if (lrScheduler_) lrScheduler_->SetLR(Param_("lr", 0.01f));
+  return this;
+}
+
+void Optimizer::Update(int index, NDArray weight, NDArray grad, mx_float lr, mx_float wd) {
+  SetParam("lr", lr);
+  SetParam("wd", wd);
+  Update(index, weight, grad);
+}
+
+std::string Optimizer::Serialize() const {
+  auto params = params_;
+  params.emplace("opt_type", GetType());
+  std::string s;
+  for (auto& kv : params) s += (s.empty() ? "" : "\n") + kv.first + "=" + kv.second;
+  return s;
+}
+
+unsigned Optimizer::UpdateCount_(int index) {
+  if (!count_.count(index)) count_.emplace(index, begin_num_update_);
+  unsigned c = ++count_[index];
+  num_update_ = std::max(num_update_, c);
+  return c;
+}
+
+float Optimizer::GetLR_(int) {
+  if (lrScheduler_) return lrScheduler_->GetLR(num_update_);
+  return Param_("lr", 0.01f);
+}
+float Optimizer::GetWD_(int) { return Param_("wd", 0.0f); }
+
+float Optimizer::Param_(const std::string& name, float fallback) const {
+  auto it = params_.find(name);
+  if (it == params_.end()) return fallback;
+  try {
+    return std::stof(it->second);
+  } catch (const std::exception&) {
+    throw std::runtime_error(GetType() + " optimizer: parameter " + name + "=" + it->second +
+                             " is not a number");
+  }
+}
+
+void Optimizer::CreateState_(int, NDArray) {}
+
+std::map<std::string, OptimizerCreator>& OptimizerRegistry::cmap() {
+  static std::map<std::string, OptimizerCreator> m = {
+      {"sgd", [] { return new SGDOptimizer(); }},
+      {"ccsgd", [] { return new SGDOptimizer(); }},
+      {"nag", [] { return new NAGOptimizer(); }},
+      {"signum", [] { return new SignumOptimizer(); }},
+      {"rmsprop", [] { return new RMSPropOptimizer(); }},
+      {"adam", [] { return new AdamOptimizer(); }},
+      {"adagrad", [] { return new AdaGradOptimizer(); }},
+      {"adadelta", [] { return new AdaDeltaOptimizer(); }},
+  };
+  return m;
+}
+
+Optimizer* OptimizerRegistry::Find(const std::string& name) {
+  auto it = cmap().find(name);
+  return it == cmap().end() ? nullptr : it->second();
+}
+
+int OptimizerRegistry::__REGISTER__(const std::string& name, OptimizerCreator creator) {
+  if (cmap().count(name)) throw std::runtime_error(name + " already registered");
+  cmap().emplace(name, std::move(creator));
+  return 0;
+}
+
+void SGDOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  auto a = Check("sgd", weight, grad);
+  float lr = GetLR_(index), wd = GetWD_(index);
+  UpdateCount_(index);
+  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  if (!HasParam_("momentum")) {  // sgd_update
+    for (int64_t i = 0; i < a.n; ++i) {
+      float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
+      a.w[i] = a.w[i] - lr * g;
+    }
+    return;
+  }
+  float momentum = Param_("momentum", 0.0f);
+  float* mom = State(mom_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {  // sgd_mom_update
+    float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
+    mom[i] = momentum * mom[i] - lr * g;
+    a.w[i] = a.w[i] + mom[i];
+  }
+}
+
+void NAGOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  if (!HasParam_("momentum")) return SGDOptimizer::Update(index, weight, grad);
+  auto a = Check("nag", weight, grad);
+  float lr = GetLR_(index), wd = GetWD_(index);
+  UpdateCount_(index);
+  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  float momentum = Param_("momentum", 0.0f);
+  float* mom = State(mom_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {  // nag_mom_update
+    float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
+    mom[i] = momentum * mom[i] + g;
+    a.w[i] = a.w[i] - lr * (momentum * mom[i] + g);
+  }
+}
+
+SignumOptimizer::SignumOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+  SetParam("momentum", 0.9f);
+  SetParam("wd_lh", 0.0f);
+}
+
+void SignumOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  auto a = Check("signum", weight, grad);
+  float lr = GetLR_(index), wd = GetWD_(index);
+  UpdateCount_(index);
+  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  float momentum = Param_("momentum", 0.9f), wd_lh = Param_("wd_lh", 0.0f);
+  if (momentum == 0.0f) {  // signsgd_update
+    for (int64_t i = 0; i < a.n; ++i) a.w[i] = (1.f - lr * wd) * a.w[i] - lr * Sign(a.g[i]);
+    return;
+  }
+  float* mom = State(mom_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {  // signum_update
+    float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
+    mom[i] = momentum * mom[i] - (1 - momentum) * g;
+    a.w[i] = (1.f - lr * wd_lh) * a.w[i] + lr * Sign(mom[i]);
+  }
+}
+
+RMSPropOptimizer::RMSPropOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+  SetParam("gamma1", 0.9f);
+  SetParam("gamma2", 0.9f);
+  SetParam("epsilon", 1e-8);
+}
+
+void RMSPropOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  auto a = Check("rmsprop", weight, grad);
+  float lr = GetLR_(index), wd = GetWD_(index);
+  UpdateCount_(index);
+  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  float g1 = Param_("gamma1", 0.9f), g2 = Param_("gamma2", 0.9f), eps = Param_("epsilon", 1e-8f);
+  float clip_w = Param_("clip_weights", -1.0f);
+  float* n = State(n_, index, weight);
+  float* g = State(g_, index, weight);
+  float* d = State(delta_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {  // rmspropalex_update
+    float gr = Clip(rescale * a.g[i] + wd * a.w[i], clip);
+    n[i] = (1.f - g1) * gr * gr + g1 * n[i];
+    g[i] = (1.f - g1) * gr + g1 * g[i];
+    d[i] = g2 * d[i] - lr * gr / std::sqrt(n[i] - g[i] * g[i] + eps);
+    a.w[i] = Clip(a.w[i] + d[i], clip_w);
+  }
+}
+
+AdamOptimizer::AdamOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+  SetParam("beta1", 0.9f);
+  SetParam("beta2", 0.999f);
+  SetParam("epsilon", 1e-8);
+}
+
+void AdamOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  auto a = Check("adam", weight, grad);
+  float lr = GetLR_(index), wd = GetWD_(index);
+  float t = static_cast<float>(UpdateCount_(index));
+  float b1 = Param_("beta1", 0.9f), b2 = Param_("beta2", 0.999f), eps = Param_("epsilon", 1e-8f);
+  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  lr *= std::sqrt(1.0f - std::pow(b2, t)) / (1.0f - std::pow(b1, t));
+  float* mean = State(mean_, index, weight);
+  float* var = State(var_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {  // adam_update
+    float g = Clip(rescale * a.g[i] + wd * a.w[i], clip);
+    mean[i] = b1 * mean[i] + (1.f - b1) * g;
+    var[i] = b2 * var[i] + (1.f - b2) * g * g;
+    a.w[i] = a.w[i] - lr * mean[i] / (std::sqrt(var[i]) + eps);
+  }
+}
+
+AdaGradOptimizer::AdaGradOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+  SetParam("eps", 1e-7);
+}
+
+void AdaGradOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  auto a = Check("adagrad", weight, grad);
+  float lr = GetLR_(index), wd = GetWD_(index);
+  UpdateCount_(index);
+  float eps = Param_("eps", 1e-7f), rescale = Param_("rescale_grad", 1.0f);
+  float clip = HasParam_("clip_gradient") ? Param_("clip_gradient", -1.0f) : -1.0f;
+  float* h = State(history_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {
+    float g = Clip(a.g[i] * rescale, clip);
+    h[i] += g * g;
+    a.w[i] -= (g / std::sqrt(h[i] + eps) + a.w[i] * wd) * lr;
+  }
+}
+
+AdaDeltaOptimizer::AdaDeltaOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+  SetParam("rho", 0.90f);
+  SetParam("epsilon", 1e-5);
+}
+
+void AdaDeltaOptimizer::Update(int index, NDArray weight, NDArray grad) {
+  auto a = Check("adadelta", weight, grad);
+  float wd = GetWD_(index);
+  UpdateCount_(index);
+  float rho = Param_("rho", 0.9f), eps = Param_("epsilon", 1e-5f), rescale = Param_("rescale_grad", 1.0f);
+  float clip = HasParam_("clip_gradient") ? Param_("clip_gradient", -1.0f) : -1.0f;
+  float* acc_g = State(acc_g_, index, weight);
+  float* acc_d = State(acc_delta_, index, weight);
+  for (int64_t i = 0; i < a.n; ++i) {
+    float g = Clip(a.g[i] * rescale, clip);
+    acc_g[i] = acc_g[i] * rho + g * g * (1.0f - rho);
+    float delta = std::sqrt(acc_d[i] + eps) / std::sqrt(acc_g[i] + eps) * g;
+    acc_d[i] = acc_d[i] * rho + delta * delta * (1.0f - rho);
+    a.w[i] = a.w[i] * (1.0f - wd) - delta;
+  }
+}
+
+}  // namespace cpp
+}  // namespace mxnet
