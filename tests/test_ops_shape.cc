@@ -277,3 +277,177 @@ TEST_CASE("clip forward and gradient", "[ops][clip][grad]") {
   CheckGradients("clip", p, {{"data", x}});
   CHECK_THROWS_AS(Symbol::Create("clip", "c", {{"a_min", "0"}}, {}), ParamError);
 }
+
+// ------------------------------------------------------------------------------------------
+// Concat / SliceChannel
+
+TEST_CASE("Concat forward and gradients", "[ops][Concat][grad]") {
+  NDArray a = RandomArray(TShape({2, 1, 3}), 10), b = RandomArray(TShape({2, 2, 3}), 11),
+          c = RandomArray(TShape({2, 3, 3}), 12);
+  NDArray y = RunForward("Concat", {{"num_args", "3"}, {"dim", "1"}}, {{"arg0", a}, {"arg1", b}, {"arg2", c}});
+  REQUIRE(y.shape() == TShape({2, 6, 3}));
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t ch = 0; ch < 6; ++ch)
+      for (int64_t k = 0; k < 3; ++k) {
+        float want = ch < 1 ? a.GetFlat((n * 1 + ch) * 3 + k)
+                     : ch < 3 ? b.GetFlat((n * 2 + ch - 1) * 3 + k)
+                              : c.GetFlat((n * 3 + ch - 3) * 3 + k);
+        CHECK(y.GetFlat((n * 6 + ch) * 3 + k) == want);
+      }
+  CheckGradients("Concat", {{"num_args", "3"}, {"dim", "1"}}, {{"arg0", a}, {"arg1", b}, {"arg2", c}});
+  NDArray p = RandomArray(TShape({2, 3, 1}), 13), q = RandomArray(TShape({2, 3, 2}), 14);
+  NDArray z = RunForward("concat", {{"num_args", "2"}, {"dim", "-1"}}, {{"arg0", p}, {"arg1", q}});
+  REQUIRE(z.shape() == TShape({2, 3, 3}));
+  for (int64_t r = 0; r < 6; ++r) {
+    CHECK(z.GetFlat(r * 3) == p.GetFlat(r));
+    CHECK(z.GetFlat(r * 3 + 1) == q.GetFlat(r * 2));
+    CHECK(z.GetFlat(r * 3 + 2) == q.GetFlat(r * 2 + 1));
+  }
+  CheckGradients("Concat", {{"num_args", "2"}, {"dim", "0"}},
+                 {{"arg0", RandomArray(TShape({1, 3}), 15)}, {"arg1", RandomArray(TShape({2, 3}), 16)}});
+  // One input without a gradient.
+  GradCheckOptions opt;
+  opt.no_grad = {"arg0"};
+  CheckGradients("Concat", {{"num_args", "2"}}, {{"arg0", p}, {"arg1", RandomArray(TShape({2, 1, 1}), 17)}}, opt);
+}
+
+TEST_CASE("Concat shape inference both ways", "[ops][Concat][shape]") {
+  Symbol x = Symbol::Variable("x"), y = Symbol::Variable("y"), z = Symbol::Variable("z");
+  Symbol c = Symbol::Create("Concat", "cat", {}, {}, {x, y, z});  // num_args from composition
+  CHECK(c.ListArguments() == std::vector<std::string>{"x", "y", "z"});
+  auto r = InferShape(c, {{"x", TShape({2, 3, 4})}, {"y", TShape({2, 5, 4})}, {"z", TShape({2, 1, 4})}});
+  CHECK(r.out_shapes[0] == TShape({2, 9, 4}));
+  // Unknown dims of the inputs come from the others, the concat dim of one from the output.
+  Symbol out = Symbol::Variable("o");
+  Symbol add = Symbol::Create("elemwise_add", "add", {}, {{"lhs", c}, {"rhs", out}});
+  auto r2 = InferShape(add, {{"x", TShape({2, 3, 4})}, {"y", TShape({-1, 5, -1})}, {"z", TShape({-1, -1, 4})},
+                             {"o", TShape({2, 10, 4})}});
+  CHECK(r2.arg_shapes[1] == TShape({2, 5, 4}));
+  CHECK(r2.arg_shapes[2] == TShape({2, 2, 4}));
+  CHECK_THAT(ErrorOf([&] { InferShape(c, {{"x", TShape({2, 3, 4})}, {"y", TShape({2, 5, 5})}, {"z", TShape({2, 1, 4})}}); }),
+             Catch::Contains("Concat: incompatible shape for arg1"));
+  CHECK_THAT(ErrorOf([&] { InferShape(Symbol::Create("Concat", "c3", {{"dim", "3"}}, {}, {x, y}), {{"x", TShape({2, 3})}}); }),
+             Catch::Contains("axis 3 is out of range"));
+}
+
+TEST_CASE("SliceChannel forward, gradient and shapes", "[ops][SliceChannel][grad]") {
+  NDArray x = RandomArray(TShape({2, 6, 2}), 18);
+  auto exec = BindSingleOp("SliceChannel", {{"num_outputs", "3"}}, {{"data", x}}, {}, OpReq::kNull);
+  exec->Forward(false);
+  REQUIRE(exec->outputs().size() == 3);
+  for (int64_t i = 0; i < 3; ++i) {
+    const NDArray& o = exec->outputs()[i];
+    REQUIRE(o.shape() == TShape({2, 2, 2}));
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < 2; ++c)
+        for (int64_t k = 0; k < 2; ++k) CHECK(o.GetFlat((n * 2 + c) * 2 + k) == x.GetFlat((n * 6 + i * 2 + c) * 2 + k));
+  }
+  CHECK(exec->symbol().ListOutputs() == std::vector<std::string>{"op_output0", "op_output1", "op_output2"});
+  CheckGradients("SliceChannel", {{"num_outputs", "3"}}, {{"data", x}});
+  CheckGradients("split", {{"num_outputs", "2"}, {"axis", "-1"}, {"squeeze_axis", "True"}}, {{"data", x}});
+  CHECK(OutShape("SliceChannel", {{"num_outputs", "2"}, {"axis", "0"}, {"squeeze_axis", "1"}}, TShape({2, 3})) ==
+        TShape({3}));
+  // The input from an output.
+  Symbol s = Symbol::Create("SliceChannel", "s", {{"num_outputs", "2"}, {"axis", "0"}}, {{"data", Symbol::Variable("data")}});
+  Symbol add = Symbol::Create("elemwise_add", "a", {}, {{"lhs", s[1]}, {"rhs", Symbol::Variable("o")}});
+  CHECK(InferShape(add, {{"o", TShape({3, 4})}}).arg_shapes[0] == TShape({6, 4}));
+  CHECK_THAT(ErrorOf([] { OutShape("SliceChannel", {{"num_outputs", "4"}}, TShape({2, 6})); }),
+             Catch::Contains("4 does not evenly divide 6"));
+  CHECK_THAT(ErrorOf([] { OutShape("SliceChannel", {{"num_outputs", "2"}, {"squeeze_axis", "True"}}, TShape({2, 6})); }),
+             Catch::Contains("must be the same as num_outputs"));
+}
+
+// ------------------------------------------------------------------------------------------
+// slice / slice_axis / slice_like
+
+namespace {
+// Python-style slicing of one axis of length n: the indices taken.
+std::vector<int64_t> PySlice(int64_t n, std::optional<int64_t> b, std::optional<int64_t> e, int64_t s) {
+  std::vector<int64_t> idx;
+  int64_t lo, hi;
+  if (s > 0) {
+    lo = b ? (*b < 0 ? std::max<int64_t>(*b + n, 0) : std::min(*b, n)) : 0;
+    hi = e ? (*e < 0 ? std::max<int64_t>(*e + n, 0) : std::min(*e, n)) : n;
+    for (int64_t i = lo; i < hi; i += s) idx.push_back(i);
+  } else {
+    lo = b ? (*b < 0 ? std::max<int64_t>(*b + n, -1) : std::min(*b, n - 1)) : n - 1;
+    hi = e ? (*e < 0 ? std::max<int64_t>(*e + n, -1) : std::min(*e, n - 1)) : -1;
+    for (int64_t i = lo; i > hi; i += s) idx.push_back(i);
+  }
+  return idx;
+}
+}  // namespace
+
+TEST_CASE("slice matches Python slicing", "[ops][slice][grad]") {
+  NDArray x = RandomArray(TShape({4, 5, 3}), 19);
+  struct Case {
+    std::string begin, end, step;
+    std::vector<std::optional<int64_t>> b, e;
+    std::vector<int64_t> s;
+  };
+  std::vector<Case> cases = {
+      {"(1,0)", "(3,4)", "", {1, 0}, {3, 4}, {1, 1}},
+      {"(None,-4)", "(-1,None)", "", {std::nullopt, -4}, {-1, std::nullopt}, {1, 1}},
+      {"(3,None,0)", "(None,1,3)", "(-2,-1,2)", {3, std::nullopt, 0}, {std::nullopt, 1, 3}, {-2, -1, 2}},
+      {"(0,1,2)", "(4,5,3)", "(3,2,1)", {0, 1, 2}, {4, 5, 3}, {3, 2, 1}},
+      {"(-10,)", "(10,)", "(None,)", {-10}, {10}, {1}},
+  };
+  for (auto& c : cases) {
+    INFO(c.begin << " " << c.end << " " << c.step);
+    KwArgs p = {{"begin", c.begin}, {"end", c.end}};
+    if (!c.step.empty()) p["step"] = c.step;
+    NDArray y = RunForward("slice", p, {{"data", x}});
+    std::vector<std::vector<int64_t>> idx;
+    for (int d = 0; d < 3; ++d) {
+      if (static_cast<size_t>(d) < c.b.size()) idx.push_back(PySlice(x.shape()[d], c.b[d], c.e[d], c.s[d]));
+      else idx.push_back(PySlice(x.shape()[d], std::nullopt, std::nullopt, 1));
+    }
+    TShape ws({static_cast<int64_t>(idx[0].size()), static_cast<int64_t>(idx[1].size()),
+               static_cast<int64_t>(idx[2].size())});
+    REQUIRE(y.shape() == ws);
+    for (int64_t k = 0; k < y.Size(); ++k) {
+      auto oi = Unravel(k, ws);
+      CHECK(y.GetFlat(k) == x.GetFlat(Ravel({idx[0][oi[0]], idx[1][oi[1]], idx[2][oi[2]]}, x.shape())));
+    }
+    CheckGradients("slice", p, {{"data", x}});
+  }
+  CHECK(OutShape("crop", {{"begin", "(3,)"}, {"end", "(1,)"}}, TShape({4, 5})) == TShape({0, 5}));
+  CHECK_THAT(ErrorOf([] { OutShape("slice", {{"begin", "(0,0,0)"}, {"end", "(1,1,1)"}}, TShape({4, 5})); }),
+             Catch::Contains("exceeds data dimensions"));
+  CHECK_THAT(ErrorOf([] { OutShape("slice", {{"begin", "(0,)"}, {"end", "(1,)"}, {"step", "(0,)"}}, TShape({4, 5})); }),
+             Catch::Contains("step[0] cannot be 0"));
+}
+
+TEST_CASE("slice_axis forward, gradient and errors", "[ops][slice_axis][grad]") {
+  NDArray x = RandomArray(TShape({3, 5}), 20);
+  NDArray y = RunForward("slice_axis", {{"axis", "1"}, {"begin", "-4"}, {"end", "4"}}, {{"data", x}});
+  REQUIRE(y.shape() == TShape({3, 3}));
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t c = 0; c < 3; ++c) CHECK(y.GetFlat(r * 3 + c) == x.GetFlat(r * 5 + c + 1));
+  NDArray z = RunForward("slice_axis", {{"axis", "0"}, {"begin", "1"}, {"end", "None"}}, {{"data", x}});
+  REQUIRE(z.shape() == TShape({2, 5}));
+  for (int64_t i = 0; i < 10; ++i) CHECK(z.GetFlat(i) == x.GetFlat(i + 5));
+  CheckGradients("slice_axis", {{"axis", "-1"}, {"begin", "1"}, {"end", "-1"}}, {{"data", x}});
+  CHECK_THAT(ErrorOf([] { OutShape("slice_axis", {{"axis", "1"}, {"begin", "3"}, {"end", "2"}}, TShape({3, 5})); }),
+             Catch::Contains("invalid begin, end"));
+  CHECK_THAT(ErrorOf([] { OutShape("slice_axis", {{"axis", "1"}, {"begin", "0"}, {"end", "7"}}, TShape({3, 5})); }),
+             Catch::Contains("invalid end=7"));
+  CHECK_THROWS_AS(Symbol::Create("slice_axis", "s", {{"axis", "1"}, {"begin", "0"}}, {}), ParamError);
+}
+
+TEST_CASE("slice_like forward, gradient and shapes", "[ops][slice_like][grad]") {
+  NDArray x = RandomArray(TShape({3, 4, 2}), 21), like = RandomArray(TShape({2, 3, 5}), 22);
+  NDArray y = RunForward("slice_like", {{"axes", "(0,-2)"}}, {{"data", x}, {"shape_like", like}});
+  REQUIRE(y.shape() == TShape({2, 3, 2}));
+  for (int64_t k = 0; k < y.Size(); ++k) {
+    auto oi = Unravel(k, y.shape());
+    CHECK(y.GetFlat(k) == x.GetFlat(Ravel(oi, x.shape())));
+  }
+  CheckGradients("slice_like", {{"axes", "(0,1)"}}, {{"data", x}, {"shape_like", like}});
+  NDArray like2 = RandomArray(TShape({1, 2, 2}), 23);
+  CheckGradients("slice_like", {}, {{"data", x}, {"shape_like", like2}});
+  Symbol s = Symbol::Create("slice_like", "s", {}, {{"data", Symbol::Variable("data")}});
+  CHECK(s.ListArguments() == std::vector<std::string>{"data", "s_shape_like"});
+  CHECK_THAT(ErrorOf([&] { InferShape(s, {{"data", TShape({3, 4})}, {"s_shape_like", TShape({2, 5})}}); }),
+             Catch::Contains("exceeds limit of input with size 4"));
+}
