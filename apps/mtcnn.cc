@@ -1,0 +1,367 @@
+#include "mtcnn.h"
+
+#include <symbind/io/checkpoint.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+namespace symbind {
+namespace mtcnn {
+namespace {
+
+constexpr double kMean = 127.5;
+constexpr double kScale = 0.0078125;
+constexpr int kCell = 12;   // P-Net's receptive field
+constexpr int kStride = 2;  // P-Net's output stride
+
+// Rounds half to even, like numpy.round (the default floating-point rounding mode).
+double Round(double v) { return std::nearbyint(v); }
+
+// Writes a float BGR HWC patch of `w` x `h`, normalised, as CHW into `dst` (3*h*w floats).
+void NormaliseToCHW(const float* hwc, int w, int h, float* dst) {
+  const size_t plane = static_cast<size_t>(w) * h;
+  for (size_t i = 0; i < plane; ++i)
+    for (int c = 0; c < 3; ++c)
+      dst[c * plane + i] = static_cast<float>((hwc[i * 3 + c] - kMean) * kScale);
+}
+
+// The image as float BGR HWC (values 0..255).
+std::vector<float> ToBGRFloat(const Image& im) {
+  SYMBIND_CHECK(im.channels >= 3 && im.width > 0 && im.height > 0,
+                "mtcnn: need an RGB(A) image, got ", im.width, "x", im.height, "x", im.channels);
+  const size_t n = static_cast<size_t>(im.width) * im.height;
+  std::vector<float> out(n * 3);
+  for (size_t i = 0; i < n; ++i)
+    for (int c = 0; c < 3; ++c) out[i * 3 + c] = im.pixels[i * im.channels + (2 - c)];
+  return out;
+}
+
+// Crops the inclusive box [x1, x2] x [y1, y2] (integers) of a float HWC image, zero outside
+// the image, and resizes it to size x size into `dst` (HWC).
+void CropResize(const std::vector<float>& img, int width, int height, int x1, int y1, int x2,
+                int y2, int size, float* dst) {
+  const int w = x2 - x1 + 1, h = y2 - y1 + 1;
+  if (w <= 0 || h <= 0) {
+    std::fill(dst, dst + static_cast<size_t>(size) * size * 3, 0.0f);
+    return;
+  }
+  std::vector<float> crop(static_cast<size_t>(w) * h * 3, 0.0f);
+  const int sx0 = std::max(x1, 0), sx1 = std::min(x2, width - 1);
+  const int sy0 = std::max(y1, 0), sy1 = std::min(y2, height - 1);
+  for (int y = sy0; y <= sy1 && sx0 <= sx1; ++y)
+    std::copy(&img[(static_cast<size_t>(y) * width + sx0) * 3],
+              &img[(static_cast<size_t>(y) * width + sx1) * 3 + 3],
+              &crop[(static_cast<size_t>(y - y1) * w + (sx0 - x1)) * 3]);
+  ResizeBilinear(crop.data(), w, h, 3, dst, size, size);
+}
+
+// Boxes made square around their centres (the longer side kept), in place.
+void Square(std::vector<Box>* boxes) {
+  for (Box& b : *boxes) {
+    double w = b.x2 - b.x1 + 1, h = b.y2 - b.y1 + 1, side = std::max(w, h);
+    b.x1 = b.x1 + w * 0.5 - side * 0.5;
+    b.y1 = b.y1 + h * 0.5 - side * 0.5;
+    b.x2 = b.x1 + side - 1;
+    b.y2 = b.y1 + side - 1;
+  }
+}
+
+void RoundBoxes(std::vector<Box>* boxes) {
+  for (Box& b : *boxes) {
+    b.x1 = Round(b.x1);
+    b.y1 = Round(b.y1);
+    b.x2 = Round(b.x2);
+    b.y2 = Round(b.y2);
+  }
+}
+
+// Applies each box's regression (offsets in units of the box's width / height).
+void Regress(std::vector<Box>* boxes) {
+  for (Box& b : *boxes) {
+    double w = b.x2 - b.x1 + 1, h = b.y2 - b.y1 + 1;
+    b.x1 += b.reg[0] * w;
+    b.y1 += b.reg[1] * h;
+    b.x2 += b.reg[2] * w;
+    b.y2 += b.reg[3] * h;
+  }
+}
+
+template <typename T>
+std::vector<T> Pick(const std::vector<T>& v, const std::vector<size_t>& idx) {
+  std::vector<T> out;
+  out.reserve(idx.size());
+  for (size_t i : idx) out.push_back(v[i]);
+  return out;
+}
+
+size_t NextPow2(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+// Runs `net` on `n` inputs of shape (channels, size, size) written by `fill(i, dst)`, batched
+// and padded to a power of two so that executors are reused across calls.
+template <typename Fill>
+const std::vector<NDArray>& RunBatched(Net* net, size_t n, int channels, int size, Fill fill) {
+  const size_t batch = NextPow2(n);
+  NDArray data(TShape({static_cast<int64_t>(batch), channels, size, size}));
+  const size_t item = static_cast<size_t>(channels) * size * size;
+  float* p = data.fdata();
+  for (size_t i = 0; i < n; ++i) fill(i, p + i * item);
+  return net->Forward(data);
+}
+
+// Runs `net` on the boxes' crops of `img` (float BGR HWC), resized to size x size.
+void RunOnCrops(Net* net, const std::vector<Box>& boxes, const std::vector<float>& img, int width,
+                int height, int size) {
+  std::vector<float> patch(static_cast<size_t>(size) * size * 3);
+  RunBatched(net, boxes.size(), 3, size, [&](size_t i, float* dst) {
+    const Box& b = boxes[i];
+    CropResize(img, width, height, static_cast<int>(b.x1), static_cast<int>(b.y1),
+               static_cast<int>(b.x2), static_cast<int>(b.y2), size, patch.data());
+    NormaliseToCHW(patch.data(), size, size, dst);
+  });
+}
+
+// The boxes whose face probability (column 1 of `prob`, (N,2)) exceeds `threshold`, with that
+// score and their row of `reg` (N,4); `kept` receives their indices.
+std::vector<Box> Passed(const std::vector<Box>& boxes, const float* prob, const float* reg,
+                        double threshold, std::vector<size_t>* kept) {
+  std::vector<Box> out;
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    if (!(prob[i * 2 + 1] > threshold)) continue;
+    Box b = boxes[i];
+    b.score = prob[i * 2 + 1];
+    for (int k = 0; k < 4; ++k) b.reg[k] = reg[i * 4 + k];
+    out.push_back(b);
+    kept->push_back(i);
+  }
+  return out;
+}
+
+// The boxes kept by NMS (IoU > 0.7), regressed, squared and rounded for the next stage.
+std::vector<Box> NextStageBoxes(const std::vector<Box>& boxes) {
+  std::vector<Box> out = Pick(boxes, Nms(boxes, 0.7, false));
+  Regress(&out);
+  Square(&out);
+  RoundBoxes(&out);
+  return out;
+}
+
+}  // namespace
+
+std::vector<size_t> Nms(const std::vector<Box>& boxes, double threshold, bool min_mode) {
+  std::vector<size_t> order(boxes.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Ascending by score, stable; the best is taken from the back.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return boxes[a].score < boxes[b].score; });
+  auto area = [](const Box& b) { return (b.x2 - b.x1 + 1) * (b.y2 - b.y1 + 1); };
+  std::vector<size_t> keep;
+  while (!order.empty()) {
+    const size_t i = order.back();
+    order.pop_back();
+    keep.push_back(i);
+    const Box& a = boxes[i];
+    std::vector<size_t> rest;
+    rest.reserve(order.size());
+    for (size_t j : order) {
+      const Box& b = boxes[j];
+      double w = std::max(0.0, std::min(a.x2, b.x2) - std::max(a.x1, b.x1) + 1);
+      double h = std::max(0.0, std::min(a.y2, b.y2) - std::max(a.y1, b.y1) + 1);
+      double inter = w * h;
+      double overlap =
+          min_mode ? inter / std::min(area(a), area(b)) : inter / (area(a) + area(b) - inter);
+      if (!(overlap > threshold)) rest.push_back(j);
+    }
+    order.swap(rest);
+  }
+  return keep;
+}
+
+std::vector<double> PyramidScales(int min_side, double min_size, double factor) {
+  SYMBIND_CHECK(min_size > 0 && factor > 0 && factor < 1,
+                "mtcnn: need min_size > 0 and 0 < factor < 1, got ", min_size, " and ", factor);
+  std::vector<double> scales;
+  const double m = kCell / min_size;
+  double minl = min_side * m;
+  for (int k = 0; minl >= kCell; ++k) {
+    scales.push_back(m * std::pow(factor, k));
+    minl *= factor;
+  }
+  return scales;
+}
+
+Net::Net(const std::string& prefix) {
+  LoadCheckpoint(prefix, 1, &symbol_, &args_, &aux_);
+  output_names_ = symbol_.ListOutputs();
+  loaded_ = true;
+}
+
+const std::vector<NDArray>& Net::Forward(const NDArray& data) {
+  SYMBIND_CHECK(loaded_, "mtcnn: network not loaded");
+  const TShape& s = data.shape();
+  const std::vector<int64_t>& key = s.dims();
+  auto it = cache_.find(key);
+  if (it == cache_.end()) {
+    std::map<std::string, NDArray> args = args_;  // the same parameter handles: shared storage
+    args["data"] = NDArray(s);
+    it = cache_.emplace(key, SimpleBind(symbol_, Context::CPU(), args, {}, {}, aux_)).first;
+  }
+  last_ = it->second.get();
+  NDArray in = last_->arg_dict().at("data");
+  data.CopyTo(&in);
+  last_->Forward(false);
+  return last_->outputs();
+}
+
+NDArray Net::Output(const std::string& name) const {
+  SYMBIND_CHECK(last_, "mtcnn: no forward run yet");
+  for (size_t i = 0; i < output_names_.size(); ++i)
+    if (output_names_[i] == name) return last_->outputs()[i];
+  throw Error(StrCat("mtcnn: network has no output ", name));
+}
+
+Detector::Detector(const std::string& model_dir)
+    : pnet_(model_dir + "/det1"), rnet_(model_dir + "/det2"), onet_(model_dir + "/det3") {
+  if (std::ifstream(CheckpointSymbolPath(model_dir + "/det4")).good())
+    lnet_ = Net(model_dir + "/det4");
+}
+
+std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
+  const int width = image.width, height = image.height;
+  const std::vector<float> img = ToBGRFloat(image);
+
+  // Stage 1: P-Net over the pyramid.
+  std::vector<Box> boxes;
+  for (double scale : PyramidScales(std::min(width, height), opt.min_size, opt.factor)) {
+    const int ws = static_cast<int>(std::ceil(width * scale));
+    const int hs = static_cast<int>(std::ceil(height * scale));
+    std::vector<float> resized = ResizeBilinear(img, width, height, 3, ws, hs);
+    NDArray data(TShape({1, 3, hs, ws}));
+    NormaliseToCHW(resized.data(), ws, hs, data.fdata());
+    pnet_.Forward(data);
+    NDArray prob = pnet_.Output("prob1_output"), reg = pnet_.Output("conv4_2_output");
+    const int64_t mh = prob.shape()[2], mw = prob.shape()[3], plane = mh * mw;
+    const float* face = prob.fdata() + plane;  // channel 1: face probability
+    const float* r = reg.fdata();
+    std::vector<Box> found;
+    for (int64_t y = 0; y < mh; ++y)
+      for (int64_t x = 0; x < mw; ++x) {
+        const int64_t i = y * mw + x;
+        if (!(face[i] > opt.thresholds[0])) continue;
+        Box b;
+        b.x1 = Round((kStride * x + 1) / scale);
+        b.y1 = Round((kStride * y + 1) / scale);
+        b.x2 = Round((kStride * x + 1 + kCell) / scale);
+        b.y2 = Round((kStride * y + 1 + kCell) / scale);
+        b.score = face[i];
+        for (int k = 0; k < 4; ++k) b.reg[k] = r[k * plane + i];
+        found.push_back(b);
+      }
+    for (const Box& b : Pick(found, Nms(found, 0.5, false))) boxes.push_back(b);
+  }
+  if (boxes.empty()) return {};
+  boxes = NextStageBoxes(boxes);
+
+  // Stage 2: R-Net on 24x24 crops.
+  RunOnCrops(&rnet_, boxes, img, width, height, 24);
+  std::vector<size_t> kept;
+  boxes = Passed(boxes, rnet_.Output("prob1_output").fdata(),
+                 rnet_.Output("conv5_2_output").fdata(), opt.thresholds[1], &kept);
+  if (boxes.empty()) return {};
+  boxes = NextStageBoxes(boxes);
+
+  // Stage 3: O-Net on 48x48 crops, with landmarks.
+  std::vector<Face> faces;
+  {
+    RunOnCrops(&onet_, boxes, img, width, height, 48);
+    const float* pts = onet_.Output("conv6_3_output").fdata();
+    kept.clear();
+    std::vector<Box> passed =
+        Passed(boxes, onet_.Output("prob1_output").fdata(), onet_.Output("conv6_2_output").fdata(),
+               opt.thresholds[2], &kept);
+    // Landmarks relative to the boxes before regression: x in 0..4, y in 5..9.
+    std::vector<Face> marks(passed.size());
+    for (size_t j = 0; j < passed.size(); ++j) {
+      const Box& b = passed[j];
+      const float* p = pts + kept[j] * 10;
+      const double w = b.x2 - b.x1 + 1, h = b.y2 - b.y1 + 1;
+      for (int k = 0; k < 5; ++k) {
+        marks[j].px[k] = b.x1 + w * p[k];
+        marks[j].py[k] = b.y1 + h * p[5 + k];
+      }
+    }
+    if (passed.empty()) return {};
+    Regress(&passed);
+    std::vector<size_t> keep = Nms(passed, 0.7, true);
+    for (size_t i : keep) {
+      Face f = marks[i];
+      const Box& b = passed[i];
+      f.x1 = b.x1;
+      f.y1 = b.y1;
+      f.x2 = b.x2;
+      f.y2 = b.y2;
+      f.score = b.score;
+      faces.push_back(f);
+    }
+  }
+
+  // Stage 4 (optional): landmark refinement with det4.
+  if (opt.refine_landmarks && lnet_.loaded() && !faces.empty()) {
+    constexpr int kSize = 24;
+    std::vector<double> patchw(faces.size());
+    for (size_t i = 0; i < faces.size(); ++i) {
+      const Face& f = faces[i];
+      double side = Round(std::max(f.x2 - f.x1 + 1, f.y2 - f.y1 + 1) * 0.25);
+      if (std::fmod(side, 2.0) == 1.0) side += 1;  // even
+      patchw[i] = side;
+    }
+    std::vector<float> patch(kSize * kSize * 3);
+    const auto& outputs = RunBatched(&lnet_, faces.size(), 15, kSize, [&](size_t i, float* dst) {
+      const Face& f = faces[i];
+      const int side = static_cast<int>(patchw[i]);
+      for (int k = 0; k < 5; ++k) {
+        const int x = static_cast<int>(Round(f.px[k] - 0.5 * side));
+        const int y = static_cast<int>(Round(f.py[k] - 0.5 * side));
+        CropResize(img, width, height, x, y, x + side - 1, y + side - 1, kSize, patch.data());
+        NormaliseToCHW(patch.data(), kSize, kSize, dst + k * 3 * kSize * kSize);
+      }
+    });
+    SYMBIND_CHECK(outputs.size() >= 5, "mtcnn: det4 has ", outputs.size(), " outputs, expected 5");
+    for (size_t i = 0; i < faces.size(); ++i) {
+      Face& f = faces[i];
+      for (int k = 0; k < 5; ++k) {
+        const float* o = outputs[k].fdata() + i * 2;
+        double ox = o[0], oy = o[1];
+        if (std::fabs(ox - 0.5) > 0.35 || std::fabs(oy - 0.5) > 0.35) ox = oy = 0.5;  // too far
+        f.px[k] = std::trunc(Round(f.px[k] - 0.5 * patchw[i]) + ox * patchw[i]);
+        f.py[k] = std::trunc(Round(f.py[k] - 0.5 * patchw[i]) + oy * patchw[i]);
+      }
+    }
+  }
+  return faces;
+}
+
+void DrawFaces(Image* image, const std::vector<Face>& faces) {
+  const int t = std::max(1, std::min(image->width, image->height) / 300);
+  for (const Face& f : faces) {
+    DrawRect(image, static_cast<int>(std::lround(f.x1)), static_cast<int>(std::lround(f.y1)),
+             static_cast<int>(std::lround(f.x2)), static_cast<int>(std::lround(f.y2)), 0, 255, 0,
+             t);
+    for (int k = 0; k < 5; ++k)
+      DrawDot(image, static_cast<float>(f.px[k]), static_cast<float>(f.py[k]), 1.5f * t, 255, 0, 0);
+    char label[16];
+    std::snprintf(label, sizeof(label), "%.3f", f.score);
+    DrawText(image, static_cast<int>(std::lround(f.x1)),
+             static_cast<int>(std::lround(f.y1)) - 10 * t, label, 255, 255, 0,
+             static_cast<float>(t));
+  }
+}
+
+}  // namespace mtcnn
+}  // namespace symbind
