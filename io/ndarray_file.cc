@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -374,9 +375,12 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOp
   if (count > r.remaining() / 4)
     r.Fail(count_at, StrCat("array count ", count, " exceeds what the ", r.remaining(),
                             " remaining bytes can hold"));
-  f.arrays.reserve(static_cast<size_t>(count));
-  f.formats.reserve(static_cast<size_t>(count));
-  f.storage_types.reserve(static_cast<size_t>(count));
+  // An NDArray handle is larger than the 4 bytes a (none) array may take, so reserve only
+  // a modest amount up front.
+  const size_t reserve = static_cast<size_t>(std::min<uint64_t>(count, 4096));
+  f.arrays.reserve(reserve);
+  f.formats.reserve(reserve);
+  f.storage_types.reserve(reserve);
   for (uint64_t i = 0; i < count; ++i) {
     r.set_array(static_cast<int64_t>(i));
     int format = 0, stype = 0;
@@ -390,7 +394,7 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOp
   if (nnames != 0 && nnames != count)
     r.Fail(names_at, StrCat("name count ", nnames, " does not match the array count (expected 0 or ",
                             count, ")"));
-  f.names.reserve(static_cast<size_t>(nnames));
+  f.names.reserve(static_cast<size_t>(std::min<uint64_t>(nnames, 4096)));
   for (uint64_t i = 0; i < nnames; ++i) {
     const size_t at = r.pos();
     const uint64_t len = r.Read<uint64_t>("name length");
