@@ -89,14 +89,7 @@ struct EmbeddingParam : Parameter<EmbeddingParam> {
         .describe("Vocabulary size of the input indices.");
     d.field("output_dim", &EmbeddingParam::output_dim).lower_bound(1)
         .describe("Dimension of the embedding vectors.");
-    d.field("dtype", &EmbeddingParam::dtype)
-        .add_enum("float32", static_cast<int>(DType::kFloat32))
-        .add_enum("float64", static_cast<int>(DType::kFloat64))
-        .add_enum("float16", static_cast<int>(DType::kFloat16))
-        .add_enum("uint8", static_cast<int>(DType::kUint8))
-        .add_enum("int8", static_cast<int>(DType::kInt8))
-        .add_enum("int32", static_cast<int>(DType::kInt32))
-        .add_enum("int64", static_cast<int>(DType::kInt64))
+    shape_detail::AddDTypeEnums(d.field("dtype", &EmbeddingParam::dtype), false)
         .set_default(static_cast<int>(DType::kFloat32))
         .describe("Data type of weight.");
     d.field("sparse_grad", &EmbeddingParam::sparse_grad).set_default(false)

@@ -398,16 +398,7 @@ const auto kRepeatMap = [](const NodeAttrs& a, const TShape& i, const TShape& o)
 struct CastParam : Parameter<CastParam> {
   int dtype;
   static void Declare(ParamDeclarer<CastParam>& d) {
-    d.field("dtype", &CastParam::dtype)
-        .add_enum("float32", static_cast<int>(DType::kFloat32))
-        .add_enum("float64", static_cast<int>(DType::kFloat64))
-        .add_enum("float16", static_cast<int>(DType::kFloat16))
-        .add_enum("bfloat16", static_cast<int>(DType::kBFloat16))
-        .add_enum("uint8", static_cast<int>(DType::kUint8))
-        .add_enum("int8", static_cast<int>(DType::kInt8))
-        .add_enum("int32", static_cast<int>(DType::kInt32))
-        .add_enum("int64", static_cast<int>(DType::kInt64))
-        .add_enum("bool", static_cast<int>(DType::kBool))
+    shape_detail::AddDTypeEnums(d.field("dtype", &CastParam::dtype), true)
         .describe("Output data type.");
   }
 };

@@ -10,6 +10,22 @@
 
 namespace symbind::shape_detail {
 
+// Declares MXNet's dtype names on an int field: float32, float64, float16, uint8, int8, int32,
+// int64 (MXNET_ADD_ALL_TYPES), plus bfloat16 and bool when `with_bool` (..._WITH_BOOL).
+template <typename Field>
+Field& AddDTypeEnums(Field& f, bool with_bool) {
+  f.add_enum("float32", static_cast<int>(DType::kFloat32))
+      .add_enum("float64", static_cast<int>(DType::kFloat64))
+      .add_enum("float16", static_cast<int>(DType::kFloat16));
+  if (with_bool) f.add_enum("bfloat16", static_cast<int>(DType::kBFloat16));
+  f.add_enum("uint8", static_cast<int>(DType::kUint8))
+      .add_enum("int8", static_cast<int>(DType::kInt8))
+      .add_enum("int32", static_cast<int>(DType::kInt32))
+      .add_enum("int64", static_cast<int>(DType::kInt64));
+  if (with_bool) f.add_enum("bool", static_cast<int>(DType::kBool));
+  return f;
+}
+
 // Maps a possibly negative axis into [0, ndim); throws ShapeError naming `op` otherwise.
 inline int NormalizeAxis(int64_t axis, int ndim, const char* op) {
   int64_t a = axis < 0 ? axis + ndim : axis;
