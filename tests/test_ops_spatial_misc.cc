@@ -5,6 +5,8 @@
 #include "op_test_util.h"
 #include "shape_test_util.h"
 
+#include <symbind/io/symbol_json.h>
+
 using namespace symbind;
 using namespace symbind::test;
 
@@ -196,6 +198,20 @@ TEST_CASE("Crop as configured in fcn32s", "[ops][Crop][shape]") {
     InferShape(crop, {{"bigscore", TShape({1, 21, 510, 576})}, {"data", TShape({1, 3, 500, 500})}});
   });
   CHECK_THAT(err, Catch::Contains("offset (19,19) does not fit"));
+}
+
+TEST_CASE("Crop node of the real fcn32s graph", "[ops][Crop][shape]") {
+  Symbol net = LoadSymbolFile(std::string(SYMBIND_SHARED_DIR) + "/models/symbols/fcn32s-symbol.json");
+  Symbol internals = net.GetInternals();
+  Symbol bigscore = internals["bigscore_output"], upscore = internals["upscore_output"];
+  const Node& crop = *upscore.outputs()[0].node;
+  CHECK(crop.attrs.op->name == "Crop");
+  CHECK(crop.attrs.dict == KwArgs{{"num_args", "2"}, {"offset", "(19, 19)"}});
+  auto shapes = InferShape(Symbol::Group({bigscore, upscore}), {{"data", TShape({1, 3, 500, 500})}});
+  // bigscore (Deconvolution's output) leaves room for the (19, 19) offset.
+  CHECK(shapes.out_shapes[0][2] >= 500 + 19);
+  CHECK(shapes.out_shapes[0][3] >= 500 + 19);
+  CHECK(shapes.out_shapes[1] == TShape({1, 21, 500, 500}));
 }
 
 // ------------------------------------------------------------------------------------------
