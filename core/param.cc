@@ -73,7 +73,13 @@ bool ParamValue<float>::Parse(const std::string& s, float* v) {
   *v = static_cast<float>(d);
   return true;
 }
-std::string ParamValue<float>::Print(float v) { return detail::FormatNumber(v); }
+std::string ParamValue<float>::Print(float v) {
+  // Seven significant digits: the shortest text that reads back as the same float here.
+  std::ostringstream os;
+  os.precision(7);
+  os << v;
+  return os.str();
+}
 bool ParamValue<double>::Parse(const std::string& s, double* v) { return ParseReal(s, v); }
 std::string ParamValue<double>::Print(double v) { return detail::FormatNumber(v); }
 
@@ -120,7 +126,7 @@ bool ParamValue<std::vector<float>>::Parse(const std::string& s, std::vector<flo
 }
 std::string ParamValue<std::vector<float>>::Print(const std::vector<float>& v) {
   std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + detail::FormatNumber(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + ParamValue<float>::Print(v[i]);
   if (v.size() == 1) s += ",";
   return s + ")";
 }
