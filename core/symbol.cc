@@ -31,6 +31,18 @@ std::shared_ptr<Node> MakeVariableNode(const std::string& name) {
 }
 }  // namespace
 
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  for (auto& e : inputs) pending.push_back(std::move(e.node));
+  while (!pending.empty()) {
+    std::shared_ptr<Node> n = std::move(pending.back());
+    pending.pop_back();
+    // Sole owner: take its inputs before it dies, so its destructor has nothing to recurse into.
+    if (n && n.use_count() == 1)
+      for (auto& e : n->inputs) pending.push_back(std::move(e.node));
+  }
+}
+
 void Symbol::ResetNameCounters() {
   std::lock_guard<std::mutex> lock(g_name_mutex);
   NameCounters().clear();

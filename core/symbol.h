@@ -25,6 +25,12 @@ struct Node {
   // Attributes that are not op parameters: "__shape__", "__init__", "__lr_mult__", ...
   std::map<std::string, std::string> user_attrs;
 
+  Node() = default;
+  Node(const Node&) = default;
+  Node& operator=(const Node&) = default;
+  // Releases inputs iteratively: a long chain must not recurse once per node.
+  ~Node();
+
   bool is_variable() const { return attrs.op == nullptr; }
   int num_outputs() const { return is_variable() ? 1 : attrs.op->NumOutputs(attrs); }
   const std::string& name() const { return attrs.name; }
