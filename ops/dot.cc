@@ -170,7 +170,9 @@ SYMBIND_REGISTER_OP(batch_dot)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = attrs.param<DotParam>();
-      auto [d, batch] = BatchDims(p, in[0].shape(), in[1].shape());
+      const auto d_batch = BatchDims(p, in[0].shape(), in[1].shape());
+      const auto d = d_batch.first;
+      const auto batch = d_batch.second;
       const float* L = in[0].fdata();
       const float* R = in[1].fdata();
       float* Y = out[0].fdata();
@@ -181,7 +183,9 @@ SYMBIND_REGISTER_OP(batch_dot)
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       const auto& p = attrs.param<DotParam>();
-      auto [d, batch] = BatchDims(p, a.inputs[0].shape(), a.inputs[1].shape());
+      const auto d_batch = BatchDims(p, a.inputs[0].shape(), a.inputs[1].shape());
+      const auto d = d_batch.first;
+      const auto batch = d_batch.second;
       const float* L = a.inputs[0].fdata();
       const float* R = a.inputs[1].fdata();
       const float* dY = a.out_grads[0].fdata();

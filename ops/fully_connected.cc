@@ -54,7 +54,9 @@ void InferShapeFC(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<T
 void ForwardFC(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   const auto& p = attrs.param<FullyConnectedParam>();
-  auto [batch, features] = FlatDims(in[0].shape(), p.flatten);
+  const auto batch_features = FlatDims(in[0].shape(), p.flatten);
+  const auto batch = batch_features.first;
+  const auto features = batch_features.second;
   float* y = out[0].fdata();
   float beta = req[0] == OpReq::kAdd ? 1.0f : 0.0f;
   if (req[0] == OpReq::kNull) return;
@@ -71,7 +73,9 @@ void ForwardFC(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArr
 
 void BackwardFC(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
   const auto& p = attrs.param<FullyConnectedParam>();
-  auto [batch, features] = FlatDims(a.inputs[0].shape(), p.flatten);
+  const auto batch_features = FlatDims(a.inputs[0].shape(), p.flatten);
+  const auto batch = batch_features.first;
+  const auto features = batch_features.second;
   const float* dy = a.out_grads[0].fdata();
   auto beta = [&](size_t i) { return a.req[i] == OpReq::kAdd ? 1.0f : 0.0f; };
   if (a.req[0] != OpReq::kNull)  // d data = dy * W

@@ -345,7 +345,9 @@ void CropForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDA
   if (req[0] == OpReq::kNull) return;
   const TShape& d = in[0].shape();
   const TShape& o = out[0].shape();
-  auto [oy, ox] = CropOffset(attrs.param<CropParam>(), d, o[2], o[3]);
+  const auto oy_ox = CropOffset(attrs.param<CropParam>(), d, o[2], o[3]);
+  const auto oy = oy_ox.first;
+  const auto ox = oy_ox.second;
   const float* x = in[0].fdata();
   float* y = out[0].fdata();
   int64_t H = d[2], W = d[3], h = o[2], w = o[3];
@@ -367,7 +369,9 @@ void CropBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& 
   if (a.req[0] == OpReq::kNull) return;
   const TShape& d = a.inputs[0].shape();
   const TShape& o = a.out_grads[0].shape();
-  auto [oy, ox] = CropOffset(p, d, o[2], o[3]);
+  const auto oy_ox = CropOffset(p, d, o[2], o[3]);
+  const auto oy = oy_ox.first;
+  const auto ox = oy_ox.second;
   ZeroWithReq(a.in_grads[0], a.req[0]);
   const float* g = a.out_grads[0].fdata();
   float* gx = a.in_grads[0].fdata();
