@@ -4,7 +4,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <cmath>
+#include <filesystem>
+
 #include <symbind/io/model_report.h>
+#include <symbind/io/npy.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
 
@@ -168,4 +172,49 @@ TEST_CASE("tool: the symbind binary exits 0 or 1 with one error line", "[io][too
   RunResult dup = RunTool("shapes " + path + " --shape data=4,5 --shape data=2,5");
   CHECK(dup.status == 1);
   std::remove(path.c_str());
+}
+
+TEST_CASE("tool: run round-trips .npy files against the MTCNN goldens and reports latency", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string goldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";
+  const std::string out = symbind_test::TempPath("run_out");
+  std::filesystem::create_directories(out);
+  RunResult r = RunTool("run " + mtcnn + "det3-symbol.json " + mtcnn + "det3-0001.params --input data=" +
+                        goldens + "det3_48x48_data.npy --all-outputs " + out + " --output " + out +
+                        "/first.npy --bench 3 --threads 1");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("prob1_output (4,2) min ") != std::string::npos);
+  CHECK(r.output.find("latency_ms median=") != std::string::npos);
+  CHECK(r.output.find("runs=3 threads=1") != std::string::npos);
+  for (std::string name : {"conv6_3_output", "conv6_2_output", "prob1_output"}) {
+    NDArray got = LoadNpy(out + "/" + name + ".npy"), want = LoadNpy(goldens + "det3_48x48_" + name + ".npy");
+    REQUIRE(got.shape() == want.shape());
+    for (int64_t i = 0; i < got.Size(); ++i) CHECK(std::fabs(got.GetFlat(i) - want.GetFlat(i)) < 1e-4);
+  }
+  CHECK(LoadNpy(out + "/first.npy").shape() == TShape({4, 10}));  // the first head, conv6_3
+}
+
+TEST_CASE("tool: run names missing arguments, or fills them with --allow-missing", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  // det2's parameters without two of its arrays.
+  auto params = LoadNDArrayMap(mtcnn + "det2-0001.params");
+  REQUIRE(params.erase("arg:conv4_weight") == 1);
+  REQUIRE(params.erase("arg:prelu4_gamma") == 1);
+  const std::string partial = symbind_test::TempPath("det2-partial.params");
+  SaveNDArrays(partial, params);
+  const std::string cmd = "run " + mtcnn + "det2-symbol.json " + partial + " --shape data=1,3,24,24";
+  RunResult r = RunTool(cmd);
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("symbind: error: arguments not in") != std::string::npos);
+  CHECK(r.output.find("conv4_weight, prelu4_gamma") != std::string::npos);
+  CHECK(r.output.find("prob1_label") == std::string::npos);  // labels are never required
+  r = RunTool(cmd + " --allow-missing");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("warning: filling from N(0,1): conv4_weight, prelu4_gamma") != std::string::npos);
+  CHECK(r.output.find("prob1_output (1,2)") != std::string::npos);
+  CHECK(RunTool("run " + mtcnn + "det2-symbol.json " + mtcnn + "det2-0001.params --input data=/nonexistent.npy").status == 1);
 }

@@ -18,6 +18,7 @@ void AddParamsCommand(CLI::App& app);
 void AddShapesCommand(CLI::App& app);
 void AddSummaryCommand(CLI::App& app);
 void AddDotCommand(CLI::App& app);
+void AddRunCommand(CLI::App& app);
 
 // A subcommand taking SYMBOL.json and repeated --shape NAME=D0,D1,...: loads the symbol and
 // passes it with the shapes to `run`, which writes to standard output.

@@ -1,0 +1,182 @@
+// symbind run SYMBOL.json PARAMS --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
+//   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
+//   [--all-outputs DIR] [--allow-missing] [--bench N] [--threads T]
+// Binds the model with SimpleBind, runs inference and reports or saves the outputs.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <symbind/core/graph.h>
+#include <symbind/executor/executor.h>
+#include <symbind/executor/threading.h>
+#include <symbind/io/image.h>
+#include <symbind/io/model_report.h>
+#include <symbind/io/ndarray_file.h>
+#include <symbind/io/npy.h>
+#include <symbind/io/symbol_json.h>
+
+#include "commands.h"
+
+namespace symbind_tool {
+
+namespace {
+using namespace symbind;
+
+struct RunArgs {
+  std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
+  std::vector<std::string> shapes, inputs;
+  float scale = 1.0f;
+  bool bgr = false, allow_missing = false;
+  int bench = 0, threads = 0;
+};
+
+std::pair<std::string, std::string> SplitAssignment(const std::string& spec, const char* option) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    throw ParamError(StrCat(option, " expects NAME=VALUE, got '", spec, "'"));
+  return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+std::vector<float> ParseFloats(const std::string& text, size_t count, const char* option) {
+  std::vector<float> v;
+  if (!ParamValue<std::vector<float>>::Parse(text, &v) || v.size() != count)
+    throw ParamError(StrCat(option, " expects ", count, " comma-separated numbers, got '", text, "'"));
+  return v;
+}
+
+// Arguments read only as the label of loss heads (e.g. softmax_label): inference never
+// looks at them.
+std::set<std::string> LabelOnlyArguments(const Symbol& sym) {
+  Graph g(sym);
+  std::map<std::string, bool> only_label;
+  for (auto& info : g.nodes()) {
+    const Node& n = *info.node;
+    if (n.is_variable()) continue;
+    auto names = n.attrs.op->ListArguments(n.attrs);
+    for (size_t k = 0; k < info.inputs.size(); ++k) {
+      const Node& src = *g.node(info.inputs[k].node_id).node;
+      if (!src.is_variable()) continue;
+      bool is_label = n.attrs.op->is_loss && k < names.size() && names[k] == "label";
+      auto it = only_label.find(src.name());
+      only_label[src.name()] = (it == only_label.end() ? true : it->second) && is_label;
+    }
+  }
+  std::set<std::string> out;
+  for (auto& kv : only_label)
+    if (kv.second) out.insert(kv.first);
+  return out;
+}
+
+NDArray LoadImageInput(const RunArgs& a) {
+  if (a.size.empty()) throw ParamError("--image needs --size H,W");
+  std::vector<float> hw = ParseFloats(a.size, 2, "--size");
+  std::vector<float> mean = ParseFloats(a.mean, 3, "--mean");  // given as R,G,B
+  if (a.bgr) std::swap(mean[0], mean[2]);
+  Image img = LoadImage(SplitAssignment(a.image, "--image").second, 3);
+  Image resized = ResizeBilinear(img, static_cast<int>(hw[1]), static_cast<int>(hw[0]));
+  return ImageToTensor(resized, mean.data(), a.scale, a.bgr);
+}
+
+void Run(const RunArgs& a) {
+  if (a.threads > 0) SetNumThreads(a.threads);
+  Symbol sym = LoadSymbolFile(a.symbol_file);
+  std::map<std::string, NDArray> args, aux;
+  SplitArgAux(LoadNDArrayMap(a.params_file), &args, &aux);
+  for (auto& kv : args) kv.second = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
+  for (auto& kv : aux) kv.second = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
+
+  SimpleBindOptions options;
+  for (auto& spec : a.shapes) options.shapes.insert(ParseShapeSpec(spec));
+  std::set<std::string> given;
+  for (auto& spec : a.inputs) {
+    auto kv = SplitAssignment(spec, "--input");
+    NDArray x = LoadNpy(kv.second);
+    args[kv.first] = x.dtype() == DType::kFloat32 ? x : x.AsType(DType::kFloat32);
+    given.insert(kv.first);
+  }
+  if (!a.image.empty()) {
+    std::string name = SplitAssignment(a.image, "--image").first;
+    args[name] = LoadImageInput(a);
+    given.insert(name);
+  }
+  // Inputs known by shape only are allocated by SimpleBind (zero-cost placeholders).
+  for (auto& kv : options.shapes) given.insert(kv.first);
+
+  const auto arg_names = sym.ListArguments(), aux_names = sym.ListAuxiliaryStates();
+  const std::set<std::string> labels = LabelOnlyArguments(sym);
+  std::vector<std::string> missing;
+  for (auto& n : arg_names)
+    if (!args.count(n) && !given.count(n) && !labels.count(n)) missing.push_back(n);
+  for (auto& n : aux_names)
+    if (!aux.count(n)) missing.push_back(n);
+  // Parameters the model does not use would make SimpleBind reject the map: drop them.
+  for (auto it = args.begin(); it != args.end();)
+    it = std::find(arg_names.begin(), arg_names.end(), it->first) == arg_names.end() ? args.erase(it) : std::next(it);
+  for (auto it = aux.begin(); it != aux.end();)
+    it = std::find(aux_names.begin(), aux_names.end(), it->first) == aux_names.end() ? aux.erase(it) : std::next(it);
+  if (!missing.empty()) {
+    std::string list;
+    for (auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    if (!a.allow_missing)
+      throw Error("arguments not in " + a.params_file + " and not given as inputs: " + list +
+                  " (pass --input/--shape for inputs, or --allow-missing to fill them from N(0,1))");
+    std::cerr << "symbind: warning: filling from N(0,1): " << list << "\n";
+  }
+  std::map<std::string, OpReq> no_grads;
+  for (auto& n : arg_names) no_grads[n] = OpReq::kNull;
+  auto exec = SimpleBind(sym, Context::CPU(), args, {}, no_grads, aux, options);
+  exec->Forward(false);
+
+  auto out_names = sym.ListOutputs();
+  for (size_t i = 0; i < exec->outputs().size(); ++i) {
+    const NDArray& o = exec->outputs()[i];
+    std::vector<float> v = o.ToVector();
+    double sum = 0;
+    for (float x : v) sum += x;
+    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    std::cout << out_names[i] << " " << o.shape() << " min " << (v.empty() ? 0 : *lo) << " max "
+              << (v.empty() ? 0 : *hi) << " mean " << (v.empty() ? 0 : sum / v.size()) << "\n";
+  }
+  if (!a.output.empty()) SaveNpy(a.output, exec->outputs()[0]);
+  if (!a.all_outputs.empty())
+    for (size_t i = 0; i < exec->outputs().size(); ++i)
+      SaveNpy(a.all_outputs + "/" + out_names[i] + ".npy", exec->outputs()[i]);
+  if (a.bench > 0) {
+    exec->Forward(false);
+    exec->Forward(false);
+    std::vector<double> ms;
+    for (int i = 0; i < a.bench; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      exec->Forward(false);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::cout << "latency_ms median=" << ms[ms.size() / 2] << " min=" << ms.front() << " runs=" << a.bench
+              << " threads=" << GetNumThreads() << "\n";
+  }
+}
+}  // namespace
+
+void AddRunCommand(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* sub = app.add_subcommand("run", "bind a model with its parameters and run inference");
+  sub->add_option("SYMBOL", a->symbol_file, "symbol JSON file")->required();
+  sub->add_option("PARAMS", a->params_file, ".params file with arg:/aux: arrays")->required();
+  sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... (repeatable)");
+  sub->add_option("--input", a->inputs, "input NAME=FILE.npy (repeatable; converted to float32)");
+  sub->add_option("--image", a->image, "input NAME=FILE.jpg|png, decoded, resized, normalised to NCHW");
+  sub->add_option("--mean", a->mean, "image mean R,G,B subtracted before scaling");
+  sub->add_option("--scale", a->scale, "image scale applied after the mean");
+  sub->add_option("--size", a->size, "image size H,W after resizing");
+  sub->add_flag("--bgr", a->bgr, "feed image channels in BGR order");
+  sub->add_option("--output", a->output, "write the first output to FILE.npy");
+  sub->add_option("--all-outputs", a->all_outputs, "write every output to DIR/<name>.npy");
+  sub->add_flag("--allow-missing", a->allow_missing, "fill arguments missing from PARAMS from N(0,1)");
+  sub->add_option("--bench", a->bench, "time N forward passes after two warm-up runs")->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", a->threads, "threads to use (default: all cores)")->check(CLI::NonNegativeNumber);
+  sub->callback([a] { Run(*a); });
+}
+
+}  // namespace symbind_tool
