@@ -25,7 +25,7 @@ cmake --build "$build_dir" -j "$jobs"
 
 case "$cmd" in
   demo)
-    exec "./$build_dir/apps/symbind-mlp" "${demo_args[@]}" ;;
+    exec "./$build_dir/apps/symbind-lenet" "${demo_args[@]}" ;;
   test)
     cd "$build_dir"
     ctest --output-on-failure -j "$jobs" ;;

@@ -1,0 +1,151 @@
+// symbind-lenet: LeNet on Fashion-MNIST.
+//   symbind-lenet demo   classify the test set with the bundled pretrained checkpoint
+//   symbind-lenet train  retrain from scratch and save a checkpoint
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+#include <symbind/executor/executor.h>
+#include <symbind/io/checkpoint.h>
+#include <symbind/io/mnist.h>
+
+#include "lenet_report.h"
+#include "progress.h"
+
+using namespace symbind;
+
+namespace {
+Symbol BuildLeNet() {
+  Symbol x = Symbol::Variable("data");
+  auto conv = [](const Symbol& in, int filters, const std::string& name) {
+    return OpBuilder("Convolution").SetParam("kernel", "(5,5)").SetParam("num_filter", filters)
+        .SetInput("data", in).CreateSymbol(name);
+  };
+  auto relu = [](const Symbol& in, const std::string& name) {
+    return OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", in).CreateSymbol(name);
+  };
+  auto pool = [](const Symbol& in, const std::string& name) {
+    return OpBuilder("Pooling").SetParam("pool_type", "max").SetParam("kernel", "(2,2)")
+        .SetParam("stride", "(2,2)").SetInput("data", in).CreateSymbol(name);
+  };
+  Symbol h = pool(relu(conv(x, 20, "conv1"), "relu1"), "pool1");
+  h = pool(relu(conv(h, 50, "conv2"), "relu2"), "pool2");
+  h = OpBuilder("Flatten").SetInput("data", h).CreateSymbol("flatten");
+  h = relu(OpBuilder("FullyConnected").SetParam("num_hidden", 500).SetInput("data", h).CreateSymbol("fc1"), "relu3");
+  h = OpBuilder("FullyConnected").SetParam("num_hidden", 10).SetInput("data", h).CreateSymbol("fc2");
+  return OpBuilder("SoftmaxOutput").SetParam("normalization", "batch").SetInput("data", h).CreateSymbol("softmax");
+}
+
+// Xavier-uniform weights (fan in + fan out), zero biases.
+void InitParams(Executor& exec, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (auto& kv : exec.arg_dict()) {
+    const NDArray& a = kv.second;
+    if (kv.first.size() > 5 && kv.first.compare(kv.first.size() - 5, 5, "_bias") == 0) {
+      a.Fill(0.0f);
+    } else if (kv.first.size() > 7 && kv.first.compare(kv.first.size() - 7, 7, "_weight") == 0) {
+      double receptive = static_cast<double>(a.Size()) / a.shape()[0] / a.shape()[1];
+      double fan_in = a.shape()[1] * receptive, fan_out = a.shape()[0] * receptive;
+      float bound = static_cast<float>(std::sqrt(6.0 / (fan_in + fan_out)));
+      std::uniform_real_distribution<float> dist(-bound, bound);
+      float* p = a.fdata();
+      for (int64_t i = 0; i < a.Size(); ++i) p[i] = dist(rng);
+    }
+  }
+}
+
+int Train(const std::string& data_dir, const std::string& prefix, int epochs, int batch, float lr,
+          uint64_t seed, const std::string& bundled_prefix, int bundled_epoch) {
+  MNISTData train = LoadFashionMNIST(true, data_dir), test = LoadFashionMNIST(false, data_dir);
+  MNISTIter train_it(train, batch, true, seed, false);
+  Symbol net = BuildLeNet();
+  auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 1, 28, 28}))},
+                                               {"softmax_label", NDArray(TShape({batch}))}});
+  InitParams(*exec, seed);
+  std::vector<NDArray> momentum;
+  for (auto& a : exec->arg_arrays()) momentum.push_back(NDArray(a.shape()));
+  NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
+  std::printf("symbind-lenet train: batch %d, lr %g, momentum 0.9, %d epochs\n", batch, lr, epochs);
+  double acc = 0;
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
+    apps::ProgressBar bar("epoch " + std::to_string(epoch), train_it.num_batches());
+    train_it.Reset();
+    auto t0 = std::chrono::steady_clock::now();
+    int done = 0;
+    while (train_it.Next()) {
+      train_it.data().CopyTo(&data);
+      train_it.label().CopyTo(&label);
+      exec->Forward(true);
+      exec->Backward();
+      for (size_t i = 0; i < exec->arg_arrays().size(); ++i) {
+        if (exec->grad_reqs()[i] == OpReq::kNull) continue;
+        float* w = exec->arg_arrays()[i].fdata();
+        const float* g = exec->grad_arrays()[i].fdata();
+        float* m = momentum[i].fdata();
+        for (int64_t k = 0, n = exec->arg_arrays()[i].Size(); k < n; ++k) {
+          m[k] = 0.9f * m[k] - lr * (g[k] + 1e-4f * w[k]);
+          w[k] += m[k];
+        }
+      }
+      bar.Update(++done);
+    }
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::map<std::string, NDArray> params = exec->arg_dict();
+    params.erase("data");
+    params.erase("softmax_label");
+    acc = apps::Evaluate(net, params, {}, test, 500).accuracy;
+    std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,
+                train_it.num_batches() * batch / secs);
+    std::fflush(stdout);
+  }
+  std::map<std::string, NDArray> params = exec->arg_dict();
+  params.erase("data");
+  params.erase("softmax_label");
+  SaveCheckpoint(prefix, epochs, net, params, {});
+  std::printf("saved %s and %s\n", CheckpointSymbolPath(prefix).c_str(),
+              CheckpointParamsPath(prefix, epochs).c_str());
+  // How the retrained model compares with the bundled checkpoint.
+  Symbol bundled;
+  std::map<std::string, NDArray> bundled_args, bundled_aux;
+  LoadCheckpoint(bundled_prefix, bundled_epoch, &bundled, &bundled_args, &bundled_aux);
+  double reference = apps::Evaluate(bundled, bundled_args, bundled_aux, test, 500).accuracy;
+  std::printf("retrained test_accuracy %.4f, bundled checkpoint %.4f, difference %+.4f\n", acc,
+              reference, acc - reference);
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"LeNet on Fashion-MNIST: classify with the bundled checkpoint, or retrain it"};
+  app.require_subcommand(0, 1);
+  std::string data_dir = DefaultFashionMNISTDir();
+  std::string prefix = SYMBIND_LENET_PREFIX;
+  int epoch = SYMBIND_LENET_EPOCH, epochs = SYMBIND_LENET_EPOCH, batch = 100, samples = 16;
+  float lr = 0.05f;
+  uint64_t seed = 1;
+  std::string png = SYMBIND_LENET_PNG;
+  std::string save_prefix = SYMBIND_LENET_RETRAIN_PREFIX;
+  app.add_option("--data", data_dir, "Directory with the Fashion-MNIST idx files");
+  app.add_option("--model", prefix, "Checkpoint prefix (PREFIX-symbol.json, PREFIX-NNNN.params)");
+  CLI::App* demo = app.add_subcommand("demo", "Classify the test set with the pretrained checkpoint (default)");
+  demo->add_option("--epoch", epoch, "Checkpoint epoch to load");
+  demo->add_option("--png", png, "Where to write the grid of sample predictions");
+  demo->add_option("--samples", samples, "Sample predictions to print and draw")->check(CLI::Range(1, 100));
+  CLI::App* train = app.add_subcommand("train", "Retrain from scratch and save a checkpoint");
+  train->add_option("--epochs", epochs, "Training epochs")->check(CLI::PositiveNumber);
+  train->add_option("--batch", batch, "Batch size")->check(CLI::PositiveNumber);
+  train->add_option("--lr", lr, "Learning rate (SGD with momentum 0.9)")->check(CLI::PositiveNumber);
+  train->add_option("--seed", seed, "Seed for initialisation and shuffling");
+  train->add_option("--save", save_prefix, "Prefix of the checkpoint to write");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (train->parsed()) return Train(data_dir, save_prefix, epochs, batch, lr, seed, prefix, epoch);
+    return apps::RunDemo(prefix, epoch, data_dir, png, samples);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "symbind-lenet: error: %s\n", e.what());
+    return 1;
+  }
+}
