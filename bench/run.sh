@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 threads=${1:-2}
 scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j "$(nproc)" --target bench_mlp >/dev/null
+cmake --build build -j "$(nproc)" --target bench_mlp bench_params_load >/dev/null
 echo "# $(date -u +%Y-%m-%d) $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, $threads threads"
 ours=$(./build/bench/bench_mlp "$threads")
 peer=""
@@ -24,3 +24,6 @@ for key in mlp_train_samples_per_s mlp_infer_b1_median_us; do
   fi
   printf "%-28s %14s %14s %12s\n" "$key" "$a" "$b" "$r"
 done
+
+echo
+./build/bench/bench_params_load | awk '{v[$1]=$2} END {printf "%-28s %14s GB/s  (memcpy of the same bytes: %s GB/s, ratio %.2f)\n", "params_load", v["params_load_gb_per_s"], v["memcpy_gb_per_s"], v["params_load_gb_per_s"]/v["memcpy_gb_per_s"]}'
