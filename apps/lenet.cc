@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
 
 #include <symbind/executor/executor.h>
 #include <symbind/io/checkpoint.h>
@@ -39,24 +38,6 @@ Symbol BuildLeNet() {
   return OpBuilder("SoftmaxOutput").SetParam("normalization", "batch").SetInput("data", h).CreateSymbol("softmax");
 }
 
-// Xavier-uniform weights (fan in + fan out), zero biases.
-void InitParams(Executor& exec, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  for (auto& kv : exec.arg_dict()) {
-    const NDArray& a = kv.second;
-    if (kv.first.size() > 5 && kv.first.compare(kv.first.size() - 5, 5, "_bias") == 0) {
-      a.Fill(0.0f);
-    } else if (kv.first.size() > 7 && kv.first.compare(kv.first.size() - 7, 7, "_weight") == 0) {
-      double receptive = static_cast<double>(a.Size()) / a.shape()[0] / a.shape()[1];
-      double fan_in = a.shape()[1] * receptive, fan_out = a.shape()[0] * receptive;
-      float bound = static_cast<float>(std::sqrt(6.0 / (fan_in + fan_out)));
-      std::uniform_real_distribution<float> dist(-bound, bound);
-      float* p = a.fdata();
-      for (int64_t i = 0; i < a.Size(); ++i) p[i] = dist(rng);
-    }
-  }
-}
-
 int Train(const std::string& data_dir, const std::string& prefix, int epochs, int batch, float lr,
           uint64_t seed, const std::string& bundled_prefix, int bundled_epoch) {
   MNISTData train = LoadFashionMNIST(true, data_dir), test = LoadFashionMNIST(false, data_dir);
@@ -64,9 +45,8 @@ int Train(const std::string& data_dir, const std::string& prefix, int epochs, in
   Symbol net = BuildLeNet();
   auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 1, 28, 28}))},
                                                {"softmax_label", NDArray(TShape({batch}))}});
-  InitParams(*exec, seed);
+  apps::InitXavier(*exec, seed);
   std::vector<NDArray> momentum;
-  for (auto& a : exec->arg_arrays()) momentum.push_back(NDArray(a.shape()));
   NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
   std::printf("symbind-lenet train: batch %d, lr %g, momentum 0.9, %d epochs\n", batch, lr, epochs);
   double acc = 0;
@@ -80,31 +60,16 @@ int Train(const std::string& data_dir, const std::string& prefix, int epochs, in
       train_it.label().CopyTo(&label);
       exec->Forward(true);
       exec->Backward();
-      for (size_t i = 0; i < exec->arg_arrays().size(); ++i) {
-        if (exec->grad_reqs()[i] == OpReq::kNull) continue;
-        float* w = exec->arg_arrays()[i].fdata();
-        const float* g = exec->grad_arrays()[i].fdata();
-        float* m = momentum[i].fdata();
-        for (int64_t k = 0, n = exec->arg_arrays()[i].Size(); k < n; ++k) {
-          m[k] = 0.9f * m[k] - lr * (g[k] + 1e-4f * w[k]);
-          w[k] += m[k];
-        }
-      }
+      apps::SgdStep(*exec, lr, 0.9f, 1e-4f, &momentum);
       bar.Update(++done);
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::map<std::string, NDArray> params = exec->arg_dict();
-    params.erase("data");
-    params.erase("softmax_label");
-    acc = apps::Evaluate(net, params, {}, test, 500).accuracy;
+    acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 500).accuracy;
     std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,
                 train_it.num_batches() * batch / secs);
     std::fflush(stdout);
   }
-  std::map<std::string, NDArray> params = exec->arg_dict();
-  params.erase("data");
-  params.erase("softmax_label");
-  SaveCheckpoint(prefix, epochs, net, params, {});
+  SaveCheckpoint(prefix, epochs, net, apps::TrainedParams(*exec), {});
   std::printf("saved %s and %s\n", CheckpointSymbolPath(prefix).c_str(),
               CheckpointParamsPath(prefix, epochs).c_str());
   // How the retrained model compares with the bundled checkpoint.

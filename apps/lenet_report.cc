@@ -9,42 +9,7 @@
 
 namespace symbind::apps {
 
-const char* const kFashionClasses[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-                                         "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
-
-Evaluation Evaluate(const Symbol& net, const std::map<std::string, NDArray>& args,
-                    const std::map<std::string, NDArray>& aux, const MNISTData& data, int batch) {
-  std::map<std::string, NDArray> bound = args;
-  bound["data"] = NDArray(TShape({batch, 1, 28, 28}));
-  auto exec = SimpleBind(net, Context::CPU(), bound, {}, {}, aux);
-  NDArray input = exec->arg_dict()["data"];
-  MNISTIter it(data, batch, false, 0, false);
-  Evaluation ev;
-  ev.confusion.assign(10, std::vector<int>(10, 0));
-  int64_t correct = 0, total = 0;
-  while (it.Next()) {
-    it.data().CopyTo(&input);
-    exec->Forward(false);
-    const NDArray& prob = exec->outputs()[0];
-    const int64_t classes = prob.shape()[1];
-    const float* p = prob.fdata();
-    NDArray label = it.label();
-    for (int64_t r = 0; r < batch - it.pad(); ++r) {
-      int best = 0;
-      for (int c = 1; c < classes; ++c)
-        if (p[r * classes + c] > p[r * classes + best]) best = c;
-      int truth = static_cast<int>(label.GetFlat(r));
-      if (truth >= 0 && truth < 10 && best < 10) ++ev.confusion[truth][best];
-      correct += best == truth;
-      ++total;
-      ev.predicted.push_back(best);
-      ev.confidence.push_back(p[r * classes + best]);
-    }
-  }
-  ev.accuracy = total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
-  return ev;
-}
-
+namespace {
 void WritePredictionGrid(const std::string& path, const MNISTData& data, const Evaluation& ev,
                          int count) {
   // Each cell: the 28x28 image scaled 3x, with the predicted class below it.
@@ -69,6 +34,8 @@ void WritePredictionGrid(const std::string& path, const MNISTData& data, const E
   }
   SavePNG(path, grid);
 }
+
+}  // namespace
 
 int RunDemo(const std::string& prefix, int epoch, const std::string& data_dir,
             const std::string& png, int samples) {

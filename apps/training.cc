@@ -1,0 +1,92 @@
+#include "training.h"
+
+#include <cmath>
+#include <random>
+
+namespace symbind::apps {
+
+const char* const kFashionClasses[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                         "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
+
+namespace {
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+void InitXavier(const Executor& exec, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (auto& kv : exec.arg_dict()) {
+    const NDArray& a = kv.second;
+    if (EndsWith(kv.first, "_bias")) {
+      a.Fill(0.0f);
+    } else if (EndsWith(kv.first, "_weight")) {
+      double receptive = static_cast<double>(a.Size()) / a.shape()[0] / a.shape()[1];
+      double fan_in = a.shape()[1] * receptive, fan_out = a.shape()[0] * receptive;
+      float bound = static_cast<float>(std::sqrt(6.0 / (fan_in + fan_out)));
+      std::uniform_real_distribution<float> dist(-bound, bound);
+      float* p = a.fdata();
+      for (int64_t i = 0; i < a.Size(); ++i) p[i] = dist(rng);
+    }
+  }
+}
+
+void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vector<NDArray>* state) {
+  const auto& args = exec.arg_arrays();
+  if (state->empty())
+    for (auto& a : args) state->push_back(NDArray(a.shape()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (exec.grad_reqs()[i] == OpReq::kNull) continue;
+    float* w = args[i].fdata();
+    const float* g = exec.grad_arrays()[i].fdata();
+    float* m = (*state)[i].fdata();
+    for (int64_t k = 0, n = args[i].Size(); k < n; ++k) {
+      m[k] = momentum * m[k] - lr * (g[k] + wd * w[k]);
+      w[k] += m[k];
+    }
+  }
+}
+
+std::map<std::string, NDArray> TrainedParams(const Executor& exec) {
+  std::map<std::string, NDArray> params = exec.arg_dict();
+  for (auto it = params.begin(); it != params.end();)
+    it = (EndsWith(it->first, "data") || EndsWith(it->first, "label"))
+             ? params.erase(it) : std::next(it);
+  return params;
+}
+
+Evaluation Evaluate(const Symbol& net, const std::map<std::string, NDArray>& args,
+                    const std::map<std::string, NDArray>& aux, const MNISTData& data, int batch,
+                    bool flat) {
+  std::map<std::string, NDArray> bound = args;
+  bound["data"] = NDArray(flat ? TShape({batch, 784}) : TShape({batch, 1, 28, 28}));
+  auto exec = SimpleBind(net, Context::CPU(), bound, {}, {}, aux);
+  NDArray input = exec->arg_dict()["data"];
+  MNISTIter it(data, batch, false, 0, flat);
+  Evaluation ev;
+  ev.confusion.assign(10, std::vector<int>(10, 0));
+  int64_t correct = 0, total = 0;
+  while (it.Next()) {
+    it.data().CopyTo(&input);
+    exec->Forward(false);
+    const NDArray& prob = exec->outputs()[0];
+    const int64_t classes = prob.shape()[1];
+    const float* p = prob.fdata();
+    NDArray label = it.label();
+    for (int64_t r = 0; r < batch - it.pad(); ++r) {
+      int best = 0;
+      for (int c = 1; c < classes; ++c)
+        if (p[r * classes + c] > p[r * classes + best]) best = c;
+      int truth = static_cast<int>(label.GetFlat(r));
+      if (truth >= 0 && truth < 10 && best < 10) ++ev.confusion[truth][best];
+      correct += best == truth;
+      ++total;
+      ev.predicted.push_back(best);
+      ev.confidence.push_back(p[r * classes + best]);
+    }
+  }
+  ev.accuracy = total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
+  return ev;
+}
+
+}  // namespace symbind::apps
