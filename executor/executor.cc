@@ -100,7 +100,10 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_a
   for (uint32_t id : graph_.arg_nodes())
     entry_arrays_[graph_.entry_id(id, 0)] =
         graph_.is_aux_node(id) ? aux_arrays_[next_aux++] : arg_arrays_[next_arg++];
-  std::vector<int> types = InferEntryTypes(graph_, {});
+  std::map<std::string, DType> known_types;
+  for (size_t i = 0; i < arg_names.size(); ++i) known_types[arg_names[i]] = arg_arrays_[i].dtype();
+  for (size_t i = 0; i < aux_names.size(); ++i) known_types[aux_names[i]] = aux_arrays_[i].dtype();
+  std::vector<int> types = InferEntryTypes(graph_, known_types);
   for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
     const Node& n = *graph_.node(nid).node;
     if (n.is_variable()) continue;

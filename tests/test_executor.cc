@@ -240,3 +240,20 @@ TEST_CASE("A 200k-node chain is built, ordered, inferred and freed without deep 
   CHECK(g.num_nodes() == 200001);
   CHECK(InferShape(h, {{"x", TShape({2})}}).out_shapes[0] == TShape({2}));
 }
+
+TEST_CASE("Entry dtypes follow the bound arrays", "[executor][dtype]") {
+  Symbol x = Symbol::Variable("x");
+  Symbol c = Symbol::Create("Cast", "c", {{"dtype", "float32"}}, {{"data", x}});
+  NDArray ints(TShape({3}), DType::kInt32);
+  ints.SetFlat(0, 1);
+  ints.SetFlat(1, -2);
+  ints.SetFlat(2, 7);
+  auto exec = SimpleBind(c, Context::CPU(), {{"x", ints}}, {}, {{"x", OpReq::kNull}});
+  exec->Forward(false);
+  CHECK(exec->outputs()[0].dtype() == DType::kFloat32);
+  CHECK(exec->outputs()[0].ToVector() == std::vector<float>{1, -2, 7});
+  // A float64 input through an op that keeps its type gives a float64 output.
+  Symbol id = Symbol::Create("_copy", "id", {}, {{"data", x}});
+  auto exec64 = SimpleBind(id, Context::CPU(), {{"x", NDArray(TShape({2}), DType::kFloat64)}}, {}, {{"x", OpReq::kNull}});
+  CHECK(exec64->outputs()[0].dtype() == DType::kFloat64);
+}
