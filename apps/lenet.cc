@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include <symbind/executor/executor.h>
 #include <symbind/io/checkpoint.h>
@@ -69,6 +70,8 @@ int Train(const std::string& data_dir, const std::string& prefix, int epochs, in
                 train_it.num_batches() * batch / secs);
     std::fflush(stdout);
   }
+  const auto dir = std::filesystem::path(prefix).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir);
   SaveCheckpoint(prefix, epochs, net, apps::TrainedParams(*exec), {});
   std::printf("saved %s and %s\n", CheckpointSymbolPath(prefix).c_str(),
               CheckpointParamsPath(prefix, epochs).c_str());
