@@ -8,6 +8,9 @@
 #include <filesystem>
 
 #include <symbind/io/model_report.h>
+#include <symbind/executor/executor.h>
+#include <symbind/io/checkpoint.h>
+#include <symbind/io/image.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
@@ -217,4 +220,29 @@ TEST_CASE("tool: run names missing arguments, or fills them with --allow-missing
   CHECK(r.output.find("warning: filling from N(0,1): conv4_weight, prelu4_gamma") != std::string::npos);
   CHECK(r.output.find("prob1_output (1,2)") != std::string::npos);
   CHECK(RunTool("run " + mtcnn + "det2-symbol.json " + mtcnn + "det2-0001.params --input data=/nonexistent.npy").status == 1);
+}
+
+TEST_CASE("tool: run --image decodes, resizes and normalises as the library does", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string out = symbind_test::TempPath("run_image.npy");
+  RunResult r = RunTool("run " + mtcnn + "det1-symbol.json " + mtcnn + "det1-0001.params --image data=" + mtcnn +
+                        "test2.jpg --size 48,64 --mean 127.5,127.5,127.5 --scale 0.0078125 --bgr --output " + out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // The same input built by hand: decode, resize to 64x48 (W,H), BGR, (x - 127.5) / 128.
+  Image img = ResizeBilinear(LoadImage(mtcnn + "test2.jpg", 3), 64, 48);
+  const float mean[3] = {127.5f, 127.5f, 127.5f};
+  NDArray data = ImageToTensor(img, mean, 0.0078125f, true);
+  REQUIRE(data.shape() == TShape({1, 3, 48, 64}));
+  CHECK(data.At({0, 0, 5, 7}) == Approx((img.at(7, 5)[2] - 127.5f) * 0.0078125f));  // channel 0 is blue
+  Symbol sym;
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpoint(mtcnn + "det1", 1, &sym, &args, &aux);
+  args["data"] = data;
+  auto exec = SimpleBind(sym, Context::CPU(), args, {}, {}, aux);
+  exec->Forward(false);
+  NDArray got = LoadNpy(out);
+  REQUIRE(got.shape() == exec->outputs()[0].shape());
+  for (int64_t i = 0; i < got.Size(); ++i) CHECK(got.GetFlat(i) == exec->outputs()[0].GetFlat(i));
 }
