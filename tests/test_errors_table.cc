@@ -73,6 +73,12 @@ Symbol FC(const Symbol& x, int hidden, const std::string& name) {
       .CreateSymbol(name);
 }
 
+// Binds `op` on a variable "data" of `shape` and runs it forward.
+void RunOp(const std::string& op, const KwArgs& params, const TShape& shape) {
+  Symbol s = Symbol::Create(op, "op", params, {{"data", Var("data")}});
+  SimpleBind(s, Context::CPU(), {{"data", NDArray(shape)}})->Forward(false);
+}
+
 // A one-node JSON graph around `op_node` (a node object referring to node 0 as its input).
 std::string JsonWithOp(const std::string& op_node) {
   return R"({"nodes": [{"op": "null", "name": "data", "inputs": []}, )" + op_node +
@@ -262,6 +268,12 @@ std::vector<ErrorCase> Cases() {
   add("JSON: Reshape shape=\"(2,a)\"", [] {
     LoadSymbolJSON(JsonWithOp(R"J({"op": "Reshape", "name": "r", "attrs": {"shape": "(2,a)"}, "inputs": [[0, 0, 0]]})J"));
   }, "ParamError", "node 1 'r': Invalid Parameter format for shape expect Shape(tuple) but value='(2,a)'");
+  add("JSON: a variable (op \"null\") with an input", [] {
+    LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": [[0, 0, 0]]}], "arg_nodes": [0], "heads": [[0, 0, 0]]})");
+  }, "IOError", "symbol JSON: node 0 'data': a variable (op \"null\") has 1 inputs");
+  add("JSON: \"heads\" empty", [] {
+    LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": []}], "arg_nodes": [0], "heads": []})");
+  }, "IOError", "symbol JSON: \"heads\" is empty: the symbol has no outputs");
   add("LoadSymbolFile on a missing file", [] { LoadSymbolFile(TmpDir() + "/missing-symbol.json"); }, "IOError", "cannot open <tmp>/missing-symbol.json: No such file or directory");
 
   // ---- composition ----
@@ -374,6 +386,37 @@ std::vector<ErrorCase> Cases() {
     e->Backward({NDArray(TShape({2, 4})), NDArray(TShape({2, 4}))});
   }, "Error", "Backward: 2 head gradients for 1 outputs");
 
+  add("Pooling with stride (0,0)", [] {
+    RunOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(0,0)"}, {"pool_type", "max"}}, TShape({1, 1, 4, 4}));
+  }, "ParamError", "Invalid stride (0,0): every entry must be >= 1");
+  add("Convolution num_group 3 on 4 channels", [] {
+    RunOp("Convolution", {{"kernel", "(1,1)"}, {"num_filter", "3"}, {"num_group", "3"}}, TShape({1, 4, 4, 4}));
+  }, "ShapeError", "Error in operator op (Convolution): Convolution: input channels (4) must be divisible by num_group (3); data shape (1,4,4,4)");
+  add("Convolution kernel (1,1,1,1)", [] {
+    RunOp("Convolution", {{"kernel", "(1,1,1,1)"}, {"num_filter", "1"}}, TShape({1, 1, 4, 4, 4, 4}));
+  }, "ParamError", "Convolution: kernel must have 1, 2 or 3 dims, got (1,1,1,1)");
+  add("LRN with even nsize 4", [] { RunOp("LRN", {{"nsize", "4"}}, TShape({1, 3, 2, 2})); }, "ShapeError", "Error in operator op (LRN): LRN only supports odd values for local_size (nsize); got nsize=4");
+  add("transpose axes (0,0)", [] { RunOp("transpose", {{"axes", "(0,0)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (transpose): transpose: axes (0,0) is not a permutation");
+  add("slice_axis axis 5 of a 2-d input", [] {
+    RunOp("slice_axis", {{"axis", "5"}, {"begin", "0"}, {"end", "1"}}, TShape({2, 3}));
+  }, "ShapeError", "Error in operator op (slice_axis): slice_axis: axis 5 is out of range for an input of 2 dimensions (expected -2 <= axis < 2)");
+  add("softmax axis 9 of a 2-d input", [] { RunOp("softmax", {{"axis", "9"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (softmax): softmax: axis 9 is out of range for data of shape (2,3) (expected an axis in [-2, 2))");
+  add("Reshape (2,3) with shape (-4,5,-1,-2)", [] { RunOp("Reshape", {{"shape", "(-4,5,-1,-2)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (Reshape): Reshape: cannot reshape (2,3) with shape=(?,5,?,?): split dims 5, 0 do not divide original dim 2");
+  add("Dropout p=1.5", [] { RunOp("Dropout", {{"p", "1.5"}}, TShape({2, 3})); }, "ParamError", "value 1.5 for Parameter p should be in range [0, 1]");
+  add("FullyConnected num_hidden=99999999999", [] { RunOp("FullyConnected", {{"num_hidden", "99999999999"}}, TShape({2, 3})); }, "ParamError", "Invalid Parameter format for num_hidden expect int but value='99999999999'");
+  add("Forward: FullyConnected on int8 data", [] {
+    SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}})->Forward(false);
+  }, "Error", "NDArray of dtype int8 accessed as float32");
+  add("SimpleBind: elemwise_add of float32 and int32", [] {
+    Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", Var("a")}, {"rhs", Var("b")}});
+    SimpleBind(s, Context::CPU(), {{"a", NDArray(TShape({2}))}, {"b", NDArray(TShape({2}), DType::kInt32)}});
+  }, "ShapeError", "Error in operator s (elemwise_add): Type inconsistent for input 'rhs' (b): provided int32, inferred float32");
+  add("Bind: gradient (3,) for argument (2,)", [] {
+    Symbol s = Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"data", Var("data")}});
+    Bind(s, Context::CPU(), {NDArray(TShape({2}))}, {NDArray(TShape({3}))}, {OpReq::kWrite}, {});
+  }, "Error", "Bind: gradient of 'data' has shape (3,) but the argument has shape (2,)");
+  add("Symbol::Variable(\"\")", [] { Symbol::Variable(""); }, "Error", "Symbol::Variable needs a non-empty name");
+
   // ---- NDArray ----
   add("float32 NDArray read as double", [] { (void)NDArray(TShape({2})).data<double>(); }, "Error", "NDArray of dtype float32 accessed as float64");
   add("NDArray of 1e15 float32 elements", [] { NDArray(TShape({1000000, 1000000000})); }, "OutOfMemoryError", "cannot allocate an NDArray of shape (1000000,1000000000) (1000000000000000 elements of float32)");
@@ -395,6 +438,12 @@ std::vector<ErrorCase> Cases() {
   add("MNIST images: gzip magic then garbage", [] {
     LoadMNISTImages(TmpFile("corrupt-idx3-ubyte.gz", std::string("\x1f\x8b\x08\x00garbagegarbage", 18)));
   }, "IOError", "<tmp>/corrupt-idx3-ubyte.gz: corrupt gzip data (invalid code lengths set)");
+  add("SaveNpyToString of a none array", [] { SaveNpyToString(NDArray()); }, "Error", "SaveNpy: cannot save a none array");
+  add(".npy: format version 9.0", [] {
+    std::string s = NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
+    s[6] = 9;
+    LoadNpyBuffer(s.data(), s.size(), "x.npy");
+  }, "IOError", "x.npy: unsupported .npy format version 9.0");
   add("LoadNpy on a missing file", [] { LoadNpy(TmpDir() + "/missing.npy"); }, "IOError", "cannot open <tmp>/missing.npy: No such file or directory");
 
   // ---- images ----
@@ -405,6 +454,8 @@ std::vector<ErrorCase> Cases() {
   add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: unknown image type");
   add("LoadImage on a missing file", [] { LoadImage(TmpDir() + "/missing.jpg"); }, "IOError", "LoadImage <tmp>/missing.jpg: cannot open file");
   add("Image(0, 10, 3)", [] { Image(0, 10, 3); }, "Error", "Image: image size must be positive, got 0x10");
+
+  add("Image(100000, 100000, 3)", [] { Image(100000, 100000, 3); }, "Error", "Image: 100000x100000 exceeds 268435456 pixels");
 
   // ---- checkpoints, MNIST ----
   add("LoadCheckpoint with a missing symbol file", [] {
@@ -427,6 +478,12 @@ std::vector<ErrorCase> Cases() {
   add("MNIST images: rows 0", [] {
     LoadMNISTImages(TmpFile("zerorows-idx3-ubyte", BigEndian32({0x803, 1, 0, 28})));
   }, "IOError", "<tmp>/zerorows-idx3-ubyte: dimension 1 of the idx header is 0");
+  add("MNISTIter with batch_size 0", [] {
+    MNISTIter it(MNISTData{NDArray(TShape({4, 2, 2})), NDArray(TShape({4}))}, 0);
+  }, "Error", "MNISTIter: batch_size must be > 0, got 0");
+  add("MNISTIter with 4 images and 3 labels", [] {
+    MNISTIter it(MNISTData{NDArray(TShape({4, 2, 2})), NDArray(TShape({3}))}, 2);
+  }, "Error", "MNISTIter: 4 images but 3 labels");
   add("MNISTIter::data() before Next()", [] {
     MNISTData d{NDArray(TShape({4, 2, 2})), NDArray(TShape({4}))};
     MNISTIter it(d, 2);
