@@ -29,6 +29,8 @@
 
 #include "test_io_util.h"
 
+#include "doc_test_util.h"
+
 using namespace symbind;
 using symbind_test::Bytes;
 
@@ -577,16 +579,5 @@ TEST_CASE("every bad input in docs/errors.md throws the documented error", "[err
 }
 
 TEST_CASE("docs/errors.md matches the cases in tests/test_errors_table.cc", "[errors][docs]") {
-  const std::string path = std::string(SYMBIND_SOURCE_DIR) + "/docs/errors.md";
-  const std::string generated = Render(Cases());
-  if (std::getenv("SYMBIND_UPDATE_DOCS")) {
-    std::ofstream(path, std::ios::binary) << generated;
-    WARN("rewrote " << path);
-  }
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE(f.good());
-  std::stringstream committed;
-  committed << f.rdbuf();
-  INFO("regenerate with: SYMBIND_UPDATE_DOCS=1 ./build/tests/symbind_tests \"[errors]\"");
-  CHECK(committed.str() == generated);
+  symbind::test::CheckGeneratedDoc("docs/errors.md", Render(Cases()), "[errors]");
 }
