@@ -219,8 +219,8 @@ ShapeInferResult InferShapePartial(const Symbol& sym, const std::map<std::string
 }
 
 ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShape>& known) {
+  const auto inputs = sym.ListInputs();
   for (auto& kv : known) {
-    auto inputs = sym.ListInputs();
     if (std::find(inputs.begin(), inputs.end(), kv.first) == inputs.end()) {
       std::string list;
       for (auto& a : inputs) list += (list.empty() ? "" : ", ") + a;
@@ -229,10 +229,14 @@ ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShap
   }
   ShapeInferResult r = InferShapePartial(sym, known);
   if (!r.complete()) {
-    std::string list;
-    for (auto& a : r.unknown) list += (list.empty() ? "" : ", ") + a;
+    std::string list, unknown_inputs;
+    for (auto& a : r.unknown) {
+      list += (list.empty() ? "" : ", ") + a;
+      if (std::find(inputs.begin(), inputs.end(), a) != inputs.end())
+        unknown_inputs += (unknown_inputs.empty() ? "" : ", ") + a;
+    }
     throw ShapeError("InferShape: cannot infer the shapes of: " + list +
-                     "; provide more input shapes (e.g. data)");
+                     "; provide the shape of one or more of the inputs " + unknown_inputs);
   }
   return r;
 }
