@@ -66,6 +66,7 @@ TEST_CASE("A cycle is rejected", "[symbol][graph]") {
   Symbol b = Symbol::Create("_mul_scalar", "b", {{"scalar", "2"}}, {{"data", a}});
   a.outputs()[0].node->inputs[0] = b.outputs()[0];  // a <- b <- a
   CHECK_THROWS_WITH(Graph(b), Catch::Contains("cycle"));
+  a.outputs()[0].node->inputs[0] = x.outputs()[0];  // break the shared_ptr cycle so it is freed
 }
 
 TEST_CASE("Composition errors name the op and input", "[symbol]") {
