@@ -8,12 +8,6 @@ namespace symbind::apps {
 const char* const kFashionClasses[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                          "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 
-namespace {
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-}  // namespace
-
 void InitXavier(const Executor& exec, uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (auto& kv : exec.arg_dict()) {

@@ -33,9 +33,8 @@ std::vector<int64_t> GetShape(const Params& p, const std::string& k) {
 void CheckKnown(const std::string& iter, const Params& p, const std::vector<std::string>& known) {
   for (auto& kv : p)
     if (std::find(known.begin(), known.end(), kv.first) == known.end()) {
-      std::string list;
-      for (auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw std::runtime_error(iter + ": unknown parameter '" + kv.first + "'; known: " + list);
+      throw std::runtime_error(iter + ": unknown parameter '" + kv.first + "'; known: " +
+                               symbind::JoinNames(known));
     }
 }
 

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace symbind {
 
@@ -50,6 +51,17 @@ std::string StrCat(const Args&... args) {
   std::ostringstream os;
   detail::AppendAll(os, args...);
   return os.str();
+}
+
+// "a, b, c": the list of names an error message offers.
+inline std::string JoinNames(const std::vector<std::string>& names) {
+  std::string s;
+  for (auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+inline bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace symbind

@@ -222,21 +222,17 @@ ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShap
   const auto inputs = sym.ListInputs();
   for (auto& kv : known) {
     if (std::find(inputs.begin(), inputs.end(), kv.first) == inputs.end()) {
-      std::string list;
-      for (auto& a : inputs) list += (list.empty() ? "" : ", ") + a;
-      throw ShapeError("InferShape: '" + kv.first + "' is not an input of the symbol; inputs are: " + list);
+      throw ShapeError("InferShape: '" + kv.first + "' is not an input of the symbol; inputs are: " +
+                       JoinNames(inputs));
     }
   }
   ShapeInferResult r = InferShapePartial(sym, known);
   if (!r.complete()) {
-    std::string list, unknown_inputs;
-    for (auto& a : r.unknown) {
-      list += (list.empty() ? "" : ", ") + a;
-      if (std::find(inputs.begin(), inputs.end(), a) != inputs.end())
-        unknown_inputs += (unknown_inputs.empty() ? "" : ", ") + a;
-    }
-    throw ShapeError("InferShape: cannot infer the shapes of: " + list +
-                     "; provide the shape of one or more of the inputs " + unknown_inputs);
+    std::vector<std::string> unknown_inputs;
+    for (auto& a : r.unknown)
+      if (std::find(inputs.begin(), inputs.end(), a) != inputs.end()) unknown_inputs.push_back(a);
+    throw ShapeError("InferShape: cannot infer the shapes of: " + JoinNames(r.unknown) +
+                     "; provide the shape of one or more of the inputs " + JoinNames(unknown_inputs));
   }
   return r;
 }

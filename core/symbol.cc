@@ -105,10 +105,8 @@ Symbol Symbol::Create(const std::string& op_name, const std::string& name, const
   for (auto& kv : named_inputs) {
     auto it = std::find(all.begin(), all.end(), kv.first);
     if (it == all.end()) {
-      std::string list;
-      for (auto& a : all) list += (list.empty() ? "" : ", ") + a;
       throw Error(StrCat("operator ", node->attrs.name, " (", op.name, ") has no input '",
-                         kv.first, "'; its inputs are: ", list));
+                         kv.first, "'; its inputs are: ", JoinNames(all)));
     }
     size_t i = static_cast<size_t>(it - all.begin());
     if (bound[i])

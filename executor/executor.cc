@@ -14,10 +14,6 @@ uint64_t Mix(uint64_t a, uint64_t b) {
   return z ^ (z >> 31);
 }
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void AddInto(const NDArray& dst, const NDArray& src) {
   float* d = dst.fdata();
   const float* s = src.fdata();
@@ -46,6 +42,12 @@ struct Executor::BackwardPlan {
     NDArray target;
     bool accumulate;  // grad_req add: target += sum
     std::vector<NDArray> parts;
+    // target (=|+=) parts[0] + parts[1] + ..., always in this order.
+    void Apply() {
+      if (!accumulate) parts[0].CopyTo(&target);
+      else AddInto(target, parts[0]);
+      for (size_t k = 1; k < parts.size(); ++k) AddInto(target, parts[k]);
+    }
   };
   std::vector<std::vector<Sum>> sums_before_node;  // summed before that node's backward
   std::vector<Sum> final_sums;                     // argument gradients, summed at the end
@@ -320,11 +322,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
   plan.tasks.Run([&](uint32_t task) {
     uint32_t t = static_cast<uint32_t>(n - 1 - task);
     if (!plan.runs[t]) return;
-    for (auto& sum : plan.sums_before_node[t]) {
-      if (!sum.accumulate) sum.parts[0].CopyTo(&sum.target);
-      else AddInto(sum.target, sum.parts[0]);
-      for (size_t k = 1; k < sum.parts.size(); ++k) AddInto(sum.target, sum.parts[k]);
-    }
+    for (auto& sum : plan.sums_before_node[t]) sum.Apply();
     uint32_t nid = op_nodes_[t];
     const NodeAttrs& attrs = graph_.node(nid).node->attrs;
     OpContext ctx{last_forward_train_, NodeSeed(nid)};
@@ -332,11 +330,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
                       plan.in_grads[t]};
     attrs.op->backward(ctx, attrs, args);
   });
-  for (auto& sum : plan.final_sums) {
-    if (!sum.accumulate) sum.parts[0].CopyTo(&sum.target);
-    else AddInto(sum.target, sum.parts[0]);
-    for (size_t k = 1; k < sum.parts.size(); ++k) AddInto(sum.target, sum.parts[k]);
-  }
+  for (auto& sum : plan.final_sums) sum.Apply();
 }
 
 namespace {
@@ -373,10 +367,9 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                          const char* what) {
     for (auto& kv : m)
       if (std::find(valid.begin(), valid.end(), kv.first) == valid.end()) {
-        std::string list;
-        for (auto& a : valid) list += (list.empty() ? "" : ", ") + a;
         throw Error(StrCat("SimpleBind: '", kv.first, "' given in ", what, " is not one of the ",
-                           what == std::string("aux_map") ? "aux states" : "arguments", ": ", list));
+                           what == std::string("aux_map") ? "aux states" : "arguments", ": ",
+                           JoinNames(valid)));
       }
   };
   check_names(args_map, arg_names, "args_map");

@@ -17,10 +17,6 @@ namespace symbind {
 
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // A variable that holds learned values (not a data or label input).
 bool IsParameter(const Node& n, const std::map<std::string, TShape>& known) {
   return n.is_variable() && !known.count(n.name()) && n.name() != "data" &&

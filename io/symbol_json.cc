@@ -178,10 +178,8 @@ std::shared_ptr<Node> BuildNode(const json& jn, size_t i, int version,
     }
   }
   if (node->inputs.size() != names.size()) {
-    std::string list;
-    for (auto& n : names) list += (list.empty() ? "" : ", ") + n;
     Fail(StrCat(where, " (", op->name, ") has ", node->inputs.size(), " inputs but the operator ",
-                "takes ", names.size(), " (", list, ")"));
+                "takes ", names.size(), " (", JoinNames(names), ")"));
   }
   for (auto& h : for_inputs) {
     auto it = std::find(names.begin(), names.begin() + static_cast<long>(num_args), h.input);

@@ -117,8 +117,7 @@ void Run(const RunArgs& a) {
   for (auto it = aux.begin(); it != aux.end();)
     it = std::find(aux_names.begin(), aux_names.end(), it->first) == aux_names.end() ? aux.erase(it) : std::next(it);
   if (!missing.empty()) {
-    std::string list;
-    for (auto& m : missing) list += (list.empty() ? "" : ", ") + m;
+    const std::string list = JoinNames(missing);
     if (!a.allow_missing)
       throw Error("arguments not in " + a.params_file + " and not given as inputs: " + list +
                   " (pass --input/--shape for inputs, or --allow-missing to fill them from N(0,1))");
