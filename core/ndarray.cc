@@ -27,6 +27,18 @@ Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
 
 Storage::~Storage() { std::free(data_); }
 
+NDArray NDArray::View(std::shared_ptr<Storage> storage, size_t offset, const TShape& shape,
+                      DType dtype, Context ctx) {
+  if (!storage) throw Error("NDArray::View of no storage");
+  if (!shape.is_known())
+    throw Error(StrCat("NDArray::View of incomplete shape ", shape));
+  size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  if (offset > storage->bytes() || bytes > storage->bytes() - offset)
+    throw Error(StrCat("NDArray::View of shape ", shape, " at offset ", offset, " needs ", bytes,
+                       " bytes but the storage holds ", storage->bytes()));
+  return NDArray(std::move(storage), offset, shape, dtype, ctx);
+}
+
 NDArray::NDArray(const TShape& shape, DType dtype, Context ctx)
     : shape_(shape), dtype_(dtype), ctx_(ctx) {
   if (!shape.is_known())

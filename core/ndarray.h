@@ -38,6 +38,9 @@ class NDArray {
   explicit NDArray(const TShape& shape, DType dtype = DType::kFloat32,
                    Context ctx = Context::CPU());
   NDArray(const TShape& shape, const std::vector<float>& values);
+  // A view of `shape` starting `offset` bytes into `storage` (which must hold it).
+  static NDArray View(std::shared_ptr<Storage> storage, size_t offset, const TShape& shape,
+                      DType dtype = DType::kFloat32, Context ctx = Context::CPU());
 
   bool is_none() const { return !storage_; }
   const TShape& shape() const { return shape_; }

@@ -1,7 +1,12 @@
 #include "executor.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <limits>
 #include <random>
+
+#include "memory_plan.h"
 
 namespace symbind {
 
@@ -115,9 +120,9 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_a
       if (!shapes[e].is_known())
         throw ShapeError(StrCat("Bind: cannot infer the shape of ", EntryName(NodeEntry{graph_.node(nid).node, i}),
                                 " (got ", shapes[e], ")"));
-      entry_arrays_[e] = NDArray(shapes[e], types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]), ctx_);
     }
   }
+  AllocateOpOutputs(shapes, types);
   for (uint32_t id : graph_.arg_nodes()) {
     uint32_t e = graph_.entry_id(id, 0);
     if (entry_arrays_[e].shape() != shapes[e])
@@ -144,6 +149,77 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_a
     for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i)
       node_outputs_[t].push_back(entry_arrays_[graph_.entry_id(nid, i)]);
   }
+  for (auto& d : reuse_dependencies_) forward_tasks_->AddDependency(d.first, d.second);
+}
+
+void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types) {
+  auto dtype_of = [&](uint32_t e) { return types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]); };
+  const char* env = std::getenv("SYMBIND_MEMORY_PLAN");
+  const std::string mode = env ? env : "1";
+  const bool needs_gradients = std::any_of(grad_reqs_.begin(), grad_reqs_.end(),
+                                           [](OpReq r) { return r != OpReq::kNull; });
+  // Backward reads forward values, so only gradient-free executors share buffers.
+  memory_.planned = mode != "0" && !needs_gradients;
+
+  std::vector<size_t> entry_bytes(graph_.num_entries(), 0);
+  std::vector<bool> keep(graph_.num_entries(), true);
+  for (uint32_t nid : op_nodes_)
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
+      uint32_t e = graph_.entry_id(nid, i);
+      entry_bytes[e] = static_cast<size_t>(shapes[e].Size()) * DTypeSize(dtype_of(e));
+      memory_.unplanned_bytes += entry_bytes[e];
+      keep[e] = false;
+    }
+  for (auto& h : graph_.heads()) keep[graph_.entry_id(h)] = true;  // the user reads outputs
+
+  MemoryPlan plan;
+  if (memory_.planned) plan = PlanMemory(graph_, op_nodes_, entry_bytes, keep);
+  std::vector<std::shared_ptr<Storage>> blocks;
+  for (size_t b = 0; b < plan.block_bytes.size(); ++b) {
+    blocks.push_back(std::make_shared<Storage>(plan.block_bytes[b], "a shared intermediate buffer"));
+    if (mode == "poison") {  // test hook: shows any kernel that relies on zeroed outputs
+      float* f = static_cast<float*>(blocks.back()->data());
+      std::fill(f, f + plan.block_bytes[b] / sizeof(float), std::numeric_limits<float>::quiet_NaN());
+    }
+    memory_.output_bytes += plan.block_bytes[b];
+  }
+  for (uint32_t nid : op_nodes_)
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
+      uint32_t e = graph_.entry_id(nid, i);
+      int b = memory_.planned ? plan.block_of_entry[e] : MemoryPlan::kOwnStorage;
+      if (b == MemoryPlan::kOwnStorage) {
+        entry_arrays_[e] = NDArray(shapes[e], dtype_of(e), ctx_);
+        memory_.output_bytes += entry_bytes[e];
+      } else {
+        entry_arrays_[e] = NDArray::View(blocks[static_cast<size_t>(b)], 0, shapes[e], dtype_of(e), ctx_);
+      }
+    }
+  reuse_dependencies_ = std::move(plan.reuse_dependencies);
+}
+
+void Executor::SetProfiling(bool on) {
+  if (on && !profiling_) {
+    node_ns_.assign(op_nodes_.size(), 0);
+    node_calls_.assign(op_nodes_.size(), 0);
+  }
+  profiling_ = on;
+}
+
+std::vector<NodeTiming> Executor::ForwardProfile() const {
+  std::vector<NodeTiming> rows;
+  for (size_t t = 0; t < op_nodes_.size(); ++t) {
+    const Node& n = *graph_.node(op_nodes_[t]).node;
+    NodeTiming r;
+    r.name = n.name();
+    r.op = n.attrs.op->name;
+    r.output_shape = node_outputs_[t].empty() ? TShape() : node_outputs_[t][0].shape();
+    if (t < node_ns_.size()) {
+      r.total_ms = static_cast<double>(node_ns_[t]) / 1e6;
+      r.calls = node_calls_[t];
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
 }
 
 Executor::~Executor() = default;
@@ -159,7 +235,11 @@ void Executor::Forward(bool is_train) {
     const NodeAttrs& attrs = graph_.node(nid).node->attrs;
     OpContext ctx{is_train, NodeSeed(nid)};
     std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
+    if (!profiling_) return attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+    auto start = std::chrono::steady_clock::now();
     attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+    node_ns_[t] += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    ++node_calls_[t];
   });
   has_run_forward_ = true;
   last_forward_train_ = is_train;

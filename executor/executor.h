@@ -16,6 +16,22 @@ namespace symbind {
 // Seed used by SimpleBind's Gaussian initialisation and by random ops unless set otherwise.
 constexpr uint64_t kDefaultSeed = 0;
 
+// Forward time of one op node, collected while profiling is on.
+struct NodeTiming {
+  std::string name, op;
+  TShape output_shape;
+  double total_ms = 0;
+  int64_t calls = 0;
+};
+
+// Bytes held for op outputs. Executors that compute no gradient (every grad_req null) reuse
+// intermediate buffers by liveness unless the environment sets SYMBIND_MEMORY_PLAN=0.
+struct ExecutorMemory {
+  bool planned = false;
+  size_t output_bytes = 0;        // op outputs as allocated (shared blocks counted once)
+  size_t unplanned_bytes = 0;     // what one buffer per op output would take
+};
+
 class Executor {
  public:
   // Arrays in ListArguments / ListAuxiliaryStates order. grad_arrays[i] may be none when
@@ -44,6 +60,11 @@ class Executor {
   std::map<std::string, NDArray> output_dict() const;
   const Symbol& symbol() const { return graph_.symbol(); }
   const Graph& graph() const { return graph_; }
+  const ExecutorMemory& memory() const { return memory_; }
+  // Turns per-node forward timing on (starting from zero) or off (keeping what was collected).
+  void SetProfiling(bool on);
+  // One row per op node, in execution order.
+  std::vector<NodeTiming> ForwardProfile() const;
   // Seed for random ops (Dropout, rrelu); each Forward advances a run counter so masks differ
   // between runs but reproduce between processes. Setting the seed restarts that sequence,
   // so the next Forward draws exactly what the first Forward after binding drew.
@@ -55,6 +76,7 @@ class Executor {
  private:
   struct BackwardPlan;
   void BuildBackwardPlan();
+  void AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types);
   uint64_t NodeSeed(uint32_t node_id) const;
 
   Graph graph_;
@@ -70,6 +92,10 @@ class Executor {
   uint64_t run_counter_ = 0;
   bool has_run_forward_ = false;
   bool last_forward_train_ = false;
+  ExecutorMemory memory_;
+  std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies_;
+  bool profiling_ = false;
+  std::vector<int64_t> node_ns_, node_calls_;
 };
 
 // Binds with explicit arrays in ListArguments / ListAuxiliaryStates order.

@@ -1,12 +1,14 @@
 // symbind run SYMBOL.json PARAMS --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
-//   [--all-outputs DIR] [--allow-missing] [--bench N] [--threads T]
+//   [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
 // Binds the model with SimpleBind, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include <symbind/core/graph.h>
 #include <symbind/executor/executor.h>
@@ -28,7 +30,7 @@ struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
   std::vector<std::string> shapes, inputs;
   float scale = 1.0f;
-  bool bgr = false, allow_missing = false;
+  bool bgr = false, allow_missing = false, profile = false;
   int bench = 0, threads = 0;
 };
 
@@ -77,6 +79,42 @@ NDArray LoadImageInput(const RunArgs& a) {
   Image img = LoadImage(SplitAssignment(a.image, "--image").second, 3);
   Image resized = ResizeBilinear(img, static_cast<int>(hw[1]), static_cast<int>(hw[0]));
   return ImageToTensor(resized, mean.data(), a.scale, a.bgr);
+}
+
+// Runs `runs` profiled forwards and prints where the time goes: per op type, then per node.
+void PrintProfile(Executor& exec, int runs) {
+  exec.SetProfiling(true);
+  for (int i = 0; i < runs; ++i) exec.Forward(false);
+  exec.SetProfiling(false);
+  std::vector<NodeTiming> rows = exec.ForwardProfile();
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> by_op;
+  for (auto& r : rows) {
+    total += r.total_ms;
+    by_op[r.op].first += r.total_ms;
+    by_op[r.op].second += 1;
+  }
+  auto pct = [&](double ms) { return total > 0 ? 100.0 * ms / total : 0.0; };
+  const ExecutorMemory& mem = exec.memory();
+  std::printf("profile: %d runs, %.3f ms per run summed over nodes (threads=%d); op outputs %.1f MiB "
+              "(%.1f MiB without memory planning)\n", runs, total / runs, GetNumThreads(),
+              mem.output_bytes / 1048576.0, mem.unplanned_bytes / 1048576.0);
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(), [](auto& x, auto& y) { return x.second.first > y.second.first; });
+  std::printf("%-24s %6s %12s %7s\n", "op", "nodes", "ms/run", "%");
+  for (auto& o : ops)
+    std::printf("%-24s %6d %12.3f %6.1f%%\n", o.first.c_str(), o.second.second, o.second.first / runs, pct(o.second.first));
+  std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.total_ms > y.total_ms; });
+  std::printf("\n%-4s %-36s %-18s %-20s %10s %7s %7s\n", "rank", "node", "op", "output", "ms/run", "%", "cum%");
+  double cum = 0;
+  int rank = 0;
+  for (auto& r : rows) {
+    cum += r.total_ms;
+    std::ostringstream shape;
+    shape << r.output_shape;
+    std::printf("%-4d %-36s %-18s %-20s %10.3f %6.1f%% %6.1f%%\n", ++rank, r.name.c_str(), r.op.c_str(),
+                shape.str().c_str(), r.total_ms / runs, pct(r.total_ms), pct(cum));
+  }
 }
 
 void Run(const RunArgs& a) {
@@ -155,6 +193,7 @@ void Run(const RunArgs& a) {
     std::cout << "latency_ms median=" << ms[ms.size() / 2] << " min=" << ms.front() << " runs=" << a.bench
               << " threads=" << GetNumThreads() << "\n";
   }
+  if (a.profile) PrintProfile(*exec, a.bench > 0 ? a.bench : 10);
 }
 }  // namespace
 
@@ -174,6 +213,7 @@ void AddRunCommand(CLI::App& app) {
   sub->add_option("--all-outputs", a->all_outputs, "write every output to DIR/<name>.npy");
   sub->add_flag("--allow-missing", a->allow_missing, "fill arguments missing from PARAMS from N(0,1)");
   sub->add_option("--bench", a->bench, "time N forward passes after two warm-up runs")->check(CLI::NonNegativeNumber);
+  sub->add_flag("--profile", a->profile, "time every node over the --bench runs (or 10) and print a per-layer table");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores)")->check(CLI::NonNegativeNumber);
   sub->callback([a] { Run(*a); });
 }
