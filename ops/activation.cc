@@ -1,5 +1,6 @@
 // Activation: relu, sigmoid, tanh, softrelu, softsign.
 #include <cmath>
+#include <type_traits>
 
 #include "kernel_util.h"
 
@@ -18,27 +19,38 @@ struct ActivationParam : Parameter<ActivationParam> {
   }
 };
 
-float Apply(int t, float x) {
-  switch (t) {
-    case kRelu: return x > 0 ? x : 0.0f;
-    case kSigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case kTanh: return std::tanh(x);
-    case kSoftReLU: return x > 20.0f ? x : std::log1p(std::exp(x));
-    default: return x / (1.0f + std::fabs(x));
-  }
+// The act type is a template argument so each loop is branch-free and vectorises.
+template <int T>
+float Apply(float x) {
+  if constexpr (T == kRelu) return x > 0 ? x : 0.0f;
+  else if constexpr (T == kSigmoid) return 1.0f / (1.0f + std::exp(-x));
+  else if constexpr (T == kTanh) return std::tanh(x);
+  else if constexpr (T == kSoftReLU) return x > 20.0f ? x : std::log1p(std::exp(x));
+  else return x / (1.0f + std::fabs(x));
 }
 
 // d act / d x, from the input x and the output y.
-float Derivative(int t, float x, float y) {
+template <int T>
+float Derivative(float x, float y) {
+  if constexpr (T == kRelu) return x > 0 ? 1.0f : 0.0f;
+  else if constexpr (T == kSigmoid) return y * (1.0f - y);
+  else if constexpr (T == kTanh) return 1.0f - y * y;
+  else if constexpr (T == kSoftReLU) return 1.0f / (1.0f + std::exp(-x));
+  else {
+    float d = 1.0f + std::fabs(x);
+    return 1.0f / (d * d);
+  }
+}
+
+// Calls f(std::integral_constant<int, t>{}).
+template <typename F>
+void WithActType(int t, const F& f) {
   switch (t) {
-    case kRelu: return x > 0 ? 1.0f : 0.0f;
-    case kSigmoid: return y * (1.0f - y);
-    case kTanh: return 1.0f - y * y;
-    case kSoftReLU: return 1.0f / (1.0f + std::exp(-x));
-    default: {
-      float d = 1.0f + std::fabs(x);
-      return 1.0f / (d * d);
-    }
+    case kRelu: return f(std::integral_constant<int, kRelu>{});
+    case kSigmoid: return f(std::integral_constant<int, kSigmoid>{});
+    case kTanh: return f(std::integral_constant<int, kTanh>{});
+    case kSoftReLU: return f(std::integral_constant<int, kSoftReLU>{});
+    default: return f(std::integral_constant<int, kSoftSign>{});
   }
 }
 
@@ -56,7 +68,9 @@ SYMBIND_REGISTER_OP(Activation)
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       int t = attrs.param<ActivationParam>().act_type;
       const float* x = in[0].fdata();
-      MapWithReq(out[0].fdata(), in[0].Size(), req[0], [&](int64_t i) { return Apply(t, x[i]); });
+      WithActType(t, [&](auto act) {
+        MapWithReq(out[0].fdata(), in[0].Size(), req[0], [&](int64_t i) { return Apply<act()>(x[i]); });
+      });
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       int t = attrs.param<ActivationParam>().act_type;
@@ -64,8 +78,10 @@ SYMBIND_REGISTER_OP(Activation)
       const float* y = a.outputs[0].fdata();
       const float* dy = a.out_grads[0].fdata();
       if (a.req[0] == OpReq::kNull) return;
-      MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
-                 [&](int64_t i) { return dy[i] * Derivative(t, x[i], y[i]); });
+      WithActType(t, [&](auto act) {
+        MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+                   [&](int64_t i) { return dy[i] * Derivative<act()>(x[i], y[i]); });
+      });
     });
 
 }  // namespace symbind

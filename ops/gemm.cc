@@ -49,14 +49,16 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
     block(g, 0, M, 0, N);
     return;
   }
-  if (M >= 64) {
-    int64_t rows = std::min(std::max<int64_t>(16, kMinWork / (N * k)), (M + 1) / 2);
+  // Blocks span all of the shorter side so each packs its slice of the longer operand once.
+  auto round16 = [](int64_t v) { return (v + 15) / 16 * 16; };
+  if (M > N) {
+    int64_t rows = std::min(round16(std::max<int64_t>(64, kMinWork / (N * k))), round16((M + 1) / 2));
     int64_t blocks = (M + rows - 1) / rows;
     ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) block(g, b * rows, std::min(M, (b + 1) * rows), 0, N);
     });
   } else {
-    int64_t cols = std::min(std::max<int64_t>(16, kMinWork / (M * k)), (N + 1) / 2);
+    int64_t cols = std::min(round16(std::max<int64_t>(64, kMinWork / (M * k))), round16((N + 1) / 2));
     int64_t blocks = (N + cols - 1) / cols;
     ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) block(g, 0, M, b * cols, std::min(N, (b + 1) * cols));

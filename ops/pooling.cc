@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <vector>
 
 #include "conv_util.h"
 
@@ -245,6 +246,28 @@ void UnpoolSumPlane(const float* dy, const float* x, const float* y, float* dx, 
 // like MXNet's MinValue.
 void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
   const int64_t H = g.in[1], W = g.in[2];
+  if (g.in[0] == 1 && g.k[0] == 1) {
+    // 2-D: per output row, the column-wise max over the window's rows (contiguous, vectorised),
+    // then the max over each window's columns of that row.
+    std::vector<Window> cols;
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) cols.push_back(AxisWindow(g, 2, ow, false));
+    std::vector<float> row(static_cast<size_t>(W));
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const Window wh = AxisWindow(g, 1, oh, false);
+      std::fill(row.begin(), row.end(), -FLT_MAX);
+      for (int64_t h = wh.start; h < wh.end; ++h) {
+        const float* src = x + h * W;
+        for (int64_t w = 0; w < W; ++w) row[w] = std::max(row[w], src[w]);
+      }
+      float* out = y + oh * g.out[2];
+      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+        float m = -FLT_MAX;
+        for (int64_t w = cols[ow].start; w < cols[ow].end; ++w) m = std::max(m, row[w]);
+        out[ow] = req == OpReq::kAdd ? out[ow] + m : m;
+      }
+    }
+    return;
+  }
   ForEachWindow(g, false, [&](int64_t oi, const Window& wd, const Window& wh, const Window& ww) {
     float m = -FLT_MAX;
     for (int64_t d = wd.start; d < wd.end; ++d)
