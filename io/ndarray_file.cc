@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <limits>
 
@@ -353,8 +354,17 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   const void* data() const { return data_; }
   size_t size() const { return size_; }
+  // Gives the pages wholly before `offset` back to the kernel (they are re-read if touched).
+  void DropBefore(size_t offset) {
+    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t end = offset / page * page;
+    if (!data_ || end <= dropped_) return;
+    ::madvise(static_cast<char*>(data_) + dropped_, end - dropped_, MADV_DONTNEED);
+    dropped_ = end;
+  }
 
  private:
+  size_t dropped_ = 0;
   int fd_ = -1;
   void* data_ = nullptr;
   size_t size_ = 0;
@@ -362,7 +372,11 @@ class MappedFile {
 
 }  // namespace
 
-NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOptions& options) {
+namespace {
+// Parses a whole file image; after each array, `consumed(offset)` says the bytes before
+// `offset` will not be read again.
+NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOptions& options,
+                             const std::function<void(size_t)>& consumed) {
   Reader r(data, size);
   NDArrayFile f;
   const uint64_t magic = r.Read<uint64_t>("list magic");
@@ -387,6 +401,7 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOp
     f.arrays.push_back(ReadArray(r, options, &format, &stype));
     f.formats.push_back(format);
     f.storage_types.push_back(stype);
+    if (consumed) consumed(r.pos());
   }
   r.set_array(Reader::kNamesSection);
   const size_t names_at = r.pos();
@@ -406,11 +421,18 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOp
   }
   return f;
 }
+}  // namespace
+
+NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOptions& options) {
+  return ParseNDArrayFile(data, size, options, nullptr);
+}
 
 NDArrayFile LoadNDArrayFile(const std::string& path, const NDArrayLoadOptions& options) {
   MappedFile m(path);
   try {
-    return LoadNDArrayBuffer(m.data(), m.size(), options);
+    // Mapped pages already copied are dropped as loading proceeds, so peak memory is about
+    // one copy of the weights, not two.
+    return ParseNDArrayFile(m.data(), m.size(), options, [&m](size_t offset) { m.DropBefore(offset); });
   } catch (const IOError& e) {
     throw IOError(path + ": " + e.what());
   }
