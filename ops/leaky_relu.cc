@@ -10,6 +10,7 @@
 // - rrelu's `mask` output (the per-element slopes) is hidden, as in MXNet's original
 //   LeakyReLU operator property. In inference the slope is (lower + upper) / 2 and the mask is
 //   filled with it.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -101,7 +102,7 @@ void LeakyReLUForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   const int64_t n = in[0].Size();
   switch (p.act_type) {
     case kLeaky:
-      MapWithReq(y, n, req[0], [&](int64_t i) { return x[i] > 0 ? x[i] : x[i] * p.slope; });
+      MapWithReq(y, n, req[0], [&](int64_t i) { return std::max(x[i], 0.0f) + p.slope * std::min(x[i], 0.0f); });
       break;
     case kELU:
       MapWithReq(y, n, req[0], [&](int64_t i) { return x[i] > 0 ? x[i] : p.slope * std::expm1(x[i]); });
@@ -117,7 +118,22 @@ void LeakyReLUForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
     case kPReLU: {
       const PReLULayout l = MakePReLULayout(in[0].shape(), in[1].shape());
       const float* gamma = in[1].fdata();
-      MapWithReq(y, n, req[0], [&](int64_t i) { return x[i] > 0 ? x[i] : x[i] * gamma[l.GammaIndex(i)]; });
+      if (req[0] == OpReq::kNull) break;
+      // One slope per (n, c) plane: a contiguous, vectorisable loop per plane.
+      const bool add = req[0] == OpReq::kAdd;
+      ParallelFor(l.N * l.C, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, l.rest)),
+                  [&](int64_t p0, int64_t p1) {
+                    for (int64_t plane = p0; plane < p1; ++plane) {
+                      const float slope = gamma[l.GammaIndex(plane * l.rest)];
+                      const float* __restrict xp = x + plane * l.rest;
+                      float* __restrict yp = y + plane * l.rest;
+                      // max/min instead of a branch: the loop vectorises (x or slope * x alike).
+                      if (add)
+                        for (int64_t i = 0; i < l.rest; ++i) yp[i] += std::max(xp[i], 0.0f) + slope * std::min(xp[i], 0.0f);
+                      else
+                        for (int64_t i = 0; i < l.rest; ++i) yp[i] = std::max(xp[i], 0.0f) + slope * std::min(xp[i], 0.0f);
+                    }
+                  });
       break;
     }
     case kRReLU: {

@@ -133,6 +133,13 @@ TEST_CASE("Convolution forward matches a naive direct convolution", "[ops][convo
   SECTION("caffenet conv1: 11x11 stride 4 on 3x35x35") {
     CheckConvForward({{11, 11}, {4, 4}, {}, {}, 4}, TShape({2, 3, 35, 35}), 12);
   }
+  // Large outputs are computed in tiles of output rows (35 rows of 30 here: 35 + 35 + 10).
+  SECTION("several row tiles, grouped, padded and dilated, batch 2") {
+    CheckConvForward({{3, 3}, {}, {1, 2}, {0, 2}, 6, 2}, TShape({2, 64, 82, 30}), 13);
+  }
+  SECTION("several row tiles, 3-D") {
+    CheckConvForward({{2, 3, 3}, {}, {}, {0, 1, 1}, 3}, TShape({1, 32, 3, 40, 30}), 14);
+  }
 }
 
 TEST_CASE("Convolution accepts and ignores cudnn_tune, cudnn_off, workspace and layout", "[ops][convolution]") {
