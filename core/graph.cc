@@ -74,6 +74,7 @@ Graph::Graph(const Symbol& symbol) : symbol_(symbol) {
   }
 
   nodes_.resize(order.size());
+  ids_.reserve(order.size());
   std::vector<uint32_t> id_of_vertex(order.size());
   for (uint32_t i = 0; i < order.size(); ++i) {
     id_of_vertex[order[i]] = i;
@@ -104,6 +105,26 @@ Graph::Graph(const Symbol& symbol) : symbol_(symbol) {
       if (mask[k] && info.node->inputs[k].node->is_variable()) aux_[info.inputs[k].node_id] = true;
   }
   for (auto& e : symbol.outputs()) heads_.push_back(EntryRef{ids_.at(e.node.get()), e.index});
+}
+
+std::vector<std::string> Graph::ListArguments() const {
+  std::vector<std::string> out;
+  for (uint32_t id : arg_nodes_)
+    if (!aux_[id]) out.push_back(nodes_[id].node->name());
+  return out;
+}
+
+std::vector<std::string> Graph::ListAuxiliaryStates() const {
+  std::vector<std::string> out;
+  for (uint32_t id : arg_nodes_)
+    if (aux_[id]) out.push_back(nodes_[id].node->name());
+  return out;
+}
+
+std::vector<std::string> Graph::ListInputs() const {
+  std::vector<std::string> out;
+  for (uint32_t id : arg_nodes_) out.push_back(nodes_[id].node->name());
+  return out;
 }
 
 namespace {
@@ -153,10 +174,13 @@ std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string,
     }
     return k;
   };
+  // A node whose inputs and outputs were all known when it last ran is consistent for good
+  // (known shapes never change), so later sweeps skip it: inference stays linear in practice.
+  std::vector<bool> settled(g.num_nodes(), false);
   auto run_node = [&](uint32_t nid) {
     const auto& info = g.node(nid);
     const Node& n = *info.node;
-    if (n.is_variable() || !n.attrs.op->infer_shape) return;
+    if (settled[nid] || n.is_variable() || !n.attrs.op->infer_shape) return;
     std::vector<TShape> in(info.inputs.size()), out(g.num_node_outputs(nid));
     for (size_t i = 0; i < in.size(); ++i) in[i] = shapes[g.entry_id(info.inputs[i])];
     for (uint32_t i = 0; i < out.size(); ++i) out[i] = shapes[g.entry_id(nid, i)];
@@ -177,6 +201,7 @@ std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string,
                                 ": provided ", slot, ", inferred ", in[i]));
       slot = merged;
     }
+    bool all_known = true;
     for (uint32_t i = 0; i < out.size(); ++i) {
       TShape& slot = shapes[g.entry_id(nid, i)];
       TShape merged;
@@ -184,7 +209,10 @@ std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string,
         throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", OutputLabel(g, nid, i),
                                 ": provided ", slot, ", inferred ", out[i]));
       slot = merged;
+      all_known = all_known && slot.is_known();
     }
+    for (auto& e : info.inputs) all_known = all_known && shapes[g.entry_id(e)].is_known();
+    settled[nid] = all_known;
   };
   size_t before = known_dims();
   for (;;) {
@@ -198,7 +226,10 @@ std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string,
 }
 
 ShapeInferResult InferShapePartial(const Symbol& sym, const std::map<std::string, TShape>& known) {
-  Graph g(sym);
+  return InferShapePartial(Graph(sym), known);
+}
+
+ShapeInferResult InferShapePartial(const Graph& g, const std::map<std::string, TShape>& known) {
   std::vector<TShape> shapes = InferEntryShapes(g, known);
   ShapeInferResult r;
   for (uint32_t id : g.arg_nodes()) {
@@ -215,18 +246,23 @@ ShapeInferResult InferShapePartial(const Symbol& sym, const std::map<std::string
       }
     }
   }
+  r.entry_shapes = std::move(shapes);
   return r;
 }
 
 ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShape>& known) {
-  const auto inputs = sym.ListInputs();
+  return InferShape(Graph(sym), known);
+}
+
+ShapeInferResult InferShape(const Graph& g, const std::map<std::string, TShape>& known) {
+  const auto inputs = g.ListInputs();
   for (auto& kv : known) {
     if (std::find(inputs.begin(), inputs.end(), kv.first) == inputs.end()) {
       throw ShapeError("InferShape: '" + kv.first + "' is not an input of the symbol; inputs are: " +
                        JoinNames(inputs));
     }
   }
-  ShapeInferResult r = InferShapePartial(sym, known);
+  ShapeInferResult r = InferShapePartial(g, known);
   if (!r.complete()) {
     std::vector<std::string> unknown_inputs;
     for (auto& a : r.unknown)
@@ -259,10 +295,11 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
       }
     }
   }
+  std::vector<bool> settled(g.num_nodes(), false);  // as in InferEntryShapes
   auto run_node = [&](uint32_t nid) {
     const auto& info = g.node(nid);
     const Node& n = *info.node;
-    if (n.is_variable()) return false;
+    if (settled[nid] || n.is_variable()) return false;
     std::vector<int> in(info.inputs.size()), out(g.num_node_outputs(nid));
     for (size_t i = 0; i < in.size(); ++i) in[i] = types[g.entry_id(info.inputs[i])];
     for (uint32_t i = 0; i < out.size(); ++i) out[i] = types[g.entry_id(nid, i)];
@@ -280,10 +317,14 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
       int& slot = types[g.entry_id(info.inputs[i])];
       if (slot < 0 && in[i] >= 0) { slot = in[i]; changed = true; }
     }
+    bool all_known = true;
     for (uint32_t i = 0; i < out.size(); ++i) {
       int& slot = types[g.entry_id(nid, i)];
       if (slot < 0 && out[i] >= 0) { slot = out[i]; changed = true; }
+      all_known = all_known && slot >= 0;
     }
+    for (auto& e : info.inputs) all_known = all_known && types[g.entry_id(e)] >= 0;
+    settled[nid] = all_known;
     return changed;
   };
   bool changed = true;
@@ -306,7 +347,10 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
 }
 
 TypeInferResult InferType(const Symbol& sym, const std::map<std::string, DType>& known) {
-  Graph g(sym);
+  return InferType(Graph(sym), known);
+}
+
+TypeInferResult InferType(const Graph& g, const std::map<std::string, DType>& known) {
   std::vector<int> types = InferEntryTypes(g, known);
   TypeInferResult r;
   for (uint32_t id : g.arg_nodes())
@@ -315,6 +359,7 @@ TypeInferResult InferType(const Symbol& sym, const std::map<std::string, DType>&
     int t = types[g.entry_id(h)];
     r.out_types.push_back(t < 0 ? DType::kFloat32 : static_cast<DType>(t));
   }
+  r.entry_types = std::move(types);
   return r;
 }
 

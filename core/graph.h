@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ class Graph {
   // Node id of a Node pointer in this graph.
   uint32_t node_id(const Node* n) const { return ids_.at(n); }
   const Symbol& symbol() const { return symbol_; }
+  // Names of the variables in topological order, as Symbol's ListArguments (not aux states),
+  // ListAuxiliaryStates and ListInputs (both) give them.
+  std::vector<std::string> ListArguments() const;
+  std::vector<std::string> ListAuxiliaryStates() const;
+  std::vector<std::string> ListInputs() const;
 
  private:
   Symbol symbol_;
@@ -48,7 +54,7 @@ class Graph {
   std::vector<uint32_t> arg_nodes_;
   std::vector<bool> aux_;
   std::vector<EntryRef> heads_;
-  std::map<const Node*, uint32_t> ids_;
+  std::unordered_map<const Node*, uint32_t> ids_;
 };
 
 // Result of shape inference: shapes in ListArguments / ListOutputs / ListAuxiliaryStates order.
@@ -57,6 +63,7 @@ struct ShapeInferResult {
   // Names of arguments and aux states still not fully known (empty when complete).
   std::vector<std::string> unknown;
   bool complete() const { return unknown.empty(); }
+  std::vector<TShape> entry_shapes;  // every entry of the graph, by entry id
 };
 
 // Shapes of every entry of `g`, given shapes for some inputs by name. Runs each op's
@@ -66,14 +73,18 @@ std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string,
 
 // Like InferShape but returns what is known without failing on unknown shapes.
 ShapeInferResult InferShapePartial(const Symbol& sym, const std::map<std::string, TShape>& known);
+ShapeInferResult InferShapePartial(const Graph& g, const std::map<std::string, TShape>& known);
 // Throws ShapeError listing the arguments whose shape could not be inferred.
 ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShape>& known);
+ShapeInferResult InferShape(const Graph& g, const std::map<std::string, TShape>& known);
 
 struct TypeInferResult {
   std::vector<DType> arg_types, out_types, aux_types;
+  std::vector<int> entry_types;  // every entry of the graph, by entry id (-1 unknown)
 };
 // Types of every entry (-1 unknown); inputs without a known type default to float32.
 std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DType>& known);
 TypeInferResult InferType(const Symbol& sym, const std::map<std::string, DType>& known);
+TypeInferResult InferType(const Graph& g, const std::map<std::string, DType>& known);
 
 }  // namespace symbind

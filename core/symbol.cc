@@ -179,28 +179,11 @@ Symbol Symbol::GetChildren() const {
   return s;
 }
 
-std::vector<std::string> Symbol::ListArguments() const {
-  Graph g(*this);
-  std::vector<std::string> out;
-  for (uint32_t id : g.arg_nodes())
-    if (!g.is_aux_node(id)) out.push_back(g.node(id).node->name());
-  return out;
-}
+std::vector<std::string> Symbol::ListArguments() const { return Graph(*this).ListArguments(); }
 
-std::vector<std::string> Symbol::ListAuxiliaryStates() const {
-  Graph g(*this);
-  std::vector<std::string> out;
-  for (uint32_t id : g.arg_nodes())
-    if (g.is_aux_node(id)) out.push_back(g.node(id).node->name());
-  return out;
-}
+std::vector<std::string> Symbol::ListAuxiliaryStates() const { return Graph(*this).ListAuxiliaryStates(); }
 
-std::vector<std::string> Symbol::ListInputs() const {
-  Graph g(*this);
-  std::vector<std::string> out;
-  for (uint32_t id : g.arg_nodes()) out.push_back(g.node(id).node->name());
-  return out;
-}
+std::vector<std::string> Symbol::ListInputs() const { return Graph(*this).ListInputs(); }
 
 std::vector<std::string> Symbol::ListOutputs() const {
   std::vector<std::string> out;

@@ -64,11 +64,18 @@ struct Executor::BackwardPlan {
 Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_arrays,
                    std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
                    std::vector<NDArray> aux_arrays, uint64_t seed)
-    : graph_(symbol), ctx_(ctx), arg_arrays_(std::move(arg_arrays)),
+    : Executor(Graph(symbol), ctx, std::move(arg_arrays), std::move(grad_arrays),
+               std::move(grad_reqs), std::move(aux_arrays), seed) {}
+
+Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
+                   std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
+                   std::vector<NDArray> aux_arrays, uint64_t seed,
+                   std::vector<TShape> entry_shapes, std::vector<int> entry_types)
+    : graph_(std::move(graph)), ctx_(ctx), arg_arrays_(std::move(arg_arrays)),
       grad_arrays_(std::move(grad_arrays)), aux_arrays_(std::move(aux_arrays)),
       grad_reqs_(std::move(grad_reqs)), seed_(seed) {
-  const auto arg_names = symbol.ListArguments();
-  const auto aux_names = symbol.ListAuxiliaryStates();
+  const auto arg_names = graph_.ListArguments();
+  const auto aux_names = graph_.ListAuxiliaryStates();
   if (arg_arrays_.size() != arg_names.size())
     throw Error(StrCat("Bind: ", arg_arrays_.size(), " argument arrays for ", arg_names.size(),
                        " arguments"));
@@ -90,7 +97,8 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_a
     if (aux_arrays_[i].is_none()) throw Error("Bind: aux state '" + aux_names[i] + "' has no array");
     known[aux_names[i]] = aux_arrays_[i].shape();
   }
-  std::vector<TShape> shapes = InferEntryShapes(graph_, known);
+  std::vector<TShape> shapes =
+      entry_shapes.size() == graph_.num_entries() ? std::move(entry_shapes) : InferEntryShapes(graph_, known);
   for (size_t i = 0; i < arg_names.size(); ++i) {
     if (grad_reqs_[i] == OpReq::kNull) continue;
     if (grad_arrays_[i].is_none())
@@ -110,7 +118,8 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_a
   std::map<std::string, DType> known_types;
   for (size_t i = 0; i < arg_names.size(); ++i) known_types[arg_names[i]] = arg_arrays_[i].dtype();
   for (size_t i = 0; i < aux_names.size(); ++i) known_types[aux_names[i]] = aux_arrays_[i].dtype();
-  std::vector<int> types = InferEntryTypes(graph_, known_types);
+  std::vector<int> types = entry_types.size() == graph_.num_entries() ? std::move(entry_types)
+                                                                      : InferEntryTypes(graph_, known_types);
   for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
     const Node& n = *graph_.node(nid).node;
     if (n.is_variable()) continue;
@@ -422,9 +431,9 @@ std::map<std::string, NDArray> Zip(const std::vector<std::string>& names,
 }
 }  // namespace
 
-std::map<std::string, NDArray> Executor::arg_dict() const { return Zip(symbol().ListArguments(), arg_arrays_); }
-std::map<std::string, NDArray> Executor::grad_dict() const { return Zip(symbol().ListArguments(), grad_arrays_); }
-std::map<std::string, NDArray> Executor::aux_dict() const { return Zip(symbol().ListAuxiliaryStates(), aux_arrays_); }
+std::map<std::string, NDArray> Executor::arg_dict() const { return Zip(graph_.ListArguments(), arg_arrays_); }
+std::map<std::string, NDArray> Executor::grad_dict() const { return Zip(graph_.ListArguments(), grad_arrays_); }
+std::map<std::string, NDArray> Executor::aux_dict() const { return Zip(graph_.ListAuxiliaryStates(), aux_arrays_); }
 std::map<std::string, NDArray> Executor::output_dict() const { return Zip(symbol().ListOutputs(), outputs_); }
 
 std::unique_ptr<Executor> Bind(const Symbol& symbol, Context ctx,
@@ -441,8 +450,9 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                                      const std::map<std::string, OpReq>& grad_req_type,
                                      const std::map<std::string, NDArray>& aux_map,
                                      const SimpleBindOptions& options) {
-  const auto arg_names = symbol.ListArguments();
-  const auto aux_names = symbol.ListAuxiliaryStates();
+  Graph graph(symbol);
+  const auto arg_names = graph.ListArguments();
+  const auto aux_names = graph.ListAuxiliaryStates();
   auto check_names = [&](const std::map<std::string, NDArray>& m, const std::vector<std::string>& valid,
                          const char* what) {
     for (auto& kv : m)
@@ -459,11 +469,11 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   std::map<std::string, TShape> known = options.shapes;
   for (auto& kv : args_map) known[kv.first] = kv.second.shape();
   for (auto& kv : aux_map) known[kv.first] = kv.second.shape();
-  ShapeInferResult shapes = InferShape(symbol, known);
+  ShapeInferResult shapes = InferShape(graph, known);
   std::map<std::string, DType> known_types;
   for (auto& kv : args_map) known_types[kv.first] = kv.second.dtype();
   for (auto& kv : aux_map) known_types[kv.first] = kv.second.dtype();
-  TypeInferResult types = InferType(symbol, known_types);
+  TypeInferResult types = InferType(graph, known_types);
 
   std::vector<NDArray> args, grads, aux;
   std::vector<OpReq> reqs;
@@ -509,7 +519,8 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
       aux.push_back(a);
     }
   }
-  return std::make_unique<Executor>(symbol, ctx, args, grads, reqs, aux, options.seed);
+  return std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
+                                    std::move(shapes.entry_shapes), std::move(types.entry_types));
 }
 
 void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArray>* args_map,

@@ -39,6 +39,13 @@ class Executor {
   Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_arrays,
            std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
            std::vector<NDArray> aux_arrays, uint64_t seed = kDefaultSeed);
+  // The same from a graph already built from the symbol. entry_shapes / entry_types, when
+  // given, are that graph's inferred shapes and types for the same arrays (as SimpleBind
+  // has them) and are not inferred again.
+  Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
+           std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
+           std::vector<NDArray> aux_arrays, uint64_t seed = kDefaultSeed,
+           std::vector<TShape> entry_shapes = {}, std::vector<int> entry_types = {});
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
