@@ -8,9 +8,11 @@
 //                 (batch / median)
 //   --expect      (OUTPUT defaults to the first output) max_abs_diff_<OUTPUT> and rel_diff_<OUTPUT> (max |ours - ref| / max |ref|)
 //                 after one forward on --input, the fairness check against the peers
-//   --memory      rss_before_bind_mb, peak_rss_mb (after binding and three forwards),
+//   --memory      rss_at_start_mb, peak_rss_before_bind_mb (parameters loaded), peak_rss_mb
+//                 (ru_maxrss after binding and three forwards), rss_after_runs_mb (VmRSS),
 //                 weights_mb, largest_activation_pair_mb (largest input + output bytes of one
-//                 op, from the inferred shapes: what any plan must hold at once)
+//                 op, from the inferred shapes: what any plan must hold at once),
+//                 all_activations_mb (every op output: the footprint without reuse)
 // --logits cuts a SoftmaxOutput head off and returns its input (probabilities saturate with
 // random weights and would hide differences). Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
@@ -21,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -88,27 +91,42 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
+// Resident set now (VmRSS), in MiB.
+double CurrentRssMb() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.substr(6).c_str()) / 1024.0;
+  return 0;
+}
+
 double PeakRssMb() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return u.ru_maxrss / 1024.0;  // kilobytes on Linux
 }
 
-// Largest (inputs + outputs) of one op node in bytes, float32, from inferred shapes.
-double LargestActivationPairBytes(const Symbol& sym, const std::map<std::string, TShape>& shapes) {
+struct ActivationBytes {
+  double largest_pair = 0;  // largest inputs + outputs of one op node
+  double all = 0;           // every op output at once: the footprint without memory reuse
+};
+
+// From inferred shapes, float32.
+ActivationBytes MeasureActivations(const Symbol& sym, const std::map<std::string, TShape>& shapes) {
   Graph g(sym);
   std::vector<TShape> entry = InferEntryShapes(g, shapes);
-  double best = 0;
+  ActivationBytes r;
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& info = g.node(n);
     if (info.node->is_variable()) continue;
-    double bytes = 0;
+    double outputs = 0, inputs = 0;
     for (auto& in : info.inputs)
-      if (!g.node(in.node_id).node->is_variable()) bytes += 4.0 * entry[g.entry_id(in)].Size();
-    for (uint32_t k = 0; k < g.num_node_outputs(n); ++k) bytes += 4.0 * entry[g.entry_id(n, k)].Size();
-    best = std::max(best, bytes);
+      if (!g.node(in.node_id).node->is_variable()) inputs += 4.0 * entry[g.entry_id(in)].Size();
+    for (uint32_t k = 0; k < g.num_node_outputs(n); ++k) outputs += 4.0 * entry[g.entry_id(n, k)].Size();
+    r.largest_pair = std::max(r.largest_pair, inputs + outputs);
+    r.all += outputs;
   }
-  return best;
+  return r;
 }
 
 Symbol CutSoftmaxHead(const Symbol& sym) {
@@ -152,6 +170,8 @@ int main(int argc, char** argv) {
     for (auto& n : arg_names) no_grads[n] = OpReq::kNull;
     const double rss_before_bind = PeakRssMb();
     auto exec = SimpleBind(sym, Context::CPU(), args, {}, no_grads, aux, SimpleBindOptions{o.shapes, 1});
+    args.clear();  // the executor holds what it needs; keep no second copy of the weights
+    aux.clear();
     auto arg_dict = exec->arg_dict();
     for (auto& kv : o.inputs) {
       if (!arg_dict.count(kv.first)) throw Error("--input " + kv.first + ": no such argument");
@@ -195,10 +215,12 @@ int main(int argc, char** argv) {
     }
     if (o.memory) {
       for (int i = 0; i < 3; ++i) exec->Forward(false);
-      std::printf("rss_at_start_mb %.1f\nrss_before_bind_mb %.1f\npeak_rss_mb %.1f\n", rss_start,
-                  rss_before_bind, PeakRssMb());
-      std::printf("weights_mb %.1f\nlargest_activation_pair_mb %.2f\n", weight_bytes / 1048576.0,
-                  LargestActivationPairBytes(sym, o.shapes) / 1048576.0);
+      std::printf("rss_at_start_mb %.1f\npeak_rss_before_bind_mb %.1f\npeak_rss_mb %.1f\n"
+                  "rss_after_runs_mb %.1f\n",
+                  rss_start, rss_before_bind, PeakRssMb(), CurrentRssMb());
+      const ActivationBytes act = MeasureActivations(sym, o.shapes);
+      std::printf("weights_mb %.1f\nlargest_activation_pair_mb %.2f\nall_activations_mb %.1f\n",
+                  weight_bytes / 1048576.0, act.largest_pair / 1048576.0, act.all / 1048576.0);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_models: error: %s\n", e.what());

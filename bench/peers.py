@@ -16,8 +16,9 @@ cv2.dnn.readNetFromONNX. Subcommands (all print "key value" lines):
                                   inputs/outputs for comparing with symbind
   mtcnn-pipeline MODELS IMAGE     scripts/mtcnn_reference.py (NumPy + OpenCV DNN) end to end
   lenet-train                     LeNet training samples/s on Fashion-MNIST (apps/lenet.cc's net)
-  resnet50-memory SYMBOL PARAMS   peak RSS of batch-1 inference (ru_maxrss), after import and
-                                  after the run
+  resnet50-memory SYMBOL PARAMS   RSS of batch-1 inference: after import, peak (ru_maxrss),
+                                  and resident after the runs
+  gemm                            torch.mm GFLOP/s at bench_gemm.cc's shapes
 
 Thread count: --threads (default 2) for torch.set_num_threads and cv2.setNumThreads.
 """
@@ -284,7 +285,11 @@ def classify(name, symbol, workdir, threads, runs, runs8):
     export_onnx(logits_net, 1, os.path.join(out, "logits.onnx"))
     cv = opencv_net(os.path.join(out, "logits.onnx"), threads)
     cv.setInput(x)
-    np.save(os.path.join(out, "opencv.npy"), cv.forward())
+    cv_logits = cv.forward()
+    np.save(os.path.join(out, "opencv.npy"), cv_logits)
+    torch_logits = np.load(os.path.join(out, "torch.npy"))
+    rel = np.max(np.abs(cv_logits - torch_logits)) / max(np.max(np.abs(torch_logits)), 1e-30)
+    print("%s torch_opencv_rel_diff %.3g" % (name, rel))
 
     net = load_net(symbol, params)
     for batch, n in ((1, runs), (8, runs8)):
@@ -408,6 +413,14 @@ def max_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def current_rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
 def cmd_resnet50_memory(a):
     torch.set_num_threads(a.threads)
     before = max_rss_mb()
@@ -416,8 +429,28 @@ def cmd_resnet50_memory(a):
     with torch.no_grad():
         for _ in range(3):
             net(x)
-    print("torch_rss_after_import_mb %.1f" % before)
+    print("torch_rss_at_start_mb %.1f" % before)
     print("torch_peak_rss_mb %.1f" % max_rss_mb())
+    print("torch_rss_after_runs_mb %.1f" % current_rss_mb())
+
+
+def cmd_gemm(a):
+    """torch.mm at bench_gemm.cc's shapes (median GFLOP/s of 5 timings of ~0.2 s)."""
+    torch.set_num_threads(a.threads)
+    for m, n, k in ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (64, 3136, 576),
+                    (256, 196, 2304), (1024, 196, 256), (1, 1000, 2048)):
+        x, y = torch.rand(m, k) * 2 - 1, torch.rand(k, n) * 2 - 1
+        torch.mm(x, y)
+        t0 = time.perf_counter()
+        torch.mm(x, y)
+        reps = max(1, int(0.2 / max(time.perf_counter() - t0, 1e-6)))
+        rates = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                torch.mm(x, y)
+            rates.append(2.0 * m * n * k * reps / (time.perf_counter() - t0) / 1e9)
+        print("gemm %d %d %d %.1f" % (m, n, k, float(np.median(rates))))
 
 
 def main():
@@ -439,13 +472,14 @@ def main():
     s.add_argument("--data", default=os.environ.get("SYMBIND_FASHION_MNIST",
                                                     "/usr/share/datasets/fashion-mnist"))
     s.add_argument("--batches", type=int, default=100)
+    sub.add_parser("gemm")
     s = sub.add_parser("resnet50-memory")
     s.add_argument("symbol")
     s.add_argument("params")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     {"classify": cmd_classify, "mtcnn": cmd_mtcnn, "mtcnn-pipeline": cmd_mtcnn_pipeline, "lenet-train": cmd_lenet_train,
-     "resnet50-memory": cmd_resnet50_memory}[a.cmd](a)
+     "resnet50-memory": cmd_resnet50_memory, "gemm": cmd_gemm}[a.cmd](a)
 
 
 if __name__ == "__main__":
