@@ -79,6 +79,8 @@ def load_params(path):
         arrays.append(np.frombuffer(buf, "<f4", n, pos).reshape(shape).copy())
         pos += 4 * n
     (names,) = struct.unpack_from("<Q", buf, pos)
+    if names != count:
+        raise ValueError("%s: %d names for %d arrays" % (path, names, count))
     pos += 8
     out = {}
     for a in arrays:
@@ -216,7 +218,7 @@ def make_weights(symbol_path, seed=0):
     rng = np.random.default_rng(seed)
     named = []
     for key, shape in sorted(probe.shapes.items()):
-        arg = key.rsplit("_", 1)[-1]
+        last = key.rsplit("_", 1)[-1]
         if key.endswith("_weight"):
             fan_in = int(np.prod(shape[1:]))
             a = rng.normal(0, np.sqrt(2.0 / fan_in), shape)
@@ -224,7 +226,7 @@ def make_weights(symbol_path, seed=0):
             a = 1 + 0.1 * rng.standard_normal(shape)
         elif key.endswith("_moving_var"):
             a = rng.uniform(0.5, 1.5, shape)
-        elif arg in ("bias", "beta", "mean"):
+        elif last in ("bias", "beta", "mean"):
             a = 0.1 * rng.standard_normal(shape)
         else:
             raise ValueError("no initialiser for %s" % key)

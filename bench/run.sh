@@ -36,6 +36,7 @@ val() {
 }
 # faster NUMERATOR DENOMINATOR: "1.23x" (ratio of two numbers), "-" when either is missing.
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx\n", a / b }'; }
+loadavg() { echo "(load average $(cut -d' ' -f1 /proc/loadavg))"; }
 row() { printf "%-22s" "$1"; shift; printf " %14s" "$@"; echo; }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC') | $(lscpu | sed -n 's/^Model name: *//p') | $(nproc) cores" \
@@ -45,18 +46,19 @@ echo "# $(c++ --version | head -1) | PyTorch $($py -c 'import torch; print(torch
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## ImageNet nets, 224x224: batch-1 latency (median ms) and batch-8 throughput (images/s)"
+echo "## ImageNet nets, 224x224: batch-1 latency (median ms) and batch-8 throughput (images/s) $(loadavg)"
 nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
       squeezenet-1.1="$models/symbols/squeezenet_v1.1-symbol.json" caffenet="$models/symbols/caffenet-symbol.json")
+$py bench/check_resnet_generator.py  # ResNet-50's generator reproduces MXNet's ResNet-18
 peer=$($py bench/peers.py --threads "$threads" --runs "$runs" --runs8 "$runs8" classify "$work" "${nets[@]}")
 declare -A lat thr diff
 for spec in "${nets[@]}"; do
   name=${spec%%=*} symbol=${spec#*=}
-  check=$($bin/bench_models "$symbol" "$work/$name.params" --shape data=1,3,224,224 --logits \
+  check=$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --logits \
     --input data="$work/$name/input.npy" --expect "$work/$name/torch.npy")
   diff[$name]="$(awk '$1 ~ /^rel_diff/ {print $2}' <<<"$check")/$(val "$peer" torch_opencv_rel_diff "$name")"
-  lat[$name]=$(val "$($bin/bench_models "$symbol" "$work/$name.params" --shape data=1,3,224,224 --runs "$runs")" latency_ms)
-  thr[$name]=$(val "$($bin/bench_models "$symbol" "$work/$name.params" --shape data=8,3,224,224 --runs "$runs8")" images_per_s)
+  lat[$name]=$(val "$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --runs "$runs")" latency_ms)
+  thr[$name]=$(val "$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=8,3,224,224 --runs "$runs8")" images_per_s)
 done
 echo "Same logits first: relative max |difference| (max |a-b| / max |b|) symbind-vs-torch / torch-vs-opencv."
 row net "rel diff" "symbind ms" "torch ms" "opencv ms" "vs torch" "vs opencv"
@@ -73,14 +75,14 @@ done
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## MTCNN per network (median ms): symbind on the MXNet files, OpenCV DNN on the Caffe files"
+echo "## MTCNN per network (median ms): symbind on the MXNet files, OpenCV DNN on the Caffe files $(loadavg)"
 mt=$models/mtcnn
 peer=$($py bench/peers.py --threads "$threads" --runs "$runs" mtcnn "$mt" "$work/mtcnn")
 row network input "rel diff" "symbind ms" "opencv ms" "vs opencv"
 for spec in det1:1,3,480,640:conv4_2=conv4-2 det2:32,3,24,24:conv5_2=conv5-2 det3:16,3,48,48:conv6_2=conv6-2; do
   IFS=: read -r net shape pair <<<"$spec"
   w=$work/mtcnn/$net
-  out=$($bin/bench_models "$mt/$net-symbol.json" "$mt/$net-0001.params" --shape data="$shape" --runs "$runs" \
+  out=$($bin/bench_models --threads "$threads" "$mt/$net-symbol.json" "$mt/$net-0001.params" --shape data="$shape" --runs "$runs" \
     --input data="${w}_input.npy" --expect prob1_output="${w}_prob1.npy" --expect "${pair%%=*}_output=${w}_${pair#*=}.npy")
   d=$(awk '$1 ~ /^rel_diff/ {print $2}' <<<"$out" | sort -g | tail -1)
   o=$(val "$peer" "${net}_opencv_ms")
@@ -96,7 +98,7 @@ echo "(symbind: mtcnn-detect, fastest of 5; reference: scripts/mtcnn_reference.p
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## Training throughput (samples/s), same net, batch and optimiser"
+echo "## Training throughput (samples/s), same net, batch and optimiser $(loadavg)"
 ours=$($bin/bench_mlp "$threads")
 peer=$($py bench/torch_mlp.py "$threads")
 lenet=$($bin/bench_lenet "$threads" 100)
@@ -111,8 +113,8 @@ row "MLP infer b1 (us)" "$a" "$b" "$(faster "$b" "$a")"
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## Memory: ResNet-50 batch-1 inference (MiB)"
-r50=(bench/models/resnet-50-symbol.json "$work/resnet-50.params" --shape data=1,3,224,224 --memory)
+echo "## Memory: ResNet-50 batch-1 inference (MiB) $(loadavg)"
+r50=(--threads "$threads" bench/models/resnet-50-symbol.json "$work/resnet-50.params" --shape data=1,3,224,224 --memory)
 plan0=$(SYMBIND_MEMORY_PLAN=0 $bin/bench_models "${r50[@]}")
 plan1=$(SYMBIND_MEMORY_PLAN=1 $bin/bench_models "${r50[@]}")
 peer=$($py bench/peers.py --threads "$threads" resnet50-memory bench/models/resnet-50-symbol.json "$work/resnet-50.params")
@@ -130,7 +132,7 @@ echo "weights $(val "$plan1" weights_mb) MiB; from shapes: largest op inputs+out
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## Loading .params from the page cache"
+echo "## Loading .params from the page cache $(loadavg)"
 load=$($bin/bench_params_load "$work/params-load.params")
 a=$(val "$load" params_load_gb_per_s) b=$(val "$load" memcpy_gb_per_s)
 row metric "GB/s" "memcpy GB/s" "of memcpy"
@@ -138,12 +140,12 @@ row "256 MiB, 64 arrays" "$a" "$b" "$(faster "$a" "$b")"
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## Graph scale: shape inference and SimpleBind of a generated FC/relu/add ladder (goal: 10k nodes < 50 ms)"
+echo "## Graph scale: shape inference and SimpleBind of a generated FC/relu/add ladder (goal: 10k nodes < 50 ms) $(loadavg)"
 $bin/bench_scale "$threads"
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## GEMM GFLOP/s (ops/gemm.cc) vs torch.mm and the machine's peak"
+echo "## GEMM GFLOP/s (ops/gemm.cc) vs torch.mm and the machine's peak $(loadavg)"
 gemm=$($bin/bench_gemm "$threads")
 peer=$($py bench/peers.py --threads "$threads" gemm)
 grep -E '^(gemm_isa|cpu_mhz|peak_gflops)' <<<"$gemm"
