@@ -2,6 +2,7 @@
 """Checks bench/make_resnet50_symbol.py against MXNet's own ResNet-18 (the model zoo file in
 ../shared/models/symbols): with --depth 18 the generator must reproduce every op node's name,
 op, parameters and inputs (by name), so the ResNet-50 it emits follows the same conventions.
+Also checks that the committed bench/models/resnet-50-symbol.json is what it generates now.
 Exits 1 with the first difference."""
 import json
 import os
@@ -10,8 +11,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_resnet50_symbol  # noqa: E402
 
-REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                         "../../shared/models/symbols/resnet-18-symbol.json")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REFERENCE = os.path.join(HERE, "../../shared/models/symbols/resnet-18-symbol.json")
+COMMITTED = os.path.join(HERE, "models/resnet-50-symbol.json")
 
 
 def op_nodes(graph):
@@ -41,7 +43,13 @@ def main():
         if w != g:
             print("first difference:\n  reference %s\n  generated %s" % (w, g))
             return 1
-    print("generator reproduces resnet-18-symbol.json (%d op nodes)" % len(want))
+    with open(COMMITTED) as f:
+        if json.load(f) != make_resnet50_symbol.build(50):
+            print("%s differs from the generator's output: regenerate it with\n"
+                  "  bench/make_resnet50_symbol.py %s" % (COMMITTED, COMMITTED))
+            return 1
+    print("generator reproduces resnet-18-symbol.json (%d op nodes); resnet-50-symbol.json is current"
+          % len(want))
     return 0
 
 

@@ -10,9 +10,10 @@ cv2.dnn.readNetFromONNX. Subcommands (all print "key value" lines):
   classify DIR NAME=SYMBOL...     per net: scaled Gaussian weights written once to
                                   DIR/NAME.params (MXNet format), DIR/NAME/input.npy and the
                                   logits (SoftmaxOutput's input) of torch and OpenCV on it
-                                  (torch.npy, opencv.npy), then median batch-1 latency and
-                                  batch-8 throughput of both
-  mtcnn MODELS DIR                per-network OpenCV DNN (Caffe files) latency; DIR/detN_*.npy
+                                  (torch.npy, opencv.npy), then batch-1 latency (median and
+                                  minimum) and batch-8 throughput (from the median) of both
+  mtcnn MODELS DIR                per-network OpenCV DNN (Caffe files) latency (median and
+                                  minimum); DIR/detN_*.npy
                                   inputs/outputs for comparing with symbind
   mtcnn-pipeline MODELS IMAGE     scripts/mtcnn_reference.py (NumPy + OpenCV DNN) end to end
   lenet-train                     LeNet training samples/s on Fashion-MNIST (apps/lenet.cc's net)
@@ -255,7 +256,8 @@ def opencv_net(path, threads):
     return net
 
 
-def median_ms(fn, runs, warmup=2):
+def timed_ms(fn, runs, warmup=2):
+    """Milliseconds of each of `runs` calls after `warmup` untimed ones."""
     for _ in range(warmup):
         fn()
     times = []
@@ -263,7 +265,11 @@ def median_ms(fn, runs, warmup=2):
         t0 = time.perf_counter()
         fn()
         times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+    return times
+
+
+def median_ms(fn, runs, warmup=2):
+    return float(np.median(timed_ms(fn, runs, warmup)))
 
 
 def input_batch(batch, seed=1):
@@ -298,7 +304,7 @@ def classify(name, symbol, workdir, threads, runs, runs8):
         xb = input_batch(batch)
         tx = torch.from_numpy(xb)
         with torch.no_grad():
-            ms = median_ms(lambda: net(tx), n)
+            times = {"torch": timed_ms(lambda: net(tx), n)}
         onnx = os.path.join(out, "b%d.onnx" % batch)
         export_onnx(net, batch, onnx)
         cv = opencv_net(onnx, threads)
@@ -306,13 +312,13 @@ def classify(name, symbol, workdir, threads, runs, runs8):
         def run_cv():
             cv.setInput(xb)
             cv.forward()
-        cv_ms = median_ms(run_cv, n)
-        if batch == 1:
-            print("%s torch_latency_ms %.3f" % (name, ms))
-            print("%s opencv_latency_ms %.3f" % (name, cv_ms))
-        else:
-            print("%s torch_b8_images_per_s %.2f" % (name, 8e3 / ms))
-            print("%s opencv_b8_images_per_s %.2f" % (name, 8e3 / cv_ms))
+        times["opencv"] = timed_ms(run_cv, n)
+        for fw, t in times.items():
+            if batch == 1:
+                print("%s %s_latency_ms %.3f" % (name, fw, np.median(t)))
+                print("%s %s_latency_min_ms %.3f" % (name, fw, np.min(t)))
+            else:
+                print("%s %s_b8_images_per_s %.2f" % (name, fw, 8e3 / np.median(t)))
         sys.stdout.flush()
 
 
@@ -345,7 +351,8 @@ def cmd_mtcnn(a):
         for out_name, o in zip(outputs, run()):
             o = o.transpose(0, 1, 3, 2) if o.ndim == 4 else o
             np.save(os.path.join(a.dir, "%s_%s.npy" % (name, out_name)), o)
-        print("%s_opencv_ms %.3f" % (name, median_ms(run, a.runs)))
+        times = timed_ms(run, a.runs)
+        print("%s_opencv_ms %.3f\n%s_opencv_min_ms %.3f" % (name, np.median(times), name, np.min(times)))
 
 
 def cmd_mtcnn_pipeline(a):

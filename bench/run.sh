@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 threads=${1:-2}
 build=${SYMBIND_BENCH_BUILD:-build}
 runs=${SYMBIND_BENCH_RUNS:-15}
-runs8=$(( runs / 4 > 3 ? runs / 4 : 3 ))
+runs8=$(( runs / 3 > 5 ? runs / 3 : 5 ))
 work=$build/bench-work
 models=../shared/models
 py=/usr/bin/python3
@@ -37,7 +37,7 @@ val() {
 # faster NUMERATOR DENOMINATOR: "1.23x" (ratio of two numbers), "-" when either is missing.
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx\n", a / b }'; }
 loadavg() { echo "(load average $(cut -d' ' -f1 /proc/loadavg))"; }
-row() { printf "%-22s" "$1"; shift; printf " %14s" "$@"; echo; }
+row() { printf "%-22s" "$1"; shift; printf " %17s" "$@"; echo; }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC') | $(lscpu | sed -n 's/^Model name: *//p') | $(nproc) cores" \
   "| $threads threads | load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -50,27 +50,35 @@ echo "## ImageNet nets, 224x224: batch-1 latency (median ms) and batch-8 through
 nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
       squeezenet-1.1="$models/symbols/squeezenet_v1.1-symbol.json" caffenet="$models/symbols/caffenet-symbol.json")
 $py bench/check_resnet_generator.py  # ResNet-50's generator reproduces MXNet's ResNet-18
-peer=$($py bench/peers.py --threads "$threads" --runs "$runs" --runs8 "$runs8" classify "$work" "${nets[@]}")
-declare -A lat thr diff
+# Net by net, the three frameworks back to back, so that they see the same machine load.
+declare -A diff ours peers
 for spec in "${nets[@]}"; do
   name=${spec%%=*} symbol=${spec#*=}
+  peers[$name]=$($py bench/peers.py --threads "$threads" --runs "$runs" --runs8 "$runs8" classify "$work" "$spec")
   check=$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --logits \
     --input data="$work/$name/input.npy" --expect "$work/$name/torch.npy")
-  diff[$name]="$(awk '$1 ~ /^rel_diff/ {print $2}' <<<"$check")/$(val "$peer" torch_opencv_rel_diff "$name")"
-  lat[$name]=$(val "$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --runs "$runs")" latency_ms)
-  thr[$name]=$(val "$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=8,3,224,224 --runs "$runs8")" images_per_s)
+  diff[$name]="$(awk '$1 ~ /^rel_diff/ {print $2}' <<<"$check")/$(val "${peers[$name]}" torch_opencv_rel_diff "$name")"
+  ours[$name]="$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --runs "$runs")
+b8_$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=8,3,224,224 --runs "$runs8" | grep images_per_s)"
 done
 echo "Same logits first: relative max |difference| (max |a-b| / max |b|) symbind-vs-torch / torch-vs-opencv."
+echo "Batch-1 latency in ms, median (min) of $runs runs; ratios of the medians (and of the minimums)."
 row net "rel diff" "symbind ms" "torch ms" "opencv ms" "vs torch" "vs opencv"
 for spec in "${nets[@]}"; do
-  n=${spec%%=*} t=$(val "$peer" torch_latency_ms "${spec%%=*}") o=$(val "$peer" opencv_latency_ms "${spec%%=*}")
-  row "$n" "${diff[$n]}" "${lat[$n]}" "$t" "$o" "$(faster "$t" "${lat[$n]}")" "$(faster "$o" "${lat[$n]}")"
+  n=${spec%%=*} p=${peers[${spec%%=*}]}
+  s=$(val "${ours[$n]}" latency_ms) sm=$(val "${ours[$n]}" latency_min_ms)
+  t=$(val "$p" torch_latency_ms "$n") tm=$(val "$p" torch_latency_min_ms "$n")
+  o=$(val "$p" opencv_latency_ms "$n") om=$(val "$p" opencv_latency_min_ms "$n")
+  row "$n" "${diff[$n]}" "$s ($sm)" "$t ($tm)" "$o ($om)" "$(faster "$t" "$s") ($(faster "$tm" "$sm"))" \
+    "$(faster "$o" "$s") ($(faster "$om" "$sm"))"
 done
 echo
+echo "Batch 8: images/s from the median of $runs8 runs."
 row net "symbind img/s" "torch img/s" "opencv img/s" "vs torch" "vs opencv"
 for spec in "${nets[@]}"; do
-  n=${spec%%=*} t=$(val "$peer" torch_b8_images_per_s "${spec%%=*}") o=$(val "$peer" opencv_b8_images_per_s "${spec%%=*}")
-  row "$n" "${thr[$n]}" "$t" "$o" "$(faster "${thr[$n]}" "$t")" "$(faster "${thr[$n]}" "$o")"
+  n=${spec%%=*} p=${peers[${spec%%=*}]}
+  s=$(val "${ours[$n]}" b8_images_per_s) t=$(val "$p" torch_b8_images_per_s "$n") o=$(val "$p" opencv_b8_images_per_s "$n")
+  row "$n" "$s" "$t" "$o" "$(faster "$s" "$t")" "$(faster "$s" "$o")"
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -78,6 +86,7 @@ echo
 echo "## MTCNN per network (median ms): symbind on the MXNet files, OpenCV DNN on the Caffe files $(loadavg)"
 mt=$models/mtcnn
 peer=$($py bench/peers.py --threads "$threads" --runs "$runs" mtcnn "$mt" "$work/mtcnn")
+echo "Median (min) of $runs runs; ratio of the medians (of the minimums)."
 row network input "rel diff" "symbind ms" "opencv ms" "vs opencv"
 for spec in det1:1,3,480,640:conv4_2=conv4-2 det2:32,3,24,24:conv5_2=conv5-2 det3:16,3,48,48:conv6_2=conv6-2; do
   IFS=: read -r net shape pair <<<"$spec"
@@ -85,8 +94,9 @@ for spec in det1:1,3,480,640:conv4_2=conv4-2 det2:32,3,24,24:conv5_2=conv5-2 det
   out=$($bin/bench_models --threads "$threads" "$mt/$net-symbol.json" "$mt/$net-0001.params" --shape data="$shape" --runs "$runs" \
     --input data="${w}_input.npy" --expect prob1_output="${w}_prob1.npy" --expect "${pair%%=*}_output=${w}_${pair#*=}.npy")
   d=$(awk '$1 ~ /^rel_diff/ {print $2}' <<<"$out" | sort -g | tail -1)
-  o=$(val "$peer" "${net}_opencv_ms")
-  row "$net" "$shape" "$d" "$(val "$out" latency_ms)" "$o" "$(faster "$o" "$(val "$out" latency_ms)")"
+  o=$(val "$peer" "${net}_opencv_ms") om=$(val "$peer" "${net}_opencv_min_ms")
+  s=$(val "$out" latency_ms) sm=$(val "$out" latency_min_ms)
+  row "$net" "$shape" "$d" "$s ($sm)" "$o ($om)" "$(faster "$o" "$s") ($(faster "$om" "$sm"))"
 done
 app=$($build/apps/mtcnn-detect "$mt" "$mt/test.jpg" --repeat 5 | tail -1)
 peer=$($py bench/peers.py --threads "$threads" --runs 3 mtcnn-pipeline "$mt" "$mt/test.jpg")
