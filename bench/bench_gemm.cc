@@ -1,0 +1,78 @@
+// GEMM throughput of symbind's Gemm (ops/kernel_util.h) against the machine's peak.
+// Peak assumption, stated in the output: AVX-512 with 2 FMA units per core, i.e. per cycle
+// 2 FMAs x 16 float lanes x 2 flops = 64 flops per core, at the clock /proc/cpuinfo reports
+// (nominal; turbo may exceed it). Shapes: square ones and the convolution GEMMs of ResNet-50
+// (filters x output pixels x C*kh*kw) at batch 1.
+// Prints "M N K gflops fraction_of_peak" lines. Usage: bench_gemm [threads]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <symbind/executor/threading.h>
+#include <symbind/ops/gemm_kernels.h>
+#include <symbind/ops/kernel_util.h>
+
+using namespace symbind;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double CpuMhz() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("cpu MHz", 0) == 0) return std::atof(line.substr(line.find(':') + 1).c_str());
+  return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
+  SetNumThreads(threads);
+  const double mhz = CpuMhz();
+  const double peak = threads * mhz * 1e-3 * 64;  // GFLOP/s
+  std::printf("gemm_isa %s\ncpu_mhz %.0f\npeak_gflops %.1f (%d cores x %.2f GHz x 64 flops/cycle: "
+              "AVX-512, 2 FMA/cycle assumed)\n",
+              GemmIsa(), mhz, peak, threads, mhz * 1e-3);
+  struct Case {
+    int64_t M, N, K;
+    const char* what;
+  };
+  const Case cases[] = {{256, 256, 256, "square"},
+                        {512, 512, 512, "square"},
+                        {1024, 1024, 1024, "square"},
+                        {64, 3136, 576, "resnet50 3x3 conv, 56x56"},
+                        {256, 196, 2304, "resnet50 3x3 conv, 14x14"},
+                        {1024, 196, 256, "resnet50 1x1 conv, 14x14"},
+                        {1, 1000, 2048, "fc1000 batch 1"}};
+  std::mt19937 rng(0);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (const Case& c : cases) {
+    std::vector<float> A(c.M * c.K), B(c.K * c.N), C(c.M * c.N);
+    for (float& v : A) v = u(rng);
+    for (float& v : B) v = u(rng);
+    auto run = [&] { Gemm(false, false, c.M, c.N, c.K, 1.f, A.data(), c.K, B.data(), c.N, 0.f, C.data(), c.N); };
+    run();
+    // Repeat for about 0.2 s per timing, median of 5 timings.
+    auto t0 = Clock::now();
+    run();
+    const double once = std::max(1e-6, std::chrono::duration<double>(Clock::now() - t0).count());
+    const int reps = std::max(1, static_cast<int>(0.2 / once));
+    std::vector<double> gflops;
+    for (int t = 0; t < 5; ++t) {
+      auto s = Clock::now();
+      for (int r = 0; r < reps; ++r) run();
+      const double secs = std::chrono::duration<double>(Clock::now() - s).count();
+      gflops.push_back(2.0 * c.M * c.N * c.K * reps / secs / 1e9);
+    }
+    std::sort(gflops.begin(), gflops.end());
+    std::printf("gemm %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M),
+                static_cast<long long>(c.N), static_cast<long long>(c.K), gflops[2],
+                gflops[2] / peak, c.what);
+  }
+  return 0;
+}
