@@ -281,6 +281,25 @@ void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
 // as MXNet's unpool does; none when no element matches.
 void UnpoolMaxPlane(const float* dy, const float* x, const float* y, float* dx, const ConvGeom& g) {
   const int64_t H = g.in[1], W = g.in[2];
+  if (g.in[0] == 1 && g.k[0] == 1) {  // 2-D: the same scan without the depth axis
+    std::vector<Window> cols;
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) cols.push_back(AxisWindow(g, 2, ow, false));
+    for (int64_t oh = 0, oi = 0; oh < g.out[1]; ++oh) {
+      const Window wh = AxisWindow(g, 1, oh, false);
+      for (int64_t ow = 0; ow < g.out[2]; ++ow, ++oi) {
+        const float target = y[oi];
+        bool found = false;
+        for (int64_t h = wh.start; h < wh.end && !found; ++h)
+          for (int64_t w = cols[ow].start; w < cols[ow].end; ++w)
+            if (x[h * W + w] == target) {
+              dx[h * W + w] += dy[oi];
+              found = true;
+              break;
+            }
+      }
+    }
+    return;
+  }
   ForEachWindow(g, false, [&](int64_t oi, const Window& wd, const Window& wh, const Window& ww) {
     for (int64_t d = wd.start; d < wd.end; ++d)
       for (int64_t h = wh.start; h < wh.end; ++h)
