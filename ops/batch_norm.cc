@@ -122,7 +122,15 @@ void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
       const float m = static_cast<float>(mean);
       const float scale = static_cast<float>(invstd) * (p.fix_gamma ? 1.0f : gamma[c]);
       const float shift = beta[c];
-      ForChannel(l, c, [&](int64_t at) { Put(y + at, (x[at] - m) * scale + shift, req[0]); });
+      if (req[0] != OpReq::kWrite) {
+        ForChannel(l, c, [&](int64_t at) { Put(y + at, (x[at] - m) * scale + shift, req[0]); });
+        continue;
+      }
+      for (int64_t o = 0; o < l.outer; ++o) {  // the common case as plain loops, vectorised
+        const float* __restrict xs = x + l.Index(o, c, 0);
+        float* __restrict ys = y + l.Index(o, c, 0);
+        for (int64_t i = 0; i < l.inner; ++i) ys[i] = (xs[i] - m) * scale + shift;
+      }
     }
   });
 }
