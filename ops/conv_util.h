@@ -133,10 +133,10 @@ inline ConvGeom MakeGeom(const TShape& image_shape, const TShape& col_shape, con
 // Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
 // Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
 // with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns
-// (channels * k_size, (r1 - r0) * out_w).
+// (channels * k_size, (r1 - r0) * out_w), each column-buffer row `ld` floats apart.
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* col);
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
-            float* col);
+            int64_t ld, float* col);
 // img += the column buffer folded back, for channels [c0, c1).
 void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img);
 
