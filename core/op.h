@@ -86,6 +86,9 @@ struct Op {
   BackwardFn backward;     // empty: the op is not differentiable
   // Loss heads compute their gradient from the label; they ignore the head gradient.
   bool is_loss = false;
+  // Forward may write output 0 over input 0 (same size, element by element), so executors
+  // that compute no gradient run it in place when nothing else reads input 0 afterwards.
+  bool forward_inplace = false;
 
   Op& describe(std::string d) { description = std::move(d); return *this; }
   Op& add_alias(const std::string& alias);
@@ -113,6 +116,7 @@ struct Op {
   Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
+  Op& set_forward_inplace(bool v = true) { forward_inplace = v; return *this; }
 
   // Parses `dict` into attrs->parsed; errors name the op and node.
   void ParseAttrs(NodeAttrs* attrs) const;

@@ -182,7 +182,12 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
   for (auto& h : graph_.heads()) keep[graph_.entry_id(h)] = true;  // the user reads outputs
 
   MemoryPlan plan;
-  if (memory_.planned) plan = PlanMemory(graph_, op_nodes_, entry_bytes, keep);
+  if (memory_.planned) {
+    std::vector<bool> inplace(op_nodes_.size());
+    for (size_t t = 0; t < op_nodes_.size(); ++t)
+      inplace[t] = graph_.node(op_nodes_[t]).node->attrs.op->forward_inplace;
+    plan = PlanMemory(graph_, op_nodes_, entry_bytes, keep, inplace);
+  }
   std::vector<std::shared_ptr<Storage>> blocks;
   for (size_t b = 0; b < plan.block_bytes.size(); ++b) {
     blocks.push_back(std::make_shared<Storage>(plan.block_bytes[b], "a shared intermediate buffer"));

@@ -10,7 +10,8 @@ size_t MemoryPlan::planned_bytes() const {
 }
 
 MemoryPlan PlanMemory(const Graph& graph, const std::vector<uint32_t>& op_nodes,
-                      const std::vector<size_t>& entry_bytes, const std::vector<bool>& keep) {
+                      const std::vector<size_t>& entry_bytes, const std::vector<bool>& keep,
+                      const std::vector<bool>& inplace) {
   MemoryPlan plan;
   const size_t num_entries = graph.num_entries();
   plan.block_of_entry.assign(num_entries, MemoryPlan::kOwnStorage);
@@ -29,10 +30,11 @@ MemoryPlan PlanMemory(const Graph& graph, const std::vector<uint32_t>& op_nodes,
   std::vector<std::vector<uint32_t>> block_users;
   std::vector<int> free_blocks;
   std::vector<uint32_t> producer(num_entries, 0);
+  std::vector<bool> handed_on(num_entries, false);  // its block now holds an in-place output
 
   auto release = [&](uint32_t e) {
     int b = plan.block_of_entry[e];
-    if (b == MemoryPlan::kOwnStorage) return;
+    if (b == MemoryPlan::kOwnStorage || handed_on[e]) return;
     block_users[b] = readers[e];
     block_users[b].push_back(producer[e]);
     free_blocks.push_back(b);
@@ -68,6 +70,18 @@ MemoryPlan PlanMemory(const Graph& graph, const std::vector<uint32_t>& op_nodes,
       uint32_t e = graph.entry_id(nid, i);
       producer[e] = t;
       if (keep[e]) continue;
+      if (i == 0 && inplace[t] && !graph.node(nid).inputs.empty()) {
+        const uint32_t in = graph.entry_id(graph.node(nid).inputs[0]);
+        if (plan.block_of_entry[in] != MemoryPlan::kOwnStorage && reads_left[in] == 1 &&
+            entry_bytes[in] == entry_bytes[e] && !handed_on[in]) {
+          plan.block_of_entry[e] = plan.block_of_entry[in];
+          handed_on[in] = true;
+          // Earlier readers may still run in parallel: they finish before the overwrite.
+          for (uint32_t before : readers[in])
+            if (before != t) plan.reuse_dependencies.emplace_back(before, t);
+          continue;
+        }
+      }
       int b = acquire(entry_bytes[e]);
       plan.block_of_entry[e] = b;
       for (uint32_t before : block_users[b])

@@ -23,7 +23,10 @@ struct MemoryPlan {
 // op_nodes: op node ids in execution (topological) order; task t runs op_nodes[t].
 // entry_bytes: size of every entry; keep: entries that need their own storage (graph outputs,
 // variables). Entries are assigned to blocks best-fit, growing a free block when none fits.
+// inplace[t]: task t may write its output 0 over its input 0 (Op::forward_inplace); it does
+// when that input is planned, the same size, and read by no later task.
 MemoryPlan PlanMemory(const Graph& graph, const std::vector<uint32_t>& op_nodes,
-                      const std::vector<size_t>& entry_bytes, const std::vector<bool>& keep);
+                      const std::vector<size_t>& entry_bytes, const std::vector<bool>& keep,
+                      const std::vector<bool>& inplace);
 
 }  // namespace symbind

@@ -61,6 +61,7 @@ void SameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* o
 }  // namespace
 
 SYMBIND_REGISTER_OP(Activation)
+    .set_forward_inplace()
     .describe("Applies an activation function element-wise to the input.")
     .set_params<ActivationParam>()
     .set_infer_shape(SameShape)

@@ -127,8 +127,8 @@ void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
         continue;
       }
       for (int64_t o = 0; o < l.outer; ++o) {  // the common case as plain loops, vectorised
-        const float* __restrict xs = x + l.Index(o, c, 0);
-        float* __restrict ys = y + l.Index(o, c, 0);
+        const float* xs = x + l.Index(o, c, 0);
+        float* ys = y + l.Index(o, c, 0);
         for (int64_t i = 0; i < l.inner; ++i) ys[i] = (xs[i] - m) * scale + shift;
       }
     }
@@ -184,6 +184,7 @@ void BatchNormBackward(const OpContext& ctx, const NodeAttrs& attrs, const Backw
 }  // namespace
 
 SYMBIND_REGISTER_OP(BatchNorm)
+    .set_forward_inplace()
     .describe(
         "Batch normalization. Normalizes each channel (axis `axis`) of the data by the mean and "
         "variance of the batch in training (updating moving_mean and moving_var with "

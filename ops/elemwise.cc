@@ -24,6 +24,7 @@ void UnarySameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShap
 template <typename F, typename DL, typename DR>
 void RegisterBinary(Op& op, F f, DL dl, DR dr) {
   op.set_arguments({"lhs", "rhs"})
+      .set_forward_inplace()
       .set_infer_shape(BinarySameShape)
       .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {

@@ -125,8 +125,8 @@ void LeakyReLUForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
                   [&](int64_t p0, int64_t p1) {
                     for (int64_t plane = p0; plane < p1; ++plane) {
                       const float slope = gamma[l.GammaIndex(plane * l.rest)];
-                      const float* __restrict xp = x + plane * l.rest;
-                      float* __restrict yp = y + plane * l.rest;
+                      const float* xp = x + plane * l.rest;
+                      float* yp = y + plane * l.rest;
                       // max/min instead of a branch: the loop vectorises (x or slope * x alike).
                       if (add)
                         for (int64_t i = 0; i < l.rest; ++i) yp[i] += std::max(xp[i], 0.0f) + slope * std::min(xp[i], 0.0f);
@@ -207,6 +207,7 @@ void LeakyReLUBackward(const OpContext&, const NodeAttrs& attrs, const BackwardA
 }  // namespace
 
 SYMBIND_REGISTER_OP(LeakyReLU)
+    .set_forward_inplace()
     .describe(
         "Leaky rectified linear units: leaky (x > 0 ? x : slope * x), prelu (slope gamma "
         "learnt per channel), rrelu (slope uniform in [lower_bound, upper_bound) in training, "
