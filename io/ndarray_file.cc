@@ -38,6 +38,11 @@ class Reader {
   size_t pos() const { return pos_; }
   size_t remaining() const { return size_ - pos_; }
   void set_array(int64_t i) { array_ = i; }
+  // Called with an offset once every byte before it has been copied out (may be empty).
+  void set_on_consumed(std::function<void(size_t)> f) { on_consumed_ = std::move(f); }
+  void Consumed(size_t offset) const {
+    if (on_consumed_) on_consumed_(offset);
+  }
 
   [[noreturn]] void Fail(size_t at, const std::string& what) const {
     std::string where = array_ < 0 ? std::string("file header")
@@ -69,6 +74,7 @@ class Reader {
   static constexpr int64_t kNamesSection = std::numeric_limits<int64_t>::max();
 
  private:
+  std::function<void(size_t)> on_consumed_;
   const char* p_;
   size_t size_;
   size_t pos_ = 0;
@@ -300,7 +306,14 @@ NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, int* format, int
   const uint64_t bytes = CheckedBytes(r, data_at, count, dtype, shape, "array data");
   const char* src = r.Take(bytes, "array data");
   NDArray out(shape, dtype);
-  if (bytes) std::memcpy(out.raw_data(), src, static_cast<size_t>(bytes));
+  // In chunks, so a mapped file can drop what is copied while a large array is still loading.
+  constexpr uint64_t kChunk = uint64_t{4} << 20;
+  char* dst = static_cast<char*>(out.raw_data());
+  for (uint64_t done = 0; done < bytes; done += kChunk) {
+    const uint64_t n = std::min(kChunk, bytes - done);
+    std::memcpy(dst + done, src + done, static_cast<size_t>(n));
+    r.Consumed(data_at + static_cast<size_t>(done + n));
+  }
   return out;
 }
 
@@ -378,6 +391,7 @@ namespace {
 NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOptions& options,
                              const std::function<void(size_t)>& consumed) {
   Reader r(data, size);
+  r.set_on_consumed(consumed);
   NDArrayFile f;
   const uint64_t magic = r.Read<uint64_t>("list magic");
   if (magic != kListMagic)
@@ -401,7 +415,7 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
     f.arrays.push_back(ReadArray(r, options, &format, &stype));
     f.formats.push_back(format);
     f.storage_types.push_back(stype);
-    if (consumed) consumed(r.pos());
+    r.Consumed(r.pos());
   }
   r.set_array(Reader::kNamesSection);
   const size_t names_at = r.pos();
