@@ -46,15 +46,15 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, TShape>&
   // determine keeps its old shape (the new executor's own inference then checks consistency).
   ShapeInferResult inferred = InferShapePartial(symbol(), new_arg_shapes);
   for (auto& kv : new_arg_shapes) {
-    auto it = std::find(arg_names.begin(), arg_names.end(), kv.first);
-    const TShape& got = it != arg_names.end()
-                            ? inferred.arg_shapes[static_cast<size_t>(it - arg_names.begin())]
-                            : inferred.aux_shapes[static_cast<size_t>(
-                                  std::find(aux_names.begin(), aux_names.end(), kv.first) -
-                                  aux_names.begin())];
+    auto arg = std::find(arg_names.begin(), arg_names.end(), kv.first);
+    const TShape& got =
+        arg != arg_names.end()
+            ? inferred.arg_shapes[static_cast<size_t>(arg - arg_names.begin())]
+            : inferred.aux_shapes[static_cast<size_t>(
+                  std::find(aux_names.begin(), aux_names.end(), kv.first) - aux_names.begin())];
     if (!got.is_known())
-      throw ShapeError(StrCat("Reshape: the shape given for '", kv.first, "' (", kv.second,
-                              ") is incomplete"));
+      throw ShapeError(StrCat("Reshape: the shape given for '", kv.first, "' is incomplete: ",
+                              kv.second, " (nothing else determines its unknown dims)"));
   }
   auto new_shape = [](const TShape& inferred_shape, const NDArray& old) {
     return inferred_shape.is_known() ? inferred_shape : old.shape();

@@ -86,6 +86,8 @@ TEST_CASE("Reshape refuses what MXNet refuses, with the flag that allows it", "[
   // R-Net's fully connected layer fixes the spatial size: its weight would have to change.
   CHECK_THROWS_WITH(exec->Reshape({{"data", TShape({4, 3, 30, 30})}, {"prob1_label", TShape({4})}}, false, true),
                     Catch::Contains("_weight' would change"));
+  CHECK_THROWS_WITH(exec->Reshape({{"data", TShape({4, 3, -1, 24})}}),
+                    Catch::Contains("shape given for 'data' is incomplete: (4,3,?,24)"));
   CHECK_THROWS_WITH(exec->Reshape({{"date", TShape({4, 3, 24, 24})}}),
                     Catch::Contains("'date' is not an input") && Catch::Contains("data, "));
 }
