@@ -20,6 +20,13 @@ done
 jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/install-deps.sh
+if [ "$build_dir" = build-tsan ]; then
+  # TSan must see TBB's own synchronisation: build against an instrumented oneTBB
+  # (scripts/build-tbb-tsan.sh; docs/concurrency.md). Any report fails the test that caused it.
+  scripts/build-tbb-tsan.sh "$build_dir/tbb-tsan"
+  cmake_args+=(-DTBB_DIR="$PWD/$build_dir/tbb-tsan/lib/cmake/TBB")
+  export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
+fi
 cmake -S . -B "$build_dir" "${cmake_args[@]}" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 

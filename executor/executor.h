@@ -80,6 +80,16 @@ class Executor {
     run_counter_ = 0;
   }
 
+  // MXNet's Executor::Reshape: a NEW executor for new input shapes; this one is unchanged.
+  // Arrays whose shape stays the same (parameters, aux states, their gradients) are shared
+  // with this executor. Arrays whose shape changes are newly allocated (zero), never views of
+  // this executor's arrays, so old and new executor may run at the same time. As in MXNet,
+  // an argument missing from new_arg_shapes may change shape only with partial_shaping, and
+  // an array may grow only with allow_up_sizing. Defined in executor/reshape.cc.
+  std::unique_ptr<Executor> Reshape(const std::map<std::string, TShape>& new_arg_shapes,
+                                    bool partial_shaping = false,
+                                    bool allow_up_sizing = false) const;
+
  private:
   struct BackwardPlan;
   void BuildBackwardPlan();

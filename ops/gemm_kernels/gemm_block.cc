@@ -16,7 +16,13 @@ using MutMap = Eigen::Map<RowMat, 0, Eigen::OuterStride<>>;
 }  // namespace
 
 void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-  Eigen::setNbThreads(1);
+  // Blocks already run in parallel on TBB, so Eigen must not thread (it could only with
+  // OpenMP). setNbThreads writes a global and blocks run concurrently: set it once, race-free.
+  static const bool eigen_single_threaded = [] {
+    Eigen::setNbThreads(1);
+    return true;
+  }();
+  (void)eigen_single_threaded;
   const int64_t rows = r1 - r0, cols = c1 - c0;
   MutMap c(g.C + r0 * g.ldc + c0, rows, cols, Eigen::OuterStride<>(g.ldc));
   ConstMap a(g.A, g.trans_a ? g.K : g.M, g.trans_a ? g.M : g.K, Eigen::OuterStride<>(g.lda));

@@ -1,0 +1,77 @@
+// Executor::Reshape (MXNet's semantics): a new executor for new input shapes that shares the
+// arrays whose shapes do not change.
+#include <algorithm>
+
+#include "executor.h"
+
+namespace symbind {
+
+namespace {
+// What Reshape knows about one input (argument or aux state) of the old executor.
+struct ReshapeRules {
+  const std::map<std::string, TShape>* requested;
+  bool partial_shaping;
+  bool allow_up_sizing;
+};
+
+// The array the new executor binds for an input whose old array is `old` and whose shape in
+// the new graph is `shape`: `old` itself when the shape is unchanged, otherwise a new zero
+// array of the old dtype and context after MXNet's checks.
+NDArray ArrayForShape(const NDArray& old, const TShape& shape, const std::string& name,
+                      const ReshapeRules& rules) {
+  if (old.is_none() || shape == old.shape()) return old;
+  if (!rules.partial_shaping && !rules.requested->count(name))
+    throw ShapeError(StrCat("Reshape: the shape of '", name, "' would change from ", old.shape(),
+                            " to ", shape, " although it was not given; the new executor would "
+                            "then not share it. Give its shape or pass partial_shaping=true"));
+  if (shape.Size() > old.shape().Size() && !rules.allow_up_sizing)
+    throw ShapeError(StrCat("Reshape: '", name, "' would grow from ", old.shape(), " to ", shape,
+                            "; pass allow_up_sizing=true to allocate larger arrays"));
+  return NDArray(shape, old.dtype(), old.ctx());
+}
+}  // namespace
+
+std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, TShape>& new_arg_shapes,
+                                            bool partial_shaping, bool allow_up_sizing) const {
+  const auto arg_names = symbol().ListArguments();
+  const auto aux_names = symbol().ListAuxiliaryStates();
+  for (auto& kv : new_arg_shapes)
+    if (std::find(arg_names.begin(), arg_names.end(), kv.first) == arg_names.end() &&
+        std::find(aux_names.begin(), aux_names.end(), kv.first) == aux_names.end())
+      throw Error(StrCat("Reshape: '", kv.first, "' is not an input of the symbol; inputs: ",
+                         JoinNames(arg_names), aux_names.empty() ? "" : ", ",
+                         JoinNames(aux_names)));
+
+  // Only the given shapes constrain inference, as in MXNet; an input whose shape they do not
+  // determine keeps its old shape (the new executor's own inference then checks consistency).
+  ShapeInferResult inferred = InferShapePartial(symbol(), new_arg_shapes);
+  for (auto& kv : new_arg_shapes) {
+    auto arg = std::find(arg_names.begin(), arg_names.end(), kv.first);
+    const TShape& got =
+        arg != arg_names.end()
+            ? inferred.arg_shapes[static_cast<size_t>(arg - arg_names.begin())]
+            : inferred.aux_shapes[static_cast<size_t>(
+                  std::find(aux_names.begin(), aux_names.end(), kv.first) - aux_names.begin())];
+    if (!got.is_known())
+      throw ShapeError(StrCat("Reshape: the shape given for '", kv.first, "' is incomplete: ",
+                              kv.second, " (nothing else determines its unknown dims)"));
+  }
+  auto new_shape = [](const TShape& inferred_shape, const NDArray& old) {
+    return inferred_shape.is_known() ? inferred_shape : old.shape();
+  };
+
+  const ReshapeRules rules{&new_arg_shapes, partial_shaping, allow_up_sizing};
+  std::vector<NDArray> args, grads, aux;
+  for (size_t i = 0; i < arg_names.size(); ++i) {
+    const TShape shape = new_shape(inferred.arg_shapes[i], arg_arrays_[i]);
+    args.push_back(ArrayForShape(arg_arrays_[i], shape, arg_names[i], rules));
+    grads.push_back(ArrayForShape(grad_arrays_[i], shape, arg_names[i], rules));
+  }
+  for (size_t i = 0; i < aux_names.size(); ++i)
+    aux.push_back(ArrayForShape(aux_arrays_[i], new_shape(inferred.aux_shapes[i], aux_arrays_[i]),
+                                aux_names[i], rules));
+  return std::make_unique<Executor>(symbol(), ctx_, std::move(args), std::move(grads), grad_reqs_,
+                                    std::move(aux), seed_);
+}
+
+}  // namespace symbind
