@@ -8,8 +8,9 @@
 # visible, so the TSan build needs no suppressions for symbind code.
 #
 # Usage: scripts/build-tbb-tsan.sh <prefix>
-# Source: $SYMBIND_TBB_SOURCE if set (an unpacked oneTBB tree), otherwise a shallow clone of the
-# oneTBB tag matching the installed libtbb-dev (v2021.8.0 on Debian 12).
+# Source: $SYMBIND_TBB_SOURCE if set (an unpacked oneTBB tree), otherwise Debian's own source
+# package of the installed libtbb-dev (onetbb 2021.8.0 on Debian 12), fetched with apt-get
+# source from the machine's Debian mirror (a deb-src entry is added for this call only).
 set -euo pipefail
 prefix=$(realpath -m "$1")
 if [ -f "$prefix/lib/cmake/TBB/TBBConfig.cmake" ]; then exit 0; fi  # already built
@@ -18,8 +19,18 @@ version=$(dpkg-query -W -f='${Version}' libtbb-dev 2>/dev/null | sed 's/-.*//' |
 version=${version:-2021.8.0}
 src=${SYMBIND_TBB_SOURCE:-$work/src}
 if [ ! -f "$src/CMakeLists.txt" ]; then
-  echo "build-tbb-tsan: cloning oneTBB v$version" >&2
-  git clone -q --depth 1 --branch "v$version" https://github.com/oneapi-src/oneTBB.git "$src"
+  echo "build-tbb-tsan: fetching Debian's onetbb $version source package" >&2
+  apt_dir="$work/apt"
+  mkdir -p "$apt_dir/lists/partial" "$work/debsrc"
+  # The deb-src twin of every Debian repository this machine already uses.
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] && sed -n 's/^Types: *deb *$/Types: deb-src/p; /^URIs:\|^Suites:\|^Components:\|^Signed-By:/p; /^$/p' "$f"
+  done >"$apt_dir/debsrc.sources"
+  apt_opts=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$apt_dir" -o Dir::State::Lists="$apt_dir/lists")
+  apt-get "${apt_opts[@]}" update >/dev/null
+  (cd "$work/debsrc" && apt-get "${apt_opts[@]}" source --download-only "onetbb=$(dpkg-query -W -f='${Version}' libtbb-dev)" >/dev/null 2>&1)
+  mkdir -p "$src"
+  tar -xf "$work"/debsrc/onetbb_*.orig.tar.* -C "$src" --strip-components=1
 fi
 jobs=$(nproc 2>/dev/null || echo 2)
 # TBB_STRICT=OFF: TBB's -Werror would turn warnings of newer compilers into errors.
