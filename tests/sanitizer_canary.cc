@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
   }
   volatile int index = 4;  // volatile: the compiler cannot prove the bugs away
   if (std::strcmp(argv[1], "heap-overflow") == 0) {
+    // Through memset: a plain a[4] store would be caught first by UBSan's object-size check.
     int* a = new int[4];
-    a[index] = 1;
+    std::memset(a, 0, sizeof(int) * (index + 1));
     int v = a[0];
     delete[] a;
     return v == 12345;

@@ -285,7 +285,7 @@ TEST_CASE("SoftmaxOutput label shape inference", "[ops][softmax_output][shape]")
   CHECK_THROWS_AS(infer({}, TShape({8, 10}), TShape({7})), ShapeError);
 }
 
-TEST_CASE("SoftmaxOutput rejects class labels outside [0, k) in training", "[ops][softmax_output]") {
+TEST_CASE("SoftmaxOutput rejects class labels outside 0..k-1 in training", "[ops][softmax_output]") {
   NDArray x = RandomArray(TShape({4, 10}), 11);
   auto run = [&](std::vector<float> labels, const KwArgs& params = {}, bool is_train = true) {
     auto exec = BindSingleOp("SoftmaxOutput", params,
