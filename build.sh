@@ -12,7 +12,13 @@ cmake_args=(-DCMAKE_BUILD_TYPE=Release)
 demo_args=()
 for a in "$@"; do
   case "$a" in
-    --sanitize) build_dir=build-asan; cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYMBIND_SANITIZE=ON) ;;
+    --sanitize)
+      build_dir=build-asan; cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYMBIND_SANITIZE=ON)
+      # Any report fails its test: ASan and LeakSanitizer exit non-zero at the first report,
+      # UBSan is compiled with -fno-sanitize-recover=undefined and halts too (checked by the
+      # sanitizer_canary_* tests).
+      export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:check_initialization_order=1}
+      export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} ;;
     --tsan) build_dir=build-tsan; cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSYMBIND_TSAN=ON) ;;
     *) demo_args+=("$a") ;;
   esac
@@ -27,15 +33,19 @@ if [ "$build_dir" = build-tsan ]; then
   cmake_args+=(-DTBB_DIR="$PWD/$build_dir/tbb-tsan/lib/cmake/TBB")
   export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
 fi
+start=$SECONDS
 cmake -S . -B "$build_dir" "${cmake_args[@]}" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
+echo "build.sh: build in $build_dir/ took $(( SECONDS - start )) s"
 
 case "$cmd" in
   demo)
     exec "./$build_dir/apps/symbind-lenet" "${demo_args[@]}" ;;
   test)
     cd "$build_dir"
-    ctest --output-on-failure -j "$jobs" ;;
+    start=$SECONDS
+    ctest --output-on-failure -j "$jobs"
+    echo "build.sh: tests in $build_dir/ took $(( SECONDS - start )) s" ;;
   *)
     echo "usage: ./build.sh demo|test [--sanitize|--tsan]" >&2
     exit 2 ;;

@@ -1,5 +1,7 @@
 #include "graph.h"
 
+#include <algorithm>
+
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/depth_first_search.hpp>
 #include <unordered_map>
@@ -144,6 +146,33 @@ std::string OutputLabel(const Graph& g, uint32_t nid, size_t slot) {
 
 std::string NodeLabel(const Node& n) {
   return StrCat("Error in operator ", n.name(), " (", n.attrs.op->name, "): ");
+}
+
+// Rejects a dtype the node's kernels cannot read (see Op::dtype_generic).
+void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
+  constexpr int kFloat32 = static_cast<int>(DType::kFloat32);
+  auto reject = [](const Node& n, const std::string& what, int got) {
+    throw ShapeError(StrCat(NodeLabel(n), "unsupported dtype for ", what, ": expected float32, got ",
+                            DTypeName(static_cast<DType>(got)), " (the operator computes in "
+                            "float32 only; Cast the input to float32)"));
+  };
+  for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
+    const Node& n = *g.node(nid).node;
+    if (n.is_variable() || n.attrs.op->dtype_generic) continue;
+    const auto& any = n.attrs.op->any_dtype_inputs;
+    const auto& inputs = g.node(nid).inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const int t = types[g.entry_id(inputs[i])];
+      if (t < 0 || t == kFloat32) continue;
+      const auto args = n.attrs.op->ListArguments(n.attrs);  // only on this rare path
+      if (i < args.size() && std::find(any.begin(), any.end(), args[i]) != any.end()) continue;
+      reject(n, InputLabel(g, nid, i), t);
+    }
+    for (uint32_t i = 0; i < g.num_node_outputs(nid); ++i) {
+      const int t = types[g.entry_id(nid, i)];
+      if (t >= 0 && t != kFloat32) reject(n, OutputLabel(g, nid, i), t);
+    }
+  }
 }
 }  // namespace
 
@@ -343,6 +372,7 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
         }
     }
   }
+  CheckFloat32Kernels(g, types);
   return types;
 }
 

@@ -42,7 +42,9 @@ NDArray NDArray::View(std::shared_ptr<Storage> storage, size_t offset, const TSh
 NDArray::NDArray(const TShape& shape, DType dtype, Context ctx)
     : shape_(shape), dtype_(dtype), ctx_(ctx) {
   if (!shape.is_known())
-    throw Error(StrCat("cannot allocate an NDArray of incomplete shape ", shape));
+    throw Error(StrCat("cannot allocate an NDArray of shape ", shape, ": ",
+                       shape.ndim_known() ? "every dim must be known and non-negative"
+                                          : "the rank is unknown"));
   int64_t n = shape.Size();
   size_t elem = DTypeSize(dtype);
   if (static_cast<uint64_t>(n) > (uint64_t{1} << 46) / elem)

@@ -82,6 +82,12 @@ struct Op {
   std::string key_var_num_args;
   InferShapeFn infer_shape;
   InferTypeFn infer_type;  // default: every input and output shares one type
+  // Most kernels read and write float32 only, so type inference rejects any other dtype on
+  // an op's inputs and outputs at bind (naming the node) instead of failing inside Forward.
+  // Ops whose kernels handle every dtype (copies, casts) set dtype_generic; inputs that may
+  // hold any dtype (indices, conditions) are listed by argument name in any_dtype_inputs.
+  bool dtype_generic = false;
+  std::vector<std::string> any_dtype_inputs;
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
   // Loss heads compute their gradient from the label; they ignore the head gradient.
@@ -113,6 +119,11 @@ struct Op {
   Op& set_key_var_num_args(std::string k) { key_var_num_args = std::move(k); return *this; }
   Op& set_infer_shape(InferShapeFn f) { infer_shape = std::move(f); return *this; }
   Op& set_infer_type(InferTypeFn f) { infer_type = std::move(f); return *this; }
+  Op& set_dtype_generic() { dtype_generic = true; return *this; }
+  Op& set_any_dtype_inputs(std::vector<std::string> names) {
+    any_dtype_inputs = std::move(names);
+    return *this;
+  }
   Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }

@@ -216,10 +216,11 @@ class ParamFieldOf : public ParamField {
   void CheckRange(const T& v, const std::string& text) const {
     if constexpr (std::is_arithmetic_v<T>) {
       double d = static_cast<double>(v);
-      if (lower_ && upper_ && (d < *lower_ || d > *upper_))
+      // Negated comparisons so that nan (which compares false) is out of every range.
+      if (lower_ && upper_ && !(d >= *lower_ && d <= *upper_))
         throw ParamError("value " + text + " for Parameter " + name_ + " should be in range [" +
                          detail::FormatNumber(*lower_) + ", " + detail::FormatNumber(*upper_) + "]");
-      if (lower_ && d < *lower_)
+      if (lower_ && !(d >= *lower_))
         throw ParamError("value " + text + " for Parameter " + name_ +
                          " should be greater equal to " + detail::FormatNumber(*lower_));
     }

@@ -191,13 +191,24 @@ std::vector<std::string> Symbol::ListOutputs() const {
   return out;
 }
 
+namespace {
+// GetName, GetAttr and SetAttr address one node: the symbol's single output.
+void RequireSingleOutput(const std::vector<NodeEntry>& outputs, const char* what) {
+  if (outputs.empty())
+    throw Error(StrCat(what, ": the symbol is empty (default-constructed, no outputs)"));
+  if (outputs.size() != 1)
+    throw Error(StrCat(what, ": the symbol has ", outputs.size(), " outputs (a group); select one "
+                       "with operator[] first"));
+}
+}  // namespace
+
 std::string Symbol::GetName() const {
-  if (outputs_.size() != 1) throw Error("GetName: the symbol has several outputs (a group)");
+  RequireSingleOutput(outputs_, "GetName");
   return outputs_[0].node->name();
 }
 
 bool Symbol::GetAttr(const std::string& key, std::string* value) const {
-  if (outputs_.size() != 1) throw Error("GetAttr: the symbol has several outputs (a group)");
+  RequireSingleOutput(outputs_, "GetAttr");
   auto& attrs = outputs_[0].node->user_attrs;
   auto it = attrs.find(key);
   if (it == attrs.end()) return false;
@@ -206,7 +217,7 @@ bool Symbol::GetAttr(const std::string& key, std::string* value) const {
 }
 
 void Symbol::SetAttr(const std::string& key, const std::string& value) {
-  if (outputs_.size() != 1) throw Error("SetAttr: the symbol has several outputs (a group)");
+  RequireSingleOutput(outputs_, "SetAttr");
   outputs_[0].node->user_attrs[key] = value;
 }
 

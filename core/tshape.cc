@@ -35,15 +35,27 @@ int64_t TShape::Size() const {
   return ProdDims(0, ndim());
 }
 
+namespace {
+std::string FormatDims(const std::vector<int64_t>& dims, bool unknown_as_question) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ",";
+    const bool unknown = unknown_as_question && dims[i] == TShape::kUnknownDim;
+    s += unknown ? std::string("?") : std::to_string(dims[i]);
+  }
+  if (dims.size() == 1) s += ",";
+  return s + ")";
+}
+}  // namespace
+
 std::string TShape::ToString() const {
   if (!known_rank_) return "?";
-  std::string s = "(";
-  for (size_t i = 0; i < dims_.size(); ++i) {
-    if (i) s += ",";
-    s += dims_[i] < 0 ? std::string("?") : std::to_string(dims_[i]);
-  }
-  if (dims_.size() == 1) s += ",";
-  return s + ")";
+  return FormatDims(dims_, true);
+}
+
+std::string TShape::ToStringAsWritten() const {
+  if (!known_rank_) return "None";
+  return FormatDims(dims_, false);
 }
 
 TShape TShape::Parse(const std::string& text) {

@@ -35,8 +35,12 @@ class TShape {
   // Product of dims in [begin, end).
   int64_t ProdDims(int begin, int end) const;
 
-  // "(2,3)" ; unknown dims print as "?" ; unknown rank prints "?" ; scalar "()".
+  // "(2,3)" ; unknown dims (-1) print as "?" ; unknown rank prints "?" ; scalar "()".
+  // Other negative dims are invalid, not unknown: they print as their value.
   std::string ToString() const;
+  // "(0,-1)": every dim as its number. For parameter tuples, where negative values are what
+  // the user wrote (Reshape's special values 0, -1, -2, -3, -4), not unknown dims.
+  std::string ToStringAsWritten() const;
   // Parses "(2,3)", "[2, 3]", "2,3", "(2,)", "()" . Throws symbind::ParamError.
   static TShape Parse(const std::string& text);
 

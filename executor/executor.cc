@@ -1,6 +1,9 @@
 #include "executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -24,7 +27,87 @@ void AddInto(const NDArray& dst, const NDArray& src) {
   const float* s = src.fdata();
   for (int64_t i = 0, n = dst.Size(); i < n; ++i) d[i] += s[i];
 }
+
+std::atomic<uint64_t> g_max_bind_bytes{0};  // 0: environment variable or physical memory
+
+// An array a bind is about to allocate, for CheckBindMemory.
+struct PlannedArray {
+  std::string name;
+  NodeEntry entry;  // for op outputs: named only when a message needs it
+  TShape shape;
+  DType dtype;
+  std::string Name() const { return entry.node ? EntryName(entry) : name; }
+};
+
+uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  return b != 0 && a > std::numeric_limits<uint64_t>::max() / b ? std::numeric_limits<uint64_t>::max()
+                                                                : a * b;
+}
+
+// Bytes of a known shape, saturating instead of overflowing (shapes here are not yet checked).
+uint64_t PlannedBytes(const PlannedArray& a) {
+  uint64_t n = DTypeSize(a.dtype);
+  for (int64_t d : a.shape.dims()) n = SaturatingMul(n, static_cast<uint64_t>(d));
+  return n;
+}
+
+std::string LimitHint(uint64_t limit) {
+  return StrCat("the bind memory limit of ", limit, " bytes (SYMBIND_MAX_BIND_BYTES or "
+                "SetMaxBindBytes raise it)");
+}
+
+// Throws OutOfMemoryError, before anything is allocated, when one planned array or all of
+// them together exceed MaxBindBytes(). Arrays of unknown shape are skipped (binding reports
+// those itself).
+void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who) {
+  const uint64_t limit = MaxBindBytes();
+  uint64_t total = 0;
+  for (const PlannedArray& a : arrays) {
+    if (!a.shape.is_known()) continue;
+    const uint64_t bytes = PlannedBytes(a);
+    if (bytes > limit)
+      throw OutOfMemoryError(StrCat(who, ": array '", a.Name(), "' of shape ", a.shape, " (",
+                                    DTypeName(a.dtype), ") needs ", bytes, " bytes, more than ",
+                                    LimitHint(limit)));
+    total = total > std::numeric_limits<uint64_t>::max() - bytes ? std::numeric_limits<uint64_t>::max()
+                                                                 : total + bytes;
+  }
+  if (total > limit)
+    throw OutOfMemoryError(StrCat(who, ": the ", arrays.size(), " arrays to allocate need ", total,
+                                  " bytes together, more than ", LimitHint(limit)));
+}
+
+// The op outputs an executor allocates for `graph` (variables are bound, not allocated).
+std::vector<PlannedArray> PlannedOpOutputs(const Graph& graph, const std::vector<TShape>& shapes,
+                                           const std::vector<int>& types) {
+  std::vector<PlannedArray> planned;
+  for (uint32_t nid = 0; nid < graph.num_nodes(); ++nid) {
+    if (graph.node(nid).node->is_variable()) continue;
+    for (uint32_t i = 0; i < graph.num_node_outputs(nid); ++i) {
+      const uint32_t e = graph.entry_id(nid, i);
+      planned.push_back({{}, NodeEntry{graph.node(nid).node, i}, shapes[e],
+                         types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e])});
+    }
+  }
+  return planned;
+}
 }  // namespace
+
+uint64_t MaxBindBytes() {
+  if (const uint64_t set = g_max_bind_bytes.load()) return set;
+  if (const char* env = std::getenv("SYMBIND_MAX_BIND_BYTES")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0' || v == 0)
+      throw Error(StrCat("SYMBIND_MAX_BIND_BYTES must be a positive byte count, got '", env, "'"));
+    return v;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+void SetMaxBindBytes(uint64_t bytes) { g_max_bind_bytes.store(bytes); }
 
 void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name) {
   uint64_t h = seed;
@@ -120,6 +203,7 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
   for (size_t i = 0; i < aux_names.size(); ++i) known_types[aux_names[i]] = aux_arrays_[i].dtype();
   std::vector<int> types = entry_types.size() == graph_.num_entries() ? std::move(entry_types)
                                                                       : InferEntryTypes(graph_, known_types);
+  CheckBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind");
   for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
     const Node& n = *graph_.node(nid).node;
     if (n.is_variable()) continue;
@@ -479,6 +563,26 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   for (auto& kv : args_map) known_types[kv.first] = kv.second.dtype();
   for (auto& kv : aux_map) known_types[kv.first] = kv.second.dtype();
   TypeInferResult types = InferType(graph, known_types);
+  auto req_for = [&](const std::string& name) {
+    auto r = grad_req_type.find(name);
+    OpReq req = r != grad_req_type.end() ? r->second
+                : (EndsWith(name, "data") || EndsWith(name, "label")) ? OpReq::kNull : OpReq::kWrite;
+    return req == OpReq::kWriteInplace ? OpReq::kWrite : req;
+  };
+  {
+    // Everything this bind would allocate, checked before the first allocation.
+    std::vector<PlannedArray> planned = PlannedOpOutputs(graph, shapes.entry_shapes, types.entry_types);
+    for (size_t i = 0; i < arg_names.size(); ++i) {
+      if (!args_map.count(arg_names[i]))
+        planned.push_back({arg_names[i], {}, shapes.arg_shapes[i], types.arg_types[i]});
+      if (!arg_grad_store.count(arg_names[i]) && req_for(arg_names[i]) != OpReq::kNull)
+        planned.push_back({"gradient of " + arg_names[i], {}, shapes.arg_shapes[i], types.arg_types[i]});
+    }
+    for (size_t i = 0; i < aux_names.size(); ++i)
+      if (!aux_map.count(aux_names[i]))
+        planned.push_back({aux_names[i], {}, shapes.aux_shapes[i], types.aux_types[i]});
+    CheckBindMemory(planned, "SimpleBind");
+  }
 
   std::vector<NDArray> args, grads, aux;
   std::vector<OpReq> reqs;
@@ -495,11 +599,7 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
       FillGaussian(a, options.seed, name);
       args.push_back(a);
     }
-    OpReq req;
-    auto r = grad_req_type.find(name);
-    if (r != grad_req_type.end()) req = r->second;
-    else req = (EndsWith(name, "data") || EndsWith(name, "label")) ? OpReq::kNull : OpReq::kWrite;
-    if (req == OpReq::kWriteInplace) req = OpReq::kWrite;
+    const OpReq req = req_for(name);
     reqs.push_back(req);
     auto g = arg_grad_store.find(name);
     if (g != arg_grad_store.end()) {

@@ -147,4 +147,13 @@ void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArr
 // Fills `a` from N(0,1) with a generator seeded by (seed, name), independent of order.
 void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name);
 
+// Memory bound for binding: SimpleBind and Bind refuse, with OutOfMemoryError and before
+// allocating anything, when one array they would allocate or all of them together need more
+// than this many bytes (absurd shapes such as data=(1000000,1000000) fail at bind instead of
+// exhausting the machine). Default: the machine's physical memory. The environment variable
+// SYMBIND_MAX_BIND_BYTES (a byte count, read at each bind) or SetMaxBindBytes overrides it;
+// SetMaxBindBytes(0) returns to the environment variable or the default.
+uint64_t MaxBindBytes();
+void SetMaxBindBytes(uint64_t bytes);
+
 }  // namespace symbind

@@ -26,8 +26,9 @@ void LoadCheckpoint(const std::string& prefix, int epoch, Symbol* symbol,
   try {
     SplitArgAux(LoadNDArrayMap(path), &args, &aux);
   } catch (const IOError& e) {
+    // Name the file once: most loader messages already contain the path.
     const std::string msg = e.what();
-    if (msg.compare(0, path.size(), path) == 0) throw;
+    if (msg.find(path) != std::string::npos) throw;
     throw IOError(path + ": " + msg);
   }
   if (arg_params) *arg_params = std::move(args);

@@ -433,6 +433,10 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
     const char* s = r.Take(len, "name");
     f.names.emplace_back(s, static_cast<size_t>(len));
   }
+  // Bytes after the names are no part of the format: a concatenated or corrupted file.
+  if (r.remaining() != 0)
+    r.Fail(r.pos(), StrCat(r.remaining(), " trailing bytes after the names section (the file "
+                           "should end at byte offset ", r.pos(), ")"));
   return f;
 }
 }  // namespace

@@ -114,9 +114,15 @@ class HeaderParser {
     char close = open == '(' ? ')' : ']';
     ++i_;
     std::vector<int64_t> dims;
+    // The dict or the header ending inside the tuple means its closing bracket is missing.
+    auto fail_if_unclosed = [&] {
+      if (Peek() == '}' || i_ >= s_.size())
+        Fail(StrCat("the 'shape' tuple is not closed: missing '", close, "'"));
+    };
     for (;;) {
       SkipSpace();
       if (Peek() == close) break;
+      fail_if_unclosed();
       if (Peek() < '0' || Peek() > '9') Fail("a shape dimension must be a non-negative integer");
       int64_t v = 0;
       while (Peek() >= '0' && Peek() <= '9') {
@@ -134,7 +140,8 @@ class HeaderParser {
       if (Peek() == ',') {
         ++i_;
       } else if (Peek() != close) {
-        Fail("expected ',' or the end of the shape");
+        fail_if_unclosed();
+        Fail(StrCat("expected ',' or '", close, "' after a shape dimension"));
       }
     }
     ++i_;

@@ -1,6 +1,7 @@
 #include "symbol_json.h"
 
 #include <algorithm>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -211,7 +212,16 @@ Symbol LoadSymbolJSON(const std::string& text) {
   const json& nodes = root["nodes"];
   std::vector<std::shared_ptr<Node>> built;
   built.reserve(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) built.push_back(BuildNode(nodes[i], i, version, built));
+  // Arguments are bound by name, so two variables of one name would be ambiguous.
+  std::map<std::string, size_t> variable_index;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    built.push_back(BuildNode(nodes[i], i, version, built));
+    if (!built.back()->is_variable()) continue;
+    auto [it, inserted] = variable_index.emplace(built.back()->name(), i);
+    if (!inserted)
+      Fail(StrCat(NodeWhere(i, it->first), ": variable name '", it->first,
+                  "' is already used by node ", it->second, " (variable names must be unique)"));
+  }
   std::vector<NodeEntry> heads;
   const json& jheads = root["heads"];
   if (jheads.empty()) Fail("\"heads\" is empty: the symbol has no outputs");

@@ -25,7 +25,8 @@ inline void DefaultSpatialTuple(const TShape& kernel, TShape* t, int64_t fill, c
     *t = TShape::Filled(kernel.ndim(), fill);
   } else if (t->ndim() != kernel.ndim()) {
     throw ParamError(StrCat(what, " must have the same number of dimensions with kernel_size, but "
-                            "kernel_size is set to ", kernel, " while ", field, " is ", *t));
+                            "kernel_size is set to ", kernel.ToStringAsWritten(), " while ", field, " is ",
+                            t->ToStringAsWritten()));
   }
 }
 
@@ -33,7 +34,7 @@ inline void DefaultSpatialTuple(const TShape& kernel, TShape* t, int64_t fill, c
 inline void CheckTupleAtLeast(const TShape& t, int64_t lo, const char* field) {
   for (int i = 0; i < t.ndim(); ++i)
     if (t[i] < lo)
-      throw ParamError(StrCat("Invalid ", field, " ", t, ": every entry must be >= ", lo));
+      throw ParamError(StrCat("Invalid ", field, " ", t.ToStringAsWritten(), ": every entry must be >= ", lo));
 }
 
 // Kernel of 1, 2 or 3 spatial dims, with stride/dilate/pad filled and checked.

@@ -207,6 +207,7 @@ SYMBIND_REGISTER_OP(Embedding)
     .set_arguments({"data", "weight"})
     .set_infer_shape(InferShapeEmbedding)
     .set_infer_type(InferTypeEmbedding)
+    .set_dtype_generic()  // InferTypeEmbedding decides (indices of any type, weight of dtype)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = attrs.param<EmbeddingParam>();
@@ -229,6 +230,7 @@ SYMBIND_REGISTER_OP(take)
     .set_arguments({"a", "indices"})
     .set_infer_shape(InferShapeTake)
     .set_infer_type(InferTypeTake)
+    .set_any_dtype_inputs({"indices"})
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = attrs.param<TakeParam>();
@@ -253,6 +255,7 @@ SYMBIND_REGISTER_OP(where)
     .set_arguments({"condition", "x", "y"})
     .set_infer_shape(InferShapeWhere)
     .set_infer_type(InferTypeWhere)
+    .set_any_dtype_inputs({"condition"})
     .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       std::vector<char> m = WhereMask(in[0], in[1].shape());

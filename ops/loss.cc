@@ -78,6 +78,27 @@ void InferSoftmaxOutput(const NodeAttrs& attrs, std::vector<TShape>* in, std::ve
   }
 }
 
+// Class labels must name a class. MXNet silently treats any other value as "no target"
+// (the gradient is plain softmax), which hides broken label data; symbind rejects it. The
+// exception is ignore_label: MXNet gives it meaning with and without use_ignore (zero gradient,
+// or excluded from valid normalisation), so it stays accepted. Probability labels (the data's
+// shape) are not class indices.
+void CheckSoftmaxLabels(const NodeAttrs& attrs, const TShape& data_shape, const NDArray& label) {
+  if (label.shape() == data_shape) return;
+  const auto& p = attrs.param<SoftmaxOutputParam>();
+  const SoftmaxLayout l = LayoutOf(p, data_shape);
+  const float* v = label.fdata();
+  const int64_t read = std::min(l.outer * l.inner, label.Size());  // the labels the gradient reads
+  for (int64_t i = 0; i < read; ++i) {
+    // Labels are truncated to int as in MXNet, so (-1, k) maps into [0, k); nan fails too.
+    if (v[i] > -1.0f && v[i] < static_cast<float>(l.k)) continue;
+    if (std::trunc(v[i]) == std::trunc(p.ignore_label)) continue;
+    throw Error(StrCat("Error in operator ", attrs.name, " (SoftmaxOutput): label ", v[i],
+                       " at index ", i, " is out of range for ", l.k, " classes (expected 0..",
+                       l.k - 1, " or ignore_label ", p.ignore_label, ")"));
+  }
+}
+
 // MXNet's SoftmaxOutputOp::Backward. Normalisation differs by mode, as there:
 // - probability labels: grad_scale only, never normalised;
 // - multi_output: null divides by the spatial size (n_inner) too, batch by n * n_inner, valid
@@ -89,6 +110,7 @@ void BackwardSoftmaxOutput(const OpContext&, const NodeAttrs& attrs, const Backw
   const auto& p = attrs.param<SoftmaxOutputParam>();
   if (a.req[0] == OpReq::kNull) return;
   const TShape& s = a.outputs[0].shape();
+  CheckSoftmaxLabels(attrs, s, a.inputs[1]);  // the label may have changed since Forward
   const float* y = a.outputs[0].fdata();
   const float* label = a.inputs[1].fdata();
   const float* head = a.out_grads[0].fdata();
@@ -200,8 +222,10 @@ SYMBIND_REGISTER_OP(SoftmaxOutput)
     .set_arguments({"data", "label"})
     .set_infer_shape(InferSoftmaxOutput)
     .set_is_loss()
-    .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+    .set_forward([](const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      // Only training reads the label (inference often binds a placeholder label).
+      if (ctx.is_train) CheckSoftmaxLabels(attrs, in[0].shape(), in[1]);
       if (req[0] == OpReq::kNull) return;
       SoftmaxLayout l = LayoutOf(attrs.param<SoftmaxOutputParam>(), in[0].shape());
       if (req[0] != OpReq::kAdd) return SoftmaxGroups(in[0].fdata(), out[0].fdata(), l);

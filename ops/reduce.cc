@@ -83,9 +83,9 @@ std::vector<bool> ReducedAxes(const TShape& ishape, const std::optional<TShape>&
   for (int64_t a : axis->dims()) axes.push_back(a < 0 ? a + nd : a);
   std::sort(axes.begin(), axes.end());
   for (size_t i = 1; i < axes.size(); ++i)
-    if (axes[i - 1] == axes[i]) throw ShapeError(StrCat("Reduction axes have duplicates ", *axis));
+    if (axes[i - 1] == axes[i]) throw ShapeError(StrCat("Reduction axes have duplicates ", axis->ToStringAsWritten()));
   if (axes.back() >= nd || axes.front() < 0)
-    throw ShapeError(StrCat("Reduction axis ", *axis, " exceeds input dimensions ", ishape));
+    throw ShapeError(StrCat("Reduction axis ", axis->ToStringAsWritten(), " exceeds input dimensions ", ishape));
   for (int i = 0; i < nd; ++i)
     red[static_cast<size_t>(i)] = std::binary_search(axes.begin(), axes.end(), i) != exclude;
   return red;

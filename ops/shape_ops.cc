@@ -92,7 +92,7 @@ TShape InferReshapeShape(const TShape& spec, const TShape& dshape, bool reverse)
     std::reverse(par.begin(), par.end());
   }
   auto fail = [&](const std::string& why) {
-    return ShapeError(StrCat("Reshape: cannot reshape ", dshape, " with shape=", spec,
+    return ShapeError(StrCat("Reshape: cannot reshape ", dshape, " with shape=", spec.ToStringAsWritten(),
                              reverse ? " (reverse)" : "", ": ", why));
   };
   std::vector<int64_t> out;
@@ -202,12 +202,12 @@ std::vector<int> TransposeAxes(const TransposeParam& p, int ndim) {
     return ax;
   }
   if (p.axes.ndim() != ndim)
-    throw ShapeError(StrCat("transpose: axes ", p.axes, " has ", p.axes.ndim(),
+    throw ShapeError(StrCat("transpose: axes ", p.axes.ToStringAsWritten(), " has ", p.axes.ndim(),
                             " entries but the input has ", ndim, " dimensions"));
   std::vector<bool> seen(static_cast<size_t>(ndim), false);
   for (int i = 0; i < ndim; ++i) {
     ax[i] = NormalizeAxis(p.axes[i], ndim, "transpose");
-    if (seen[ax[i]]) throw ShapeError(StrCat("transpose: axes ", p.axes, " is not a permutation"));
+    if (seen[ax[i]]) throw ShapeError(StrCat("transpose: axes ", p.axes.ToStringAsWritten(), " is not a permutation"));
     seen[ax[i]] = true;
   }
   return ax;
@@ -444,6 +444,7 @@ SYMBIND_REGISTER_OP(Flatten)
       if (d.ndim() < 1) throw ShapeError("Flatten needs data of rank >= 1");
       ShapeAssignCheck(out, 0, TShape({d[0], KnownProduct(d, 1, d.ndim())}));
     })
+    .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
     .set_backward(BackwardCopy);
 
@@ -452,6 +453,7 @@ SYMBIND_REGISTER_OP(Reshape)
     .describe("Reshapes the input array (special values 0, -1, -2, -3, -4; reverse).")
     .set_params<ReshapeParam>()
     .set_infer_shape(InferShapeReshape)
+    .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
     .set_backward(BackwardCopy);
 
@@ -459,6 +461,7 @@ SYMBIND_REGISTER_OP(expand_dims)
     .describe("Inserts a new axis of size 1 into the array shape.")
     .set_params<ExpandDimParam>()
     .set_infer_shape(InferShapeExpandDims)
+    .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
     .set_backward(BackwardCopy);
 
@@ -466,6 +469,7 @@ SYMBIND_REGISTER_OP(squeeze)
     .describe("Removes single-dimensional entries from the shape of an array.")
     .set_params<SqueezeParam>()
     .set_infer_shape(InferShapeSqueeze)
+    .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
     .set_backward(BackwardCopy);
 
@@ -495,6 +499,7 @@ SYMBIND_REGISTER_OP(Cast)
     .describe("Casts all elements of the input to a new type.")
     .set_params<CastParam>()
     .set_infer_shape(SameShapeInfer)
+    .set_dtype_generic()
     .set_infer_type([](const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
       TypeAssignCheck(out, 0, attrs.param<CastParam>().dtype);
       (void)in;  // any input type
@@ -512,6 +517,7 @@ SYMBIND_REGISTER_OP(BlockGrad)
     .add_alias("stop_gradient")
     .describe("Stops gradient computation: the output is the input, the gradient is zero.")
     .set_infer_shape(SameShapeInfer)
+    .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
     .set_backward(BackwardZero);
 
@@ -519,6 +525,7 @@ SYMBIND_REGISTER_OP(_copy)
     .add_alias("identity")
     .describe("Returns a copy of the input.")
     .set_infer_shape(SameShapeInfer)
+    .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
     .set_backward(BackwardCopy);
 

@@ -102,6 +102,7 @@ void RegisterSoftmax(const char* name, const char* doc) {
       .set_arguments(SoftmaxArguments)
       .set_infer_shape(InferSoftmaxShape)
       .set_infer_type(InferSoftmaxType)
+      .set_dtype_generic()  // converts other dtypes through float32 (AsFloat)
       .set_forward(SoftmaxForward<kLog>)
       .set_backward(SoftmaxBackward<kLog>);
 }

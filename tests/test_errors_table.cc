@@ -105,6 +105,12 @@ void LoadNpyAs(const std::string& what, const std::string& header_dict, size_t d
   LoadNpyBuffer(s.data(), s.size(), what);
 }
 
+// Sets the bind memory limit for one case and restores the default afterwards.
+struct BindLimitForTest {
+  explicit BindLimitForTest(uint64_t bytes) { SetMaxBindBytes(bytes); }
+  ~BindLimitForTest() { SetMaxBindBytes(0); }
+};
+
 std::string BigEndian32(std::initializer_list<uint32_t> vals) {
   std::string s;
   for (uint32_t v : vals) {
@@ -199,6 +205,13 @@ std::vector<ErrorCase> Cases() {
     b.list_header(1).u32(0xF993FAC8).i32(2).i64(3);
     LoadParamsBytes(b.str());
   }, "IOError", "NDArray file: array 0 at byte offset 40: truncated reading shape (expected 8 bytes, got 0)");
+  add(".params: 5 bytes after the names section", [] {
+    Bytes b;
+    b.list_header(1);
+    V2Array(b, {1}).f32(1.0f);
+    b.names({"w"}).raw("extra");
+    LoadParamsBytes(b.str());
+  }, "IOError", "NDArray file: names section at byte offset 77: 5 trailing bytes after the names section (the file should end at byte offset 77)");
   add("LoadNDArrayFile on a missing file", [] { LoadNDArrayFile(TmpDir() + "/missing.params"); }, "IOError", "cannot open <tmp>/missing.params: No such file or directory");
   add("LoadNDArrayMap on a list without names", [] {
     Bytes b;
@@ -276,6 +289,10 @@ std::vector<ErrorCase> Cases() {
   add("JSON: \"heads\" empty", [] {
     LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": []}], "arg_nodes": [0], "heads": []})");
   }, "IOError", "symbol JSON: \"heads\" is empty: the symbol has no outputs");
+  add("JSON: two variables named \"data\" (nodes 0 and 1)", [] {
+    LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "null", "name": "data", "inputs": []},
+      {"op": "elemwise_add", "name": "s", "inputs": [[0, 0, 0], [1, 0, 0]]}], "arg_nodes": [0, 1], "heads": [[2, 0, 0]]})");
+  }, "IOError", "symbol JSON: node 1 'data': variable name 'data' is already used by node 0 (variable names must be unique)");
   add("LoadSymbolFile on a missing file", [] { LoadSymbolFile(TmpDir() + "/missing-symbol.json"); }, "IOError", "cannot open <tmp>/missing-symbol.json: No such file or directory");
 
   // ---- composition ----
@@ -299,7 +316,8 @@ std::vector<ErrorCase> Cases() {
   }, "Error", "operator a (Activation) has no input 'weights'; its inputs are: data");
   add("Symbol[3] on a one-output symbol", [] { (void)Var("x")[3]; }, "Error", "output index 3 out of range: the symbol has 1 outputs");
   add("Symbol[\"nope\"] (no such output)", [] { (void)FC(Var("x"), 4, "fc")["nope"]; }, "Error", "the symbol has no output named 'nope'");
-  add("GetName on a grouped symbol", [] { (void)Symbol::Group({Var("a"), Var("b")}).GetName(); }, "Error", "GetName: the symbol has several outputs (a group)");
+  add("GetName on a grouped symbol", [] { (void)Symbol::Group({Var("a"), Var("b")}).GetName(); }, "Error", "GetName: the symbol has 2 outputs (a group); select one with operator[] first");
+  add("GetName on an empty Symbol()", [] { (void)Symbol().GetName(); }, "Error", "GetName: the symbol is empty (default-constructed, no outputs)");
   add("Graph of a cycle made by editing node inputs", [] {
     Symbol x = Var("x");
     Symbol a = Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"data", x}});
@@ -330,11 +348,11 @@ std::vector<ErrorCase> Cases() {
   add("InferShape: Reshape (2,3) to (-1,-1)", [] {
     Symbol r = Symbol::Create("Reshape", "r", {{"shape", "(-1,-1)"}}, {{"data", Var("data")}});
     InferShape(r, {{"data", TShape({2, 3})}});
-  }, "ShapeError", "Error in operator r (Reshape): Reshape: cannot reshape (2,3) with shape=(?,?): one and only one dim can be inferred (-1)");
+  }, "ShapeError", "Error in operator r (Reshape): Reshape: cannot reshape (2,3) with shape=(-1,-1): one and only one dim can be inferred (-1)");
   add("InferShape: Reshape (2,3) to (4,-1)", [] {
     Symbol r = Symbol::Create("Reshape", "r", {{"shape", "(4,-1)"}}, {{"data", Var("data")}});
     InferShape(r, {{"data", TShape({2, 3})}});
-  }, "ShapeError", "Error in operator r (Reshape): Reshape: cannot reshape (2,3) with shape=(4,?): the inferred dim does not divide the input size 6");
+  }, "ShapeError", "Error in operator r (Reshape): Reshape: cannot reshape (2,3) with shape=(4,-1): the inferred dim does not divide the input size 6");
   add("InferShape: Concat (2,3) and (4,5) on dim 1", [] {
     Symbol s = Symbol::Create("Concat", "cat", {{"num_args", "2"}, {"dim", "1"}}, {}, {Var("a"), Var("b")});
     InferShape(s, {{"a", TShape({2, 3})}, {"b", TShape({4, 5})}});
@@ -391,6 +409,9 @@ std::vector<ErrorCase> Cases() {
   add("Pooling with stride (0,0)", [] {
     RunOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(0,0)"}, {"pool_type", "max"}}, TShape({1, 1, 4, 4}));
   }, "ParamError", "Invalid stride (0,0): every entry must be >= 1");
+  add("Pooling with stride (-1,2)", [] {
+    RunOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(-1,2)"}, {"pool_type", "max"}}, TShape({1, 1, 4, 4}));
+  }, "ParamError", "Invalid stride (-1,2): every entry must be >= 1");
   add("Convolution num_group 3 on 4 channels", [] {
     RunOp("Convolution", {{"kernel", "(1,1)"}, {"num_filter", "3"}, {"num_group", "3"}}, TShape({1, 4, 4, 4}));
   }, "ShapeError", "Error in operator op (Convolution): Convolution: input channels (4) must be divisible by num_group (3); data shape (1,4,4,4)");
@@ -403,12 +424,18 @@ std::vector<ErrorCase> Cases() {
     RunOp("slice_axis", {{"axis", "5"}, {"begin", "0"}, {"end", "1"}}, TShape({2, 3}));
   }, "ShapeError", "Error in operator op (slice_axis): slice_axis: axis 5 is out of range for an input of 2 dimensions (expected -2 <= axis < 2)");
   add("softmax axis 9 of a 2-d input", [] { RunOp("softmax", {{"axis", "9"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (softmax): softmax: axis 9 is out of range for data of shape (2,3) (expected an axis in [-2, 2))");
-  add("Reshape (2,3) with shape (-4,5,-1,-2)", [] { RunOp("Reshape", {{"shape", "(-4,5,-1,-2)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (Reshape): Reshape: cannot reshape (2,3) with shape=(?,5,?,?): split dims 5, 0 do not divide original dim 2");
+  add("Reshape (2,3) with shape (-4,5,-1,-2)", [] { RunOp("Reshape", {{"shape", "(-4,5,-1,-2)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (Reshape): Reshape: cannot reshape (2,3) with shape=(-4,5,-1,-2): split dims 5, 0 do not divide original dim 2");
   add("Dropout p=1.5", [] { RunOp("Dropout", {{"p", "1.5"}}, TShape({2, 3})); }, "ParamError", "value 1.5 for Parameter p should be in range [0, 1]");
+  add("Dropout p=nan", [] { RunOp("Dropout", {{"p", "nan"}}, TShape({2, 3})); }, "ParamError", "value nan for Parameter p should be in range [0, 1]");
   add("FullyConnected num_hidden=99999999999", [] { RunOp("FullyConnected", {{"num_hidden", "99999999999"}}, TShape({2, 3})); }, "ParamError", "Invalid Parameter format for num_hidden expect int but value='99999999999'");
-  add("Forward: FullyConnected on int8 data", [] {
-    SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}})->Forward(false);
-  }, "Error", "NDArray of dtype int8 accessed as float32");
+  add("SimpleBind: FullyConnected on int8 data", [] {
+    SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}});
+  }, "ShapeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected float32, got int8 (the operator computes in float32 only; Cast the input to float32)");
+  add("Bind: Activation on the int32 output of a Cast", [] {
+    Symbol c = Symbol::Create("Cast", "c", {{"dtype", "int32"}}, {{"data", Var("data")}});
+    Symbol a = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", c}});
+    Bind(a, Context::CPU(), {NDArray(TShape({2}))}, {}, {}, {});
+  }, "ShapeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
   add("SimpleBind: elemwise_add of float32 and int32", [] {
     Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", Var("a")}, {"rhs", Var("b")}});
     SimpleBind(s, Context::CPU(), {{"a", NDArray(TShape({2}))}, {"b", NDArray(TShape({2}), DType::kInt32)}});
@@ -417,11 +444,36 @@ std::vector<ErrorCase> Cases() {
     Symbol s = Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"data", Var("data")}});
     Bind(s, Context::CPU(), {NDArray(TShape({2}))}, {NDArray(TShape({3}))}, {OpReq::kWrite}, {});
   }, "Error", "Bind: gradient of 'data' has shape (3,) but the argument has shape (2,)");
+  add("Forward(train): SoftmaxOutput label 12 with 10 classes", [] {
+    Symbol s = Symbol::Create("SoftmaxOutput", "softmax", {}, {{"data", Var("data")}, {"label", Var("label")}});
+    auto e = SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 10}))},
+                                            {"label", NDArray(TShape({4}), std::vector<float>{1, 0, 9, 12})}});
+    e->Forward(true);
+  }, "Error", "Error in operator softmax (SoftmaxOutput): label 12 at index 3 is out of range for 10 classes (expected 0..9 or ignore_label -1)");
+  add("SimpleBind: data (1000000,1000000) under a 16 GiB limit", [] {
+    BindLimitForTest limit(uint64_t{16} << 30);
+    SimpleBindOptions o;
+    o.shapes["data"] = TShape({1000000, 1000000});
+    SimpleBind(FC(Var("data"), 4, "fc"), Context::CPU(), {}, {}, {}, {}, o);
+  }, "OutOfMemoryError", "SimpleBind: array 'data' of shape (1000000,1000000) (float32) needs 4000000000000 bytes, more than the bind memory limit of 17179869184 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it)");
+  add("Bind: tile (2,) by 10^11 under a 16 GiB limit", [] {
+    BindLimitForTest limit(uint64_t{16} << 30);
+    Symbol t = Symbol::Create("tile", "t", {{"reps", "(100000000000,)"}}, {{"data", Var("data")}});
+    Bind(t, Context::CPU(), {NDArray(TShape({2}))}, {}, {}, {});
+  }, "OutOfMemoryError", "Bind: array 't_output' of shape (200000000000,) (float32) needs 800000000000 bytes, more than the bind memory limit of 17179869184 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it)");
+  add("SimpleBind: 3 arrays of 6 GiB each under a 16 GiB limit", [] {
+    BindLimitForTest limit(uint64_t{16} << 30);
+    SimpleBindOptions o;
+    o.shapes["data"] = TShape({int64_t{3} << 29});  // 6 GiB of float32: data, its gradient, relu's output
+    Symbol r = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", Var("data")}});
+    SimpleBind(r, Context::CPU(), {}, {}, {{"data", OpReq::kWrite}}, {}, o);
+  }, "OutOfMemoryError", "SimpleBind: the 3 arrays to allocate need 19327352832 bytes together, more than the bind memory limit of 17179869184 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it)");
   add("Symbol::Variable(\"\")", [] { Symbol::Variable(""); }, "Error", "Symbol::Variable needs a non-empty name");
 
   // ---- NDArray ----
   add("float32 NDArray read as double", [] { (void)NDArray(TShape({2})).data<double>(); }, "Error", "NDArray of dtype float32 accessed as float64");
   add("NDArray of 1e15 float32 elements", [] { NDArray(TShape({1000000, 1000000000})); }, "OutOfMemoryError", "cannot allocate an NDArray of shape (1000000,1000000000) (1000000000000000 elements of float32)");
+  add("NDArray of shape (2,-3)", [] { NDArray(TShape({2, -3})); }, "Error", "cannot allocate an NDArray of shape (2,-3): every dim must be known and non-negative");
   add("NDArray(shape (2,2), 3 values)", [] { NDArray(TShape({2, 2}), std::vector<float>{1, 2, 3}); }, "Error", "SyncCopyFromCPU: got 3 elements for an array of shape (2,2) (4 elements)");
 
   // ---- .npy ----
@@ -429,6 +481,7 @@ std::vector<ErrorCase> Cases() {
   add(".npy: shape (10,) with 8 bytes of data", [] { LoadNpyAs("x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }", 8); }, "IOError", "x.npy: truncated .npy data: shape (10,) of <f4 needs more than the 8 bytes present");
   add(".npy: big-endian '>f4'", [] { LoadNpyAs("x.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", 4); }, "IOError", "x.npy: big-endian data ('>f4') is not supported");
   add(".npy: fortran_order True, shape (2, 3)", [] { LoadNpyAs("x.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24); }, "IOError", "x.npy: Fortran-order (column-major) arrays are not supported; save a C-order copy (numpy.ascontiguousarray)");
+  add(".npy: shape tuple without its ')'", [] { LoadNpyAs("x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3, }", 24); }, "IOError", "x.npy: bad .npy header at character 57: the 'shape' tuple is not closed: missing ')'");
   add(".npy: header without 'shape'", [] { LoadNpyAs("x.npy", "{'descr': '<f4', 'fortran_order': False, }", 4); }, "IOError", "x.npy: bad .npy header at character 54: missing key 'shape'");
   add(".npy: header length beyond the file", [] {
     std::string s = NpyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", std::string(4, '\0'));
@@ -470,7 +523,7 @@ std::vector<ErrorCase> Cases() {
     Symbol s;
     std::map<std::string, NDArray> args, aux;
     LoadCheckpoint(TmpDir() + "/halfmodel", 1, &s, &args, &aux);
-  }, "IOError", "<tmp>/halfmodel-0001.params: cannot open <tmp>/halfmodel-0001.params: No such file or directory");
+  }, "IOError", "cannot open <tmp>/halfmodel-0001.params: No such file or directory");
   add("MNIST images: bad magic 0x0801", [] {
     LoadMNISTImages(TmpFile("badmagic-idx3-ubyte", BigEndian32({0x801, 1, 28, 28})));
   }, "IOError", "<tmp>/badmagic-idx3-ubyte: bad magic 0x00000801 (that of a label file), expected 0x00000803 for an image file");

@@ -1,7 +1,9 @@
 // Symbol composition, MXNet ordering, inference errors, SimpleBind and the TBB executor.
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include <symbind/executor/threading.h>
@@ -257,4 +259,119 @@ TEST_CASE("Entry dtypes follow the bound arrays", "[executor][dtype]") {
   Symbol id = Symbol::Create("_copy", "id", {}, {{"data", x}});
   auto exec64 = SimpleBind(id, Context::CPU(), {{"x", NDArray(TShape({2}), DType::kFloat64)}}, {}, {{"x", OpReq::kNull}});
   CHECK(exec64->outputs()[0].dtype() == DType::kFloat64);
+}
+
+TEST_CASE("Type inference rejects non-float32 data for float32 kernels at bind", "[executor][dtype]") {
+  Symbol x = Symbol::Variable("x");
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 2).SetInput("data", x).CreateSymbol("fc");
+  for (DType t : {DType::kInt8, DType::kInt32, DType::kFloat64, DType::kFloat16, DType::kUint8}) {
+    INFO(DTypeName(t));
+    CHECK_THROWS_WITH(InferType(fc, {{"x", t}}),
+                      Catch::Contains(std::string("Error in operator fc (FullyConnected): unsupported dtype for "
+                                                  "input 'data' (x): expected float32, got ") + DTypeName(t)));
+  }
+  // A float32 weight next to int8 data is a plain inconsistency, reported as before.
+  CHECK_THROWS_WITH(InferType(fc, {{"x", DType::kInt8}, {"fc_weight", DType::kFloat32}}),
+                    Catch::Contains("Type inconsistent"));
+  // Copies, reshapes and casts take any dtype; Cast back to float32 feeds a float op.
+  Symbol r = Symbol::Create("Reshape", "r", {{"shape", "(-1,)"}}, {{"data", x}});
+  Symbol c = Symbol::Create("Cast", "c", {{"dtype", "float32"}}, {{"data", r}});
+  Symbol relu = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", c}});
+  NDArray ints(TShape({2, 2}), DType::kInt32);
+  for (int64_t i = 0; i < 4; ++i) ints.SetFlat(i, static_cast<float>(i) - 2);
+  auto exec = SimpleBind(relu, Context::CPU(), {{"x", ints}}, {}, {{"x", OpReq::kNull}});
+  exec->Forward(false);
+  CHECK(exec->outputs()[0].ToVector() == std::vector<float>{0, 0, 0, 1});
+  // Indices and conditions may be integers; the data they select stays float32.
+  Symbol take = Symbol::Create("take", "t", {}, {{"a", Symbol::Variable("a")}, {"indices", Symbol::Variable("i")}});
+  NDArray idx(TShape({2}), DType::kInt32);
+  idx.SetFlat(0, 2);
+  idx.SetFlat(1, 0);
+  auto texec = SimpleBind(take, Context::CPU(), {{"a", NDArray(TShape({3}), {5, 6, 7})}, {"i", idx}},
+                          {}, {{"a", OpReq::kNull}, {"i", OpReq::kNull}});
+  texec->Forward(false);
+  CHECK(texec->outputs()[0].ToVector() == std::vector<float>{7, 5});
+  CHECK_THROWS_WITH(InferType(take, {{"a", DType::kInt32}, {"i", DType::kInt32}}),
+                    Catch::Contains("unsupported dtype for input 'a' (a): expected float32, got int32"));
+  Symbol where = Symbol::Create("where", "w", {}, {{"condition", Symbol::Variable("cond")},
+                                                  {"x", Symbol::Variable("wx")}, {"y", Symbol::Variable("wy")}});
+  CHECK_NOTHROW(InferType(where, {{"cond", DType::kUint8}}));
+  // An output dtype the next op cannot read: Cast to int32 into relu.
+  Symbol to_int = Symbol::Create("Cast", "to_int", {{"dtype", "int32"}}, {{"data", x}});
+  Symbol relu2 = Symbol::Create("Activation", "relu2", {{"act_type", "relu"}}, {{"data", to_int}});
+  CHECK_THROWS_WITH(InferType(relu2, {}), Catch::Contains("input 'data' (to_int): expected float32, got int32"));
+}
+
+namespace {
+// Sets the bind memory limit for one scope.
+struct ScopedBindLimit {
+  explicit ScopedBindLimit(uint64_t bytes) { SetMaxBindBytes(bytes); }
+  ~ScopedBindLimit() { SetMaxBindBytes(0); }
+};
+
+// MemTotal from /proc/meminfo, in bytes: an independent reading of the physical memory.
+uint64_t MemTotalBytes() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kb = 0;
+  while (f >> key >> kb >> unit)
+    if (key == "MemTotal:") return kb * 1024;
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("Binding refuses arrays beyond the memory limit before allocating", "[executor][memory]") {
+  // FullyConnected(num_hidden=4) on (2,3) data: SimpleBind allocates fc_weight (4,3) and
+  // fc_bias (4,) with gradients, and the output (2,4): (12 + 12 + 4 + 4 + 8) * 4 = 160 bytes.
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 4).SetInput("data", Symbol::Variable("data"))
+                  .CreateSymbol("fc");
+  NDArray data(TShape({2, 3}));
+  {
+    ScopedBindLimit limit(160);
+    CHECK_NOTHROW(SimpleBind(fc, Context::CPU(), {{"data", data}}));
+  }
+  {
+    ScopedBindLimit limit(159);
+    CHECK_THROWS_WITH(SimpleBind(fc, Context::CPU(), {{"data", data}}),
+                      Catch::Contains("SimpleBind: the 5 arrays to allocate need 160 bytes together, more "
+                                      "than the bind memory limit of 159 bytes"));
+    CHECK_THROWS_AS(SimpleBind(fc, Context::CPU(), {{"data", data}}), OutOfMemoryError);
+    // Bind allocates only the output (32 bytes) here.
+    std::vector<NDArray> args{data, NDArray(TShape({4, 3})), NDArray(TShape({4}))};
+    CHECK_NOTHROW(Bind(fc, Context::CPU(), args, {}, {}, {}));
+  }
+  {
+    ScopedBindLimit limit(31);
+    std::vector<NDArray> args{data, NDArray(TShape({4, 3})), NDArray(TShape({4}))};
+    CHECK_THROWS_WITH(Bind(fc, Context::CPU(), args, {}, {}, {}),
+                      Catch::Contains("Bind: array 'fc_output' of shape (2,4) (float32) needs 32 bytes"));
+  }
+  // The default is the machine's physical memory: absurd shapes fail at bind.
+  const uint64_t mem = MemTotalBytes();
+  REQUIRE(mem > 0);
+  CHECK(MaxBindBytes() == mem);
+  SimpleBindOptions o;
+  o.shapes["data"] = TShape({1000000, 1000000});
+  CHECK_THROWS_WITH(SimpleBind(fc, Context::CPU(), {}, {}, {}, {}, o),
+                    Catch::Contains("array 'data' of shape (1000000,1000000) (float32) needs 4000000000000 bytes"));
+  // Dims whose byte count overflows 64 bits still fail cleanly.
+  o.shapes["data"] = TShape({int64_t{1} << 40, int64_t{1} << 40});
+  CHECK_THROWS_AS(SimpleBind(fc, Context::CPU(), {}, {}, {}, {}, o), OutOfMemoryError);
+}
+
+TEST_CASE("SYMBIND_MAX_BIND_BYTES sets the bind memory limit", "[executor][memory]") {
+  struct RestoreEnv {
+    ~RestoreEnv() { unsetenv("SYMBIND_MAX_BIND_BYTES"); }
+  } restore;
+  setenv("SYMBIND_MAX_BIND_BYTES", "1000", 1);
+  CHECK(MaxBindBytes() == 1000);
+  Symbol relu = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", Symbol::Variable("data")}});
+  CHECK_NOTHROW(SimpleBind(relu, Context::CPU(), {{"data", NDArray(TShape({250}))}}));  // output: 1000 bytes
+  CHECK_THROWS_AS(SimpleBind(relu, Context::CPU(), {{"data", NDArray(TShape({251}))}}), OutOfMemoryError);
+  {
+    ScopedBindLimit limit(4000);  // SetMaxBindBytes wins over the environment
+    CHECK(MaxBindBytes() == 4000);
+  }
+  setenv("SYMBIND_MAX_BIND_BYTES", "lots", 1);
+  CHECK_THROWS_WITH(MaxBindBytes(), Catch::Contains("SYMBIND_MAX_BIND_BYTES must be a positive byte count, got 'lots'"));
 }

@@ -301,9 +301,13 @@ TEST_CASE("npy rejects hostile and broken files with IOError", "[io][npy]") {
   CheckLoadFails(with("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", two),
                  "non-negative integer");
   CheckLoadFails(with("{'descr': '<f4', 'fortran_order': False, 'shape': (2.0,)}", two),
-                 "expected ',' or the end of the shape");
+                 "expected ',' or ')' after a shape dimension");
   CheckLoadFails(with("{'descr': '<f4', 'fortran_order': False, 'shape': (2,", two),
-                 "non-negative integer");
+                 "the 'shape' tuple is not closed: missing ')'");
+  CheckLoadFails(with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3}", two),
+                 "the 'shape' tuple is not closed: missing ')'");
+  CheckLoadFails(with("{'descr': '<f4', 'fortran_order': False, 'shape': [2, }", two),
+                 "the 'shape' tuple is not closed: missing ']'");
   CheckLoadFails(with("{'descr': '<f4, 'fortran_order': False, 'shape': (2,)}", two),
                  "expected ',' or '}'");
   CheckLoadFails(with("{'descr' '<f4', 'fortran_order': False, 'shape': (2,)}", two),

@@ -284,3 +284,45 @@ TEST_CASE("SoftmaxOutput label shape inference", "[ops][softmax_output][shape]")
                     Catch::Contains("expecting label (8,20) or (8,4,5). But got (8,5)"));
   CHECK_THROWS_AS(infer({}, TShape({8, 10}), TShape({7})), ShapeError);
 }
+
+TEST_CASE("SoftmaxOutput rejects class labels outside 0..k-1 in training", "[ops][softmax_output]") {
+  NDArray x = RandomArray(TShape({4, 10}), 11);
+  auto run = [&](std::vector<float> labels, const KwArgs& params = {}, bool is_train = true) {
+    auto exec = BindSingleOp("SoftmaxOutput", params,
+                             {{"data", x}, {"label", NDArray(TShape({4}), labels)}}, {"label"});
+    exec->Forward(is_train);
+    return exec;
+  };
+  // Every class index 0..9 is valid (9.7 truncates to 9, as MXNet's int cast does).
+  CHECK_NOTHROW(run({0, 9, 9.7f, 3}));
+  CHECK_THROWS_WITH(run({1, 0, 9, 12}), Catch::Contains("label 12 at index 3 is out of range for 10 classes"));
+  CHECK_THROWS_WITH(run({10, 0, 0, 0}), Catch::Contains("label 10 at index 0"));
+  CHECK_THROWS_WITH(run({0, -2, 0, 0}), Catch::Contains("label -2 at index 1"));
+  CHECK_THROWS_WITH(run({0, 0, std::nanf(""), 0}), Catch::Contains("label nan at index 2"));
+  // ignore_label keeps its MXNet meaning, with or without use_ignore.
+  CHECK_NOTHROW(run({0, -1, 0, 0}));
+  CHECK_NOTHROW(run({0, 7, 0, 0}, {{"ignore_label", "7"}}));
+  CHECK_THROWS_WITH(run({0, -1, 0, 0}, {{"ignore_label", "7"}, {"use_ignore", "True"}}),
+                    Catch::Contains("(expected 0..9 or ignore_label 7)"));
+  // Inference does not read the label (a placeholder label is common there).
+  CHECK_NOTHROW(run({1, 0, 9, 12}, {}, false));
+  // Probability labels (the data's shape) are no class indices.
+  CHECK_NOTHROW(BindSingleOp("SoftmaxOutput", {}, {{"data", x}, {"label", RandomArray(TShape({4, 10}), 12, 0, 1)}},
+                             {"label"})->Forward(true));
+  // multi_output: k is axis 1; the label holds one class per (n, spatial) position.
+  NDArray xm = RandomArray(TShape({1, 3, 2}), 13);
+  auto multi = [&](std::vector<float> labels) {
+    BindSingleOp("SoftmaxOutput", {{"multi_output", "True"}},
+                 {{"data", xm}, {"label", NDArray(TShape({1, 2}), labels)}}, {"label"})->Forward(true);
+  };
+  CHECK_NOTHROW(multi({2, 0}));
+  CHECK_THROWS_WITH(multi({2, 3}), Catch::Contains("label 3 at index 1 is out of range for 3 classes"));
+}
+
+TEST_CASE("SoftmaxOutput backward checks labels changed after Forward", "[ops][softmax_output]") {
+  NDArray x = RandomArray(TShape({2, 3}), 14), label(TShape({2}), {0, 2});
+  auto exec = BindSingleOp("SoftmaxOutput", {}, {{"data", x}, {"label", label}}, {"label"});
+  exec->Forward(true);
+  exec->arg_dict()["op_label"].SetFlat(1, 3.0f);
+  CHECK_THROWS_WITH(exec->Backward(), Catch::Contains("label 3 at index 1 is out of range for 3 classes"));
+}
