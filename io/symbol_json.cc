@@ -43,6 +43,9 @@ json ParseText(const std::string& text) {
     return json::parse(text, limit_depth);
   } catch (const json::parse_error& e) {
     Fail(StrCat("malformed JSON at byte ", e.byte, ": ", e.what()));
+  } catch (const json::exception& e) {
+    // Not only syntax: a number like 2E400 overflows (out_of_range), found by fuzzing.
+    Fail(StrCat("malformed JSON: ", e.what()));
   }
 }
 
@@ -266,7 +269,11 @@ std::string SaveSymbolJSON(const Symbol& symbol) {
   root["node_row_ptr"] = g.row_ptr();
   root["heads"] = heads;
   root["attrs"] = {{"mxnet_version", json::array({"int", kWriteVersion})}};
-  return root.dump(2);
+  try {
+    return root.dump(2);
+  } catch (const json::exception& e) {
+    throw Error(StrCat("SaveSymbolJSON: names and attribute values must be valid UTF-8: ", e.what()));
+  }
 }
 
 void SaveSymbolFile(const std::string& path, const Symbol& symbol) {

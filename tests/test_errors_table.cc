@@ -293,6 +293,8 @@ std::vector<ErrorCase> Cases() {
     LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": []}, {"op": "null", "name": "data", "inputs": []},
       {"op": "elemwise_add", "name": "s", "inputs": [[0, 0, 0], [1, 0, 0]]}], "arg_nodes": [0, 1], "heads": [[2, 0, 0]]})");
   }, "IOError", "symbol JSON: node 1 'data': variable name 'data' is already used by node 0 (variable names must be unique)");
+  add("JSON: number 2E2222... (found by fuzzing)", [] { LoadSymbolJSON("2E2222222222222222222222"); }, "IOError", "symbol JSON: malformed JSON: [json.exception.out_of_range.406] number overflow parsing '2E2222222222222222222222'");
+  add("SaveSymbolJSON of a variable named \"\\xff\" (not UTF-8)", [] { SaveSymbolJSON(Var("\xff")); }, "Error", "SaveSymbolJSON: names and attribute values must be valid UTF-8: [json.exception.type_error.316] invalid UTF-8 byte at index 0: 0xFF");
   add("LoadSymbolFile on a missing file", [] { LoadSymbolFile(TmpDir() + "/missing-symbol.json"); }, "IOError", "cannot open <tmp>/missing-symbol.json: No such file or directory");
 
   // ---- composition ----
