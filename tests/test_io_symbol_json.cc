@@ -19,7 +19,7 @@ namespace {
 // aux-state upgrade can be tested before BatchNorm exists.
 const Op& TestNormOp() {
   static Op& op = OpRegistry::Global()
-                      .Register("_symbind_test_io_norm")
+                      .Register("_test_io_norm")
                       .set_arguments({"data", "gamma"})
                       .set_aux_states({"moving_mean"});
   return op;
@@ -89,7 +89,7 @@ const char* kLegacyJSON = R"({
      "inputs": [[0, 0], [1, 0], [2, 0]], "backward_source_id": -1,
      "attr": {"weight_lr_mult": "2", "ctx_group": "dev1"}},
     {"op": "null", "param": {}, "name": "n1_gamma", "inputs": [], "backward_source_id": -1},
-    {"op": "_symbind_test_io_norm", "param": {}, "name": "n1", "inputs": [[3, 0], [4, 0]],
+    {"op": "_test_io_norm", "param": {}, "name": "n1", "inputs": [[3, 0], [4, 0]],
      "backward_source_id": -1},
     {"op": "Activation", "param": {"act_type": "relu"}, "name": "relu1", "inputs": [[5, 0]],
      "backward_source_id": -1},
