@@ -30,6 +30,11 @@ void AddInto(const NDArray& dst, const NDArray& src) {
 
 std::atomic<uint64_t> g_max_bind_bytes{0};  // 0: environment variable or physical memory
 
+// The dtype an entry is allocated with (float32 where inference left it open).
+DType EntryDType(const std::vector<int>& types, uint32_t e) {
+  return types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]);
+}
+
 // An array a bind is about to allocate, for CheckBindMemory.
 struct PlannedArray {
   std::string name;
@@ -85,8 +90,7 @@ std::vector<PlannedArray> PlannedOpOutputs(const Graph& graph, const std::vector
     if (graph.node(nid).node->is_variable()) continue;
     for (uint32_t i = 0; i < graph.num_node_outputs(nid); ++i) {
       const uint32_t e = graph.entry_id(nid, i);
-      planned.push_back({{}, NodeEntry{graph.node(nid).node, i}, shapes[e],
-                         types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e])});
+      planned.push_back({{}, NodeEntry{graph.node(nid).node, i}, shapes[e], EntryDType(types, e)});
     }
   }
   return planned;
@@ -180,8 +184,9 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
     if (aux_arrays_[i].is_none()) throw Error("Bind: aux state '" + aux_names[i] + "' has no array");
     known[aux_names[i]] = aux_arrays_[i].shape();
   }
-  std::vector<TShape> shapes =
-      entry_shapes.size() == graph_.num_entries() ? std::move(entry_shapes) : InferEntryShapes(graph_, known);
+  // SimpleBind passes what it inferred, having checked the memory of everything it binds.
+  const bool inferred_by_caller = entry_shapes.size() == graph_.num_entries();
+  std::vector<TShape> shapes = inferred_by_caller ? std::move(entry_shapes) : InferEntryShapes(graph_, known);
   for (size_t i = 0; i < arg_names.size(); ++i) {
     if (grad_reqs_[i] == OpReq::kNull) continue;
     if (grad_arrays_[i].is_none())
@@ -203,7 +208,7 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
   for (size_t i = 0; i < aux_names.size(); ++i) known_types[aux_names[i]] = aux_arrays_[i].dtype();
   std::vector<int> types = entry_types.size() == graph_.num_entries() ? std::move(entry_types)
                                                                       : InferEntryTypes(graph_, known_types);
-  CheckBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind");
+  if (!inferred_by_caller) CheckBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind");
   for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
     const Node& n = *graph_.node(nid).node;
     if (n.is_variable()) continue;
@@ -246,7 +251,6 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
 }
 
 void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types) {
-  auto dtype_of = [&](uint32_t e) { return types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]); };
   const char* env = std::getenv("SYMBIND_MEMORY_PLAN");
   const std::string mode = env ? env : "1";
   const bool needs_gradients = std::any_of(grad_reqs_.begin(), grad_reqs_.end(),
@@ -259,7 +263,7 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
   for (uint32_t nid : op_nodes_)
     for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
       uint32_t e = graph_.entry_id(nid, i);
-      entry_bytes[e] = static_cast<size_t>(shapes[e].Size()) * DTypeSize(dtype_of(e));
+      entry_bytes[e] = static_cast<size_t>(shapes[e].Size()) * DTypeSize(EntryDType(types, e));
       memory_.unplanned_bytes += entry_bytes[e];
       keep[e] = false;
     }
@@ -286,10 +290,10 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
       uint32_t e = graph_.entry_id(nid, i);
       int b = memory_.planned ? plan.block_of_entry[e] : MemoryPlan::kOwnStorage;
       if (b == MemoryPlan::kOwnStorage) {
-        entry_arrays_[e] = NDArray(shapes[e], dtype_of(e), ctx_);
+        entry_arrays_[e] = NDArray(shapes[e], EntryDType(types, e), ctx_);
         memory_.output_bytes += entry_bytes[e];
       } else {
-        entry_arrays_[e] = NDArray::View(blocks[static_cast<size_t>(b)], 0, shapes[e], dtype_of(e), ctx_);
+        entry_arrays_[e] = NDArray::View(blocks[static_cast<size_t>(b)], 0, shapes[e], EntryDType(types, e), ctx_);
       }
     }
   reuse_dependencies_ = std::move(plan.reuse_dependencies);

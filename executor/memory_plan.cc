@@ -1,13 +1,8 @@
 #include "memory_plan.h"
 
 #include <algorithm>
-#include <numeric>
 
 namespace symbind {
-
-size_t MemoryPlan::planned_bytes() const {
-  return std::accumulate(block_bytes.begin(), block_bytes.end(), size_t{0});
-}
 
 MemoryPlan PlanMemory(const Graph& graph, const std::vector<uint32_t>& op_nodes,
                       const std::vector<size_t>& entry_bytes, const std::vector<bool>& keep,

@@ -17,7 +17,6 @@ struct MemoryPlan {
   // (before, after) task pairs: a task that reuses a block waits for every task that read or
   // wrote the block's previous tenant, so parallel branches never overwrite live data.
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies;
-  size_t planned_bytes() const;
 };
 
 // op_nodes: op node ids in execution (topological) order; task t runs op_nodes[t].

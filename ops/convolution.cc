@@ -161,12 +161,9 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
           Gemm(false, false, fg, ncols, kdim, 1.0f, w + gr * fg * kdim, kdim, col.data(), ncols, 0.0f,
                prod.data(), ncols);
           for (int64_t i = i0; i < i1; ++i)
-            for (int64_t f = 0; f < fg; ++f) {
-              const float* src = prod.data() + f * ncols + (i - i0) * osize;
-              float* dst = y + (i * n.out_c + gr * fg + f) * osize;
-              if (req == OpReq::kAdd) for (int64_t o = 0; o < osize; ++o) dst[o] += src[o];
-              else std::copy(src, src + osize, dst);
-            }
+            for (int64_t f = 0; f < fg; ++f)
+              AssignWithReq(y + (i * n.out_c + gr * fg + f) * osize,
+                            prod.data() + f * ncols + (i - i0) * osize, osize, req);
         }
         for (int64_t i = i0; i < i1; ++i) add_bias(y + i * n.out_c * osize, 0, osize);
       }

@@ -88,6 +88,9 @@ void InferLeakyReLU(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   if (p.act_type == kRReLU) ShapeAssignCheck(out, 1, d);
 }
 
+// x for x > 0, slope * x otherwise, written with max/min instead of a branch so loops vectorise.
+inline float Leaky(float x, float slope) { return std::max(x, 0.0f) + slope * std::min(x, 0.0f); }
+
 float Gelu(float x) { return static_cast<float>(0.5 * x * (1.0 + std::erf(x / kSqrt2))); }
 float GeluGrad(float x) {
   const double z = x / kSqrt2;
@@ -102,7 +105,7 @@ void LeakyReLUForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   const int64_t n = in[0].Size();
   switch (p.act_type) {
     case kLeaky:
-      MapWithReq(y, n, req[0], [&](int64_t i) { return std::max(x[i], 0.0f) + p.slope * std::min(x[i], 0.0f); });
+      MapWithReq(y, n, req[0], [&](int64_t i) { return Leaky(x[i], p.slope); });
       break;
     case kELU:
       MapWithReq(y, n, req[0], [&](int64_t i) { return x[i] > 0 ? x[i] : p.slope * std::expm1(x[i]); });
@@ -127,11 +130,10 @@ void LeakyReLUForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
                       const float slope = gamma[l.GammaIndex(plane * l.rest)];
                       const float* xp = x + plane * l.rest;
                       float* yp = y + plane * l.rest;
-                      // max/min instead of a branch: the loop vectorises (x or slope * x alike).
                       if (add)
-                        for (int64_t i = 0; i < l.rest; ++i) yp[i] += std::max(xp[i], 0.0f) + slope * std::min(xp[i], 0.0f);
+                        for (int64_t i = 0; i < l.rest; ++i) yp[i] += Leaky(xp[i], slope);
                       else
-                        for (int64_t i = 0; i < l.rest; ++i) yp[i] = std::max(xp[i], 0.0f) + slope * std::min(xp[i], 0.0f);
+                        for (int64_t i = 0; i < l.rest; ++i) yp[i] = Leaky(xp[i], slope);
                     }
                   });
       break;

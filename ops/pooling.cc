@@ -242,6 +242,13 @@ void UnpoolSumPlane(const float* dy, const float* x, const float* y, float* dx, 
   });
 }
 
+// The column window of every output position along the width axis.
+std::vector<Window> ColumnWindows(const ConvGeom& g) {
+  std::vector<Window> cols;
+  for (int64_t ow = 0; ow < g.out[2]; ++ow) cols.push_back(AxisWindow(g, 2, ow, false));
+  return cols;
+}
+
 // Max: padding never wins (windows are clipped to the input); an empty window gives -FLT_MAX
 // like MXNet's MinValue.
 void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
@@ -249,8 +256,7 @@ void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
   if (g.in[0] == 1 && g.k[0] == 1) {
     // 2-D: per output row, the column-wise max over the window's rows (contiguous, vectorised),
     // then the max over each window's columns of that row.
-    std::vector<Window> cols;
-    for (int64_t ow = 0; ow < g.out[2]; ++ow) cols.push_back(AxisWindow(g, 2, ow, false));
+    const std::vector<Window> cols = ColumnWindows(g);
     std::vector<float> row(static_cast<size_t>(W));
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       const Window wh = AxisWindow(g, 1, oh, false);
@@ -282,8 +288,7 @@ void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
 void UnpoolMaxPlane(const float* dy, const float* x, const float* y, float* dx, const ConvGeom& g) {
   const int64_t H = g.in[1], W = g.in[2];
   if (g.in[0] == 1 && g.k[0] == 1) {  // 2-D: the same scan without the depth axis
-    std::vector<Window> cols;
-    for (int64_t ow = 0; ow < g.out[2]; ++ow) cols.push_back(AxisWindow(g, 2, ow, false));
+    const std::vector<Window> cols = ColumnWindows(g);
     for (int64_t oh = 0, oi = 0; oh < g.out[1]; ++oh) {
       const Window wh = AxisWindow(g, 1, oh, false);
       for (int64_t ow = 0; ow < g.out[2]; ++ow, ++oi) {
