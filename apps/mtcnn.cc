@@ -115,16 +115,38 @@ const std::vector<NDArray>& RunBatched(Net* net, size_t n, int channels, int siz
   return net->Forward(data);
 }
 
+// Outputs of a net run over many crops, rows concatenated in crop order, by output name.
+struct CropOutputs {
+  std::map<std::string, std::vector<float>> rows;
+  const float* operator[](const std::string& name) const { return rows.at(name).data(); }
+};
+
+// Crop pixels per forward: bounds the executors' memory however many boxes a stage has
+// (64 R-Net crops of 24x24 or 16 O-Net crops of 48x48: about 4 MB for the first layer).
+constexpr size_t kMaxBatchPixels = 64 * 24 * 24;
+
 // Runs `net` on the boxes' crops of `img` (float BGR HWC), resized to size x size.
-void RunOnCrops(Net* net, const std::vector<Box>& boxes, const std::vector<float>& img, int width,
-                int height, int size) {
+CropOutputs RunOnCrops(Net* net, const std::vector<Box>& boxes, const std::vector<float>& img, int width,
+                       int height, int size) {
+  CropOutputs out;
   std::vector<float> patch(static_cast<size_t>(size) * size * 3);
-  RunBatched(net, boxes.size(), 3, size, [&](size_t i, float* dst) {
-    const Box& b = boxes[i];
-    CropResize(img, width, height, static_cast<int>(b.x1), static_cast<int>(b.y1),
-               static_cast<int>(b.x2), static_cast<int>(b.y2), size, patch.data());
-    NormaliseToCHW(patch.data(), size, size, dst);
-  });
+  const size_t max_batch = std::max<size_t>(1, kMaxBatchPixels / (static_cast<size_t>(size) * size));
+  for (size_t begin = 0; begin < boxes.size(); begin += max_batch) {
+    const size_t n = std::min(max_batch, boxes.size() - begin);
+    RunBatched(net, n, 3, size, [&](size_t i, float* dst) {
+      const Box& b = boxes[begin + i];
+      CropResize(img, width, height, static_cast<int>(b.x1), static_cast<int>(b.y1),
+                 static_cast<int>(b.x2), static_cast<int>(b.y2), size, patch.data());
+      NormaliseToCHW(patch.data(), size, size, dst);
+    });
+    for (const std::string& name : net->output_names()) {
+      const NDArray o = net->Output(name);
+      const size_t row = static_cast<size_t>(o.Size() / o.shape()[0]);
+      const float* p = o.fdata();
+      out.rows[name].insert(out.rows[name].end(), p, p + n * row);
+    }
+  }
+  return out;
 }
 
 // The boxes whose face probability (column 1 of `prob`, (N,2)) exceeds `threshold`, with that
@@ -196,40 +218,42 @@ std::vector<double> PyramidScales(int min_side, double min_size, double factor) 
   return scales;
 }
 
-Net::Net(const std::string& prefix) {
+Net::Net(const std::string& prefix, std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {
   LoadCheckpoint(prefix, 1, &symbol_, &args_, &aux_);
-  output_names_ = symbol_.ListOutputs();
   loaded_ = true;
 }
 
 const std::vector<NDArray>& Net::Forward(const NDArray& data) {
   SYMBIND_CHECK(loaded_, "mtcnn: network not loaded");
-  const TShape& s = data.shape();
-  const std::vector<int64_t>& key = s.dims();
+  const std::vector<int64_t>& key = data.shape().dims();
   auto it = cache_.find(key);
-  if (it == cache_.end()) {
-    std::map<std::string, NDArray> args = args_;  // the same parameter handles: shared storage
-    args["data"] = NDArray(s);
-    it = cache_.emplace(key, SimpleBind(symbol_, Context::CPU(), args, {}, {}, aux_)).first;
-  }
-  last_ = it->second.get();
-  NDArray in = last_->arg_dict().at("data");
-  data.CopyTo(&in);
-  last_->Forward(false);
-  return last_->outputs();
+  if (it == cache_.end())  // one predictor per input shape, all sharing the parameter arrays
+    it = cache_.emplace(key, Predictor(symbol_, args_, aux_, {{"data", data.shape()}}, [&] {
+      PredictorOptions options;
+      options.workspace = workspace_;
+      return options;
+    }())).first;
+  last_ = &it->second;
+  last_->SetInput("data", data);
+  last_->Forward();
+  return last_->Outputs();
+}
+
+const std::vector<std::string>& Net::output_names() const {
+  static const std::vector<std::string> none;
+  return last_ ? last_->output_names() : none;
 }
 
 NDArray Net::Output(const std::string& name) const {
   SYMBIND_CHECK(last_, "mtcnn: no forward run yet");
-  for (size_t i = 0; i < output_names_.size(); ++i)
-    if (output_names_[i] == name) return last_->outputs()[i];
-  throw Error(StrCat("mtcnn: network has no output ", name));
+  return last_->Output(name);
 }
 
 Detector::Detector(const std::string& model_dir)
-    : pnet_(model_dir + "/det1"), rnet_(model_dir + "/det2"), onet_(model_dir + "/det3") {
+    : pnet_(model_dir + "/det1", workspace_), rnet_(model_dir + "/det2", workspace_),
+      onet_(model_dir + "/det3", workspace_) {
   if (std::ifstream(CheckpointSymbolPath(model_dir + "/det4")).good())
-    lnet_ = Net(model_dir + "/det4");
+    lnet_ = Net(model_dir + "/det4", workspace_);
 }
 
 std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
@@ -269,22 +293,19 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
   boxes = NextStageBoxes(boxes);
 
   // Stage 2: R-Net on 24x24 crops.
-  RunOnCrops(&rnet_, boxes, img, width, height, 24);
+  const CropOutputs r = RunOnCrops(&rnet_, boxes, img, width, height, 24);
   std::vector<size_t> kept;
-  boxes = Passed(boxes, rnet_.Output("prob1_output").fdata(),
-                 rnet_.Output("conv5_2_output").fdata(), opt.thresholds[1], &kept);
+  boxes = Passed(boxes, r["prob1_output"], r["conv5_2_output"], opt.thresholds[1], &kept);
   if (boxes.empty()) return {};
   boxes = NextStageBoxes(boxes);
 
   // Stage 3: O-Net on 48x48 crops, with landmarks.
   std::vector<Face> faces;
   {
-    RunOnCrops(&onet_, boxes, img, width, height, 48);
-    const float* pts = onet_.Output("conv6_3_output").fdata();
+    const CropOutputs o = RunOnCrops(&onet_, boxes, img, width, height, 48);
+    const float* pts = o["conv6_3_output"];
     kept.clear();
-    std::vector<Box> passed =
-        Passed(boxes, onet_.Output("prob1_output").fdata(), onet_.Output("conv6_2_output").fdata(),
-               opt.thresholds[2], &kept);
+    std::vector<Box> passed = Passed(boxes, o["prob1_output"], o["conv6_2_output"], opt.thresholds[2], &kept);
     // Landmarks relative to the boxes before regression: x in 0..4, y in 5..9.
     std::vector<Face> marks(passed.size());
     for (size_t j = 0; j < passed.size(); ++j) {

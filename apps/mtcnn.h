@@ -31,7 +31,7 @@
 #pragma once
 #include <symbind/core/ndarray.h>
 #include <symbind/core/symbol.h>
-#include <symbind/executor/executor.h>
+#include <symbind/predict/predictor.h>
 #include <symbind/io/image.h>
 
 #include <array>
@@ -76,22 +76,25 @@ std::vector<double> PyramidScales(int min_side, double min_size, double factor);
 class Net {
  public:
   Net() = default;
-  // Loads "<prefix>-symbol.json" and "<prefix>-0001.params".
-  explicit Net(const std::string& prefix);
+  // Loads "<prefix>-symbol.json" and "<prefix>-0001.params". Executors place intermediate
+  // buffers in `workspace` (shared by the detector's nets, which run one at a time).
+  Net(const std::string& prefix, std::shared_ptr<Workspace> workspace);
   bool loaded() const { return loaded_; }
   // Runs the net on `data` (any batch / spatial size); returns the outputs by name
   // ("prob1_output", ...) and in order. Binds a new executor only for a new input shape.
   const std::vector<NDArray>& Forward(const NDArray& data);
   NDArray Output(const std::string& name) const;
+  // Output names of the last forward (empty before the first).
+  const std::vector<std::string>& output_names() const;
   size_t num_executors() const { return cache_.size(); }
 
  private:
   bool loaded_ = false;
   Symbol symbol_;
-  std::vector<std::string> output_names_;
   std::map<std::string, NDArray> args_, aux_;
-  std::map<std::vector<int64_t>, std::unique_ptr<Executor>> cache_;
-  Executor* last_ = nullptr;
+  std::shared_ptr<Workspace> workspace_;
+  std::map<std::vector<int64_t>, Predictor> cache_;
+  Predictor* last_ = nullptr;
 };
 
 class Detector {
@@ -109,6 +112,8 @@ class Detector {
   }
 
  private:
+  // One set of intermediate buffers for all four nets: they run one after another.
+  std::shared_ptr<Workspace> workspace_ = std::make_shared<Workspace>();
   Net pnet_, rnet_, onet_, lnet_;
 };
 

@@ -42,28 +42,25 @@ void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vect
 }
 
 std::map<std::string, NDArray> TrainedParams(const Executor& exec) {
-  std::map<std::string, NDArray> params = exec.arg_dict();
-  for (auto it = params.begin(); it != params.end();)
-    it = (EndsWith(it->first, "data") || EndsWith(it->first, "label"))
-             ? params.erase(it) : std::next(it);
+  const std::map<std::string, NDArray> bound = exec.arg_dict();
+  std::map<std::string, NDArray> params;
+  for (auto& name : ClassifyArguments(exec.graph()).parameters) params[name] = bound.at(name);
   return params;
 }
 
 Evaluation Evaluate(const Symbol& net, const std::map<std::string, NDArray>& args,
                     const std::map<std::string, NDArray>& aux, const MNISTData& data, int batch,
                     bool flat) {
-  std::map<std::string, NDArray> bound = args;
-  bound["data"] = NDArray(flat ? TShape({batch, 784}) : TShape({batch, 1, 28, 28}));
-  auto exec = SimpleBind(net, Context::CPU(), bound, {}, {}, aux);
-  NDArray input = exec->arg_dict()["data"];
+  Predictor predictor(net, args, aux, {{"data", flat ? TShape({batch, 784}) : TShape({batch, 1, 28, 28})}});
+  NDArray input = predictor.Input("data");
   MNISTIter it(data, batch, false, 0, flat);
   Evaluation ev;
   ev.confusion.assign(10, std::vector<int>(10, 0));
   int64_t correct = 0, total = 0;
   while (it.Next()) {
     it.data().CopyTo(&input);
-    exec->Forward(false);
-    const NDArray& prob = exec->outputs()[0];
+    predictor.Forward();
+    const NDArray& prob = predictor.Output(0);
     const int64_t classes = prob.shape()[1];
     const float* p = prob.fdata();
     NDArray label = it.label();

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <symbind/executor/executor.h>
 #include <symbind/io/mnist.h>
+#include <symbind/predict/predictor.h>
 
 namespace symbind::apps {
 
@@ -19,7 +19,7 @@ void InitXavier(const Executor& exec, uint64_t seed);
 // m = momentum * m - lr * (g + wd * w); w += m. `state` holds m, created on first use.
 void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vector<NDArray>* state);
 
-// The arguments of a trained executor without its data and label inputs.
+// The parameters of a trained executor (ClassifyArguments), without data and label inputs.
 std::map<std::string, NDArray> TrainedParams(const Executor& exec);
 
 struct Evaluation {

@@ -35,6 +35,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 
 using namespace symbind;
 
@@ -148,35 +149,18 @@ int main(int argc, char** argv) {
     if (o.logits) sym = CutSoftmaxHead(sym);
     std::map<std::string, NDArray> args, aux;
     SplitArgAux(LoadNDArrayMap(o.params_file), &args, &aux);
-    const auto arg_names = sym.ListArguments(), aux_names = sym.ListAuxiliaryStates();
-    auto keep_used = [](std::map<std::string, NDArray>* m, const std::vector<std::string>& names) {
-      for (auto it = m->begin(); it != m->end();)
-        it = std::find(names.begin(), names.end(), it->first) == names.end() ? m->erase(it) : std::next(it);
-      for (auto& kv : *m) kv.second = AsFloat(kv.second);
-    };
-    keep_used(&args, arg_names);
-    keep_used(&aux, aux_names);
-    double weight_bytes = 0;
-    for (auto* m : {&args, &aux})
-      for (auto& kv : *m) weight_bytes += 4.0 * kv.second.Size();
-    std::vector<std::string> missing;
-    for (auto& n : arg_names)
-      if (!args.count(n) && !o.shapes.count(n) && !EndsWith(n, "label")) missing.push_back(n);
-    for (auto& n : aux_names)
-      if (!aux.count(n)) missing.push_back(n);
-    if (!missing.empty()) throw Error("not in " + o.params_file + ": " + JoinNames(missing));
-
-    std::map<std::string, OpReq> no_grads;
-    for (auto& n : arg_names) no_grads[n] = OpReq::kNull;
     const double rss_before_bind = PeakRssMb();
-    auto exec = SimpleBind(sym, Context::CPU(), args, {}, no_grads, aux, SimpleBindOptions{o.shapes, 1});
-    args.clear();  // the executor holds what it needs; keep no second copy of the weights
+    PredictorOptions options;
+    options.seed = 1;
+    Predictor predictor(sym, args, aux, o.shapes, options);
+    args.clear();  // the predictor holds what it needs; keep no second copy of the weights
     aux.clear();
-    auto arg_dict = exec->arg_dict();
-    for (auto& kv : o.inputs) {
-      if (!arg_dict.count(kv.first)) throw Error("--input " + kv.first + ": no such argument");
-      AsFloat(LoadNpy(kv.second)).CopyTo(&arg_dict[kv.first]);
-    }
+    double weight_bytes = 0;
+    const auto bound = predictor.executor().arg_dict();
+    for (auto& name : predictor.roles().parameters) weight_bytes += bound.at(name).bytes();
+    for (const NDArray& a : predictor.executor().aux_arrays()) weight_bytes += a.bytes();
+    for (auto& kv : o.inputs) predictor.SetInput(kv.first, LoadNpy(kv.second));
+    Executor* exec = &predictor.executor();
 
     if (!o.expects.empty()) {
       exec->Forward(false);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <limits>
+#include <numeric>
 #include <random>
 
 #include "memory_plan.h"
@@ -157,10 +158,11 @@ Executor::Executor(const Symbol& symbol, Context ctx, std::vector<NDArray> arg_a
 Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
                    std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
                    std::vector<NDArray> aux_arrays, uint64_t seed,
-                   std::vector<TShape> entry_shapes, std::vector<int> entry_types)
+                   std::vector<TShape> entry_shapes, std::vector<int> entry_types,
+                   std::shared_ptr<Workspace> workspace)
     : graph_(std::move(graph)), ctx_(ctx), arg_arrays_(std::move(arg_arrays)),
       grad_arrays_(std::move(grad_arrays)), aux_arrays_(std::move(aux_arrays)),
-      grad_reqs_(std::move(grad_reqs)), seed_(seed) {
+      grad_reqs_(std::move(grad_reqs)), seed_(seed), workspace_(std::move(workspace)) {
   const auto arg_names = graph_.ListArguments();
   const auto aux_names = graph_.ListAuxiliaryStates();
   if (arg_arrays_.size() != arg_names.size())
@@ -276,11 +278,17 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
       inplace[t] = graph_.node(op_nodes_[t]).node->attrs.op->forward_inplace;
     plan = PlanMemory(graph_, op_nodes_, entry_bytes, keep, inplace);
   }
-  std::vector<std::shared_ptr<Storage>> blocks;
-  for (size_t b = 0; b < plan.block_bytes.size(); ++b) {
-    blocks.push_back(std::make_shared<Storage>(plan.block_bytes[b], "a shared intermediate buffer"));
+  std::vector<std::shared_ptr<Storage>> blocks(plan.block_bytes.size());
+  std::vector<size_t> by_size(blocks.size());
+  std::iota(by_size.begin(), by_size.end(), size_t{0});
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](size_t x, size_t y) { return plan.block_bytes[x] > plan.block_bytes[y]; });
+  for (size_t rank = 0; rank < by_size.size(); ++rank) {
+    const size_t b = by_size[rank];
+    blocks[b] = workspace_ ? workspace_->Block(rank, plan.block_bytes[b])
+                           : std::make_shared<Storage>(plan.block_bytes[b], "a shared intermediate buffer");
     if (mode == "poison") {  // test hook: shows any kernel that relies on zeroed outputs
-      float* f = static_cast<float*>(blocks.back()->data());
+      float* f = static_cast<float*>(blocks[b]->data());
       std::fill(f, f + plan.block_bytes[b] / sizeof(float), std::numeric_limits<float>::quiet_NaN());
     }
     memory_.output_bytes += plan.block_bytes[b];
@@ -330,7 +338,33 @@ uint64_t Executor::NodeSeed(uint32_t node_id) const {
   return Mix(Mix(seed_, node_id), run_counter_);
 }
 
+std::shared_ptr<Storage> Workspace::Block(size_t rank, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (rank >= blocks_.size()) blocks_.resize(rank + 1);
+  if (!blocks_[rank] || blocks_[rank]->bytes() < bytes)
+    blocks_[rank] = std::make_shared<Storage>(bytes, "a shared workspace buffer");
+  return blocks_[rank];
+}
+
+size_t Workspace::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t total = 0;
+  for (auto& b : blocks_) total += b ? b->bytes() : 0;
+  return total;
+}
+
 void Executor::Forward(bool is_train) {
+  struct WorkspaceClaim {
+    Workspace* w;
+    explicit WorkspaceClaim(Workspace* ws) : w(ws) {
+      if (w && w->running_.exchange(true))
+        throw Error("Forward: another executor sharing this Workspace is running; executors that "
+                    "share a Workspace must run one at a time (bind without one to run concurrently)");
+    }
+    ~WorkspaceClaim() {
+      if (w) w->running_.store(false);
+    }
+  } claim(memory_.planned ? workspace_.get() : nullptr);
   ++run_counter_;
   forward_tasks_->Run([&](uint32_t t) {
     uint32_t nid = op_nodes_[t];
@@ -569,8 +603,12 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   TypeInferResult types = InferType(graph, known_types);
   auto req_for = [&](const std::string& name) {
     auto r = grad_req_type.find(name);
-    OpReq req = r != grad_req_type.end() ? r->second
-                : (EndsWith(name, "data") || EndsWith(name, "label")) ? OpReq::kNull : OpReq::kWrite;
+    const bool by_name_null = EndsWith(name, "data") || EndsWith(name, "label");
+    OpReq req = r != grad_req_type.end()                ? r->second
+                : options.grads == GradPolicy::kNone    ? OpReq::kNull
+                : options.grads == GradPolicy::kAll     ? OpReq::kWrite
+                : by_name_null                          ? OpReq::kNull
+                                                        : OpReq::kWrite;
     return req == OpReq::kWriteInplace ? OpReq::kWrite : req;
   };
   {
@@ -629,7 +667,8 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
     }
   }
   return std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
-                                    std::move(shapes.entry_shapes), std::move(types.entry_types));
+                                    std::move(shapes.entry_shapes), std::move(types.entry_types),
+                                    options.workspace);
 }
 
 void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArray>* args_map,

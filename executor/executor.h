@@ -1,8 +1,10 @@
 // Executors run a bound symbol forward and backward.
 #pragma once
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,28 @@ struct ExecutorMemory {
   size_t unplanned_bytes = 0;     // what one buffer per op output would take
 };
 
+// Intermediate buffers shared by executors that run one at a time (MXNet's shared_buffer).
+// Executors bound with the same workspace place their planned op outputs in its blocks (the
+// largest block of each executor in the workspace's largest, and so on), growing a block when
+// it is too small. A family of executors for different input shapes (an image pyramid, batch
+// buckets) then holds about as much memory as its largest member, if bound largest first.
+// Only gradient-free executors plan memory, so only they use a workspace. Executors sharing a
+// workspace must not run at the same time: Forward throws if one already runs.
+class Workspace {
+ public:
+  // The block of rank `rank` with at least `bytes` bytes (replaced by a larger one if needed;
+  // executors bound earlier keep the block they have).
+  std::shared_ptr<Storage> Block(size_t rank, size_t bytes);
+  // Bytes of the blocks it holds now.
+  size_t bytes() const;
+
+ private:
+  friend class Executor;
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<Storage>> blocks_;
+  std::atomic<bool> running_{false};
+};
+
 class Executor {
  public:
   // Arrays in ListArguments / ListAuxiliaryStates order. grad_arrays[i] may be none when
@@ -45,7 +69,8 @@ class Executor {
   Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
            std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
            std::vector<NDArray> aux_arrays, uint64_t seed = kDefaultSeed,
-           std::vector<TShape> entry_shapes = {}, std::vector<int> entry_types = {});
+           std::vector<TShape> entry_shapes = {}, std::vector<int> entry_types = {},
+           std::shared_ptr<Workspace> workspace = nullptr);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -110,6 +135,7 @@ class Executor {
   bool has_run_forward_ = false;
   bool last_forward_train_ = false;
   ExecutorMemory memory_;
+  std::shared_ptr<Workspace> workspace_;
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies_;
   bool profiling_ = false;
   std::vector<int64_t> node_ns_, node_calls_;
@@ -126,12 +152,21 @@ std::unique_ptr<Executor> Bind(const Symbol& symbol, Context ctx,
 // MXNet's SimpleBind: arguments matched by name. Shapes come from the arrays in args_map (and
 // from `shapes` for inputs you have no array for); everything else is inferred. Missing
 // arguments and aux states are allocated and filled from N(0,1) with a seeded generator;
-// missing gradients are allocated zero; grad_req defaults to kNull for names ending in
-// "data" or "label" and kWrite otherwise.
-struct SimpleBindOptions {
+// missing gradients are allocated zero. An argument's grad_req comes from grad_req_type, else
+// from options.grads: by default MXNet's rule, kNull for names ending in "data" or "label"
+// and kWrite otherwise. For inference use Predictor (predict/predictor.h), which binds with
+// GradPolicy::kNone so that the executor plans memory.
+enum class GradPolicy { kByName, kNone, kAll };
+struct BindOptions {
+  BindOptions(std::map<std::string, TShape> input_shapes = {}, uint64_t seed_ = kDefaultSeed)
+      : shapes(std::move(input_shapes)), seed(seed_) {}
   std::map<std::string, TShape> shapes;
   uint64_t seed = kDefaultSeed;
+  GradPolicy grads = GradPolicy::kByName;
+  // Shared intermediate buffers (see Workspace); null: the executor's own.
+  std::shared_ptr<Workspace> workspace;
 };
+using SimpleBindOptions = BindOptions;
 std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                                      const std::map<std::string, NDArray>& args_map,
                                      const std::map<std::string, NDArray>& arg_grad_store = {},

@@ -12,15 +12,22 @@
 #include <boost/graph/graphviz.hpp>
 
 #include <symbind/core/graph.h>
+#include <symbind/core/input_roles.h>
 
 namespace symbind {
 
 namespace {
 
-// A variable that holds learned values (not a data or label input).
-bool IsParameter(const Node& n, const std::map<std::string, TShape>& known) {
-  return n.is_variable() && !known.count(n.name()) && n.name() != "data" &&
-         !EndsWith(n.name(), "label");
+// By node id: variables holding learned values or aux states (not data or label inputs).
+std::vector<bool> ParameterNodes(const Graph& g, const std::map<std::string, TShape>& known) {
+  const InputRoles roles = ClassifyArguments(g);
+  std::vector<bool> is_parameter(g.num_nodes(), false);
+  for (uint32_t id : g.arg_nodes()) {
+    const std::string& name = g.node(id).node->name();
+    is_parameter[id] = !known.count(name) &&
+                       (g.is_aux_node(id) || roles.RoleOf(name) == InputRole::kParameter);
+  }
+  return is_parameter;
 }
 
 // Entry shapes of the graph; unknown where inference cannot tell.
@@ -117,9 +124,10 @@ void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& kno
   std::vector<Row> rows;
   int64_t total_params = 0, total_macs = 0;
   bool params_known = true, macs_known = true;
+  const std::vector<bool> is_parameter = ParameterNodes(g, known);
   for (uint32_t id = 0; id < g.num_nodes(); ++id) {
     const Node& n = *g.node(id).node;
-    if (IsParameter(n, known)) continue;
+    if (is_parameter[id]) continue;
     Row row;
     row.layer = n.name() + " (" + (n.is_variable() ? std::string("null") : n.attrs.op->name) + ")";
     row.shape = ShapeText(shapes[g.entry_id(id, 0)]);
@@ -128,7 +136,7 @@ void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& kno
     const auto aux = AuxInputMask(n);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const Node& src = *n.inputs[k].node;
-      if (IsParameter(src, known)) {
+      if (is_parameter[g.node(id).inputs[k].node_id]) {
         if (aux[k]) continue;  // aux states are not learned parameters
         int64_t s = KnownSize(shapes[g.entry_id(g.node(id).inputs[k])]);
         if (s < 0) count_known = false;

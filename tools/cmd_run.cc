@@ -1,7 +1,7 @@
 // symbind run SYMBOL.json PARAMS --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
-//   [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
-// Binds the model with SimpleBind, runs inference and reports or saves the outputs.
+//   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
+// Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 
 #include "commands.h"
 
@@ -28,7 +29,7 @@ using namespace symbind;
 
 struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
-  std::vector<std::string> shapes, inputs;
+  std::vector<std::string> shapes, inputs, outputs;
   float scale = 1.0f;
   bool bgr = false, allow_missing = false, profile = false;
   int bench = 0, threads = 0;
@@ -46,29 +47,6 @@ std::vector<float> ParseFloats(const std::string& text, size_t count, const char
   if (!ParamValue<std::vector<float>>::Parse(text, &v) || v.size() != count)
     throw ParamError(StrCat(option, " expects ", count, " comma-separated numbers, got '", text, "'"));
   return v;
-}
-
-// Arguments read only as the label of loss heads (e.g. softmax_label): inference never
-// looks at them.
-std::set<std::string> LabelOnlyArguments(const Symbol& sym) {
-  Graph g(sym);
-  std::map<std::string, bool> only_label;
-  for (auto& info : g.nodes()) {
-    const Node& n = *info.node;
-    if (n.is_variable()) continue;
-    auto names = n.attrs.op->ListArguments(n.attrs);
-    for (size_t k = 0; k < info.inputs.size(); ++k) {
-      const Node& src = *g.node(info.inputs[k].node_id).node;
-      if (!src.is_variable()) continue;
-      bool is_label = n.attrs.op->is_loss && k < names.size() && names[k] == "label";
-      auto it = only_label.find(src.name());
-      only_label[src.name()] = (it == only_label.end() ? true : it->second) && is_label;
-    }
-  }
-  std::set<std::string> out;
-  for (auto& kv : only_label)
-    if (kv.second) out.insert(kv.first);
-  return out;
 }
 
 NDArray LoadImageInput(const RunArgs& a) {
@@ -122,51 +100,30 @@ void Run(const RunArgs& a) {
   Symbol sym = LoadSymbolFile(a.symbol_file);
   std::map<std::string, NDArray> args, aux;
   SplitArgAux(LoadNDArrayMap(a.params_file), &args, &aux);
-  for (auto& kv : args) kv.second = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
-  for (auto& kv : aux) kv.second = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
 
-  SimpleBindOptions options;
-  for (auto& spec : a.shapes) options.shapes.insert(ParseShapeSpec(spec));
-  std::set<std::string> given;
+  std::map<std::string, TShape> shapes;
+  for (auto& spec : a.shapes) shapes.insert(ParseShapeSpec(spec));
+  std::map<std::string, NDArray> values;
   for (auto& spec : a.inputs) {
     auto kv = SplitAssignment(spec, "--input");
-    NDArray x = LoadNpy(kv.second);
-    args[kv.first] = x.dtype() == DType::kFloat32 ? x : x.AsType(DType::kFloat32);
-    given.insert(kv.first);
+    values[kv.first] = LoadNpy(kv.second);
   }
-  if (!a.image.empty()) {
-    std::string name = SplitAssignment(a.image, "--image").first;
-    args[name] = LoadImageInput(a);
-    given.insert(name);
-  }
-  // Inputs known by shape only are allocated by SimpleBind (zero-cost placeholders).
-  for (auto& kv : options.shapes) given.insert(kv.first);
+  if (!a.image.empty()) values[SplitAssignment(a.image, "--image").first] = LoadImageInput(a);
+  for (auto& kv : values) shapes[kv.first] = kv.second.shape();
 
-  const auto arg_names = sym.ListArguments(), aux_names = sym.ListAuxiliaryStates();
-  const std::set<std::string> labels = LabelOnlyArguments(sym);
-  std::vector<std::string> missing;
-  for (auto& n : arg_names)
-    if (!args.count(n) && !given.count(n) && !labels.count(n)) missing.push_back(n);
-  for (auto& n : aux_names)
-    if (!aux.count(n)) missing.push_back(n);
-  // Parameters the model does not use would make SimpleBind reject the map: drop them.
-  for (auto it = args.begin(); it != args.end();)
-    it = std::find(arg_names.begin(), arg_names.end(), it->first) == arg_names.end() ? args.erase(it) : std::next(it);
-  for (auto it = aux.begin(); it != aux.end();)
-    it = std::find(aux_names.begin(), aux_names.end(), it->first) == aux_names.end() ? aux.erase(it) : std::next(it);
-  if (!missing.empty()) {
-    const std::string list = JoinNames(missing);
-    if (!a.allow_missing)
-      throw Error("arguments not in " + a.params_file + " and not given as inputs: " + list +
-                  " (pass --input/--shape for inputs, or --allow-missing to fill them from N(0,1))");
-    std::cerr << "symbind: warning: filling from N(0,1): " << list << "\n";
-  }
-  std::map<std::string, OpReq> no_grads;
-  for (auto& n : arg_names) no_grads[n] = OpReq::kNull;
-  auto exec = SimpleBind(sym, Context::CPU(), args, {}, no_grads, aux, options);
+  PredictorOptions options;
+  options.allow_missing = a.allow_missing;
+  options.outputs = a.outputs;
+  Predictor predictor(sym, args, aux, shapes, options);
+  if (!predictor.filled().empty())
+    std::cerr << "symbind: warning: filling from N(0,1): " << JoinNames(predictor.filled()) << "\n";
+  for (auto& kv : values) predictor.SetInput(kv.first, kv.second);
+  args.clear();  // the predictor holds what it needs
+  aux.clear();
+  Executor* exec = &predictor.executor();
   exec->Forward(false);
 
-  auto out_names = sym.ListOutputs();
+  const auto& out_names = predictor.output_names();
   for (size_t i = 0; i < exec->outputs().size(); ++i) {
     const NDArray& o = exec->outputs()[i];
     std::vector<float> v = o.ToVector();
@@ -209,6 +166,9 @@ void AddRunCommand(CLI::App& app) {
   sub->add_option("--scale", a->scale, "image scale applied after the mean");
   sub->add_option("--size", a->size, "image size H,W after resizing");
   sub->add_flag("--bgr", a->bgr, "feed image channels in BGR order");
+  sub->add_option("--outputs", a->outputs,
+                  "compute these outputs instead of the heads: NAME[,NAME...] as GetInternals names them "
+                  "(e.g. fc1_output), to cut a graph before a training-only head")->delimiter(',');
   sub->add_option("--output", a->output, "write the first output to FILE.npy");
   sub->add_option("--all-outputs", a->all_outputs, "write every output to DIR/<name>.npy");
   sub->add_flag("--allow-missing", a->allow_missing, "fill arguments missing from PARAMS from N(0,1)");

@@ -1,0 +1,150 @@
+#include "predictor.h"
+
+#include <algorithm>
+
+#include <symbind/io/checkpoint.h>
+
+namespace symbind {
+
+namespace {
+bool Contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Float32 arrays as they are (shared); others converted once; unused names dropped.
+std::map<std::string, NDArray> UsedAsFloat(const std::map<std::string, NDArray>& m,
+                                           const std::vector<std::string>& used) {
+  std::map<std::string, NDArray> out;
+  for (auto& kv : m)
+    if (Contains(used, kv.first))
+      out[kv.first] = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
+  return out;
+}
+}  // namespace
+
+Symbol SelectOutputs(const Symbol& symbol, const std::vector<std::string>& names) {
+  if (names.empty()) return symbol;
+  const auto heads = symbol.ListOutputs();
+  Symbol internals;
+  std::vector<std::string> internal_names;
+  std::vector<Symbol> picked;
+  for (const std::string& name : names) {
+    if (Contains(heads, name)) {
+      picked.push_back(symbol[name]);
+      continue;
+    }
+    if (internal_names.empty()) {
+      internals = symbol.GetInternals();
+      internal_names = internals.ListOutputs();
+    }
+    if (!Contains(internal_names, name))
+      throw Error(StrCat("no output named '", name, "'; outputs: ", JoinNames(heads),
+                         "; internal outputs: ", JoinNames(internal_names)));
+    picked.push_back(internals[name]);
+  }
+  return picked.size() == 1 ? picked[0] : Symbol::Group(picked);
+}
+
+Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                     const std::map<std::string, NDArray>& aux,
+                     const std::map<std::string, TShape>& input_shapes,
+                     const PredictorOptions& options)
+    : symbol_(SelectOutputs(symbol, options.outputs)), options_(options) {
+  args_ = UsedAsFloat(args, symbol_.ListArguments());
+  aux_ = UsedAsFloat(aux, symbol_.ListAuxiliaryStates());
+  Bind(input_shapes);
+}
+
+Predictor::Predictor(Predictor&&) noexcept = default;
+Predictor& Predictor::operator=(Predictor&&) noexcept = default;
+Predictor::~Predictor() = default;
+
+void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
+  Graph graph(symbol_);
+  std::set<std::string> parameter_names;
+  for (auto& kv : args_) parameter_names.insert(kv.first);
+  InputRoles roles = ClassifyArguments(graph, parameter_names);
+
+  std::map<std::string, NDArray> bound = args_;
+  for (auto& [name, shape] : input_shapes) {
+    if (Contains(roles.labels, name)) continue;  // a label's shape is inferred; accepted
+    if (!Contains(roles.data, name))
+      throw Error(StrCat("'", name, "' is given an input shape but is not an input of the graph",
+                         Contains(roles.parameters, name) ? " (it is a parameter)" : "",
+                         "; inputs: ", JoinNames(roles.data)));
+    bound[name] = NDArray(shape);
+  }
+  std::vector<std::string> missing, inputs;
+  for (auto& name : roles.data) (input_shapes.count(name) ? inputs : missing).push_back(name);
+  for (auto& name : graph.ListAuxiliaryStates())
+    if (!aux_.count(name)) missing.push_back(name);
+  if (!missing.empty() && !options_.allow_missing)
+    throw Error(StrCat("arguments not in the parameters and not given as inputs: ", JoinNames(missing),
+                       " (give the inputs' shapes, or allow missing arguments to fill them from N(0,1))"));
+  filled_ = missing;
+  roles.data = inputs;
+  for (auto& name : missing)
+    if (!Contains(graph.ListAuxiliaryStates(), name)) roles.parameters.push_back(name);
+  roles_ = std::move(roles);
+
+  BindOptions bind_options;
+  bind_options.seed = options_.seed;
+  bind_options.grads = GradPolicy::kNone;
+  bind_options.workspace = options_.workspace;
+  exec_ = SimpleBind(symbol_, Context::CPU(), bound, {}, {}, aux_, bind_options);
+  output_names_ = symbol_.ListOutputs();
+}
+
+Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) const {
+  Predictor p;
+  p.symbol_ = symbol_;
+  p.args_ = args_;
+  p.aux_ = aux_;
+  p.options_ = options_;
+  p.Bind(input_shapes);
+  return p;
+}
+
+NDArray Predictor::Input(const std::string& name) const {
+  if (!Contains(roles_.data, name))
+    throw Error(StrCat("'", name, "' is not an input of the predictor; inputs: ", JoinNames(roles_.data)));
+  const auto& names = exec_->graph().ListArguments();
+  return exec_->arg_arrays()[std::find(names.begin(), names.end(), name) - names.begin()];
+}
+
+void Predictor::SetInput(const std::string& name, const NDArray& value) {
+  NDArray dst = Input(name);
+  if (value.shape() != dst.shape())
+    throw ShapeError(StrCat("input '", name, "' has shape ", dst.shape(), " but the value given has shape ",
+                            value.shape(), " (Reshape the predictor for other shapes)"));
+  value.CopyTo(&dst);
+}
+
+void Predictor::Forward() { exec_->Forward(false); }
+
+const std::vector<NDArray>& Predictor::Outputs() const { return exec_->outputs(); }
+
+const NDArray& Predictor::Output(size_t index) const {
+  if (index >= exec_->outputs().size())
+    throw Error(StrCat("output ", index, " requested but the predictor has ", exec_->outputs().size(),
+                       " outputs: ", JoinNames(output_names_)));
+  return exec_->outputs()[index];
+}
+
+const NDArray& Predictor::Output(const std::string& name) const {
+  auto it = std::find(output_names_.begin(), output_names_.end(), name);
+  if (it == output_names_.end())
+    throw Error(StrCat("no output named '", name, "'; outputs: ", JoinNames(output_names_)));
+  return exec_->outputs()[it - output_names_.begin()];
+}
+
+Predictor LoadPredictor(const std::string& prefix, int epoch,
+                        const std::map<std::string, TShape>& input_shapes,
+                        const PredictorOptions& options) {
+  Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpoint(prefix, epoch, &symbol, &args, &aux);
+  return Predictor(symbol, args, aux, input_shapes, options);
+}
+
+}  // namespace symbind

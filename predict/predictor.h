@@ -1,0 +1,98 @@
+// Inference in a few lines: bind a model once, then feed inputs and read outputs.
+//
+//   Predictor p = LoadPredictor("resnet-18", 0, {{"data", TShape({1, 3, 224, 224})}});
+//   p.SetInput("data", image);              // or write into p.Input("data") directly
+//   p.Forward();
+//   const NDArray& prob = p.Output(0);      // or p.Output("softmax_output")
+//
+// A Predictor computes no gradient, so the executor plans memory (intermediate buffers are
+// reused by liveness) and allocates nothing for weights: parameter arrays are bound as given
+// and shared, never copied (float32 arrays are used as they are; other dtypes are converted
+// once). Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never
+// reads them. Which argument is data, label or parameter comes from ClassifyArguments.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <symbind/core/input_roles.h>
+#include <symbind/executor/executor.h>
+
+namespace symbind {
+
+struct PredictorOptions {
+  // Seed for arrays filled from N(0,1) (with allow_missing) and for random ops.
+  uint64_t seed = kDefaultSeed;
+  // Fill arguments that are neither parameters nor inputs from N(0,1) instead of failing
+  // (for graphs without weights, e.g. to time them); filled() lists them.
+  bool allow_missing = false;
+  // Outputs to compute, by the names GetInternals gives them ("fc1_output", "conv1_output",
+  // or a head's name); empty: the symbol's own outputs.
+  std::vector<std::string> outputs;
+  // Intermediate buffers shared with other predictors that run one at a time (see Workspace
+  // in executor.h): e.g. one per detector whose nets run in sequence. Null: the predictor's
+  // own buffers, so that predictors may run concurrently. Reshape keeps the same workspace.
+  std::shared_ptr<Workspace> workspace;
+};
+
+class Predictor {
+ public:
+  // `args` / `aux` hold parameters and aux states by name, as SplitArgAux gives them from a
+  // .params file; arrays the graph does not use are ignored. `input_shapes` gives the shape
+  // of every data input (see ClassifyArguments). Throws ShapeError when shapes do not fit,
+  // Error naming the arguments that are neither parameters nor inputs.
+  Predictor(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+            const std::map<std::string, NDArray>& aux,
+            const std::map<std::string, TShape>& input_shapes,
+            const PredictorOptions& options = {});
+  Predictor(Predictor&&) noexcept;
+  Predictor& operator=(Predictor&&) noexcept;
+  ~Predictor();
+
+  // A predictor for other input shapes sharing this one's parameters (no copy); this one is
+  // unchanged and both may run at the same time from different threads.
+  Predictor Reshape(const std::map<std::string, TShape>& input_shapes) const;
+
+  // Data inputs in ListArguments order.
+  const std::vector<std::string>& input_names() const { return roles_.data; }
+  // The bound input array: write into it, then Forward().
+  NDArray Input(const std::string& name) const;
+  // Copies `value` into the input (converted to its dtype); the shape must match.
+  void SetInput(const std::string& name, const NDArray& value);
+  void Forward();
+  const std::vector<NDArray>& Outputs() const;
+  const NDArray& Output(size_t index) const;
+  const NDArray& Output(const std::string& name) const;
+  const std::vector<std::string>& output_names() const { return output_names_; }
+
+  const InputRoles& roles() const { return roles_; }
+  // Arguments filled from N(0,1) because of allow_missing.
+  const std::vector<std::string>& filled() const { return filled_; }
+  Executor& executor() { return *exec_; }
+  const Executor& executor() const { return *exec_; }
+
+ private:
+  Predictor() = default;
+  void Bind(const std::map<std::string, TShape>& input_shapes);
+
+  Symbol symbol_;  // with the requested outputs as heads
+  std::map<std::string, NDArray> args_, aux_;  // parameters as bound (float32, used ones only)
+  PredictorOptions options_;
+  InputRoles roles_;
+  std::vector<std::string> output_names_, filled_;
+  std::unique_ptr<Executor> exec_;
+};
+
+// The outputs `names` of `symbol` as one symbol: heads of `symbol` or internal outputs as
+// GetInternals names them. Throws Error listing the available names for an unknown one.
+Symbol SelectOutputs(const Symbol& symbol, const std::vector<std::string>& names);
+
+}  // namespace symbind
+
+namespace symbind {
+// LoadCheckpoint(prefix, epoch) bound as a Predictor.
+Predictor LoadPredictor(const std::string& prefix, int epoch,
+                        const std::map<std::string, TShape>& input_shapes,
+                        const PredictorOptions& options = {});
+}  // namespace symbind

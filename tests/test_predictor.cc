@@ -1,0 +1,215 @@
+// Predictor (the inference entry point) and ClassifyArguments (data / label / parameter).
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include <symbind/core/input_roles.h>
+#include <symbind/io/checkpoint.h>
+#include <symbind/predict/predictor.h>
+
+#include "model_test_util.h"
+#include "test_io_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+namespace {
+Symbol TwoInputNet() {
+  // Inputs not named "data", a parameter not named "*_weight", and a label: roles come from
+  // graph position, not from MXNet's name rule.
+  Symbol image = Symbol::Variable("image"), extra = Symbol::Variable("extra_input");
+  Symbol scale = Symbol::Variable("scale");
+  Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("num_filter", 4)
+                    .SetInput("data", image).CreateSymbol("conv");
+  Symbol flat = OpBuilder("Flatten").SetInput("data", conv).CreateSymbol("flat");
+  Symbol joined = OpBuilder("Concat").SetParam("num_args", 2).SetParam("dim", 1)
+                      .PushInput(flat).PushInput(extra).CreateSymbol("joined");
+  Symbol scaled = OpBuilder("broadcast_mul").SetInput("lhs", joined).SetInput("rhs", scale).CreateSymbol("scaled");
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 3).SetInput("data", scaled).CreateSymbol("fc");
+  return OpBuilder("SoftmaxOutput").SetInput("data", fc).CreateSymbol("softmax");
+}
+
+bool SameBits(const NDArray& a, const NDArray& b) {
+  return a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0;
+}
+}  // namespace
+
+TEST_CASE("ClassifyArguments: labels of loss heads, parameters by graph position or by name", "[predict][roles]") {
+  Graph g(TwoInputNet());
+  InputRoles by_position = ClassifyArguments(g);
+  CHECK(by_position.labels == std::vector<std::string>{"softmax_label"});
+  // Concat's second input is no op's first input: with no parameter names the position rule
+  // calls it a parameter; given the names of a .params file that lacks it, it is data.
+  CHECK(by_position.parameters ==
+        std::vector<std::string>{"conv_weight", "conv_bias", "extra_input", "scale", "fc_weight", "fc_bias"});
+  CHECK(by_position.data == std::vector<std::string>{"image"});
+  const std::vector<std::string> weights{"conv_weight", "conv_bias", "scale", "fc_weight", "fc_bias"};
+  InputRoles by_name = ClassifyArguments(g, {weights.begin(), weights.end()});
+  CHECK(by_name.data == std::vector<std::string>{"image", "extra_input"});
+  CHECK(by_name.parameters == weights);
+  CHECK(by_name.RoleOf("softmax_label") == InputRole::kLabel);
+  CHECK_THROWS_WITH(by_name.RoleOf("nope"), Catch::Contains("'nope' is not an argument") && Catch::Contains("extra_input"));
+}
+
+TEST_CASE("Predictor: MTCNN outputs bit-identical to a SimpleBind executor, weights shared, no gradients", "[predict][real]") {
+  for (const char* name : {"det1", "det2", "det3"}) {
+    SharedModel m = LoadMtcnnModel(name);
+    const int side = std::string(name) == "det1" ? 12 : std::string(name) == "det2" ? 24 : 48;
+    const TShape shape({2, 3, side, side});
+    NDArray input(shape);
+    FillGaussian(input, 7, "input");
+
+    Predictor p(m.symbol, m.params, m.aux, {{"data", shape}});
+    CHECK(p.input_names() == std::vector<std::string>{"data"});
+    p.SetInput("data", input);
+    p.Forward();
+
+    std::map<std::string, NDArray> args = m.params;
+    args["data"] = input.Copy();
+    auto reference = SimpleBind(m.symbol, Context::CPU(), args);  // MXNet's default grad_req
+    reference->Forward(false);
+    REQUIRE(p.Outputs().size() == reference->outputs().size());
+    for (size_t i = 0; i < p.Outputs().size(); ++i) CHECK(SameBits(p.Output(i), reference->outputs()[i]));
+
+    // Parameters are the loaded arrays themselves; nothing is allocated for gradients.
+    auto bound = p.executor().arg_dict();
+    for (auto& kv : m.params) CHECK(bound.at(kv.first).SharesStorageWith(kv.second));
+    for (const NDArray& g : p.executor().grad_arrays()) CHECK(g.is_none());
+    CHECK(p.executor().memory().planned);
+    CHECK(p.executor().memory().output_bytes < reference->memory().output_bytes);
+  }
+}
+
+TEST_CASE("Predictor: Reshape shares parameters; outputs by name, internal outputs", "[predict][real]") {
+  SharedModel m = LoadMtcnnModel("det1");
+  Predictor p(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 12, 12})}});
+  Predictor wide = p.Reshape({{"data", TShape({1, 3, 20, 30})}});
+  CHECK(wide.Output("prob1_output").shape() == TShape({1, 2, 5, 10}));
+  CHECK(wide.executor().arg_dict().at("conv1_weight").SharesStorageWith(m.params.at("conv1_weight")));
+  CHECK(p.Output(0).shape() == TShape({1, 4, 1, 1}));  // the first predictor is unchanged
+
+  NDArray input(TShape({1, 3, 20, 30}));
+  FillGaussian(input, 3, "x");
+  wide.SetInput("data", input);
+  wide.Forward();
+  PredictorOptions cut;
+  cut.outputs = {"conv2_output", "prob1_output"};
+  Predictor partial(m.symbol, m.params, m.aux, {{"data", input.shape()}}, cut);
+  CHECK(partial.output_names() == cut.outputs);
+  partial.SetInput("data", input);
+  partial.Forward();
+  CHECK(SameBits(partial.Output("prob1_output"), wide.Output("prob1_output")));
+  CHECK(partial.Output("conv2_output").shape() == TShape({1, 16, 7, 12}));
+}
+
+TEST_CASE("Predictor: errors name what is missing or unknown", "[predict][errors]") {
+  SharedModel m = LoadMtcnnModel("det2");
+  const std::map<std::string, TShape> shapes{{"data", TShape({1, 3, 24, 24})}};
+  auto partial = m.params;
+  partial.erase("conv4_weight");
+  CHECK_THROWS_WITH(Predictor(m.symbol, partial, m.aux, shapes),
+                    Catch::Contains("not given as inputs: conv4_weight"));
+  PredictorOptions fill;
+  fill.allow_missing = true;
+  Predictor filled(m.symbol, partial, m.aux, shapes, fill);
+  CHECK(filled.filled() == std::vector<std::string>{"conv4_weight"});
+  CHECK(filled.input_names() == std::vector<std::string>{"data"});
+
+  CHECK_THROWS_WITH(Predictor(m.symbol, m.params, m.aux, {{"dta", TShape({1, 3, 24, 24})}}),
+                    Catch::Contains("'dta' is given an input shape but is not an input") && Catch::Contains("inputs: data"));
+  CHECK_THROWS_WITH(Predictor(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 24, 24})}, {"conv1_weight", TShape({1})}}),
+                    Catch::Contains("(it is a parameter)"));
+  Predictor p(m.symbol, m.params, m.aux, shapes);
+  CHECK_THROWS_AS(p.SetInput("data", NDArray(TShape({1, 3, 12, 12}))), ShapeError);
+  CHECK_THROWS_WITH(p.Input("label"), Catch::Contains("not an input of the predictor"));
+  CHECK_THROWS_WITH(p.Output("nope"), Catch::Contains("outputs: conv5_2_output, prob1_output"));
+  PredictorOptions bad_output;
+  bad_output.outputs = {"conv99_output"};
+  CHECK_THROWS_WITH(Predictor(m.symbol, m.params, m.aux, shapes, bad_output),
+                    Catch::Contains("no output named 'conv99_output'") && Catch::Contains("conv1_output"));
+}
+
+TEST_CASE("LoadPredictor reads a checkpoint and converts non-float32 parameters once", "[predict][real]") {
+  SharedModel m = LoadMtcnnModel("det1");
+  std::map<std::string, NDArray> doubles;
+  for (auto& kv : m.params) doubles[kv.first] = kv.second.AsType(DType::kFloat64);
+  const std::string prefix = symbind_test::TempPath("predictor-det1-f64");
+  SaveCheckpoint(prefix, 3, m.symbol, doubles, {});
+  Predictor p = LoadPredictor(prefix, 3, {{"data", TShape({1, 3, 12, 12})}});
+  CHECK(p.executor().arg_dict().at("conv1_weight").dtype() == DType::kFloat32);
+  Predictor f32(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 12, 12})}});
+  NDArray input(TShape({1, 3, 12, 12}));
+  FillGaussian(input, 5, "x");
+  p.SetInput("data", input);
+  f32.SetInput("data", input);
+  p.Forward();
+  f32.Forward();
+  CHECK(SameBits(p.Output(0), f32.Output(0)));
+}
+
+TEST_CASE("SimpleBind grad policies: MXNet's name rule, none, all; grad_req_type still wins", "[predict][executor]") {
+  Symbol net = TwoInputNet();
+  const std::map<std::string, TShape> shapes{{"image", TShape({2, 1, 5, 5})}, {"extra_input", TShape({2, 3})},
+                                             {"scale", TShape({1, 1})}};
+  auto reqs_with = [&](GradPolicy policy, const std::map<std::string, OpReq>& explicit_reqs = {}) {
+    BindOptions o;
+    o.shapes = shapes;
+    o.grads = policy;
+    auto exec = SimpleBind(net, Context::CPU(), {}, {}, explicit_reqs, {}, o);
+    std::map<std::string, OpReq> reqs;
+    auto names = net.ListArguments();
+    for (size_t i = 0; i < names.size(); ++i) reqs[names[i]] = exec->grad_reqs()[i];
+    return reqs;
+  };
+  auto by_name = reqs_with(GradPolicy::kByName);
+  CHECK(by_name["image"] == OpReq::kWrite);  // MXNet's rule looks at names only
+  CHECK(by_name["softmax_label"] == OpReq::kNull);
+  CHECK(by_name["fc_weight"] == OpReq::kWrite);
+  for (auto& kv : reqs_with(GradPolicy::kNone)) CHECK(kv.second == OpReq::kNull);
+  for (auto& kv : reqs_with(GradPolicy::kAll)) CHECK(kv.second == OpReq::kWrite);
+  CHECK(reqs_with(GradPolicy::kNone, {{"scale", OpReq::kAdd}})["scale"] == OpReq::kAdd);
+}
+
+TEST_CASE("Workspace: predictors for several input shapes share intermediate buffers", "[predict][memory]") {
+  SharedModel m = LoadMtcnnModel("det1");
+  PredictorOptions shared;
+  shared.workspace = std::make_shared<Workspace>();
+  std::vector<TShape> shapes{TShape({1, 3, 120, 100}), TShape({1, 3, 60, 50}), TShape({2, 3, 30, 25})};
+  size_t largest = 0;
+  for (const TShape& shape : shapes) {
+    NDArray input(shape);
+    FillGaussian(input, 11, "x");
+    Predictor own(m.symbol, m.params, m.aux, {{"data", shape}});
+    Predictor in_workspace(m.symbol, m.params, m.aux, {{"data", shape}}, shared);
+    largest = std::max(largest, own.executor().memory().output_bytes);
+    own.SetInput("data", input);
+    in_workspace.SetInput("data", input);
+    own.Forward();
+    in_workspace.Forward();
+    for (size_t i = 0; i < own.Outputs().size(); ++i) CHECK(SameBits(own.Output(i), in_workspace.Output(i)));
+  }
+  // Bound largest first, the family needs no more shared memory than its largest member.
+  CHECK(shared.workspace->bytes() > 0);
+  CHECK(shared.workspace->bytes() <= largest);
+
+  // Predictors sharing a workspace run one at a time: two threads running Forward on two of
+  // them overlap within a few runs, and the one that comes second must throw.
+  Predictor a(m.symbol, m.params, m.aux, {{"data", shapes[0]}}, shared);
+  Predictor b = a.Reshape({{"data", shapes[1]}});
+  std::atomic<bool> clash{false};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto hammer = [&](Predictor& p) {
+    while (!clash && std::chrono::steady_clock::now() < deadline) {
+      try {
+        p.Forward();
+      } catch (const Error& e) {
+        if (std::string(e.what()).find("must run one at a time") != std::string::npos) clash = true;
+      }
+    }
+  };
+  std::thread other([&] { hammer(b); });
+  hammer(a);
+  other.join();
+  CHECK(clash);
+}
