@@ -1,6 +1,8 @@
 // Joining and cutting arrays: Concat, SliceChannel (split), slice (crop), slice_axis, slice_like.
 #include <algorithm>
 
+#include <symbind/core/graph.h>
+
 #include "shape_util.h"
 
 namespace symbind {
@@ -116,7 +118,9 @@ struct SliceChannelParam : Parameter<SliceChannelParam> {
   int axis;
   bool squeeze_axis;
   static void Declare(ParamDeclarer<SliceChannelParam>& d) {
-    d.field("num_outputs", &SliceChannelParam::num_outputs).lower_bound(1)
+    // Bounded like every node's outputs (Graph::kMaxNodeOutputs) so that a huge count is
+    // refused before any per-output name or array exists.
+    d.field("num_outputs", &SliceChannelParam::num_outputs).set_range(1, Graph::kMaxNodeOutputs)
         .describe("Number of splits. Note that this should evenly divide the length of the `axis`.");
     d.field("axis", &SliceChannelParam::axis).set_default(1).describe("Axis along which to split.");
     d.field("squeeze_axis", &SliceChannelParam::squeeze_axis).set_default(false)
@@ -402,6 +406,7 @@ SYMBIND_REGISTER_OP(SliceChannel)
     .set_outputs([](const NodeAttrs& a) {
       return NumberedNames("output", a.param<SliceChannelParam>().num_outputs);
     })
+    .set_num_outputs([](const NodeAttrs& a) { return a.param<SliceChannelParam>().num_outputs; })
     .set_infer_shape(InferShapeSliceChannel)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
