@@ -91,7 +91,7 @@ void InferShapeConcat(const NodeAttrs& attrs, std::vector<TShape>* in, std::vect
       ++n_unknown;
       unknown = static_cast<int>(i);
     } else {
-      total += d;
+      total = CheckedAdd(total, d, "Concat: total size on axis ", axis);
     }
   }
   TShape o = common;
@@ -138,7 +138,7 @@ void InferShapeSliceChannel(const NodeAttrs& attrs, std::vector<TShape>* in, std
   auto back_from = [&](const TShape& o, int axis) {
     std::vector<int64_t> back = o.dims();
     if (p.squeeze_axis) back.insert(back.begin() + axis, n);
-    else if (back[axis] >= 0) back[axis] *= n;
+    else if (back[axis] >= 0) back[axis] = CheckedMul(back[axis], n, "SliceChannel: input size on axis ", axis);
     return TShape(back);
   };
   if (!(*in)[0].ndim_known()) {
