@@ -204,6 +204,11 @@ TEST_CASE("hostile: sizes are bounded before anything is allocated", "[hostile][
   // Any op with a parameter-sized output list: the graph refuses before per-entry tables exist.
   Symbol many = Symbol::Create("_test_counted", "many", {{"n", "100000"}}, {{"data", Symbol::Variable("data")}});
   CHECK_THROWS_WITH(Graph{many}, Contains("has 100000 outputs; at most 65536"));
+  // Entry ids are uint32: a graph past Graph::kMaxEntries outputs in total is refused.
+  Symbol chain = Symbol::Variable("data");
+  for (int i = 0; i <= 256; ++i)
+    chain = Symbol::Create("_test_counted", "c" + std::to_string(i), {{"n", "65536"}}, {{"data", chain[0]}});
+  CHECK_THROWS_WITH(Graph{chain}, Contains("more than 16777216 node outputs"));
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));  // not a benchmark: a hang guard
 
   // Images: the resize target is checked before its buffer exists.
@@ -372,6 +377,15 @@ TEST_CASE("hostile: run sanitises output file names and rejects unknown or repea
   CHECK_THAT(out, Contains("warning: --threads 100000000 is more than the maximum"));
   std::tie(status, out) = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads lots");
   CHECK(status == 1);
+  // --size is checked before the image is read; it ended in std::bad_alloc.
+  const std::string png = symbind_test::TempPath("in.png");
+  SavePNG(png, Image(4, 4, 3));
+  std::tie(status, out) = RunTool("run " + sym + " " + params + " --image data=" + png + " --size 2147483520,1");
+  CHECK(status == 1);
+  CHECK_THAT(out, Contains("--size expects H,W with 1 <= H*W <= 67108864"));
+  std::tie(status, out) = RunTool("run " + sym + " " + params + " --image data=/dev/zero --size 4,4");
+  CHECK(status == 1);
+  CHECK_THAT(out, Contains("not a regular file (a device)"));
   fs::remove_all(root);
 }
 
