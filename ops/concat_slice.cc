@@ -1,5 +1,6 @@
 // Joining and cutting arrays: Concat, SliceChannel (split), slice (crop), slice_axis, slice_like.
 #include <algorithm>
+#include <limits>
 
 #include <symbind/core/graph.h>
 
@@ -214,6 +215,8 @@ SliceRange ComputeSliceRange(const TShape& d, const OptIntTuple& pb, const OptIn
     }
     int64_t s = !ps.empty() && ps[i] ? *ps[i] : 1;
     if (s == 0) throw ShapeError(StrCat("slice op step[", i, "] cannot be 0"));
+    if (s == std::numeric_limits<int64_t>::min())  // -s below would overflow
+      throw ShapeError(StrCat("slice op step[", i, "] ", s, " is out of range"));
     int64_t b = 0, e = 0;
     if (len > 0) {
       b = pb[i] ? *pb[i] : (s < 0 ? len - 1 : 0);

@@ -148,6 +148,8 @@ TEST_CASE("hostile: shape arithmetic that would overflow int64 is a ShapeError n
                     Contains("overflows int64"));
   CHECK_THROWS_AS(InferOp("repeat", {{"repeats", "2147483647"}}, TShape({int64_t{1} << 40, int64_t{1} << 20})), ShapeError);
   CHECK_THROWS_AS(InferOp("Reshape", {{"shape", "(-3,)"}}, TShape({int64_t{1} << 40, int64_t{1} << 40})), ShapeError);
+  CHECK_THROWS_AS(InferOp("slice", {{"begin", "(None,)"}, {"end", "(None,)"}, {"step", "(-9223372036854775808,)"}},
+                          TShape({5})), ShapeError);
   // Pooling 'full' with a huge stride: ceil((4 - 2) / s) + 1 = 2, not 0 from a wrapped sum.
   auto pooled = InferOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(9223372036854775807,9223372036854775807)"},
                                     {"pool_type", "max"}, {"pooling_convention", "full"}},
