@@ -87,7 +87,14 @@ Graph::Graph(const Symbol& symbol) : symbol_(symbol) {
   aux_.assign(nodes_.size(), false);
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = *nodes_[i].node;
-    row_ptr_.push_back(row_ptr_.back() + static_cast<uint32_t>(n.num_outputs()));
+    const int n_out = n.num_outputs();
+    if (n_out < 0 || static_cast<uint32_t>(n_out) > kMaxNodeOutputs)
+      throw Error(StrCat("node ", n.name(), " (", n.is_variable() ? "variable" : n.attrs.op->name,
+                         ") has ", n_out, " outputs; at most ", kMaxNodeOutputs, " are supported"));
+    if (row_ptr_.back() + static_cast<uint64_t>(n_out) > kMaxEntries)
+      throw Error(StrCat("the graph has more than ", kMaxEntries, " node outputs (at node ",
+                         n.name(), "); symbind supports at most ", kMaxEntries));
+    row_ptr_.push_back(row_ptr_.back() + static_cast<uint32_t>(n_out));
     if (!n.is_variable() && static_cast<int>(n.inputs.size()) != n.attrs.op->NumInputs(n.attrs))
       throw Error(StrCat("node ", n.name(), " (", n.attrs.op->name, ") has ", n.inputs.size(),
                          " inputs but the operator takes ", n.attrs.op->NumInputs(n.attrs)));

@@ -22,7 +22,13 @@ class Graph {
     std::vector<EntryRef> inputs;
   };
 
-  // Throws symbind::Error on a cycle or an input that names a missing output.
+  // Bounds that keep the per-entry tables (shapes, types, arrays) of a hostile graph small
+  // before anything is inferred: entry ids are uint32, and no real model comes near these.
+  static constexpr uint32_t kMaxNodeOutputs = uint32_t{1} << 16;
+  static constexpr uint32_t kMaxEntries = uint32_t{1} << 24;
+
+  // Throws symbind::Error on a cycle, an input that names a missing output, or a graph past
+  // the bounds above.
   explicit Graph(const Symbol& symbol);
 
   const std::vector<NodeInfo>& nodes() const { return nodes_; }

@@ -32,7 +32,7 @@ NDArray NDArray::View(std::shared_ptr<Storage> storage, size_t offset, const TSh
   if (!storage) throw Error("NDArray::View of no storage");
   if (!shape.is_known())
     throw Error(StrCat("NDArray::View of incomplete shape ", shape));
-  size_t bytes = static_cast<size_t>(shape.Size()) * DTypeSize(dtype);
+  size_t bytes = CheckedBytes(shape.Size(), DTypeSize(dtype), "NDArray::View of shape ", shape);
   if (offset > storage->bytes() || bytes > storage->bytes() - offset)
     throw Error(StrCat("NDArray::View of shape ", shape, " at offset ", offset, " needs ", bytes,
                        " bytes but the storage holds ", storage->bytes()));
@@ -78,7 +78,7 @@ NDArray NDArray::Slice(int64_t begin, int64_t end) const {
     throw Error(StrCat("Slice [", begin, ",", end, ") out of range for shape ", shape_));
   TShape s = shape_;
   s[0] = end - begin;
-  size_t row = static_cast<size_t>(shape_.ProdDims(1, shape_.ndim())) * DTypeSize(dtype_);
+  size_t row = CheckedBytes(shape_.ProdDims(1, shape_.ndim()), DTypeSize(dtype_), "Slice of ", shape_);
   return NDArray(storage_, offset_ + static_cast<size_t>(begin) * row, s, dtype_, ctx_);
 }
 

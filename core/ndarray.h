@@ -5,6 +5,7 @@
 #include <ostream>
 #include <vector>
 
+#include "checked_math.h"
 #include "context.h"
 #include "dtype.h"
 #include "error.h"

@@ -80,7 +80,9 @@ std::vector<std::string> Op::ListOutputs(const NodeAttrs& a) const {
 int Op::NumInputs(const NodeAttrs& a) const {
   return static_cast<int>(ListArguments(a).size() + ListAuxStates(a).size());
 }
-int Op::NumOutputs(const NodeAttrs& a) const { return static_cast<int>(ListOutputs(a).size()); }
+int Op::NumOutputs(const NodeAttrs& a) const {
+  return num_outputs ? num_outputs(a) : static_cast<int>(ListOutputs(a).size());
+}
 int Op::NumVisibleOutputs(const NodeAttrs& a) const {
   return num_visible_outputs ? num_visible_outputs(a) : NumOutputs(a);
 }

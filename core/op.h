@@ -77,6 +77,8 @@ struct Op {
   NameListFn arguments;   // default {"data"}
   NameListFn aux_states;  // default {}
   NameListFn outputs;     // default {"output"}
+  // The output count without building the names (ops with a parameter-sized output list).
+  std::function<int(const NodeAttrs&)> num_outputs;
   std::function<int(const NodeAttrs&)> num_visible_outputs;  // default: all outputs
   // For variadic ops (Concat): the parameter set from the number of positional inputs.
   std::string key_var_num_args;
@@ -112,6 +114,10 @@ struct Op {
   Op& set_aux_states(std::vector<std::string> names);
   Op& set_outputs(NameListFn f) { outputs = std::move(f); return *this; }
   Op& set_outputs(std::vector<std::string> names);
+  Op& set_num_outputs(std::function<int(const NodeAttrs&)> f) {
+    num_outputs = std::move(f);
+    return *this;
+  }
   Op& set_num_visible_outputs(std::function<int(const NodeAttrs&)> f) {
     num_visible_outputs = std::move(f);
     return *this;

@@ -210,6 +210,7 @@ void ParamSchema::Init(void* obj, const KwArgs& kwargs) const {
     if (!f->has_default() && !kwargs.count(f->name()))
       throw ParamError("Required parameter " + f->name() + " of " + f->TypeInfo().substr(0, f->TypeInfo().rfind(", required")) +
                        " is not presented");
+  for (auto& check : checks_) check(obj);
 }
 
 KwArgs ParamSchema::ToKwArgs(const void* obj) const {

@@ -145,6 +145,12 @@ class ParamFieldOf : public ParamField {
     upper_ = hi;
     return *this;
   }
+  // A condition no bound expresses (non-zero, finite): a value failing `ok` is a ParamError
+  // "value V for Parameter NAME should be <what>".
+  ParamFieldOf& require(std::function<bool(const T&)> ok, std::string what) {
+    requirements_.emplace_back(std::move(ok), std::move(what));
+    return *this;
+  }
   // Declares a string alternative for an integral (or optional integral) field.
   ParamFieldOf& add_enum(const std::string& key, int value) {
     enum_.emplace_back(key, value);
@@ -166,6 +172,9 @@ class ParamFieldOf : public ParamField {
       detail::ThrowBadFormat(name_, ParamValue<T>::TypeName(), value);
     }
     CheckRange(v, value);
+    for (auto& r : requirements_)
+      if (!r.first(v))
+        throw ParamError("value " + value + " for Parameter " + name_ + " should be " + r.second);
     static_cast<Obj*>(obj)->*member_ = v;
   }
 
@@ -230,6 +239,7 @@ class ParamFieldOf : public ParamField {
   T default_{};
   std::optional<double> lower_, upper_;
   std::vector<std::pair<std::string, int>> enum_;
+  std::vector<std::pair<std::function<bool(const T&)>, std::string>> requirements_;
 };
 
 // The declared fields of one parameter struct, with the shared parse logic.
@@ -238,7 +248,8 @@ class ParamSchema {
   const std::vector<std::unique_ptr<ParamField>>& fields() const { return fields_; }
   const ParamField* Find(const std::string& name) const;
   // Sets every field of `obj`: defaults first, then `kwargs`. Unknown keys, bad values and
-  // missing required fields throw ParamError with dmlc's wording.
+  // missing required fields throw ParamError with dmlc's wording; then the declared checks
+  // between fields run.
   void Init(void* obj, const KwArgs& kwargs) const;
   // Each field's current value as a string.
   KwArgs ToKwArgs(const void* obj) const;
@@ -247,6 +258,8 @@ class ParamSchema {
 
  protected:
   std::vector<std::unique_ptr<ParamField>> fields_;
+  // Conditions between fields (a_min <= a_max); each throws ParamError when violated.
+  std::vector<std::function<void(const void*)>> checks_;
 };
 
 template <typename Obj>
@@ -258,6 +271,19 @@ class ParamDeclarer : public ParamSchema {
     auto* raw = f.get();
     fields_.push_back(std::move(f));
     return *raw;
+  }
+  // A condition between fields, checked after every field is set: `ok` false throws
+  // ParamError "<what> (got <the fields as given>)".
+  void check(std::function<bool(const Obj&)> ok, const std::string& what,
+             std::vector<std::string> fields) {
+    std::vector<const ParamField*> named;  // the fields outlive the schema's moves; `this` does not
+    for (auto& name : fields) named.push_back(Find(name));
+    checks_.push_back([ok, what, named](const void* obj) {
+      if (ok(*static_cast<const Obj*>(obj))) return;
+      std::string got;
+      for (auto* f : named) got += (got.empty() ? "" : ", ") + f->name() + "=" + f->Get(obj);
+      throw ParamError(what + " (got " + got + ")");
+    });
   }
 };
 

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <limits>
 
-#include "error.h"
+#include "checked_math.h"
 
 namespace symbind {
 
@@ -23,9 +23,7 @@ int64_t TShape::ProdDims(int begin, int end) const {
   for (int i = begin; i < end; ++i) {
     int64_t d = dims_[static_cast<size_t>(i)];
     if (d < 0) throw Error(StrCat("shape ", ToString(), " has an unknown dim"));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error(StrCat("shape ", ToString(), " has more elements than int64 can count"));
-    n *= d;
+    n = CheckedMul(n, d, "shape ", *this, " has more elements than int64 can count");
   }
   return n;
 }

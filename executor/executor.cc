@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 
+#include "bind_memory.h"
 #include "memory_plan.h"
 
 namespace symbind {
@@ -33,17 +34,8 @@ std::atomic<uint64_t> g_max_bind_bytes{0};  // 0: environment variable or physic
 
 // The dtype an entry is allocated with (float32 where inference left it open).
 DType EntryDType(const std::vector<int>& types, uint32_t e) {
-  return types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]);
+  return e >= types.size() || types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]);
 }
-
-// An array a bind is about to allocate, for CheckBindMemory.
-struct PlannedArray {
-  std::string name;
-  NodeEntry entry;  // for op outputs: named only when a message needs it
-  TShape shape;
-  DType dtype;
-  std::string Name() const { return entry.node ? EntryName(entry) : name; }
-};
 
 uint64_t SaturatingMul(uint64_t a, uint64_t b) {
   return b != 0 && a > std::numeric_limits<uint64_t>::max() / b ? std::numeric_limits<uint64_t>::max()
@@ -51,9 +43,11 @@ uint64_t SaturatingMul(uint64_t a, uint64_t b) {
 }
 
 // Bytes of a known shape, saturating instead of overflowing (shapes here are not yet checked).
-uint64_t PlannedBytes(const PlannedArray& a) {
+// With `extent`, empty dims count as 1: the bytes the array's loops range over.
+uint64_t PlannedBytes(const PlannedArray& a, bool extent = false) {
   uint64_t n = DTypeSize(a.dtype);
-  for (int64_t d : a.shape.dims()) n = SaturatingMul(n, static_cast<uint64_t>(d));
+  for (int64_t d : a.shape.dims())
+    n = SaturatingMul(n, static_cast<uint64_t>(extent && d == 0 ? 1 : d));
   return n;
 }
 
@@ -61,13 +55,13 @@ std::string LimitHint(uint64_t limit) {
   return StrCat("the bind memory limit of ", limit, " bytes (SYMBIND_MAX_BIND_BYTES or "
                 "SetMaxBindBytes raise it)");
 }
+}  // namespace
 
-// Throws OutOfMemoryError, before anything is allocated, when one planned array or all of
-// them together exceed MaxBindBytes(). Arrays of unknown shape are skipped (binding reports
-// those itself).
-void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who) {
+std::string PlannedArray::Name() const { return entry.node ? EntryName(entry) : name; }
+
+void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who, uint64_t already_held) {
   const uint64_t limit = MaxBindBytes();
-  uint64_t total = 0;
+  uint64_t total = already_held;
   for (const PlannedArray& a : arrays) {
     if (!a.shape.is_known()) continue;
     const uint64_t bytes = PlannedBytes(a);
@@ -75,15 +69,22 @@ void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who) {
       throw OutOfMemoryError(StrCat(who, ": array '", a.Name(), "' of shape ", a.shape, " (",
                                     DTypeName(a.dtype), ") needs ", bytes, " bytes, more than ",
                                     LimitHint(limit)));
+    if (bytes == 0 && PlannedBytes(a, true) > limit)
+      throw OutOfMemoryError(StrCat(who, ": array '", a.Name(), "' of shape ", a.shape,
+                                    " is empty but its other axes span ", PlannedBytes(a, true),
+                                    " bytes, more than ", LimitHint(limit),
+                                    "; kernels loop over them"));
     total = total > std::numeric_limits<uint64_t>::max() - bytes ? std::numeric_limits<uint64_t>::max()
                                                                  : total + bytes;
   }
   if (total > limit)
-    throw OutOfMemoryError(StrCat(who, ": the ", arrays.size(), " arrays to allocate need ", total,
-                                  " bytes together, more than ", LimitHint(limit)));
+    throw OutOfMemoryError(StrCat(who, ": the ", arrays.size(), " arrays to allocate need ",
+                                  total - already_held, " bytes",
+                                  already_held ? StrCat(" (with the ", already_held, " bytes the executor holds, ", total, ")")
+                                               : std::string(),
+                                  " together, more than ", LimitHint(limit)));
 }
 
-// The op outputs an executor allocates for `graph` (variables are bound, not allocated).
 std::vector<PlannedArray> PlannedOpOutputs(const Graph& graph, const std::vector<TShape>& shapes,
                                            const std::vector<int>& types) {
   std::vector<PlannedArray> planned;
@@ -96,7 +97,6 @@ std::vector<PlannedArray> PlannedOpOutputs(const Graph& graph, const std::vector
   }
   return planned;
 }
-}  // namespace
 
 uint64_t MaxBindBytes() {
   if (const uint64_t set = g_max_bind_bytes.load()) return set;
@@ -250,7 +250,40 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
       node_outputs_[t].push_back(entry_arrays_[graph_.entry_id(nid, i)]);
   }
   for (auto& d : reuse_dependencies_) forward_tasks_->AddDependency(d.first, d.second);
+  auto all_empty = [](const std::vector<NDArray>& arrays) {
+    return std::all_of(arrays.begin(), arrays.end(), [](const NDArray& a) { return a.Size() == 0; });
+  };
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    node_inputs_empty_.push_back(all_empty(node_inputs_[t]));
+    node_outputs_empty_.push_back(all_empty(node_outputs_[t]));
+  }
 }
+
+// Marks the executor (or its Workspace) busy for one Forward or Backward; a second
+// concurrent call throws. A null flag guards nothing.
+class Executor::InUseGuard {
+ public:
+  enum What { kExecutor, kWorkspace };
+  InUseGuard(std::atomic<bool>* flag, const char* call, What what = kExecutor) : flag_(flag) {
+    if (!flag_ || !flag_->exchange(true)) return;
+    flag_ = nullptr;  // held by the other call
+    if (what == kWorkspace)
+      throw Error(StrCat("Executor::", call, ": another executor sharing this Workspace is running; "
+                         "executors that share a Workspace must run one at a time (bind without one "
+                         "to run concurrently)"));
+    throw Error(StrCat("Executor::", call, ": this executor is already running Forward or "
+                       "Backward in another thread; one executor serves one thread at a time "
+                       "(bind one executor per thread, see docs/concurrency.md)"));
+  }
+  ~InUseGuard() {
+    if (flag_) flag_->store(false);
+  }
+  InUseGuard(const InUseGuard&) = delete;
+  InUseGuard& operator=(const InUseGuard&) = delete;
+
+ private:
+  std::atomic<bool>* flag_;
+};
 
 void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types) {
   const char* env = std::getenv("SYMBIND_MEMORY_PLAN");
@@ -354,19 +387,12 @@ size_t Workspace::bytes() const {
 }
 
 void Executor::Forward(bool is_train) {
-  struct WorkspaceClaim {
-    Workspace* w;
-    explicit WorkspaceClaim(Workspace* ws) : w(ws) {
-      if (w && w->running_.exchange(true))
-        throw Error("Forward: another executor sharing this Workspace is running; executors that "
-                    "share a Workspace must run one at a time (bind without one to run concurrently)");
-    }
-    ~WorkspaceClaim() {
-      if (w) w->running_.store(false);
-    }
-  } claim(memory_.planned ? workspace_.get() : nullptr);
+  InUseGuard guard(&in_use_, "Forward");
+  InUseGuard workspace_guard(memory_.planned && workspace_ ? &workspace_->running_ : nullptr, "Forward",
+                             InUseGuard::kWorkspace);
   ++run_counter_;
   forward_tasks_->Run([&](uint32_t t) {
+    if (node_outputs_empty_[t]) return;  // nothing to write
     uint32_t nid = op_nodes_[t];
     const NodeAttrs& attrs = graph_.node(nid).node->attrs;
     OpContext ctx{is_train, NodeSeed(nid)};
@@ -428,13 +454,48 @@ void Executor::BuildBackwardPlan() {
       if (!aux_mask[k] && needs[e]) contrib[e].push_back({static_cast<int>(t), k});
     }
   }
+  for (size_t h = 0; h < outputs_.size(); ++h) {
+    uint32_t e = graph_.entry_id(graph_.heads()[h]);
+    if (needs[e]) contrib[e].push_back({-1, h});
+  }
+  {
+    // Every buffer allocated below, checked with what the executor holds before any is made.
+    std::vector<PlannedArray> planned;
+    for (size_t h = 0; h < outputs_.size(); ++h)
+      planned.push_back({StrCat("head gradient ", h), {}, outputs_[h].shape(), DType::kFloat32});
+    for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+      if (!plan->runs[t]) continue;
+      for (uint32_t i = 0; i < graph_.num_node_outputs(op_nodes_[t]); ++i) {
+        const uint32_t e = graph_.entry_id(op_nodes_[t], i);
+        const auto& c = contrib[e];
+        const bool head_only = c.size() == 1 && c[0].task < 0;
+        const TShape& shape = entry_arrays_[e].shape();
+        const NodeEntry entry{graph_.node(op_nodes_[t]).node, i};
+        if (!head_only) planned.push_back({"gradient", entry, shape, DType::kFloat32});
+        if (c.size() > 1)  // one buffer per contribution, summed
+          for (auto& k : c)
+            if (k.task >= 0) planned.push_back({"gradient part", entry, shape, DType::kFloat32});
+      }
+    }
+    for (uint32_t id : graph_.arg_nodes()) {
+      const uint32_t e = graph_.entry_id(id, 0);
+      if (arg_index[id] < 0 || contrib[e].size() < 2) continue;
+      for (auto& k : contrib[e])
+        if (k.task >= 0)
+          planned.push_back({"gradient part of " + graph_.node(id).node->name(), {},
+                             entry_arrays_[e].shape(), DType::kFloat32});
+    }
+    // Held: everything the executor works on (its op outputs and the arrays bound to it).
+    uint64_t held = memory_.output_bytes;
+    for (const auto* arrays : {&arg_arrays_, &grad_arrays_, &aux_arrays_})
+      for (const NDArray& a : *arrays) held += a.bytes();
+    CheckBindMemory(planned, "Backward", held);
+  }
   plan->head_grads.resize(outputs_.size());
   plan->head_is_ones.assign(outputs_.size(), true);
   for (size_t h = 0; h < outputs_.size(); ++h) {
     plan->head_grads[h] = NDArray(outputs_[h].shape());
     plan->head_grads[h].Fill(1.0f);
-    uint32_t e = graph_.entry_id(graph_.heads()[h]);
-    if (needs[e]) contrib[e].push_back({-1, h});
   }
 
   // Gradient storage per op output entry (the out_grads of its producer).
@@ -516,6 +577,7 @@ void Executor::BuildBackwardPlan() {
 }
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
+  InUseGuard guard(&in_use_, "Backward");
   if (!has_run_forward_) throw Error("Backward called before Forward");
   if (!backward_) BuildBackwardPlan();
   BackwardPlan& plan = *backward_;
@@ -539,6 +601,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     uint32_t t = static_cast<uint32_t>(n - 1 - task);
     if (!plan.runs[t]) return;
     for (auto& sum : plan.sums_before_node[t]) sum.Apply();
+    if (node_inputs_empty_[t] && node_outputs_empty_[t]) return;  // empty gradients too
     uint32_t nid = op_nodes_[t];
     const NodeAttrs& attrs = graph_.node(nid).node->attrs;
     OpContext ctx{last_forward_train_, NodeSeed(nid)};

@@ -1,5 +1,6 @@
 // Executors run a bound symbol forward and backward.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <atomic>
 #include <map>
@@ -76,6 +77,8 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Runs the graph. is_train selects training behaviour (BatchNorm batch statistics, Dropout).
+  // One executor runs one Forward or Backward at a time: a call while another thread is inside
+  // either throws symbind::Error (docs/concurrency.md).
   void Forward(bool is_train);
   // Computes gradients into grad_arrays as grad_reqs say. head_grads: one per output, or empty
   // (loss heads need none; other outputs then get a gradient of ones).
@@ -138,6 +141,12 @@ class Executor {
   std::shared_ptr<Workspace> workspace_;
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies_;
   bool profiling_ = false;
+  // Set while Forward or Backward runs, to refuse concurrent calls on one executor.
+  std::atomic<bool> in_use_{false};
+  class InUseGuard;
+  // Per op node (indexed like op_nodes_): every input and output is empty, so there is
+  // nothing to compute (kernels are never asked to loop over a zero-size tensor's axes).
+  std::vector<bool> node_inputs_empty_, node_outputs_empty_;
   std::vector<int64_t> node_ns_, node_calls_;
 };
 

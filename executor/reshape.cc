@@ -2,6 +2,7 @@
 // arrays whose shapes do not change.
 #include <algorithm>
 
+#include "bind_memory.h"
 #include "executor.h"
 
 namespace symbind {
@@ -14,12 +15,11 @@ struct ReshapeRules {
   bool allow_up_sizing;
 };
 
-// The array the new executor binds for an input whose old array is `old` and whose shape in
-// the new graph is `shape`: `old` itself when the shape is unchanged, otherwise a new zero
-// array of the old dtype and context after MXNet's checks.
-NDArray ArrayForShape(const NDArray& old, const TShape& shape, const std::string& name,
-                      const ReshapeRules& rules) {
-  if (old.is_none() || shape == old.shape()) return old;
+// Whether the new executor needs a new array for an input whose old array is `old` and whose
+// shape in the new graph is `shape` (after MXNet's checks); otherwise it shares `old`.
+bool NeedsNewArray(const NDArray& old, const TShape& shape, const std::string& name,
+                   const ReshapeRules& rules) {
+  if (old.is_none() || shape == old.shape()) return false;
   if (!rules.partial_shaping && !rules.requested->count(name))
     throw ShapeError(StrCat("Reshape: the shape of '", name, "' would change from ", old.shape(),
                             " to ", shape, " although it was not given; the new executor would "
@@ -27,7 +27,7 @@ NDArray ArrayForShape(const NDArray& old, const TShape& shape, const std::string
   if (shape.Size() > old.shape().Size() && !rules.allow_up_sizing)
     throw ShapeError(StrCat("Reshape: '", name, "' would grow from ", old.shape(), " to ", shape,
                             "; pass allow_up_sizing=true to allocate larger arrays"));
-  return NDArray(shape, old.dtype(), old.ctx());
+  return true;
 }
 }  // namespace
 
@@ -44,7 +44,7 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, TShape>&
 
   // Only the given shapes constrain inference, as in MXNet; an input whose shape they do not
   // determine keeps its old shape (the new executor's own inference then checks consistency).
-  ShapeInferResult inferred = InferShapePartial(symbol(), new_arg_shapes);
+  ShapeInferResult inferred = InferShapePartial(graph_, new_arg_shapes);
   for (auto& kv : new_arg_shapes) {
     auto arg = std::find(arg_names.begin(), arg_names.end(), kv.first);
     const TShape& got =
@@ -61,15 +61,34 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, TShape>&
   };
 
   const ReshapeRules rules{&new_arg_shapes, partial_shaping, allow_up_sizing};
+  // (old array, new shape, name) of every input; new arrays are checked against the bind
+  // memory limit, with the new op outputs, before any is allocated.
+  struct Input {
+    const NDArray* old;
+    TShape shape;
+    const std::string* name;
+    std::vector<NDArray>* into;
+  };
   std::vector<NDArray> args, grads, aux;
+  std::vector<Input> inputs;
   for (size_t i = 0; i < arg_names.size(); ++i) {
     const TShape shape = new_shape(inferred.arg_shapes[i], arg_arrays_[i]);
-    args.push_back(ArrayForShape(arg_arrays_[i], shape, arg_names[i], rules));
-    grads.push_back(ArrayForShape(grad_arrays_[i], shape, arg_names[i], rules));
+    inputs.push_back({&arg_arrays_[i], shape, &arg_names[i], &args});
+    inputs.push_back({&grad_arrays_[i], shape, &arg_names[i], &grads});
   }
   for (size_t i = 0; i < aux_names.size(); ++i)
-    aux.push_back(ArrayForShape(aux_arrays_[i], new_shape(inferred.aux_shapes[i], aux_arrays_[i]),
-                                aux_names[i], rules));
+    inputs.push_back({&aux_arrays_[i], new_shape(inferred.aux_shapes[i], aux_arrays_[i]),
+                      &aux_names[i], &aux});
+  std::vector<PlannedArray> planned = PlannedOpOutputs(graph_, inferred.entry_shapes, {});
+  std::vector<bool> fresh;
+  for (const Input& in : inputs) {
+    fresh.push_back(NeedsNewArray(*in.old, in.shape, *in.name, rules));
+    if (fresh.back()) planned.push_back({*in.name, {}, in.shape, in.old->dtype()});
+  }
+  CheckBindMemory(planned, "Reshape");
+  for (size_t k = 0; k < inputs.size(); ++k)
+    inputs[k].into->push_back(fresh[k] ? NDArray(inputs[k].shape, inputs[k].old->dtype(), inputs[k].old->ctx())
+                                       : *inputs[k].old);
   return std::make_unique<Executor>(symbol(), ctx_, std::move(args), std::move(grads), grad_reqs_,
                                     std::move(aux), seed_);
 }

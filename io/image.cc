@@ -4,12 +4,13 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
+#include <type_traits>
 
 // Debian's libstb.so holds the stb_image and stb_image_write implementations; stb_easy_font
 // is header-only (all static functions), so it needs no implementation macro either.
+#include <symbind/io/ndarray_file.h>
+
 #include <stb_image.h>
 #include <stb_image_write.h>
 #pragma GCC diagnostic push
@@ -64,9 +65,31 @@ bool JpegComplete(const uint8_t* p, size_t n) {
   }
 }
 
+// Positive and at most kMaxImagePixels: checked before any buffer of that size exists.
 void CheckSize(int width, int height, const char* what) {
   SYMBIND_CHECK(width > 0 && height > 0, what, ": image size must be positive, got ", width, "x",
                 height);
+  SYMBIND_CHECK(static_cast<int64_t>(width) * height <= kMaxImagePixels, what, ": image size ",
+                width, "x", height, " exceeds ", kMaxImagePixels, " pixels");
+}
+
+// True unless `p` is a PNG whose chunk list ends before its IEND chunk (stb_image decodes some
+// truncated PNGs without complaint). Chunks: uint32 big-endian length, type, data, CRC.
+bool PngComplete(const uint8_t* p, size_t n) {
+  size_t i = 8;  // after the signature
+  while (i + 8 <= n) {
+    const uint64_t len = (uint64_t{p[i]} << 24) | (uint64_t{p[i + 1]} << 16) | (uint64_t{p[i + 2]} << 8) | p[i + 3];
+    if (std::memcmp(p + i + 4, "IEND", 4) == 0) return true;
+    if (len > n) return false;
+    i += 12 + static_cast<size_t>(len);
+  }
+  return false;
+}
+
+bool IsJpeg(const uint8_t* p, size_t n) { return n >= 3 && p[0] == 0xFF && p[1] == 0xD8 && p[2] == 0xFF; }
+bool IsPng(const uint8_t* p, size_t n) {
+  static const uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  return n >= 8 && std::memcmp(p, kSignature, 8) == 0;
 }
 
 // Colour as stored in an image with `channels` channels.
@@ -106,8 +129,6 @@ void CheckDrawable(const Image* image, const char* what) {
 Image::Image(int w, int h, int c) : width(w), height(h), channels(c) {
   CheckSize(w, h, "Image");
   SYMBIND_CHECK(c >= 1 && c <= 4, "Image: channels must be 1..4, got ", c);
-  SYMBIND_CHECK(static_cast<int64_t>(w) * h <= kMaxImagePixels, "Image: ", w, "x", h, " exceeds ",
-                kMaxImagePixels, " pixels");
   pixels.assign(static_cast<size_t>(w) * h * c, 0);
 }
 
@@ -119,6 +140,11 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
     throw IOError(StrCat("LoadImage ", what, ": file of ", size, " bytes is too large"));
   const auto* bytes = static_cast<const stbi_uc*>(data);
   int len = static_cast<int>(size);
+  // Only the documented formats: stb_image also takes TGA, PSD, PNM... whose few-byte headers
+  // decode as large blank images.
+  if (!IsJpeg(bytes, size) && !IsPng(bytes, size))
+    throw IOError(StrCat("LoadImage ", what, ": not a JPEG or PNG file (the only image formats "
+                         "supported)"));
   int w = 0, h = 0, n = 0;
   if (!stbi_info_from_memory(bytes, len, &w, &h, &n))
     throw IOError(StrCat("LoadImage ", what, ": ", FailureReason()));
@@ -127,6 +153,8 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
                          kMaxImagePixels, " pixels"));
   if (!JpegComplete(bytes, size))
     throw IOError(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
+  if (IsPng(bytes, size) && !PngComplete(bytes, size))
+    throw IOError(StrCat("LoadImage ", what, ": truncated PNG (no IEND chunk)"));
   std::unique_ptr<stbi_uc, void (*)(void*)> pix(
       stbi_load_from_memory(bytes, len, &w, &h, &n, channels), stbi_image_free);
   if (!pix) throw IOError(StrCat("LoadImage ", what, ": ", FailureReason()));
@@ -139,10 +167,10 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
 }
 
 Image LoadImage(const std::string& path, int channels) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw IOError(StrCat("LoadImage ", path, ": cannot open file"));
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) throw IOError(StrCat("LoadImage ", path, ": read error"));
+  // A regular file, size known before reading: never a FIFO, a device or a directory.
+  if (RegularFileSize(path) > static_cast<uint64_t>(INT_MAX))
+    throw IOError(StrCat("LoadImage ", path, ": file too large"));
+  const std::string bytes = ReadFileToString(path);
   return LoadImageFromMemory(bytes.data(), bytes.size(), channels, path);
 }
 
@@ -154,8 +182,12 @@ void SavePNG(const std::string& path, const Image& image) {
     throw IOError(StrCat("SavePNG ", path, ": cannot write file"));
 }
 
-void ResizeBilinear(const float* src, int src_width, int src_height, int channels, float* dst,
-                    int dst_width, int dst_height) {
+namespace {
+// The bilinear resize on any source and destination element type (float, or 8-bit pixels
+// read and written directly so no float copy of a whole image is ever made).
+template <typename Src, typename Dst>
+void ResizeBilinearImpl(const Src* src, int src_width, int src_height, int channels, Dst* dst,
+                        int dst_width, int dst_height) {
   CheckSize(src_width, src_height, "ResizeBilinear source");
   CheckSize(dst_width, dst_height, "ResizeBilinear destination");
   SYMBIND_CHECK(channels > 0, "ResizeBilinear: channels must be positive, got ", channels);
@@ -190,23 +222,34 @@ void ResizeBilinear(const float* src, int src_width, int src_height, int channel
   taps(src_height, dst_height, &y0, &y1, &fy);
   const size_t row = static_cast<size_t>(src_width) * channels;
   for (int dy = 0; dy < dst_height; ++dy) {
-    const float* r0 = src + y0[dy] * row;
-    const float* r1 = src + y1[dy] * row;
+    const Src* r0 = src + y0[dy] * row;
+    const Src* r1 = src + y1[dy] * row;
     const float wy = fy[dy];
-    float* out = dst + static_cast<size_t>(dy) * dst_width * channels;
+    Dst* out = dst + static_cast<size_t>(dy) * dst_width * channels;
     for (int dx = 0; dx < dst_width; ++dx) {
       const float wx = fx[dx];
-      const float* a = r0 + static_cast<size_t>(x0[dx]) * channels;
-      const float* b = r0 + static_cast<size_t>(x1[dx]) * channels;
-      const float* c = r1 + static_cast<size_t>(x0[dx]) * channels;
-      const float* d = r1 + static_cast<size_t>(x1[dx]) * channels;
+      const Src* a = r0 + static_cast<size_t>(x0[dx]) * channels;
+      const Src* b = r0 + static_cast<size_t>(x1[dx]) * channels;
+      const Src* c = r1 + static_cast<size_t>(x0[dx]) * channels;
+      const Src* d = r1 + static_cast<size_t>(x1[dx]) * channels;
       for (int k = 0; k < channels; ++k) {
-        float top = (1.0f - wx) * a[k] + wx * b[k];
-        float bottom = (1.0f - wx) * c[k] + wx * d[k];
-        *out++ = (1.0f - wy) * top + wy * bottom;
+        float top = (1.0f - wx) * static_cast<float>(a[k]) + wx * static_cast<float>(b[k]);
+        float bottom = (1.0f - wx) * static_cast<float>(c[k]) + wx * static_cast<float>(d[k]);
+        const float v = (1.0f - wy) * top + wy * bottom;
+        if constexpr (std::is_same_v<Dst, uint8_t>)
+          *out++ = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, std::nearbyint(v))));
+        else
+          *out++ = v;
       }
     }
   }
+}
+
+}  // namespace
+
+void ResizeBilinear(const float* src, int src_width, int src_height, int channels, float* dst,
+                    int dst_width, int dst_height) {
+  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height);
 }
 
 std::vector<float> ResizeBilinear(const std::vector<float>& src, int src_width, int src_height,
@@ -224,11 +267,10 @@ std::vector<float> ResizeBilinear(const std::vector<float>& src, int src_width, 
 
 Image ResizeBilinear(const Image& src, int width, int height) {
   CheckDrawable(&src, "ResizeBilinear");
-  std::vector<float> in(src.pixels.begin(), src.pixels.end());
-  std::vector<float> out = ResizeBilinear(in, src.width, src.height, src.channels, width, height);
+  CheckSize(width, height, "ResizeBilinear destination");
   Image dst(width, height, src.channels);
-  for (size_t i = 0; i < out.size(); ++i)
-    dst.pixels[i] = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, std::nearbyint(out[i]))));
+  ResizeBilinearImpl(src.pixels.data(), src.width, src.height, src.channels, dst.pixels.data(),
+                     width, height);
   return dst;
 }
 

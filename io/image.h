@@ -1,4 +1,4 @@
-// Images: decode (JPEG, PNG, BMP, GIF, TGA, PSD, HDR, PIC, PNM via stb_image), PNG encode,
+// Images: decode (JPEG and PNG only, via stb_image), PNG encode,
 // bilinear resize, simple drawing, and conversion to a network input tensor.
 //
 // Pixels are 8-bit, interleaved HWC, in the channel order the file decodes to (RGB or RGBA;
@@ -31,9 +31,11 @@ struct Image {
 
 // Decodes a file; `channels` 1..4 converts to that many channels (stb_image's rules: grey,
 // grey+alpha, RGB, RGBA), 0 keeps the file's own. Images over kMaxImagePixels pixels are
-// refused before decoding. JPEGs must end with an end-of-image marker (stb_image would decode a
-// truncated one silently as grey).
-constexpr int64_t kMaxImagePixels = int64_t{1} << 28;
+// refused before decoding (from the header), and so are resize targets and new images.
+// Other formats stb_image knows (TGA, PSD, PNM, ...) are refused: their few-byte headers can
+// claim huge blank images. JPEGs must end with an end-of-image marker and PNGs with an IEND
+// chunk (stb_image would decode truncated files silently). Only regular files are read.
+constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
 Image LoadImage(const std::string& path, int channels = 3);
 // The same from bytes in memory; `what` names the source in error messages.
 Image LoadImageFromMemory(const void* data, size_t size, int channels = 3,

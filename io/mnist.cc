@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <symbind/io/ndarray_file.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -25,6 +27,7 @@ constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 40;
 class ByteSource {
  public:
   explicit ByteSource(const std::string& path) : path_(path), in_(kBufferBytes) {
+    RegularFileSize(path);  // a FIFO or device would block or never end
     file_.reset(std::fopen(path.c_str(), "rb"));
     if (!file_) {
       int err = errno;

@@ -49,7 +49,7 @@ int64_t MultiplyAdds(const Graph& g, uint32_t id, const std::vector<TShape>& sha
   const TShape& w = shapes[g.entry_id(in[1])];
   const TShape& base = op == "Deconvolution" ? shapes[g.entry_id(in[0])] : shapes[g.entry_id(id, 0)];
   if (!w.is_known() || w.ndim() < 1 || w[0] == 0 || !base.is_known()) return -1;
-  return base.Size() * (w.Size() / w[0]);
+  return CheckedMul(base.Size(), w.Size() / w[0], "summary: multiply-adds of node ", n.name());
 }
 
 std::string Escape(const std::string& s) {
@@ -83,14 +83,15 @@ std::pair<std::string, TShape> ParseShapeSpec(const std::string& spec) {
 void PrintParamsListing(const NDArrayFile& f, std::ostream& os) {
   int64_t values = 0;
   for (size_t i = 0; i < f.arrays.size(); ++i) {
-    const NDArray& a = f.arrays[i];
+    // From the file's headers: sparse arrays need not be expanded to be listed.
+    const TShape& shape = f.shapes[i];
     const std::string name = f.names.empty() ? StrCat("[", i, "]") : f.names[i];
-    if (a.is_none()) {
+    if (!shape.ndim_known()) {
       os << name << " none\n";
       continue;
     }
-    os << name << " " << DTypeName(a.dtype()) << " " << ShapeText(a.shape()) << "\n";
-    values += a.Size();
+    os << name << " " << DTypeName(f.dtypes[i]) << " " << ShapeText(shape) << "\n";
+    values += shape.Size();
   }
   std::vector<int> formats = f.formats;
   std::sort(formats.begin(), formats.end());
@@ -140,17 +141,17 @@ void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& kno
         if (aux[k]) continue;  // aux states are not learned parameters
         int64_t s = KnownSize(shapes[g.entry_id(g.node(id).inputs[k])]);
         if (s < 0) count_known = false;
-        else count += s;
+        else count = CheckedAdd(count, s, "summary: parameters of node ", n.name());
       } else {
         row.previous += (row.previous.empty() ? "" : ", ") + src.name();
       }
     }
     row.params = count_known ? std::to_string(count) : "?";
-    if (count_known) total_params += count;
+    if (count_known) total_params = CheckedAdd(total_params, count, "summary: total parameters");
     else params_known = false;
     const int64_t macs = MultiplyAdds(g, id, shapes);
     if (macs < 0) macs_known = false;
-    else total_macs += macs;
+    else total_macs = CheckedAdd(total_macs, macs, "summary: total multiply-adds");
     rows.push_back(row);
   }
   size_t w0 = 12, w1 = 12, w2 = 7;

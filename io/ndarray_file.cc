@@ -172,8 +172,10 @@ struct SparseAux {
 
 // Reads the rest of a sparse (row_sparse or csr) V2/V3 array after its type flag and
 // returns it as a dense array.
+// `dense_budget` is what the file's sparse arrays may still expand to; without `densify` the
+// array is checked but not expanded (a none array is returned).
 NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape& shape,
-                   DType dtype, size_t header_at, uint64_t max_dense_bytes) {
+                   DType dtype, size_t header_at, uint64_t* dense_budget, bool densify) {
   const int naux = stype == kRowSparseStorage ? 1 : 2;
   std::vector<SparseAux> aux;
   for (int k = 0; k < naux; ++k) {
@@ -184,9 +186,11 @@ NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape&
   }
   uint64_t dense_count = CheckedSize(r, header_at, shape, "shape");
   uint64_t nnz_count = CheckedSize(r, header_at, sshape, "storage shape");
-  if (dense_count > max_dense_bytes / DTypeSize(dtype))
+  if (densify && dense_count > *dense_budget / DTypeSize(dtype))
     r.Fail(header_at, StrCat("sparse array of shape ", shape, " is too large to convert to a "
-                             "dense array (limit ", max_dense_bytes, " bytes)"));
+                             "dense array: the file's sparse arrays may expand to ", *dense_budget,
+                             " more bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse)"));
+  if (densify) *dense_budget -= dense_count * DTypeSize(dtype);
   const int nd = shape.ndim();
   // Layout consistency, checked before any data is read.
   if (stype == kRowSparseStorage) {
@@ -221,8 +225,8 @@ NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape&
     idx.push_back(ReadIndices(r, idx_at.back(), q, a.type, a.count));
   }
 
-  NDArray out(shape, dtype);
-  char* dst = static_cast<char*>(out.raw_data());
+  NDArray out = densify ? NDArray(shape, dtype) : NDArray();
+  char* dst = densify ? static_cast<char*>(out.raw_data()) : nullptr;  // null: indices checked only
   const size_t elem = DTypeSize(dtype);
   if (stype == kRowSparseStorage) {
     const uint64_t row_elems = nd > 1 ? static_cast<uint64_t>(shape.ProdDims(1, nd)) : 1;
@@ -231,8 +235,9 @@ NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape&
       if (row < 0 || row >= shape[0])
         r.Fail(idx_at[0] + k * DTypeSize(aux[0].type),
                StrCat("row_sparse index ", k, " is ", row, ", outside [0, ", shape[0], ")"));
-      std::memcpy(dst + static_cast<uint64_t>(row) * row_elems * elem,
-                  values + k * row_elems * elem, row_elems * elem);
+      if (dst)
+        std::memcpy(dst + static_cast<uint64_t>(row) * row_elems * elem,
+                    values + k * row_elems * elem, row_elems * elem);
     }
   } else {
     const std::vector<int64_t>& indptr = idx[0];
@@ -252,8 +257,9 @@ NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape&
         if (c < 0 || c >= ncols)
           r.Fail(idx_at[1] + static_cast<size_t>(k) * DTypeSize(aux[1].type),
                  StrCat("csr column index ", k, " is ", c, ", outside [0, ", ncols, ")"));
-        std::memcpy(dst + static_cast<size_t>(i * ncols + c) * elem,
-                    values + static_cast<size_t>(k) * elem, elem);
+        if (dst)
+          std::memcpy(dst + static_cast<size_t>(i * ncols + c) * elem,
+                      values + static_cast<size_t>(k) * elem, elem);
       }
     }
   }
@@ -261,7 +267,8 @@ NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape&
 }
 
 // Reads one array in any layout; sets *format to 0..3 and *stype to the storage type.
-NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, int* format, int* stype_out) {
+NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, uint64_t* dense_budget,
+                  int* format, int* stype_out, TShape* shape_out, DType* dtype_out) {
   const size_t start = r.pos();
   const uint32_t magic = r.Read<uint32_t>("array magic or ndim");
   TShape shape, sshape;
@@ -298,8 +305,10 @@ NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, int* format, int
 
   ReadContext(r);
   const DType dtype = ReadTypeFlag(r, "type flag");
+  *shape_out = shape;
+  *dtype_out = dtype;
   if (stype != kDenseStorage)
-    return ReadSparse(r, stype, sshape, shape, dtype, start, options.max_dense_bytes_from_sparse);
+    return ReadSparse(r, stype, sshape, shape, dtype, start, dense_budget, options.densify_sparse);
 
   const size_t data_at = r.pos();
   const uint64_t count = CheckedSize(r, start, shape, "shape");
@@ -343,7 +352,9 @@ void WriteArray(std::string* out, const NDArray& a) {
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    RegularFileSize(path);  // refuses FIFOs and devices before open() could block on them
+    // O_NONBLOCK as well: a FIFO swapped in after the check still cannot block the open.
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) throw IOError(StrCat("cannot open ", path, ": ", std::strerror(errno)));
     struct stat st;
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -409,12 +420,17 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
   f.arrays.reserve(reserve);
   f.formats.reserve(reserve);
   f.storage_types.reserve(reserve);
+  uint64_t dense_budget = options.max_dense_bytes_from_sparse;
   for (uint64_t i = 0; i < count; ++i) {
     r.set_array(static_cast<int64_t>(i));
     int format = 0, stype = 0;
-    f.arrays.push_back(ReadArray(r, options, &format, &stype));
+    TShape shape;
+    DType dtype = DType::kFloat32;
+    f.arrays.push_back(ReadArray(r, options, &dense_budget, &format, &stype, &shape, &dtype));
     f.formats.push_back(format);
     f.storage_types.push_back(stype);
+    f.shapes.push_back(shape);
+    f.dtypes.push_back(dtype);
     r.Consumed(r.pos());
   }
   r.set_array(Reader::kNamesSection);
@@ -528,6 +544,18 @@ std::map<std::string, NDArray> MergeArgAux(const std::map<std::string, NDArray>&
   for (auto& kv : args) out["arg:" + kv.first] = kv.second;
   for (auto& kv : aux) out["aux:" + kv.first] = kv.second;
   return out;
+}
+
+uint64_t RegularFileSize(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    throw IOError(StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw IOError(StrCat("cannot read ", path, ": not a regular file (",
+                         S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file",
+                         "); models, parameters and inputs are read from regular files only"));
+  return static_cast<uint64_t>(st.st_size);
 }
 
 std::string ReadFileToString(const std::string& path) {

@@ -38,11 +38,19 @@ struct NDArrayFile {
   std::vector<int> formats;        // per array: 0 legacy, 1 V1, 2 V2, 3 V3
   // Storage type each array had in the file: 0 dense, 1 row_sparse, 2 csr.
   std::vector<int> storage_types;
+  // Logical shape and dtype of each array as the file states them (unknown rank for a none
+  // array), also for sparse arrays left unexpanded.
+  std::vector<TShape> shapes;
+  std::vector<DType> dtypes;
 };
 
 struct NDArrayLoadOptions {
-  // A sparse array's dense size is not bounded by the file size; larger ones throw IOError.
+  // A sparse array's dense size is not bounded by the file size: all sparse arrays of one file
+  // together may expand to at most this many bytes; more throws IOError before allocating.
   uint64_t max_dense_bytes_from_sparse = uint64_t{1} << 32;
+  // False: sparse arrays are checked (indices in range) but not expanded; their entries in
+  // `arrays` are none and `shapes`/`dtypes` describe them (for listings).
+  bool densify_sparse = true;
 };
 
 NDArrayFile LoadNDArrayBuffer(const void* data, size_t size,
@@ -67,7 +75,10 @@ void SplitArgAux(const std::map<std::string, NDArray>& params,
 std::map<std::string, NDArray> MergeArgAux(const std::map<std::string, NDArray>& args,
                                            const std::map<std::string, NDArray>& aux);
 
-// Whole-file helpers shared by the loaders (IOError naming the path on failure).
+// Whole-file helpers shared by the loaders (IOError naming the path on failure). Every loader
+// reads regular files only: RegularFileSize refuses directories, FIFOs and devices (which
+// could block or never end) with stat, before anything opens the path, and returns the size.
+uint64_t RegularFileSize(const std::string& path);
 std::string ReadFileToString(const std::string& path);
 void WriteStringToFile(const std::string& path, const std::string& data);
 

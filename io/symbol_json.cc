@@ -32,15 +32,32 @@ bool IsWrapped(const std::string& k) {
   return k.size() > 4 && k.compare(0, 2, "__") == 0 && k.compare(k.size() - 2, 2, "__") == 0;
 }
 
+// Refuses nesting deeper than kMaxJSONDepth before nlohmann's recursive parser sees the text.
+// A linear pre-scan: nlohmann's callback parser, the other way to bound depth, rescans the
+// parent container at every object end, which made large files quadratic.
+void CheckJSONDepth(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJSONDepth)
+        Fail(StrCat("nesting deeper than ", kMaxJSONDepth, " levels (at byte ", i, ")"));
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 json ParseText(const std::string& text) {
-  // Depth is checked while parsing so that hostile nesting never reaches the recursion in
-  // nlohmann's value handling.
-  json::parser_callback_t limit_depth = [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxJSONDepth) Fail(StrCat("nesting deeper than ", kMaxJSONDepth, " levels"));
-    return true;
-  };
+  CheckJSONDepth(text);
   try {
-    return json::parse(text, limit_depth);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     Fail(StrCat("malformed JSON at byte ", e.byte, ": ", e.what()));
   } catch (const json::exception& e) {
@@ -114,8 +131,10 @@ void ApplyHiddenKeys(KwArgs* dict, bool is_variable, std::vector<HiddenForInput>
   *dict = std::move(out);
 }
 
+// `upgraded` receives the variables the 0.8 upgrade path creates for missing inputs.
 std::shared_ptr<Node> BuildNode(const json& jn, size_t i, int version,
-                                const std::vector<std::shared_ptr<Node>>& built) {
+                                const std::vector<std::shared_ptr<Node>>& built,
+                                std::vector<std::shared_ptr<Node>>* upgraded) {
   if (!jn.is_object()) Fail(StrCat("node ", i, " is not an object"));
   if (!jn.contains("op") || !jn["op"].is_string())
     Fail(StrCat("node ", i, " has no \"op\" string"));
@@ -179,6 +198,7 @@ std::shared_ptr<Node> BuildNode(const json& jn, size_t i, int version,
       auto var = std::make_shared<Node>();
       var->attrs.name = node->attrs.name + "_" + names[k];
       node->inputs.push_back(NodeEntry{var, 0});
+      upgraded->push_back(var);
     }
   }
   if (node->inputs.size() != names.size()) {
@@ -216,14 +236,20 @@ Symbol LoadSymbolJSON(const std::string& text) {
   std::vector<std::shared_ptr<Node>> built;
   built.reserve(nodes.size());
   // Arguments are bound by name, so two variables of one name would be ambiguous.
+  // Variables the 0.8 upgrade adds count too: they are bound by name like any other.
   std::map<std::string, size_t> variable_index;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    built.push_back(BuildNode(nodes[i], i, version, built));
-    if (!built.back()->is_variable()) continue;
-    auto [it, inserted] = variable_index.emplace(built.back()->name(), i);
+  auto claim_name = [&](const std::string& name, size_t i, const char* what) {
+    auto [it, inserted] = variable_index.emplace(name, i);
     if (!inserted)
-      Fail(StrCat(NodeWhere(i, it->first), ": variable name '", it->first,
+      Fail(StrCat(NodeWhere(i, built[i]->name()), ": ", what, " '", name,
                   "' is already used by node ", it->second, " (variable names must be unique)"));
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::vector<std::shared_ptr<Node>> upgraded;
+    built.push_back(BuildNode(nodes[i], i, version, built, &upgraded));
+    if (built.back()->is_variable()) claim_name(built.back()->name(), i, "variable name");
+    for (auto& var : upgraded)
+      claim_name(var->name(), i, "the variable the 0.8 upgrade adds for a missing input,");
   }
   std::vector<NodeEntry> heads;
   const json& jheads = root["heads"];

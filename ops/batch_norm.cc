@@ -32,7 +32,7 @@ struct BatchNormParam : Parameter<BatchNormParam> {
   std::optional<float> min_calib_range;
   std::optional<float> max_calib_range;
   static void Declare(ParamDeclarer<BatchNormParam>& d) {
-    d.field("eps", &BatchNormParam::eps).set_default(1e-3)
+    d.field("eps", &BatchNormParam::eps).set_default(1e-3).lower_bound(0)
         .describe("Epsilon to prevent div 0. Must be no less than CUDNN_BN_MIN_EPSILON defined in "
                   "cudnn.h when using cudnn (usually 1e-5)");
     d.field("momentum", &BatchNormParam::momentum).set_default(0.9f)

@@ -1,5 +1,8 @@
 // Joining and cutting arrays: Concat, SliceChannel (split), slice (crop), slice_axis, slice_like.
 #include <algorithm>
+#include <limits>
+
+#include <symbind/core/graph.h>
 
 #include "shape_util.h"
 
@@ -89,7 +92,7 @@ void InferShapeConcat(const NodeAttrs& attrs, std::vector<TShape>* in, std::vect
       ++n_unknown;
       unknown = static_cast<int>(i);
     } else {
-      total += d;
+      total = CheckedAdd(total, d, "Concat: total size on axis ", axis);
     }
   }
   TShape o = common;
@@ -116,7 +119,9 @@ struct SliceChannelParam : Parameter<SliceChannelParam> {
   int axis;
   bool squeeze_axis;
   static void Declare(ParamDeclarer<SliceChannelParam>& d) {
-    d.field("num_outputs", &SliceChannelParam::num_outputs).lower_bound(1)
+    // Bounded like every node's outputs (Graph::kMaxNodeOutputs) so that a huge count is
+    // refused before any per-output name or array exists.
+    d.field("num_outputs", &SliceChannelParam::num_outputs).set_range(1, Graph::kMaxNodeOutputs)
         .describe("Number of splits. Note that this should evenly divide the length of the `axis`.");
     d.field("axis", &SliceChannelParam::axis).set_default(1).describe("Axis along which to split.");
     d.field("squeeze_axis", &SliceChannelParam::squeeze_axis).set_default(false)
@@ -134,7 +139,7 @@ void InferShapeSliceChannel(const NodeAttrs& attrs, std::vector<TShape>* in, std
   auto back_from = [&](const TShape& o, int axis) {
     std::vector<int64_t> back = o.dims();
     if (p.squeeze_axis) back.insert(back.begin() + axis, n);
-    else if (back[axis] >= 0) back[axis] *= n;
+    else if (back[axis] >= 0) back[axis] = CheckedMul(back[axis], n, "SliceChannel: input size on axis ", axis);
     return TShape(back);
   };
   if (!(*in)[0].ndim_known()) {
@@ -210,6 +215,8 @@ SliceRange ComputeSliceRange(const TShape& d, const OptIntTuple& pb, const OptIn
     }
     int64_t s = !ps.empty() && ps[i] ? *ps[i] : 1;
     if (s == 0) throw ShapeError(StrCat("slice op step[", i, "] cannot be 0"));
+    if (s == std::numeric_limits<int64_t>::min())  // -s below would overflow
+      throw ShapeError(StrCat("slice op step[", i, "] ", s, " is out of range"));
     int64_t b = 0, e = 0;
     if (len > 0) {
       b = pb[i] ? *pb[i] : (s < 0 ? len - 1 : 0);
@@ -402,6 +409,7 @@ SYMBIND_REGISTER_OP(SliceChannel)
     .set_outputs([](const NodeAttrs& a) {
       return NumberedNames("output", a.param<SliceChannelParam>().num_outputs);
     })
+    .set_num_outputs([](const NodeAttrs& a) { return a.param<SliceChannelParam>().num_outputs; })
     .set_infer_shape(InferShapeSliceChannel)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {

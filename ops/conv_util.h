@@ -53,6 +53,18 @@ inline void NormalizeSpatialParams(const char* op, TShape* kernel, TShape* strid
   CheckTupleAtLeast(*pad, 0, "pad");
 }
 
+// (k - 1) * d + 1, the extent of a dilated kernel in spatial dim `i`, and x + 2 * p, the padded
+// input: checked, so huge parameters are a ShapeError naming them, never a wrapped size.
+inline int64_t DilatedKernel(const char* op, int64_t k, int64_t d, int i) {
+  return CheckedAdd(CheckedMul(k - 1, d, op, ": dilated kernel in spatial dim ", i, " (kernel ", k,
+                               ", dilate ", d, ")"),
+                    1, op, ": dilated kernel in spatial dim ", i);
+}
+inline int64_t PaddedSize(const char* op, int64_t x, int64_t p, int i) {
+  return CheckedAdd(x, CheckedMul(2, p, op, ": pad ", p, " in spatial dim ", i), op,
+                    ": padded input in spatial dim ", i, " (size ", x, ", pad ", p, ")");
+}
+
 // Layout enum values shared by the family (MXNet's mshadow::LayoutFlag names).
 enum Layout { kNCW = 0, kNCHW = 1, kNCDHW = 2, kNWC = 3, kNHWC = 4, kNDHWC = 5 };
 inline const char* LayoutName(int l) {

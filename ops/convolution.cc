@@ -364,13 +364,19 @@ void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
 
   std::vector<int64_t> o = {dshape[0], p.num_filter};
   for (int i = 0; i < ns; ++i) {
-    const int64_t x = dshape[2 + i], dk = (p.kernel[i] - 1) * p.dilate[i] + 1;
-    if (x >= 0 && dk > x + 2 * p.pad[i])
+    const int64_t x = dshape[2 + i];
+    const int64_t dk = DilatedKernel("Convolution", p.kernel[i], p.dilate[i], i);
+    if (x < 0) {
+      o.push_back(-1);
+      continue;
+    }
+    const int64_t padded = PaddedSize("Convolution", x, p.pad[i], i);
+    if (dk > padded)
       throw ShapeError(StrCat("Convolution: kernel size exceeds input: dilated kernel ", dk,
                               " (kernel ", p.kernel, ", dilate ", p.dilate, ") is larger than the "
-                              "padded input ", x + 2 * p.pad[i], " (pad ", p.pad,
+                              "padded input ", padded, " (pad ", p.pad,
                               ") in spatial dim ", i, "; data shape ", dshape));
-    o.push_back(x >= 0 ? (x + 2 * p.pad[i] - dk) / p.stride[i] + 1 : -1);
+    o.push_back((padded - dk) / p.stride[i] + 1);
   }
   ShapeAssignCheck(out, 0, TShape(o));
   // Like MXNet: the batch always flows back from the output, and a spatial dim when its stride
@@ -379,7 +385,8 @@ void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   dshape[0] = os[0];
   for (int i = 0; i < ns; ++i)
     if (os[2 + i] >= 0 && p.stride[i] == 1)
-      dshape[2 + i] = os[2 + i] + (p.kernel[i] - 1) * p.dilate[i] - 2 * p.pad[i];
+      dshape[2 + i] = CheckedAdd(os[2 + i], DilatedKernel("Convolution", p.kernel[i], p.dilate[i], i) - 1,
+                                 "Convolution: input size from output in spatial dim ", i) - 2 * p.pad[i];
   ShapeAssignCheck(in, 0, dshape);
 }
 

@@ -72,6 +72,14 @@ struct DeconvolutionParam : Parameter<DeconvolutionParam> {
   }
 };
 
+// stride * (x - 1) + dilated kernel: the output size before padding in spatial dim i, checked.
+int64_t FullDeconvSize(const DeconvolutionParam& p, int64_t x, int i) {
+  return CheckedAdd(CheckedMul(p.stride[i], x - 1, "Deconvolution: stride ", p.stride[i],
+                               " in spatial dim ", i, " times input size ", x, " - 1"),
+                    DilatedKernel("Deconvolution", p.kernel[i], p.dilate[i], i),
+                    "Deconvolution: output size in spatial dim ", i);
+}
+
 // MXNet's InferPad: with a (non-zero) target_shape the padding and adjustment are derived from
 // it, the odd remainder going to adj; otherwise they are the parameters. Spatial dims of
 // `data` that are unknown keep pad = adj = 0 (MXNet leaves them unset; they are unused then).
@@ -88,7 +96,7 @@ void InferPad(const DeconvolutionParam& p, const TShape& data, std::vector<int64
     }
     const int64_t x = data[2 + i];
     if (x < 0) continue;
-    int64_t total = p.stride[i] * (x - 1) + (p.kernel[i] - 1) * p.dilate[i] + 1;
+    int64_t total = FullDeconvSize(p, x, i);
     if (total < p.target_shape[i])
       throw ShapeError(StrCat("Deconvolution: too big target shape ", p.target_shape,
                               ": at most ", total, " in spatial dim ", i, " for data shape ", data));
@@ -132,8 +140,7 @@ void InferShapeDeconv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vect
       o.push_back(-1);
       continue;
     }
-    const int64_t size =
-        p.stride[i] * (x - 1) + (p.kernel[i] - 1) * p.dilate[i] + 1 - 2 * pad[i] + adj[i];
+    const int64_t size = FullDeconvSize(p, x, i) - 2 * pad[i] + adj[i];
     if (p.target_shape.ndim() == ns && p.target_shape[i] > 0 && p.target_shape[i] != size)
       throw ShapeError(StrCat("Deconvolution: target_shape ", p.target_shape,
                               " was not reasonable: spatial dim ", i, " gives ", size));

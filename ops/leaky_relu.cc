@@ -42,6 +42,10 @@ struct LeakyReLUParam : Parameter<LeakyReLUParam> {
         .describe("Lower bound of random slope. (For rrelu only)");
     d.field("upper_bound", &LeakyReLUParam::upper_bound).set_default(0.334f)
         .describe("Upper bound of random slope. (For rrelu only)");
+    d.check([](const LeakyReLUParam& p) {
+              return p.act_type != kRReLU || p.lower_bound <= p.upper_bound;
+            },
+            "LeakyReLU: rrelu needs lower_bound <= upper_bound", {"lower_bound", "upper_bound"});
   }
 };
 

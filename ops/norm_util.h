@@ -92,6 +92,7 @@ void NormalizeGroupBackward(const float* x, const float* dy, const GammaAt& gamm
 // of x / temperature. Deterministic: each group is computed sequentially.
 inline void SoftmaxAlong(const float* x, float* y, const AxisLayout& l, double temperature,
                          bool log) {
+  if (l.n == 0 || l.outer == 0 || l.inner == 0) return;  // empty: no xs[0] to read
   ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
     for (int64_t g = b; g < e; ++g) {
       const int64_t o = g / l.inner, i = g % l.inner;
@@ -122,7 +123,7 @@ inline void SoftmaxAlong(const float* x, float* y, const AxisLayout& l, double t
 //   log_softmax: dx = (dy - exp(y) * sum(dy)) / T
 inline void SoftmaxAlongBackward(const float* y, const float* dy, float* dx, const AxisLayout& l,
                                  double temperature, bool log, OpReq req) {
-  if (req == OpReq::kNull) return;
+  if (req == OpReq::kNull || l.n == 0 || l.outer == 0 || l.inner == 0) return;
   ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
     for (int64_t g = b; g < e; ++g) {
       const int64_t o = g / l.inner, i = g % l.inner;

@@ -66,6 +66,13 @@ struct PoolingParam : Parameter<PoolingParam> {
       throw ParamError("Pooling: kernel is required unless global_pool is set");
     CheckTupleAtLeast(p.stride, 1, "stride");
     CheckTupleAtLeast(p.pad, 0, "pad");
+    // A window that can lie wholly in the padding has no input element (MXNet's pooling
+    // kernels, like cuDNN's, assume pad < kernel).
+    if (!p.global_pool)
+      for (int i = 0; i < p.kernel.ndim(); ++i)
+        if (p.pad[i] >= p.kernel[i])
+          throw ParamError(StrCat("Pooling: pad ", p.pad.ToStringAsWritten(), " must be smaller than kernel ",
+                                  p.kernel.ToStringAsWritten(), " in every dim"));
     CheckChannelFirstLayout("Pooling", p.layout, p.kernel.ndim());
     if (p.pool_type == kLp) {
       if (!p.p_value)
@@ -126,15 +133,16 @@ void InferShapePool(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
       o[2 + i] = -1;
       continue;
     }
-    const int64_t padded = x + 2 * p.pad[i], k = p.kernel[i], s = p.stride[i];
+    const int64_t padded = PaddedSize("Pooling", x, p.pad[i], i), k = p.kernel[i], s = p.stride[i];
     if (k > padded)
       throw ShapeError(StrCat("Pooling: kernel size (", k, ") exceeds input (", x, " padded to ",
                               padded, ") in spatial dim ", i, "; kernel ", p.kernel, ", pad ",
                               p.pad, ", data shape ", d));
     switch (p.pooling_convention) {
+      // Ceiling divisions written as (a - 1) / s + 1 so a huge stride cannot overflow.
       case kValid: o[2 + i] = 1 + (padded - k) / s; break;
-      case kFull: o[2 + i] = 1 + (padded - k + s - 1) / s; break;
-      default: o[2 + i] = (padded + s - 1) / s; break;
+      case kFull: o[2 + i] = 1 + (padded - k == 0 ? 0 : (padded - k - 1) / s + 1); break;
+      default: o[2 + i] = padded == 0 ? 0 : (padded - 1) / s + 1; break;
     }
   }
   ShapeAssignCheck(out, 0, o);

@@ -51,7 +51,7 @@ void ReverseReshape(std::vector<TShape>* in, const TShape& out, const char* op) 
       if (unknown >= 0) return;  // more than one unknown dim
       unknown = i;
     } else {
-      known *= d[i];
+      known = CheckedMul(known, d[i], op, ": input ", d);
     }
   }
   if (known == 0 || out.Size() % known != 0)
@@ -113,7 +113,7 @@ TShape InferReshapeShape(const TShape& spec, const TShape& dshape, bool reverse)
     } else if (v == -3) {
       if (si + 1 >= src.size()) throw fail("-3 needs two input dims to merge");
       int64_t d1 = src[si++], d2 = src[si++];
-      out.push_back(d1 < 0 || d2 < 0 ? -1 : d1 * d2);
+      out.push_back(d1 < 0 || d2 < 0 ? -1 : CheckedMul(d1, d2, "Reshape: -3 merging ", d1, " and ", d2));
     } else if (v == -4) {
       if (i + 2 >= par.size()) throw fail("-4 must be followed by two dims");
       if (si >= src.size()) throw fail("-4 refers past the last input dim");
@@ -122,7 +122,7 @@ TShape InferReshapeShape(const TShape& spec, const TShape& dshape, bool reverse)
       if (d1 == 0 || d2 == 0 || d1 < -1 || d2 < -1) throw fail("split dims must be positive or -1");
       if (d1 == -1 && d0 >= 0) d1 = d0 / d2;
       if (d2 == -1 && d0 >= 0) d2 = d0 / d1;
-      if (d0 >= 0 && d1 * d2 != d0)
+      if (d0 >= 0 && CheckedMul(d1, d2, "Reshape: -4 split dims ", d1, " and ", d2) != d0)
         throw fail(StrCat("split dims ", d1, ", ", d2, " do not divide original dim ", d0));
       out.push_back(d1);
       out.push_back(d2);
@@ -136,7 +136,7 @@ TShape InferReshapeShape(const TShape& spec, const TShape& dshape, bool reverse)
   if (inf >= 0) {
     if (dshape.is_known()) {
       int64_t rest = 1;
-      for (int64_t x : out) rest *= x < 0 ? 1 : x;
+      for (int64_t x : out) rest = CheckedMul(rest, x < 0 ? 1 : x, "Reshape: target shape ", spec.ToStringAsWritten());
       bool any_unknown = std::any_of(out.begin(), out.end(), [](int64_t x) { return x < 0; });
       if (rest == 0 || any_unknown || dshape.Size() % rest != 0)
         throw fail(StrCat("the inferred dim does not divide the input size ", dshape.Size()));
@@ -325,7 +325,8 @@ void InferShapeTile(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   int n = std::max(d.ndim(), reps.ndim());
   TShape o = TShape::Filled(n, 1);
   for (int i = n - 1, a = d.ndim() - 1, r = reps.ndim() - 1; i >= 0; --i, --a, --r)
-    o[i] = (a >= 0 ? d[a] : 1) * (r >= 0 ? reps[r] : 1);
+    o[i] = CheckedMul(a >= 0 ? d[a] : 1, r >= 0 ? reps[r] : 1, "tile: dim ", i, " of input ", d,
+                      " by reps ", reps.ToStringAsWritten());
   ShapeAssignCheck(out, 0, o);
 }
 
@@ -364,10 +365,10 @@ void InferShapeRepeat(const NodeAttrs& attrs, std::vector<TShape>* in, std::vect
   }
   if (axis >= 0) {
     TShape o = d;
-    if (o[axis] >= 0) o[axis] *= p.repeats;
+    if (o[axis] >= 0) o[axis] = CheckedMul(o[axis], p.repeats, "repeat: axis ", axis, " of ", d);
     ShapeAssignCheck(out, 0, o);
   } else if (d.is_known()) {
-    ShapeAssignCheck(out, 0, TShape({d.Size() * p.repeats}));
+    ShapeAssignCheck(out, 0, TShape({CheckedMul(d.Size(), p.repeats, "repeat: ", d)}));
   }
 }
 
@@ -423,6 +424,8 @@ struct ClipParam : Parameter<ClipParam> {
   static void Declare(ParamDeclarer<ClipParam>& d) {
     d.field("a_min", &ClipParam::a_min).describe("Minimum value");
     d.field("a_max", &ClipParam::a_max).describe("Maximum value");
+    d.check([](const ClipParam& p) { return p.a_min <= p.a_max; },
+            "clip: a_min must not exceed a_max", {"a_min", "a_max"});
   }
 };
 

@@ -88,7 +88,7 @@ inline int64_t KnownProduct(const TShape& s, int begin, int end) {
   int64_t p = 1;
   for (int i = begin; i < end; ++i) {
     if (s[i] < 0) return -1;
-    p *= s[i];
+    p = CheckedMul(p, s[i], "product of dims ", begin, " to ", end - 1, " of ", s);
   }
   return p;
 }

@@ -25,6 +25,8 @@ struct SoftmaxParam : Parameter<SoftmaxParam> {
     d.field("axis", &SoftmaxParam::axis).set_default(-1)
         .describe("The axis along which to compute softmax.");
     d.field("temperature", &SoftmaxParam::temperature).set_default(std::nullopt)
+        .require([](const std::optional<double>& t) { return !t || (std::isfinite(*t) && *t != 0); },
+                 "a finite, non-zero number (softmax divides by it)")
         .describe("Temperature parameter in softmax");
     d.field("dtype", &SoftmaxParam::dtype)
         .add_enum("float16", static_cast<int>(DType::kFloat16))

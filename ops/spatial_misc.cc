@@ -64,7 +64,7 @@ void InferShapeUpSampling(const NodeAttrs& attrs, std::vector<TShape>* in,
                                 "y, x), got ", s));
       if (!s.is_known()) return;
     }
-    int64_t oh = d[2] * p.scale, ow = d[3] * p.scale;
+    int64_t oh = CheckedMul(d[2], p.scale, "UpSampling: height ", d), ow = CheckedMul(d[3], p.scale, "UpSampling: width ", d);
     TShape o({d[0], 0, oh, ow});
     for (size_t i = 0; i < in->size(); ++i) {
       const TShape& s = (*in)[i];
@@ -82,7 +82,7 @@ void InferShapeUpSampling(const NodeAttrs& attrs, std::vector<TShape>* in,
                                   o[1]));
         o[1] = s[1];
       } else {
-        o[1] += s[1];
+        o[1] = CheckedAdd(o[1], s[1], "UpSamplingNearest: channels");
       }
     }
     ShapeAssignCheck(out, 0, o);
@@ -98,7 +98,8 @@ void InferShapeUpSampling(const NodeAttrs& attrs, std::vector<TShape>* in,
                             "num_filter=", p.num_filter, ", channels=", d[1]));
   BilinearGeom g(p.scale);
   ShapeAssignCheck(in, 1, TShape({d[1], 1, g.kernel, g.kernel}));
-  ShapeAssignCheck(out, 0, TShape({d[0], d[1], d[2] * p.scale, d[3] * p.scale}));
+  ShapeAssignCheck(out, 0, TShape({d[0], d[1], CheckedMul(d[2], p.scale, "UpSampling: height ", d),
+                                   CheckedMul(d[3], p.scale, "UpSampling: width ", d)}));
 }
 
 // Nearest: output plane (oh, ow) from an input plane (h, w) with factor f.
@@ -437,7 +438,11 @@ void InferShapePad(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<
                               p.pad_width));
     if (i >= 2 && p.mode == kPadEdge && d[i] == 0 && before + after > 0)
       throw ShapeError(StrCat("Pad: edge padding of an empty axis ", i));
-    o[i] = d[i] < 0 ? -1 : d[i] + before + after;
+    o[i] = d[i] < 0 ? -1
+                    : CheckedAdd(CheckedAdd(d[i], before, "Pad: axis ", i, " of ", d, " with pad_width ",
+                                            p.pad_width.ToStringAsWritten()),
+                                 after, "Pad: axis ", i, " of ", d, " with pad_width ",
+                                 p.pad_width.ToStringAsWritten());
   }
   ShapeAssignCheck(out, 0, o);
 }

@@ -3,6 +3,9 @@
 // every case still throws exactly that, and that the committed table equals the rendered one.
 //   regenerate: SYMBIND_UPDATE_DOCS=1 ./build/tests/symbind_tests "[errors]"
 //   print what each case throws today: SYMBIND_ERRORS_DUMP=1 ./build/tests/symbind_tests "[errors]"
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -20,6 +23,7 @@
 #include <symbind/core/ndarray.h>
 #include <symbind/core/symbol.h>
 #include <symbind/executor/executor.h>
+#include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/image.h>
 #include <symbind/io/mnist.h>
@@ -508,11 +512,11 @@ std::vector<ErrorCase> Cases() {
     const std::string jpg = ReadFileToString(std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/test2.jpg");
     LoadImageFromMemory(jpg.data(), 200, 3, "test2.jpg[0:200]");
   }, "IOError", "LoadImage test2.jpg[0:200]: truncated JPEG (no end-of-image marker)");
-  add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: unknown image type");
-  add("LoadImage on a missing file", [] { LoadImage(TmpDir() + "/missing.jpg"); }, "IOError", "LoadImage <tmp>/missing.jpg: cannot open file");
+  add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: not a JPEG or PNG file (the only image formats supported)");
+  add("LoadImage on a missing file", [] { LoadImage(TmpDir() + "/missing.jpg"); }, "IOError", "cannot open <tmp>/missing.jpg: No such file or directory");
   add("Image(0, 10, 3)", [] { Image(0, 10, 3); }, "Error", "Image: image size must be positive, got 0x10");
 
-  add("Image(100000, 100000, 3)", [] { Image(100000, 100000, 3); }, "Error", "Image: 100000x100000 exceeds 268435456 pixels");
+  add("Image(100000, 100000, 3)", [] { Image(100000, 100000, 3); }, "Error", "Image: image size 100000x100000 exceeds 67108864 pixels");
 
   // ---- checkpoints, MNIST ----
   add("LoadCheckpoint with a missing symbol file", [] {
@@ -546,6 +550,99 @@ std::vector<ErrorCase> Cases() {
     MNISTIter it(d, 2);
     (void)it.data();
   }, "Error", "MNISTIter::data() called with no current batch (call Next() first)");
+
+  // ---- hostile inputs, round 2 (tests/test_hostile_inputs.cc) ----
+  auto infer_op = [](const std::string& op, const KwArgs& params, const TShape& shape) {
+    InferShape(Symbol::Create(op, "node", params, {{"data", Var("data")}}), {{"data", shape}});
+  };
+  add("Convolution kernel (1,3), dilate (1,2^63-1)", [=] {
+    infer_op("Convolution", {{"kernel", "(1,3)"}, {"dilate", "(1,9223372036854775807)"}, {"num_filter", "1"}}, TShape({1, 1, 1, 8}));
+  }, "ShapeError", "Error in operator node (Convolution): Convolution: dilated kernel in spatial dim 1 (kernel 3, dilate 9223372036854775807): 2 * 9223372036854775807 overflows int64");
+  add("tile of (3,) by reps 6148914691236517206", [=] {
+    infer_op("tile", {{"reps", "(6148914691236517206,)"}}, TShape({3}));
+  }, "ShapeError", "Error in operator node (tile): tile: dim 0 of input (3,) by reps (6148914691236517206,): 3 * 6148914691236517206 overflows int64");
+  add("Pad edge widths 2^63-1 on (1,1,1,2)", [=] {
+    infer_op("Pad", {{"mode", "edge"}, {"pad_width", "(0,0,0,0,0,0,9223372036854775807,9223372036854775807)"}}, TShape({1, 1, 1, 2}));
+  }, "ShapeError", "Error in operator node (Pad): Pad: axis 3 of (1,1,1,2) with pad_width (0,0,0,0,0,0,9223372036854775807,9223372036854775807): 2 + 9223372036854775807 overflows int64");
+  add("Deconvolution stride 2^62 on width 3", [=] {
+    infer_op("Deconvolution", {{"kernel", "(1,1)"}, {"stride", "(1,4611686018427387904)"}, {"num_filter", "1"}}, TShape({1, 1, 1, 3}));
+  }, "ShapeError", "Error in operator node (Deconvolution): Deconvolution: stride 4611686018427387904 in spatial dim 1 times input size 3 - 1: 4611686018427387904 * 2 overflows int64");
+  add("Flatten of (1,2^32,2^32)", [=] { infer_op("Flatten", {}, TShape({1, int64_t{1} << 32, int64_t{1} << 32})); }, "ShapeError", "Error in operator node (Flatten): product of dims 1 to 2 of (1,4294967296,4294967296): 4294967296 * 4294967296 overflows int64");
+  add("NDArray::View of 2^62 float32 over 64 bytes", [] {
+    NDArray::View(std::make_shared<Storage>(64), 0, TShape({int64_t{1} << 62}));
+  }, "ShapeError", "NDArray::View of shape (4611686018427387904,): 4611686018427387904 * 4 overflows int64");
+  add("softmax bound on data (2^40,0) under a 1 GiB bind limit", [] {
+    SetMaxBindBytes(uint64_t{1} << 30);
+    try {
+      SimpleBind(Symbol::Create("softmax", "sm", {}, {{"data", Var("data")}}), Context::CPU(),
+                 {{"data", NDArray(TShape({int64_t{1} << 40, 0}))}});
+    } catch (...) {
+      SetMaxBindBytes(0);
+      throw;
+    }
+    SetMaxBindBytes(0);
+  }, "OutOfMemoryError", "SimpleBind: array 'sm_output' of shape (1099511627776,0) is empty but its other axes span 4398046511104 bytes, more than the bind memory limit of 1073741824 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it); kernels loop over them");
+  add("SliceChannel num_outputs=100000000", [] {
+    LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+      {"op": "SliceChannel", "name": "split", "attrs": {"num_outputs": "100000000"}, "inputs": [[0,0,0]]}],
+      "arg_nodes": [0], "heads": [[1,0,0]]})");
+  }, "ParamError", "node 1 'split': value 100000000 for Parameter num_outputs should be in range [1, 65536]");
+  add("ResizeBilinear of an image to 20000x20000", [] { ResizeBilinear(Image(4, 4, 3), 20000, 20000); }, "Error", "ResizeBilinear destination: image size 20000x20000 exceeds 67108864 pixels");
+  add("two sparse arrays expanding past max_dense_bytes_from_sparse together", [] {
+    Bytes b;
+    b.list_header(2);
+    for (int k = 0; k < 2; ++k)
+      b.u32(0xF993FAC9).i32(1).shape64({0, 2}).shape64({100, 2}).i32(1).i32(0).i32(0).i32(6).shape64({0});
+    b.names({});
+    NDArrayLoadOptions o;
+    o.max_dense_bytes_from_sparse = 1200;
+    LoadNDArrayBuffer(b.str().data(), b.str().size(), o);
+  }, "IOError", "NDArray file: array 1 at byte offset 100: sparse array of shape (100,2) is too large to convert to a dense array: the file's sparse arrays may expand to 400 more bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse)");
+  add("LoadNDArrayFile on a FIFO", [] {
+    const std::string fifo = TmpDir() + "/params.fifo";
+    ::unlink(fifo.c_str());
+    if (::mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
+    LoadNDArrayFile(fifo);
+  }, "IOError", "cannot read <tmp>/params.fifo: not a regular file (a FIFO); models, parameters and inputs are read from regular files only");
+  add("LoadImage on /dev/zero", [] { LoadImage("/dev/zero"); }, "IOError", "cannot read /dev/zero: not a regular file (a device); models, parameters and inputs are read from regular files only");
+  add("LoadImage on a directory", [] { LoadImage(TmpDir()); }, "IOError", "cannot read <tmp>: not a regular file (a directory); models, parameters and inputs are read from regular files only");
+  add("image: an 18-byte TGA header claiming 16384x16384", [] {
+    std::string tga(18, '\0');
+    tga[2] = 2; tga[13] = 0x40; tga[15] = 0x40; tga[16] = 24;
+    LoadImageFromMemory(tga.data(), tga.size(), 3, "bomb.tga");
+  }, "IOError", "LoadImage bomb.tga: not a JPEG or PNG file (the only image formats supported)");
+  add("symbol JSON nested 65 deep", [] { LoadSymbolJSON("{\"nodes\": " + std::string(65, '[')); }, "IOError", "symbol JSON: nesting deeper than 64 levels (at byte 73)");
+  add("MXNet 0.8 JSON whose upgrade adds a second bn_gamma", [] {
+    LoadSymbolJSON(R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+      {"op": "null", "name": "bn_gamma", "inputs": []},
+      {"op": "BatchNorm", "name": "bn", "param": {}, "inputs": [[0,0]]},
+      {"op": "elemwise_add", "name": "add", "param": {}, "inputs": [[2,0],[1,0]]}],
+      "arg_nodes": [0, 1], "heads": [[3,0]]})");
+  }, "IOError", "symbol JSON: node 2 'bn': the variable the 0.8 upgrade adds for a missing input, 'bn_gamma' is already used by node 1 (variable names must be unique)");
+  add("SYMBIND_NUM_THREADS=99999999999999999999", [] {
+    ParseNumThreads("99999999999999999999", "SYMBIND_NUM_THREADS");
+  }, "ParamError", "SYMBIND_NUM_THREADS must be a non-negative integer thread count (0: all cores), got '99999999999999999999'");
+  add("Reshape growing data to (2^26,1) under a 16 MiB bind limit", [] {
+    auto exec = SimpleBind(Symbol::Create("sum", "s", {}, {{"data", Var("data")}}), Context::CPU(),
+                           {{"data", NDArray(TShape({1, 16}))}});
+    SetMaxBindBytes(uint64_t{16} << 20);
+    try {
+      exec->Reshape({{"data", TShape({int64_t{1} << 26, 1})}}, false, true);
+    } catch (...) {
+      SetMaxBindBytes(0);
+      throw;
+    }
+    SetMaxBindBytes(0);
+  }, "OutOfMemoryError", "Reshape: array 'data' of shape (67108864,1) (float32) needs 268435456 bytes, more than the bind memory limit of 16777216 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it)");
+  add("softmax temperature=0", [] { Symbol::Create("softmax", "sm", {{"temperature", "0"}}, {{"data", Var("data")}}); }, "ParamError", "value 0 for Parameter temperature should be a finite, non-zero number (softmax divides by it)");
+  add("BatchNorm eps=-1e-5", [] { Symbol::Create("BatchNorm", "bn", {{"eps", "-1e-5"}}, {{"data", Var("data")}}); }, "ParamError", "value -1e-5 for Parameter eps should be greater equal to 0");
+  add("clip a_min=2 a_max=1", [] { Symbol::Create("clip", "c", {{"a_min", "2"}, {"a_max", "1"}}, {{"data", Var("data")}}); }, "ParamError", "clip: a_min must not exceed a_max (got a_min=2, a_max=1)");
+  add("Pooling kernel (2,2) pad (2,0)", [] {
+    Symbol::Create("Pooling", "p", {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}, {{"data", Var("data")}});
+  }, "ParamError", "Pooling: pad (2,0) must be smaller than kernel (2,2) in every dim");
+  add("LeakyReLU rrelu lower_bound 0.5 > upper_bound 0.1", [] {
+    Symbol::Create("LeakyReLU", "r", {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.1"}}, {{"data", Var("data")}});
+  }, "ParamError", "LeakyReLU: rrelu needs lower_bound <= upper_bound (got lower_bound=0.5, upper_bound=0.1)");
   return c;
 }
 

@@ -12,7 +12,9 @@ void AddParamsCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("params", "list the arrays of a .params file");
   sub->add_option("FILE", *file, ".params file (any MXNet layout)")->required();
   sub->callback([file] {
-    symbind::PrintParamsListing(symbind::LoadNDArrayFile(*file), std::cout);
+    symbind::NDArrayLoadOptions listing;
+    listing.densify_sparse = false;  // shapes come from the headers
+    symbind::PrintParamsListing(symbind::LoadNDArrayFile(*file, listing), std::cout);
   });
 }
 

@@ -32,7 +32,8 @@ struct RunArgs {
   std::vector<std::string> shapes, inputs, outputs;
   float scale = 1.0f;
   bool bgr = false, allow_missing = false, profile = false;
-  int bench = 0, threads = 0;
+  int bench = 0;
+  std::string threads;
 };
 
 std::pair<std::string, std::string> SplitAssignment(const std::string& spec, const char* option) {
@@ -49,9 +50,60 @@ std::vector<float> ParseFloats(const std::string& text, size_t count, const char
   return v;
 }
 
+// An output name as a file name inside the --all-outputs directory: characters other than
+// letters, digits, '.', '_' and '-' become '_', and a leading '.' too, so a node named
+// "../../x" or "/etc/x" cannot leave the directory or hide as a dot file.
+std::string OutputFileName(const std::string& name) {
+  std::string f = name.empty() ? std::string("_") : name;
+  for (char& c : f) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '.' || c == '_' || c == '-';
+    if (!keep) c = '_';
+  }
+  if (f[0] == '.') f[0] = '_';
+  return f + ".npy";
+}
+
+// The --all-outputs file of every output; two outputs whose names sanitise alike are an error.
+std::vector<std::string> OutputFiles(const std::vector<std::string>& out_names, const std::string& dir) {
+  std::map<std::string, std::string> owner;
+  std::vector<std::string> files;
+  for (auto& n : out_names) {
+    const std::string f = OutputFileName(n);
+    auto [it, fresh] = owner.emplace(f, n);
+    if (!fresh)
+      throw Error(StrCat("--all-outputs: outputs '", it->second, "' and '", n,
+                         "' would both be written to ", dir, "/", f));
+    files.push_back(dir + "/" + f);
+  }
+  return files;
+}
+
+// Each --input/--image/--shape name must be an argument of the model, and given once.
+void CheckInputNames(const RunArgs& a, const std::vector<std::string>& arg_names) {
+  std::map<std::string, std::string> seen;  // name -> the option that gave it
+  auto check = [&](const std::string& name, const std::string& option) {
+    if (std::find(arg_names.begin(), arg_names.end(), name) == arg_names.end())
+      throw ParamError(StrCat(option, " ", name, ": the model has no argument '", name,
+                              "'; its arguments are: ", JoinNames(arg_names)));
+    auto [it, fresh] = seen.emplace(name, option);
+    if (!fresh)
+      throw ParamError(StrCat(option, " ", name, ": '", name, "' is already given by ", it->second,
+                              " (give each input once)"));
+  };
+  for (auto& spec : a.inputs) check(SplitAssignment(spec, "--input").first, "--input");
+  if (!a.image.empty()) check(SplitAssignment(a.image, "--image").first, "--image");
+  for (auto& spec : a.shapes) check(ParseShapeSpec(spec).first, "--shape");
+}
+
 NDArray LoadImageInput(const RunArgs& a) {
   if (a.size.empty()) throw ParamError("--image needs --size H,W");
-  std::vector<float> hw = ParseFloats(a.size, 2, "--size");
+  const TShape hw = TShape::Parse(a.size);
+  // Checked before the image is read: the target is allocated at this size.
+  if (hw.ndim() != 2 || hw[0] < 1 || hw[1] < 1 || hw[0] > kMaxImagePixels ||
+      hw[1] > kMaxImagePixels || hw[0] * hw[1] > kMaxImagePixels)
+    throw ParamError(StrCat("--size expects H,W with 1 <= H*W <= ", kMaxImagePixels, ", got '",
+                            a.size, "'"));
   std::vector<float> mean = ParseFloats(a.mean, 3, "--mean");  // given as R,G,B
   if (a.bgr) std::swap(mean[0], mean[2]);
   Image img = LoadImage(SplitAssignment(a.image, "--image").second, 3);
@@ -96,8 +148,14 @@ void PrintProfile(Executor& exec, int runs) {
 }
 
 void Run(const RunArgs& a) {
-  if (a.threads > 0) SetNumThreads(a.threads);
+  if (!a.threads.empty()) {
+    const int64_t n = ParseNumThreads(a.threads, "--threads");
+    const std::string note = ThreadClampNote(n, "--threads");
+    if (!note.empty()) std::cerr << "symbind: warning: " << note << "\n";
+    SetNumThreads(n);
+  }
   Symbol sym = LoadSymbolFile(a.symbol_file);
+  CheckInputNames(a, sym.ListArguments());
   std::map<std::string, NDArray> args, aux;
   SplitArgAux(LoadNDArrayMap(a.params_file), &args, &aux);
 
@@ -134,9 +192,10 @@ void Run(const RunArgs& a) {
               << (v.empty() ? 0 : *hi) << " mean " << (v.empty() ? 0 : sum / v.size()) << "\n";
   }
   if (!a.output.empty()) SaveNpy(a.output, exec->outputs()[0]);
-  if (!a.all_outputs.empty())
-    for (size_t i = 0; i < exec->outputs().size(); ++i)
-      SaveNpy(a.all_outputs + "/" + out_names[i] + ".npy", exec->outputs()[i]);
+  if (!a.all_outputs.empty()) {
+    const std::vector<std::string> files = OutputFiles(out_names, a.all_outputs);
+    for (size_t i = 0; i < exec->outputs().size(); ++i) SaveNpy(files[i], exec->outputs()[i]);
+  }
   if (a.bench > 0) {
     exec->Forward(false);
     exec->Forward(false);
@@ -170,11 +229,12 @@ void AddRunCommand(CLI::App& app) {
                   "compute these outputs instead of the heads: NAME[,NAME...] as GetInternals names them "
                   "(e.g. fc1_output), to cut a graph before a training-only head")->delimiter(',');
   sub->add_option("--output", a->output, "write the first output to FILE.npy");
-  sub->add_option("--all-outputs", a->all_outputs, "write every output to DIR/<name>.npy");
+  sub->add_option("--all-outputs", a->all_outputs,
+                  "write every output to DIR/<name>.npy (characters other than A-Z a-z 0-9 . _ - become _)");
   sub->add_flag("--allow-missing", a->allow_missing, "fill arguments missing from PARAMS from N(0,1)");
   sub->add_option("--bench", a->bench, "time N forward passes after two warm-up runs")->check(CLI::NonNegativeNumber);
   sub->add_flag("--profile", a->profile, "time every node over the --bench runs (or 10) and print a per-layer table");
-  sub->add_option("--threads", a->threads, "threads to use (default: all cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");
   sub->callback([a] { Run(*a); });
 }
 
