@@ -197,6 +197,16 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
                          arg_arrays_[i].shape()));
   }
 
+  // Read-only arrays (weights memory-mapped from a .symbind file) are never written: a
+  // training executor binds copies of the arguments it updates and of every aux state.
+  const bool trains = std::any_of(grad_reqs_.begin(), grad_reqs_.end(),
+                                  [](OpReq r) { return r != OpReq::kNull; });
+  for (size_t i = 0; i < arg_names.size(); ++i)
+    if (grad_reqs_[i] != OpReq::kNull && arg_arrays_[i].read_only()) arg_arrays_[i] = arg_arrays_[i].Copy();
+  if (trains)
+    for (auto& a : aux_arrays_)
+      if (a.read_only()) a = a.Copy();
+
   // Entry arrays: variables point at bound arrays; op outputs get their own storage.
   entry_arrays_.resize(graph_.num_entries());
   size_t next_arg = 0, next_aux = 0;
@@ -331,6 +341,15 @@ uint64_t Executor::NodeSeed(uint32_t node_id) const {
 }
 
 void Executor::Forward(bool is_train) {
+  if (is_train) {
+    // Training-mode BatchNorm updates its moving statistics in place.
+    for (size_t i = 0; i < aux_arrays_.size(); ++i)
+      if (aux_arrays_[i].read_only())
+        throw Error(StrCat("Forward(is_train=true) would update aux state '",
+                           graph_.ListAuxiliaryStates()[i],
+                           "', which is read-only (memory-mapped weights); bind a Copy() of it "
+                           "or bind with a grad_req to train"));
+  }
   ++run_counter_;
   forward_tasks_->Run([&](uint32_t t) {
     uint32_t nid = op_nodes_[t];

@@ -1,4 +1,4 @@
-// symbind run SYMBOL.json PARAMS --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
+// symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
 // Binds the model with SimpleBind, runs inference and reports or saves the outputs.
@@ -14,6 +14,7 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/image.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
@@ -119,9 +120,12 @@ void PrintProfile(Executor& exec, int runs) {
 
 void Run(const RunArgs& a) {
   if (a.threads > 0) SetNumThreads(a.threads);
-  Symbol sym = LoadSymbolFile(a.symbol_file);
-  std::map<std::string, NDArray> args, aux;
-  SplitArgAux(LoadNDArrayMap(a.params_file), &args, &aux);
+  const auto load_start = std::chrono::steady_clock::now();
+  Model model = LoadModelFiles(a.symbol_file, a.params_file);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  Symbol sym = model.symbol;
+  std::map<std::string, NDArray>& args = model.args;
+  std::map<std::string, NDArray>& aux = model.aux;
   for (auto& kv : args) kv.second = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
   for (auto& kv : aux) kv.second = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
 
@@ -157,13 +161,15 @@ void Run(const RunArgs& a) {
   if (!missing.empty()) {
     const std::string list = JoinNames(missing);
     if (!a.allow_missing)
-      throw Error("arguments not in " + a.params_file + " and not given as inputs: " + list +
+      throw Error("arguments not in " + (a.params_file.empty() ? a.symbol_file : a.params_file) + " and not given as inputs: " + list +
                   " (pass --input/--shape for inputs, or --allow-missing to fill them from N(0,1))");
     std::cerr << "symbind: warning: filling from N(0,1): " << list << "\n";
   }
   std::map<std::string, OpReq> no_grads;
   for (auto& n : arg_names) no_grads[n] = OpReq::kNull;
+  const auto bind_start = std::chrono::steady_clock::now();
   auto exec = SimpleBind(sym, Context::CPU(), args, {}, no_grads, aux, options);
+  const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
   exec->Forward(false);
 
   auto out_names = sym.ListOutputs();
@@ -191,7 +197,7 @@ void Run(const RunArgs& a) {
     }
     std::sort(ms.begin(), ms.end());
     std::cout << "latency_ms median=" << ms[ms.size() / 2] << " min=" << ms.front() << " runs=" << a.bench
-              << " threads=" << GetNumThreads() << "\n";
+              << " threads=" << GetNumThreads() << " load_ms=" << load_ms << " bind_ms=" << bind_ms << "\n";
   }
   if (a.profile) PrintProfile(*exec, a.bench > 0 ? a.bench : 10);
 }
@@ -201,7 +207,7 @@ void AddRunCommand(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* sub = app.add_subcommand("run", "bind a model with its parameters and run inference");
   sub->add_option("SYMBOL", a->symbol_file, "symbol JSON file")->required();
-  sub->add_option("PARAMS", a->params_file, ".params file with arg:/aux: arrays")->required();
+  sub->add_option("PARAMS", a->params_file, ".params file with arg:/aux: arrays (none for a .symbind SYMBOL)");
   sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... (repeatable)");
   sub->add_option("--input", a->inputs, "input NAME=FILE.npy (repeatable; converted to float32)");
   sub->add_option("--image", a->image, "input NAME=FILE.jpg|png, decoded, resized, normalised to NCHW");
