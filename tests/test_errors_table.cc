@@ -23,10 +23,12 @@
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/image.h>
 #include <symbind/io/mnist.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
 
+#include "model_file_test_util.h"
 #include "test_io_util.h"
 
 #include "doc_test_util.h"
@@ -296,6 +298,55 @@ std::vector<ErrorCase> Cases() {
   add("JSON: number 2E2222... (found by fuzzing)", [] { LoadSymbolJSON("2E2222222222222222222222"); }, "IOError", "symbol JSON: malformed JSON: [json.exception.out_of_range.406] number overflow parsing '2E2222222222222222222222'");
   add("SaveSymbolJSON of a variable named \"\\xff\" (not UTF-8)", [] { SaveSymbolJSON(Var("\xff")); }, "Error", "SaveSymbolJSON: names and attribute values must be valid UTF-8: [json.exception.type_error.316] invalid UTF-8 byte at index 0: 0xFF");
   add("LoadSymbolFile on a missing file", [] { LoadSymbolFile(TmpDir() + "/missing-symbol.json"); }, "IOError", "cannot open <tmp>/missing-symbol.json: No such file or directory");
+
+  // ---- .symbind model files ----
+  using symbind::test::BuildRaw;
+  using symbind::test::RawModel;
+  using symbind::test::ValidRawModel;
+  auto raw_model = [](std::function<void(RawModel*)> edit) {
+    RawModel m = ValidRawModel();
+    edit(&m);
+    return BuildRaw(m);
+  };
+  add(".symbind: empty file", [] { LoadModel(TmpFile("empty.symbind", "")); }, "IOError", "");
+  add(".symbind: a JSON file given as a model", [] { LoadModel(TmpFile("json.symbind", "{\"nodes\": []}")); }, "IOError", "");
+  add(".symbind: truncated to half", [] {
+    const std::string v = BuildRaw(ValidRawModel());
+    LoadModel(TmpFile("half.symbind", v.substr(0, v.size() / 2)));
+  }, "IOError", "");
+  add(".symbind: root table's vtable outside the file", [] {
+    std::string v = BuildRaw(ValidRawModel());
+    uint32_t root;
+    std::memcpy(&root, v.data(), 4);
+    symbind::test::PutI32(&v, root, -0x100000);
+    LoadModel(TmpFile("vtable.symbind", v));
+  }, "IOError", "");
+  add(".symbind: format version 99", [&] { LoadModel(TmpFile("v99.symbind", raw_model([](RawModel* m) { m->format_version = 99; }))); }, "IOError", "");
+  add(".symbind: weight shape (4,3) with data for (2,3)", [&] { LoadModel(TmpFile("short.symbind", raw_model([](RawModel* m) { m->params[0].dims = {4, 3}; }))); }, "IOError", "");
+  add(".symbind: weight dims 2^40 x 2^40", [&] { LoadModel(TmpFile("overflow.symbind", raw_model([](RawModel* m) { m->params[0].dims = {int64_t{1} << 40, int64_t{1} << 40}; }))); }, "IOError", "");
+  add(".symbind: dtype code 9", [&] { LoadModel(TmpFile("dtype.symbind", raw_model([](RawModel* m) { m->params[0].dtype = 9; }))); }, "IOError", "");
+  add(".symbind: an input naming its own node", [&] { LoadModel(TmpFile("cycle.symbind", raw_model([](RawModel* m) { m->nodes[3].inputs[0] = {3, 0}; }))); }, "IOError", "");
+  add(".symbind: parameter data not 64-byte aligned", [] { LoadModel(TmpFile("misaligned.symbind", symbind::test::MisalignedDataFile())); }, "IOError", "");
+  add(".symbind: a .params file given with a .symbind model", [] {
+    LoadModelFiles(TmpFile("pair.symbind", BuildRaw(ValidRawModel())), "model-0000.params");
+  }, "IOError", "");
+  add("Fill on a weight mapped from a .symbind file", [] {
+    Model m = LoadModel(TmpFile("fill.symbind", BuildRaw(ValidRawModel())));
+    m.args.at("fc_weight").Fill(0);
+  }, "Error", "");
+  add("Forward(is_train=true) with BatchNorm statistics mapped from a .symbind file", [] {
+    Symbol bn = OpBuilder("BatchNorm").SetInput("data", Var("data")).CreateSymbol("bn");
+    Model m;
+    m.symbol = bn;
+    m.args = {{"bn_gamma", NDArray(TShape({2}))}, {"bn_beta", NDArray(TShape({2}))}};
+    m.aux = {{"bn_moving_mean", NDArray(TShape({2}))}, {"bn_moving_var", NDArray(TShape({2}))}};
+    const std::string path = TmpDir() + "/bn.symbind";
+    SaveModel(path, m);
+    Model mapped = LoadModel(path);
+    mapped.args["data"] = NDArray(TShape({4, 2}));
+    std::map<std::string, OpReq> no_grads{{"data", OpReq::kNull}, {"bn_gamma", OpReq::kNull}, {"bn_beta", OpReq::kNull}};
+    SimpleBind(mapped.symbol, Context::CPU(), mapped.args, {}, no_grads, mapped.aux)->Forward(true);
+  }, "Error", "");
 
   // ---- composition ----
   add("Symbol::Create with unknown op \"Frobnicate\"", [] {
