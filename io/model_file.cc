@@ -4,6 +4,9 @@
 #include <fstream>
 #include <set>
 
+// Parameter data is 64-byte aligned (Storage::kAlignment); FlatBuffers caps forced alignment
+// at 32 unless told otherwise (an assertion in debug builds).
+#define FLATBUFFERS_MAX_ALIGNMENT 64
 #include <flatbuffers/flatbuffers.h>
 
 #include <symbind/core/graph.h>
@@ -147,7 +150,7 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
   const fb::Model& m = *fb::GetModel(data);
   if (m.format_version() == 0 || m.format_version() > kModelFormatVersion)
     Fail(where, StrCat("format version ", m.format_version(), " is not supported (this build "
-                       "reads 1 to ", kModelFormatVersion, ")"));
+                       "reads versions 1 to ", kModelFormatVersion, ")"));
   Model model;
   model.symbol = ReadGraph(m, where);
 

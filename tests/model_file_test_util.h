@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#ifndef FLATBUFFERS_MAX_ALIGNMENT
+#define FLATBUFFERS_MAX_ALIGNMENT 64  // as io/model_file.cc: data aligned to 64 bytes
+#endif
 #include <flatbuffers/flatbuffers.h>
 
 #include "model_generated.h"
