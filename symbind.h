@@ -7,4 +7,6 @@
 #include <symbind/core/symbol.h>
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
+#include <symbind/io/checkpoint.h>
 #include <symbind/io/mnist.h>
+#include <symbind/io/model_file.h>

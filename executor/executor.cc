@@ -118,6 +118,11 @@ void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name) {
   for (char c : name) h = Mix(h, static_cast<unsigned char>(c));
   std::mt19937_64 engine(h);
   std::normal_distribution<float> dist(0.0f, 1.0f);
+  if (a.dtype() == DType::kFloat32 && !a.read_only()) {  // the common case, without SetFlat's per-element checks
+    float* p = a.fdata();
+    for (int64_t i = 0, n = a.Size(); i < n; ++i) p[i] = dist(engine);
+    return;
+  }
   for (int64_t i = 0, n = a.Size(); i < n; ++i) a.SetFlat(i, dist(engine));
 }
 

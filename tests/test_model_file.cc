@@ -418,3 +418,22 @@ TEST_CASE("symbind file: every truncation and every overwritten word is refused 
     }
   CHECK(refused > 0);
 }
+
+TEST_CASE("symbind file: the README's three lines work as written", "[model_file][docs]") {
+  Symbol sym;
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpoint(SharedDir() + "/models/mtcnn/det1", 1, &sym, &args, &aux);
+  std::map<std::string, OpReq> no_grads;
+  for (auto& n : sym.ListArguments()) no_grads[n] = OpReq::kNull;
+  const std::string path = TempPath("readme.symbind");
+  {
+    const auto cwd_path = path;  // README: "model.symbind"
+    SaveModel(cwd_path, Model{sym, args, aux});
+    Model m = LoadModel(cwd_path);
+    m.args["data"] = GaussianInput(TShape({1, 3, 12, 12}));
+    auto exec = SimpleBind(m.symbol, Context::CPU(), m.args /* + inputs */, {}, no_grads, m.aux);
+    exec->Forward(false);
+    CHECK(exec->arg_dict().at("conv1_weight").raw_data() == m.args.at("conv1_weight").raw_data());
+  }
+  std::remove(path.c_str());
+}
