@@ -10,6 +10,7 @@
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/mnist.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/predict/predictor.h>

@@ -14,13 +14,13 @@ scripts/install-deps.sh clang libclang-rt-14-dev
 start=$(date +%s)
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSYMBIND_FUZZ=ON -DSYMBIND_BUILD_TESTS=OFF \
   -DSYMBIND_BUILD_APPS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build-fuzz -j "$jobs" --target fuzz_ndarray_file fuzz_symbol_json fuzz_param
+cmake --build build-fuzz -j "$jobs" --target fuzz_ndarray_file fuzz_symbol_json fuzz_param fuzz_model_file
 echo "ci: fuzz build took $(( $(date +%s) - start )) s"
 
 fuzz/make_corpus.sh build-fuzz/corpus
 status=0
 # target:seed-corpus directory made by make_corpus.sh
-for pair in ndarray_file:params symbol_json:json param:param; do
+for pair in ndarray_file:params symbol_json:json param:param model_file:symbind; do
   target=${pair%%:*}
   corpus=build-fuzz/corpus/${pair##*:}
   artifacts=build-fuzz/artifacts/$target

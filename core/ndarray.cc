@@ -25,7 +25,28 @@ Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
   std::memset(data_, 0, rounded);
 }
 
-Storage::~Storage() { std::free(data_); }
+std::shared_ptr<Storage> Storage::External(const void* data, size_t bytes,
+                                           std::shared_ptr<const void> owner, std::string what) {
+  if (!owner) throw Error("Storage::External needs an owner that keeps the bytes alive");
+  if (reinterpret_cast<uintptr_t>(data) % kAlignment != 0)
+    throw Error(StrCat("Storage::External: ", what, " is not ", kAlignment, "-byte aligned"));
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = const_cast<void*>(data);  // never written: every writer calls CheckWritable
+  s->bytes_ = bytes;
+  s->owner_ = std::move(owner);
+  s->what_ = std::move(what);
+  return s;
+}
+
+void Storage::CheckWritable(const char* operation) const {
+  if (owner_)
+    throw Error(StrCat(operation, ": the array is read-only (", what_,
+                       "); write into a Copy() of it instead"));
+}
+
+Storage::~Storage() {
+  if (!owner_) std::free(data_);
+}
 
 NDArray NDArray::View(std::shared_ptr<Storage> storage, size_t offset, const TShape& shape,
                       DType dtype, Context ctx) {
@@ -100,6 +121,7 @@ void NDArray::CopyTo(NDArray* dst) const {
     *dst = Copy();
     return;
   }
+  dst->storage_->CheckWritable("CopyTo");
   if (dst->shape_.Size() != shape_.Size())
     throw Error(StrCat("CopyTo: source shape ", shape_, " and destination shape ", dst->shape_,
                        " differ in size"));
@@ -117,6 +139,7 @@ void NDArray::SyncCopyFromCPU(const void* src, size_t num_elements) {
   if (static_cast<int64_t>(num_elements) != Size())
     throw Error(StrCat("SyncCopyFromCPU: got ", num_elements, " elements for an array of shape ",
                        shape_, " (", Size(), " elements)"));
+  if (storage_) storage_->CheckWritable("SyncCopyFromCPU");
   std::memcpy(raw_data(), src, bytes());
 }
 
@@ -134,6 +157,7 @@ std::vector<float> NDArray::ToVector() const {
 }
 
 void NDArray::Fill(float value) const {
+  if (storage_) storage_->CheckWritable("Fill");
   size_t n = static_cast<size_t>(Size());
   if (dtype_ == DType::kFloat32) {
     float* p = fdata();
@@ -153,6 +177,7 @@ float NDArray::GetFlat(int64_t i) const {
 
 void NDArray::SetFlat(int64_t i, float v) const {
   if (i < 0 || i >= Size()) throw Error(StrCat("index ", i, " out of range for shape ", shape_));
+  storage_->CheckWritable("SetFlat");
   ConvertElements(&v, DType::kFloat32, static_cast<char*>(raw_data()) + i * DTypeSize(dtype_),
                   dtype_, 1);
 }

@@ -19,15 +19,26 @@ class Storage {
   static constexpr size_t kAlignment = 64;
   // Throws OutOfMemoryError (naming `what`) when the allocation fails or is absurd.
   explicit Storage(size_t bytes, const std::string& what = "array");
+  // Read-only bytes owned elsewhere (e.g. a memory-mapped model file), 64-byte aligned;
+  // `owner` keeps them alive as long as this storage. `what` names them in errors.
+  static std::shared_ptr<Storage> External(const void* data, size_t bytes,
+                                           std::shared_ptr<const void> owner, std::string what);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data() { return data_; }
   size_t bytes() const { return bytes_; }
+  // True for External storage: nothing may write into it.
+  bool read_only() const { return static_cast<bool>(owner_); }
+  // Throws Error naming `operation` when the storage is read-only.
+  void CheckWritable(const char* operation) const;
 
  private:
+  Storage() = default;
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  std::shared_ptr<const void> owner_;  // set for external, read-only bytes
+  std::string what_;
 };
 
 // An n-dimensional array: shape, dtype, context, and a view into shared storage.
@@ -83,6 +94,10 @@ class NDArray {
   float GetFlat(int64_t i) const;
   void SetFlat(int64_t i, float v) const;
   float At(std::initializer_list<int64_t> index) const;
+
+  // True for views of read-only storage (weights memory-mapped from a .symbind file): Fill,
+  // SetFlat, SyncCopyFromCPU and CopyTo into them throw; Copy() gives a writable array.
+  bool read_only() const { return storage_ && storage_->read_only(); }
 
   // True when both handles view the same bytes.
   bool SharesStorageWith(const NDArray& o) const { return storage_ && storage_ == o.storage_; }

@@ -119,6 +119,11 @@ void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name) {
   for (char c : name) h = Mix(h, static_cast<unsigned char>(c));
   std::mt19937_64 engine(h);
   std::normal_distribution<float> dist(0.0f, 1.0f);
+  if (a.dtype() == DType::kFloat32 && !a.read_only()) {  // the common case, without SetFlat's per-element checks
+    float* p = a.fdata();
+    for (int64_t i = 0, n = a.Size(); i < n; ++i) p[i] = dist(engine);
+    return;
+  }
   for (int64_t i = 0, n = a.Size(); i < n; ++i) a.SetFlat(i, dist(engine));
 }
 
@@ -198,6 +203,16 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
                          grad_arrays_[i].shape(), " but the argument has shape ",
                          arg_arrays_[i].shape()));
   }
+
+  // Read-only arrays (weights memory-mapped from a .symbind file) are never written: a
+  // training executor binds copies of the arguments it updates and of every aux state.
+  const bool trains = std::any_of(grad_reqs_.begin(), grad_reqs_.end(),
+                                  [](OpReq r) { return r != OpReq::kNull; });
+  for (size_t i = 0; i < arg_names.size(); ++i)
+    if (grad_reqs_[i] != OpReq::kNull && arg_arrays_[i].read_only()) arg_arrays_[i] = arg_arrays_[i].Copy();
+  if (trains)
+    for (auto& a : aux_arrays_)
+      if (a.read_only()) a = a.Copy();
 
   // Entry arrays: variables point at bound arrays; op outputs get their own storage.
   entry_arrays_.resize(graph_.num_entries());
@@ -390,6 +405,15 @@ void Executor::Forward(bool is_train) {
   InUseGuard guard(&in_use_, "Forward");
   InUseGuard workspace_guard(memory_.planned && workspace_ ? &workspace_->running_ : nullptr, "Forward",
                              InUseGuard::kWorkspace);
+  if (is_train) {
+    // Training-mode BatchNorm updates its moving statistics in place.
+    for (size_t i = 0; i < aux_arrays_.size(); ++i)
+      if (aux_arrays_[i].read_only())
+        throw Error(StrCat("Forward(is_train=true) would update aux state '",
+                           graph_.ListAuxiliaryStates()[i],
+                           "', which is read-only (memory-mapped weights); bind a Copy() of it "
+                           "or bind with a grad_req to train"));
+  }
   ++run_counter_;
   forward_tasks_->Run([&](uint32_t t) {
     if (node_outputs_empty_[t]) return;  // nothing to write

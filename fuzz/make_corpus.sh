@@ -6,7 +6,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 shared=${SYMBIND_SHARED_DIR:-$here/../../shared}
 out=${1:-corpus}
-mkdir -p "$out/params" "$out/json" "$out/param"
+mkdir -p "$out/params" "$out/json" "$out/param" "$out/symbind"
 cp -f "$shared"/models/mtcnn/*.params "$out/params/"
 cp -f "$shared"/models/mtcnn/*-symbol.json "$shared"/models/symbols/*.json "$out/json/"
 chmod -R u+w "$out"
@@ -29,4 +29,5 @@ dim=1' 'p=0.5' 'shape=(2,-1,0)'; do
     i=$((i + 1))
   done
 done
+# .symbind seeds are the committed fuzz/regression/model_file/ files (a valid model among them).
 echo "corpus in $out: $(ls "$out/params" | wc -l) params, $(ls "$out/json" | wc -l) json, $(ls "$out/param" | wc -l) param seeds"

@@ -21,18 +21,22 @@ void LoadCheckpoint(const std::string& prefix, int epoch, Symbol* symbol,
                     std::map<std::string, NDArray>* aux_params) {
   if (symbol) *symbol = LoadSymbolFile(CheckpointSymbolPath(prefix));
   if (!arg_params && !aux_params) return;
-  const std::string path = CheckpointParamsPath(prefix, epoch);
   std::map<std::string, NDArray> args, aux;
+  LoadArgAuxParams(CheckpointParamsPath(prefix, epoch), &args, &aux);
+  if (arg_params) *arg_params = std::move(args);
+  if (aux_params) *aux_params = std::move(aux);
+}
+
+void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* args,
+                      std::map<std::string, NDArray>* aux) {
   try {
-    SplitArgAux(LoadNDArrayMap(path), &args, &aux);
+    SplitArgAux(LoadNDArrayMap(path), args, aux);
   } catch (const IOError& e) {
     // Name the file once: most loader messages already contain the path.
     const std::string msg = e.what();
     if (msg.find(path) != std::string::npos) throw;
     throw IOError(path + ": " + msg);
   }
-  if (arg_params) *arg_params = std::move(args);
-  if (aux_params) *aux_params = std::move(aux);
 }
 
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,

@@ -17,6 +17,9 @@ std::string CheckpointParamsPath(const std::string& prefix, int epoch);
 void LoadCheckpoint(const std::string& prefix, int epoch, Symbol* symbol,
                     std::map<std::string, NDArray>* arg_params,
                     std::map<std::string, NDArray>* aux_params);
+// A .params file of "arg:" / "aux:" arrays split into the two maps (IOError naming `path`).
+void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* args,
+                      std::map<std::string, NDArray>* aux);
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params);

@@ -80,7 +80,7 @@ std::pair<std::string, TShape> ParseShapeSpec(const std::string& spec) {
   return {spec.substr(0, eq), TShape::Parse(spec.substr(eq + 1))};
 }
 
-void PrintParamsListing(const NDArrayFile& f, std::ostream& os) {
+void PrintParamsListing(const NDArrayFile& f, std::ostream& os, const std::string& format) {
   int64_t values = 0;
   for (size_t i = 0; i < f.arrays.size(); ++i) {
     // From the file's headers: sparse arrays need not be expanded to be listed.
@@ -97,8 +97,10 @@ void PrintParamsListing(const NDArrayFile& f, std::ostream& os) {
   std::sort(formats.begin(), formats.end());
   formats.erase(std::unique(formats.begin(), formats.end()), formats.end());
   os << f.arrays.size() << " arrays, " << values << " values, format ";
-  if (formats.empty()) os << "none";
-  for (size_t i = 0; i < formats.size(); ++i) os << (i ? "," : "") << "v" << formats[i];
+  if (!format.empty()) os << format;
+  else if (formats.empty()) os << "none";
+  else
+    for (size_t i = 0; i < formats.size(); ++i) os << (i ? "," : "") << "v" << formats[i];
   os << "\n";
 }
 

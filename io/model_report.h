@@ -19,8 +19,9 @@ std::string ShapeText(const TShape& s);
 std::pair<std::string, TShape> ParseShapeSpec(const std::string& spec);
 
 // One line per array, "<name> <dtype> (<dims>)" ("[i]" for unnamed arrays, "<name> none"
-// for none arrays), then "<N> arrays, <M> values, format v0[,v1...]".
-void PrintParamsListing(const NDArrayFile& file, std::ostream& os);
+// for none arrays), then "<N> arrays, <M> values, format v0[,v1...]" (the formats of
+// file.formats, or `format` when given).
+void PrintParamsListing(const NDArrayFile& file, std::ostream& os, const std::string& format = "");
 
 // "arg <name> (<dims>)", "aux <name> (<dims>)", "out <name> (<dims>)" in MXNet order. Throws
 // ShapeError when a shape cannot be inferred.

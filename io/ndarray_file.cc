@@ -1,16 +1,13 @@
 #include "ndarray_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
 #include <fstream>
 #include <limits>
+
+#include "mapped_file.h"
 
 namespace symbind {
 
@@ -348,51 +345,6 @@ void WriteArray(std::string* out, const NDArray& a) {
   if (a.bytes()) out->append(static_cast<const char*>(a.raw_data()), a.bytes());
 }
 
-// The whole file, mapped read-only (or read, where mapping is not possible).
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    RegularFileSize(path);  // refuses FIFOs and devices before open() could block on them
-    // O_NONBLOCK as well: a FIFO swapped in after the check still cannot block the open.
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd_ < 0) throw IOError(StrCat("cannot open ", path, ": ", std::strerror(errno)));
-    struct stat st;
-    if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-      ::close(fd_);
-      throw IOError(StrCat("cannot read ", path, ": not a regular file"));
-    }
-    size_ = static_cast<size_t>(st.st_size);
-    if (size_ == 0) return;
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd_, 0);
-    if (p == MAP_FAILED) {
-      ::close(fd_);
-      throw IOError(StrCat("cannot map ", path, ": ", std::strerror(errno)));
-    }
-    data_ = p;
-  }
-  ~MappedFile() {
-    if (data_) ::munmap(data_, size_);
-    if (fd_ >= 0) ::close(fd_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const void* data() const { return data_; }
-  size_t size() const { return size_; }
-  // Gives the pages wholly before `offset` back to the kernel (they are re-read if touched).
-  void DropBefore(size_t offset) {
-    const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    const size_t end = offset / page * page;
-    if (!data_ || end <= dropped_) return;
-    ::madvise(static_cast<char*>(data_) + dropped_, end - dropped_, MADV_DONTNEED);
-    dropped_ = end;
-  }
-
- private:
-  size_t dropped_ = 0;
-  int fd_ = -1;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
 
 }  // namespace
 

@@ -17,7 +17,6 @@ using json = nlohmann::json;
 
 constexpr int kLegacyVersion = 800;    // 0.8.0: no mxnet_version in the file
 constexpr int kUpgradeVersion = 900;   // files before 0.9.0 lack aux-state inputs
-constexpr int kWriteVersion = 10600;   // written as MXNet 1.6
 constexpr int kMaxJSONDepth = 64;      // symbol files nest 5 deep; refuse absurd nesting
 const char* const kHiddenKeys[] = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring",
                                    "mirror_stage"};
@@ -83,23 +82,14 @@ std::string AttrString(const json& v, const std::string& where, const std::strin
   Fail(StrCat(where, ": attribute '", key, "' must be a string; got ", v.dump()));
 }
 
-// One [node, index(, version)] reference, checked against the nodes built so far.
-NodeEntry ParseEntry(const json& e, const std::vector<std::shared_ptr<Node>>& built,
-                     const std::string& where) {
+// One [node, index(, version)] as numbers; the references are checked by SymbolAssembler.
+GraphEntryRecord EntryRecord(const json& e, const std::string& where) {
   if (!e.is_array() || e.size() < 2 || e.size() > 3)
     Fail(StrCat(where, ": expected [node, index] or [node, index, version]; got ", e.dump()));
   for (auto& x : e)
     if (!x.is_number_unsigned())
       Fail(StrCat(where, ": entry ", e.dump(), " must hold non-negative integers"));
-  const uint64_t nid = e[0].get<uint64_t>(), index = e[1].get<uint64_t>();
-  if (nid >= built.size())
-    Fail(StrCat(where, " references node ", nid, ", which is missing or not defined before it"));
-  const auto& src = built[static_cast<size_t>(nid)];
-  const int n_out = src->num_outputs();
-  if (index >= static_cast<uint64_t>(n_out))
-    Fail(StrCat(where, " uses output ", index, " of node ", nid, " '", src->name(),
-                "', which has ", n_out, " output", n_out == 1 ? "" : "s"));
-  return NodeEntry{src, static_cast<uint32_t>(index)};
+  return GraphEntryRecord{e[0].get<uint64_t>(), e[1].get<uint64_t>()};
 }
 
 // Renames MXNet's old unwrapped hidden keys. Returns the keys meant for an input variable
@@ -131,74 +121,110 @@ void ApplyHiddenKeys(KwArgs* dict, bool is_variable, std::vector<HiddenForInput>
   *dict = std::move(out);
 }
 
-// `upgraded` receives the variables the 0.8 upgrade path creates for missing inputs.
-std::shared_ptr<Node> BuildNode(const json& jn, size_t i, int version,
-                                const std::vector<std::shared_ptr<Node>>& built,
-                                std::vector<std::shared_ptr<Node>>* upgraded) {
+GraphNodeRecord NodeRecord(const json& jn, size_t i) {
   if (!jn.is_object()) Fail(StrCat("node ", i, " is not an object"));
   if (!jn.contains("op") || !jn["op"].is_string())
     Fail(StrCat("node ", i, " has no \"op\" string"));
   if (!jn.contains("name") || !jn["name"].is_string())
     Fail(StrCat("node ", i, " has no \"name\" string"));
-  const std::string op_name = jn["op"].get<std::string>();
-  auto node = std::make_shared<Node>();
-  node->attrs.name = jn["name"].get<std::string>();
-  const std::string where = NodeWhere(i, node->attrs.name);
+  GraphNodeRecord r;
+  r.op = jn["op"].get<std::string>();
+  r.name = jn["name"].get<std::string>();
+  const std::string where = NodeWhere(i, r.name);
   if (jn.contains("subgraphs") && !jn["subgraphs"].empty())
     Fail(where + ": subgraphs are not supported");
-
-  KwArgs dict;
   for (const char* field : {"param", "attr", "attrs"}) {
     if (!jn.contains(field)) continue;
     const json& a = jn[field];
     if (a.is_null()) continue;
     if (!a.is_object()) Fail(StrCat(where, ": \"", field, "\" must be an object"));
     for (auto it = a.begin(); it != a.end(); ++it)
-      dict[it.key()] = AttrString(it.value(), where, it.key());
+      r.attrs[it.key()] = AttrString(it.value(), where, it.key());
   }
   const json empty = json::array();
   const json& jin = jn.contains("inputs") ? jn["inputs"] : empty;
   if (!jin.is_array()) Fail(where + ": \"inputs\" must be an array");
+  for (size_t k = 0; k < jin.size(); ++k)
+    r.inputs.push_back(EntryRecord(jin[k], StrCat(where, " input ", k)));
+  return r;
+}
 
-  const bool is_variable = op_name == "null";
+json EntryJSON(const Graph::EntryRef& e) { return json::array({e.node_id, e.index, 0}); }
+
+}  // namespace
+
+SymbolAssembler::SymbolAssembler(int mxnet_version, std::string error_prefix)
+    : version_(mxnet_version), prefix_(std::move(error_prefix)) {}
+
+void SymbolAssembler::Fail(const std::string& what) const { throw IOError(prefix_ + what); }
+
+NodeEntry SymbolAssembler::Entry(const GraphEntryRecord& e, const std::string& where) const {
+  if (e.node >= built_.size())
+    Fail(StrCat(where, " references node ", e.node, ", which is missing or not defined before it"));
+  const auto& src = built_[static_cast<size_t>(e.node)];
+  const int n_out = src->num_outputs();
+  if (e.index >= static_cast<uint64_t>(n_out))
+    Fail(StrCat(where, " uses output ", e.index, " of node ", e.node, " '", src->name(),
+                "', which has ", n_out, " output", n_out == 1 ? "" : "s"));
+  return NodeEntry{src, static_cast<uint32_t>(e.index)};
+}
+
+void SymbolAssembler::AddNode(const GraphNodeRecord& r) {
+  const size_t i = built_.size();
+  auto node = std::make_shared<Node>();
+  node->attrs.name = r.name;
+  const std::string where = NodeWhere(i, r.name);
+  KwArgs dict = r.attrs;
+  const bool is_variable = r.op == "null";
   std::vector<HiddenForInput> for_inputs;
   ApplyHiddenKeys(&dict, is_variable, &for_inputs);
 
   if (is_variable) {
-    if (!jin.empty()) Fail(StrCat(where, ": a variable (op \"null\") has ", jin.size(), " inputs"));
+    if (!r.inputs.empty())
+      Fail(StrCat(where, ": a variable (op \"null\") has ", r.inputs.size(), " inputs"));
     node->user_attrs = std::move(dict);
-    return node;
+    // Arguments are bound by name, so two variables of one name would be ambiguous.
+    auto [it, inserted] = variable_index_.emplace(r.name, i);
+    if (!inserted)
+      Fail(StrCat(where, ": variable name '", r.name, "' is already used by node ", it->second,
+                  " (variable names must be unique)"));
+    built_.push_back(std::move(node));
+    return;
   }
 
-  const Op* op = OpRegistry::Global().Find(op_name);
-  if (!op) Fail(StrCat(where, ": unknown operator '", op_name, "'"));
+  const Op* op = OpRegistry::Global().Find(r.op);
+  if (!op) Fail(StrCat(where, ": unknown operator '", r.op, "'"));
   node->attrs.op = op;
   for (auto& kv : dict) {
     if (IsWrapped(kv.first)) node->user_attrs[kv.first] = kv.second;
     else node->attrs.dict[kv.first] = kv.second;
   }
   if (!op->key_var_num_args.empty() && !node->attrs.dict.count(op->key_var_num_args))
-    node->attrs.dict[op->key_var_num_args] = std::to_string(jin.size());
+    node->attrs.dict[op->key_var_num_args] = std::to_string(r.inputs.size());
   try {
     op->ParseAttrs(&node->attrs);
   } catch (const ParamError& e) {
     throw ParamError(where + ": " + e.what());
   }
 
-  for (size_t k = 0; k < jin.size(); ++k)
-    node->inputs.push_back(ParseEntry(jin[k], built, StrCat(where, " input ", k)));
+  for (size_t k = 0; k < r.inputs.size(); ++k)
+    node->inputs.push_back(Entry(r.inputs[k], StrCat(where, " input ", k)));
 
   std::vector<std::string> names = op->ListArguments(node->attrs);
   const size_t num_args = names.size();
   for (auto& a : op->ListAuxStates(node->attrs)) names.push_back(a);
-  if (node->inputs.size() < names.size() && version < kUpgradeVersion) {
+  if (node->inputs.size() < names.size() && version_ < kUpgradeVersion) {
     // 0.8 files do not list aux states (and may omit trailing inputs): add them as MXNet's
     // upgrader does.
     for (size_t k = node->inputs.size(); k < names.size(); ++k) {
       auto var = std::make_shared<Node>();
       var->attrs.name = node->attrs.name + "_" + names[k];
       node->inputs.push_back(NodeEntry{var, 0});
-      upgraded->push_back(var);
+      // Bound by name like any other variable, so its name must be free too.
+      auto [it, inserted] = variable_index_.emplace(var->attrs.name, i);
+      if (!inserted)
+        Fail(StrCat(where, ": the variable the 0.8 upgrade adds for a missing input, '", var->attrs.name,
+                    "' is already used by node ", it->second, " (variable names must be unique)"));
     }
   }
   if (node->inputs.size() != names.size()) {
@@ -213,12 +239,15 @@ std::shared_ptr<Node> BuildNode(const json& jn, size_t i, int version,
     else
       node->user_attrs[h.input + "_" + h.key] = h.value;
   }
-  return node;
+  built_.push_back(std::move(node));
 }
 
-json EntryJSON(const Graph::EntryRef& e) { return json::array({e.node_id, e.index, 0}); }
-
-}  // namespace
+Symbol SymbolAssembler::Finish(const std::vector<GraphEntryRecord>& heads) const {
+  if (heads.empty()) Fail("\"heads\" is empty: the symbol has no outputs");
+  std::vector<NodeEntry> entries;
+  for (size_t k = 0; k < heads.size(); ++k) entries.push_back(Entry(heads[k], StrCat("head ", k)));
+  return Symbol::FromEntries(std::move(entries));
+}
 
 int SymbolJSONVersion(const std::string& text) {
   json root = ParseText(text);
@@ -233,30 +262,12 @@ Symbol LoadSymbolJSON(const std::string& text) {
   if (!root.contains("nodes") || !root["nodes"].is_array()) Fail("no \"nodes\" array");
   if (!root.contains("heads") || !root["heads"].is_array()) Fail("no \"heads\" array");
   const json& nodes = root["nodes"];
-  std::vector<std::shared_ptr<Node>> built;
-  built.reserve(nodes.size());
-  // Arguments are bound by name, so two variables of one name would be ambiguous.
-  // Variables the 0.8 upgrade adds count too: they are bound by name like any other.
-  std::map<std::string, size_t> variable_index;
-  auto claim_name = [&](const std::string& name, size_t i, const char* what) {
-    auto [it, inserted] = variable_index.emplace(name, i);
-    if (!inserted)
-      Fail(StrCat(NodeWhere(i, built[i]->name()), ": ", what, " '", name,
-                  "' is already used by node ", it->second, " (variable names must be unique)"));
-  };
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    std::vector<std::shared_ptr<Node>> upgraded;
-    built.push_back(BuildNode(nodes[i], i, version, built, &upgraded));
-    if (built.back()->is_variable()) claim_name(built.back()->name(), i, "variable name");
-    for (auto& var : upgraded)
-      claim_name(var->name(), i, "the variable the 0.8 upgrade adds for a missing input,");
-  }
-  std::vector<NodeEntry> heads;
+  SymbolAssembler assembler(version, "symbol JSON: ");
+  for (size_t i = 0; i < nodes.size(); ++i) assembler.AddNode(NodeRecord(nodes[i], i));
+  std::vector<GraphEntryRecord> heads;
   const json& jheads = root["heads"];
-  if (jheads.empty()) Fail("\"heads\" is empty: the symbol has no outputs");
-  for (size_t k = 0; k < jheads.size(); ++k)
-    heads.push_back(ParseEntry(jheads[k], built, StrCat("head ", k)));
-  return Symbol::FromEntries(std::move(heads));
+  for (size_t k = 0; k < jheads.size(); ++k) heads.push_back(EntryRecord(jheads[k], StrCat("head ", k)));
+  return assembler.Finish(heads);
 }
 
 Symbol LoadSymbolFile(const std::string& path) {
@@ -294,7 +305,7 @@ std::string SaveSymbolJSON(const Symbol& symbol) {
   root["arg_nodes"] = g.arg_nodes();
   root["node_row_ptr"] = g.row_ptr();
   root["heads"] = heads;
-  root["attrs"] = {{"mxnet_version", json::array({"int", kWriteVersion})}};
+  root["attrs"] = {{"mxnet_version", json::array({"int", kSymbolWriteVersion})}};
   try {
     return root.dump(2);
   } catch (const json::exception& e) {

@@ -20,11 +20,47 @@
 //
 // Save writes the MXNet 1.x layout (mxnet_version 10600) in MXNet's topological order.
 #pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <symbind/core/symbol.h>
 
 namespace symbind {
+
+// The mxnet_version symbind writes (MXNet 1.6's layout: every input listed).
+constexpr int kSymbolWriteVersion = 10600;
+
+// A graph as model files store it, shared by the JSON and .symbind readers so that both apply
+// the same checks and MXNet upgrade rules.
+struct GraphEntryRecord {
+  uint64_t node = 0, index = 0;  // node index in file order, output index
+};
+struct GraphNodeRecord {
+  std::string op, name;  // op "null": a variable
+  std::map<std::string, std::string> attrs;
+  std::vector<GraphEntryRecord> inputs;
+};
+
+// Builds a Symbol node by node in file order; each input must name an earlier node. Throws
+// IOError prefixed with `error_prefix` (unknown op, bad reference, duplicate variable, input
+// count) or ParamError (bad parameter), naming the node index and name.
+class SymbolAssembler {
+ public:
+  SymbolAssembler(int mxnet_version, std::string error_prefix);
+  void AddNode(const GraphNodeRecord& node);
+  Symbol Finish(const std::vector<GraphEntryRecord>& heads) const;
+
+ private:
+  [[noreturn]] void Fail(const std::string& what) const;
+  NodeEntry Entry(const GraphEntryRecord& e, const std::string& where) const;
+  int version_;
+  std::string prefix_;
+  std::vector<std::shared_ptr<Node>> built_;
+  std::map<std::string, size_t> variable_index_;
+};
 
 Symbol LoadSymbolJSON(const std::string& json);
 Symbol LoadSymbolFile(const std::string& path);

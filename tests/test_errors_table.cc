@@ -27,10 +27,12 @@
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/image.h>
 #include <symbind/io/mnist.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
 
+#include "model_file_test_util.h"
 #include "test_io_util.h"
 
 #include "doc_test_util.h"
@@ -300,6 +302,55 @@ std::vector<ErrorCase> Cases() {
   add("JSON: number 2E2222... (found by fuzzing)", [] { LoadSymbolJSON("2E2222222222222222222222"); }, "IOError", "symbol JSON: malformed JSON: [json.exception.out_of_range.406] number overflow parsing '2E2222222222222222222222'");
   add("SaveSymbolJSON of a variable named \"\\xff\" (not UTF-8)", [] { SaveSymbolJSON(Var("\xff")); }, "Error", "SaveSymbolJSON: names and attribute values must be valid UTF-8: [json.exception.type_error.316] invalid UTF-8 byte at index 0: 0xFF");
   add("LoadSymbolFile on a missing file", [] { LoadSymbolFile(TmpDir() + "/missing-symbol.json"); }, "IOError", "cannot open <tmp>/missing-symbol.json: No such file or directory");
+
+  // ---- .symbind model files ----
+  using symbind::test::BuildRaw;
+  using symbind::test::RawModel;
+  using symbind::test::ValidRawModel;
+  auto raw_model = [](std::function<void(RawModel*)> edit) {
+    RawModel m = ValidRawModel();
+    edit(&m);
+    return BuildRaw(m);
+  };
+  add(".symbind: empty file", [] { LoadModel(TmpFile("empty.symbind", "")); }, "IOError", "<tmp>/empty.symbind: the file is 0 bytes; a .symbind file has at least 8 (root offset and the identifier \"SBMD\")");
+  add(".symbind: a JSON file given as a model", [] { LoadModel(TmpFile("json.symbind", "{\"nodes\": []}")); }, "IOError", "<tmp>/json.symbind: not a .symbind file: identifier 'des\"' at byte 4, expected 'SBMD'");
+  add(".symbind: truncated to half", [] {
+    const std::string v = BuildRaw(ValidRawModel());
+    LoadModel(TmpFile("half.symbind", v.substr(0, v.size() / 2)));
+  }, "IOError", "<tmp>/half.symbind: FlatBuffers verification failed: an offset, vector length, string or vtable points outside the file, or a required field (nodes, heads, node op/name, param name/data) is missing");
+  add(".symbind: root table's vtable outside the file", [] {
+    std::string v = BuildRaw(ValidRawModel());
+    uint32_t root;
+    std::memcpy(&root, v.data(), 4);
+    symbind::test::PutI32(&v, root, -0x100000);
+    LoadModel(TmpFile("vtable.symbind", v));
+  }, "IOError", "<tmp>/vtable.symbind: the root table's vtable at byte 1048620 lies outside the 768-byte file");
+  add(".symbind: format version 99", [&] { LoadModel(TmpFile("v99.symbind", raw_model([](RawModel* m) { m->format_version = 99; }))); }, "IOError", "<tmp>/v99.symbind: format version 99 is not supported (this build reads versions 1 to 1)");
+  add(".symbind: weight shape (4,3) with data for (2,3)", [&] { LoadModel(TmpFile("short.symbind", raw_model([](RawModel* m) { m->params[0].dims = {4, 3}; }))); }, "IOError", "<tmp>/short.symbind: param 0 'arg:fc_weight' of shape (4,3) and dtype float32 needs 48 bytes but its data holds 24");
+  add(".symbind: weight dims 2^40 x 2^40", [&] { LoadModel(TmpFile("overflow.symbind", raw_model([](RawModel* m) { m->params[0].dims = {int64_t{1} << 40, int64_t{1} << 40}; }))); }, "IOError", "<tmp>/overflow.symbind: param 0 'arg:fc_weight' of shape (1099511627776,1099511627776) overflows 64-bit byte counts");
+  add(".symbind: dtype code 9", [&] { LoadModel(TmpFile("dtype.symbind", raw_model([](RawModel* m) { m->params[0].dtype = 9; }))); }, "IOError", "<tmp>/dtype.symbind: param 0 'arg:fc_weight' has dtype code 9, which is not an MXNet type flag");
+  add(".symbind: an input naming its own node", [&] { LoadModel(TmpFile("cycle.symbind", raw_model([](RawModel* m) { m->nodes[3].inputs[0] = {3, 0}; }))); }, "IOError", "<tmp>/cycle.symbind: node 3 'fc' input 0 references node 3, which is missing or not defined before it");
+  add(".symbind: parameter data not 64-byte aligned", [] { LoadModel(TmpFile("misaligned.symbind", symbind::test::MisalignedDataFile())); }, "IOError", "<tmp>/misaligned.symbind: param 0 'arg:fc_weight': data starts at byte 680, not on a 64-byte boundary");
+  add(".symbind: a .params file given with a .symbind model", [] {
+    LoadModelFiles(TmpFile("pair.symbind", BuildRaw(ValidRawModel())), "model-0000.params");
+  }, "IOError", "<tmp>/pair.symbind is a .symbind model, which holds its parameters; got also model-0000.params");
+  add("Fill on a weight mapped from a .symbind file", [] {
+    Model m = LoadModel(TmpFile("fill.symbind", BuildRaw(ValidRawModel())));
+    m.args.at("fc_weight").Fill(0);
+  }, "Error", "Fill: the array is read-only (weights mapped from <tmp>/fill.symbind); write into a Copy() of it instead");
+  add("Forward(is_train=true) with BatchNorm statistics mapped from a .symbind file", [] {
+    Symbol bn = OpBuilder("BatchNorm").SetInput("data", Var("data")).CreateSymbol("bn");
+    Model m;
+    m.symbol = bn;
+    m.args = {{"bn_gamma", NDArray(TShape({2}))}, {"bn_beta", NDArray(TShape({2}))}};
+    m.aux = {{"bn_moving_mean", NDArray(TShape({2}))}, {"bn_moving_var", NDArray(TShape({2}))}};
+    const std::string path = TmpDir() + "/bn.symbind";
+    SaveModel(path, m);
+    Model mapped = LoadModel(path);
+    mapped.args["data"] = NDArray(TShape({4, 2}));
+    std::map<std::string, OpReq> no_grads{{"data", OpReq::kNull}, {"bn_gamma", OpReq::kNull}, {"bn_beta", OpReq::kNull}};
+    SimpleBind(mapped.symbol, Context::CPU(), mapped.args, {}, no_grads, mapped.aux)->Forward(true);
+  }, "Error", "Forward(is_train=true) would update aux state 'bn_moving_mean', which is read-only (memory-mapped weights); bind a Copy() of it or bind with a grad_req to train");
 
   // ---- composition ----
   add("Symbol::Create with unknown op \"Frobnicate\"", [] {

@@ -24,6 +24,7 @@ const std::map<std::string, Target>& Targets() {
       {"ndarray_file", symbind::fuzz::NDArrayFileTarget},
       {"symbol_json", symbind::fuzz::SymbolJSONTarget},
       {"param", symbind::fuzz::ParamTarget},
+      {"model_file", symbind::fuzz::ModelFileTarget},
   };
   return targets;
 }

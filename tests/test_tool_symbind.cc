@@ -1,6 +1,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -245,4 +246,54 @@ TEST_CASE("tool: run --image decodes, resizes and normalises as the library does
   NDArray got = LoadNpy(out);
   REQUIRE(got.shape() == exec->outputs()[0].shape());
   for (int64_t i = 0; i < got.Size(); ++i) CHECK(got.GetFlat(i) == exec->outputs()[0].GetFlat(i));
+}
+
+TEST_CASE("tool: convert to .symbind and back; every subcommand takes the .symbind file", "[io][tool][run][model_file]") {
+  if (!ToolBuilt()) return;
+  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string goldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";
+  const std::string model = symbind_test::TempPath("det3.symbind");
+  const std::string back = symbind_test::TempPath("det3-back");
+  RunResult c = RunTool("convert " + mtcnn + "det3-symbol.json " + mtcnn + "det3-0001.params -o " + model +
+                        " --shape data=1,3,48,48");
+  INFO(c.output);
+  REQUIRE(c.status == 0);
+
+  // run: the same outputs from the pair and from the one file, and load/bind times.
+  const std::string input = " --input data=" + goldens + "det3_48x48_data.npy --bench 1 --threads 1";
+  RunResult pair = RunTool("run " + mtcnn + "det3-symbol.json " + mtcnn + "det3-0001.params" + input);
+  RunResult one = RunTool("run " + model + input);
+  REQUIRE(pair.status == 0);
+  REQUIRE(one.status == 0);
+  auto outputs = [](const std::string& s) { return s.substr(0, s.find("latency_ms")); };
+  CHECK(outputs(one.output) == outputs(pair.output));
+  CHECK(one.output.find(" load_ms=") != std::string::npos);
+  CHECK(one.output.find(" bind_ms=") != std::string::npos);
+
+  // params, shapes (with the stored input shape), summary, dot.
+  RunResult params = RunTool("params " + model);
+  CHECK(params.status == 0);
+  CHECK(params.output.find("arg:conv1_weight float32 (32,3,3,3)\n") != std::string::npos);
+  CHECK(params.output.find("format symbind\n") != std::string::npos);
+  RunResult shapes = RunTool("shapes " + model);
+  CHECK(shapes.status == 0);
+  CHECK(shapes.output.find("out prob1_output (1,2)") != std::string::npos);
+  CHECK(RunTool("summary " + model).status == 0);
+  CHECK(RunTool("dot " + model).output.find("digraph") != std::string::npos);
+
+  // Back to the pair: the same arrays bit for bit.
+  RunResult rev = RunTool("convert " + model + " -o " + back);
+  REQUIRE(rev.status == 0);
+  auto original = LoadNDArrayMap(mtcnn + "det3-0001.params"), again = LoadNDArrayMap(back + "-0000.params");
+  REQUIRE(original.size() == again.size());
+  for (auto& kv : original) {
+    INFO(kv.first);
+    REQUIRE(again.count(kv.first));
+    CHECK(kv.second.shape() == again.at(kv.first).shape());
+    CHECK(std::memcmp(kv.second.raw_data(), again.at(kv.first).raw_data(), kv.second.bytes()) == 0);
+  }
+  RunResult both = RunTool("run " + model + " " + mtcnn + "det3-0001.params" + input);
+  CHECK(both.status == 1);
+  CHECK(both.output.find("is a .symbind model, which holds its parameters") != std::string::npos);
+  for (auto p : {model, back + "-symbol.json", back + "-0000.params"}) std::remove(p.c_str());
 }

@@ -1,4 +1,4 @@
-// symbind run SYMBOL.json PARAMS --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
+// symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
@@ -14,6 +14,7 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/image.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
@@ -154,10 +155,11 @@ void Run(const RunArgs& a) {
     if (!note.empty()) std::cerr << "symbind: warning: " << note << "\n";
     SetNumThreads(n);
   }
-  Symbol sym = LoadSymbolFile(a.symbol_file);
+  const auto load_start = std::chrono::steady_clock::now();
+  Model model = LoadModelFiles(a.symbol_file, a.params_file);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  const Symbol& sym = model.symbol;
   CheckInputNames(a, sym.ListArguments());
-  std::map<std::string, NDArray> args, aux;
-  SplitArgAux(LoadNDArrayMap(a.params_file), &args, &aux);
 
   std::map<std::string, TShape> shapes;
   for (auto& spec : a.shapes) shapes.insert(ParseShapeSpec(spec));
@@ -172,12 +174,14 @@ void Run(const RunArgs& a) {
   PredictorOptions options;
   options.allow_missing = a.allow_missing;
   options.outputs = a.outputs;
-  Predictor predictor(sym, args, aux, shapes, options);
+  const auto bind_start = std::chrono::steady_clock::now();
+  Predictor predictor(sym, model.args, model.aux, shapes, options);
+  const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
   if (!predictor.filled().empty())
     std::cerr << "symbind: warning: filling from N(0,1): " << JoinNames(predictor.filled()) << "\n";
   for (auto& kv : values) predictor.SetInput(kv.first, kv.second);
-  args.clear();  // the predictor holds what it needs
-  aux.clear();
+  model.args.clear();  // the predictor holds what it needs
+  model.aux.clear();
   Executor* exec = &predictor.executor();
   exec->Forward(false);
 
@@ -207,7 +211,7 @@ void Run(const RunArgs& a) {
     }
     std::sort(ms.begin(), ms.end());
     std::cout << "latency_ms median=" << ms[ms.size() / 2] << " min=" << ms.front() << " runs=" << a.bench
-              << " threads=" << GetNumThreads() << "\n";
+              << " threads=" << GetNumThreads() << " load_ms=" << load_ms << " bind_ms=" << bind_ms << "\n";
   }
   if (a.profile) PrintProfile(*exec, a.bench > 0 ? a.bench : 10);
 }
@@ -217,7 +221,7 @@ void AddRunCommand(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* sub = app.add_subcommand("run", "bind a model with its parameters and run inference");
   sub->add_option("SYMBOL", a->symbol_file, "symbol JSON file")->required();
-  sub->add_option("PARAMS", a->params_file, ".params file with arg:/aux: arrays")->required();
+  sub->add_option("PARAMS", a->params_file, ".params file with arg:/aux: arrays (none for a .symbind SYMBOL)");
   sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... (repeatable)");
   sub->add_option("--input", a->inputs, "input NAME=FILE.npy (repeatable; converted to float32)");
   sub->add_option("--image", a->image, "input NAME=FILE.jpg|png, decoded, resized, normalised to NCHW");

@@ -19,9 +19,11 @@ void AddShapesCommand(CLI::App& app);
 void AddSummaryCommand(CLI::App& app);
 void AddDotCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
+void AddConvertCommand(CLI::App& app);
 
-// A subcommand taking SYMBOL.json and repeated --shape NAME=D0,D1,...: loads the symbol and
-// passes it with the shapes to `run`, which writes to standard output.
+// A subcommand taking SYMBOL.json (or a .symbind model) and repeated --shape NAME=D0,D1,...:
+// loads the symbol and passes it with the shapes (--shape, then the model's stored input
+// shapes) to `run`, which writes to standard output.
 using SymbolCommandFn = std::function<void(
     const symbind::Symbol&, const std::map<std::string, symbind::TShape>&, std::ostream&)>;
 CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,

@@ -9,13 +9,14 @@ int main(int argc, char** argv) {
   // Output piped into `head` must end the tool with an error, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
   try {
-    CLI::App app{"symbind: inspect and run MXNet models (.params, symbol JSON)", "symbind"};
+    CLI::App app{"symbind: inspect, convert and run MXNet models (.params, symbol JSON, .symbind)", "symbind"};
     app.require_subcommand(1);
     symbind_tool::AddParamsCommand(app);
     symbind_tool::AddShapesCommand(app);
     symbind_tool::AddSummaryCommand(app);
     symbind_tool::AddDotCommand(app);
     symbind_tool::AddRunCommand(app);
+    symbind_tool::AddConvertCommand(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {

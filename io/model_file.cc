@@ -1,0 +1,299 @@
+#include "model_file.h"
+
+#include <cstring>
+#include <fstream>
+#include <set>
+
+// Parameter data is 64-byte aligned (Storage::kAlignment); FlatBuffers caps forced alignment
+// at 32 unless told otherwise (an assertion in debug builds).
+#define FLATBUFFERS_MAX_ALIGNMENT 64
+#include <flatbuffers/flatbuffers.h>
+
+#include <symbind/core/graph.h>
+
+#include "checkpoint.h"
+#include "mapped_file.h"
+#include "model_generated.h"
+#include "ndarray_file.h"
+#include "symbol_json.h"
+
+namespace symbind {
+
+namespace {
+
+constexpr size_t kDataAlignment = Storage::kAlignment;
+constexpr int kMaxNDim = 32;            // as the .params reader
+constexpr int kMaxTableDepth = 16;      // the schema nests 3 deep
+
+[[noreturn]] void Fail(const std::string& where, const std::string& what) {
+  throw IOError(where + ": " + what);
+}
+
+uint32_t ReadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// The root table and its vtable, checked before the FlatBuffers verifier so that the two
+// commonest corruptions get a precise message (the verifier only says yes or no).
+void CheckRoot(const uint8_t* data, size_t size, const std::string& where) {
+  if (size < 8)
+    Fail(where, StrCat("the file is ", size, " bytes; a .symbind file has at least 8 "
+                       "(root offset and the identifier \"SBMD\")"));
+  if (!fb::ModelBufferHasIdentifier(data)) {
+    std::string id(reinterpret_cast<const char*>(data) + 4, 4);
+    for (auto& c : id)
+      if (c < 32 || c > 126) c = '?';
+    Fail(where, StrCat("not a .symbind file: identifier '", id, "' at byte 4, expected 'SBMD'"));
+  }
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    Fail(where, StrCat("the file is ", size, " bytes; FlatBuffers files are limited to ",
+                       FLATBUFFERS_MAX_BUFFER_SIZE - 1));
+  const uint64_t root = ReadU32(data);
+  if (root % 4 != 0 || root + 4 > size)
+    Fail(where, StrCat("root table offset ", root, " lies outside the ", size,
+                       "-byte file or is not 4-byte aligned"));
+  int32_t to_vtable;
+  std::memcpy(&to_vtable, data + root, sizeof(to_vtable));
+  const int64_t vtable = static_cast<int64_t>(root) - to_vtable;
+  if (vtable < 0 || vtable % 2 != 0 || static_cast<uint64_t>(vtable) + 4 > size)
+    Fail(where, StrCat("the root table's vtable at byte ", vtable, " lies outside the ", size,
+                       "-byte file"));
+  uint16_t vtable_bytes;
+  std::memcpy(&vtable_bytes, data + vtable, sizeof(vtable_bytes));
+  if (vtable_bytes < 4 || vtable_bytes % 2 != 0 || static_cast<uint64_t>(vtable) + vtable_bytes > size)
+    Fail(where, StrCat("the root table's vtable at byte ", vtable, " claims ", vtable_bytes,
+                       " bytes, which do not fit the ", size, "-byte file"));
+}
+
+// Dims with each >= 0; the element count and byte size with overflow checks.
+TShape CheckedShape(const flatbuffers::Vector<int64_t>* dims, const std::string& where,
+                    const std::string& what) {
+  std::vector<int64_t> d;
+  if (dims) d.assign(dims->begin(), dims->end());
+  if (d.size() > static_cast<size_t>(kMaxNDim))
+    Fail(where, StrCat(what, " has ", d.size(), " dims; at most ", kMaxNDim, " are supported"));
+  for (size_t k = 0; k < d.size(); ++k)
+    if (d[k] < 0) Fail(where, StrCat(what, " has dim ", k, " = ", d[k], "; dims must be >= 0"));
+  return TShape(std::move(d));
+}
+
+uint64_t CheckedBytes(const TShape& shape, DType dtype, const std::string& where,
+                      const std::string& what) {
+  uint64_t bytes = DTypeSize(dtype);
+  for (int k = 0; k < shape.ndim(); ++k)
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(shape[k]), &bytes))
+      Fail(where, StrCat(what, " of shape ", shape, " overflows 64-bit byte counts"));
+  return bytes;
+}
+
+Symbol ReadGraph(const fb::Model& m, const std::string& where) {
+  SymbolAssembler assembler(m.mxnet_version(), where + ": ");
+  const auto& nodes = *m.nodes();
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const fb::Node& n = *nodes.Get(i);
+    GraphNodeRecord r;
+    r.op = n.op()->str();
+    r.name = n.name()->str();
+    if (n.attrs())
+      for (const fb::Attr* a : *n.attrs()) {
+        if (!r.attrs.emplace(a->key()->str(), a->value()->str()).second)
+          Fail(where, StrCat("node ", i, " '", r.name, "' has attribute '", a->key()->str(), "' twice"));
+      }
+    if (n.inputs())
+      for (const fb::Entry* e : *n.inputs()) r.inputs.push_back(GraphEntryRecord{e->node(), e->index()});
+    try {
+      assembler.AddNode(r);
+    } catch (const ParamError& e) {
+      throw ParamError(where + ": " + e.what());
+    }
+  }
+  std::vector<GraphEntryRecord> heads;
+  for (const fb::Entry* e : *m.heads()) heads.push_back(GraphEntryRecord{e->node(), e->index()});
+  Symbol symbol = assembler.Finish(heads);
+
+  // arg_nodes / aux_nodes mirror MXNet's JSON: every entry must be a variable, and the aux
+  // states must be the graph's.
+  auto check_variables = [&](const flatbuffers::Vector<uint32_t>* ids, const char* field) {
+    std::set<std::string> names;
+    if (!ids) return names;
+    for (uint32_t id : *ids) {
+      if (id >= nodes.size())
+        Fail(where, StrCat(field, " lists node ", id, " but the graph has ", nodes.size(), " nodes"));
+      if (nodes.Get(id)->op()->str() != "null")
+        Fail(where, StrCat(field, " lists node ", id, " '", nodes.Get(id)->name()->str(),
+                           "', which is not a variable"));
+      names.insert(nodes.Get(id)->name()->str());
+    }
+    return names;
+  };
+  check_variables(m.arg_nodes(), "arg_nodes");
+  const std::set<std::string> aux = check_variables(m.aux_nodes(), "aux_nodes");
+  const auto graph_aux = symbol.ListAuxiliaryStates();
+  if (aux != std::set<std::string>(graph_aux.begin(), graph_aux.end()))
+    Fail(where, StrCat("aux_nodes lists ", aux.size(), " aux states but the graph has ",
+                       graph_aux.size(), " (", JoinNames(graph_aux), ")"));
+  return symbol;
+}
+
+// Verifies the image at `data` (which `owner` keeps alive, 64-byte aligned) and builds the
+// model; parameter arrays view the image.
+Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> owner,
+                const std::string& where) {
+  CheckRoot(data, size, where);
+  flatbuffers::Verifier verifier(data, size, kMaxTableDepth);
+  if (!fb::VerifyModelBuffer(verifier))
+    Fail(where, "FlatBuffers verification failed: an offset, vector length, string or vtable "
+                "points outside the file, or a required field (nodes, heads, node op/name, "
+                "param name/data) is missing");
+  const fb::Model& m = *fb::GetModel(data);
+  if (m.format_version() == 0 || m.format_version() > kModelFormatVersion)
+    Fail(where, StrCat("format version ", m.format_version(), " is not supported (this build "
+                       "reads versions 1 to ", kModelFormatVersion, ")"));
+  Model model;
+  model.symbol = ReadGraph(m, where);
+
+  if (m.input_shapes())
+    for (const fb::InputShape* s : *m.input_shapes()) {
+      const std::string name = s->name()->str();
+      TShape shape = CheckedShape(s->dims(), where, "input shape '" + name + "'");
+      if (!model.input_shapes.emplace(name, shape).second)
+        Fail(where, "input shape '" + name + "' is given twice");
+    }
+
+  auto storage = Storage::External(data, size, std::move(owner), "weights mapped from " + where);
+  std::map<std::string, NDArray> params;
+  if (m.params())
+    for (uint32_t i = 0; i < m.params()->size(); ++i) {
+      const fb::Param& p = *m.params()->Get(i);
+      const std::string what = StrCat("param ", i, " '", p.name()->str(), "'");
+      if (!IsValidDTypeFlag(p.dtype()))
+        Fail(where, StrCat(what, " has dtype code ", p.dtype(), ", which is not an MXNet type flag"));
+      const DType dtype = static_cast<DType>(p.dtype());
+      const TShape shape = CheckedShape(p.shape(), where, what);
+      const uint64_t bytes = CheckedBytes(shape, dtype, where, what);
+      if (bytes != p.data()->size())
+        Fail(where, StrCat(what, " of shape ", shape, " and dtype ", DTypeName(dtype), " needs ",
+                           bytes, " bytes but its data holds ", p.data()->size()));
+      const size_t offset = static_cast<size_t>(p.data()->data() - data);
+      NDArray array;
+      if (bytes == 0) {
+        array = NDArray(shape, dtype);
+      } else {
+        if (offset % kDataAlignment != 0)
+          Fail(where, StrCat(what, ": data starts at byte ", offset, ", not on a ",
+                             kDataAlignment, "-byte boundary"));
+        array = NDArray::View(storage, offset, shape, dtype);
+      }
+      if (!params.emplace(p.name()->str(), array).second)
+        Fail(where, StrCat(what, ": the name is used twice"));
+    }
+  try {
+    SplitArgAux(params, &model.args, &model.aux);
+  } catch (const IOError& e) {
+    Fail(where, e.what());
+  }
+  return model;
+}
+
+}  // namespace
+
+std::string SaveModelToString(const Model& model) {
+  const std::map<std::string, NDArray> params = MergeArgAux(model.args, model.aux);
+  size_t data_bytes = 0;
+  for (auto& kv : params) {
+    if (kv.second.is_none()) throw Error("SaveModel: parameter '" + kv.first + "' has no array");
+    data_bytes += kv.second.bytes() + kDataAlignment;
+  }
+  flatbuffers::FlatBufferBuilder b(data_bytes + (size_t{1} << 20));
+
+  // Array data first: nothing may be open while a vector is built.
+  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data;
+  for (auto& kv : params) {
+    b.ForceVectorAlignment(kv.second.bytes(), 1, kDataAlignment);
+    data.push_back(b.CreateVector(static_cast<const uint8_t*>(kv.second.raw_data()), kv.second.bytes()));
+  }
+  std::vector<flatbuffers::Offset<fb::Param>> fparams;
+  size_t k = 0;
+  for (auto& kv : params) {
+    const TShape& s = kv.second.shape();
+    const std::vector<int64_t>& dims = s.dims();
+    fparams.push_back(fb::CreateParam(b, b.CreateString(kv.first),
+                                      static_cast<int32_t>(kv.second.dtype()),
+                                      b.CreateVector(dims), data[k++]));
+  }
+
+  const Graph g(model.symbol);
+  std::vector<flatbuffers::Offset<fb::Node>> nodes;
+  for (uint32_t i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = *g.node(i).node;
+    std::map<std::string, std::string> attrs(n.attrs.dict.begin(), n.attrs.dict.end());
+    for (auto& kv : n.user_attrs) attrs[kv.first] = kv.second;
+    std::vector<flatbuffers::Offset<fb::Attr>> fattrs;
+    for (auto& kv : attrs)
+      fattrs.push_back(fb::CreateAttr(b, b.CreateString(kv.first), b.CreateString(kv.second)));
+    std::vector<fb::Entry> inputs;
+    for (auto& e : g.node(i).inputs) inputs.emplace_back(e.node_id, e.index, 0);
+    nodes.push_back(fb::CreateNode(b, b.CreateString(n.is_variable() ? std::string("null") : n.attrs.op->name),
+                                   b.CreateString(n.name()), b.CreateVector(fattrs),
+                                   b.CreateVectorOfStructs(inputs)));
+  }
+  std::vector<uint32_t> aux_nodes;
+  for (uint32_t id : g.arg_nodes())
+    if (g.is_aux_node(id)) aux_nodes.push_back(id);
+  std::vector<fb::Entry> heads;
+  for (auto& h : g.heads()) heads.emplace_back(h.node_id, h.index, 0);
+  std::vector<flatbuffers::Offset<fb::InputShape>> shapes;
+  for (auto& kv : model.input_shapes) {
+    const std::vector<int64_t>& dims = kv.second.dims();
+    shapes.push_back(fb::CreateInputShape(b, b.CreateString(kv.first), b.CreateVector(dims)));
+  }
+  const std::vector<uint32_t> arg_nodes(g.arg_nodes().begin(), g.arg_nodes().end());
+  auto root = fb::CreateModel(b, kModelFormatVersion, kSymbolWriteVersion, b.CreateVector(nodes),
+                              b.CreateVector(arg_nodes), b.CreateVector(aux_nodes),
+                              b.CreateVectorOfStructs(heads), b.CreateVector(shapes),
+                              b.CreateVector(fparams));
+  fb::FinishModelBuffer(b, root);
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+void SaveModel(const std::string& path, const Model& model) {
+  WriteStringToFile(path, SaveModelToString(model));
+}
+
+Model LoadModel(const std::string& path) {
+  auto file = std::make_shared<MappedFile>(path);
+  const auto* data = static_cast<const uint8_t*>(file->data());
+  const size_t size = file->size();
+  return ReadModel(data, size, std::move(file), path);
+}
+
+Model LoadModelBuffer(const void* data, size_t size, const std::string& where) {
+  auto copy = std::make_shared<Storage>(size, "a model buffer");
+  if (size) std::memcpy(copy->data(), data, size);
+  const auto* bytes = static_cast<const uint8_t*>(copy->data());
+  return ReadModel(bytes, size, std::move(copy), where);
+}
+
+bool IsModelFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[8];
+  if (!in.read(head, sizeof(head))) return false;
+  return fb::ModelBufferHasIdentifier(head);
+}
+
+Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path) {
+  if (IsModelFile(model_or_symbol_path)) {
+    if (!params_path.empty())
+      throw IOError(StrCat(model_or_symbol_path, " is a .symbind model, which holds its parameters; "
+                           "got also ", params_path));
+    return LoadModel(model_or_symbol_path);
+  }
+  Model model;
+  model.symbol = LoadSymbolFile(model_or_symbol_path);
+  if (!params_path.empty()) LoadArgAuxParams(params_path, &model.args, &model.aux);
+  return model;
+}
+
+}  // namespace symbind

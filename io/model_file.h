@@ -1,0 +1,52 @@
+// One-file models (".symbind"): the graph and every parameter array in one FlatBuffers buffer
+// (schema io/model.fbs, layout in docs/formats.md). Loading maps the file read-only and reads
+// it in place: parameter NDArrays are views into the mapping (no parsing, no copy), so
+// processes serving one model share its weight pages.
+//
+// Mapped parameters are read-only (NDArray::read_only()): Fill, SetFlat, CopyTo and
+// SyncCopyFromCPU into them throw, a training executor binds copies of them, and a stray raw
+// write faults (PROT_READ) rather than change the file.
+//
+// Every file is verified before use (FlatBuffers verifier, then offsets, alignment, dtype
+// codes, shape against data length with overflow-checked arithmetic, node references, heads,
+// duplicate names); a bad file throws IOError naming the file and what is wrong.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <symbind/core/ndarray.h>
+#include <symbind/core/symbol.h>
+
+namespace symbind {
+
+// Written into every file; readers refuse files of a newer format.
+constexpr uint32_t kModelFormatVersion = 1;
+
+struct Model {
+  Symbol symbol;
+  std::map<std::string, NDArray> args, aux;  // names without the "arg:" / "aux:" prefix
+  std::map<std::string, TShape> input_shapes;  // optional shapes stored with the model
+};
+
+// The file image; arrays are written with their data 64-byte aligned within the file.
+std::string SaveModelToString(const Model& model);
+void SaveModel(const std::string& path, const Model& model);
+
+// Maps `path` read-only; args and aux view the mapping, which lives as long as any of them.
+Model LoadModel(const std::string& path);
+// Reads a file image from memory (the bytes are copied once into aligned storage that the
+// arrays then view). `where` names the source in errors.
+Model LoadModelBuffer(const void* data, size_t size, const std::string& where = "model buffer");
+
+// True when `path` starts like a .symbind file (FlatBuffers file identifier "SBMD"). Files
+// that cannot be read are not model files.
+bool IsModelFile(const std::string& path);
+
+// The one place tools load a model: a .symbind file (`params_path` must then be empty, the
+// parameters are inside it), or a symbol JSON with an optional MXNet .params file holding
+// "arg:" / "aux:" arrays.
+Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path = "");
+
+}  // namespace symbind
