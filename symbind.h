@@ -8,3 +8,4 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/mnist.h>
+#include <symbind/train/kvstore.h>
