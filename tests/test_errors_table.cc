@@ -26,6 +26,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/train/kvstore.h>
 
 #include "test_io_util.h"
 
@@ -546,6 +547,19 @@ std::vector<ErrorCase> Cases() {
     MNISTIter it(d, 2);
     (void)it.data();
   }, "Error", "MNISTIter::data() called with no current batch (call Next() first)");
+  add("MNISTPart: part_index 2 of num_parts 2", [] {
+    MNISTPart(MNISTData{NDArray(TShape({4, 2, 2})), NDArray(TShape({4}))}, 2, 2);
+  }, "Error", "data part: part_index must be in [0, num_parts), got part_index 2 and num_parts 2");
+  add("KVStore type dist_async", [] { KVStore::Create("dist_async"); }, "Error",
+      "KVStore type 'dist_async' is not supported: symbind trains across processes synchronously only; use 'dist_sync' (aliases 'dist_sync_device', 'horovod')");
+  add("KVStore Push of a key never initialised", [] {
+    KVStore::Create("local")->Push({"w"}, {NDArray(TShape({2}))});
+  }, "Error", "KVStore::Push: key 'w' was not initialised");
+  add("KVStore Push of another shape than Init's", [] {
+    auto kv = KVStore::Create("local");
+    kv->Init({"w"}, {NDArray(TShape({2, 3}))});
+    kv->Push({"w"}, {NDArray(TShape({3, 2}))});
+  }, "ShapeError", "KVStore::Push: key 'w' holds (2,3) but the pushed value is (3,2)");
   return c;
 }
 
