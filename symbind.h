@@ -14,3 +14,4 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/predict/predictor.h>
+#include <symbind/train/kvstore.h>

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include <symbind/executor/executor.h>
 #include <symbind/io/checkpoint.h>
@@ -39,37 +40,59 @@ Symbol BuildLeNet() {
   return OpBuilder("SoftmaxOutput").SetParam("normalization", "batch").SetInput("data", h).CreateSymbol("softmax");
 }
 
-int Train(const std::string& data_dir, const std::string& prefix, int epochs, int batch, float lr,
-          uint64_t seed, const std::string& bundled_prefix, int bundled_epoch) {
+struct TrainOptions {
+  int epochs, batch;
+  float lr;
+  uint64_t seed;
+  std::string kvstore;  // empty: plain SGD in this process
+  int max_batches;      // per epoch and rank; 0: all
+};
+
+int Train(const std::string& data_dir, const std::string& prefix, const TrainOptions& o,
+          const std::string& bundled_prefix, int bundled_epoch) {
+  const int epochs = o.epochs, batch = o.batch;
+  const float lr = o.lr;
+  std::unique_ptr<KVStore> kv = o.kvstore.empty() ? nullptr : KVStore::Create(o.kvstore);
+  const int rank = kv ? kv->rank() : 0, workers = kv ? kv->num_workers() : 1;
   MNISTData train = LoadFashionMNIST(true, data_dir), test = LoadFashionMNIST(false, data_dir);
-  MNISTIter train_it(train, batch, true, seed, false);
+  // Each rank trains on its part of the training set (MXNet's part_index / num_parts).
+  MNISTIter train_it(MNISTPart(train, rank, workers), batch, true, o.seed + static_cast<uint64_t>(rank), false);
   Symbol net = BuildLeNet();
   auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 1, 28, 28}))},
                                                {"softmax_label", NDArray(TShape({batch}))}});
-  apps::InitXavier(*exec, seed);
+  apps::InitXavier(*exec, o.seed);
+  std::unique_ptr<apps::KVStoreSgd> dist;
+  if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, lr, 0.9f, 1e-4f);
   std::vector<NDArray> momentum;
   NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
-  std::printf("symbind-lenet train: batch %d, lr %g, momentum 0.9, %d epochs\n", batch, lr, epochs);
+  const int steps = o.max_batches > 0 ? std::min(o.max_batches, train_it.num_batches()) : train_it.num_batches();
+  if (rank == 0)
+    std::printf("symbind-lenet train: batch %d, lr %g, momentum 0.9, %d epochs of %d batches, %d worker(s)%s\n",
+                batch, lr, epochs, steps, workers, kv ? (" through KVStore " + kv->type()).c_str() : "");
   double acc = 0;
   for (int epoch = 1; epoch <= epochs; ++epoch) {
-    apps::ProgressBar bar("epoch " + std::to_string(epoch), train_it.num_batches());
+    apps::ProgressBar bar("epoch " + std::to_string(epoch), steps);
     train_it.Reset();
     auto t0 = std::chrono::steady_clock::now();
     int done = 0;
-    while (train_it.Next()) {
+    while (done < steps && train_it.Next()) {
       train_it.data().CopyTo(&data);
       train_it.label().CopyTo(&label);
       exec->Forward(true);
       exec->Backward();
-      apps::SgdStep(*exec, lr, 0.9f, 1e-4f, &momentum);
-      bar.Update(++done);
+      if (dist) dist->Step();
+      else apps::SgdStep(*exec, lr, 0.9f, 1e-4f, &momentum);
+      ++done;
+      if (rank == 0) bar.Update(done);
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (rank != 0) continue;  // every rank holds the same weights: rank 0 reports
     acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 500).accuracy;
     std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,
-                train_it.num_batches() * batch / secs);
+                static_cast<double>(steps) * batch * workers / secs);
     std::fflush(stdout);
   }
+  if (rank != 0) return 0;
   const auto dir = std::filesystem::path(prefix).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
   SaveCheckpoint(prefix, epochs, net, apps::TrainedParams(*exec), {});
@@ -94,6 +117,8 @@ int main(int argc, char** argv) {
   int epoch = SYMBIND_LENET_EPOCH, epochs = SYMBIND_LENET_EPOCH, batch = 100, samples = 16;
   float lr = 0.05f;
   uint64_t seed = 1;
+  std::string kvstore;
+  int max_batches = 0;
   std::string png = SYMBIND_LENET_PNG;
   std::string save_prefix = SYMBIND_LENET_RETRAIN_PREFIX;
   app.add_option("--data", data_dir, "Directory with the Fashion-MNIST idx files");
@@ -108,9 +133,15 @@ int main(int argc, char** argv) {
   train->add_option("--lr", lr, "Learning rate (SGD with momentum 0.9)")->check(CLI::PositiveNumber);
   train->add_option("--seed", seed, "Seed for initialisation and shuffling");
   train->add_option("--save", save_prefix, "Prefix of the checkpoint to write");
+  train->add_option("--kvstore", kvstore,
+                    "Train through a KVStore: local, or dist_sync under mpirun (each rank takes its part of "
+                    "the training set; --batch is per rank)");
+  train->add_option("--max-batches", max_batches, "Stop each epoch after this many batches (0: all)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   try {
-    if (train->parsed()) return Train(data_dir, save_prefix, epochs, batch, lr, seed, prefix, epoch);
+    if (train->parsed())
+      return Train(data_dir, save_prefix, {epochs, batch, lr, seed, kvstore, max_batches}, prefix, epoch);
     return apps::RunDemo(prefix, epoch, data_dir, png, samples);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "symbind-lenet: error: %s\n", e.what());

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 #include <symbind/executor/executor.h>
 #include <symbind/io/mnist.h>
@@ -35,40 +36,57 @@ int main(int argc, char** argv) {
   float lr = 0.1f;
   std::string dir = DefaultFashionMNISTDir();
   uint64_t seed = 1;
+  std::string kvstore;
+  int max_batches = 0;
   app.add_option("--epochs", epochs, "Training epochs")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch, "Batch size")->check(CLI::PositiveNumber);
   app.add_option("--lr", lr, "SGD learning rate")->check(CLI::PositiveNumber);
   app.add_option("--data", dir, "Directory with the Fashion-MNIST idx files");
   app.add_option("--seed", seed, "Seed for initialisation and shuffling");
+  app.add_option("--kvstore", kvstore,
+                 "Train through a KVStore: local, or dist_sync under mpirun (each rank takes its part of "
+                 "the training set; --batch is per rank)");
+  app.add_option("--max-batches", max_batches, "Stop each epoch after this many batches (0: all)")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
 
   try {
+    std::unique_ptr<KVStore> kv = kvstore.empty() ? nullptr : KVStore::Create(kvstore);
+    const int rank = kv ? kv->rank() : 0, workers = kv ? kv->num_workers() : 1;
     MNISTData train = LoadFashionMNIST(true, dir), test = LoadFashionMNIST(false, dir);
-    MNISTIter train_it(train, batch, true, seed, true);
+    MNISTIter train_it(MNISTPart(train, rank, workers), batch, true, seed + static_cast<uint64_t>(rank), true);
     Symbol net = BuildMlp();
     auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 784}))},
                                                  {"softmax_label", NDArray(TShape({batch}))}});
     apps::InitXavier(*exec, seed);
+    std::unique_ptr<apps::KVStoreSgd> dist;
+    if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, lr, 0.0f, 0.0f);
     std::vector<NDArray> velocity;
     NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
-    std::printf("symbind-mlp: 784-128-64-10, batch %d, lr %g, %d epochs, %lld training images\n", batch, lr,
-                epochs, static_cast<long long>(train.labels.Size()));
+    if (rank == 0)
+      std::printf("symbind-mlp: 784-128-64-10, batch %d, lr %g, %d epochs, %lld training images, %d worker(s)%s\n",
+                  batch, lr, epochs, static_cast<long long>(train.labels.Size()), workers,
+                  kv ? (" through KVStore " + kv->type()).c_str() : "");
+    const int steps = max_batches > 0 ? std::min(max_batches, train_it.num_batches()) : train_it.num_batches();
     for (int epoch = 1; epoch <= epochs; ++epoch) {
-      apps::ProgressBar bar("epoch " + std::to_string(epoch), train_it.num_batches());
+      apps::ProgressBar bar("epoch " + std::to_string(epoch), steps);
       train_it.Reset();
       auto t0 = std::chrono::steady_clock::now();
       int done = 0;
       int64_t samples = 0;
-      while (train_it.Next()) {
+      while (done < steps && train_it.Next()) {
         train_it.data().CopyTo(&data);
         train_it.label().CopyTo(&label);
         exec->Forward(true);
         exec->Backward();
-        apps::SgdStep(*exec, lr, 0.0f, 0.0f, &velocity);  // plain SGD
-        samples += batch;
-        bar.Update(++done);
+        if (dist) dist->Step();
+        else apps::SgdStep(*exec, lr, 0.0f, 0.0f, &velocity);  // plain SGD
+        samples += static_cast<int64_t>(batch) * workers;
+        ++done;
+        if (rank == 0) bar.Update(done);
       }
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (rank != 0) continue;  // every rank holds the same weights: rank 0 reports
       double acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 1000, true).accuracy;
       std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc, samples / secs);
       std::fflush(stdout);

@@ -31,14 +31,45 @@ void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vect
     for (auto& a : args) state->push_back(NDArray(a.shape()));
   for (size_t i = 0; i < args.size(); ++i) {
     if (exec.grad_reqs()[i] == OpReq::kNull) continue;
-    float* w = args[i].fdata();
-    const float* g = exec.grad_arrays()[i].fdata();
-    float* m = (*state)[i].fdata();
-    for (int64_t k = 0, n = args[i].Size(); k < n; ++k) {
-      m[k] = momentum * m[k] - lr * (g[k] + wd * w[k]);
-      w[k] += m[k];
-    }
+    SgdUpdate(args[i].fdata(), exec.grad_arrays()[i].fdata(), (*state)[i].fdata(), args[i].Size(), lr,
+              momentum, wd);
   }
+}
+
+void SgdUpdate(float* w, const float* g, float* m, int64_t n, float lr, float momentum, float wd,
+               float rescale) {
+  for (int64_t k = 0; k < n; ++k) {
+    m[k] = momentum * m[k] - lr * (rescale * g[k] + wd * w[k]);
+    w[k] += m[k];
+  }
+}
+
+KVStoreSgd::KVStoreSgd(KVStore* kv, const Executor& exec, float lr, float momentum, float wd) : kv_(kv) {
+  const auto grads = exec.grad_dict();
+  for (auto& kv_pair : TrainedParams(exec)) {
+    auto g = grads.find(kv_pair.first);
+    if (g == grads.end() || g->second.is_none()) continue;
+    keys_.push_back(kv_pair.first);
+    weights_.push_back(kv_pair.second);
+    grads_.push_back(g->second);
+    momentum_[kv_pair.first] = NDArray(kv_pair.second.shape());
+  }
+  kv_->Init(keys_, weights_);
+  std::vector<NDArray*> outs;
+  for (auto& w : weights_) outs.push_back(&w);
+  kv_->Pull(keys_, outs);
+  const float rescale = 1.0f / static_cast<float>(kv_->num_workers());
+  kv_->SetUpdater([this, lr, momentum, wd, rescale](const std::string& key, const NDArray& sum, NDArray* stored) {
+    SgdUpdate(stored->fdata(), sum.fdata(), momentum_.at(key).fdata(), stored->Size(), lr, momentum, wd,
+              rescale);
+  });
+}
+
+void KVStoreSgd::Step() {
+  kv_->Push(keys_, grads_);
+  std::vector<NDArray*> outs;
+  for (auto& w : weights_) outs.push_back(&w);
+  kv_->Pull(keys_, outs);
 }
 
 std::map<std::string, NDArray> TrainedParams(const Executor& exec) {

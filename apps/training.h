@@ -7,6 +7,7 @@
 
 #include <symbind/io/mnist.h>
 #include <symbind/predict/predictor.h>
+#include <symbind/train/kvstore.h>
 
 namespace symbind::apps {
 
@@ -18,6 +19,29 @@ void InitXavier(const Executor& exec, uint64_t seed);
 // One SGD step with momentum and weight decay on every argument with a gradient:
 // m = momentum * m - lr * (g + wd * w); w += m. `state` holds m, created on first use.
 void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vector<NDArray>* state);
+
+// The SGD rule of SgdStep on n values, with the gradient multiplied by `rescale` first.
+void SgdUpdate(float* w, const float* g, float* m, int64_t n, float lr, float momentum, float wd,
+               float rescale = 1.0f);
+
+// Data-parallel SGD through a KVStore (the apps' --kvstore): the constructor stores the
+// executor's parameters (with dist_sync, rank 0's on every worker, pulled back into the
+// executor); Step() pushes every gradient, the store sums them over the workers and runs
+// SgdUpdate on sum / num_workers on each worker, so a step equals one SgdStep on the combined
+// batch of all workers; then the new weights are pulled into the executor.
+class KVStoreSgd {
+ public:
+  KVStoreSgd(KVStore* kv, const Executor& exec, float lr, float momentum, float wd);
+  KVStoreSgd(const KVStoreSgd&) = delete;  // the store's updater points at this object
+  KVStoreSgd& operator=(const KVStoreSgd&) = delete;
+  void Step();
+
+ private:
+  KVStore* kv_;
+  std::vector<std::string> keys_;
+  std::vector<NDArray> weights_, grads_;
+  std::map<std::string, NDArray> momentum_;
+};
 
 // The parameters of a trained executor (ClassifyArguments), without data and label inputs.
 std::map<std::string, NDArray> TrainedParams(const Executor& exec);

@@ -55,6 +55,8 @@ class MNISTImpl : public DataIter {
     std::string image = Get(p, "image", "./train-images-idx3-ubyte");
     std::string label = Get(p, "label", "./train-labels-idx1-ubyte");
     data_ = symbind::LoadMNIST(image, label);
+    if (p.count("num_parts") || p.count("part_index"))
+      data_ = symbind::MNISTPart(data_, GetInt(p, "part_index", 0), GetInt(p, "num_parts", 1));
     iter_ = std::make_unique<symbind::MNISTIter>(data_, GetInt(p, "batch_size", 128), GetBool(p, "shuffle", true),
                                                  static_cast<uint64_t>(GetInt(p, "seed", 0)), GetBool(p, "flat", false));
     data_shape_ = GetShape(p, p.count("data_shape") ? "data_shape" : "input_shape");
@@ -105,7 +107,7 @@ class CSVImpl : public DataIter {
   explicit CSVImpl(const Params& p) {
     CheckKnown("CSVIter", p,
                {"data_csv", "data_shape", "label_csv", "label_shape", "batch_size", "round_batch",
-                "prefetch_buffer", "ctx", "dtype"});
+                "prefetch_buffer", "ctx", "dtype", "part_index", "num_parts"});
     if (!p.count("data_csv") || !p.count("data_shape"))
       throw std::runtime_error("CSVIter: data_csv and data_shape are required");
     data_shape_ = GetShape(p, "data_shape");
@@ -128,6 +130,15 @@ class CSVImpl : public DataIter {
                                  std::to_string(n_) + " rows");
     } else {
       label_.assign(n_ * lper, 0.0f);
+    }
+    if (p.count("num_parts") || p.count("part_index")) {  // keep this worker's rows
+      auto [begin, end] = symbind::PartBounds(static_cast<int64_t>(n_), GetInt(p, "part_index", 0),
+                                              GetInt(p, "num_parts", 1));
+      data_ = std::vector<float>(data_.begin() + begin * static_cast<int64_t>(per),
+                                 data_.begin() + end * static_cast<int64_t>(per));
+      label_ = std::vector<float>(label_.begin() + begin * static_cast<int64_t>(lper),
+                                  label_.begin() + end * static_cast<int64_t>(lper));
+      n_ = static_cast<size_t>(end - begin);
     }
   }
   void BeforeFirst() override { cursor_ = 0; }

@@ -4,15 +4,17 @@
 #include <mutex>
 #include <stdexcept>
 
+#include <symbind/train/kvstore.h>
+
 namespace mxnet {
 namespace cpp {
 
 namespace {
 
+// One store per process, as in MXNet's cpp-package; the logic lives in symbind::KVStore.
 struct Store {
   std::mutex mu;
-  std::string type = "local";
-  std::map<std::string, NDArray> values;
+  std::unique_ptr<symbind::KVStore> kv = symbind::KVStore::Create("local");
   std::map<std::string, int> index;  // optimizer state index per key
   std::unique_ptr<Optimizer> optimizer;
 };
@@ -37,40 +39,42 @@ int IndexOf(Store& s, const std::string& key) {
   return i;
 }
 
-void InitKey(const std::string& key, const NDArray& val) {
+void InitKeys(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (s.values.count(key)) throw std::runtime_error("KVStore: key " + key + " initialised twice");
-  s.values[key] = val.Copy();
-  IndexOf(s, key);
+  std::vector<symbind::NDArray> natives;
+  for (auto& v : vals) natives.push_back(v.native());
+  s.kv->Init(keys, natives);
+  for (auto& k : keys) IndexOf(s, k);
 }
 
 void PushKeys(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
-  if (keys.size() != vals.size()) throw std::runtime_error("KVStore::Push: keys and values differ in number");
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  std::map<std::string, NDArray> merged;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (!s.values.count(keys[i])) throw std::runtime_error("KVStore::Push: key " + keys[i] + " not initialised");
-    auto it = merged.find(keys[i]);
-    if (it == merged.end()) merged[keys[i]] = vals[i].Copy();
-    else it->second += vals[i];
-  }
-  for (auto& kv : merged) {
-    NDArray& stored = s.values[kv.first];
-    if (s.optimizer) s.optimizer->Update(IndexOf(s, kv.first), stored, kv.second);
-    else kv.second.CopyTo(&stored);
-  }
+  std::vector<symbind::NDArray> natives;
+  for (auto& v : vals) natives.push_back(v.native());
+  s.kv->Push(keys, natives);
 }
 
 void PullKeys(const std::vector<std::string>& keys, std::vector<NDArray*> outs) {
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    auto it = s.values.find(keys[i]);
-    if (it == s.values.end()) throw std::runtime_error("KVStore::Pull: key " + keys[i] + " not initialised");
-    it->second.CopyTo(outs[i]);
+  std::vector<symbind::NDArray*> natives;
+  for (auto* o : outs) natives.push_back(&o->native());
+  s.kv->Pull(keys, natives);
+}
+
+// Makes `optimizer` the store's updater (none: pushed sums replace the stored values). Caller locks.
+void InstallOptimizer(Store& s, std::unique_ptr<Optimizer> optimizer) {
+  s.optimizer = std::move(optimizer);
+  if (!s.optimizer) {
+    s.kv->SetUpdater(nullptr);
+    return;
   }
+  Store* store = &s;
+  s.kv->SetUpdater([store](const std::string& key, const symbind::NDArray& pushed, symbind::NDArray* stored) {
+    store->optimizer->Update(IndexOf(*store, key), NDArray(*stored), NDArray(pushed));
+  });
 }
 
 std::vector<std::string> Names(const std::vector<int>& keys) {
@@ -82,21 +86,42 @@ std::vector<std::string> Names(const std::vector<int>& keys) {
 }  // namespace
 
 void KVStore::SetType(const std::string& type) {
-  if (type != "local" && type != "device" && type.rfind("local", 0) != 0)
-    throw std::runtime_error("KVStore: symbind supports the single-process types 'local' and 'device', not '" +
-                             type + "'");
-  std::lock_guard<std::mutex> lock(S().mu);
-  S().type = type;
+  auto& s = S();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (type == s.kv->type()) return;
+  // Switching between kinds of store starts an empty one (as MXNet creates a new handle); the
+  // single-process types are one store whose type name changes, as before.
+  const bool same_kind = symbind::KVStore::IsDistributed(type) ==
+                         symbind::KVStore::IsDistributed(s.kv->type());
+  std::unique_ptr<symbind::KVStore> next = symbind::KVStore::Create(type);
+  if (same_kind && !symbind::KVStore::IsDistributed(type)) {
+    // Keep the stored values: move them by re-initialising the new local store.
+    std::vector<std::string> keys;
+    std::vector<symbind::NDArray> vals;
+    for (auto& kv : s.index) {
+      if (!s.kv->HasKey(kv.first)) continue;
+      symbind::NDArray v;
+      s.kv->Pull({kv.first}, {&v});
+      keys.push_back(kv.first);
+      vals.push_back(v);
+    }
+    next->Init(keys, vals);
+  } else {
+    s.index.clear();
+  }
+  s.kv = std::move(next);
+  InstallOptimizer(s, std::move(s.optimizer));
 }
-void KVStore::RunServer() { throw std::runtime_error("KVStore::RunServer: symbind has no distributed kvstore"); }
-void KVStore::Init(int key, const NDArray& val) { InitKey(std::to_string(key), val); }
-void KVStore::Init(const std::string& key, const NDArray& val) { InitKey(key, val); }
+void KVStore::RunServer() {
+  throw symbind::Error("KVStore::RunServer: symbind's dist_sync has no servers (workers reduce with MPI)");
+}
+void KVStore::Init(int key, const NDArray& val) { InitKeys({std::to_string(key)}, {val}); }
+void KVStore::Init(const std::string& key, const NDArray& val) { InitKeys({key}, {val}); }
 void KVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>& vals) {
-  Init(Names(keys), vals);
+  InitKeys(Names(keys), vals);
 }
 void KVStore::Init(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
-  if (keys.size() != vals.size()) throw std::runtime_error("KVStore::Init: keys and values differ in number");
-  for (size_t i = 0; i < keys.size(); ++i) InitKey(keys[i], vals[i]);
+  InitKeys(keys, vals);
 }
 void KVStore::Push(int key, const NDArray& val, int) { PushKeys({std::to_string(key)}, {val}); }
 void KVStore::Push(const std::string& key, const NDArray& val, int) { PushKeys({key}, {val}); }
@@ -119,11 +144,23 @@ void KVStore::Pull(const std::vector<std::string>& keys, std::vector<NDArray>* o
 }
 void KVStore::SetOptimizer(std::unique_ptr<Optimizer> optimizer, bool) {
   std::lock_guard<std::mutex> lock(S().mu);
-  S().optimizer = std::move(optimizer);
+  InstallOptimizer(S(), std::move(optimizer));
 }
 std::string KVStore::GetType() {
   std::lock_guard<std::mutex> lock(S().mu);
-  return S().type;
+  return S().kv->type();
+}
+int KVStore::GetRank() {
+  std::lock_guard<std::mutex> lock(S().mu);
+  return S().kv->rank();
+}
+int KVStore::GetNumWorkers() {
+  std::lock_guard<std::mutex> lock(S().mu);
+  return S().kv->num_workers();
+}
+void KVStore::Barrier() {
+  std::lock_guard<std::mutex> lock(S().mu);
+  S().kv->Barrier();
 }
 
 }  // namespace cpp

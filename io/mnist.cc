@@ -239,6 +239,20 @@ MNISTData LoadFashionMNIST(bool train, const std::string& dir) {
   return LoadMNIST(prefix + "-images-idx3-ubyte.gz", prefix + "-labels-idx1-ubyte.gz");
 }
 
+std::pair<int64_t, int64_t> PartBounds(int64_t n, int part_index, int num_parts) {
+  if (num_parts < 1 || part_index < 0 || part_index >= num_parts)
+    throw Error(StrCat("data part: part_index must be in [0, num_parts), got part_index ", part_index,
+                       " and num_parts ", num_parts));
+  if (num_parts > n)
+    throw Error(StrCat("data part: cannot split ", n, " samples into ", num_parts, " parts"));
+  return {n * part_index / num_parts, n * (part_index + 1) / num_parts};
+}
+
+MNISTData MNISTPart(const MNISTData& data, int part_index, int num_parts) {
+  auto [begin, end] = PartBounds(data.labels.Size(), part_index, num_parts);
+  return {data.images.Slice(begin, end), data.labels.Slice(begin, end)};
+}
+
 // ---------------------------------------------------------------------------------------------
 
 MNISTIter::MNISTIter(const MNISTData& data, int batch_size, bool shuffle, uint64_t seed,

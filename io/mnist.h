@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <symbind/core/ndarray.h>
@@ -35,6 +36,13 @@ MNISTData LoadMNIST(const std::string& images_path, const std::string& labels_pa
 std::string DefaultFashionMNISTDir();
 // Loads "<dir>/train-*-ubyte.gz" (train = true) or "<dir>/t10k-*-ubyte.gz".
 MNISTData LoadFashionMNIST(bool train, const std::string& dir = DefaultFashionMNISTDir());
+
+// Data sharding for data-parallel training, as MXNet's iterators' part_index / num_parts: part
+// `part_index` of `num_parts` is the contiguous rows [n * part_index / num_parts,
+// n * (part_index + 1) / num_parts). Throws Error unless 0 <= part_index < num_parts <= n.
+std::pair<int64_t, int64_t> PartBounds(int64_t n, int part_index, int num_parts);
+// That part of a data set (views sharing the arrays of `data`).
+MNISTData MNISTPart(const MNISTData& data, int part_index, int num_parts);
 
 // Iterates over a data set in batches of `batch_size` samples.
 //

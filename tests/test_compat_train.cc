@@ -350,5 +350,5 @@ TEST_CASE("compat: KVStore local", "[compat]") {
   CHECK(Values(outs[0]) == std::vector<mx_float>(3, 0.75f));
   KVStore::SetOptimizer(std::unique_ptr<Optimizer>());
   CHECK_THROWS(KVStore::Pull(999, &out));
-  CHECK_THROWS(KVStore::SetType("dist_sync"));
+  CHECK_THROWS_WITH(KVStore::SetType("dist_async"), Catch::Contains("dist_sync"));  // dist_sync: tests/dist
 }

@@ -31,6 +31,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/train/kvstore.h>
 
 #include "model_file_test_util.h"
 #include "test_io_util.h"
@@ -694,6 +695,19 @@ std::vector<ErrorCase> Cases() {
   add("LeakyReLU rrelu lower_bound 0.5 > upper_bound 0.1", [] {
     Symbol::Create("LeakyReLU", "r", {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.1"}}, {{"data", Var("data")}});
   }, "ParamError", "LeakyReLU: rrelu needs lower_bound <= upper_bound (got lower_bound=0.5, upper_bound=0.1)");
+  add("MNISTPart: part_index 2 of num_parts 2", [] {
+    MNISTPart(MNISTData{NDArray(TShape({4, 2, 2})), NDArray(TShape({4}))}, 2, 2);
+  }, "Error", "data part: part_index must be in [0, num_parts), got part_index 2 and num_parts 2");
+  add("KVStore type dist_async", [] { KVStore::Create("dist_async"); }, "Error",
+      "KVStore type 'dist_async' is not supported: symbind trains across processes synchronously only; use 'dist_sync' (aliases 'dist_sync_device', 'horovod')");
+  add("KVStore Push of a key never initialised", [] {
+    KVStore::Create("local")->Push({"w"}, {NDArray(TShape({2}))});
+  }, "Error", "KVStore::Push: key 'w' was not initialised");
+  add("KVStore Push of another shape than Init's", [] {
+    auto kv = KVStore::Create("local");
+    kv->Init({"w"}, {NDArray(TShape({2, 3}))});
+    kv->Push({"w"}, {NDArray(TShape({3, 2}))});
+  }, "ShapeError", "KVStore::Push: key 'w' holds (2,3) but the pushed value is (3,2)");
   return c;
 }
 

@@ -1,8 +1,11 @@
-// MXNet cpp-package compatibility: a single-process key-value store ("local", "device").
+// MXNet cpp-package compatibility: the key-value store, a thin layer over symbind::KVStore
+// (train/kvstore.h): "local"/"device" in one process, "dist_sync" (aliases "dist_sync_device",
+// "horovod") across MPI processes started with mpirun (docs/distributed.md).
 // As in MXNet's cpp-package the methods are static (one store per process); an instance,
 // KVStore("local"), calls SetType and gives the same methods through the object.
-// Push of several values for one key sums them; with an optimizer set, a push runs
-// optimizer->Update(key, stored, pushed), otherwise the pushed value replaces the stored one.
+// Push of several values for one key sums them (and, distributed, sums over the workers); with an
+// optimizer set, a push runs optimizer->Update(key, stored, pushed) on every worker, otherwise the
+// sum replaces the stored value.
 #pragma once
 #include <memory>
 #include <string>
@@ -36,9 +39,9 @@ class KVStore {
                    int priority = 0);
   static void SetOptimizer(std::unique_ptr<Optimizer> optimizer, bool local = false);
   static std::string GetType();
-  static int GetRank() { return 0; }
-  static int GetNumWorkers() { return 1; }
-  static void Barrier() {}
+  static int GetRank();
+  static int GetNumWorkers();
+  static void Barrier();
   static std::string GetRole() { return "worker"; }
 };
 
