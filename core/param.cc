@@ -178,8 +178,11 @@ std::string ParamField::TypeInfo() const {
   std::string s = BaseTypeInfo();
   if (!has_default_) return s + ", required";
   std::string d = DefaultString();
-  bool quoted = BaseTypeInfo().front() == '{' || BaseTypeInfo() == "string";
-  return s + ", optional, default=" + (quoted ? "'" + d + "'" : d);
+  // dmlc's wording: no space after an enum's braces; enums, ints and strings quote the default.
+  bool is_enum = s.front() == '{';
+  bool quoted = is_enum || s == "string" || s.compare(0, 3, "int") == 0;
+  return s + (is_enum ? ",optional, default=" : ", optional, default=") +
+         (quoted ? "'" + d + "'" : d);
 }
 
 const ParamField* ParamSchema::Find(const std::string& name) const {
