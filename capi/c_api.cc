@@ -5,6 +5,7 @@
 #include <nnvm/c_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -114,14 +115,6 @@ KwArgs Params(uint32_t n, const char** keys, const char** vals) {
   return out;
 }
 
-Context DeviceContext(int dev_type, int dev_id) {
-  if (dev_type != Context::kCPU && dev_type != Context::kCPUPinned &&
-      dev_type != Context::kCPUShared)
-    throw Error(StrCat("device type ", dev_type, (dev_type == Context::kGPU ? " (GPU)" : ""),
-                       " is not supported: symbind computes on the CPU only"));
-  return Context::CPU(dev_id);
-}
-
 TShape ShapeFromC(const uint32_t* dims, uint32_t ndim) {
   if (ndim > 0) NotNull(dims, "shape");
   return TShape(std::vector<int64_t>(dims, dims + ndim));
@@ -177,10 +170,19 @@ TShape ResolveReshape(const TShape& from, const std::vector<int64_t>& dims) {
   return shape;
 }
 
+// Random operators invoked imperatively draw from seed MXRandomSeed's value plus the number
+// of invocations before (so successive calls differ, and a program reproduces its draws).
+std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
+uint64_t NextInvokeSeed() { return invoke_seed_base.load() + invoke_count.fetch_add(1); }
+
 // Runs `op` once on `inputs` (its arguments then aux states, in order). Outputs the caller
-// gave are written; missing ones are returned new.
-std::vector<NDArray> Invoke(const Op& op, const KwArgs& params, const std::vector<NDArray>& inputs,
+// gave are written; missing ones (and none arrays given) are returned new.
+std::vector<NDArray> Invoke(const Op& op, KwArgs params, const std::vector<NDArray>& inputs,
                             const std::vector<NDArray>& given_outputs) {
+  // As in MXNet, an operator creating an array (no inputs) takes its shape from the output
+  // array given.
+  if (inputs.empty() && !given_outputs.empty() && op.schema->Find("shape") && !params.count("shape"))
+    params["shape"] = given_outputs[0].shape().ToString();
   std::vector<Symbol> vars;
   for (size_t i = 0; i < inputs.size(); ++i) vars.push_back(Symbol::Variable(StrCat("in", i)));
   Symbol sym = Symbol::Create(op.name, "imperative", params, {}, vars);
@@ -198,14 +200,14 @@ std::vector<NDArray> Invoke(const Op& op, const KwArgs& params, const std::vecto
     reqs.push_back(OpReq::kNull);
   }
   for (auto& n : aux_names) aux.push_back(inputs.at(index_of(n)));
-  auto exec = Bind(sym, Context::CPU(), args, grads, reqs, aux);
+  auto exec = Bind(sym, Context::CPU(), args, grads, reqs, aux, NextInvokeSeed());
   exec->Forward(false);
   std::vector<NDArray> outs = exec->outputs();
   if (given_outputs.size() > outs.size())
     throw Error(StrCat(given_outputs.size(), " output arrays given, operator '", op.name,
                        "' has ", outs.size()));
   for (size_t i = 0; i < outs.size(); ++i) {
-    if (i < given_outputs.size()) {
+    if (i < given_outputs.size() && !given_outputs[i].is_none()) {
       NDArray dst = given_outputs[i];
       if (dst.shape() != outs[i].shape())
         throw Error(StrCat("output ", i, " of operator '", op.name, "' has shape ",
@@ -242,9 +244,13 @@ int MXGetGPUCount(int* out) {
 int MXGetVersion(int* out) {
   return Guarded(__func__, [&] { *NotNull(out, "out") = 10901; });
 }
-// symbind has no global random state (SimpleBind and random ops seed per name and node), so
-// there is nothing to seed; accepted for compatibility.
-int MXRandomSeed(int) { return Guarded(__func__, [] {}); }
+// Seeds the random operators MXImperativeInvoke runs (NDArray::SampleUniform etc.).
+int MXRandomSeed(int seed) {
+  return Guarded(__func__, [&] {
+    invoke_seed_base = static_cast<uint64_t>(static_cast<uint32_t>(seed)) << 32;
+    invoke_count = 0;
+  });
+}
 int MXNotifyShutdown() { return Guarded(__func__, [] {}); }
 const char* NNGetLastError() { return LastError(); }
 
@@ -719,7 +725,12 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
       for (int i = 0; i < *num_outputs; ++i) given.push_back(ArrayOf((*outputs)[i], "outputs"));
     std::vector<NDArray> results =
         Invoke(*op, Params(static_cast<uint32_t>(num_params), param_keys, param_vals), in, given);
-    if (!given.empty()) return;  // written into the caller's arrays
+    if (!given.empty()) {
+      // Written into the caller's arrays; a none array given takes the result.
+      for (size_t i = 0; i < given.size(); ++i)
+        if (given[i].is_none()) ArrayOf((*outputs)[i], "outputs") = results[i];
+      return;
+    }
     uint32_t n = 0;
     NDArraysOut(results, &n, outputs);
     *num_outputs = static_cast<int>(n);

@@ -1,5 +1,6 @@
 #include "c_api_common.h"
 
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <shared_mutex>
@@ -63,6 +64,22 @@ void UnregisterHandle(const void* handle, HandleKind kind, const char* param) {
   CheckHandle(handle, kind, param);
   std::unique_lock<std::shared_mutex> lock(Handles().mutex);
   Handles().live.erase(handle);
+}
+
+Context DeviceContext(int dev_type, int dev_id) {
+  if (dev_type == Context::kGPU) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      std::fprintf(stderr, "symbind: a GPU context was requested; symbind computes on the CPU "
+                           "only, so GPU arrays and executors run on the CPU\n");
+    });
+    return Context::CPU(dev_id);
+  }
+  if (dev_type != Context::kCPU && dev_type != Context::kCPUPinned &&
+      dev_type != Context::kCPUShared)
+    throw Error(StrCat("unknown device type ", dev_type,
+                       " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)"));
+  return Context::CPU(dev_id);
 }
 
 std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const char* param) {

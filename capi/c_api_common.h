@@ -85,6 +85,12 @@ struct NDArrayBox {
   NDArray array;
 };
 
+// The context for MXNet's (dev_type, dev_id). symbind computes on the CPU only: CPU types
+// (1 cpu, 3 cpu_pinned, 5 cpu_shared) are the CPU; GPU (2) also runs on the CPU, with a
+// warning on stderr the first time, because MXNet programs hard-code Context::gpu() (MXNet's
+// own test_score example does); any other type is an error.
+Context DeviceContext(int dev_type, int dev_id);
+
 // Monitor callbacks (predictor and executor): every node output of `exec` as a temporary
 // NDArrayHandle, valid during the call, as in MXNet.
 void ReportInternalOutputs(const Executor& exec, bool include_variables,

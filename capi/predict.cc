@@ -118,13 +118,6 @@ std::map<std::string, TShape> InputShapes(uint32_t num_input_nodes, const char**
   return shapes;
 }
 
-Context CheckDevice(int dev_type, int dev_id) {
-  if (dev_type != Context::kCPU)
-    throw Error(StrCat("device type ", dev_type, (dev_type == Context::kGPU ? " (GPU)" : ""),
-                       " is not supported: symbind computes on the CPU only (dev_type 1)"));
-  return Context::CPU(dev_id);
-}
-
 std::shared_ptr<const SharedParams> LoadParams(const void* bytes, int size) {
   auto params = std::make_shared<SharedParams>();
   if (size < 0) throw Error(StrCat("param_size is negative (", size, ")"));
@@ -174,7 +167,7 @@ struct CreateRequest {
 // Creates `count` predictors over one copy of the parameters into out[0..count).
 void CreatePredictors(const CreateRequest& r, int count, PredictorHandle* out) {
   NotNull(out, "out");
-  CheckDevice(r.dev_type, r.dev_id);
+  DeviceContext(r.dev_type, r.dev_id);
   Symbol symbol = SelectOutputs(LoadSymbolJSON(FirstJSONValue(r.json)), r.output_keys);
   std::map<std::string, TShape> shapes =
       InputShapes(r.num_inputs, r.input_keys, r.indptr, r.shape_data);

@@ -126,8 +126,11 @@ ParamInfo Describe(const std::string& op_name, const ParamField& f) {
     p.is_enum = true;
     p.enum_type = op_name + Camel(f.name());
     p.enum_values = symbind::EnumValues(base);
+    // Sorted, with None (listed for optional enums) first.
+    bool has_none = p.enum_values.front() == "None";
+    if (has_none) p.enum_values.erase(p.enum_values.begin());
     std::sort(p.enum_values.begin(), p.enum_values.end());
-    if (p.has_default && def == "None") p.enum_values.insert(p.enum_values.begin(), "None");
+    if (has_none) p.enum_values.insert(p.enum_values.begin(), "None");
     p.type = p.enum_type;
     if (p.has_default) p.default_expr = p.enum_type + "::" + EnumValueName(def);
     return p;
@@ -151,7 +154,7 @@ ParamInfo Describe(const std::string& op_name, const ParamField& f) {
   else if (token == "float") core = "mx_float";
   else if (token == "double") core = "double";
   else if (token == "boolean") core = "bool";
-  else if (token == "Shape(tuple)") core = "Shape";
+  else if (token == "Shape(tuple)" || token == "Shape") core = "Shape";
   else if (token.rfind("tuple of <", 0) == 0) core = "std::vector<mx_float>";
   else core = "std::string";
   bool by_ref = core == "std::string" || core == "std::vector<mx_float>";

@@ -174,10 +174,23 @@ std::string FormatNumber(double v) {
 }
 }  // namespace detail
 
+namespace {
+// dmlc's names for the optional types MXNet declares as dmlc::optional<TShape> / <int>.
+std::string DmlcTypeName(std::string s) {
+  for (auto [ours, dmlc] : {std::pair<std::string, std::string>{"Shape(tuple) or None", "Shape or None"},
+                            {"long or None", "int or None"}})
+    if (s.compare(0, ours.size(), ours) == 0) s = dmlc + s.substr(ours.size());
+  return s;
+}
+}  // namespace
+
 std::string ParamField::TypeInfo() const {
-  std::string s = BaseTypeInfo();
+  std::string s = DmlcTypeName(BaseTypeInfo());
   if (!has_default_) return s + ", required";
   std::string d = DefaultString();
+  // dmlc prints boolean defaults as numbers, and lists None among an optional enum's values.
+  if (s.compare(0, 7, "boolean") == 0 && (d == "True" || d == "False")) d = d == "True" ? "1" : "0";
+  if (s.front() == '{' && d == "None") s = "{None, " + s.substr(1);
   // dmlc's wording: no space after an enum's braces; enums, ints and strings quote the default.
   bool is_enum = s.front() == '{';
   bool quoted = is_enum || s == "string" || s.compare(0, 3, "int") == 0;

@@ -305,8 +305,8 @@ int main(int argc, char** argv) {
     FAILS(MXPredCreate("not json", params, (int)params_size, 1, 0, 1, input_keys, indptr, shape1,
                        &p),
           "must start with '{'");
-    FAILS(MXPredCreate(json, params, (int)params_size, 2, 0, 1, input_keys, indptr, shape1, &p),
-          "CPU only");
+    FAILS(MXPredCreate(json, params, (int)params_size, 7, 0, 1, input_keys, indptr, shape1, &p),
+          "unknown device type 7");
     FAILS(MXPredCreate(json, params, 100, 1, 0, 1, input_keys, indptr, shape1, &p), "MXPredCreate");
     FAILS(MXPredCreate(json, NULL, 100, 1, 0, 1, input_keys, indptr, shape1, &p), "param_bytes");
     const char* wrong_key[] = {"image"};

@@ -1,14 +1,20 @@
 // The part of dmlc-core's logging.h MXNet programs use: dmlc::Error (a std::runtime_error),
 // CHECK / CHECK_EQ ... (throw dmlc::Error when false), LOG(INFO|WARNING|ERROR|FATAL), LG.
-// C++11, header-only.
+// C++11, header-only. Includes what dmlc's logging.h includes (<cstring>, <vector>, ...), on
+// which MXNet programs rely.
 #ifndef DMLC_LOGGING_H_
 #define DMLC_LOGGING_H_
 
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dmlc {
 
