@@ -1,5 +1,6 @@
 #include "param.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -175,12 +176,22 @@ std::string FormatNumber(double v) {
 }  // namespace detail
 
 namespace {
-// dmlc's names for the optional types MXNet declares as dmlc::optional<TShape> / <int>.
+// dmlc's names for the optional types MXNet declares as dmlc::optional<TShape> / <int>, and
+// its order of enum values.
 std::string DmlcTypeName(std::string s) {
   for (auto [ours, dmlc] : {std::pair<std::string, std::string>{"Shape(tuple) or None", "Shape or None"},
                             {"long or None", "int or None"}})
     if (s.compare(0, ours.size(), ours) == 0) s = dmlc + s.substr(ours.size());
-  return s;
+  if (s.front() != '{') return s;
+  // dmlc keeps enum values in a std::map, so it lists them sorted.
+  std::vector<std::string> values;
+  std::stringstream items(s.substr(1, s.find('}') - 1));
+  for (std::string item; std::getline(items, item, ',');)
+    values.push_back(item.substr(item.find('\'')));
+  std::sort(values.begin(), values.end());
+  std::string sorted = "{";
+  for (size_t i = 0; i < values.size(); ++i) sorted += (i ? ", " : "") + values[i];
+  return sorted + "}";
 }
 }  // namespace
 
