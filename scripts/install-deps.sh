@@ -3,7 +3,8 @@
 # Idempotent: packages already present are skipped. Needs root (or sudo) on Debian 12.
 set -euo pipefail
 packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev libtbb-dev catch2
-          zlib1g-dev nlohmann-json3-dev libstb-dev libcli11-dev dataset-fashion-mnist "$@")
+          zlib1g-dev nlohmann-json3-dev libstb-dev libcli11-dev dataset-fashion-mnist
+          python3 libopencv-dev "$@")  # python3, OpenCV: tests running MXNet's own clients
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
