@@ -5,6 +5,7 @@
 
 #include <symbind/core/graph.h>
 #include <symbind/executor/executor.h>
+#include <symbind/executor/internal_outputs.h>
 
 #include "compat_internal.h"
 
@@ -129,26 +130,8 @@ void Executor::SetMonitorCallback(MonitorCallback callback, bool monitor_all) {
 }
 
 void Executor::RunMonitor(bool) {
-  // Every node output, computed in inference mode on a copy of the aux states so that the
-  // bound executor's state is not advanced twice.
-  symbind::Symbol internals = symbol_.native().GetInternals();
-  auto names = internals.ListArguments();
-  std::vector<symbind::NDArray> args, grads, aux;
-  std::vector<symbind::OpReq> reqs;
-  std::map<std::string, NDArray> ad = arg_dict(), xd = aux_dict();
-  for (auto& n : names) {
-    args.push_back(ad.at(n).native());
-    grads.emplace_back();
-    reqs.push_back(symbind::OpReq::kNull);
-  }
-  for (auto& n : internals.ListAuxiliaryStates()) aux.push_back(xd.at(n).native().Copy());
-  auto exec = symbind::Bind(internals, context_.native(), args, grads, reqs, aux);
-  exec->Forward(false);
-  auto out_names = internals.ListOutputs();
-  for (size_t i = 0; i < out_names.size(); ++i) {
-    if (!monitor_all_ && internals.outputs()[i].node->is_variable()) continue;
-    monitor_(out_names[i], NDArray(exec->outputs()[i]));
-  }
+  for (auto& named : symbind::InternalOutputs(*exec_, monitor_all_))
+    monitor_(named.first, NDArray(named.second));
 }
 
 }  // namespace cpp

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <symbind/core/op.h>
+#include <symbind/core/op_docs.h>
 
 using symbind::Op;
 using symbind::ParamField;
@@ -95,31 +96,6 @@ struct ParamInfo {
   std::string doc;
 };
 
-// Splits "<base>, required" / "<base>, optional, default=<d>" into base and default.
-void SplitTypeInfo(const ParamField& f, std::string* base, std::string* def) {
-  std::string t = f.TypeInfo();
-  if (f.has_default()) {
-    size_t p = t.rfind(", optional, default=");
-    *base = t.substr(0, p);
-    *def = f.DefaultString();
-  } else {
-    *base = t.substr(0, t.rfind(", required"));
-    def->clear();
-  }
-}
-
-std::vector<std::string> ParseEnum(const std::string& base) {
-  std::vector<std::string> out;
-  std::string inner = base.substr(1, base.find('}') - 1);
-  std::stringstream ss(inner);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    size_t b = item.find_first_not_of(" '"), e = item.find_last_not_of(" '");
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
-
 std::string NumberLiteral(const std::string& d, const std::string& type) {
   if (d == "inf" || d == "Infinity") return "std::numeric_limits<" + type + ">::infinity()";
   if (d == "-inf" || d == "-Infinity") return "-std::numeric_limits<" + type + ">::infinity()";
@@ -145,14 +121,16 @@ ParamInfo Describe(const std::string& op_name, const ParamField& f) {
   p.cpp_name = CppName(f.name());
   p.doc = f.doc();
   p.has_default = f.has_default();
-  std::string base, def;
-  SplitTypeInfo(f, &base, &def);
+  std::string base = symbind::ParamBaseType(f), def = f.has_default() ? f.DefaultString() : "";
   if (!base.empty() && base[0] == '{') {
     p.is_enum = true;
     p.enum_type = op_name + Camel(f.name());
-    p.enum_values = ParseEnum(base);
+    p.enum_values = symbind::EnumValues(base);
+    // Sorted, with None (listed for optional enums) first.
+    bool has_none = p.enum_values.front() == "None";
+    if (has_none) p.enum_values.erase(p.enum_values.begin());
     std::sort(p.enum_values.begin(), p.enum_values.end());
-    if (p.has_default && def == "None") p.enum_values.insert(p.enum_values.begin(), "None");
+    if (has_none) p.enum_values.insert(p.enum_values.begin(), "None");
     p.type = p.enum_type;
     if (p.has_default) p.default_expr = p.enum_type + "::" + EnumValueName(def);
     return p;
@@ -176,7 +154,7 @@ ParamInfo Describe(const std::string& op_name, const ParamField& f) {
   else if (token == "float") core = "mx_float";
   else if (token == "double") core = "double";
   else if (token == "boolean") core = "bool";
-  else if (token == "Shape(tuple)") core = "Shape";
+  else if (token == "Shape(tuple)" || token == "Shape") core = "Shape";
   else if (token.rfind("tuple of <", 0) == 0) core = "std::vector<mx_float>";
   else core = "std::string";
   bool by_ref = core == "std::string" || core == "std::vector<mx_float>";
@@ -217,71 +195,12 @@ ParamInfo Describe(const std::string& op_name, const ParamField& f) {
   return p;
 }
 
-// A value that parses for a required field, to learn the operator's argument list.
-std::string DummyValue(const ParamField& f) {
-  std::string base, def;
-  SplitTypeInfo(f, &base, &def);
-  if (!base.empty() && base[0] == '{') return ParseEnum(base).front();
-  if (base.rfind("boolean", 0) == 0) return "False";
-  if (base.rfind("Shape", 0) == 0) return "(1,1)";
-  if (base.rfind("tuple", 0) == 0) return "(1,)";
-  if (base.rfind("string", 0) == 0) return "x";
-  return "1";
-}
-
-struct Inputs {
-  bool variadic = false;
-  std::vector<std::string> names;  // arguments then aux states
-};
-
-std::vector<std::string> InputsFor(const Op& op, const symbind::KwArgs& dict) {
-  symbind::NodeAttrs attrs;
-  attrs.op = &op;
-  attrs.name = "gen";
-  attrs.dict = dict;
-  op.ParseAttrs(&attrs);
-  std::vector<std::string> names = op.ListArguments(attrs);
-  auto aux = op.ListAuxStates(attrs);
-  names.insert(names.end(), aux.begin(), aux.end());
-  return names;
-}
-
-// The fullest input list: some inputs exist only for some parameter values (bias unless
-// no_bias, gamma for LeakyReLU's prelu), so each enum value and boolean of each field is tried
-// and the longest list wins (the defaults' on a tie).
-Inputs ListInputs(const Op& op) {
-  Inputs in;
-  if (!op.key_var_num_args.empty()) {
-    in.variadic = true;
-    return in;
-  }
-  symbind::KwArgs base;
-  for (auto& f : op.schema->fields())
-    if (!f->has_default()) base[f->name()] = DummyValue(*f);
-  try {
-    in.names = InputsFor(op, base);
-  } catch (const std::exception& e) {
-    std::cerr << "gen_op_header: " << op.name << ": cannot list inputs (" << e.what()
+// The inputs, warning when they cannot be listed.
+symbind::OpInputList ListInputs(const Op& op) {
+  symbind::OpInputList in = symbind::ListOpInputs(op);
+  if (!in.error.empty())
+    std::cerr << "gen_op_header: " << op.name << ": cannot list inputs (" << in.error
               << "); assuming 'data'\n";
-    in.names = {"data"};
-    return in;
-  }
-  for (auto& f : op.schema->fields()) {
-    std::string type, def;
-    SplitTypeInfo(*f, &type, &def);
-    std::vector<std::string> values;
-    if (!type.empty() && type[0] == '{') values = ParseEnum(type);
-    else if (type.rfind("boolean", 0) == 0) values = {"True", "False"};
-    for (auto& v : values) {
-      symbind::KwArgs dict = base;
-      dict[f->name()] = v;
-      try {
-        auto names = InputsFor(op, dict);
-        if (names.size() > in.names.size()) in.names = names;
-      } catch (const std::exception&) {
-      }
-    }
-  }
   return in;
 }
 
@@ -293,7 +212,7 @@ std::string FirstSentence(const std::string& d) {
 void EmitOp(std::ostream& os, const Op& op, const std::string& fn, bool with_name) {
   std::vector<ParamInfo> params;
   for (auto& f : op.schema->fields()) params.push_back(Describe(fn, *f));
-  Inputs inputs = ListInputs(op);
+  symbind::OpInputList inputs = ListInputs(op);
   std::set<std::string> input_names(inputs.names.begin(), inputs.names.end());
   for (auto& p : params)
     if (input_names.count(p.cpp_name)) p.cpp_name += "_param";

@@ -65,16 +65,95 @@ std::string OperatorsMarkdown() {
     if (op->schema->fields().empty()) continue;
     os << "| parameter | type | default | description |\n| --- | --- | --- | --- |\n";
     for (auto& f : op->schema->fields()) {
-      std::string info = f->TypeInfo();
-      std::string type = info.substr(0, info.find(", optional"));
-      if (!f->has_default()) type = info.substr(0, info.rfind(", required"));
-      os << "| `" << f->name() << "` | " << EscapeCell(type) << " | "
+      os << "| `" << f->name() << "` | " << EscapeCell(ParamBaseType(*f)) << " | "
          << (f->has_default() ? "`" + EscapeCell(f->DefaultString()) + "`" : "required") << " | "
          << EscapeCell(f->doc()) << " |\n";
     }
     os << "\n";
   }
   return os.str();
+}
+
+namespace {
+
+// A value that parses for a required field, to learn the operator's argument list.
+std::string DummyValue(const ParamField& f) {
+  std::string base = symbind::ParamBaseType(f);
+  if (!base.empty() && base[0] == '{') return EnumValues(base).front();
+  if (base.rfind("boolean", 0) == 0) return "False";
+  if (base.rfind("Shape", 0) == 0) return "(1,1)";
+  if (base.rfind("tuple", 0) == 0) return "(1,)";
+  if (base.rfind("string", 0) == 0) return "x";
+  return "1";
+}
+
+std::vector<std::string> InputsFor(const Op& op, const KwArgs& dict) {
+  NodeAttrs attrs;
+  attrs.op = &op;
+  attrs.name = "op";
+  attrs.dict = dict;
+  op.ParseAttrs(&attrs);
+  std::vector<std::string> names = op.ListArguments(attrs);
+  auto aux = op.ListAuxStates(attrs);
+  names.insert(names.end(), aux.begin(), aux.end());
+  return names;
+}
+
+}  // namespace
+
+std::string ParamBaseType(const ParamField& field) {
+  std::string info = field.TypeInfo();
+  if (!field.has_default()) return info.substr(0, info.rfind(", required"));
+  std::string base = info.substr(0, info.rfind("optional, default="));
+  while (!base.empty() && (base.back() == ' ' || base.back() == ',')) base.pop_back();
+  return base;
+}
+
+std::vector<std::string> EnumValues(const std::string& base_type) {
+  std::vector<std::string> out;
+  std::string inner = base_type.substr(1, base_type.find('}') - 1);
+  std::stringstream ss(inner);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" '"), e = item.find_last_not_of(" '");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+OpInputList ListOpInputs(const Op& op) {
+  OpInputList in;
+  if (!op.key_var_num_args.empty()) {
+    in.variadic = true;
+    return in;
+  }
+  KwArgs base;
+  for (auto& f : op.schema->fields())
+    if (!f->has_default()) base[f->name()] = DummyValue(*f);
+  try {
+    in.names = InputsFor(op, base);
+  } catch (const std::exception& e) {
+    in.names = {"data"};
+    in.error = e.what();
+    return in;
+  }
+  for (auto& f : op.schema->fields()) {
+    std::string type = ParamBaseType(*f);
+    std::vector<std::string> values;
+    if (!type.empty() && type[0] == '{') values = EnumValues(type);
+    else if (type.rfind("boolean", 0) == 0) values = {"True", "False"};
+    for (auto& v : values) {
+      KwArgs dict = base;
+      dict[f->name()] = v;
+      try {
+        auto names = InputsFor(op, dict);
+        if (names.size() > in.names.size()) in.names = names;
+      } catch (const std::exception&) {
+        // This value is not valid with the dummies of the other fields; others may be.
+      }
+    }
+  }
+  return in;
 }
 
 }  // namespace symbind

@@ -1,5 +1,6 @@
 #include "param.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -174,12 +175,38 @@ std::string FormatNumber(double v) {
 }
 }  // namespace detail
 
+namespace {
+// dmlc's names for the optional types MXNet declares as dmlc::optional<TShape> / <int>, and
+// its order of enum values.
+std::string DmlcTypeName(std::string s) {
+  for (auto [ours, dmlc] : {std::pair<std::string, std::string>{"Shape(tuple) or None", "Shape or None"},
+                            {"long or None", "int or None"}})
+    if (s.compare(0, ours.size(), ours) == 0) s = dmlc + s.substr(ours.size());
+  if (s.front() != '{') return s;
+  // dmlc keeps enum values in a std::map, so it lists them sorted.
+  std::vector<std::string> values;
+  std::stringstream items(s.substr(1, s.find('}') - 1));
+  for (std::string item; std::getline(items, item, ',');)
+    values.push_back(item.substr(item.find('\'')));
+  std::sort(values.begin(), values.end());
+  std::string sorted = "{";
+  for (size_t i = 0; i < values.size(); ++i) sorted += (i ? ", " : "") + values[i];
+  return sorted + "}";
+}
+}  // namespace
+
 std::string ParamField::TypeInfo() const {
-  std::string s = BaseTypeInfo();
+  std::string s = DmlcTypeName(BaseTypeInfo());
   if (!has_default_) return s + ", required";
   std::string d = DefaultString();
-  bool quoted = BaseTypeInfo().front() == '{' || BaseTypeInfo() == "string";
-  return s + ", optional, default=" + (quoted ? "'" + d + "'" : d);
+  // dmlc prints boolean defaults as numbers, and lists None among an optional enum's values.
+  if (s.compare(0, 7, "boolean") == 0 && (d == "True" || d == "False")) d = d == "True" ? "1" : "0";
+  if (s.front() == '{' && d == "None") s = "{None, " + s.substr(1);
+  // dmlc's wording: no space after an enum's braces; enums, ints and strings quote the default.
+  bool is_enum = s.front() == '{';
+  bool quoted = is_enum || s == "string" || s.compare(0, 3, "int") == 0;
+  return s + (is_enum ? ",optional, default=" : ", optional, default=") +
+         (quoted ? "'" + d + "'" : d);
 }
 
 const ParamField* ParamSchema::Find(const std::string& name) const {

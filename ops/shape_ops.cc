@@ -526,6 +526,7 @@ SYMBIND_REGISTER_OP(BlockGrad)
 
 SYMBIND_REGISTER_OP(_copy)
     .add_alias("identity")
+    .add_alias("_copyto")  // MXNet's NDArray::CopyTo invokes it with the target as output
     .describe("Returns a copy of the input.")
     .set_infer_shape(SameShapeInfer)
     .set_dtype_generic()  // byte copies

@@ -124,8 +124,13 @@ TEST_CASE("Parameter errors use dmlc's wording", "[core][param]") {
     CHECK(m.find("Cannot find argument 'x'") == 0);
     CHECK(m.find("num_hidden : int, >= 1, required") != std::string::npos);
     CHECK(m.find("Number of hidden units.") != std::string::npos);
-    CHECK(m.find("no_bias : boolean, optional, default=False") != std::string::npos);
+    CHECK(m.find("no_bias : boolean, optional, default=0") != std::string::npos);
   }
+  // The rest of dmlc's type strings, as MXSymbolGetAtomicSymbolInfo returns them.
+  const ParamSchema& schema = DemoParam::Schema();
+  CHECK(schema.Find("act")->TypeInfo() == "{'relu', 'tanh'},optional, default='relu'");
+  CHECK(schema.Find("axis")->TypeInfo() == "int or None, optional, default='None'");
+  CHECK(schema.Find("p")->TypeInfo() == "float, in [0, 1], optional, default=0.5");
   CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "abc"}}),
                     "Invalid Parameter format for num_hidden expect int but value='abc'");
   CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "0"}}),

@@ -1,0 +1,17 @@
+// What monitors show: the value of every node output of a bound graph.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <symbind/executor/executor.h>
+
+namespace symbind {
+
+// Every output of every node of `exec`'s symbol (GetInternals order) for its current
+// arguments, computed in inference mode by a separate executor on copies of the aux states,
+// so `exec` and its state are unchanged. Variables are included only with include_variables.
+std::vector<std::pair<std::string, NDArray>> InternalOutputs(const Executor& exec,
+                                                             bool include_variables);
+
+}  // namespace symbind

@@ -1,0 +1,207 @@
+// MXNet's C API (capi/, libmxnet.so): operator metadata in dmlc's wording, symbols, NDArrays,
+// imperative invocation, executors, the local KVStore and the error convention.
+#include <catch2/catch.hpp>
+
+#include <mxnet/c_api.h>
+#include <nnvm/c_api.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+AtomicSymbolCreator Creator(const std::string& name) {
+  OpHandle h = nullptr;
+  REQUIRE(NNGetOpHandle(name.c_str(), &h) == 0);
+  return h;
+}
+
+// name -> type string of each argument MXSymbolGetAtomicSymbolInfo lists.
+std::map<std::string, std::string> ArgTypes(const std::string& op) {
+  const char *name, *desc, *key_var;
+  uint32_t n = 0;
+  const char **names, **types, **docs;
+  REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator(op), &name, &desc, &n, &names, &types, &docs,
+                                      &key_var) == 0);
+  CHECK(std::string(name) == op);
+  std::map<std::string, std::string> out;
+  for (uint32_t i = 0; i < n; ++i) out[names[i]] = types[i];
+  return out;
+}
+
+NDArrayHandle Array(const std::vector<uint32_t>& shape, const std::vector<float>& values) {
+  NDArrayHandle h = nullptr;
+  REQUIRE(MXNDArrayCreateEx(shape.data(), static_cast<uint32_t>(shape.size()), 1, 0, 0, 0, &h) == 0);
+  REQUIRE(MXNDArraySyncCopyFromCPU(h, values.data(), values.size()) == 0);
+  return h;
+}
+
+std::vector<float> Values(NDArrayHandle h, size_t n) {
+  std::vector<float> v(n);
+  REQUIRE(MXNDArraySyncCopyToCPU(h, v.data(), n) == 0);
+  return v;
+}
+
+std::vector<int> Shape(NDArrayHandle h) {
+  int ndim = 0;
+  const int* dims = nullptr;
+  REQUIRE(MXNDArrayGetShapeEx(h, &ndim, &dims) == 0);
+  return std::vector<int>(dims, dims + ndim);
+}
+
+}  // namespace
+
+TEST_CASE("C API operator info gives MXNet's type strings", "[capi]") {
+  auto pooling = ArgTypes("Pooling");
+  CHECK(pooling.at("data") == "NDArray-or-Symbol");
+  CHECK(pooling.at("pool_type").rfind("{'avg', 'lp', 'max', 'sum'},optional, default='max'", 0) == 0);
+  CHECK(pooling.at("kernel").rfind("Shape(tuple), optional", 0) == 0);
+  auto conv = ArgTypes("Convolution");
+  CHECK(conv.at("kernel") == "Shape(tuple), required");
+  CHECK(conv.at("num_group") == "int, >= 1, optional, default='1'");
+  CHECK(conv.at("no_bias") == "boolean, optional, default=0");
+  CHECK(conv.count("weight") == 1);
+  CHECK(conv.count("bias") == 1);
+  auto concat = ArgTypes("Concat");
+  CHECK(concat.at("data") == "NDArray-or-Symbol[]");
+}
+
+TEST_CASE("C API symbols compose, list, infer shapes and round-trip JSON", "[capi]") {
+  SymbolHandle data = nullptr, fc = nullptr;
+  REQUIRE(MXSymbolCreateVariable("data", &data) == 0);
+  const char* keys[] = {"num_hidden"};
+  const char* vals[] = {"4"};
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator("FullyConnected"), 1, keys, vals, &fc) == 0);
+  uint32_t n = 0;
+  const char** names = nullptr;
+  CHECK(MXSymbolListArguments(fc, &n, &names) == -1);  // no inputs yet
+  CHECK(std::string(MXGetLastError()).find("MXSymbolListArguments") == 0);
+  const char* input_keys[] = {"data"};
+  REQUIRE(MXSymbolCompose(fc, "fc1", 1, input_keys, &data) == 0);
+  REQUIRE(MXSymbolListArguments(fc, &n, &names) == 0);
+  REQUIRE(n == 3);
+  CHECK(std::string(names[1]) == "fc1_weight");
+  REQUIRE(NNSymbolListInputNames(fc, 0, &n, &names) == 0);
+  CHECK(n == 3);
+
+  const uint32_t indptr[] = {0, 2};
+  const int shape[] = {5, 7};
+  uint32_t in_n, out_n, aux_n;
+  const int *in_ndim, *out_ndim, *aux_ndim;
+  const int **in_data, **out_data, **aux_data;
+  int complete = 0;
+  REQUIRE(MXSymbolInferShapeEx(fc, 1, input_keys, indptr, shape, &in_n, &in_ndim, &in_data, &out_n,
+                               &out_ndim, &out_data, &aux_n, &aux_ndim, &aux_data, &complete) == 0);
+  CHECK(complete == 1);
+  REQUIRE(in_n == 3);
+  CHECK(in_data[1][0] == 4);
+  CHECK(in_data[1][1] == 7);
+  CHECK(out_data[0][0] == 5);
+  CHECK(out_data[0][1] == 4);
+
+  const char* json = nullptr;
+  REQUIRE(MXSymbolSaveToJSON(fc, &json) == 0);
+  std::string text = std::string(json) + "\ntrailing bytes {";
+  SymbolHandle loaded = nullptr;
+  REQUIRE(MXSymbolCreateFromJSON(text.c_str(), &loaded) == 0);
+  REQUIRE(MXSymbolListOutputs(loaded, &n, &names) == 0);
+  CHECK(std::string(names[0]) == "fc1_output");
+  CHECK(MXSymbolFree(loaded) == 0);
+  CHECK(MXSymbolFree(loaded) == -1);
+  CHECK(std::string(MXGetLastError()).find("not a live SymbolHandle") != std::string::npos);
+  CHECK(MXSymbolFree(fc) == 0);
+  CHECK(MXSymbolFree(data) == 0);
+}
+
+TEST_CASE("C API NDArray reshape keeps 0 and infers -1, slices share storage", "[capi]") {
+  NDArrayHandle a = Array({2, 3, 4}, std::vector<float>(24, 1.f));
+  int dims[] = {0, -1};
+  NDArrayHandle r = nullptr;
+  REQUIRE(MXNDArrayReshape(a, 2, dims, &r) == 0);
+  CHECK(Shape(r) == std::vector<int>{2, 12});
+  int bad[] = {-1, -1};
+  CHECK(MXNDArrayReshape(a, 2, bad, &r) == -1);
+  CHECK(std::string(MXGetLastError()).find("more than one dim is -1") != std::string::npos);
+  NDArrayHandle s = nullptr;
+  REQUIRE(MXNDArraySlice(a, 1, 2, &s) == 0);
+  CHECK(Shape(s) == std::vector<int>{1, 3, 4});
+  std::vector<float> too_few(3);
+  CHECK(MXNDArraySyncCopyToCPU(a, too_few.data(), too_few.size()) == -1);
+  for (NDArrayHandle h : {a, r, s}) CHECK(MXNDArrayFree(h) == 0);
+}
+
+TEST_CASE("C API imperative sgd_mom_update matches the formula and updates mom", "[capi]") {
+  std::vector<float> w0{1, -2, 3}, g{0.5f, 4, -1}, m0{0.1f, 0, -0.2f};
+  NDArrayHandle w = Array({3}, w0), grad = Array({3}, g), mom = Array({3}, m0);
+  const char* keys[] = {"lr", "momentum", "wd", "rescale_grad", "clip_gradient"};
+  const char* vals[] = {"0.1", "0.9", "0.01", "0.5", "1.5"};
+  NDArrayHandle inputs[] = {w, grad, mom};
+  NDArrayHandle out_handles[] = {w};
+  NDArrayHandle* outputs = out_handles;
+  int num_outputs = 1;
+  errno = ENOENT;
+  REQUIRE(MXImperativeInvoke(Creator("sgd_mom_update"), 3, inputs, &num_outputs, &outputs, 5, keys,
+                             vals) == 0);
+  CHECK(errno == 0);
+  std::vector<float> w1 = Values(w, 3), m1 = Values(mom, 3);
+  for (int i = 0; i < 3; ++i) {
+    float gi = std::fmax(-1.5f, std::fmin(1.5f, 0.5f * g[i]));
+    float m = 0.9f * m0[i] - 0.1f * 0.01f * w0[i] - 0.1f * gi;
+    CHECK(m1[i] == Approx(m));
+    CHECK(w1[i] == Approx(w0[i] + m));
+  }
+  for (NDArrayHandle h : {w, grad, mom}) CHECK(MXNDArrayFree(h) == 0);
+}
+
+TEST_CASE("C API executor binds, runs forward and backward", "[capi]") {
+  SymbolHandle x = nullptr, y = nullptr;
+  REQUIRE(MXSymbolCreateVariable("x", &x) == 0);
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator("square"), 0, nullptr, nullptr, &y) == 0);
+  REQUIRE(MXSymbolCompose(y, "sq", 1, nullptr, &x) == 0);
+  NDArrayHandle in = Array({2}, {3, -4}), grad = Array({2}, {0, 0}), head = Array({2}, {1, 1});
+  uint32_t req = 1;
+  ExecutorHandle exec = nullptr;
+  REQUIRE(MXExecutorBindEX(y, 1, 0, 0, nullptr, nullptr, nullptr, 1, &in, &grad, &req, 0, nullptr,
+                           nullptr, &exec) == 0);
+  REQUIRE(MXExecutorForward(exec, 1) == 0);
+  uint32_t n = 0;
+  NDArrayHandle* outs = nullptr;
+  REQUIRE(MXExecutorOutputs(exec, &n, &outs) == 0);
+  REQUIRE(n == 1);
+  CHECK(Values(outs[0], 2) == std::vector<float>{9, 16});
+  REQUIRE(MXExecutorBackward(exec, 1, &head) == 0);
+  CHECK(Values(grad, 2) == std::vector<float>{6, -8});
+  CHECK(MXNDArrayFree(outs[0]) == 0);
+  CHECK(MXExecutorFree(exec) == 0);
+  CHECK(MXExecutorForward(exec, 0) == -1);
+  for (NDArrayHandle h : {in, grad, head}) CHECK(MXNDArrayFree(h) == 0);
+  CHECK(MXSymbolFree(y) == 0);
+  CHECK(MXSymbolFree(x) == 0);
+}
+
+TEST_CASE("C API local KVStore sums pushes and pulls the result", "[capi]") {
+  KVStoreHandle kv = nullptr;
+  REQUIRE(MXKVStoreCreate("local", &kv) == 0);
+  NDArrayHandle a = Array({2}, {1, 2}), b = Array({2}, {10, 20}), out = Array({2}, {0, 0});
+  const int key = 3;
+  REQUIRE(MXKVStoreInit(kv, 1, &key, &a) == 0);
+  const int keys[] = {3, 3};
+  NDArrayHandle vals[] = {a, b};
+  REQUIRE(MXKVStorePush(kv, 2, keys, vals, 0) == 0);
+  REQUIRE(MXKVStorePull(kv, 1, &key, &out, 0) == 0);
+  CHECK(Values(out, 2) == std::vector<float>{11, 22});
+  const int missing = 9;
+  CHECK(MXKVStorePull(kv, 1, &missing, &out, 0) == -1);
+  CHECK(std::string(MXGetLastError()).find("key 9 has not been initialised") != std::string::npos);
+  KVStoreHandle dist = nullptr;
+  CHECK(MXKVStoreCreate("dist_sync", &dist) == -1);
+  int gpus = -1;
+  CHECK(MXGetGPUCount(&gpus) == 0);
+  CHECK(gpus == 0);
+  for (NDArrayHandle h : {a, b, out}) CHECK(MXNDArrayFree(h) == 0);
+  CHECK(MXKVStoreFree(kv) == 0);
+}
