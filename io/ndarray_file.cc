@@ -1,5 +1,7 @@
 #include "ndarray_file.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
