@@ -374,7 +374,7 @@ std::vector<Hostile> HostileFiles() {
 TEST_CASE("symbind file: hostile files throw IOError naming what is wrong", "[model_file][hostile]") {
   REQUIRE_NOTHROW(LoadModelBuffer(BuildRaw(ValidRawModel()).data(), BuildRaw(ValidRawModel()).size()));
   const auto cases = HostileFiles();
-  CHECK(cases.size() >= 30);
+  CHECK(cases.size() >= 46);
   for (auto& c : cases) {
     INFO(c.name);
     REQUIRE(!c.name.empty());
