@@ -1,9 +1,12 @@
 // Allreduce bandwidth of KVStore "dist_sync" Push against a plain MPI_Allreduce loop on the same
 // bytes. Run under mpirun:  mpirun -np 2 build/bench/bench_allreduce
 // Prints, per size, the bus bandwidth (bytes * 2 (n-1)/n per second, as NCCL/OSU-style tools
-// report) of both and their ratio; "100 keys" pushes many small keys in one call (fused).
+// report) of KVStore Push, of MPI_Allreduce, and of MPI_Iallreduce + MPI_Wait (the nonblocking
+// collective KVStore polls with a deadline), each the best of 3 rounds; ratio = KVStore /
+// MPI_Allreduce. "100 keys" pushes many small keys in one call (fused) against one MPI call per key.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -25,7 +28,8 @@ int main() {
   const int n = kv->num_workers(), rank = kv->rank();
   const double bus = n > 1 ? 2.0 * (n - 1) / n : 1.0;
   if (rank == 0)
-    std::printf("%-18s %14s %14s %8s\n", "size", "KVStore GB/s", "MPI GB/s", "ratio");
+    std::printf("%-18s %14s %14s %16s %8s\n", "size", "KVStore GB/s", "Allreduce GB/s", "Iallreduce GB/s",
+                "ratio");
   struct Case {
     std::string name;
     int keys;
@@ -45,22 +49,34 @@ int main() {
     const int reps = Reps(c.floats_per_key * c.keys);
     const double bytes = static_cast<double>(c.floats_per_key) * c.keys * sizeof(float);
     kv->Push(keys, vals);  // warm up
-    kv->Barrier();
-    auto t0 = Clock::now();
-    for (int r = 0; r < reps; ++r) kv->Push(keys, vals);
-    const double kv_s = Seconds(t0) / reps;
-    // The same bytes with MPI alone: one MPI_Allreduce per key, as without fusion.
     std::vector<std::vector<float>> bufs(static_cast<size_t>(c.keys),
                                          std::vector<float>(static_cast<size_t>(c.floats_per_key)));
-    MPI_Barrier(MPI_COMM_WORLD);
-    t0 = Clock::now();
-    for (int r = 0; r < reps; ++r)
+    auto best = [&](auto&& body) {
+      double s = 1e30;
+      for (int round = 0; round < 3; ++round) {
+        kv->Barrier();
+        auto t0 = Clock::now();
+        for (int r = 0; r < reps; ++r) body();
+        s = std::min(s, Seconds(t0) / reps);
+      }
+      return s;
+    };
+    const double kv_s = best([&] { kv->Push(keys, vals); });
+    // The same bytes with MPI alone: one call per key, as without fusion.
+    const double mpi_s = best([&] {
       for (auto& b : bufs)
         MPI_Allreduce(MPI_IN_PLACE, b.data(), static_cast<int>(b.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    const double mpi_s = Seconds(t0) / reps;
+    });
+    const double nb_s = best([&] {
+      for (auto& b : bufs) {
+        MPI_Request req;
+        MPI_Iallreduce(MPI_IN_PLACE, b.data(), static_cast<int>(b.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+      }
+    });
     if (rank == 0)
-      std::printf("%-18s %14.3f %14.3f %8.2f\n", c.name.c_str(), bus * bytes / kv_s / 1e9,
-                  bus * bytes / mpi_s / 1e9, mpi_s / kv_s);
+      std::printf("%-18s %14.3f %14.3f %16.3f %8.2f\n", c.name.c_str(), bus * bytes / kv_s / 1e9,
+                  bus * bytes / mpi_s / 1e9, bus * bytes / nb_s / 1e9, mpi_s / kv_s);
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -83,6 +84,62 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   while (std::getline(in, item, sep)) out.push_back(item);
   return out;
 }
+
+// Ends the process when a blocking MPI call outlives its deadline (MPI has no timeouts); mpirun
+// then ends the job. Only the data transfers run blocking, right after a deadline-guarded
+// rendezvous (CheckSameEverywhere) that every peer passed, so this fires only when a peer
+// stalls in the middle of a transfer.
+class Watchdog {
+ public:
+  Watchdog() : thread_([this] { Run(); }) {}
+  ~Watchdog() { Stop(); }
+  void Arm(double seconds, std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    seconds_ = seconds;
+    what_ = std::move(what);
+    armed_ = true;
+    cv_.notify_one();
+  }
+  void Disarm() {
+    std::lock_guard<std::mutex> lock(mu_);
+    armed_ = false;
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      cv_.notify_one();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (!armed_) {
+        cv_.wait(lock);
+        continue;
+      }
+      cv_.wait_until(lock, deadline_);
+      if (armed_ && !stop_ && Clock::now() >= deadline_) {
+        std::fprintf(stderr, "symbind: %s did not complete within %g s: a peer stalled during the transfer "
+                     "(SYMBIND_DIST_TIMEOUT sets the limit); ending this process\n", what_.c_str(), seconds_);
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, stop_ = false;
+  Clock::time_point deadline_;
+  double seconds_ = 0;
+  std::string what_;
+  std::thread thread_;  // last: started once the fields above exist
+};
 
 class MPICollective : public Collective {
  public:
@@ -160,19 +217,18 @@ class MPICollective : public Collective {
       const int64_t bytes = static_cast<int64_t>(arrays[i].bytes());
       for (int64_t at = 0; at < bytes; at += kChunkBytes) {
         const int count = static_cast<int>(std::min(kChunkBytes, bytes - at));
-        MPI_Request req;
-        Check(MPI_Ibcast(p + at, count, MPI_BYTE, 0, comm_, &req), op);
-        Wait(&req, StrCat(op, " (broadcast from rank 0) of key '", keys[i], "'"));
+        const std::string what = StrCat(op, " (broadcast from rank 0) of key '", keys[i], "'");
+        watchdog_.Arm(timeout_, Prefix() + what);
+        const int rc = MPI_Bcast(p + at, count, MPI_BYTE, 0, comm_);
+        watchdog_.Disarm();
+        Check(rc, what);
       }
     }
   }
 
   void Barrier() override {
     std::lock_guard<std::mutex> lock(mu_);
-    CheckSameEverywhere("Barrier", {}, {});
-    MPI_Request req;
-    Check(MPI_Ibarrier(comm_, &req), "Barrier");
-    Wait(&req, "Barrier");
+    CheckSameEverywhere("Barrier", {}, {});  // an allgather: no rank passes before all arrive
   }
 
   // Registered with atexit: a barrier with deadline, then MPI_Finalize; MPI_Abort when the group
@@ -202,6 +258,7 @@ class MPICollective : public Collective {
     MPI_Cancel(&notice_req_);
     MPI_Wait(&notice_req_, MPI_STATUS_IGNORE);
     for (MPI_Comm* c : {&comm_, &notice_comm_, &exit_comm_}) MPI_Comm_free(c);
+    watchdog_.Stop();
     finalized_ = true;
     MPI_Finalize();
   }
@@ -299,8 +356,11 @@ class MPICollective : public Collective {
         Fail(StrCat(what, " did not complete within ", timeout_,
                     " s: a peer is stuck, dead or calling something else (SYMBIND_DIST_TIMEOUT sets "
                     "the limit)"));
-      if (spins < 2000) std::this_thread::yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+      // MPI progresses nonblocking collectives only inside MPI calls: poll busily (yielding the
+      // core to other processes) for a while, then back off for long waits such as a peer's
+      // forward/backward pass.
+      if (spins < 20000) std::this_thread::yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
 
@@ -374,16 +434,19 @@ class MPICollective : public Collective {
     Fail(StrCat(op, ": the workers disagree on the keys or shapes: ", details), false);
   }
 
+  // In chunks (MPI counts are int), with MPI's blocking allreduce under the watchdog.
   void SumInPlace(float* data, int64_t count, const std::string& what) {
     for (int64_t at = 0; at < count; at += kChunkFloats) {
       const int n = static_cast<int>(std::min(kChunkFloats, count - at));
-      MPI_Request req;
-      Check(MPI_Iallreduce(MPI_IN_PLACE, data + at, n, MPI_FLOAT, MPI_SUM, comm_, &req), what);
-      Wait(&req, what);
+      watchdog_.Arm(timeout_, Prefix() + what);
+      const int rc = MPI_Allreduce(MPI_IN_PLACE, data + at, n, MPI_FLOAT, MPI_SUM, comm_);
+      watchdog_.Disarm();
+      Check(rc, what);
     }
   }
 
   std::mutex mu_;
+  Watchdog watchdog_;
   // Operations, notices between peers, and the barrier at exit (which a peer still in an
   // operation must not mistake for its collective): one communicator each.
   MPI_Comm comm_ = MPI_COMM_NULL, notice_comm_ = MPI_COMM_NULL, exit_comm_ = MPI_COMM_NULL;

@@ -5,12 +5,16 @@
 // MPI is optional at build time (CMake option SYMBIND_MPI, on when MPI is found). Without it
 // Collective::World() throws an Error saying how to enable it.
 //
-// Faults. MPI's blocking collectives wait forever for a peer that is gone, so every collective
-// here is nonblocking and polled with a deadline (SYMBIND_DIST_TIMEOUT seconds, default 60).
-// Besides, each rank listens for notices from its peers on a side channel: a rank whose
-// collective fails tells the others ("rank 1 failed: ..."), and a rank whose program ends says
-// so at exit, so peers still waiting in a collective stop at once with an error naming the rank
-// instead of waiting for the deadline. A killed process is noticed by mpirun, which ends the job.
+// Faults. MPI's collectives wait forever for a peer that is gone, and offer no timeout. So each
+// operation starts with a rendezvous: a nonblocking allgather of a hash of (operation, keys,
+// dtypes, shapes), polled with a deadline (SYMBIND_DIST_TIMEOUT seconds, default 60), which also
+// detects mismatched keys or shapes. Besides, each rank listens for notices from its peers on a
+// side channel: a rank whose operation fails tells the others ("rank 1 failed: ..."), and a rank
+// whose program ends says so at exit, so peers waiting at a rendezvous that rank will never
+// reach stop at once with an error naming it instead of waiting for the deadline. Once every
+// peer has arrived, the data moves with MPI's blocking collectives (much faster than the
+// nonblocking ones here), under a watchdog thread that ends the process if one outlives the
+// deadline. A killed process is noticed by mpirun, which ends the job.
 // After a failure the group is broken: later calls throw, and at exit the process calls
 // MPI_Abort so that no peer is left waiting; otherwise exit runs MPI_Finalize after a barrier.
 #pragma once

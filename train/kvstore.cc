@@ -55,7 +55,7 @@ void KVStore::Push(const std::vector<std::string>& keys, const std::vector<NDArr
     if (it == slot.end()) {
       slot[keys[i]] = merged.size();
       merged_keys.push_back(keys[i]);
-      merged.push_back(values[i].AsType(stored->second.dtype()).Copy());
+      merged.push_back(values[i].AsType(stored->second.dtype()));  // a copy
       continue;
     }
     NDArray& sum = merged[it->second];
