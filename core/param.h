@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -187,7 +188,8 @@ class ParamFieldOf : public ParamField {
     }
     std::string t = ParamValue<T>::TypeName();
     if (lower_ && upper_) return t + ", in [" + detail::FormatNumber(*lower_) + ", " + detail::FormatNumber(*upper_) + "]";
-    if (lower_ && *lower_ == 0) return t + " (non-negative)";
+    // dmlc writes "(non-negative)" for integers only; MXNet's op.h generator reads it so.
+    if (lower_ && *lower_ == 0 && std::is_integral<T>::value) return t + " (non-negative)";
     if (lower_) return t + ", >= " + detail::FormatNumber(*lower_);
     return t;
   }
