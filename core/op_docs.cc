@@ -70,6 +70,7 @@ std::string OperatorsMarkdown() {
          << EscapeCell(f->doc()) << " |\n";
     }
     os << "\n";
+    for (auto& c : op->schema->constraints()) os << "Constraint: " << c << ".\n\n";
   }
   return os.str();
 }

@@ -181,6 +181,13 @@ class ParamFieldOf : public ParamField {
 
  protected:
   std::string BaseTypeInfo() const override {
+    std::string s = BoundsTypeInfo();
+    for (auto& r : requirements_) s += ", " + r.second;
+    return s;
+  }
+
+ private:
+  std::string BoundsTypeInfo() const {
     if (!enum_.empty()) {
       std::string s = "{";
       for (size_t i = 0; i < enum_.size(); ++i) s += (i ? ", '" : "'") + enum_[i].first + "'";
@@ -193,8 +200,6 @@ class ParamFieldOf : public ParamField {
     if (lower_) return t + ", >= " + detail::FormatNumber(*lower_);
     return t;
   }
-
- private:
   std::string Print(const T& v) const {
     if (!enum_.empty()) return PrintEnum(v);
     return ParamValue<T>::Print(v);
@@ -257,11 +262,14 @@ class ParamSchema {
   KwArgs ToKwArgs(const void* obj) const;
   // The "Possible Arguments" listing: "name : type info\n    doc" per field.
   std::string Describe() const;
+  // What the checks between fields require, one sentence each.
+  const std::vector<std::string>& constraints() const { return constraints_; }
 
  protected:
   std::vector<std::unique_ptr<ParamField>> fields_;
   // Conditions between fields (a_min <= a_max); each throws ParamError when violated.
   std::vector<std::function<void(const void*)>> checks_;
+  std::vector<std::string> constraints_;  // what each check requires, for the docs
 };
 
 template <typename Obj>
@@ -278,6 +286,7 @@ class ParamDeclarer : public ParamSchema {
   // ParamError "<what> (got <the fields as given>)".
   void check(std::function<bool(const Obj&)> ok, const std::string& what,
              std::vector<std::string> fields) {
+    constraints_.push_back(what);
     std::vector<const ParamField*> named;  // the fields outlive the schema's moves; `this` does not
     for (auto& name : fields) named.push_back(Find(name));
     checks_.push_back([ok, what, named](const void* obj) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <limits>
@@ -102,8 +103,10 @@ uint64_t MaxBindBytes() {
   if (const uint64_t set = g_max_bind_bytes.load()) return set;
   if (const char* env = std::getenv("SYMBIND_MAX_BIND_BYTES")) {
     char* end = nullptr;
+    errno = 0;
+    // strtoull alone accepts "-1" (as 2^64 - 1) and saturates on overflow: digits only, in range.
     const unsigned long long v = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0' || v == 0)
+    if (end == env || *end != '\0' || v == 0 || errno == ERANGE || !(env[0] >= '0' && env[0] <= '9'))
       throw Error(StrCat("SYMBIND_MAX_BIND_BYTES must be a positive byte count, got '", env, "'"));
     return v;
   }

@@ -271,6 +271,11 @@ Symbol LoadSymbolJSON(const std::string& text) {
 }
 
 Symbol LoadSymbolFile(const std::string& path) {
+  // Symbol files are kilobytes to tens of megabytes; refuse absurd ones before reading them.
+  constexpr uint64_t kMaxSymbolFileBytes = uint64_t{1} << 30;
+  if (const uint64_t size = RegularFileSize(path); size > kMaxSymbolFileBytes)
+    throw IOError(StrCat(path, ": symbol JSON of ", size, " bytes is larger than the ",
+                         kMaxSymbolFileBytes, " bytes supported"));
   const std::string text = ReadFileToString(path);
   try {
     return LoadSymbolJSON(text);

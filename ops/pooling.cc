@@ -55,6 +55,14 @@ struct PoolingParam : Parameter<PoolingParam> {
         .set_default(std::nullopt)
         .describe("Set layout for input and output. Empty for default layout: NCW for 1d, NCHW "
                   "for 2d and NCDHW for 3d. Only NCW, NCHW and NCDHW are supported.");
+    // A window that can lie wholly in the padding has no input element (MXNet's pooling
+    // kernels, like cuDNN's, assume pad < kernel). Tuples of other lengths fail in Parse.
+    d.check([](const PoolingParam& p) {
+              for (int i = 0; !p.global_pool && i < std::min(p.kernel.ndim(), p.pad.ndim()); ++i)
+                if (p.pad[i] >= p.kernel[i]) return false;
+              return true;
+            },
+            "Pooling: every pad must be smaller than the kernel", {"kernel", "pad"});
   }
   // MXNet's PoolingParamParser: stride defaults to 1s and pad to 0s; the kernel may be omitted
   // for global pooling.
@@ -66,13 +74,6 @@ struct PoolingParam : Parameter<PoolingParam> {
       throw ParamError("Pooling: kernel is required unless global_pool is set");
     CheckTupleAtLeast(p.stride, 1, "stride");
     CheckTupleAtLeast(p.pad, 0, "pad");
-    // A window that can lie wholly in the padding has no input element (MXNet's pooling
-    // kernels, like cuDNN's, assume pad < kernel).
-    if (!p.global_pool)
-      for (int i = 0; i < p.kernel.ndim(); ++i)
-        if (p.pad[i] >= p.kernel[i])
-          throw ParamError(StrCat("Pooling: pad ", p.pad.ToStringAsWritten(), " must be smaller than kernel ",
-                                  p.kernel.ToStringAsWritten(), " in every dim"));
     CheckChannelFirstLayout("Pooling", p.layout, p.kernel.ndim());
     if (p.pool_type == kLp) {
       if (!p.p_value)

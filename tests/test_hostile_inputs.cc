@@ -259,6 +259,15 @@ TEST_CASE("hostile: loaders read regular files only and images must be JPEG or P
   CHECK_THROWS_AS(LoadImage(fifo), IOError);
   CHECK_THROWS_AS(LoadMNISTImages(fifo), IOError);
   ::unlink(fifo.c_str());
+  // Size bounds: a symbol file past 1 GiB is refused from its size (a sparse file: no disk used).
+  const std::string huge_json = symbind_test::TempPath("huge-symbol.json");
+  {
+    std::ofstream f(huge_json, std::ios::binary);
+    f.seekp((std::streamoff{1} << 30) + 1);
+    f.put('}');
+  }
+  CHECK_THROWS_WITH(LoadSymbolFile(huge_json), Contains("is larger than the 1073741824 bytes supported"));
+  ::unlink(huge_json.c_str());
   // A device never ends; a directory threw std::ios_base::failure.
   CHECK_THROWS_WITH(LoadImage("/dev/zero"), Contains("not a regular file (a device)"));
   CHECK_THROWS_WITH(LoadImage(std::filesystem::temp_directory_path().string()),
@@ -311,6 +320,14 @@ TEST_CASE("hostile: thread counts are range-checked and clamped", "[hostile][thr
                     Contains("SYMBIND_NUM_THREADS must be a non-negative integer"));
   CHECK_THROWS_AS(ParseNumThreads("-3", "--threads"), ParamError);
   CHECK_THROWS_AS(ParseNumThreads("4x", "--threads"), ParamError);
+  // The bind limit's variable had the same problem: "-1" read as 2^64 - 1, overflow saturated.
+  for (const char* bad : {"-1", "18446744073709551616", " 5", "5k"}) {
+    ::setenv("SYMBIND_MAX_BIND_BYTES", bad, 1);
+    CHECK_THROWS_WITH(MaxBindBytes(), Contains("SYMBIND_MAX_BIND_BYTES must be a positive byte count"));
+  }
+  ::setenv("SYMBIND_MAX_BIND_BYTES", "12345", 1);
+  CHECK(MaxBindBytes() == 12345);
+  ::unsetenv("SYMBIND_MAX_BIND_BYTES");
   CHECK(ThreadClampNote(MaxNumThreads(), "--threads").empty());
   CHECK_THAT(ThreadClampNote(2000000000, "--threads"), Contains("more than the maximum"));
   // 2e9 threads aborted inside TBB; 1e8 used 13 GB.
@@ -455,7 +472,7 @@ TEST_CASE("hostile: float parameters outside MXNet's ranges are rejected at pars
   CHECK_THROWS_AS(parse("clip", {{"a_min", "nan"}, {"a_max", "1"}}), ParamError);
   CHECK_NOTHROW(parse("clip", {{"a_min", "1"}, {"a_max", "1"}}));
   CHECK_THROWS_WITH(parse("Pooling", {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}),
-                    Contains("pad (2,0) must be smaller than kernel (2,2)"));
+                    Contains("Pooling: every pad must be smaller than the kernel (got kernel=(2,2), pad=(2,0))"));
   CHECK_NOTHROW(parse("Pooling", {{"kernel", "(3,3)"}, {"pad", "(1,1)"}}));
   CHECK_THROWS_WITH(parse("LeakyReLU", {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.1"}}),
                     Contains("lower_bound <= upper_bound"));

@@ -90,7 +90,8 @@ void CheckInputNames(const RunArgs& a, const std::vector<std::string>& arg_names
     auto [it, fresh] = seen.emplace(name, option);
     if (!fresh)
       throw ParamError(StrCat(option, " ", name, ": '", name, "' is already given by ", it->second,
-                              " (give each input once)"));
+                              " (give each input once; the model's arguments are: ",
+                              JoinNames(arg_names), ")"));
   };
   for (auto& spec : a.inputs) check(SplitAssignment(spec, "--input").first, "--input");
   if (!a.image.empty()) check(SplitAssignment(a.image, "--image").first, "--image");
