@@ -23,6 +23,7 @@
 #include <symbind/io/symbol_json.h>
 
 #include "c_api_common.h"
+#include "compat_internal.h"
 
 namespace symbind {
 namespace capi {
@@ -244,11 +245,13 @@ int MXGetGPUCount(int* out) {
 int MXGetVersion(int* out) {
   return Guarded(__func__, [&] { *NotNull(out, "out") = 10901; });
 }
-// Seeds the random operators MXImperativeInvoke runs (NDArray::SampleUniform etc.).
+// Seeds the random operators MXImperativeInvoke runs (MXNet's NDArray::SampleUniform etc.).
 int MXRandomSeed(int seed) {
   return Guarded(__func__, [&] {
     invoke_seed_base = static_cast<uint64_t>(static_cast<uint32_t>(seed)) << 32;
     invoke_count = 0;
+    // And the generator of symbind's own mxnet-cpp layer (NDArray::SampleGaussian, ...).
+    mxnet::cpp::compat::SeedRandom(static_cast<uint64_t>(seed));
   });
 }
 int MXNotifyShutdown() { return Guarded(__func__, [] {}); }
