@@ -138,39 +138,6 @@ void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_
   *out_names = StringsOut(file.names, out_name_size);
 }
 
-// MXNet's reshape codes: 0 keeps the input's dim, -1 is inferred from the size.
-TShape ResolveReshape(const TShape& from, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> out(dims);
-  int infer = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0) {
-      if (static_cast<int>(i) >= from.ndim())
-        throw Error(StrCat("dim ", i, " is 0 (keep) but the array ", from.ToString(),
-                           " has only ", from.ndim(), " dims"));
-      out[i] = from[static_cast<int>(i)];
-    }
-    if (out[i] == -1) {
-      if (infer >= 0) throw Error("more than one dim is -1 (infer)");
-      infer = static_cast<int>(i);
-    } else if (out[i] < 0) {
-      throw Error(StrCat("dim ", i, " is ", out[i], "; only 0 (keep) and -1 (infer) are special"));
-    } else {
-      known *= out[i];
-    }
-  }
-  if (infer >= 0) {
-    if (known == 0 || from.Size() % known != 0)
-      throw Error(StrCat("cannot infer dim ", infer, " reshaping ", from.ToString()));
-    out[static_cast<size_t>(infer)] = from.Size() / known;
-  }
-  TShape shape(out);
-  if (shape.Size() != from.Size())
-    throw Error(StrCat("cannot reshape ", from.ToString(), " (", from.Size(), " elements) to ",
-                       shape.ToString(), " (", shape.Size(), " elements)"));
-  return shape;
-}
-
 // Random operators invoked imperatively draw from seed MXRandomSeed's value plus the number
 // of invocations before (so successive calls differ, and a program reproduces its draws).
 std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
@@ -673,7 +640,8 @@ int MXNDArrayReshape(NDArrayHandle handle, int ndim, int* dims, NDArrayHandle* o
     const NDArray& a = ArrayOf(handle);
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    *out = NewArray(a.Reshape(ResolveReshape(a.shape(), std::vector<int64_t>(dims, dims + ndim))));
+    *out = NewArray(a.Reshape(
+        mxnet::cpp::compat::ResolveReshape(a.shape(), std::vector<int64_t>(dims, dims + ndim))));
   });
 }
 
