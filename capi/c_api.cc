@@ -23,6 +23,7 @@
 #include <symbind/io/symbol_json.h>
 
 #include "c_api_common.h"
+#include "compat_internal.h"
 
 namespace symbind {
 namespace capi {
@@ -137,39 +138,6 @@ void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_
   *out_names = StringsOut(file.names, out_name_size);
 }
 
-// MXNet's reshape codes: 0 keeps the input's dim, -1 is inferred from the size.
-TShape ResolveReshape(const TShape& from, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> out(dims);
-  int infer = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0) {
-      if (static_cast<int>(i) >= from.ndim())
-        throw Error(StrCat("dim ", i, " is 0 (keep) but the array ", from.ToString(),
-                           " has only ", from.ndim(), " dims"));
-      out[i] = from[static_cast<int>(i)];
-    }
-    if (out[i] == -1) {
-      if (infer >= 0) throw Error("more than one dim is -1 (infer)");
-      infer = static_cast<int>(i);
-    } else if (out[i] < 0) {
-      throw Error(StrCat("dim ", i, " is ", out[i], "; only 0 (keep) and -1 (infer) are special"));
-    } else {
-      known *= out[i];
-    }
-  }
-  if (infer >= 0) {
-    if (known == 0 || from.Size() % known != 0)
-      throw Error(StrCat("cannot infer dim ", infer, " reshaping ", from.ToString()));
-    out[static_cast<size_t>(infer)] = from.Size() / known;
-  }
-  TShape shape(out);
-  if (shape.Size() != from.Size())
-    throw Error(StrCat("cannot reshape ", from.ToString(), " (", from.Size(), " elements) to ",
-                       shape.ToString(), " (", shape.Size(), " elements)"));
-  return shape;
-}
-
 // Random operators invoked imperatively draw from seed MXRandomSeed's value plus the number
 // of invocations before (so successive calls differ, and a program reproduces its draws).
 std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
@@ -244,11 +212,13 @@ int MXGetGPUCount(int* out) {
 int MXGetVersion(int* out) {
   return Guarded(__func__, [&] { *NotNull(out, "out") = 10901; });
 }
-// Seeds the random operators MXImperativeInvoke runs (NDArray::SampleUniform etc.).
+// Seeds the random operators MXImperativeInvoke runs (MXNet's NDArray::SampleUniform etc.).
 int MXRandomSeed(int seed) {
   return Guarded(__func__, [&] {
     invoke_seed_base = static_cast<uint64_t>(static_cast<uint32_t>(seed)) << 32;
     invoke_count = 0;
+    // And the generator of symbind's own mxnet-cpp layer (NDArray::SampleGaussian, ...).
+    mxnet::cpp::compat::SeedRandom(static_cast<uint64_t>(seed));
   });
 }
 int MXNotifyShutdown() { return Guarded(__func__, [] {}); }
@@ -670,7 +640,8 @@ int MXNDArrayReshape(NDArrayHandle handle, int ndim, int* dims, NDArrayHandle* o
     const NDArray& a = ArrayOf(handle);
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    *out = NewArray(a.Reshape(ResolveReshape(a.shape(), std::vector<int64_t>(dims, dims + ndim))));
+    *out = NewArray(a.Reshape(
+        mxnet::cpp::compat::ResolveReshape(a.shape(), std::vector<int64_t>(dims, dims + ndim))));
   });
 }
 

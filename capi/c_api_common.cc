@@ -8,6 +8,8 @@
 
 #include <symbind/executor/internal_outputs.h>
 
+#include "mxnet-cpp/base.h"  // the one GPU-context policy (compat/base.cc)
+
 namespace symbind {
 namespace capi {
 namespace {
@@ -67,19 +69,7 @@ void UnregisterHandle(const void* handle, HandleKind kind, const char* param) {
 }
 
 Context DeviceContext(int dev_type, int dev_id) {
-  if (dev_type == Context::kGPU) {
-    static std::once_flag warned;
-    std::call_once(warned, [] {
-      std::fprintf(stderr, "symbind: a GPU context was requested; symbind computes on the CPU "
-                           "only, so GPU arrays and executors run on the CPU\n");
-    });
-    return Context::CPU(dev_id);
-  }
-  if (dev_type != Context::kCPU && dev_type != Context::kCPUPinned &&
-      dev_type != Context::kCPUShared)
-    throw Error(StrCat("unknown device type ", dev_type,
-                       " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)"));
-  return Context::CPU(dev_id);
+  return mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id).native();
 }
 
 std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const char* param) {

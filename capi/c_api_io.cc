@@ -1,12 +1,11 @@
 // MXNet's C API for data iterators and the key-value store (mxnet/c_api.h). Iterators:
-// MNISTIter (idx files, plain or gzip). KVStore: the single-process "local"/"device" store.
+// MNISTIter (idx files, plain or gzip) over symbind::MNISTIter. KVStore: the single-process "local"/"device" store.
 #include <mxnet/c_api.h>
 
-#include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <memory>
 #include <map>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -39,39 +38,14 @@ const std::vector<IterInfo>& Iterators() {
 
 struct DataIterBox {
   static constexpr HandleKind kKind = HandleKind::kDataIter;
-  NDArray images, labels;  // (N, rows, cols), (N,)
-  int64_t batch_size = 128;
-  bool flat = false, shuffle = true;
-  std::mt19937_64 rng;
-  std::vector<int64_t> order;
-  int64_t cursor = -1;  // first sample of the current batch
-  NDArray data, label;
-  std::vector<uint64_t> index;
+  std::unique_ptr<MNISTIter> iter;
+  std::vector<uint64_t> index;  // the current batch's sample indices, as MXNet returns them
 };
 
 bool ParseBool(const std::string& key, const std::string& v) {
   if (v == "1" || v == "true" || v == "True") return true;
   if (v == "0" || v == "false" || v == "False") return false;
   throw Error(StrCat("MNISTIter: parameter '", key, "' expects a boolean, got '", v, "'"));
-}
-
-void FillBatch(DataIterBox* it) {
-  int64_t n = it->images.shape()[0], rows = it->images.shape()[1], cols = it->images.shape()[2];
-  int64_t pixels = rows * cols;
-  it->data = it->flat ? NDArray(TShape({it->batch_size, pixels}))
-                      : NDArray(TShape({it->batch_size, 1, rows, cols}));
-  it->label = NDArray(TShape({it->batch_size}));
-  it->index.clear();
-  const float* img = it->images.fdata();
-  const float* lab = it->labels.fdata();
-  float* d = it->data.fdata();
-  float* l = it->label.fdata();
-  for (int64_t b = 0; b < it->batch_size; ++b) {
-    int64_t s = it->order[static_cast<size_t>((it->cursor + b) % n)];
-    std::copy(img + s * pixels, img + (s + 1) * pixels, d + b * pixels);
-    l[b] = lab[s];
-    it->index.push_back(static_cast<uint64_t>(s));
-  }
 }
 
 // The single-process store: values by key; a push sums the pushed arrays and hands the sum to
@@ -213,23 +187,22 @@ int MXDataIterCreateIter(DataIterCreator handle, uint32_t num_param, const char*
     NotNull(out, "out");
     std::vector<std::string> k = CStrings(num_param, keys, "keys"), v = CStrings(num_param, vals, "vals");
     std::string image = "./train-images-idx3-ubyte", label = "./train-labels-idx1-ubyte";
-    auto it = std::make_unique<DataIterBox>();
+    int64_t batch_size = 128;
+    bool shuffle = true, flat = false;
     uint64_t seed = 0;
     for (uint32_t i = 0; i < num_param; ++i) {
       if (k[i] == "image") image = v[i];
       else if (k[i] == "label") label = v[i];
-      else if (k[i] == "batch_size") it->batch_size = std::stoll(v[i]);
-      else if (k[i] == "shuffle") it->shuffle = ParseBool(k[i], v[i]);
-      else if (k[i] == "flat") it->flat = ParseBool(k[i], v[i]);
+      else if (k[i] == "batch_size") batch_size = std::stoll(v[i]);
+      else if (k[i] == "shuffle") shuffle = ParseBool(k[i], v[i]);
+      else if (k[i] == "flat") flat = ParseBool(k[i], v[i]);
       else if (k[i] == "seed") seed = std::stoull(v[i]);
     }
-    if (it->batch_size < 1) throw Error(StrCat("MNISTIter: batch_size must be positive, got ", it->batch_size));
-    MNISTData d = LoadMNIST(image, label);
-    it->images = d.images;
-    it->labels = d.labels;
-    it->rng.seed(seed);
-    it->order.resize(static_cast<size_t>(it->images.shape()[0]));
-    std::iota(it->order.begin(), it->order.end(), 0);
+    if (batch_size < 1 || batch_size > std::numeric_limits<int>::max())
+      throw Error(StrCat("MNISTIter: batch_size must be a positive int, got ", batch_size));
+    auto it = std::make_unique<DataIterBox>();
+    it->iter = std::make_unique<MNISTIter>(LoadMNIST(image, label), static_cast<int>(batch_size),
+                                           shuffle, seed, flat);
     *out = it.release();
     RegisterHandle(*out, HandleKind::kDataIter);
   });
@@ -241,55 +214,46 @@ int MXDataIterFree(DataIterHandle handle) {
 
 int MXDataIterBeforeFirst(DataIterHandle handle) {
   return Guarded(__func__, [&] {
-    DataIterBox* it = FromHandle<DataIterBox>(handle);
-    it->cursor = -1;
-    if (it->shuffle) std::shuffle(it->order.begin(), it->order.end(), it->rng);
+    FromHandle<DataIterBox>(handle)->iter->Reset();
   });
 }
 
-// Full batches only: the last partial batch is dropped, so the pad count is always 0.
+// The last batch is completed by wrapping around and reports its padding (MXNet's
+// last_batch_handle="pad").
 int MXDataIterNext(DataIterHandle handle, int* out) {
   return Guarded(__func__, [&] {
     DataIterBox* it = FromHandle<DataIterBox>(handle);
-    NotNull(out, "out");
-    int64_t next = it->cursor < 0 ? 0 : it->cursor + it->batch_size;
-    *out = next + it->batch_size <= static_cast<int64_t>(it->order.size());
-    if (!*out) return;
-    it->cursor = next;
-    FillBatch(it);
+    *NotNull(out, "out") = it->iter->Next();
   });
 }
 
-static DataIterBox* CurrentBatch(DataIterHandle handle) {
-  DataIterBox* it = FromHandle<DataIterBox>(handle);
-  if (it->cursor < 0) throw Error("no current batch: call MXDataIterNext first");
-  return it;
-}
+static MNISTIter& Iter(DataIterHandle handle) { return *FromHandle<DataIterBox>(handle)->iter; }
 
 int MXDataIterGetData(DataIterHandle handle, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
-    NDArray d = CurrentBatch(handle)->data;
+    NDArray d = Iter(handle).data();
     *NotNull(out, "out") = NewHandle<NDArrayBox>(d);
   });
 }
 
 int MXDataIterGetLabel(DataIterHandle handle, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
-    NDArray l = CurrentBatch(handle)->label;
+    NDArray l = Iter(handle).label();
     *NotNull(out, "out") = NewHandle<NDArrayBox>(l);
   });
 }
 
 int MXDataIterGetPadNum(DataIterHandle handle, int* pad) {
   return Guarded(__func__, [&] {
-    CurrentBatch(handle);
-    *NotNull(pad, "pad") = 0;
+    *NotNull(pad, "pad") = Iter(handle).pad();
   });
 }
 
 int MXDataIterGetIndex(DataIterHandle handle, uint64_t** out_index, uint64_t* out_size) {
   return Guarded(__func__, [&] {
-    DataIterBox* it = CurrentBatch(handle);
+    DataIterBox* it = FromHandle<DataIterBox>(handle);
+    const auto& index = it->iter->index();
+    it->index.assign(index.begin(), index.end());
     *NotNull(out_index, "out_index") = it->index.data();
     *NotNull(out_size, "out_size") = it->index.size();
   });

@@ -1,5 +1,7 @@
 #include "mxnet-cpp/base.h"
 
+#include <cstdio>
+#include <mutex>
 #include <stdexcept>
 
 #include "compat_internal.h"
@@ -7,14 +9,22 @@
 namespace mxnet {
 namespace cpp {
 
-Context::Context(const DeviceType& type, int id) : type_(type), id_(id) {
-  if (type == DeviceType::kGPU)
-    throw std::runtime_error("symbind has no GPU support: use Context::cpu()");
+Context::Context(const DeviceType& type, int id) : type_(type), id_(id) {}
+
+symbind::Context Context::native() const {
+  if (type_ == DeviceType::kGPU) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      std::fprintf(stderr, "symbind: a GPU context was requested; symbind computes on the CPU "
+                           "only, so GPU arrays and executors run on the CPU\n");
+    });
+  } else if (type_ != DeviceType::kCPU && type_ != DeviceType::kCPUPinned &&
+             static_cast<int>(type_) != 5) {
+    throw std::runtime_error("unknown device type " + std::to_string(static_cast<int>(type_)) +
+                             " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)");
+  }
+  return symbind::Context::CPU(id_);
 }
-
-Context Context::gpu(int device_id) { return Context(DeviceType::kGPU, device_id); }
-
-symbind::Context Context::native() const { return symbind::Context::CPU(id_); }
 
 Shape::Shape(const symbind::TShape& s) {
   if (!s.ndim_known()) return;
@@ -34,9 +44,6 @@ std::ostream& operator<<(std::ostream& os, const Shape& s) {
   return os << ')';
 }
 
-int MXGetGPUCount() { return 0; }
-void MXNotifyShutdown() {}
-void MXRandomSeed(int seed) { compat::SeedRandom(static_cast<uint64_t>(seed)); }
 
 namespace compat {
 

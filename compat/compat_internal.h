@@ -5,6 +5,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <symbind/core/op.h>
 
@@ -15,6 +16,10 @@ namespace compat {
 void SeedRandom(uint64_t seed);
 // Runs `f` with the process-wide generator, under its lock.
 void WithRandom(const std::function<void(std::mt19937_64&)>& f);
+
+// MXNet's reshape codes: 0 keeps the input's dim, -1 is inferred from the size (at most one).
+// Throws symbind::Error when the result does not hold the same number of elements.
+symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<int64_t>& dims);
 
 inline symbind::OpReq ToNative(int req) { return static_cast<symbind::OpReq>(req); }
 

@@ -30,14 +30,6 @@ std::vector<int64_t> GetShape(const Params& p, const std::string& k) {
   if (it == p.end()) return {};
   return symbind::TShape::Parse(it->second).dims();
 }
-void CheckKnown(const std::string& iter, const Params& p, const std::vector<std::string>& known) {
-  for (auto& kv : p)
-    if (std::find(known.begin(), known.end(), kv.first) == known.end()) {
-      throw std::runtime_error(iter + ": unknown parameter '" + kv.first + "'; known: " +
-                               symbind::JoinNames(known));
-    }
-}
-
 NDArray ReshapeBatch(const symbind::NDArray& a, const std::vector<int64_t>& per_sample) {
   if (per_sample.empty()) return NDArray(a);
   std::vector<int64_t> dims{a.shape()[0]};
@@ -48,10 +40,7 @@ NDArray ReshapeBatch(const symbind::NDArray& a, const std::vector<int64_t>& per_
 class MNISTImpl : public DataIter {
  public:
   explicit MNISTImpl(const Params& p) {
-    CheckKnown("MNISTIter", p,
-               {"image", "label", "batch_size", "shuffle", "flat", "seed", "silent", "data_shape",
-                "input_shape", "label_shape", "num_parts", "part_index", "prefetch_buffer", "ctx",
-                "dtype"});
+    // Parameters not used here (num_parts, ctx, ...) are ignored, as MXNet's iterators do.
     std::string image = Get(p, "image", "./train-images-idx3-ubyte");
     std::string label = Get(p, "label", "./train-labels-idx1-ubyte");
     data_ = symbind::LoadMNIST(image, label);
@@ -105,9 +94,7 @@ std::vector<float> ReadCSV(const std::string& path) {
 class CSVImpl : public DataIter {
  public:
   explicit CSVImpl(const Params& p) {
-    CheckKnown("CSVIter", p,
-               {"data_csv", "data_shape", "label_csv", "label_shape", "batch_size", "round_batch",
-                "prefetch_buffer", "ctx", "dtype", "part_index", "num_parts"});
+    // Parameters not used here are ignored, as MXNet's iterators do.
     if (!p.count("data_csv") || !p.count("data_shape"))
       throw std::runtime_error("CSVIter: data_csv and data_shape are required");
     data_shape_ = GetShape(p, "data_shape");

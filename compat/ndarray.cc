@@ -193,7 +193,13 @@ mx_float NDArray::At(size_t c, size_t h, size_t w) const {
 }
 NDArray NDArray::At(size_t index) const { return NDArray(Checked(a_, "At").At(static_cast<int64_t>(index))); }
 NDArray NDArray::Slice(mx_uint begin, mx_uint end) const { return NDArray(Checked(a_, "Slice").Slice(begin, end)); }
-NDArray NDArray::Reshape(const Shape& s) const { return NDArray(Checked(a_, "Reshape").Reshape(s.ToTShape())); }
+NDArray NDArray::Reshape(const Shape& s) const {
+  const symbind::NDArray& a = Checked(a_, "Reshape");
+  // Shape keeps dims unsigned: -1 arrives as 0xFFFFFFFF.
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < s.ndim(); ++i) dims.push_back(static_cast<int32_t>(s[i]));
+  return NDArray(a.Reshape(compat::ResolveReshape(a.shape(), dims)));
+}
 
 void NDArray::SampleGaussian(mx_float mu, mx_float sigma, NDArray* out) {
   float* x = F(out->a_, "SampleGaussian");
@@ -293,6 +299,42 @@ std::ostream& operator<<(std::ostream& out, const NDArray& ndarray) {
   for (size_t i = 0; i < shape.size(); ++i) out << (i ? "x" : "") << shape[i];
   return out << " @cpu(" << ndarray.GetContext().GetDeviceId() << ")>";
 }
+
+namespace compat {
+
+symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> out(dims);
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0) {
+      if (static_cast<int>(i) >= from.ndim())
+        throw symbind::Error(symbind::StrCat("dim ", i, " is 0 (keep) but the array ", from.ToString(),
+                           " has only ", from.ndim(), " dims"));
+      out[i] = from[static_cast<int>(i)];
+    }
+    if (out[i] == -1) {
+      if (infer >= 0) throw symbind::Error("more than one dim is -1 (infer)");
+      infer = static_cast<int>(i);
+    } else if (out[i] < 0) {
+      throw symbind::Error(symbind::StrCat("dim ", i, " is ", out[i], "; only 0 (keep) and -1 (infer) are special"));
+    } else {
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || from.Size() % known != 0)
+      throw symbind::Error(symbind::StrCat("cannot infer dim ", infer, " reshaping ", from.ToString()));
+    out[static_cast<size_t>(infer)] = from.Size() / known;
+  }
+  symbind::TShape shape(out);
+  if (shape.Size() != from.Size())
+    throw symbind::Error(symbind::StrCat("cannot reshape ", from.ToString(), " (", from.Size(), " elements) to ",
+                       shape.ToString(), " (", shape.Size(), " elements)"));
+  return shape;
+}
+
+}  // namespace compat
 
 }  // namespace cpp
 }  // namespace mxnet

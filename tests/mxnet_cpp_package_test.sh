@@ -4,6 +4,8 @@
 #  2. run MXNet's generator OpWrapperGenerator.py on the installed libmxnet.so (op.h);
 #  3. compile the examples mlp_cpu, lenet, mlp_csv, test_score against MXNet's headers with
 #     `pkg-config --cflags --libs mxnet`;
+#     and against symbind's own mxnet-cpp headers (the same pkg-config line, MXNet's headers
+#     not on the path);
 #  4. run mlp_cpu on Fashion-MNIST (>= 80% test accuracy in its last epoch) and test_score to
 #     its own pass condition (exit 0 at >= 0.8).
 # Usage: mxnet_cpp_package_test.sh <source dir> <build dir>
@@ -29,6 +31,11 @@ cd "$tmp/cpp-package/example"
 for ex in mlp_cpu lenet mlp_csv test_score; do
   g++ -O1 -w -I../include "$ex.cpp" -o "$ex" $(pkg-config --cflags --libs mxnet)
   echo "compiled $ex"
+done
+
+for ex in mlp_cpu lenet mlp_csv test_score; do
+  g++ -O0 -w "$ex.cpp" -o "$ex-own-headers" $(pkg-config --cflags --libs mxnet)
+  echo "compiled $ex against symbind's mxnet-cpp headers"
 done
 
 mkdir -p data/mnist_data

@@ -34,6 +34,10 @@
 #include <symbind/train/kvstore.h>
 
 #include "model_file_test_util.h"
+#include <mxnet/c_api.h>
+#include <mxnet/c_predict_api.h>
+#include <nnvm/c_api.h>
+
 #include "test_io_util.h"
 
 #include "doc_test_util.h"
@@ -127,6 +131,11 @@ std::string BigEndian32(std::initializer_list<uint32_t> vals) {
     s += static_cast<char>(v);
   }
   return s;
+}
+
+// A C API call: -1 becomes an Error carrying MXGetLastError().
+void CApi(int rc) {
+  if (rc != 0) throw Error(MXGetLastError());
 }
 
 std::vector<ErrorCase> Cases() {
@@ -708,6 +717,90 @@ std::vector<ErrorCase> Cases() {
     kv->Init({"w"}, {NDArray(TShape({2, 3}))});
     kv->Push({"w"}, {NDArray(TShape({3, 2}))});
   }, "ShapeError", "KVStore::Push: key 'w' holds (2,3) but the pushed value is (3,2)");
+  // ---- the C APIs of libmxnet.so: -1 and MXGetLastError() (rethrown here as Error) ----
+  const std::string det3 = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/det3";
+  static const char* keys[] = {"data"};
+  static const uint32_t indptr[] = {0, 4};
+  static const uint32_t shape[] = {1, 3, 48, 48};
+  auto predictor = [det3] {
+    static std::string json, params;
+    json = ReadFileToString(det3 + "-symbol.json");
+    params = ReadFileToString(det3 + "-0001.params");
+    PredictorHandle p = nullptr;
+    CApi(MXPredCreate(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys,
+                      indptr, shape, &p));
+    return p;
+  };
+  add("C API: MXPredCreate with a null out-pointer", [] {
+    CApi(MXPredCreate("{}", nullptr, 0, 1, 0, 1, keys, indptr, shape, nullptr));
+  }, "Error", "MXPredCreate: argument 'out' is null");
+  add("C API: MXPredCreate with JSON cut before its object closes", [] {
+    PredictorHandle p;
+    CApi(MXPredCreate("{\"nodes\": [", nullptr, 0, 1, 0, 1, keys, indptr, shape, &p));
+  }, "Error", "MXPredCreate: symbol JSON ends at byte 11 before its top-level object closes");
+  add("C API: MXPredCreate with an input name the symbol lacks", [det3] {
+    static const char* image[] = {"image"};
+    std::string json = ReadFileToString(det3 + "-symbol.json");
+    PredictorHandle p;
+    CApi(MXPredCreate(json.c_str(), nullptr, 0, 1, 0, 1, image, indptr, shape, &p));
+  }, "Error", "MXPredCreate: input 'image' is not an argument of the symbol (arguments: data, conv1_weight, conv1_bias, prelu1_gamma, conv2_weight, conv2_bias, prelu2_gamma, conv3_weight, conv3_bias, prelu3_gamma, conv4_weight, conv4_bias, prelu4_gamma, conv5_weight, conv5_bias, prelu5_gamma, conv6_3_weight, conv6_3_bias, conv6_2_weight, conv6_2_bias, conv6_1_weight, conv6_1_bias, prob1_label)");
+  add("C API: MXPredCreate with device type 7", [] {
+    PredictorHandle p;
+    CApi(MXPredCreate("{}", nullptr, 0, 7, 0, 1, keys, indptr, shape, &p));
+  }, "Error", "MXPredCreate: unknown device type 7 (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)");
+  add("C API: MXPredSetInput with 4 values for a (1,3,48,48) input", [predictor] {
+    PredictorHandle p = predictor();
+    float x[4] = {};
+    int rc = MXPredSetInput(p, "data", x, 4);
+    MXPredFree(p);
+    CApi(rc);
+  }, "Error", "MXPredSetInput: input 'data' of shape (1,3,48,48) takes 6912 values, got size 4");
+  add("C API: MXPredGetOutput with output index 7 of 3", [predictor] {
+    PredictorHandle p = predictor();
+    float y[4] = {};
+    int rc = MXPredGetOutput(p, 7, y, 4);
+    MXPredFree(p);
+    CApi(rc);
+  }, "Error", "MXPredGetOutput: output index 7 out of range: the predictor has 3 output(s)");
+  add("C API: MXPredForward on a freed predictor", [predictor] {
+    PredictorHandle p = predictor();
+    MXPredFree(p);
+    CApi(MXPredForward(p));
+  }, "Error", "MXPredForward: argument 'handle' is not a live PredictorHandle (already freed, or never created by this library)");
+  add("C API: MXNDListFree given a PredictorHandle", [predictor] {
+    PredictorHandle p = predictor();
+    int rc = MXNDListFree(p);
+    MXPredFree(p);
+    CApi(rc);
+  }, "Error", "MXNDListFree: argument 'handle' is a PredictorHandle, expected a NDListHandle");
+  add("C API: MXNDArrayReshape with two -1 dims", [] {
+    const uint32_t dims[] = {2, 3};
+    NDArrayHandle a = nullptr, r = nullptr;
+    CApi(MXNDArrayCreateEx(dims, 2, 1, 0, 0, 0, &a));
+    int spec[] = {-1, -1};
+    int rc = MXNDArrayReshape(a, 2, spec, &r);
+    MXNDArrayFree(a);
+    CApi(rc);
+  }, "Error", "MXNDArrayReshape: more than one dim is -1 (infer)");
+  add("C API: MXKVStoreCreate(\"dist_sync\")", [] {
+    KVStoreHandle kv;
+    CApi(MXKVStoreCreate("dist_sync", &kv));
+  }, "Error", "MXKVStoreCreate: kvstore type 'dist_sync' is not supported: only the single-process 'local' and 'device' stores");
+  add("C API: MXSymbolListArguments before MXSymbolCompose", [] {
+    OpHandle op = nullptr;
+    CApi(NNGetOpHandle("FullyConnected", &op));
+    SymbolHandle s = nullptr;
+    CApi(MXSymbolCreateAtomicSymbol(op, 0, nullptr, nullptr, &s));
+    uint32_t n;
+    const char** names;
+    int rc = MXSymbolListArguments(s, &n, &names);
+    MXSymbolFree(s);
+    CApi(rc);
+  }, "Error", "MXSymbolListArguments: symbol of operator 'FullyConnected' has no inputs yet: call MXSymbolCompose first");
+  add("C API: NNGetOpHandle of an unknown operator", [] {
+    OpHandle op;
+    CApi(NNGetOpHandle("NoSuchOp", &op));
+  }, "Error", "NNGetOpHandle: Cannot find operator NoSuchOp");
   return c;
 }
 
@@ -757,7 +850,9 @@ std::string Render(const std::vector<ErrorCase>& cases) {
      << "`SYMBIND_UPDATE_DOCS=1 ./build/tests/symbind_tests \"[errors]\"`.\n\n"
      << "All types derive from `symbind::Error` (`core/error.h`). Messages are shown verbatim up to\n"
      << "their first line break; `<tmp>` stands for the directory the test writes its files to\n"
-     << "(`<system temp dir>/symbind-errors-table`).\n\n"
+     << "(`<system temp dir>/symbind-errors-table`). Rows marked \"C API\" are calls into\n"
+     << "libmxnet.so (`mxnet/c_api.h`, `mxnet/c_predict_api.h`) that returned -1; the message is\n"
+     << "`MXGetLastError()`'s.\n\n"
      << "| # | what was tried | exception | message |\n"
      << "| --- | --- | --- | --- |\n";
   for (size_t i = 0; i < cases.size(); ++i) {

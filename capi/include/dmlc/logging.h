@@ -75,6 +75,8 @@ class LogMessageVoidify {
 #define LOG_IF(severity, condition) \
   !(condition) ? (void)0 : ::dmlc::LogMessageVoidify() & LOG(severity)
 
+// Unless a test framework (Catch2, gtest) already defined CHECK.
+#ifndef CHECK
 #define CHECK(x)                                                         \
   if (!(x))                                                              \
   ::dmlc::LogMessageFatal(__FILE__, __LINE__).stream() << "Check failed: " #x << ": "
@@ -97,5 +99,6 @@ class LogMessageVoidify {
 #define DCHECK_GE(x, y) CHECK_GE(x, y)
 #define DCHECK_EQ(x, y) CHECK_EQ(x, y)
 #define DCHECK_NE(x, y) CHECK_NE(x, y)
+#endif  // CHECK
 
 #endif  // DMLC_LOGGING_H_

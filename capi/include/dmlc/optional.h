@@ -52,6 +52,9 @@ std::ostream& operator<<(std::ostream& os, const optional<T>& v) {
   else os << "None";
   return os;
 }
+inline std::ostream& operator<<(std::ostream& os, const optional<bool>& v) {
+  return os << (!v ? "None" : *v ? "True" : "False");
+}
 
 }  // namespace dmlc
 

@@ -3,6 +3,14 @@
 //   using namespace mxnet::cpp;
 // See docs/coming-from-mxnet.md for the supported subset.
 #pragma once
+// What MXNet's MxNetCpp.h brought in, which programs rely on.
+#include <cassert>
+#include <cstring>
+#include <random>
+
+#include <dmlc/logging.h>
+#include <mxnet/c_api.h>
+
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/executor.h"
 #include "mxnet-cpp/initializer.h"

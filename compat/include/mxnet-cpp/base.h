@@ -1,5 +1,5 @@
-// MXNet cpp-package compatibility: basic types (mx_float, Shape, Context, OpReqType,
-// dmlc::optional) and the LG logging stream.
+// MXNet cpp-package compatibility: basic types (mx_float, Shape, Context, OpReqType).
+// dmlc::optional, LG and CHECK come from dmlc/optional.h and dmlc/logging.h (capi/include).
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -12,41 +12,11 @@
 #include <utility>
 #include <vector>
 
+#include <dmlc/logging.h>
+#include <dmlc/optional.h>
 #include <symbind/core/context.h>
 #include <symbind/core/tshape.h>
 
-namespace dmlc {
-
-// The subset of dmlc::optional the generated operator functions use.
-template <typename T>
-class optional {
- public:
-  optional() = default;
-  optional(const T& v) : has_(true), value_(v) {}  // NOLINT: implicit as in dmlc
-  bool has_value() const { return has_; }
-  explicit operator bool() const { return has_; }
-  const T& value() const {
-    if (!has_) throw std::logic_error("dmlc::optional has no value");
-    return value_;
-  }
-  const T& operator*() const { return value_; }
-  bool operator==(const optional& o) const {
-    return has_ == o.has_ && (!has_ || value_ == o.value_);
-  }
-
- private:
-  bool has_ = false;
-  T value_{};
-};
-
-template <typename T>
-std::ostream& operator<<(std::ostream& os, const optional<T>& v) {
-  if (!v) return os << "None";
-  if constexpr (std::is_same_v<T, bool>) return os << (*v ? "True" : "False");
-  else return os << *v;
-}
-
-}  // namespace dmlc
 
 namespace mxnet {
 namespace cpp {
@@ -65,8 +35,10 @@ class Context {
  public:
   Context(const DeviceType& type, int id);
   static Context cpu(int device_id = 0) { return Context(DeviceType::kCPU, device_id); }
-  // symbind computes on the CPU only: throws std::runtime_error.
-  static Context gpu(int device_id = 0);
+  // symbind computes on the CPU only: a GPU context may be constructed (MXNet programs make
+  // one before choosing), and arrays and executors on it run on the CPU, with a warning on
+  // stderr the first time.
+  static Context gpu(int device_id = 0) { return Context(DeviceType::kGPU, device_id); }
   DeviceType GetDeviceType() const { return type_; }
   int GetDeviceId() const { return id_; }
   symbind::Context native() const;
@@ -110,62 +82,6 @@ class Shape {
 // "(2,3)": the form operator parameters take.
 std::ostream& operator<<(std::ostream& os, const Shape& s);
 
-// Number of GPUs symbind can use: always 0.
-int MXGetGPUCount();
-// Kept for source compatibility: nothing to shut down.
-void MXNotifyShutdown();
-// Seeds the generator behind NDArray::SampleGaussian/SampleUniform and the initializers.
-void MXRandomSeed(int seed);
-
-// MXNet's LG: a log line on stderr, ended by the destructor.
-class LogLine {
- public:
-  LogLine() = default;
-  ~LogLine() { std::cerr << std::endl; }
-  template <typename T>
-  LogLine& operator<<(const T& v) {
-    std::cerr << v;
-    return *this;
-  }
-  LogLine& operator<<(std::ostream& (*manip)(std::ostream&)) {
-    std::cerr << manip;
-    return *this;
-  }
-};
-
-// dmlc's CHECK failure: throws with the streamed message when destroyed.
-class CheckFailure {
- public:
-  explicit CheckFailure(const char* what) : msg_(std::string("Check failed: ") + what + " ") {}
-  ~CheckFailure() noexcept(false) { throw std::runtime_error(msg_); }
-  template <typename T>
-  CheckFailure& operator<<(const T& v) {
-    std::ostringstream os;
-    os << v;
-    msg_ += os.str();
-    return *this;
-  }
-
- private:
-  std::string msg_;
-};
-
 }  // namespace cpp
 }  // namespace mxnet
 
-#ifndef LG
-#define LG ::mxnet::cpp::LogLine()
-#endif
-// dmlc-style checks, for programs that use them without including dmlc/logging.h.
-#ifndef CHECK
-#define CHECK(x) \
-  if (x) {                \
-  } else                  \
-    ::mxnet::cpp::CheckFailure(#x)
-#define CHECK_EQ(a, b) CHECK((a) == (b))
-#define CHECK_NE(a, b) CHECK((a) != (b))
-#define CHECK_LT(a, b) CHECK((a) < (b))
-#define CHECK_LE(a, b) CHECK((a) <= (b))
-#define CHECK_GT(a, b) CHECK((a) > (b))
-#define CHECK_GE(a, b) CHECK((a) >= (b))
-#endif
