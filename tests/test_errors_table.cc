@@ -700,7 +700,7 @@ std::vector<ErrorCase> Cases() {
   add("clip a_min=2 a_max=1", [] { Symbol::Create("clip", "c", {{"a_min", "2"}, {"a_max", "1"}}, {{"data", Var("data")}}); }, "ParamError", "clip: a_min must not exceed a_max (got a_min=2, a_max=1)");
   add("Pooling kernel (2,2) pad (2,0)", [] {
     Symbol::Create("Pooling", "p", {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}, {{"data", Var("data")}});
-  }, "ParamError", "Pooling: every pad must be smaller than the kernel (got kernel=(2,2), pad=(2,0))");
+  }, "ParamError", "Pooling: every pad must be smaller than the kernel (got kernel=(2, 2), pad=(2, 0))");
   add("LeakyReLU rrelu lower_bound 0.5 > upper_bound 0.1", [] {
     Symbol::Create("LeakyReLU", "r", {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.1"}}, {{"data", Var("data")}});
   }, "ParamError", "LeakyReLU: rrelu needs lower_bound <= upper_bound (got lower_bound=0.5, upper_bound=0.1)");

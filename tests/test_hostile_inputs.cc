@@ -472,7 +472,7 @@ TEST_CASE("hostile: float parameters outside MXNet's ranges are rejected at pars
   CHECK_THROWS_AS(parse("clip", {{"a_min", "nan"}, {"a_max", "1"}}), ParamError);
   CHECK_NOTHROW(parse("clip", {{"a_min", "1"}, {"a_max", "1"}}));
   CHECK_THROWS_WITH(parse("Pooling", {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}),
-                    Contains("Pooling: every pad must be smaller than the kernel (got kernel=(2,2), pad=(2,0))"));
+                    Contains("Pooling: every pad must be smaller than the kernel (got kernel=(2, 2), pad=(2, 0))"));
   CHECK_NOTHROW(parse("Pooling", {{"kernel", "(3,3)"}, {"pad", "(1,1)"}}));
   CHECK_THROWS_WITH(parse("LeakyReLU", {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.1"}}),
                     Contains("lower_bound <= upper_bound"));
