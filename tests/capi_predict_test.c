@@ -307,6 +307,16 @@ int main(int argc, char** argv) {
           "must start with '{'");
     FAILS(MXPredCreate(json, params, (int)params_size, 7, 0, 1, input_keys, indptr, shape1, &p),
           "unknown device type 7");
+    /* A GPU device (2) is accepted and computes on the CPU, with the same results. */
+    OK(MXPredCreate(json, params, (int)params_size, 2, 0, 1, input_keys, indptr, shape1, &p));
+    {
+      float out[kMaxOutputs][kMaxOutputSize];
+      OK(MXPredSetInput(p, "data", inputs[1], kInputSize));
+      OK(MXPredForward(p));
+      Outputs(p, out);
+      EXPECT(SameOutputs(out, reference[1]));
+    }
+    OK(MXPredFree(p));
     FAILS(MXPredCreate(json, params, 100, 1, 0, 1, input_keys, indptr, shape1, &p), "MXPredCreate");
     FAILS(MXPredCreate(json, NULL, 100, 1, 0, 1, input_keys, indptr, shape1, &p), "param_bytes");
     const char* wrong_key[] = {"image"};

@@ -404,3 +404,9 @@ TEST_CASE("compat: iterators ignore parameters they do not use, as MXNet's do", 
                   .CreateDataIter();
   CHECK(iter.Next());
 }
+
+TEST_CASE("compat: Symbol::GetNumOutputs counts a group's outputs", "[compat]") {
+  Symbol a = Symbol::Variable("a"), b = Symbol::Variable("b");
+  CHECK(a.GetNumOutputs() == 1);
+  CHECK(Symbol::Group({a, b}).GetNumOutputs() == 2);
+}

@@ -53,6 +53,8 @@ class Symbol {
   void SetAttribute(const std::string& key, const std::string& value);
   void SetAttributes(const std::map<std::string, std::string>& attrs);
   std::string GetName() const;
+  // Number of outputs (a group has one per member).
+  mx_uint GetNumOutputs() const { return static_cast<mx_uint>(s_.NumOutputs()); }
 
   // Shapes in ListArguments / ListAuxiliaryStates / ListOutputs order; shapes that cannot be
   // inferred come back empty.
