@@ -71,6 +71,9 @@ void CheckRoot(const uint8_t* data, size_t size, const std::string& where) {
 TShape CheckedShape(const flatbuffers::Vector<int64_t>* dims, const std::string& where,
                     const std::string& what) {
   std::vector<int64_t> d;
+  // The verifier checks a vector's 4-byte length prefix only; int64 elements need 8.
+  if (dims && dims->size() > 0 && reinterpret_cast<uintptr_t>(dims->data()) % alignof(int64_t) != 0)
+    Fail(where, StrCat(what, ": its dims are not 8-byte aligned in the file"));
   if (dims) d.assign(dims->begin(), dims->end());
   if (d.size() > static_cast<size_t>(kMaxNDim))
     Fail(where, StrCat(what, " has ", d.size(), " dims; at most ", kMaxNDim, " are supported"));
