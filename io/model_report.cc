@@ -83,14 +83,18 @@ std::pair<std::string, TShape> ParseShapeSpec(const std::string& spec) {
 void PrintParamsListing(const NDArrayFile& f, std::ostream& os, const std::string& format) {
   int64_t values = 0;
   for (size_t i = 0; i < f.arrays.size(); ++i) {
-    // From the file's headers: sparse arrays need not be expanded to be listed.
-    const TShape& shape = f.shapes[i];
+    // From the file's headers (sparse arrays need not be expanded to be listed); an
+    // NDArrayFile built in memory may carry only its arrays.
+    const bool from_headers = i < f.shapes.size() && i < f.dtypes.size();
+    const TShape shape = from_headers ? f.shapes[i]
+                         : f.arrays[i].is_none() ? TShape() : f.arrays[i].shape();
+    const DType dtype = from_headers ? f.dtypes[i] : f.arrays[i].dtype();
     const std::string name = f.names.empty() ? StrCat("[", i, "]") : f.names[i];
     if (!shape.ndim_known()) {
       os << name << " none\n";
       continue;
     }
-    os << name << " " << DTypeName(f.dtypes[i]) << " " << ShapeText(shape) << "\n";
+    os << name << " " << DTypeName(dtype) << " " << ShapeText(shape) << "\n";
     values += shape.Size();
   }
   std::vector<int> formats = f.formats;
