@@ -69,6 +69,11 @@ void UnregisterHandle(const void* handle, HandleKind kind, const char* param) {
 }
 
 Context DeviceContext(int dev_type, int dev_id) {
+  // Checked as an int: a value outside MXNet's DeviceType enum must not be cast into it (UB).
+  if (dev_type != 1 && dev_type != 2 && dev_type != 3 && dev_type != 5)
+    throw Error(StrCat("unknown device type ", dev_type,
+                       " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)"));
+  if (dev_type == 5) dev_type = 1;  // cpu_shared memory is CPU memory here
   return mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id).native();
 }
 
