@@ -15,9 +15,12 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
 std::map<std::string, NDArray> UsedAsFloat(const std::map<std::string, NDArray>& m,
                                            const std::vector<std::string>& used) {
   std::map<std::string, NDArray> out;
-  for (auto& kv : m)
-    if (Contains(used, kv.first))
-      out[kv.first] = kv.second.dtype() == DType::kFloat32 ? kv.second : kv.second.AsType(DType::kFloat32);
+  for (const std::string& name : used) {
+    auto it = m.find(name);
+    if (it == m.end()) continue;
+    const NDArray& a = it->second;
+    out[name] = a.dtype() == DType::kFloat32 ? a : a.AsType(DType::kFloat32);
+  }
   return out;
 }
 }  // namespace
@@ -50,8 +53,9 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
                      const std::map<std::string, TShape>& input_shapes,
                      const PredictorOptions& options)
     : symbol_(SelectOutputs(symbol, options.outputs)), options_(options) {
-  args_ = UsedAsFloat(args, symbol_.ListArguments());
-  aux_ = UsedAsFloat(aux, symbol_.ListAuxiliaryStates());
+  const Graph graph(symbol_);
+  args_ = UsedAsFloat(args, graph.ListArguments());
+  aux_ = UsedAsFloat(aux, graph.ListAuxiliaryStates());
   Bind(input_shapes);
 }
 
@@ -76,7 +80,8 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   }
   std::vector<std::string> missing, inputs;
   for (auto& name : roles.data) (input_shapes.count(name) ? inputs : missing).push_back(name);
-  for (auto& name : graph.ListAuxiliaryStates())
+  const std::vector<std::string> aux_names = graph.ListAuxiliaryStates();
+  for (auto& name : aux_names)
     if (!aux_.count(name)) missing.push_back(name);
   if (!missing.empty() && !options_.allow_missing)
     throw Error(StrCat("arguments not in the parameters and not given as inputs: ", JoinNames(missing),
@@ -84,7 +89,7 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   filled_ = missing;
   roles.data = inputs;
   for (auto& name : missing)
-    if (!Contains(graph.ListAuxiliaryStates(), name)) roles.parameters.push_back(name);
+    if (!Contains(aux_names, name)) roles.parameters.push_back(name);
   roles_ = std::move(roles);
 
   BindOptions bind_options;
