@@ -32,8 +32,13 @@
 #include <symbind/io/symbol_json.h>
 
 #include "test_io_util.h"
+#include "tool_test_util.h"
 
 using namespace symbind;
+using symbind_test::RunResult;
+using symbind_test::RunTool;
+using symbind_test::ToolBuilt;
+using symbind_test::ToolPath;
 using Catch::Contains;
 
 namespace {
@@ -88,28 +93,6 @@ std::string WriteFile(const std::string& name, const std::string& bytes) {
   const std::string path = symbind_test::TempPath(name);
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
-}
-
-// The built tool next to the test binary (as tests/test_tool_symbind.cc finds it).
-std::string ToolPath() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, static_cast<size_t>(n));
-  std::string dir = exe.substr(0, exe.rfind('/'));
-  return dir.substr(0, dir.rfind('/')) + "/tools/symbind";
-}
-
-// Runs the tool with `args` (and environment assignments `env`, "NAME=value ..." or "").
-std::pair<int, std::string> RunTool(const std::string& args, const std::string& env = "") {
-  FILE* p = ::popen((env + (env.empty() ? "" : " ") + ToolPath() + " " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int st = ::pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
 // A one-node symbol JSON: variable "data" into `op` named `name` with `attrs`.
@@ -335,7 +318,7 @@ TEST_CASE("hostile: thread counts are range-checked and clamped", "[hostile][thr
   CHECK(GetNumThreads() <= MaxNumThreads());
   SetNumThreads(0);
   // The environment variable: a bad value is reported and ignored, never abort().
-  if (!ToolPath().empty() && std::ifstream(ToolPath())) {
+  if (ToolBuilt()) {
     auto [status, out] = RunTool("shapes /nonexistent.json", "SYMBIND_NUM_THREADS=99999999999999999999");
     CHECK(status == 1);
     CHECK_THAT(out, Contains("warning: ignoring SYMBIND_NUM_THREADS must be a non-negative integer"));
@@ -345,10 +328,7 @@ TEST_CASE("hostile: thread counts are range-checked and clamped", "[hostile][thr
 // 7, 8. ---------------------------------------------------------------------------------------
 TEST_CASE("hostile: run sanitises output file names and rejects unknown or repeated inputs",
           "[hostile][tool]") {
-  if (ToolPath().empty() || !std::ifstream(ToolPath())) {
-    WARN("tool not built; skipping");
-    return;
-  }
+  if (!ToolBuilt()) return;
   namespace fs = std::filesystem;
   const fs::path root = symbind_test::TempPath("outputs");
   fs::remove_all(root);
@@ -362,9 +342,9 @@ TEST_CASE("hostile: run sanitises output file names and rejects unknown or repea
   const std::string sym = WriteFile("escape-symbol.json", json);
   const std::string params = symbind_test::TempPath("empty.params");
   SaveNDArrays(params, std::map<std::string, NDArray>{});
-  auto [status, out] = RunTool("run " + sym + " " + params + " --shape data=2,3 --all-outputs " + dir);
-  INFO(out);
-  CHECK(status == 0);
+  RunResult r = RunTool("run " + sym + " " + params + " --shape data=2,3 --all-outputs " + dir);
+  INFO(r.output);
+  CHECK(r.status == 0);
   CHECK_FALSE(fs::exists(root / "a" / "escape_output.npy"));
   CHECK(fs::exists(fs::path(dir) / "_._.._escape_output.npy"));
   CHECK(fs::exists(fs::path(dir) / "ok_output.npy"));
@@ -373,38 +353,38 @@ TEST_CASE("hostile: run sanitises output file names and rejects unknown or repea
     {"op": "Flatten", "name": "a/b", "inputs": [[0,0,0]]},
     {"op": "Flatten", "name": "a_b", "inputs": [[0,0,0]]}],
     "arg_nodes": [0], "heads": [[1,0,0],[2,0,0]], "attrs": {"mxnet_version": ["int", 10600]}})";
-  std::tie(status, out) = RunTool("run " + WriteFile("clash-symbol.json", clash) + " " + params +
+  r = RunTool("run " + WriteFile("clash-symbol.json", clash) + " " + params +
                                   " --shape data=2,3 --all-outputs " + dir);
-  CHECK(status == 1);
-  CHECK_THAT(out, Contains("outputs 'a/b_output' and 'a_b_output' would both be written to"));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("outputs 'a/b_output' and 'a_b_output' would both be written to"));
 
   // A misspelt --input ran `data` as zeros; a second --shape was ignored.
   const std::string npy = symbind_test::TempPath("x.npy");
   SaveNpy(npy, NDArray(TShape({2, 3})));
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --input dta=" + npy + " --shape data=2,3");
-  CHECK(status == 1);
-  CHECK_THAT(out, Contains("--input dta: the model has no argument 'dta'; its arguments are: data"));
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --shape data=2,3 --shape data=4,5");
-  CHECK(status == 1);
-  CHECK_THAT(out, Contains("'data' is already given by --shape"));
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --input data=" + npy + " --shape data=2,3");
-  CHECK(status == 1);
-  CHECK_THAT(out, Contains("'data' is already given by --input"));
+  r = RunTool("run " + sym + " " + params + " --input dta=" + npy + " --shape data=2,3");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("--input dta: the model has no argument 'dta'; its arguments are: data"));
+  r = RunTool("run " + sym + " " + params + " --shape data=2,3 --shape data=4,5");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("'data' is already given by --shape"));
+  r = RunTool("run " + sym + " " + params + " --input data=" + npy + " --shape data=2,3");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("'data' is already given by --input"));
   // --threads beyond the maximum: clamped with a warning.
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads 100000000");
-  CHECK(status == 0);
-  CHECK_THAT(out, Contains("warning: --threads 100000000 is more than the maximum"));
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads lots");
-  CHECK(status == 1);
+  r = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads 100000000");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Contains("warning: --threads 100000000 is more than the maximum"));
+  r = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads lots");
+  CHECK(r.status == 1);
   // --size is checked before the image is read; it ended in std::bad_alloc.
   const std::string png = symbind_test::TempPath("in.png");
   SavePNG(png, Image(4, 4, 3));
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --image data=" + png + " --size 2147483520,1");
-  CHECK(status == 1);
-  CHECK_THAT(out, Contains("--size expects H,W with 1 <= H*W <= 67108864"));
-  std::tie(status, out) = RunTool("run " + sym + " " + params + " --image data=/dev/zero --size 4,4");
-  CHECK(status == 1);
-  CHECK_THAT(out, Contains("not a regular file (a device)"));
+  r = RunTool("run " + sym + " " + params + " --image data=" + png + " --size 2147483520,1");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("--size expects H,W with 1 <= H*W <= 67108864"));
+  r = RunTool("run " + sym + " " + params + " --image data=/dev/zero --size 4,4");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("not a regular file (a device)"));
   fs::remove_all(root);
 }
 

@@ -17,8 +17,14 @@
 #include <symbind/io/symbol_json.h>
 
 #include "test_io_util.h"
+#include "tool_test_util.h"
 
 using namespace symbind;
+
+using symbind_test::RunResult;
+using symbind_test::RunTool;
+using symbind_test::ToolBuilt;
+using symbind_test::ToolPath;
 
 namespace {
 
@@ -45,38 +51,6 @@ bool MlpOpsRegistered() {
   return true;
 }
 
-// The built tool next to the test binary: <build>/tests/symbind_tests -> <build>/tools/symbind.
-std::string ToolPath() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, static_cast<size_t>(n));
-  std::string dir = exe.substr(0, exe.rfind('/'));
-  return dir.substr(0, dir.rfind('/')) + "/tools/symbind";
-}
-
-struct RunResult {
-  int status = -1;  // exit code; -1 when killed by a signal
-  std::string output;
-};
-
-RunResult RunTool(const std::string& args) {
-  RunResult r;
-  FILE* p = ::popen((ToolPath() + " " + args + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  int st = ::pclose(p);
-  if (WIFEXITED(st)) r.status = WEXITSTATUS(st);
-  return r;
-}
-
-bool ToolBuilt() {
-  std::ifstream is(ToolPath());
-  if (!is) WARN("tool not built at " << ToolPath() << "; skipping");
-  return static_cast<bool>(is);
-}
 
 }  // namespace
 
