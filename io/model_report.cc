@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iomanip>
+#include <set>
 
 // GCC reports a false -Wmaybe-uninitialized inside Boost.Graph's edge iterator (a
 // boost::optional) when write_graphviz is instantiated.
@@ -21,11 +22,11 @@ namespace {
 // By node id: variables holding learned values or aux states (not data or label inputs).
 std::vector<bool> ParameterNodes(const Graph& g, const std::map<std::string, TShape>& known) {
   const InputRoles roles = ClassifyArguments(g);
+  const std::set<std::string> parameters(roles.parameters.begin(), roles.parameters.end());
   std::vector<bool> is_parameter(g.num_nodes(), false);
   for (uint32_t id : g.arg_nodes()) {
     const std::string& name = g.node(id).node->name();
-    is_parameter[id] = !known.count(name) &&
-                       (g.is_aux_node(id) || roles.RoleOf(name) == InputRole::kParameter);
+    is_parameter[id] = !known.count(name) && (g.is_aux_node(id) || parameters.count(name));
   }
   return is_parameter;
 }
