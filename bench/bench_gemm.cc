@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <symbind/executor/threading.h>
-#include <symbind/ops/gemm_kernels.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernel_util.h>
 
 using namespace symbind;

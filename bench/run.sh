@@ -161,7 +161,7 @@ $bin/bench_scale "$threads"
 
 # ---------------------------------------------------------------------------------------------
 echo
-echo "## GEMM GFLOP/s (ops/gemm.cc) vs torch.mm and the machine's peak $(loadavg)"
+echo "## GEMM GFLOP/s (ops/kernels/gemm.cc) vs torch.mm and the machine's peak $(loadavg)"
 gemm=$($bin/bench_gemm "$threads")
 peer=$($py bench/peers.py --threads "$threads" gemm)
 grep -E '^(gemm_isa|cpu_mhz|peak_gflops)' <<<"$gemm"

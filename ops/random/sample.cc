@@ -5,7 +5,7 @@
 // are reproducible and independent of threads. Output dtype float32.
 #include <random>
 
-#include "kernel_util.h"
+#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

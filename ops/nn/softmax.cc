@@ -9,7 +9,7 @@
 //   its own forward for inputs of rank > 2; the gradient here matches the forward instead.
 #include <cmath>
 
-#include "norm_util.h"
+#include <symbind/ops/norm_util.h>
 
 namespace symbind {
 

@@ -1,4 +1,4 @@
-// GEMM block kernels, one per instruction set; ops/gemm.cc picks one at run time.
+// GEMM block kernels, one per instruction set; ops/kernels/gemm.cc picks one at run time.
 #pragma once
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 // Rounding and sign are piecewise constant: their gradient is zero, as in MXNet.
 #include <cmath>
 
-#include "math_util.h"
+#include <symbind/ops/math_util.h>
 
 namespace symbind {
 

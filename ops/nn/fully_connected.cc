@@ -1,5 +1,5 @@
 // FullyConnected: out = data * weight^T + bias.
-#include "kernel_util.h"
+#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

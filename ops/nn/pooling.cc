@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "conv_util.h"
+#include <symbind/ops/conv_util.h>
 
 namespace symbind {
 

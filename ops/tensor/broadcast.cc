@@ -4,7 +4,7 @@
 // operand was broadcast along; comparisons and logical ops have a zero gradient.
 #include <cmath>
 
-#include "math_util.h"
+#include <symbind/ops/math_util.h>
 
 namespace symbind {
 

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "shape_util.h"
+#include <symbind/ops/shape_util.h>
 
 namespace symbind {
 

@@ -8,7 +8,7 @@
 // With p = 1 every element is dropped (MXNet's kernel would compute 0 * inf there).
 #include <random>
 
-#include "norm_util.h"
+#include <symbind/ops/norm_util.h>
 
 namespace symbind {
 

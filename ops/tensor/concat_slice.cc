@@ -4,7 +4,7 @@
 
 #include <symbind/core/graph.h>
 
-#include "shape_util.h"
+#include <symbind/ops/shape_util.h>
 
 namespace symbind {
 

@@ -14,7 +14,7 @@
 #include <cmath>
 #include <random>
 
-#include "norm_util.h"
+#include <symbind/ops/norm_util.h>
 
 namespace symbind {
 

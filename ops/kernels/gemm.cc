@@ -1,8 +1,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gemm_kernels.h"
-#include "kernel_util.h"
+#include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

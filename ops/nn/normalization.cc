@@ -1,7 +1,7 @@
 // InstanceNorm, L2Normalization, LayerNorm and LRN.
 #include <cmath>
 
-#include "norm_util.h"
+#include <symbind/ops/norm_util.h>
 
 namespace symbind {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "math_util.h"
+#include <symbind/ops/math_util.h>
 
 namespace symbind {
 

@@ -1,7 +1,7 @@
 // Element-wise binary ops on equal shapes, and ops with a scalar operand.
 #include <cmath>
 
-#include "math_util.h"
+#include <symbind/ops/math_util.h>
 
 namespace symbind {
 

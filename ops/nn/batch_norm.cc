@@ -13,7 +13,7 @@
 // - Gradients of the `mean` and `var` outputs are ignored.
 #include <cmath>
 
-#include "norm_util.h"
+#include <symbind/ops/norm_util.h>
 
 namespace symbind {
 

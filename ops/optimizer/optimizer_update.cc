@@ -8,8 +8,8 @@
 // Not differentiable.
 #include <algorithm>
 
-#include "kernel_util.h"
-#include "shape_util.h"
+#include <symbind/ops/kernel_util.h>
+#include <symbind/ops/shape_util.h>
 
 namespace symbind {
 

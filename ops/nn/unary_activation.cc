@@ -3,7 +3,7 @@
 // _backward_sigmoid / _backward_tanh / _backward_relu do.
 #include <cmath>
 
-#include "norm_util.h"
+#include <symbind/ops/norm_util.h>
 
 namespace symbind {
 

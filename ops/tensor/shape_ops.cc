@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "shape_util.h"
+#include <symbind/ops/shape_util.h>
 
 namespace symbind {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "conv_util.h"
+#include <symbind/ops/conv_util.h>
 
 namespace symbind {
 namespace conv {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "loss_util.h"
+#include <symbind/ops/loss_util.h>
 
 namespace symbind {
 

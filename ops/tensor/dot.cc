@@ -3,7 +3,7 @@
 // views lhs as (first, rest) transposed and transpose_b views rhs as (leading, last)
 // transposed, as MXNet's DotShape. batch_dot multiplies matching matrices of two N-D (N >= 3)
 // arrays sharing their leading batch dims.
-#include "math_util.h"
+#include <symbind/ops/math_util.h>
 
 namespace symbind {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "kernel_util.h"
+#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 
