@@ -64,32 +64,18 @@ int Train(const std::string& data_dir, const std::string& prefix, const TrainOpt
   std::unique_ptr<apps::KVStoreSgd> dist;
   if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, lr, 0.9f, 1e-4f);
   std::vector<NDArray> momentum;
-  NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
   const int steps = o.max_batches > 0 ? std::min(o.max_batches, train_it.num_batches()) : train_it.num_batches();
   if (rank == 0)
     std::printf("symbind-lenet train: batch %d, lr %g, momentum 0.9, %d epochs of %d batches, %d worker(s)%s\n",
                 batch, lr, epochs, steps, workers, kv ? (" through KVStore " + kv->type()).c_str() : "");
   double acc = 0;
   for (int epoch = 1; epoch <= epochs; ++epoch) {
-    apps::ProgressBar bar("epoch " + std::to_string(epoch), steps);
-    train_it.Reset();
-    auto t0 = std::chrono::steady_clock::now();
-    int done = 0;
-    while (done < steps && train_it.Next()) {
-      train_it.data().CopyTo(&data);
-      train_it.label().CopyTo(&label);
-      exec->Forward(true);
-      exec->Backward();
-      if (dist) dist->Step();
-      else apps::SgdStep(*exec, lr, 0.9f, 1e-4f, &momentum);
-      ++done;
-      if (rank == 0) bar.Update(done);
-    }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    apps::EpochStats st = apps::TrainEpoch(exec.get(), &train_it, steps, dist.get(), lr, 0.9f, 1e-4f,
+                                           &momentum, epoch, rank == 0);
     if (rank != 0) continue;  // every rank holds the same weights: rank 0 reports
     acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 500).accuracy;
     std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,
-                static_cast<double>(steps) * batch * workers / secs);
+                static_cast<double>(st.batches) * batch * workers / st.seconds);
     std::fflush(stdout);
   }
   if (rank != 0) return 0;

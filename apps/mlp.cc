@@ -62,33 +62,19 @@ int main(int argc, char** argv) {
     std::unique_ptr<apps::KVStoreSgd> dist;
     if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, lr, 0.0f, 0.0f);
     std::vector<NDArray> velocity;
-    NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
     if (rank == 0)
       std::printf("symbind-mlp: 784-128-64-10, batch %d, lr %g, %d epochs, %lld training images, %d worker(s)%s\n",
                   batch, lr, epochs, static_cast<long long>(train.labels.Size()), workers,
                   kv ? (" through KVStore " + kv->type()).c_str() : "");
     const int steps = max_batches > 0 ? std::min(max_batches, train_it.num_batches()) : train_it.num_batches();
     for (int epoch = 1; epoch <= epochs; ++epoch) {
-      apps::ProgressBar bar("epoch " + std::to_string(epoch), steps);
-      train_it.Reset();
-      auto t0 = std::chrono::steady_clock::now();
-      int done = 0;
-      int64_t samples = 0;
-      while (done < steps && train_it.Next()) {
-        train_it.data().CopyTo(&data);
-        train_it.label().CopyTo(&label);
-        exec->Forward(true);
-        exec->Backward();
-        if (dist) dist->Step();
-        else apps::SgdStep(*exec, lr, 0.0f, 0.0f, &velocity);  // plain SGD
-        samples += static_cast<int64_t>(batch) * workers;
-        ++done;
-        if (rank == 0) bar.Update(done);
-      }
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      // Plain SGD (momentum 0, no weight decay).
+      apps::EpochStats st = apps::TrainEpoch(exec.get(), &train_it, steps, dist.get(), lr, 0.0f, 0.0f,
+                                             &velocity, epoch, rank == 0);
       if (rank != 0) continue;  // every rank holds the same weights: rank 0 reports
       double acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 1000, true).accuracy;
-      std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc, samples / secs);
+      std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,
+                  static_cast<double>(st.batches) * batch * workers / st.seconds);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -1,7 +1,10 @@
 #include "training.h"
 
+#include <chrono>
 #include <cmath>
 #include <random>
+
+#include "progress.h"
 
 namespace symbind::apps {
 
@@ -34,6 +37,28 @@ void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vect
     SgdUpdate(args[i].fdata(), exec.grad_arrays()[i].fdata(), (*state)[i].fdata(), args[i].Size(), lr,
               momentum, wd);
   }
+}
+
+EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist, float lr,
+                      float momentum, float wd, std::vector<NDArray>* sgd_state, int epoch,
+                      bool show_progress) {
+  ProgressBar bar("epoch " + std::to_string(epoch), steps);
+  NDArray data = exec->arg_dict().at("data"), label = exec->arg_dict().at("softmax_label");
+  it->Reset();
+  auto t0 = std::chrono::steady_clock::now();
+  EpochStats stats;
+  while (stats.batches < steps && it->Next()) {
+    it->data().CopyTo(&data);
+    it->label().CopyTo(&label);
+    exec->Forward(true);
+    exec->Backward();
+    if (dist) dist->Step();
+    else SgdStep(*exec, lr, momentum, wd, sgd_state);
+    ++stats.batches;
+    if (show_progress) bar.Update(stats.batches);
+  }
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return stats;
 }
 
 void SgdUpdate(float* w, const float* g, float* m, int64_t n, float lr, float momentum, float wd,

@@ -43,6 +43,19 @@ class KVStoreSgd {
   std::map<std::string, NDArray> momentum_;
 };
 
+// One training epoch of at most `steps` batches from `it` (rewound first): each batch is
+// copied into the executor's "data" and "softmax_label", run forward and backward, then the
+// weights are updated through `dist` when given, else by SgdStep with `momentum`/`wd` (state
+// in `sgd_state`). A progress bar is drawn when `show_progress`. Returns the batches run and
+// the seconds taken.
+struct EpochStats {
+  int batches = 0;
+  double seconds = 0;
+};
+EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist, float lr,
+                      float momentum, float wd, std::vector<NDArray>* sgd_state, int epoch,
+                      bool show_progress);
+
 // The parameters of a trained executor (ClassifyArguments), without data and label inputs.
 std::map<std::string, NDArray> TrainedParams(const Executor& exec);
 

@@ -1,4 +1,4 @@
-// GEMM throughput of symbind's Gemm (ops/kernel_util.h) against the machine's peak.
+// GEMM throughput of symbind's Gemm (ops/kernels/gemm.h) against the machine's peak.
 // Peak assumption, stated in the output: AVX-512 with 2 FMA units per core, i.e. per cycle
 // 2 FMAs x 16 float lanes x 2 flops = 64 flops per core, at the clock /proc/cpuinfo reports
 // (nominal; turbo may exceed it). Shapes: square ones and the convolution GEMMs of ResNet-50
@@ -15,7 +15,7 @@
 
 #include <symbind/executor/threading.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
-#include <symbind/ops/kernel_util.h>
+#include <symbind/ops/kernels/gemm.h>
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;

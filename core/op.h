@@ -193,4 +193,12 @@ void AssignWithReq(float* dst, const float* value, int64_t n, OpReq req);
   static ::symbind::Op& SYMBIND_OP_CONCAT(symbind_op_registration_, __COUNTER__) = \
       ::symbind::OpRegistry::Global().Register(#Name)
 
+// Registers a family of ops from one function body (a table of element-wise ops):
+//   SYMBIND_REGISTER_OP_FAMILY(unary_math) { for (const auto& row : kTable) RegisterUnary(row); }
+#define SYMBIND_REGISTER_OP_FAMILY(Family)                                  \
+  static void SymbindRegisterOpFamily_##Family();                           \
+  [[maybe_unused]] static const bool symbind_op_family_registered_##Family = \
+      (SymbindRegisterOpFamily_##Family(), true);                           \
+  static void SymbindRegisterOpFamily_##Family()
+
 }  // namespace symbind

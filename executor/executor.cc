@@ -13,6 +13,7 @@
 
 #include "bind_memory.h"
 #include "memory_plan.h"
+#include "task_graph.h"
 
 namespace symbind {
 

@@ -1,8 +1,16 @@
 // Executors run a bound symbol forward and backward.
+//
+//   Symbol net = ...;                                   // or LoadSymbolJSON / LoadCheckpoint
+//   BindOptions opts({{"data", TShape({32, 784})}, {"label", TShape({32})}});
+//   auto exec = SimpleBind(net, Context::CPU(), {}, {}, {}, {}, opts);  // the rest is allocated
+//   exec->arg_dict().at("data").SyncCopyFromCPU(batch.data(), batch.size());  // feed by name
+//   exec->Forward(true);
+//   exec->Backward();                                   // gradients in exec->grad_dict()
+//
+// For inference only, predict/predictor.h binds without gradients and with planned memory.
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,9 +20,10 @@
 #include <symbind/core/graph.h>
 #include <symbind/core/ndarray.h>
 #include <symbind/core/symbol.h>
-#include <symbind/executor/task_graph.h>
 
 namespace symbind {
+
+class TaskGraph;  // executor/task_graph.h (internal)
 
 // Seed used by SimpleBind's Gaussian initialisation and by random ops unless set otherwise.
 constexpr uint64_t kDefaultSeed = 0;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernel_util.h"
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 namespace conv {

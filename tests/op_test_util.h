@@ -3,6 +3,8 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -164,6 +166,82 @@ inline void CheckGradients(const std::string& op, const KwArgs& params,
                 << ", want " << want);
     }
   }
+}
+
+// --- Inputs and references shared by the op tests ---------------------------------------
+
+// Values in [lo, hi) with |x| >= 0.05, so finite differences stay clear of a kink at 0.
+inline NDArray AwayFromZero(const TShape& s, uint64_t seed, float lo = -2.0f, float hi = 2.0f) {
+  NDArray a = RandomArray(s, seed, lo, hi);
+  for (int64_t i = 0; i < a.Size(); ++i)
+    if (std::fabs(a.GetFlat(i)) < 0.05f) a.SetFlat(i, a.GetFlat(i) < 0 ? -0.3f : 0.3f);
+  return a;
+}
+
+// Inputs spread apart so max windows have no ties and finite differences cross no kink.
+inline NDArray DistinctArray(const TShape& s, uint64_t seed) {
+  NDArray a(s);
+  std::vector<int64_t> perm(static_cast<size_t>(a.Size()));
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::mt19937_64 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  for (int64_t i = 0; i < a.Size(); ++i) a.SetFlat(i, 0.1f * static_cast<float>(perm[static_cast<size_t>(i)]) - 1.0f);
+  return a;
+}
+
+// Values on a grid (k * 0.1 + offset): distinct operands stay >= 0.05 apart, so no tie sits
+// within a finite-difference step of a kink.
+inline NDArray GridArray(const TShape& shape, uint64_t seed, double offset, int lo = -9, int hi = 9) {
+  NDArray a(shape);
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  for (int64_t i = 0; i < a.Size(); ++i) a.SetFlat(i, static_cast<float>(dist(rng) * 0.1 + offset));
+  return a;
+}
+
+// f applied to every element of x (a naive reference for element-wise ops).
+inline NDArray MapNaive(const NDArray& x, const std::function<double(double)>& f) {
+  NDArray y(x.shape());
+  for (int64_t i = 0; i < x.Size(); ++i) y.SetFlat(i, static_cast<float>(f(x.GetFlat(i))));
+  return y;
+}
+
+// The sum of every element, in double.
+inline double Sum(const NDArray& a) {
+  double s = 0;
+  for (int64_t i = 0; i < a.Size(); ++i) s += a.GetFlat(i);
+  return s;
+}
+
+// Softmax probabilities p[o, c, i] of an (outer, k, inner) layout, as a test-side reference.
+inline std::vector<double> NaiveSoftmax(const NDArray& x, int64_t outer, int64_t k, int64_t inner) {
+  std::vector<double> p(static_cast<size_t>(x.Size()));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double z = 0;
+      for (int64_t c = 0; c < k; ++c) z += std::exp(x.GetFlat((o * k + c) * inner + i));
+      for (int64_t c = 0; c < k; ++c)
+        p[static_cast<size_t>((o * k + c) * inner + i)] = std::exp(x.GetFlat((o * k + c) * inner + i)) / z;
+    }
+  return p;
+}
+
+// Gradient-check options for loss heads: a loss of their own, labels not differentiated.
+inline GradCheckOptions WithLoss(std::function<double(const std::vector<NDArray>&)> loss,
+                                 std::vector<std::string> no_grad = {"label"}) {
+  GradCheckOptions opt;
+  opt.no_grad = std::move(no_grad);
+  opt.loss = std::move(loss);
+  opt.is_train = true;
+  return opt;
+}
+
+// Spatial tuples right-aligned into three slots (d, h, w), the front filled with `fill`.
+using Dims3 = std::array<int64_t, 3>;
+inline Dims3 Align(const std::vector<int64_t>& v, int64_t fill) {
+  Dims3 r = {fill, fill, fill};
+  for (size_t i = 0; i < v.size(); ++i) r[3 - v.size() + i] = v[i];
+  return r;
 }
 
 }  // namespace symbind::test

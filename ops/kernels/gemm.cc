@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include <symbind/ops/kernels/gemm_kernels.h>
-#include <symbind/ops/kernel_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include <symbind/ops/kernel_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
@@ -54,10 +54,6 @@ void WithActType(int t, const F& f) {
   }
 }
 
-void SameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-  ShapeAssignCheck(out, 0, (*in)[0]);
-  ShapeAssignCheck(in, 0, (*out)[0]);
-}
 }  // namespace
 
 SYMBIND_REGISTER_OP(Activation)

@@ -13,13 +13,11 @@
 // - Gradients of the `mean` and `var` outputs are ignored.
 #include <cmath>
 
-#include <symbind/ops/norm_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
-using norm_util::AxisLayout;
-using norm_util::Put;
 
 struct BatchNormParam : Parameter<BatchNormParam> {
   double eps;
@@ -60,7 +58,7 @@ struct BatchNormParam : Parameter<BatchNormParam> {
 enum { kData, kGamma, kBeta, kMovingMean, kMovingVar };
 
 AxisLayout ChannelLayout(const BatchNormParam& p, const TShape& s) {
-  return norm_util::LayoutAround(s, norm_util::ResolveAxis("BatchNorm", p.axis, s));
+  return LayoutAround(s, NormalizeAxis(p.axis, s.ndim(), "BatchNorm"));
 }
 
 // Calls f(flat index) for every element of channel c.
@@ -77,7 +75,7 @@ void InferBatchNormShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::v
   ShapeAssignCheck(in, kData, (*out)[0]);
   const TShape& d = (*in)[kData];
   if (!d.ndim_known()) return;
-  const int axis = norm_util::ResolveAxis("BatchNorm", p.axis, d);
+  const int axis = NormalizeAxis(p.axis, d.ndim(), "BatchNorm");
   const TShape c({d[axis]});
   for (int k : {kGamma, kBeta, kMovingMean, kMovingVar}) ShapeAssignCheck(in, k, c);
   ShapeAssignCheck(out, 0, d);
@@ -99,7 +97,7 @@ void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   float* y = out[0].fdata();
   float* save_mean = out[1].fdata();
   float* save_invstd = out[2].fdata();
-  ParallelFor(l.n, norm_util::GrainFor(per_channel), [&](int64_t b, int64_t e) {
+  ParallelFor(l.n, GrainFor(per_channel), [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       double mean, invstd;
       if (batch_stats) {
@@ -150,7 +148,7 @@ void BatchNormBackward(const OpContext& ctx, const NodeAttrs& attrs, const Backw
   float* dx = req_x == OpReq::kNull ? nullptr : a.in_grads[kData].fdata();
   float* dgamma = req_g == OpReq::kNull ? nullptr : a.in_grads[kGamma].fdata();
   float* dbeta = req_b == OpReq::kNull ? nullptr : a.in_grads[kBeta].fdata();
-  ParallelFor(l.n, norm_util::GrainFor(per_channel), [&](int64_t b, int64_t e) {
+  ParallelFor(l.n, GrainFor(per_channel), [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const double mean = save_mean[c], invstd = save_invstd[c];
       const double w = p.fix_gamma ? 1.0 : gamma[c];

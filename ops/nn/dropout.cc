@@ -8,7 +8,7 @@
 // With p = 1 every element is dropped (MXNet's kernel would compute 0 * inf there).
 #include <random>
 
-#include <symbind/ops/norm_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
@@ -75,7 +75,7 @@ struct MaskIndexer {
 };
 
 void InferDropout(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  norm_util::SameShape(attrs, in, out);
+  SameShape(attrs, in, out);
   const TShape& d = (*in)[0];
   if (!d.ndim_known()) return;
   ShapeAssignCheck(out, 1, MaskShape(attrs.param<DropoutParam>(), d));

@@ -1,6 +1,7 @@
 // FullyConnected: out = data * weight^T + bias.
-#include <symbind/ops/kernel_util.h>
 
+#include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/op_util.h>
 namespace symbind {
 
 namespace {

@@ -14,12 +14,11 @@
 #include <cmath>
 #include <random>
 
-#include <symbind/ops/norm_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
-using norm_util::Put;
 
 enum ActType { kRReLU, kLeaky, kPReLU, kELU, kSELU, kGELU };
 
@@ -172,7 +171,7 @@ void LeakyReLUBackward(const OpContext&, const NodeAttrs& attrs, const BackwardA
     if (a.req[1] != OpReq::kNull) {
       // Partial sums per (n, c) row in parallel, then a fixed-order reduction into gamma.
       std::vector<double> rows(static_cast<size_t>(l.N * l.C), 0.0);
-      ParallelFor(l.N * l.C, norm_util::GrainFor(l.rest), [&](int64_t b, int64_t e) {
+      ParallelFor(l.N * l.C, GrainFor(l.rest), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) {
           double s = 0;
           for (int64_t j = r * l.rest; j < (r + 1) * l.rest; ++j) s += x[j] > 0 ? 0.0 : static_cast<double>(x[j]) * dy[j];

@@ -9,12 +9,12 @@
 //   its own forward for inputs of rank > 2; the gradient here matches the forward instead.
 #include <cmath>
 
-#include <symbind/ops/norm_util.h>
+#include <symbind/ops/kernels/softmax.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
-using norm_util::AxisLayout;
 
 struct SoftmaxParam : Parameter<SoftmaxParam> {
   int axis;
@@ -53,8 +53,8 @@ std::vector<std::string> SoftmaxArguments(const NodeAttrs& a) {
 }
 
 void InferSoftmaxShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  norm_util::SameShape(attrs, in, out);
-  if ((*in)[0].ndim_known()) norm_util::ResolveAxis(attrs.op->name.c_str(), SP(attrs).axis, (*in)[0]);
+  SameShape(attrs, in, out);
+  if ((*in)[0].ndim_known()) NormalizeAxis(SP(attrs).axis, (*in)[0].ndim(), attrs.op->name.c_str());
 }
 
 void InferSoftmaxType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
@@ -65,7 +65,7 @@ void InferSoftmaxType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<
 }
 
 AxisLayout SoftmaxLayout(const NodeAttrs& attrs, const TShape& s) {
-  return norm_util::LayoutAround(s, norm_util::ResolveAxis(attrs.op->name.c_str(), SP(attrs).axis, s));
+  return LayoutAround(s, NormalizeAxis(SP(attrs).axis, s.ndim(), attrs.op->name.c_str()));
 }
 
 // A float32 view of `a`: the array itself, or a converted copy for other dtypes.
@@ -78,11 +78,11 @@ void SoftmaxForward(const OpContext&, const NodeAttrs& attrs, const std::vector<
   const AxisLayout l = SoftmaxLayout(attrs, in[0].shape());
   const NDArray x = AsFloat(in[0]);
   if (out[0].dtype() == DType::kFloat32) {
-    norm_util::SoftmaxAlong(x.fdata(), out[0].fdata(), l, Temperature(SP(attrs)), kLog);
+    SoftmaxAlong(x.fdata(), out[0].fdata(), l, Temperature(SP(attrs)), kLog);
     return;
   }
   NDArray tmp(out[0].shape());
-  norm_util::SoftmaxAlong(x.fdata(), tmp.fdata(), l, Temperature(SP(attrs)), kLog);
+  SoftmaxAlong(x.fdata(), tmp.fdata(), l, Temperature(SP(attrs)), kLog);
   NDArray dst = out[0];
   tmp.CopyTo(&dst);
 }
@@ -92,7 +92,7 @@ void SoftmaxBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArg
   if (a.req[0] == OpReq::kNull) return;
   const AxisLayout l = SoftmaxLayout(attrs, a.inputs[0].shape());
   const NDArray y = AsFloat(a.outputs[0]), dy = AsFloat(a.out_grads[0]);
-  norm_util::SoftmaxAlongBackward(y.fdata(), dy.fdata(), a.in_grads[0].fdata(), l,
+  SoftmaxAlongBackward(y.fdata(), dy.fdata(), a.in_grads[0].fdata(), l,
                                   Temperature(SP(attrs)), kLog, a.req[0]);
 }
 
@@ -109,14 +109,13 @@ void RegisterSoftmax(const char* name, const char* doc) {
       .set_backward(SoftmaxBackward<kLog>);
 }
 
-[[maybe_unused]] const bool softmax_registered = [] {
+SYMBIND_REGISTER_OP_FAMILY(softmax) {
   RegisterSoftmax<false>("softmax",
                          "Applies the softmax function along `axis`: exp(x / T) / sum(exp(x / T)), "
                          "T the temperature (default 1).");
   RegisterSoftmax<true>("log_softmax",
                         "Computes the log softmax along `axis`: x / T - log(sum(exp(x / T))).");
-  return true;
-}();
+}
 
 // ---------------------------------------------------------------------------------------------
 enum SoftmaxActivationMode { kInstance, kChannel };
@@ -138,7 +137,7 @@ AxisLayout ActivationLayout(const NodeAttrs& attrs, const TShape& s) {
 }
 
 void InferSoftmaxActivation(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  norm_util::SameShape(attrs, in, out);
+  SameShape(attrs, in, out);
   const TShape& d = (*in)[0];
   if (!d.ndim_known()) return;
   if (d.ndim() < 1) throw ShapeError("SoftmaxActivation needs data of rank >= 1");
@@ -157,10 +156,10 @@ SYMBIND_REGISTER_OP(SoftmaxActivation)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       if (req[0] == OpReq::kNull) return;
-      norm_util::SoftmaxAlong(in[0].fdata(), out[0].fdata(), ActivationLayout(attrs, in[0].shape()), 1.0, false);
+      SoftmaxAlong(in[0].fdata(), out[0].fdata(), ActivationLayout(attrs, in[0].shape()), 1.0, false);
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-      norm_util::SoftmaxAlongBackward(a.outputs[0].fdata(), a.out_grads[0].fdata(),
+      SoftmaxAlongBackward(a.outputs[0].fdata(), a.out_grads[0].fdata(),
                                       a.req[0] == OpReq::kNull ? nullptr : a.in_grads[0].fdata(),
                                       ActivationLayout(attrs, a.inputs[0].shape()), 1.0, false, a.req[0]);
     });

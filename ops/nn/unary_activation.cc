@@ -3,7 +3,7 @@
 // _backward_sigmoid / _backward_tanh / _backward_relu do.
 #include <cmath>
 
-#include <symbind/ops/norm_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
@@ -13,7 +13,7 @@ template <typename F, typename DFromY>
 void RegisterUnaryActivation(const char* name, const char* doc, F f, DFromY df) {
   OpRegistry::Global().Register(name)
       .describe(doc)
-      .set_infer_shape(norm_util::SameShape)
+      .set_infer_shape(SameShape)
       .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
         const float* x = in[0].fdata();
@@ -27,7 +27,7 @@ void RegisterUnaryActivation(const char* name, const char* doc, F f, DFromY df) 
       });
 }
 
-[[maybe_unused]] const bool unary_activation_registered = [] {
+SYMBIND_REGISTER_OP_FAMILY(unary_activations) {
   RegisterUnaryActivation(
       "sigmoid", "Computes sigmoid of x element-wise: y = 1 / (1 + exp(-x)).",
       [](float x) { return 1.0f / (1.0f + std::exp(-x)); }, [](float y) { return y * (1.0f - y); });
@@ -39,8 +39,7 @@ void RegisterUnaryActivation(const char* name, const char* doc, F f, DFromY df) 
       "relu", "Computes rectified linear activation: max(x, 0).",
       [](float x) { return std::isnan(x) || x > 0 ? x : 0.0f; },
       [](float y) { return y > 0 ? 1.0f : 0.0f; });
-  return true;
-}();
+}
 }  // namespace
 
 }  // namespace symbind

@@ -8,8 +8,7 @@
 // Not differentiable.
 #include <algorithm>
 
-#include <symbind/ops/kernel_util.h>
-#include <symbind/ops/shape_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
@@ -38,11 +37,6 @@ struct SGDParam : Parameter<SGDParam<kMomentum>> {
   }
 };
 
-// Every input and the output share one shape.
-void AllSameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-  for (size_t i = 0; i < in->size(); ++i) ShapeAssignCheck(out, 0, (*in)[i]);
-  for (size_t i = 0; i < in->size(); ++i) ShapeAssignCheck(in, i, (*out)[0]);
-}
 
 float Clipped(float g, float clip) { return clip >= 0 ? std::clamp(g, -clip, clip) : g; }
 

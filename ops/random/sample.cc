@@ -5,7 +5,7 @@
 // are reproducible and independent of threads. Output dtype float32.
 #include <random>
 
-#include <symbind/ops/kernel_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

@@ -4,7 +4,7 @@
 // operand was broadcast along; comparisons and logical ops have a zero gradient.
 #include <cmath>
 
-#include <symbind/ops/math_util.h>
+#include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 
@@ -108,14 +108,14 @@ void RegisterPredicate(const char* name, const char* doc, F f) {
         BroadcastForward([&](float l, float r) { return math::Bool(f(l, r)); }, in, req[0], out[0]);
       })
       .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-        math::ZeroGrad(a.in_grads[0], a.req[0]);
-        math::ZeroGrad(a.in_grads[1], a.req[1]);
+        ZeroWithReq(a.in_grads[0], a.req[0]);
+        ZeroWithReq(a.in_grads[1], a.req[1]);
       });
 }
 
 const auto one = [](float, float) { return 1.0f; };
 
-[[maybe_unused]] const bool registered = [] {
+SYMBIND_REGISTER_OP_FAMILY(broadcast_binary) {
   RegisterBroadcast("broadcast_add", "Returns element-wise sum of the input arrays with broadcasting.",
                     [](float l, float r) { return l + r; }, one, one)
       .add_alias("broadcast_plus");
@@ -163,8 +163,7 @@ const auto one = [](float, float) { return 1.0f; };
                     [](float l, float r) { return l != 0 || r != 0; });
   RegisterPredicate("broadcast_logical_xor", "Returns the result of element-wise **logical xor** with broadcasting.",
                     [](float l, float r) { return (l != 0) != (r != 0); });
-  return true;
-}();
+}
 }  // namespace
 
 }  // namespace symbind

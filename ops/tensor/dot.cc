@@ -3,7 +3,8 @@
 // views lhs as (first, rest) transposed and transpose_b views rhs as (leading, last)
 // transposed, as MXNet's DotShape. batch_dot multiplies matching matrices of two N-D (N >= 3)
 // arrays sharing their leading batch dims.
-#include <symbind/ops/math_util.h>
+#include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 

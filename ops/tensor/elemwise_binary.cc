@@ -1,31 +1,18 @@
 // Element-wise binary ops on equal shapes, and ops with a scalar operand.
 #include <cmath>
 
-#include <symbind/ops/math_util.h>
+#include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 
 namespace {
-void BinarySameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-  for (int pass = 0; pass < 2; ++pass) {
-    ShapeAssignCheck(out, 0, (*in)[0]);
-    ShapeAssignCheck(out, 0, (*in)[1]);
-    ShapeAssignCheck(in, 0, (*out)[0]);
-    ShapeAssignCheck(in, 1, (*out)[0]);
-  }
-}
-
-void UnarySameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-  ShapeAssignCheck(out, 0, (*in)[0]);
-  ShapeAssignCheck(in, 0, (*out)[0]);
-}
 
 // Registers a binary op with forward f(l, r) and partial derivatives dl(l, r), dr(l, r).
 template <typename F, typename DL, typename DR>
 void RegisterBinary(Op& op, F f, DL dl, DR dr) {
   op.set_arguments({"lhs", "rhs"})
       .set_forward_inplace()
-      .set_infer_shape(BinarySameShape)
+      .set_infer_shape(AllSameShape)
       .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
         const float* l = in[0].fdata();
@@ -58,7 +45,7 @@ struct ScalarParam : Parameter<ScalarParam> {
 template <typename F, typename DF>
 void RegisterScalar(Op& op, F f, DF df) {
   op.set_params<ScalarParam>()
-      .set_infer_shape(UnarySameShape)
+      .set_infer_shape(SameShape)
       .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
         float s = static_cast<float>(attrs.param<ScalarParam>().scalar);
@@ -78,7 +65,7 @@ void RegisterScalar(Op& op, F f, DF df) {
 const auto one = [](float, float) { return 1.0f; };
 const auto minus_one = [](float, float) { return -1.0f; };
 
-[[maybe_unused]] const bool registered = [] {
+SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
   auto& reg = OpRegistry::Global();
   RegisterBinary(reg.Register("elemwise_add").add_alias("_Plus").add_alias("_plus")
                      .add_alias("_add").describe("Adds arguments element-wise."),
@@ -137,8 +124,7 @@ const auto minus_one = [](float, float) { return -1.0f; };
                  [](float x, float s) { return std::pow(s, x) * std::log(s); });
   RegisterScalar(reg.Register("_hypot_scalar").add_alias("_HypotScalar").describe("hypot(x, scalar)"),
                  math::Hypot, [](float x, float s) { return x / std::hypot(x, s); });
-  return true;
-}();
+}
 }  // namespace
 
 }  // namespace symbind

@@ -2,16 +2,11 @@
 // Rounding and sign are piecewise constant: their gradient is zero, as in MXNet.
 #include <cmath>
 
-#include <symbind/ops/math_util.h>
+#include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 
 namespace {
-void SameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-  ShapeAssignCheck(out, 0, (*in)[0]);
-  ShapeAssignCheck(in, 0, (*out)[0]);
-}
-
 float Sign(float x) { return x < 0 ? -1.0f : (x > 0 ? 1.0f : 0.0f); }
 
 Op& Declare(const char* name, const char* doc) {
@@ -45,11 +40,11 @@ template <typename F>
 void RegisterFlat(const char* name, const char* doc, F f) {
   WithForward(Declare(name, doc), f)
       .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-        math::ZeroGrad(a.in_grads[0], a.req[0]);
+        ZeroWithReq(a.in_grads[0], a.req[0]);
       });
 }
 
-[[maybe_unused]] const bool registered = [] {
+SYMBIND_REGISTER_OP_FAMILY(unary_math) {
   RegisterUnary("exp", "Returns element-wise exponential value of the input.",
                 [](float x) { return std::exp(x); }, [](float, float y) { return y; });
   RegisterUnary("expm1", "Returns ``exp(x) - 1`` computed element-wise on the input.",
@@ -98,8 +93,7 @@ void RegisterFlat(const char* name, const char* doc, F f) {
                [](float x) { return std::trunc(x); });
   RegisterFlat("fix", "Returns element-wise rounded value to the nearest integer towards zero of the input.",
                [](float x) { return std::trunc(x); });
-  return true;
-}();
+}
 }  // namespace
 
 }  // namespace symbind

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include <symbind/ops/math_util.h>
+#include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 
@@ -267,11 +267,11 @@ void RegisterSearch(const char* name, const char* doc, bool is_max) {
       })
       // MXNet gives argmax/argmin a zero gradient (MakeZeroGradNodes).
       .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-        math::ZeroGrad(a.in_grads[0], a.req[0]);
+        ZeroWithReq(a.in_grads[0], a.req[0]);
       });
 }
 
-[[maybe_unused]] const bool registered = [] {
+SYMBIND_REGISTER_OP_FAMILY(reductions) {
   RegisterReduce("sum", "sum_axis", "Computes the sum of array elements over given axes.", kSum);
   RegisterReduce("mean", nullptr, "Computes the mean of array elements over given axes.", kMean);
   RegisterReduce("nansum", nullptr, "Computes the sum of array elements over given axes treating Not a Numbers (NaN) as zero.", kNanSum);
@@ -281,8 +281,7 @@ void RegisterSearch(const char* name, const char* doc, bool is_max) {
   RegisterReduce("min", "min_axis", "Computes the min of array elements over given axes.", kMin);
   RegisterSearch("argmax", "Returns indices of the maximum values along an axis.", true);
   RegisterSearch("argmin", "Returns indices of the minimum values along an axis.", false);
-  return true;
-}();
+}
 }  // namespace
 
 SYMBIND_REGISTER_OP(norm)

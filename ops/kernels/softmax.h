@@ -1,0 +1,66 @@
+// Softmax and log-softmax along one axis, forward and backward: the one softmax kernel used by
+// softmax, log_softmax, SoftmaxActivation, SoftmaxOutput and softmax_cross_entropy.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+
+// Softmax (or log-softmax) over `l.n` values `l.inner` apart, for every (outer, inner) pair,
+// of x / temperature. Deterministic: each group is computed sequentially.
+inline void SoftmaxAlong(const float* x, float* y, const AxisLayout& l, double temperature,
+                         bool log) {
+  if (l.n == 0 || l.outer == 0 || l.inner == 0) return;  // empty: no xs[0] to read
+  ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g) {
+      const int64_t o = g / l.inner, i = g % l.inner;
+      const float* xs = x + l.Index(o, 0, i);
+      float* ys = y + l.Index(o, 0, i);
+      const float inv_t = static_cast<float>(1.0 / temperature);
+      float m = xs[0] * inv_t;
+      for (int64_t k = 1; k < l.n; ++k) m = std::max(m, xs[k * l.inner] * inv_t);
+      double sum = 0;
+      if (log) {
+        for (int64_t k = 0; k < l.n; ++k) sum += std::exp(xs[k * l.inner] * inv_t - m);
+        const float lse = static_cast<float>(std::log(sum));
+        for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] = xs[k * l.inner] * inv_t - m - lse;
+      } else {
+        for (int64_t k = 0; k < l.n; ++k) {
+          ys[k * l.inner] = std::exp(xs[k * l.inner] * inv_t - m);
+          sum += ys[k * l.inner];
+        }
+        const float inv_sum = static_cast<float>(1.0 / sum);
+        for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] *= inv_sum;
+      }
+    }
+  });
+}
+
+// Gradient of SoftmaxAlong from its output y and head gradient dy:
+//   softmax:     dx = y * (dy - sum(dy * y)) / T
+//   log_softmax: dx = (dy - exp(y) * sum(dy)) / T
+inline void SoftmaxAlongBackward(const float* y, const float* dy, float* dx, const AxisLayout& l,
+                                 double temperature, bool log, OpReq req) {
+  if (req == OpReq::kNull || l.n == 0 || l.outer == 0 || l.inner == 0) return;
+  ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g) {
+      const int64_t o = g / l.inner, i = g % l.inner;
+      const int64_t base = l.Index(o, 0, i);
+      double s = 0;
+      for (int64_t k = 0; k < l.n; ++k) {
+        const int64_t at = base + k * l.inner;
+        s += log ? static_cast<double>(dy[at]) : static_cast<double>(dy[at]) * y[at];
+      }
+      for (int64_t k = 0; k < l.n; ++k) {
+        const int64_t at = base + k * l.inner;
+        double v = log ? dy[at] - std::exp(static_cast<double>(y[at])) * s : y[at] * (dy[at] - s);
+        Put(dx + at, static_cast<float>(v / temperature), req);
+      }
+    }
+  });
+}
+
+}  // namespace symbind

@@ -1,0 +1,188 @@
+// The helpers every operator file uses: parallel loops whose chunking never depends on the
+// thread count, writing per OpReq, axis handling and the common shape functions. One of each;
+// family-specific helpers live beside their family (ops/nn/norm_util.h, ops/tensor/...), numeric
+// kernels in ops/kernels/.
+//
+//   SYMBIND_REGISTER_OP(my_op)
+//       .set_infer_shape(SameShape)
+//       .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+//                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+//         const float* x = in[0].fdata();
+//         MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) { return 2 * x[i]; });
+//       });
+#pragma once
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <symbind/core/op.h>
+
+namespace symbind {
+
+// Runs fn(begin, end) over [0, n) in chunks of `grain`. The chunking depends only on n and
+// grain, never on the thread count, so results are identical with 1 or many threads.
+template <typename F>
+void ParallelFor(int64_t n, int64_t grain, const F& fn) {
+  if (n <= 0) return;
+  if (n <= grain) {
+    fn(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); },
+                    tbb::simple_partitioner());
+}
+
+// Grain for cheap elementwise loops.
+constexpr int64_t kElementwiseGrain = 1 << 15;
+
+// Grain so that one chunk does roughly `work` element operations.
+inline int64_t GrainFor(int64_t per_item, int64_t work = 1 << 15) {
+  return std::max<int64_t>(1, work / std::max<int64_t>(per_item, 1));
+}
+
+// --- Writing as OpReq says (AssignWithReq in core/op.h writes a whole buffer) ---------------
+
+// out[i] (written or added per req) = f(i) over n elements, in parallel.
+template <typename F>
+void MapWithReq(float* out, int64_t n, OpReq req, const F& f) {
+  if (req == OpReq::kNull) return;
+  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    if (req == OpReq::kAdd)
+      for (int64_t i = b; i < e; ++i) out[i] += f(i);
+    else
+      for (int64_t i = b; i < e; ++i) out[i] = f(i);
+  });
+}
+
+// One element: dst = v or dst += v as `req` says.
+inline void Put(float* dst, float v, OpReq req) {
+  if (req == OpReq::kAdd) *dst += v;
+  else if (req != OpReq::kNull) *dst = v;
+}
+
+// Sets dst to zero under kWrite; leaves it alone under kAdd and kNull (the gradient of
+// piecewise-constant ops, or the start of a scatter).
+inline void ZeroWithReq(const NDArray& dst, OpReq req) {
+  if (req == OpReq::kWrite || req == OpReq::kWriteInplace) dst.Fill(0.0f);
+}
+
+// Copies (or adds) src into dst element-wise; the shapes may differ, the sizes match.
+// Writes work for any dtype (a byte copy); adds need float32.
+inline void CopyWithReq(const NDArray& dst, const NDArray& src, OpReq req) {
+  if (req == OpReq::kNull || dst.raw_data() == src.raw_data()) return;
+  if (req != OpReq::kAdd && dst.dtype() == src.dtype()) {
+    const char* s = static_cast<const char*>(src.raw_data());
+    char* d = static_cast<char*>(dst.raw_data());
+    int64_t bytes = static_cast<int64_t>(src.bytes());
+    ParallelFor(bytes, int64_t{1} << 20, [&](int64_t b, int64_t e) {
+      std::memcpy(d + b, s + b, static_cast<size_t>(e - b));
+    });
+    return;
+  }
+  const float* s = src.fdata();
+  MapWithReq(dst.fdata(), dst.Size(), req, [&](int64_t i) { return s[i]; });
+}
+
+// Forward and backward of ops whose output is their input (reshapes, identities, loss heads).
+inline void ForwardCopy(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  CopyWithReq(out[0], in[0], req[0]);
+}
+inline void BackwardCopy(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+  CopyWithReq(a.in_grads[0], a.out_grads[0], a.req[0]);
+}
+// A gradient that is identically zero (BlockGrad, zeros_like, comparisons, rounding).
+inline void BackwardZero(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+  for (size_t i = 0; i < a.in_grads.size(); ++i) ZeroWithReq(a.in_grads[i], a.req[i]);
+}
+
+// --- Axes and shapes ------------------------------------------------------------------------
+
+// Maps a possibly negative axis into [0, ndim); throws ShapeError naming `op` otherwise.
+inline int NormalizeAxis(int64_t axis, int ndim, const char* op) {
+  int64_t a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim)
+    throw ShapeError(StrCat(op, ": axis ", axis, " is out of range for an input of ", ndim,
+                            " dimensions (expected -", ndim, " <= axis < ", ndim, ")"));
+  return static_cast<int>(a);
+}
+
+// A tensor viewed as (outer, n, inner) around one axis: element (o, k, i) sits at
+// (o * n + k) * inner + i.
+struct AxisLayout {
+  int64_t outer = 1, n = 1, inner = 1;
+  int64_t Index(int64_t o, int64_t k, int64_t i) const { return (o * n + k) * inner + i; }
+};
+inline AxisLayout LayoutAround(const TShape& s, int axis) {
+  return {s.ProdDims(0, axis), s[axis], s.ProdDims(axis + 1, s.ndim())};
+}
+
+// Row-major strides of `s`.
+inline std::vector<int64_t> Strides(const TShape& s) {
+  std::vector<int64_t> st(static_cast<size_t>(s.ndim()), 1);
+  for (int i = s.ndim() - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+// Product of dims [begin, end), -1 if any is unknown.
+inline int64_t KnownProduct(const TShape& s, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i) {
+    if (s[i] < 0) return -1;
+    p = CheckedMul(p, s[i], "product of dims ", begin, " to ", end - 1, " of ", s);
+  }
+  return p;
+}
+
+// InferShape of ops whose output 0 has the shape of input 0, inferred both ways.
+inline void SameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+  ShapeAssignCheck(out, 0, (*in)[0]);
+  ShapeAssignCheck(in, 0, (*out)[0]);
+}
+
+// prefix0, prefix1, ...: the input or output names of variadic ops.
+inline std::vector<std::string> NumberedNames(const std::string& prefix, int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back(prefix + std::to_string(i));
+  return names;
+}
+
+// InferShape of ops whose inputs and output 0 all share one shape (element-wise binary ops,
+// optimizer updates), inferred both ways.
+inline void AllSameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+  for (size_t i = 0; i < in->size(); ++i) ShapeAssignCheck(out, 0, (*in)[i]);
+  for (size_t i = 0; i < in->size(); ++i) ShapeAssignCheck(in, i, (*out)[0]);
+}
+
+// --- Parameters and dtypes ------------------------------------------------------------------
+
+// Declares MXNet's dtype names on an int field: float32, float64, float16, uint8, int8, int32,
+// int64 (MXNET_ADD_ALL_TYPES), plus bfloat16 and bool when `with_bool` (..._WITH_BOOL).
+template <typename Field>
+Field& AddDTypeEnums(Field& f, bool with_bool) {
+  f.add_enum("float32", static_cast<int>(DType::kFloat32))
+      .add_enum("float64", static_cast<int>(DType::kFloat64))
+      .add_enum("float16", static_cast<int>(DType::kFloat16));
+  if (with_bool) f.add_enum("bfloat16", static_cast<int>(DType::kBFloat16));
+  f.add_enum("uint8", static_cast<int>(DType::kUint8))
+      .add_enum("int8", static_cast<int>(DType::kInt8))
+      .add_enum("int32", static_cast<int>(DType::kInt32))
+      .add_enum("int64", static_cast<int>(DType::kInt64));
+  if (with_bool) f.add_enum("bool", static_cast<int>(DType::kBool));
+  return f;
+}
+
+// The values of an array of any dtype as double (indices, conditions).
+inline std::vector<double> ValuesAsDouble(const NDArray& a) {
+  std::vector<double> v(static_cast<size_t>(a.Size()));
+  ConvertElements(a.raw_data(), a.dtype(), v.data(), DType::kFloat64, v.size());
+  return v;
+}
+
+}  // namespace symbind

@@ -1,0 +1,199 @@
+// Shared index arithmetic for the math ops (broadcast binary ops, reductions, norms): walking a
+// shape while tracking the flat offsets of broadcast operands, and deterministic parallel
+// reductions over a subset of axes.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+namespace math {
+
+using Dims = std::vector<int64_t>;
+
+inline int64_t Product(const Dims& d) {
+  int64_t p = 1;
+  for (int64_t v : d) p *= v;
+  return p;
+}
+
+// The dims of `s` with 1s prepended up to `ndim` (NumPy's right alignment).
+inline Dims AlignDims(const TShape& s, int ndim) {
+  Dims d(static_cast<size_t>(ndim - s.ndim()), 1);
+  d.insert(d.end(), s.dims().begin(), s.dims().end());
+  return d;
+}
+
+// Row-major element strides of an operand of dims `small` (aligned to `big`, each dim 1 or
+// equal) as seen while walking `big`: 0 along the dims it is broadcast over.
+inline Dims BroadcastStrides(const Dims& small, const Dims& big) {
+  Dims st(big.size(), 0);
+  int64_t s = 1;
+  for (size_t k = big.size(); k-- > 0;) {
+    st[k] = (small[k] == 1 && big[k] != 1) ? 0 : s;
+    s *= small[k];
+  }
+  return st;
+}
+
+// Drops size-1 dims and merges neighbours that every stride list walks contiguously, so the
+// walk below has as few dims as possible.
+inline void CompactWalk(Dims* big, std::vector<Dims*> strides) {
+  Dims nb;
+  std::vector<Dims> ns(strides.size());
+  for (size_t k = 0; k < big->size(); ++k) {
+    if ((*big)[k] == 1) continue;
+    bool merge = !nb.empty();
+    for (size_t o = 0; o < strides.size() && merge; ++o)
+      merge = ns[o].back() == (*strides[o])[k] * (*big)[k];
+    if (merge) {
+      nb.back() *= (*big)[k];
+      for (size_t o = 0; o < strides.size(); ++o) ns[o].back() = (*strides[o])[k];
+    } else {
+      nb.push_back((*big)[k]);
+      for (size_t o = 0; o < strides.size(); ++o) ns[o].push_back((*strides[o])[k]);
+    }
+  }
+  *big = nb;
+  for (size_t o = 0; o < strides.size(); ++o) *strides[o] = ns[o];
+}
+
+// An odometer over `dims` keeping the offsets of N operands with the given strides.
+template <size_t N>
+struct Walker {
+  const Dims& dims;
+  const Dims* strides[N];
+  Dims coord;
+  int64_t off[N] = {};
+
+  // Positions the walker at flat index `start`.
+  void Seek(int64_t start) {
+    coord.assign(dims.size(), 0);
+    for (size_t o = 0; o < N; ++o) off[o] = 0;
+    for (size_t k = dims.size(); k-- > 0;) {
+      coord[k] = start % dims[k];
+      start /= dims[k];
+      for (size_t o = 0; o < N; ++o) off[o] += coord[k] * (*strides[o])[k];
+    }
+  }
+  void Next() {
+    for (size_t k = dims.size(); k-- > 0;) {
+      ++coord[k];
+      for (size_t o = 0; o < N; ++o) off[o] += (*strides[o])[k];
+      if (coord[k] < dims[k]) return;
+      for (size_t o = 0; o < N; ++o) off[o] -= (*strides[o])[k] * dims[k];
+      coord[k] = 0;
+    }
+  }
+};
+
+// Calls fn(i, a, b) for every flat index i of `big`, with a and b the flat indices into two
+// operands of dims `da` and `db` (aligned to big, each dim 1 or equal). Parallel over fixed
+// chunks.
+template <typename F>
+void ForEachBroadcast(Dims big, const Dims& da, const Dims& db, const F& fn) {
+  const int64_t n = Product(big);
+  Dims sa = BroadcastStrides(da, big), sb = BroadcastStrides(db, big);
+  CompactWalk(&big, {&sa, &sb});
+  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    Walker<2> w{big, {&sa, &sb}, {}};
+    w.Seek(b);
+    for (int64_t i = b; i < e; ++i, w.Next()) fn(i, w.off[0], w.off[1]);
+  });
+}
+
+// For every element j of the reduced array (dims `small`: aligned to `big`, 1 on the reduced
+// dims) folds the elements of `big` that broadcast to j: acc = init; add(acc, i) for each such
+// flat index i of big, in order; then fin(j, acc). Long reductions into few outputs are split
+// into fixed chunks whose partial results merge(acc, part) in order, so results never depend
+// on the thread count.
+template <typename Acc, typename Add, typename Merge, typename Fin>
+void ReduceToSmall(const Dims& big, const Dims& small, Acc init, const Add& add,
+                   const Merge& merge, const Fin& fin) {
+  Dims kept, kept_st, red, red_st;
+  int64_t stride = 1;
+  for (size_t k = big.size(); k-- > 0;) {
+    if (small[k] == big[k]) {
+      kept.insert(kept.begin(), big[k]);
+      kept_st.insert(kept_st.begin(), stride);
+    } else {
+      red.insert(red.begin(), big[k]);
+      red_st.insert(red_st.begin(), stride);
+    }
+    stride *= big[k];
+  }
+  const int64_t J = Product(kept), R = Product(red);
+  CompactWalk(&kept, {&kept_st});
+  CompactWalk(&red, {&red_st});
+  auto partial = [&](int64_t j, int64_t r0, int64_t r1) {
+    if (r0 >= r1) return init;
+    Walker<1> kw{kept, {&kept_st}, {}};
+    kw.Seek(j);
+    Walker<1> rw{red, {&red_st}, {}};
+    rw.Seek(r0);
+    Acc acc = init;
+    for (int64_t r = r0; r < r1; ++r, rw.Next()) add(acc, kw.off[0] + rw.off[0]);
+    return acc;
+  };
+  constexpr int64_t kChunk = int64_t{1} << 15;
+  const int64_t chunks = (R + kChunk - 1) / kChunk;
+  if (chunks <= 1 || J >= 64) {
+    ParallelFor(J, std::max<int64_t>(1, kChunk / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) fin(j, partial(j, 0, R));
+    });
+    return;
+  }
+  std::vector<Acc> parts(static_cast<size_t>(J * chunks), init);
+  ParallelFor(J * chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      int64_t j = t / chunks, c = t % chunks;
+      parts[static_cast<size_t>(t)] = partial(j, c * kChunk, std::min(R, (c + 1) * kChunk));
+    }
+  });
+  for (int64_t j = 0; j < J; ++j) {
+    Acc acc = parts[static_cast<size_t>(j * chunks)];
+    for (int64_t c = 1; c < chunks; ++c) merge(acc, parts[static_cast<size_t>(j * chunks + c)]);
+    fin(j, acc);
+  }
+}
+
+// Sums `src` (dims `big`) into `dst` (dims `small`, aligned, 1 on summed dims) as `req` says;
+// the reduction half of every broadcast backward.
+inline void SumToSmall(const float* src, const Dims& big, float* dst, const Dims& small, OpReq req) {
+  if (req == OpReq::kNull) return;
+  ReduceToSmall<double>(
+      big, small, 0.0, [&](double& a, int64_t i) { a += src[i]; },
+      [](double& a, double b) { a += b; },
+      [&](int64_t j, double a) {
+        if (req == OpReq::kAdd) dst[j] += static_cast<float>(a);
+        else dst[j] = static_cast<float>(a);
+      });
+}
+
+// Scalar functions shared by the element-wise, scalar and broadcast forms of an op, with MXNet's
+// mshadow_op semantics.
+inline float Power(float a, float b) { return std::pow(a, b); }
+inline float PowerGradL(float a, float b) { return std::pow(a, b - 1.0f) * b; }
+inline float PowerGradR(float a, float b) { return std::pow(a, b) * std::log(a); }
+// Python-style modulo: the result takes the sign of b; x mod 0 is 0.
+inline float Mod(float a, float b) {
+  double x = a, y = b;
+  if (y == 0) return 0.0f;
+  if (y < 0) {
+    if (x < 0) return static_cast<float>(-std::fmod(-x, -y));
+    double m = std::fmod(x, -y);
+    return static_cast<float>(m + (m != 0 ? y : 0));
+  }
+  if (x < 0) {
+    double m = std::fmod(-x, y);
+    return static_cast<float>(-m + (m != 0 ? y : 0));
+  }
+  return static_cast<float>(std::fmod(x, y));
+}
+inline float Hypot(float a, float b) { return std::hypot(a, b); }
+inline float Bool(bool v) { return v ? 1.0f : 0.0f; }
+
+}  // namespace math
+}  // namespace symbind

@@ -1,0 +1,25 @@
+// Standalone sigmoid, tanh and relu: forward and gradients.
+#include <cmath>
+
+#include "op_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+TEST_CASE("Standalone sigmoid, tanh and relu", "[ops][unary_activation][grad]") {
+  NDArray x = AwayFromZero(TShape({3, 4}), 16);
+  std::map<std::string, std::function<double(double)>> ref{
+      {"sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }},
+      {"tanh", [](double v) { return std::tanh(v); }},
+      {"relu", [](double v) { return v > 0 ? v : 0; }}};
+  for (auto& kv : ref) {
+    INFO(kv.first);
+    RequireClose(RunForward(kv.first, {}, {{"data", x}}), MapNaive(x, kv.second));
+    CheckGradients(kv.first, {}, {{"data", x}});
+    Symbol s = Symbol::Create(kv.first, "u", {}, {{"data", Symbol::Variable("data")}});
+    CHECK(InferShape(s, {{"data", TShape({5, 2})}}).out_shapes[0] == TShape({5, 2}));
+  }
+  NDArray nan(TShape({1}), {std::nanf("")});
+  CHECK(std::isnan(RunForward("relu", {}, {{"data", nan}}).GetFlat(0)));
+  CHECK_THROWS_AS(Symbol::Create("relu", "u", {{"slope", "1"}}, {}), ParamError);
+}
