@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Goldens for _contrib_box_nms and _contrib_ROIAlign from an independent implementation:
+torchvision's ops.nms / ops.batched_nms and ops.roi_align (forward and data gradient).
+
+Usage (Debian's python3 with python3-torchvision and python3-numpy; not a virtualenv's python):
+    /usr/bin/python3 scripts/gen_detection_goldens.py [--out DIR] [--check]
+--check recomputes everything and compares with the files already in --out instead of writing.
+The inputs come from numpy.random.RandomState(SEED), so a re-run reproduces the files.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+import torchvision
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(REPO, "tests", "goldens", "detection")
+SEED = 20261124
+
+
+def random_boxes(rng, n, extent):
+    """n corner boxes [x1, y1, x2, y2] inside [0, extent], with positive sizes."""
+    xy = rng.uniform(0, extent * 0.8, size=(n, 2))
+    wh = rng.uniform(extent * 0.05, extent * 0.4, size=(n, 2))
+    return np.concatenate([xy, xy + wh], axis=1).astype(np.float32)
+
+
+def nms_cases(rng):
+    out = {}
+    # Class-agnostic: 64 boxes, distinct scores.
+    boxes = random_boxes(rng, 64, 10.0)
+    scores = rng.permutation(64).astype(np.float32) / 64.0 + 0.01
+    keep = torchvision.ops.nms(torch.from_numpy(boxes), torch.from_numpy(scores), 0.2).numpy()
+    out["nms_boxes"] = boxes
+    out["nms_scores"] = scores
+    out["nms_keep"] = keep.astype(np.float32)
+    # Class-aware: 3 classes, per-class suppression (box_nms with id_index, force_suppress=0).
+    boxes = random_boxes(rng, 64, 10.0)
+    scores = rng.permutation(64).astype(np.float32) / 64.0 + 0.01
+    ids = rng.randint(0, 3, size=64).astype(np.float32)
+    keep = torchvision.ops.batched_nms(torch.from_numpy(boxes), torch.from_numpy(scores),
+                                       torch.from_numpy(ids).long(), 0.15).numpy()
+    out["nms_class_boxes"] = boxes
+    out["nms_class_scores"] = scores
+    out["nms_class_ids"] = ids
+    out["nms_class_keep"] = keep.astype(np.float32)
+    return out
+
+
+def roi_align_case(rng, name, data_shape, num_rois, pooled, scale, sampling_ratio, aligned):
+    n, c, h, w = data_shape
+    data = rng.uniform(-1, 1, size=data_shape).astype(np.float32)
+    extent = min(h, w) / scale
+    boxes = random_boxes(rng, num_rois, extent)
+    # Some boxes reach past the border, to exercise the clamping rules.
+    boxes[0, 2:] = [w / scale + 3.0, h / scale + 2.0]
+    batch = rng.randint(0, n, size=(num_rois, 1)).astype(np.float32)
+    rois = np.concatenate([batch, boxes], axis=1).astype(np.float32)
+    head = rng.uniform(-1, 1, size=(num_rois, c) + pooled).astype(np.float32)
+    x = torch.from_numpy(data).requires_grad_(True)
+    y = torchvision.ops.roi_align(x, torch.from_numpy(rois), output_size=pooled,
+                                  spatial_scale=scale, sampling_ratio=sampling_ratio,
+                                  aligned=aligned)
+    y.backward(torch.from_numpy(head))
+    return {
+        name + "_data": data,
+        name + "_rois": rois,
+        name + "_head": head,
+        name + "_output": y.detach().numpy(),
+        name + "_data_grad": x.grad.numpy(),
+    }
+
+
+def compute():
+    rng = np.random.RandomState(SEED)
+    out = nms_cases(rng)
+    out.update(roi_align_case(rng, "roialign_adaptive", (2, 3, 9, 11), 6, (3, 2), 0.5, -1, False))
+    out.update(roi_align_case(rng, "roialign_aligned", (2, 3, 8, 8), 5, (2, 3), 0.25, 2, True))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=DEFAULT_OUT)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    arrays = compute()
+    if args.check:
+        bad = 0
+        for name, value in arrays.items():
+            old = np.load(os.path.join(args.out, name + ".npy"))
+            diff = float(np.max(np.abs(old - value))) if value.size else 0.0
+            print(f"{name:28s} {str(value.shape):16s} max diff {diff:.3g}")
+            bad += diff > 0
+        sys.exit(1 if bad else 0)
+    os.makedirs(args.out, exist_ok=True)
+    for name, value in arrays.items():
+        np.save(os.path.join(args.out, name + ".npy"), value)
+        print(f"wrote {name}.npy {value.shape}")
+    print("torch", torch.__version__, "torchvision", torchvision.__version__, "numpy", np.__version__)
+
+
+if __name__ == "__main__":
+    main()
