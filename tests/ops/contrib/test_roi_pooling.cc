@@ -90,3 +90,13 @@ TEST_CASE("ROIPooling: shape errors", "[ops][ROIPooling]") {
                       Catch::Contains("rois should be a 2D tensor of shape (num_rois, 5)"));
   REQUIRE_NOTHROW(infer(TShape({1, 3, 4, 4}), TShape({2, 5})));
 }
+
+TEST_CASE("ROIPooling: float32 only, with an int32 hidden argmax", "[ops][ROIPooling]") {
+  Symbol s = SingleOpSymbol("ROIPooling", {{"pooled_size", "(2, 2)"}, {"spatial_scale", "1"}});
+  auto types = InferType(s, {{"op_data", DType::kFloat32}});
+  REQUIRE(types.out_types.size() == 1);
+  REQUIRE(types.out_types[0] == DType::kFloat32);
+  REQUIRE_THROWS_WITH(SimpleBind(s, Context::CPU(), {{"op_data", NDArray(TShape({1, 1, 4, 4}), DType::kFloat64)},
+                                                     {"op_rois", NDArray(TShape({1, 5}), DType::kFloat64)}}),
+                      Catch::Contains("Type inconsistent for input 'data' (op_data): provided float64, inferred float32"));
+}
