@@ -91,7 +91,7 @@ TEST_CASE("ROIPooling: shape errors", "[ops][ROIPooling]") {
   REQUIRE_NOTHROW(infer(TShape({1, 3, 4, 4}), TShape({2, 5})));
 }
 
-TEST_CASE("ROIPooling: float32 only, with an int32 hidden argmax", "[ops][ROIPooling]") {
+TEST_CASE("ROIPooling: type inference, float32 data only", "[ops][ROIPooling]") {
   Symbol s = SingleOpSymbol("ROIPooling", {{"pooled_size", "(2, 2)"}, {"spatial_scale", "1"}});
   auto types = InferType(s, {{"op_data", DType::kFloat32}});
   REQUIRE(types.out_types.size() == 1);
