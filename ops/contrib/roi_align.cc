@@ -213,8 +213,10 @@ SYMBIND_REGISTER_OP(_contrib_ROIAlign)
     .describe("Region of interest align (Mask R-CNN): each region [batch_index, x1, y1, x2, y2] "
               "(scaled by spatial_scale) is split into pooled_size bins, and each bin averages "
               "bilinear samples on a regular grid (sample_ratio per side, or ceil(bin size) when "
-              "-1). Regions with a negative batch index give zeros. Differentiable with respect "
-              "to data; the rois get a zero gradient.")
+              "-1). Regions with a negative batch index give zeros (all of the region's output; "
+              "MXNet 1.9.1's CPU kernel zeroes only its first element); a batch index past the "
+              "data is an error. Differentiable with respect to data; the rois get a zero "
+              "gradient.")
     .set_params<ROIAlignParam>()
     .set_arguments({"data", "rois"})
     .set_infer_shape(InferShapeROIAlign)

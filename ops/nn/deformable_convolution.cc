@@ -93,8 +93,17 @@ void InferShapeDeformConv(const NodeAttrs& attrs, std::vector<TShape>* in,
     o[i] = (padded - dk) / p.stride[i] + 1;
   }
   ShapeAssignCheck(out, 0, TShape({d[0], p.num_filter, o[0], o[1]}));
-  ShapeAssignCheck(in, 1, TShape({d[0], 2 * p.kernel[0] * p.kernel[1] * p.num_deformable_group,
-                                  o[0], o[1]}));
+  // Like MXNet: the batch flows back from the output, and a spatial dim when its stride is 1.
+  const TShape& os = (*out)[0];
+  TShape dshape = d;
+  dshape[0] = os[0];
+  for (int i = 0; i < 2; ++i)
+    if (os[2 + i] >= 0 && p.stride[i] == 1)
+      dshape[2 + i] = CheckedAdd(os[2 + i], DilatedKernel("DeformableConvolution", p.kernel[i], p.dilate[i], i) - 1,
+                                 "DeformableConvolution: input size from output in spatial dim ", i) - 2 * p.pad[i];
+  ShapeAssignCheck(in, 0, dshape);
+  ShapeAssignCheck(in, 1, TShape({os[0], 2 * p.kernel[0] * p.kernel[1] * p.num_deformable_group,
+                                  os[2], os[3]}));
 }
 
 // The sizes of one problem.

@@ -128,6 +128,12 @@ TEST_CASE("DeformableConvolution: shapes and errors", "[ops][DeformableConvoluti
   REQUIRE(r.arg_shapes[1] == TShape({2, 18, 6, 7}));
   REQUIRE(r.arg_shapes[2] == TShape({4, 4, 3, 3}));
   REQUIRE(r.out_shapes[0] == TShape({2, 4, 6, 7}));
+  // Backwards, as MXNet: the batch and (stride 1) the spatial size of the data from the output.
+  Symbol sum = Symbol::Create("elemwise_add", "add", {},
+                              {{"lhs", sym}, {"rhs", Symbol::Variable("other")}});
+  auto back = InferShape(sum, {{"op_data", TShape({-1, 4, -1, 7})}, {"other", TShape({2, 4, 6, 7})}});
+  REQUIRE(back.arg_shapes[0] == TShape({2, 4, 6, 7}));
+  REQUIRE(back.arg_shapes[1] == TShape({2, 18, 6, 7}));
   REQUIRE_THROWS_WITH(SingleOpSymbol("_contrib_DeformableConvolution", {{"kernel", "(3,3,3)"}, {"num_filter", "2"}}),
                       Catch::Contains("only 2-D kernels"));
   c.dgroup = 3;
