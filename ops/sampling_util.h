@@ -27,8 +27,13 @@ struct Tap {
   float wy, wx;  // weight of the top row / left column
 };
 inline Tap TapAt(float gx, float gy, int64_t H, int64_t W) {
-  const float y = (gy + 1.0f) * static_cast<float>(H - 1) / 2.0f;
-  const float x = (gx + 1.0f) * static_cast<float>(W - 1) / 2.0f;
+  float y = (gy + 1.0f) * static_cast<float>(H - 1) / 2.0f;
+  float x = (gx + 1.0f) * static_cast<float>(W - 1) / 2.0f;
+  // Far (or NaN) points read only zeros: pin them just outside so the index math stays finite.
+  if (!(y > -2.0f)) y = -2.0f;
+  if (!(y < static_cast<float>(H) + 1.0f)) y = static_cast<float>(H) + 1.0f;
+  if (!(x > -2.0f)) x = -2.0f;
+  if (!(x < static_cast<float>(W) + 1.0f)) x = static_cast<float>(W) + 1.0f;
   Tap t;
   t.y0 = static_cast<int64_t>(std::floor(y));
   t.x0 = static_cast<int64_t>(std::floor(x));

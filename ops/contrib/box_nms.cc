@@ -3,6 +3,7 @@
 // force_suppress, background and valid_thresh filtering, corner/center formats) and its
 // gradient: each kept row's head gradient flows back to the input row it came from.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -173,7 +174,7 @@ void ForwardBoxNMS(const OpContext&, const NodeAttrs& attrs, const std::vector<N
           if (suppressed[j]) continue;
           const float* rj = rows + order[j] * K;
           if (!p.force_suppress && p.id_index >= 0 &&
-              static_cast<int>(ri[p.id_index]) != static_cast<int>(rj[p.id_index]))
+              std::trunc(ri[p.id_index]) != std::trunc(rj[p.id_index]))
             continue;
           const float inter = Overlap1D(ri[cs], ri[cs + 2], rj[cs], rj[cs + 2], p.in_format) *
                               Overlap1D(ri[cs + 1], ri[cs + 3], rj[cs + 1], rj[cs + 3], p.in_format);

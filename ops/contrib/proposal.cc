@@ -5,6 +5,7 @@
 // MXNet 1.9.1's CPU semantics (Proposal is MultiProposal for one image).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -97,6 +98,9 @@ void ProposeImage(const ProposalParam& p, const float* scores, const float* delt
   const int64_t count = A * H * W;
   if (count == 0) throw Error(StrCat("Proposal: image ", b, " has no anchors (feature map ", H, " x ", W, ")"));
   const float im_h = info[0], im_w = info[1], scale = info[2];
+  if (!(im_h >= 0 && im_h < 1e9f && im_w >= 0 && im_w < 1e9f))
+    throw Error(StrCat("Proposal: im_info of image ", b, " must hold the image height and width, got ",
+                       im_h, " x ", im_w));
   const int64_t real_h = static_cast<int64_t>(im_h / static_cast<float>(p.feature_stride));
   const int64_t real_w = static_cast<int64_t>(im_w / static_cast<float>(p.feature_stride));
   if (real_h > H || real_w > W)
@@ -144,8 +148,11 @@ void ProposeImage(const ProposalParam& p, const float* scores, const float* delt
   const int64_t post = std::min<int64_t>(p.rpn_post_nms_top_n, pre);
   std::vector<int64_t> order(static_cast<size_t>(count));
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t i, int64_t j) { return boxes[i * 5 + 4] > boxes[j * 5 + 4]; });
+  auto score = [&](int64_t i) {
+    const float s = boxes[static_cast<size_t>(i * 5 + 4)];
+    return std::isnan(s) ? -std::numeric_limits<float>::infinity() : s;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) { return score(i) > score(j); });
   order.resize(static_cast<size_t>(pre));
   auto box = [&](int64_t k) { return boxes.data() + order[static_cast<size_t>(k)] * 5; };
   std::vector<float> area(static_cast<size_t>(pre));

@@ -63,7 +63,7 @@ struct Taps {
 };
 Taps SampleTaps(float y, float x, int64_t H, int64_t W) {
   Taps t;
-  if (y < -1.0f || y > static_cast<float>(H) || x < -1.0f || x > static_cast<float>(W)) return t;
+  if (!(y >= -1.0f && y <= static_cast<float>(H) && x >= -1.0f && x <= static_cast<float>(W))) return t;
   y = std::max(y, 0.0f);
   x = std::max(x, 0.0f);
   int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
@@ -121,6 +121,12 @@ RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_
     rh = std::max(rh, 1.0f);
   }
   const int64_t PH = p.pooled_size[0], PW = p.pooled_size[1];
+  // The adaptive grid takes ceil(bin size) samples per side: refuse absurd (or NaN) regions.
+  constexpr float kMaxSamplesPerSide = 4096;
+  if (p.sample_ratio <= 0 && !(rh / PH <= kMaxSamplesPerSide && rw / PW <= kMaxSamplesPerSide))
+    throw Error(StrCat("ROIAlign: roi ", index, " is ", rh, " x ", rw, " after scaling; the "
+                       "adaptive sampling grid would exceed ", kMaxSamplesPerSide,
+                       " samples per bin side (set sample_ratio)"));
   const float bin_h = rh / static_cast<float>(PH), bin_w = rw / static_cast<float>(PW);
   const int64_t gh = p.sample_ratio > 0 ? p.sample_ratio : static_cast<int64_t>(std::ceil(rh / PH));
   const int64_t gw = p.sample_ratio > 0 ? p.sample_ratio : static_cast<int64_t>(std::ceil(rw / PW));

@@ -60,10 +60,14 @@ void ForwardROIPooling(const OpContext&, const NodeAttrs& attrs, const std::vect
       const int64_t r = rc / C, c = rc % C;
       const float* roi = rois + r * 5;
       // MXNet truncates the batch index to int: (-1, N) is valid.
-      const bool invalid = !(roi[0] > -1.0f) || !(roi[0] < static_cast<float>(N));
+      bool invalid = !(roi[0] > -1.0f) || !(roi[0] < static_cast<float>(N));
+      for (int k = 1; k < 5; ++k) invalid = invalid || !std::isfinite(roi[k]);
       const int64_t batch = invalid ? 0 : static_cast<int64_t>(roi[0]);
-      const int64_t x1 = std::lround(roi[1] * p.spatial_scale), y1 = std::lround(roi[2] * p.spatial_scale);
-      const int64_t x2 = std::lround(roi[3] * p.spatial_scale), y2 = std::lround(roi[4] * p.spatial_scale);
+      // Far coordinates only make empty bins: pin them so the integer math cannot overflow.
+      auto scaled = [&](float v) {
+        return invalid ? 0 : std::lround(std::min(std::max(v * p.spatial_scale, -1e9f), 1e9f));
+      };
+      const int64_t x1 = scaled(roi[1]), y1 = scaled(roi[2]), x2 = scaled(roi[3]), y2 = scaled(roi[4]);
       const float bin_h = static_cast<float>(std::max<int64_t>(y2 - y1 + 1, 1)) / static_cast<float>(PH);
       const float bin_w = static_cast<float>(std::max<int64_t>(x2 - x1 + 1, 1)) / static_cast<float>(PW);
       const int64_t base = invalid ? 0 : (batch * C + c) * H * W;
