@@ -49,6 +49,7 @@ inline bool Inside(int64_t y, int64_t x, int64_t H, int64_t W) {
 inline void BilinearSampleForward(const float* data, const float* grid, float* out, int64_t N,
                                   int64_t C, int64_t H, int64_t W, int64_t OH, int64_t OW,
                                   OpReq req) {
+  if (req == OpReq::kNull) return;
   const int64_t P = OH * OW;
   ParallelFor(N * C, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, P)),
               [&](int64_t b, int64_t e) {

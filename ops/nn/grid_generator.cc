@@ -55,7 +55,8 @@ void ForwardGridGenerator(const OpContext&, const NodeAttrs& attrs, const std::v
   const float* x = in[0].fdata();
   float* y = out[0].fdata();
   if (p.transform_type == kAffine) {
-    sampling::AffineTargetGrid(H, W, dst);
+    sampling::AffineTargetGrid(H, W, dst);  // kept for the gradient even when out[0] is not
+    if (req[0] == OpReq::kNull) return;
     // out[n] (2, HW) = theta[n] (2, 3) x dst (3, HW)
     Gemm(false, false, 2 * N, P, 3, 1.0f, x, 3, dst, P, req[0] == OpReq::kAdd ? 1.0f : 0.0f, y, P);
     return;
@@ -64,6 +65,7 @@ void ForwardGridGenerator(const OpContext&, const NodeAttrs& attrs, const std::v
     dst[k] = static_cast<float>(k % W);
     dst[P + k] = static_cast<float>(k / W);
   }
+  if (req[0] == OpReq::kNull) return;
   const float half_w = (static_cast<float>(W) - 1.0f) / 2.0f;
   const float half_h = (static_cast<float>(H) - 1.0f) / 2.0f;
   MapWithReq(y, out[0].Size(), req[0], [&](int64_t i) {
