@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Goldens for _contrib_box_nms and _contrib_ROIAlign from an independent implementation:
-torchvision's ops.nms / ops.batched_nms and ops.roi_align (forward and data gradient).
+"""Goldens for _contrib_box_nms, _contrib_ROIAlign and _contrib_DeformableConvolution from an
+independent implementation: torchvision's ops.nms / ops.batched_nms, ops.roi_align (forward and
+data gradient) and ops.deform_conv2d (forward and every gradient).
 
 Usage (Debian's python3 with python3-torchvision and python3-numpy; not a virtualenv's python):
     /usr/bin/python3 scripts/gen_detection_goldens.py [--out DIR] [--check]
@@ -74,11 +75,49 @@ def roi_align_case(rng, name, data_shape, num_rois, pooled, scale, sampling_rati
     }
 
 
+def deform_conv_case(rng, name):
+    """Grouped deformable convolution (2 groups, 2 offset groups, 3x3, pad 1, stride 2) whose
+    sample points all lie inside the image, where torchvision's and MXNet's border rules agree
+    (MXNet reads zero outside [0, size) and clamps the last row; torchvision blends in zeros)."""
+    n, c, h, w, f, k, stride, pad, dg = 2, 4, 7, 8, 4, 3, 2, 1, 2
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    data = rng.uniform(-1, 1, size=(n, c, h, w)).astype(np.float32)
+    weight = rng.uniform(-1, 1, size=(f, c // 2, k, k)).astype(np.float32)
+    bias = rng.uniform(-1, 1, size=(f,)).astype(np.float32)
+    offset = rng.uniform(-1.5, 1.5, size=(n, dg * 2 * k * k, oh, ow)).astype(np.float32)
+    for g in range(dg):
+        for i in range(k):
+            for j in range(k):
+                ch = g * 2 * k * k + 2 * (i * k + j)
+                base_y = np.arange(oh)[:, None] * stride - pad + i
+                base_x = np.arange(ow)[None, :] * stride - pad + j
+                # keep every point in [0.05, size - 1.05], and off pixel boundaries
+                y = np.clip(base_y + offset[:, ch], 0.05, h - 1.05)
+                x = np.clip(base_x + offset[:, ch + 1], 0.05, w - 1.05)
+                y = np.floor(y) + np.clip(y - np.floor(y), 0.1, 0.9)
+                x = np.floor(x) + np.clip(x - np.floor(x), 0.1, 0.9)
+                offset[:, ch] = y - base_y
+                offset[:, ch + 1] = x - base_x
+    head = rng.uniform(-1, 1, size=(n, f, oh, ow)).astype(np.float32)
+    t = {key: torch.from_numpy(v).requires_grad_(True)
+         for key, v in (("data", data), ("offset", offset), ("weight", weight), ("bias", bias))}
+    y = torchvision.ops.deform_conv2d(t["data"], t["offset"], t["weight"], t["bias"],
+                                      stride=stride, padding=pad)
+    y.backward(torch.from_numpy(head))
+    out = {name + "_" + key: v for key, v in
+           (("data", data), ("offset", offset), ("weight", weight), ("bias", bias), ("head", head))}
+    out[name + "_output"] = y.detach().numpy()
+    for key in ("data", "offset", "weight", "bias"):
+        out[name + "_" + key + "_grad"] = t[key].grad.numpy()
+    return out
+
+
 def compute():
     rng = np.random.RandomState(SEED)
     out = nms_cases(rng)
     out.update(roi_align_case(rng, "roialign_adaptive", (2, 3, 9, 11), 6, (3, 2), 0.5, -1, False))
     out.update(roi_align_case(rng, "roialign_aligned", (2, 3, 8, 8), 5, (2, 3), 0.25, 2, True))
+    out.update(deform_conv_case(rng, "deformconv"))
     return out
 
 

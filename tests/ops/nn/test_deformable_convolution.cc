@@ -1,10 +1,14 @@
 // _contrib_DeformableConvolution: zero offsets equal Convolution, a naive reference with
 // fractional offsets (groups, deformable groups, stride, dilation, padding, taps outside),
-// finite-difference gradients for data, offset, weight and bias, and shape errors.
+// finite-difference gradients for data, offset, weight and bias, torchvision's deform_conv2d
+// (forward and every gradient; scripts/gen_detection_goldens.py), and shape errors.
 #include <cmath>
+#include <string>
 
 #include "../../op_test_util.h"
 #include "../../shape_test_util.h"
+
+#include <symbind/io/npy.h>
 
 using namespace symbind;
 using namespace symbind::test;
@@ -118,6 +122,24 @@ TEST_CASE("DeformableConvolution: gradients by finite differences", "[ops][Defor
   KwArgs nb = c.Params();
   nb["no_bias"] = "True";
   CheckGradients("_contrib_DeformableConvolution", nb, {{"data", x}, {"offset", off}, {"weight", w}});
+}
+
+TEST_CASE("DeformableConvolution: agrees with torchvision deform_conv2d, forward and gradients",
+          "[ops][DeformableConvolution][goldens]") {
+  const std::string pre = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/detection/deformconv_";
+  Conf c;
+  c.stride = 2; c.group = 2; c.dgroup = 2;
+  auto exec = BindSingleOp("_contrib_DeformableConvolution", c.Params(),
+                           {{"data", LoadNpy(pre + "data.npy")}, {"offset", LoadNpy(pre + "offset.npy")},
+                            {"weight", LoadNpy(pre + "weight.npy")}, {"bias", LoadNpy(pre + "bias.npy")}});
+  exec->Forward(true);
+  RequireClose(exec->outputs()[0], LoadNpy(pre + "output.npy"), 1e-5f, 1e-4f, "output");
+  exec->Backward({LoadNpy(pre + "head.npy")});
+  const char* names[] = {"data", "offset", "weight", "bias"};  // ListArguments order
+  for (int i = 0; i < 4; ++i) {
+    CAPTURE(names[i]);
+    RequireClose(exec->grad_arrays()[i], LoadNpy(pre + names[i] + "_grad.npy"), 1e-4f, 1e-4f, "gradient");
+  }
 }
 
 TEST_CASE("DeformableConvolution: shapes and errors", "[ops][DeformableConvolution]") {
