@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Goldens for _contrib_box_nms, _contrib_ROIAlign and _contrib_DeformableConvolution from an
 independent implementation: torchvision's ops.nms / ops.batched_nms, ops.roi_align (forward and
-data gradient) and ops.deform_conv2d (forward and every gradient).
+data gradient), ops.roi_pool (ROIPooling), ops.deform_conv2d (forward and every gradient), and
+torch's affine_grid / grid_sample with align_corners=True and zero padding (GridGenerator,
+BilinearSampler).
 
 Usage (Debian's python3 with python3-torchvision and python3-numpy; not a virtualenv's python):
     /usr/bin/python3 scripts/gen_detection_goldens.py [--out DIR] [--check]
@@ -15,6 +17,7 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 import torchvision
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -112,12 +115,61 @@ def deform_conv_case(rng, name):
     return out
 
 
+def roi_pool_case(rng, name):
+    """ROIPooling = torchvision's roi_pool (both Fast R-CNN's rounding and bin rules)."""
+    data = rng.uniform(-1, 1, size=(2, 3, 9, 11)).astype(np.float32)
+    boxes = random_boxes(rng, 6, 14.0)
+    boxes[0] = [-3.0, -2.0, 30.0, 25.0]  # past every border
+    batch = rng.randint(0, 2, size=(6, 1)).astype(np.float32)
+    rois = np.concatenate([batch, boxes], axis=1).astype(np.float32)
+    head = rng.uniform(-1, 1, size=(6, 3, 3, 2)).astype(np.float32)
+    x = torch.from_numpy(data).requires_grad_(True)
+    y = torchvision.ops.roi_pool(x, torch.from_numpy(rois), output_size=(3, 2), spatial_scale=0.7)
+    y.backward(torch.from_numpy(head))
+    return {name + "_data": data, name + "_rois": rois, name + "_head": head,
+            name + "_output": y.detach().numpy(), name + "_data_grad": x.grad.numpy()}
+
+
+def sampler_case(rng, name):
+    """GridGenerator(affine) = affine_grid(align_corners=True); BilinearSampler = grid_sample
+    (bilinear, zeros, align_corners=True) with MXNet's (N, 2, H, W) grid layout."""
+    data = rng.uniform(-1, 1, size=(2, 3, 6, 7)).astype(np.float32)
+    theta = (np.array([[0.9, 0.2, 0.1, -0.15, 1.1, -0.2], [1.4, -0.3, 0.3, 0.25, 0.6, 0.5]]) +
+             rng.uniform(-0.05, 0.05, size=(2, 6))).astype(np.float32)
+    t_theta = torch.from_numpy(theta).requires_grad_(True)
+    grid = F.affine_grid(t_theta.view(2, 2, 3), (2, 3, 5, 4), align_corners=True)  # (N, H, W, 2)
+    # A second, free grid (MXNet layout) with points outside the image too.
+    free = rng.uniform(-1.3, 1.3, size=(2, 2, 5, 4)).astype(np.float32)
+    t_data = torch.from_numpy(data).requires_grad_(True)
+    t_free = torch.from_numpy(free).requires_grad_(True)
+    out = F.grid_sample(t_data, t_free.permute(0, 2, 3, 1), mode="bilinear", padding_mode="zeros",
+                        align_corners=True)
+    head = rng.uniform(-1, 1, size=out.shape).astype(np.float32)
+    out.backward(torch.from_numpy(head))
+    grid_head = rng.uniform(-1, 1, size=(2, 2, 5, 4)).astype(np.float32)
+    grid.permute(0, 3, 1, 2).backward(torch.from_numpy(grid_head))
+    return {
+        name + "_theta": theta,
+        name + "_affine_grid": grid.detach().permute(0, 3, 1, 2).numpy().copy(),
+        name + "_grid_head": grid_head,
+        name + "_theta_grad": t_theta.grad.numpy(),
+        name + "_data": data,
+        name + "_grid": free,
+        name + "_head": head,
+        name + "_output": out.detach().numpy(),
+        name + "_data_grad": t_data.grad.numpy(),
+        name + "_grid_grad": t_free.grad.numpy(),
+    }
+
+
 def compute():
     rng = np.random.RandomState(SEED)
     out = nms_cases(rng)
     out.update(roi_align_case(rng, "roialign_adaptive", (2, 3, 9, 11), 6, (3, 2), 0.5, -1, False))
     out.update(roi_align_case(rng, "roialign_aligned", (2, 3, 8, 8), 5, (2, 3), 0.25, 2, True))
     out.update(deform_conv_case(rng, "deformconv"))
+    out.update(roi_pool_case(rng, "roipool"))
+    out.update(sampler_case(rng, "sampler"))
     return out
 
 

@@ -1,10 +1,14 @@
 // ROIPooling: MXNet's documented example, a naive reference (max over each bin's pixels),
-// invalid rois, finite-difference gradients and shape errors.
+// invalid rois, finite-difference gradients, torchvision's roi_pool (goldens from
+// scripts/gen_detection_goldens.py) and shape errors.
 #include <cfloat>
 #include <cmath>
+#include <string>
 
 #include "../../op_test_util.h"
 #include "../../shape_test_util.h"
+
+#include <symbind/io/npy.h>
 
 using namespace symbind;
 using namespace symbind::test;
@@ -99,4 +103,15 @@ TEST_CASE("ROIPooling: type inference, float32 data only", "[ops][ROIPooling]") 
   REQUIRE_THROWS_WITH(SimpleBind(s, Context::CPU(), {{"op_data", NDArray(TShape({1, 1, 4, 4}), DType::kFloat64)},
                                                      {"op_rois", NDArray(TShape({1, 5}), DType::kFloat64)}}),
                       Catch::Contains("Type inconsistent for input 'data' (op_data): provided float64, inferred float32"));
+}
+
+TEST_CASE("ROIPooling: agrees with torchvision roi_pool, forward and data gradient",
+          "[ops][ROIPooling][goldens]") {
+  const std::string pre = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/detection/roipool_";
+  auto exec = BindSingleOp("ROIPooling", {{"pooled_size", "(3, 2)"}, {"spatial_scale", "0.7"}},
+                           {{"data", LoadNpy(pre + "data.npy")}, {"rois", LoadNpy(pre + "rois.npy")}}, {"rois"});
+  exec->Forward(true);
+  RequireClose(exec->outputs()[0], LoadNpy(pre + "output.npy"), 0, 0, "output");
+  exec->Backward({LoadNpy(pre + "head.npy")});
+  RequireClose(exec->grad_arrays()[0], LoadNpy(pre + "data_grad.npy"), 1e-6f, 1e-6f, "data grad");
 }

@@ -1,10 +1,14 @@
 // BilinearSampler, GridGenerator and SpatialTransformer: naive references (tent-weight
 // sampling with zero padding, affine and warp grids), MXNet's documented zoom example, and
-// finite-difference gradients with sample points kept off pixel boundaries.
+// finite-difference gradients with sample points kept off pixel boundaries, and torch's
+// affine_grid / grid_sample (goldens from scripts/gen_detection_goldens.py).
 #include <cmath>
+#include <string>
 
 #include "../../op_test_util.h"
 #include "../../shape_test_util.h"
+
+#include <symbind/io/npy.h>
 
 using namespace symbind;
 using namespace symbind::test;
@@ -146,4 +150,22 @@ TEST_CASE("SpatialTransformer: affine grid then sampling, and gradients", "[ops]
   REQUIRE_THROWS_WITH(InferShape(SingleOpSymbol("SpatialTransformer", p),
                                  {{"op_data", TShape({2, 3, 5, 6})}, {"op_loc", TShape({2, 4})}}),
                       Catch::Contains("loc should be (batch, 6)"));
+}
+
+TEST_CASE("GridGenerator and BilinearSampler: agree with torch affine_grid and grid_sample",
+          "[ops][GridGenerator][BilinearSampler][goldens]") {
+  const std::string pre = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/detection/sampler_";
+  auto grid = BindSingleOp("GridGenerator", {{"transform_type", "affine"}, {"target_shape", "(5, 4)"}},
+                           {{"data", LoadNpy(pre + "theta.npy")}});
+  grid->Forward(true);
+  RequireClose(grid->outputs()[0], LoadNpy(pre + "affine_grid.npy"), 1e-6f, 1e-5f, "affine grid");
+  grid->Backward({LoadNpy(pre + "grid_head.npy")});
+  RequireClose(grid->grad_arrays()[0], LoadNpy(pre + "theta_grad.npy"), 1e-5f, 1e-5f, "theta grad");
+  auto sampler = BindSingleOp("BilinearSampler", {},
+                              {{"data", LoadNpy(pre + "data.npy")}, {"grid", LoadNpy(pre + "grid.npy")}});
+  sampler->Forward(true);
+  RequireClose(sampler->outputs()[0], LoadNpy(pre + "output.npy"), 1e-5f, 1e-4f, "sampled");
+  sampler->Backward({LoadNpy(pre + "head.npy")});
+  RequireClose(sampler->grad_arrays()[0], LoadNpy(pre + "data_grad.npy"), 1e-5f, 1e-4f, "data grad");
+  RequireClose(sampler->grad_arrays()[1], LoadNpy(pre + "grid_grad.npy"), 1e-4f, 1e-4f, "grid grad");
 }
