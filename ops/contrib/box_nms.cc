@@ -4,7 +4,6 @@
 // gradient: each kept row's head gradient flows back to the input row it came from.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <vector>
 
 #include <symbind/ops/kernel_util.h>

@@ -121,15 +121,17 @@ RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_
     rh = std::max(rh, 1.0f);
   }
   const int64_t PH = p.pooled_size[0], PW = p.pooled_size[1];
-  // The adaptive grid takes ceil(bin size) samples per side: refuse absurd (or NaN) regions.
-  constexpr float kMaxSamplesPerSide = 4096;
-  if (p.sample_ratio <= 0 && !(rh / PH <= kMaxSamplesPerSide && rw / PW <= kMaxSamplesPerSide))
-    throw Error(StrCat("ROIAlign: roi ", index, " is ", rh, " x ", rw, " after scaling; the "
-                       "adaptive sampling grid would exceed ", kMaxSamplesPerSide,
-                       " samples per bin side (set sample_ratio)"));
+  // The adaptive grid takes ceil(bin size) samples per side: refuse absurd (or NaN) regions,
+  // and grids whose taps would not fit in memory.
+  const double side_h = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(static_cast<double>(rh) / PH);
+  const double side_w = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(static_cast<double>(rw) / PW);
+  constexpr int64_t kMaxSamples = int64_t{1} << 20;
+  if (!(side_h * side_w * static_cast<double>(PH * PW) <= static_cast<double>(kMaxSamples)))
+    throw Error(StrCat("ROIAlign: roi ", index, " is ", rh, " x ", rw, " (height x width) after scaling; its ",
+                       PH, " x ", PW, " bins would take ", side_h, " x ", side_w,
+                       " samples each, more than ", kMaxSamples, " in all"));
   const float bin_h = rh / static_cast<float>(PH), bin_w = rw / static_cast<float>(PW);
-  const int64_t gh = p.sample_ratio > 0 ? p.sample_ratio : static_cast<int64_t>(std::ceil(rh / PH));
-  const int64_t gw = p.sample_ratio > 0 ? p.sample_ratio : static_cast<int64_t>(std::ceil(rw / PW));
+  const int64_t gh = static_cast<int64_t>(side_h), gw = static_cast<int64_t>(side_w);
   s.per_bin = gh * gw;
   s.taps.reserve(static_cast<size_t>(PH * PW * gh * gw));
   for (int64_t ph = 0; ph < PH; ++ph)

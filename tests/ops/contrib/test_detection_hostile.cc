@@ -35,10 +35,15 @@ TEST_CASE("ROI ops: NaN and far regions", "[ops][ROIAlign][ROIPooling][hostile]"
                                {{"pooled_size", "(2, 2)"}, {"spatial_scale", "1"}, {"sample_ratio", "2"}},
                                {{"data", x}, {"rois", rois}});
   REQUIRE(aligned.shape() == TShape({3, 2, 2, 2}));
-  // The adaptive grid of a huge region would take ~1e29 samples: an error, not a hang.
+  // The adaptive grid of a huge region would take ~1e29 samples, a huge sample_ratio 4e18:
+  // errors, not a hang or an allocation failure.
   REQUIRE_THROWS_WITH(RunForward("_contrib_ROIAlign", {{"pooled_size", "(2, 2)"}, {"spatial_scale", "1"}},
                                  {{"data", x}, {"rois", rois}}),
-                      Catch::Contains("adaptive sampling grid would exceed 4096 samples per bin side"));
+                      Catch::Contains("ROIAlign: roi 0 is 3 x nan (height x width) after scaling"));
+  REQUIRE_THROWS_WITH(RunForward("_contrib_ROIAlign",
+                                 {{"pooled_size", "(2, 2)"}, {"spatial_scale", "1"}, {"sample_ratio", "2000000000"}},
+                                 {{"data", x}, {"rois", rois}}),
+                      Catch::Contains("more than 1048576 in all"));
 }
 
 TEST_CASE("Proposal, box_nms and DeformableConvolution: NaN inputs", "[ops][Proposal][box_nms][hostile]") {
