@@ -123,8 +123,9 @@ RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_
   const int64_t PH = p.pooled_size[0], PW = p.pooled_size[1];
   // The adaptive grid takes ceil(bin size) samples per side: refuse absurd (or NaN) regions,
   // and grids whose taps would not fit in memory.
-  const double side_h = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(static_cast<double>(rh) / PH);
-  const double side_w = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(static_cast<double>(rw) / PW);
+  // (ceil of the float quotient, as MXNet computes it)
+  const double side_h = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(rh / static_cast<float>(PH));
+  const double side_w = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(rw / static_cast<float>(PW));
   constexpr int64_t kMaxSamples = int64_t{1} << 20;
   if (!(side_h * side_w * static_cast<double>(PH * PW) <= static_cast<double>(kMaxSamples)))
     throw Error(StrCat("ROIAlign: roi ", index, " is ", rh, " x ", rw, " (height x width) after scaling; its ",
