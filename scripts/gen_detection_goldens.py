@@ -115,6 +115,23 @@ def deform_conv_case(rng, name):
     return out
 
 
+def ps_roi_align_case(rng, name):
+    """ROIAlign(position_sensitive=True, aligned=True) = torchvision's ps_roi_align (half-pixel
+    offset, output channel c of bin (ph, pw) reads input channel (c * PH + ph) * PW + pw) for
+    regions wider and taller than 0.1 pixel, where torchvision's size floor does not apply."""
+    data = rng.uniform(-1, 1, size=(2, 8, 7, 9)).astype(np.float32)
+    boxes = random_boxes(rng, 4, 12.0)
+    batch = rng.randint(0, 2, size=(4, 1)).astype(np.float32)
+    rois = np.concatenate([batch, boxes], axis=1).astype(np.float32)
+    head = rng.uniform(-1, 1, size=(4, 2, 2, 2)).astype(np.float32)
+    x = torch.from_numpy(data).requires_grad_(True)
+    y = torchvision.ops.ps_roi_align(x, torch.from_numpy(rois), output_size=(2, 2), spatial_scale=0.6,
+                                     sampling_ratio=2)
+    y.backward(torch.from_numpy(head))
+    return {name + "_data": data, name + "_rois": rois, name + "_head": head,
+            name + "_output": y.detach().numpy(), name + "_data_grad": x.grad.numpy()}
+
+
 def roi_pool_case(rng, name):
     """ROIPooling = torchvision's roi_pool (both Fast R-CNN's rounding and bin rules)."""
     data = rng.uniform(-1, 1, size=(2, 3, 9, 11)).astype(np.float32)
@@ -170,6 +187,7 @@ def compute():
     out.update(deform_conv_case(rng, "deformconv"))
     out.update(roi_pool_case(rng, "roipool"))
     out.update(sampler_case(rng, "sampler"))
+    out.update(ps_roi_align_case(rng, "psroialign"))
     return out
 
 

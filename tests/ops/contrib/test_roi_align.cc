@@ -104,7 +104,7 @@ TEST_CASE("ROIAlign: gradients by finite differences", "[ops][ROIAlign]") {
   CheckGradients("_contrib_ROIAlign", p, {{"data", x}, {"rois", rois}}, o);
 }
 
-TEST_CASE("ROIAlign: agrees with torchvision roi_align, forward and data gradient",
+TEST_CASE("ROIAlign: agrees with torchvision roi_align and ps_roi_align, forward and data gradient",
           "[ops][ROIAlign][goldens]") {
   struct Case {
     const char* name;
@@ -113,7 +113,11 @@ TEST_CASE("ROIAlign: agrees with torchvision roi_align, forward and data gradien
   for (const Case& c :
        {Case{"roialign_adaptive", {{"pooled_size", "(3, 2)"}, {"spatial_scale", "0.5"}}},
         Case{"roialign_aligned",
-             {{"pooled_size", "(2, 3)"}, {"spatial_scale", "0.25"}, {"sample_ratio", "2"}, {"aligned", "True"}}}}) {
+             {{"pooled_size", "(2, 3)"}, {"spatial_scale", "0.25"}, {"sample_ratio", "2"}, {"aligned", "True"}}},
+        // torchvision's ps_roi_align: position-sensitive channels, half-pixel offset
+        Case{"psroialign",
+             {{"pooled_size", "(2, 2)"}, {"spatial_scale", "0.6"}, {"sample_ratio", "2"}, {"aligned", "True"},
+              {"position_sensitive", "True"}}}}) {
     CAPTURE(c.name);
     const std::string pre = kGoldens + c.name;
     NDArray data = LoadNpy(pre + "_data.npy"), rois = LoadNpy(pre + "_rois.npy");
