@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -801,6 +802,56 @@ std::vector<ErrorCase> Cases() {
     OpHandle op;
     CApi(NNGetOpHandle("NoSuchOp", &op));
   }, "Error", "NNGetOpHandle: Cannot find operator NoSuchOp");
+  // ---- detection and spatial sampling ops (tests/ops/contrib, tests/ops/nn) ----
+  auto infer_args = [](const std::string& op, const KwArgs& params,
+                       const std::map<std::string, TShape>& shapes) {
+    std::vector<std::pair<std::string, Symbol>> inputs;
+    for (auto& kv : shapes) inputs.emplace_back(kv.first, Var(kv.first));
+    InferShape(Symbol::Create(op, "node", params, inputs), shapes);
+  };
+  add("box_nms with score_index inside the coordinates", [=] {
+    infer_args("_contrib_box_nms", {{"score_index", "3"}}, {{"data", TShape({4, 6})}});
+  }, "ShapeError", "Error in operator node (_contrib_box_nms): box_nms: score_index 3 conflicts with coordinates [2, 5]");
+  add("box_nms on rows of 4 values", [=] {
+    infer_args("_contrib_box_nms", {}, {{"data", TShape({4, 4})}});
+  }, "ShapeError", "Error in operator node (_contrib_box_nms): box_nms: the last dimension must have at least 5 elements (score, 4 coordinates), got 4");
+  add("ROIPooling with rois of 4 columns", [=] {
+    infer_args("ROIPooling", {{"pooled_size", "(2,2)"}, {"spatial_scale", "1"}},
+               {{"data", TShape({1, 3, 8, 8})}, {"rois", TShape({2, 4})}});
+  }, "ShapeError", "Error in operator node (ROIPooling): ROIPooling: rois should be a 2D tensor of shape (num_rois, 5), got (2,4)");
+  add("ROIAlign roi with batch index 1 on a batch of 1", [] {
+    Symbol s = Symbol::Create("_contrib_ROIAlign", "node", {{"pooled_size", "(1,1)"}, {"spatial_scale", "1"}},
+                              {{"data", Var("data")}, {"rois", Var("rois")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({1, 1, 4, 4}))},
+                                   {"rois", NDArray(TShape({1, 5}), {1, 0, 0, 2, 2})}})->Forward(false);
+  }, "Error", "ROIAlign: roi 0 has batch index 1, but the data holds 1 images");
+  add("ROIAlign aligned=True with an empty roi", [] {
+    Symbol s = Symbol::Create("_contrib_ROIAlign", "node",
+                              {{"pooled_size", "(1,1)"}, {"spatial_scale", "1"}, {"aligned", "True"}},
+                              {{"data", Var("data")}, {"rois", Var("rois")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({1, 1, 4, 4}))},
+                                   {"rois", NDArray(TShape({1, 5}), {0, 2, 2, 2, 3})}})->Forward(false);
+  }, "Error", "ROIAlign: with aligned=True, roi 0 must have positive width and height after scaling, got 0 x 1");
+  add("MultiBoxDetection with 5 anchors in cls_prob, 4 in anchor", [=] {
+    infer_args("_contrib_MultiBoxDetection", {},
+               {{"cls_prob", TShape({1, 3, 5})}, {"loc_pred", TShape({1, 20})}, {"anchor", TShape({1, 4, 4})}});
+  }, "ShapeError", "Error in operator node (_contrib_MultiBoxDetection): MultiBoxDetection: cls_prob and anchor disagree on the number of anchors (cls_prob (1,3,5), loc_pred (1,20), anchor (1,4,4))");
+  add("MultiBoxPrior with offsets (0.5, 1.5)", [] {
+    Symbol::Create("_contrib_MultiBoxPrior", "node", {{"offsets", "(0.5, 1.5)"}}, {{"data", Var("data")}});
+  }, "ParamError", "value (0.5, 1.5) for Parameter offsets should be (offset_y, offset_x), each in [0, 1]");
+  add("Proposal on a batch of 2", [=] {
+    infer_args("_contrib_Proposal", {}, {{"cls_prob", TShape({2, 24, 4, 4})}});
+  }, "ShapeError", "Error in operator node (_contrib_Proposal): Proposal: only one image per call is supported (use MultiProposal), got batch 2");
+  add("DeformableConvolution with a 3-D kernel", [] {
+    Symbol::Create("_contrib_DeformableConvolution", "node", {{"kernel", "(3,3,3)"}, {"num_filter", "2"}},
+                   {{"data", Var("data")}});
+  }, "ParamError", "DeformableConvolution: only 2-D kernels (h, w) are supported, got kernel (3,3,3)");
+  add("GridGenerator affine without target_shape", [=] {
+    infer_args("GridGenerator", {{"transform_type", "affine"}}, {{"data", TShape({1, 6})}});
+  }, "ShapeError", "Error in operator node (GridGenerator): GridGenerator: transform_type=affine needs target_shape (H, W) with H, W > 0, got (0,0)");
+  add("BilinearSampler grid with 3 channels", [=] {
+    infer_args("BilinearSampler", {}, {{"data", TShape({1, 3, 4, 4})}, {"grid", TShape({1, 3, 4, 4})}});
+  }, "ShapeError", "Error in operator node (BilinearSampler): BilinearSampler: grid should be 4D in batch-2-y-x, got (1,3,4,4)");
   return c;
 }
 
