@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 #include <vector>
+#include <symbind/ops/op_util.h>
 
-#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

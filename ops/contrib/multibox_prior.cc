@@ -1,7 +1,7 @@
 // _contrib_MultiBoxPrior: SSD anchor boxes for every position of a feature map.
 #include <cmath>
+#include <symbind/ops/op_util.h>
 
-#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <numeric>
 #include <vector>
+#include <symbind/ops/op_util.h>
 
-#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

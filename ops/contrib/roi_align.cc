@@ -3,8 +3,8 @@
 // Detectron2's half-pixel `aligned` coordinates.
 #include <cmath>
 #include <vector>
+#include <symbind/ops/op_util.h>
 
-#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

@@ -1,8 +1,8 @@
 // ROIPooling: max pooling of each region of interest into a fixed grid of bins (Fast R-CNN).
 #include <cfloat>
 #include <cmath>
+#include <symbind/ops/op_util.h>
 
-#include <symbind/ops/kernel_util.h>
 
 namespace symbind {
 

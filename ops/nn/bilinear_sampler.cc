@@ -1,7 +1,7 @@
 // BilinearSampler: samples NCHW data at a normalised (x, y) grid, zero outside (MXNet's op).
 #include <optional>
 
-#include <symbind/ops/sampling_util.h>
+#include <symbind/ops/nn/sampling_util.h>
 
 namespace symbind {
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <symbind/ops/conv_util.h>
+#include <symbind/ops/kernels/gemm.h>
 
 namespace symbind {
 

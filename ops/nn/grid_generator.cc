@@ -1,6 +1,7 @@
 // GridGenerator: the sampling grid BilinearSampler reads, from an affine matrix per image or
 // from an optical flow field (MXNet's op).
-#include <symbind/ops/sampling_util.h>
+#include <symbind/ops/nn/sampling_util.h>
+#include <symbind/ops/kernels/gemm.h>
 
 namespace symbind {
 

@@ -2,7 +2,8 @@
 // the data on it (MXNet's op; only transform_type=affine and sampler_type=bilinear exist there).
 #include <optional>
 
-#include <symbind/ops/sampling_util.h>
+#include <symbind/ops/nn/sampling_util.h>
+#include <symbind/ops/kernels/gemm.h>
 
 namespace symbind {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernel_util.h"
+#include <symbind/ops/op_util.h>
 
 namespace symbind::sampling {
 
