@@ -53,9 +53,13 @@ TEST_CASE("_zeros without a shape takes its consumer's", "[ops][init][shape]") {
     Symbol z = Symbol::Create("_zeros", "z", p, {});
     Symbol sum = Symbol::Create("elemwise_add", "s", {}, {{"lhs", z}, {"rhs", Symbol::Variable("x")}});
     NDArray x = RandomArray(TShape({2, 3}), 4);
-    auto exec = SimpleBind(sum, Context::CPU(), {{"x", x}});
-    exec->Forward(false);
+    auto exec = SimpleBind(sum, Context::CPU(), {{"x", x}}, {}, {{"x", OpReq::kWrite}});
+    exec->Forward(true);
     RequireClose(exec->outputs()[0], x);
+    // A creation op has no inputs to differentiate; the gradient flows past it.
+    NDArray head = RandomArray(TShape({2, 3}), 5);
+    exec->Backward({head});
+    RequireClose(exec->grad_arrays()[0], head);
   }
 }
 
