@@ -102,6 +102,40 @@ inline void BackwardZero(const OpContext&, const NodeAttrs&, const BackwardArgs&
   for (size_t i = 0; i < a.in_grads.size(); ++i) ZeroWithReq(a.in_grads[i], a.req[i]);
 }
 
+// Makes the legacy op `legacy` (MXNet's *_v1 ops, whose parameters are a subset of a current
+// op's) run as the registered op `modern`: `legacy` keeps its own parameter schema, which
+// validates the attributes first; then they are parsed as `modern` parses them, and the names,
+// shape and type inference and kernels are `modern`'s, looked up when used (registration order
+// across files is unspecified).
+template <typename LegacyParam>
+Op& RunAs(Op& legacy, const std::string& modern) {
+  auto target = [modern]() -> const Op& { return OpRegistry::Global().Get(modern); };
+  legacy.set_params<LegacyParam>();
+  legacy.parse_params = [target](const KwArgs& kw) {
+    LegacyParam::Parse(kw);
+    return target().parse_params(kw);
+  };
+  legacy.set_arguments([target](const NodeAttrs& a) { return target().ListArguments(a); })
+      .set_aux_states([target](const NodeAttrs& a) { return target().ListAuxStates(a); })
+      .set_outputs([target](const NodeAttrs& a) { return target().ListOutputs(a); })
+      .set_num_visible_outputs([target](const NodeAttrs& a) { return target().NumVisibleOutputs(a); })
+      .set_infer_shape([target](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
+        if (target().infer_shape) target().infer_shape(a, in, out);
+      })
+      .set_infer_type([target](const NodeAttrs& a, std::vector<int>* in, std::vector<int>* out) {
+        if (target().infer_type) target().infer_type(a, in, out);
+        else InferSameType(a, in, out);
+      })
+      .set_forward([target](const OpContext& ctx, const NodeAttrs& a, const std::vector<NDArray>& in,
+                            const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        target().forward(ctx, a, in, req, out);
+      })
+      .set_backward([target](const OpContext& ctx, const NodeAttrs& a, const BackwardArgs& args) {
+        target().backward(ctx, a, args);
+      });
+  return legacy;
+}
+
 // --- Axes and shapes ------------------------------------------------------------------------
 
 // Maps a possibly negative axis into [0, ndim); throws ShapeError naming `op` otherwise.

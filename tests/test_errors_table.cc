@@ -486,6 +486,20 @@ std::vector<ErrorCase> Cases() {
   add("Convolution kernel (1,1,1,1)", [] {
     RunOp("Convolution", {{"kernel", "(1,1,1,1)"}, {"num_filter", "1"}}, TShape({1, 1, 4, 4, 4, 4}));
   }, "ParamError", "Convolution: kernel must have 1, 2 or 3 dims, got (1,1,1,1)");
+  add("_arange start=3 stop=1 (empty range)", [] {
+    Symbol::Create("_arange", "r", {{"start", "3"}, {"stop", "1"}}, {});
+  }, "ParamError", "_arange: the range (start, stop, step) is empty: step > 0 needs start < stop, step < 0 needs start > stop (a start alone is the stop, from 0) (got start=3, stop=1, step=1)");
+  add("_full without value", [] { Symbol::Create("_full", "f", {{"shape", "(2,)"}}, {}); }, "ParamError", "Required parameter value of double is not presented");
+  add("Convolution_v1 kernel (3,)", [] {
+    RunOp("Convolution_v1", {{"kernel", "(3,)"}, {"num_filter", "1"}}, TShape({1, 1, 4}));
+  }, "ParamError", "Convolution_v1: the kernel must be 2-D (h, w) or 3-D (d, h, w) (got kernel=(3,))");
+  add("Pooling_v1 kernel (2,2,2)", [] {
+    RunOp("Pooling_v1", {{"kernel", "(2,2,2)"}}, TShape({1, 1, 4, 4, 4}));
+  }, "ParamError", "Pooling_v1: only 2-D kernels (y, x) are implemented (as in MXNet's v1), got kernel (2,2,2)");
+  add("Pooling_v1 on a 3-d input", [] { RunOp("Pooling_v1", {{"kernel", "(2,2)"}}, TShape({1, 4, 4})); }, "ShapeError", "Error in operator op (Pooling_v1): Pooling_v1: input data should be 4D in (batch, channel, y, x), got (1,4,4)");
+  add("_contrib_div_sqrt_dim on a 0-d input", [] {
+    RunOp("_contrib_div_sqrt_dim", {}, TShape(std::vector<int64_t>{}));
+  }, "ShapeError", "Error in operator op (_contrib_div_sqrt_dim): _contrib_div_sqrt_dim: the input needs at least 1 dimension, got shape ()");
   add("LRN with even nsize 4", [] { RunOp("LRN", {{"nsize", "4"}}, TShape({1, 3, 2, 2})); }, "ShapeError", "Error in operator op (LRN): LRN only supports odd values for local_size (nsize); got nsize=4");
   add("transpose axes (0,0)", [] { RunOp("transpose", {{"axes", "(0,0)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (transpose): transpose: axes (0,0) is not a permutation");
   add("slice_axis axis 5 of a 2-d input", [] {

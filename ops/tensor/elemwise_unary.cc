@@ -1,6 +1,8 @@
-// Element-wise unary math: exp/log family, powers and roots, abs/sign/negative, rounding.
-// Rounding and sign are piecewise constant: their gradient is zero, as in MXNet.
+// Element-wise unary math: exp/log family, powers and roots, abs/sign/negative, rounding,
+// trigonometric and hyperbolic functions, erf/erfinv, gamma/gammaln, logical_not.
+// Rounding, sign and logical_not are piecewise constant: their gradient is zero, as in MXNet.
 #include <cmath>
+#include <limits>
 
 #include <symbind/ops/tensor/math_util.h>
 
@@ -8,6 +10,34 @@ namespace symbind {
 
 namespace {
 float Sign(float x) { return x < 0 ? -1.0f : (x > 0 ? 1.0f : 0.0f); }
+
+constexpr double kPi = 3.14159265358979323846;
+
+// The digamma function psi = d/dx ln|gamma(x)|: reflection below 0, the recurrence
+// psi(x) = psi(x + 1) - 1/x up to x >= 6, then the asymptotic series. Poles give NaN.
+double Digamma(double x) {
+  if (x <= 0 && x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+  if (x < 0) return Digamma(1 - x) - kPi / std::tan(kPi * x);
+  double shift = 0;
+  for (; x < 6; x += 1) shift -= 1 / x;
+  const double r = 1 / (x * x);
+  const double series =
+      r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (1.0 / 240 - r * (1.0 / 132)))));
+  return shift + std::log(x) - 0.5 / x - series;
+}
+
+// The inverse error function: Winitzki's closed-form estimate refined by Newton steps on erf
+// in double. erfinv(+-1) = +-inf; |y| > 1 is NaN.
+float ErfInv(float yf) {
+  const double y = yf;
+  if (std::isnan(y) || std::fabs(y) > 1) return std::numeric_limits<float>::quiet_NaN();
+  if (std::fabs(y) == 1) return static_cast<float>(y * std::numeric_limits<double>::infinity());
+  constexpr double a = 0.147;
+  const double l = std::log(1 - y * y), t = 2 / (kPi * a) + l / 2;
+  double x = std::copysign(std::sqrt(std::sqrt(t * t - l / a) - t), y);
+  for (int k = 0; k < 4; ++k) x -= (std::erf(x) - y) / (2 / std::sqrt(kPi) * std::exp(-x * x));
+  return static_cast<float>(x);
+}
 
 Op& Declare(const char* name, const char* doc) {
   return OpRegistry::Global().Register(name).describe(doc).set_infer_shape(SameShape);
@@ -78,6 +108,58 @@ SYMBIND_REGISTER_OP_FAMILY(unary_math) {
   RegisterUnary("negative", "Numerical negative of the argument, element-wise.",
                 [](float x) { return -x; }, [](float, float) { return -1.0f; });
 
+  RegisterUnary("sin", "Computes the element-wise sine of the input array (radians).",
+                [](float x) { return std::sin(x); }, [](float x, float) { return std::cos(x); });
+  RegisterUnary("cos", "Computes the element-wise cosine of the input array (radians).",
+                [](float x) { return std::cos(x); }, [](float x, float) { return -std::sin(x); });
+  // MXNet's tan_grad is 1 + y^2, from the output.
+  RegisterUnary("tan", "Computes the element-wise tangent of the input array (radians).",
+                [](float x) { return std::tan(x); }, [](float, float y) { return 1.0f + y * y; });
+  RegisterUnary("arcsin", "Returns element-wise inverse sine of the input array, in [-pi/2, pi/2].",
+                [](float x) { return std::asin(x); },
+                [](float x, float) { return 1.0f / std::sqrt(1.0f - x * x); });
+  RegisterUnary("arccos", "Returns element-wise inverse cosine of the input array, in [0, pi].",
+                [](float x) { return std::acos(x); },
+                [](float x, float) { return -1.0f / std::sqrt(1.0f - x * x); });
+  RegisterUnary("arctan", "Returns element-wise inverse tangent of the input array, in (-pi/2, pi/2).",
+                [](float x) { return std::atan(x); }, [](float x, float) { return 1.0f / (1.0f + x * x); });
+  RegisterUnary("degrees", "Converts each element of the input array from radians to degrees.",
+                [](float x) { return static_cast<float>(180.0 / kPi) * x; },
+                [](float, float) { return static_cast<float>(180.0 / kPi); });
+  RegisterUnary("radians", "Converts each element of the input array from degrees to radians.",
+                [](float x) { return static_cast<float>(kPi / 180.0) * x; },
+                [](float, float) { return static_cast<float>(kPi / 180.0); });
+  RegisterUnary("sinh", "Returns the hyperbolic sine of the input array, computed element-wise.",
+                [](float x) { return std::sinh(x); }, [](float x, float) { return std::cosh(x); });
+  RegisterUnary("cosh", "Returns the hyperbolic cosine of the input array, computed element-wise.",
+                [](float x) { return std::cosh(x); }, [](float x, float) { return std::sinh(x); });
+  RegisterUnary("arcsinh", "Returns the element-wise inverse hyperbolic sine of the input array.",
+                [](float x) { return std::asinh(x); },
+                [](float x, float) { return 1.0f / std::hypot(x, 1.0f); });
+  RegisterUnary("arccosh", "Returns the element-wise inverse hyperbolic cosine of the input array.",
+                [](float x) { return std::acosh(x); },
+                [](float x, float) { return 1.0f / std::sqrt(x * x - 1.0f); });
+  RegisterUnary("arctanh", "Returns the element-wise inverse hyperbolic tangent of the input array.",
+                [](float x) { return std::atanh(x); }, [](float x, float) { return 1.0f / (1.0f - x * x); });
+  RegisterUnary("erf", "Returns element-wise gauss error function of the input.",
+                [](float x) { return std::erf(x); },
+                [](float x, float) { return static_cast<float>(2 / std::sqrt(kPi)) * std::exp(-x * x); })
+      .add_alias("_npx_erf");
+  // MXNet's erfinv_grad is sqrt(pi)/2 * exp(y^2), from the output.
+  RegisterUnary("erfinv", "Returns element-wise inverse gauss error function of the input.", ErfInv,
+                [](float, float y) { return static_cast<float>(std::sqrt(kPi) / 2) * std::exp(y * y); })
+      .add_alias("_npx_erfinv");
+  RegisterUnary("gamma", "Returns the gamma function (extension of the factorial function to the reals), "
+                "computed element-wise on the input array.",
+                [](float x) { return std::tgamma(x); },
+                [](float x, float y) { return static_cast<float>(y * Digamma(x)); })
+      .add_alias("_npx_gamma");
+  RegisterUnary("gammaln", "Returns element-wise log of the absolute value of the gamma function of the input.",
+                [](float x) { return std::lgamma(x); }, [](float x, float) { return static_cast<float>(Digamma(x)); })
+      .add_alias("_npx_gammaln");
+
+  RegisterFlat("logical_not", "Returns the result of logical NOT (!) function: 1 where the input is 0, else 0.",
+               [](float x) { return x != 0 ? 0.0f : 1.0f; });
   RegisterFlat("sign", "Returns element-wise sign of the input.", Sign);
   RegisterFlat("round", "Returns element-wise rounded value to the nearest integer of the input (halfway cases away from zero).",
                [](float x) { return std::round(x); });

@@ -195,5 +195,62 @@ inline float Mod(float a, float b) {
 inline float Hypot(float a, float b) { return std::hypot(a, b); }
 inline float Bool(bool v) { return v ? 1.0f : 0.0f; }
 
+// Registration of element-wise ops on equal shapes (elemwise_binary.cc, elemwise_logic.cc) and
+// of ops with a scalar operand (MXNet's NumpyBinaryScalarParam: scalar, is_int).
+
+// Registers a binary op with forward f(l, r) and partial derivatives dl(l, r), dr(l, r).
+template <typename F, typename DL, typename DR>
+Op& RegisterBinary(Op& op, F f, DL dl, DR dr) {
+  return op.set_arguments({"lhs", "rhs"})
+      .set_forward_inplace()
+      .set_infer_shape(AllSameShape)
+      .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        const float* l = in[0].fdata();
+        const float* r = in[1].fdata();
+        MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) { return f(l[i], r[i]); });
+      })
+      .set_backward([dl, dr](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+        const float* l = a.inputs[0].fdata();
+        const float* r = a.inputs[1].fdata();
+        const float* g = a.out_grads[0].fdata();
+        int64_t n = a.inputs[0].Size();
+        if (a.req[0] != OpReq::kNull)
+          MapWithReq(a.in_grads[0].fdata(), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
+        if (a.req[1] != OpReq::kNull)
+          MapWithReq(a.in_grads[1].fdata(), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
+      });
+}
+
+struct ScalarParam : Parameter<ScalarParam> {
+  double scalar;
+  bool is_int;
+  static void Declare(ParamDeclarer<ScalarParam>& d) {
+    d.field("scalar", &ScalarParam::scalar).set_default(1.0).describe("Scalar input value.");
+    d.field("is_int", &ScalarParam::is_int).set_default(true)
+        .describe("Indicate whether scalar input is int type (accepted for compatibility).");
+  }
+};
+
+// Registers x -> f(x, s) with derivative df(x, s) (by x).
+template <typename F, typename DF>
+Op& RegisterScalar(Op& op, F f, DF df) {
+  return op.set_params<ScalarParam>()
+      .set_infer_shape(SameShape)
+      .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+        float s = static_cast<float>(attrs.param<ScalarParam>().scalar);
+        const float* x = in[0].fdata();
+        MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) { return f(x[i], s); });
+      })
+      .set_backward([df](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        float s = static_cast<float>(attrs.param<ScalarParam>().scalar);
+        const float* x = a.inputs[0].fdata();
+        const float* g = a.out_grads[0].fdata();
+        if (a.req[0] == OpReq::kNull) return;
+        MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+                   [&](int64_t i) { return g[i] * df(x[i], s); });
+      });
+}
 }  // namespace math
 }  // namespace symbind

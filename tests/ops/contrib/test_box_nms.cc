@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../../op_test_util.h"
-#include "../../shape_test_util.h"
+#include "op_test_util.h"
+#include "shape_test_util.h"
 
 #include <symbind/io/npy.h>
 

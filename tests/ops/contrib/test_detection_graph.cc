@@ -1,7 +1,7 @@
 // An SSD-style head loaded from MXNet JSON (MultiBoxPrior -> MultiBoxDetection -> box_nms, the
 // attribute strings as MXNet writes them) gives what the ops give one by one, and survives a
 // save/load round trip.
-#include "../../op_test_util.h"
+#include "op_test_util.h"
 
 #include <symbind/io/symbol_json.h>
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "../../op_test_util.h"
+#include "op_test_util.h"
 
 using namespace symbind;
 using namespace symbind::test;

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../../op_test_util.h"
-#include "../../shape_test_util.h"
+#include "op_test_util.h"
+#include "shape_test_util.h"
 
 using namespace symbind;
 using namespace symbind::test;

@@ -2,8 +2,8 @@
 // first size), clipping, explicit steps and offsets, the zero gradient, and parameter errors.
 #include <cmath>
 
-#include "../../op_test_util.h"
-#include "../../shape_test_util.h"
+#include "op_test_util.h"
+#include "shape_test_util.h"
 
 using namespace symbind;
 using namespace symbind::test;

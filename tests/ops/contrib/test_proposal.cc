@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "../../op_test_util.h"
-#include "../../shape_test_util.h"
+#include "op_test_util.h"
+#include "shape_test_util.h"
 
 using namespace symbind;
 using namespace symbind::test;

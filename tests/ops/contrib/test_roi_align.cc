@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "../../op_test_util.h"
-#include "../../shape_test_util.h"
+#include "op_test_util.h"
+#include "shape_test_util.h"
 
 #include <symbind/io/npy.h>
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include "../../op_test_util.h"
-#include "../../shape_test_util.h"
+#include "op_test_util.h"
+#include "shape_test_util.h"
 
 #include <symbind/io/npy.h>
 

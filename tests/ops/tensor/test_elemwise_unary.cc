@@ -7,6 +7,16 @@ using namespace symbind;
 using namespace symbind::test;
 
 namespace {
+// erf is increasing: bisect erf(x) = y on [-6, 6].
+double InverseErfByBisection(double y) {
+  double lo = -6, hi = 6;
+  for (int k = 0; k < 100; ++k) {
+    double mid = (lo + hi) / 2;
+    (std::erf(mid) < y ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
 struct UnaryCase {
   std::string op;
   std::function<double(double)> f;
@@ -37,7 +47,25 @@ TEST_CASE("unary math forward and gradients", "[ops][unary][grad]") {
       {"round", [](double x) { return x < 0 ? -std::floor(-x + 0.5) : std::floor(x + 0.5); }, -3, 3, true},
       {"rint", [](double x) { return x - std::floor(x) <= 0.5 ? std::floor(x) : std::ceil(x); }, -3, 3, true},
       {"trunc", [](double x) { return x < 0 ? std::ceil(x) : std::floor(x); }, -3, 3, true},
-      {"fix", [](double x) { return x < 0 ? std::ceil(x) : std::floor(x); }, -3, 3, true}};
+      {"fix", [](double x) { return x < 0 ? std::ceil(x) : std::floor(x); }, -3, 3, true},
+      {"sin", [](double x) { return std::sin(x); }, -3, 3},
+      {"cos", [](double x) { return std::cos(x); }, -3, 3},
+      {"tan", [](double x) { return std::sin(x) / std::cos(x); }, -1.2, 1.2},
+      {"arcsin", [](double x) { return std::atan2(x, std::sqrt(1 - x * x)); }, -0.9, 0.9},
+      {"arccos", [](double x) { return std::atan2(std::sqrt(1 - x * x), x); }, -0.9, 0.9},
+      {"arctan", [](double x) { return std::asin(x / std::sqrt(1 + x * x)); }, -3, 3},
+      {"degrees", [](double x) { return x * 180 / M_PI; }, -3, 3},
+      {"radians", [](double x) { return x * M_PI / 180; }, -3, 3},
+      {"sinh", [](double x) { return (std::exp(x) - std::exp(-x)) / 2; }, -2, 2},
+      {"cosh", [](double x) { return (std::exp(x) + std::exp(-x)) / 2; }, -2, 2},
+      {"arcsinh", [](double x) { return std::log(x + std::sqrt(x * x + 1)); }, -3, 3},
+      {"arccosh", [](double x) { return std::log(x + std::sqrt(x * x - 1)); }, 1.3, 3},
+      {"arctanh", [](double x) { return 0.5 * std::log((1 + x) / (1 - x)); }, -0.8, 0.8},
+      {"erf", [](double x) { return std::erf(x); }, -2, 2},
+      {"erfinv", InverseErfByBisection, -0.9, 0.9},
+      {"gamma", [](double x) { return std::exp(std::lgamma(x)); }, 0.3, 3},
+      {"gammaln", [](double x) { return std::lgamma(x); }, 0.3, 3},
+      {"logical_not", [](double x) { return double(x == 0); }, -2, 2, true}};
   for (auto& c : cases) {
     INFO(c.op);
     NDArray x = RandomArray(TShape({3, 4}), 12, static_cast<float>(c.lo), static_cast<float>(c.hi));
@@ -57,6 +85,21 @@ TEST_CASE("unary math forward and gradients", "[ops][unary][grad]") {
   RequireClose(RunForward("rint", {}, {{"data", h}}), NDArray(TShape({4}), {0, 1, -1, 2}));
   RequireClose(RunForward("fix", {}, {{"data", NDArray(TShape({2}), {-1.7f, 1.7f})}}),
                NDArray(TShape({2}), {-1, 1}));
+  // logical_not on exact zeros; erfinv at and beyond +-1; gamma at a pole and of negatives.
+  RequireClose(RunForward("logical_not", {}, {{"data", NDArray(TShape({3}), {-2, 0, 1})}}),
+               NDArray(TShape({3}), {0, 1, 0}));
+  NDArray e = RunForward("erfinv", {}, {{"data", NDArray(TShape({4}), {1, -1, 1.5f, 0})}});
+  CHECK(e.GetFlat(0) == INFINITY);
+  CHECK(e.GetFlat(1) == -INFINITY);
+  CHECK(std::isnan(e.GetFlat(2)));
+  CHECK(e.GetFlat(3) == 0.0f);
+  NDArray neg(TShape({2}), {-0.5f, -1.5f});
+  RequireClose(RunForward("gamma", {}, {{"data", neg}}),
+               NDArray(TShape({2}), {static_cast<float>(std::tgamma(-0.5)), static_cast<float>(std::tgamma(-1.5))}));
+  CheckGradients("gamma", {}, {{"data", neg}});
+  CheckGradients("gammaln", {}, {{"data", neg}});
+  for (std::string alias : {"_npx_erf", "_npx_erfinv", "_npx_gamma", "_npx_gammaln"})
+    CHECK(OpRegistry::Global().Find(alias) != nullptr);
   // Unary ops infer shapes both ways.
   Symbol s = Symbol::Create("exp", "e", {}, {{"data", Symbol::Variable("x")}});
   CHECK(InferShape(s, {{"x", TShape({2, 7})}}).out_shapes[0] == TShape({2, 7}));

@@ -1,0 +1,203 @@
+// Operators without inputs that create an array: _zeros, _ones, _full (a constant) and _arange
+// (evenly spaced values). The output dtype is the `dtype` parameter, integer types included, so
+// the kernels write every dtype. As in MXNet 1.x (legacy shapes), a `shape` of rank 0 or with 0
+// dims is unknown and comes from the consumer instead.
+#include <cmath>
+#include <symbind/ops/op_util.h>
+
+
+namespace symbind {
+
+namespace {
+
+constexpr int kFloat32Flag = static_cast<int>(DType::kFloat32);
+
+struct InitParam : Parameter<InitParam> {
+  TShape shape;
+  std::string ctx;
+  int dtype;
+  static void Declare(ParamDeclarer<InitParam>& d) {
+    d.field("shape", &InitParam::shape).set_default(TShape(std::vector<int64_t>{}))
+        .describe("The shape of the output");
+    d.field("ctx", &InitParam::ctx).set_default("")
+        .describe("Context of output (ignored: symbind computes on the CPU).");
+    AddDTypeEnums(d.field("dtype", &InitParam::dtype), true).set_default(kFloat32Flag)
+        .describe("Target data type.");
+  }
+};
+
+struct FullParam : Parameter<FullParam> {
+  TShape shape;
+  std::string ctx;
+  int dtype;
+  double value;
+  static void Declare(ParamDeclarer<FullParam>& d) {
+    d.field("shape", &FullParam::shape).set_default(TShape()).describe("The shape of the output");
+    d.field("ctx", &FullParam::ctx).set_default("")
+        .describe("Context of output (ignored: symbind computes on the CPU).");
+    AddDTypeEnums(d.field("dtype", &FullParam::dtype), true).set_default(kFloat32Flag)
+        .describe("Target data type.");
+    d.field("value", &FullParam::value).describe("Value with which to fill newly created tensor");
+  }
+};
+
+struct ArangeParam : Parameter<ArangeParam> {
+  double start;
+  std::optional<double> stop;
+  double step;
+  int repeat;
+  bool infer_range;
+  std::string ctx;
+  int dtype;
+  static void Declare(ParamDeclarer<ArangeParam>& d) {
+    d.field("start", &ArangeParam::start)
+        .describe("Start of interval. The interval includes this value. Alone (without stop), it is "
+                  "the stop and the start is 0.");
+    d.field("stop", &ArangeParam::stop).set_default(std::nullopt)
+        .describe("End of interval. The interval does not include this value.");
+    d.field("step", &ArangeParam::step).set_default(1.0).describe("Spacing between values.");
+    d.field("repeat", &ArangeParam::repeat).set_default(1)
+        .describe("The repeating time of all elements. E.g repeat=3, the element a will be repeated "
+                  "three times --> a, a, a.");
+    d.field("infer_range", &ArangeParam::infer_range).set_default(false)
+        .describe("When set to True, infer the stop position from the start, step, repeat, and "
+                  "output tensor size.");
+    d.field("ctx", &ArangeParam::ctx).set_default("")
+        .describe("Context of output (ignored: symbind computes on the CPU).");
+    AddDTypeEnums(d.field("dtype", &ArangeParam::dtype), false).set_default(kFloat32Flag)
+        .describe("Target data type.");
+    d.check([](const ArangeParam& p) { return p.step != 0; }, "_arange: step must not be 0", {"step"});
+    d.check([](const ArangeParam& p) { return p.repeat > 0; }, "_arange: repeat must be positive", {"repeat"});
+    d.check([](const ArangeParam& p) { return p.infer_range || !p.Empty(); },
+            "_arange: the range (start, stop, step) is empty: step > 0 needs start < stop, step < 0 "
+            "needs start > stop (a start alone is the stop, from 0)",
+            {"start", "stop", "step"});
+  }
+  // MXNet's parser: without infer_range, a start alone is the stop and the range starts at 0.
+  double First() const { return stop || infer_range ? start : 0.0; }
+  std::optional<double> Last() const { return stop || infer_range ? stop : std::optional<double>(start); }
+  bool Empty() const {
+    if (!Last()) return false;
+    return step > 0 ? !(First() < *Last()) : !(First() > *Last());
+  }
+};
+
+// MXNet's legacy shape convention: rank 0 and 0 dims are unknown.
+TShape LegacyParamShape(const TShape& s) {
+  if (s.ndim() <= 0) return TShape();
+  TShape r = s;
+  for (int d = 0; d < r.ndim(); ++d)
+    if (r[d] == 0) r[d] = TShape::kUnknownDim;
+  return r;
+}
+
+// The output takes the parameter shape; a partly unknown one defers to a known output.
+void InferInitShape(const TShape& param_shape, std::vector<TShape>* out) {
+  const TShape s = LegacyParamShape(param_shape);
+  if ((*out)[0].is_known() && !s.is_known()) return;
+  ShapeAssignCheck(out, 0, s);
+}
+
+// Writes value(i) as double into `out` of any dtype (req add: float32 only, as every gradient).
+template <typename F>
+void WriteValues(const NDArray& out, OpReq req, const F& value) {
+  if (req == OpReq::kNull) return;
+  if (out.dtype() == DType::kFloat32) {
+    MapWithReq(out.fdata(), out.Size(), req, [&](int64_t i) { return static_cast<float>(value(i)); });
+    return;
+  }
+  if (req == OpReq::kAdd)
+    throw Error(StrCat("cannot add into an output of dtype ", DTypeName(out.dtype()), " (float32 only)"));
+  std::vector<double> v(static_cast<size_t>(out.Size()));
+  for (int64_t i = 0; i < out.Size(); ++i) v[static_cast<size_t>(i)] = value(i);
+  ConvertElements(v.data(), DType::kFloat64, out.raw_data(), out.dtype(), v.size());
+}
+
+void FillWith(double value, const NDArray& out, OpReq req) {
+  WriteValues(out, req, [value](int64_t) { return value; });
+}
+
+template <typename P>
+void InferParamDType(const NodeAttrs& a, std::vector<int>*, std::vector<int>* out) {
+  TypeAssignCheck(out, 0, a.param<P>().dtype);
+}
+
+bool IsFloatType(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+}  // namespace
+
+SYMBIND_REGISTER_OP(_zeros)
+    .describe("Fills the target with zeros.")
+    .set_params<InitParam>()
+    .set_arguments(std::vector<std::string>{})
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+      InferInitShape(a.param<InitParam>().shape, out);
+    })
+    .set_infer_type(InferParamDType<InitParam>)
+    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      FillWith(0.0, out[0], req[0]);
+    });
+
+SYMBIND_REGISTER_OP(_ones)
+    .describe("Fills the target with ones.")
+    .set_params<InitParam>()
+    .set_arguments(std::vector<std::string>{})
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+      InferInitShape(a.param<InitParam>().shape, out);
+    })
+    .set_infer_type(InferParamDType<InitParam>)
+    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      FillWith(1.0, out[0], req[0]);
+    });
+
+SYMBIND_REGISTER_OP(_full)
+    .add_alias("_npi_full")
+    .describe("Fills the target with a scalar value.")
+    .set_params<FullParam>()
+    .set_arguments(std::vector<std::string>{})
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+      InferInitShape(a.param<FullParam>().shape, out);
+    })
+    .set_infer_type(InferParamDType<FullParam>)
+    .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      FillWith(a.param<FullParam>().value, out[0], req[0]);
+    });
+
+// Element i is start + (i / repeat) * step, with start and step first converted to the output
+// type (MXNet's range_fwd): integer outputs truncate them, float32 computes in float.
+SYMBIND_REGISTER_OP(_arange)
+    .describe("Returns evenly spaced values within a given interval [start, stop), each repeated "
+              "`repeat` times. Similar to NumPy's arange.")
+    .set_params<ArangeParam>()
+    .set_arguments(std::vector<std::string>{})
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+      const auto& p = a.param<ArangeParam>();
+      if (!p.Last()) return;  // infer_range without stop: the consumer decides the length
+      const double n = std::ceil((*p.Last() - p.First()) / p.step) * p.repeat;
+      ShapeAssignCheck(out, 0, TShape({static_cast<int64_t>(n)}));
+    })
+    .set_infer_type(InferParamDType<ArangeParam>)
+    .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      const auto& p = a.param<ArangeParam>();
+      const DType t = out[0].dtype();
+      if (t == DType::kFloat64) {
+        WriteValues(out[0], req[0], [&](int64_t i) { return p.First() + static_cast<double>(i / p.repeat) * p.step; });
+      } else if (IsFloatType(t)) {
+        const float start = static_cast<float>(p.First()), step = static_cast<float>(p.step);
+        WriteValues(out[0], req[0], [&](int64_t i) { return start + static_cast<float>(i / p.repeat) * step; });
+      } else {
+        const double start = std::trunc(p.First()), step = std::trunc(p.step);
+        WriteValues(out[0], req[0], [&](int64_t i) { return start + static_cast<double>(i / p.repeat) * step; });
+      }
+    });
+
+}  // namespace symbind

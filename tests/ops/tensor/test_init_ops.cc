@@ -1,0 +1,98 @@
+// _zeros, _ones, _full and _arange: values, output dtypes through InferType (integer types
+// included), shapes from parameters or from the consumer, parameter errors.
+#include <cmath>
+
+#include "op_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+namespace {
+NDArray Created(const std::string& op, const KwArgs& params) { return RunForward(op, params, {}); }
+
+// Naive arange: start + (i / repeat) * step for ceil((stop - start) / step) * repeat elements.
+std::vector<double> NaiveArange(double start, double stop, double step, int repeat) {
+  std::vector<double> v;
+  const int64_t n = static_cast<int64_t>(std::ceil((stop - start) / step));
+  for (int64_t i = 0; i < n; ++i)
+    for (int r = 0; r < repeat; ++r) v.push_back(start + static_cast<double>(i) * step);
+  return v;
+}
+
+void RequireValues(const NDArray& a, const std::vector<double>& want) {
+  REQUIRE(a.Size() == static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) CHECK(a.GetFlat(static_cast<int64_t>(i)) == Approx(want[i]));
+}
+}  // namespace
+
+TEST_CASE("_zeros, _ones and _full fill arrays of the given shape and dtype", "[ops][init]") {
+  NDArray z = Created("_zeros", {{"shape", "(2, 3)"}});
+  CHECK(z.shape() == TShape({2, 3}));
+  CHECK(z.dtype() == DType::kFloat32);
+  RequireValues(z, std::vector<double>(6, 0.0));
+  NDArray o = Created("_ones", {{"shape", "(4,)"}, {"dtype", "int32"}});
+  CHECK(o.dtype() == DType::kInt32);
+  for (int i = 0; i < 4; ++i) CHECK(o.data<int32_t>()[i] == 1);
+  NDArray f = Created("_full", {{"shape", "(2, 2)"}, {"value", "2.5"}, {"dtype", "float64"}});
+  CHECK(f.dtype() == DType::kFloat64);
+  RequireValues(f, std::vector<double>(4, 2.5));
+  NDArray fi = Created("_full", {{"shape", "(3,)"}, {"value", "-7"}, {"dtype", "int64"}});
+  for (int i = 0; i < 3; ++i) CHECK(fi.data<int64_t>()[i] == -7);
+  NDArray fu = Created("_full", {{"shape", "(2,)"}, {"value", "200"}, {"dtype", "uint8"}});
+  CHECK(fu.data<uint8_t>()[1] == 200);
+  CHECK(OpRegistry::Global().Get("_npi_full").name == "_full");
+  CHECK_THROWS_AS(Symbol::Create("_full", "f", {{"shape", "(2,)"}}, {}), ParamError);  // value is required
+  CHECK_THROWS_AS(Symbol::Create("_zeros", "z", {{"dtype", "complex64"}}, {}), ParamError);
+}
+
+TEST_CASE("_zeros without a shape takes its consumer's", "[ops][init][shape]") {
+  for (std::string shape : {"", "(0, 3)"}) {
+    INFO("shape '" << shape << "'");
+    KwArgs p;
+    if (!shape.empty()) p["shape"] = shape;
+    Symbol z = Symbol::Create("_zeros", "z", p, {});
+    Symbol sum = Symbol::Create("elemwise_add", "s", {}, {{"lhs", z}, {"rhs", Symbol::Variable("x")}});
+    NDArray x = RandomArray(TShape({2, 3}), 4);
+    auto exec = SimpleBind(sum, Context::CPU(), {{"x", x}}, {}, {{"x", OpReq::kWrite}});
+    exec->Forward(true);
+    RequireClose(exec->outputs()[0], x);
+    // A creation op has no inputs to differentiate; the gradient flows past it.
+    NDArray head = RandomArray(TShape({2, 3}), 5);
+    exec->Backward({head});
+    RequireClose(exec->grad_arrays()[0], head);
+  }
+}
+
+TEST_CASE("_arange values, repeat, negative steps and integer dtypes", "[ops][init][arange]") {
+  RequireValues(Created("_arange", {{"start", "2"}, {"stop", "11"}, {"step", "3"}}), NaiveArange(2, 11, 3, 1));
+  // A start alone is the stop.
+  RequireValues(Created("_arange", {{"start", "5"}}), NaiveArange(0, 5, 1, 1));
+  RequireValues(Created("_arange", {{"start", "1"}, {"stop", "4"}, {"repeat", "3"}}), NaiveArange(1, 4, 1, 3));
+  RequireValues(Created("_arange", {{"start", "3"}, {"stop", "-1"}, {"step", "-0.5"}}), NaiveArange(3, -1, -0.5, 1));
+  RequireValues(Created("_arange", {{"start", "0.5"}, {"stop", "5"}, {"step", "1.5"}}), NaiveArange(0.5, 5, 1.5, 1));
+  // Integer outputs truncate start and step first (MXNet's range_fwd), keeping the length.
+  NDArray ints = Created("_arange", {{"start", "0.5"}, {"stop", "5"}, {"step", "1.5"}, {"dtype", "int32"}});
+  CHECK(ints.dtype() == DType::kInt32);
+  REQUIRE(ints.Size() == 3);
+  for (int i = 0; i < 3; ++i) CHECK(ints.data<int32_t>()[i] == i);
+  Symbol r = Symbol::Create("_arange", "r", {{"start", "4"}, {"dtype", "int64"}}, {});
+  CHECK(InferType(r, {}).out_types[0] == DType::kInt64);
+  CHECK(InferShape(r, {}).out_shapes[0] == TShape({4}));
+}
+
+TEST_CASE("_arange with infer_range takes its length from the consumer", "[ops][init][arange][shape]") {
+  Symbol r = Symbol::Create("_arange", "r", {{"start", "1"}, {"step", "2"}, {"infer_range", "True"}}, {});
+  Symbol sum = Symbol::Create("elemwise_add", "s", {}, {{"lhs", r}, {"rhs", Symbol::Variable("x")}});
+  auto exec = SimpleBind(sum, Context::CPU(), {{"x", NDArray(TShape({4}))}});
+  exec->Forward(false);
+  RequireValues(exec->outputs()[0], {1, 3, 5, 7});
+}
+
+TEST_CASE("_arange rejects empty ranges, zero steps and repeats below 1", "[ops][init][arange]") {
+  CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"start", "0"}, {"stop", "3"}, {"step", "0"}}, {}), ParamError);
+  CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"start", "3"}, {"stop", "1"}}, {}), ParamError);
+  CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"start", "1"}, {"stop", "3"}, {"step", "-1"}}, {}), ParamError);
+  CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"start", "0"}}, {}), ParamError);
+  CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"start", "0"}, {"stop", "3"}, {"repeat", "0"}}, {}), ParamError);
+  CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"stop", "3"}}, {}), ParamError);  // start is required
+}
