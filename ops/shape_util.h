@@ -2,6 +2,7 @@
 // indexing.cc, spatial_misc.cc).
 #pragma once
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -64,6 +65,52 @@ inline std::vector<double> ValuesAsDouble(const NDArray& a) {
   return v;
 }
 
+// Writes (or adds, per req) `v` into `out` converted to out's dtype: index and shape outputs
+// whose dtype a parameter chooses.
+inline void WriteValuesWithReq(const std::vector<double>& v, const NDArray& out, OpReq req) {
+  if (req == OpReq::kNull) return;
+  if (req == OpReq::kAdd) {
+    std::vector<double> sum = ValuesAsDouble(out);
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
+    ConvertElements(sum.data(), DType::kFloat64, out.raw_data(), out.dtype(), sum.size());
+    return;
+  }
+  ConvertElements(v.data(), DType::kFloat64, out.raw_data(), out.dtype(), v.size());
+}
+
+// Type inference of dtype_generic ops whose data still computes in float32: rejects another
+// known dtype for `what` (an input or output name) with the message the graph gives others.
+inline void RequireFloat32(int type, const char* op, const char* what) {
+  if (type >= 0 && type != static_cast<int>(DType::kFloat32))
+    throw ShapeError(StrCat(op, ": unsupported dtype for ", what, ": expected float32, got ",
+                            DTypeName(static_cast<DType>(type)),
+                            " (the operator computes in float32 only; Cast the input to float32)"));
+}
+
+enum IndexMode { kRaise, kWrap, kClip };
+
+// Indices into an axis of length n: values truncated to integers as MXNet's static_cast
+// does, then clipped, wrapped, or (raise) checked.
+inline std::vector<int64_t> ResolveIndices(const NDArray& idx, int64_t n, int mode, const char* op) {
+  std::vector<double> v = ValuesAsDouble(idx);
+  std::vector<int64_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t j = static_cast<int64_t>(v[i]);
+    if (mode == kWrap) {
+      j %= n;
+      if (j < 0) j += n;
+    } else if (mode == kRaise) {
+      if (j < 0 || j >= n)
+        throw Error(StrCat(op, ": index ", v[i], " is out of bounds for an axis of size ", n,
+                           " (mode='raise')"));
+    } else {
+      j = std::min(std::max<int64_t>(j, 0), n - 1);
+    }
+    r[i] = j;
+  }
+  return r;
+}
+
 // Row-major strides of `s`.
 inline std::vector<int64_t> Strides(const TShape& s) {
   std::vector<int64_t> st(static_cast<size_t>(s.ndim()), 1);
@@ -91,6 +138,13 @@ inline int64_t KnownProduct(const TShape& s, int begin, int end) {
     p = CheckedMul(p, s[i], "product of dims ", begin, " to ", end - 1, " of ", s);
   }
   return p;
+}
+
+// Type inference for ops whose output has input 0's type and whose other inputs (indices)
+// may be of any type.
+inline void InferTypeFromData(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
+  TypeAssignCheck(out, 0, (*in)[0]);
+  TypeAssignCheck(in, 0, (*out)[0]);
 }
 
 // A same-shape infer function (both directions) for unary ops.

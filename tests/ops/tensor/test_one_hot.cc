@@ -1,0 +1,27 @@
+// one_hot: forward against a naive loop (out-of-range rows stay off), dtype, shapes.
+#include "../../op_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+TEST_CASE("one_hot matches a naive loop", "[ops][one_hot]") {
+  NDArray idx(TShape({2, 3}), {1, 0, 4, -1, 2.7f, 3});
+  KwArgs p = {{"depth", "4"}, {"on_value", "5"}, {"off_value", "-0.5"}};
+  NDArray y = RunForward("one_hot", p, {{"indices", idx}});
+  REQUIRE(y.shape() == TShape({2, 3, 4}));
+  NDArray want(TShape({2, 3, 4}));
+  for (int64_t i = 0; i < 6; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      want.SetFlat(i * 4 + j, static_cast<int64_t>(idx.GetFlat(i)) == j ? 5.0f : -0.5f);
+  RequireClose(y, want, 0, 0);
+  // dtype picks the output type; integer indices work too.
+  Symbol s = Symbol::Create("one_hot", "h", {{"depth", "3"}, {"dtype", "int32"}}, {});
+  auto types = InferType(s, {{"h_indices", DType::kInt64}});
+  CHECK(types.out_types[0] == DType::kInt32);
+  NDArray ii(TShape({2}), DType::kInt64);
+  ii.SetFlat(0, 2);
+  ii.SetFlat(1, 0);
+  NDArray yi = RunForward("one_hot", {{"depth", "3"}, {"dtype", "int32"}}, {{"indices", ii}});
+  CHECK(yi.dtype() == DType::kInt32);
+  RequireClose(yi.AsType(DType::kFloat32), NDArray(TShape({2, 3}), {0, 0, 1, 1, 0, 0}), 0, 0);
+}
