@@ -58,6 +58,11 @@ inline void ZeroWithReq(const NDArray& dst, OpReq req) {
   if (req == OpReq::kWrite || req == OpReq::kWriteInplace) dst.Fill(0.0f);
 }
 
+// The backward of ops MXNet gives a zero gradient (MakeZeroGradNodes): every input gets 0.
+inline void ZeroInputGrads(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+  for (size_t i = 0; i < a.in_grads.size(); ++i) ZeroWithReq(a.in_grads[i], a.req[i]);
+}
+
 // The values of an array of any dtype as double (indices, conditions).
 inline std::vector<double> ValuesAsDouble(const NDArray& a) {
   std::vector<double> v(static_cast<size_t>(a.Size()));

@@ -1,7 +1,7 @@
 // one_hot (MXNet 1.9.1's indexing_op): out[..., j] = on_value where j == index, off_value
 // elsewhere; indices outside [0, depth) give a row of off_value. Indices may be of any dtype
-// (truncated to integers); the output takes `dtype`. Not differentiable (MXNet registers no
-// gradient for the indices).
+// (truncated to integers); the output takes `dtype`. Not differentiable: the indices get a
+// zero gradient, as MXNet's MakeZeroGradNodes.
 #include <symbind/ops/shape_util.h>
 
 namespace symbind {
@@ -56,6 +56,7 @@ SYMBIND_REGISTER_OP(one_hot)
         if (j >= 0 && j < p.depth) v[i * static_cast<size_t>(p.depth) + static_cast<size_t>(j)] = p.on_value;
       }
       WriteValuesWithReq(v, out[0], req[0]);
-    });
+    })
+    .set_backward(shape_detail::ZeroInputGrads);
 
 }  // namespace symbind

@@ -7,16 +7,11 @@ namespace symbind {
 
 namespace {
 using shape_detail::WriteValuesWithReq;
-using shape_detail::ZeroWithReq;
 
 constexpr int kInt64 = static_cast<int>(DType::kInt64);
 
 void InferTypeInt64(const NodeAttrs&, std::vector<int>*, std::vector<int>* out) {
   TypeAssignCheck(out, 0, kInt64);
-}
-
-void ZeroGradient(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-  if (a.in_grads[0].dtype() == DType::kFloat32) ZeroWithReq(a.in_grads[0], a.req[0]);
 }
 }  // namespace
 
@@ -33,7 +28,7 @@ SYMBIND_REGISTER_OP(shape_array)
       std::vector<double> dims(in[0].shape().dims().begin(), in[0].shape().dims().end());
       WriteValuesWithReq(dims, out[0], req[0]);
     })
-    .set_backward(ZeroGradient);
+    .set_backward(shape_detail::ZeroInputGrads);
 
 SYMBIND_REGISTER_OP(size_array)
     .describe("Returns a 1-D int64 array of shape (1,) containing the size of the data.")
@@ -46,6 +41,6 @@ SYMBIND_REGISTER_OP(size_array)
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       WriteValuesWithReq({static_cast<double>(in[0].Size())}, out[0], req[0]);
     })
-    .set_backward(ZeroGradient);
+    .set_backward(shape_detail::ZeroInputGrads);
 
 }  // namespace symbind

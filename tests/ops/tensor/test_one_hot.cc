@@ -25,3 +25,9 @@ TEST_CASE("one_hot matches a naive loop", "[ops][one_hot]") {
   CHECK(yi.dtype() == DType::kInt32);
   RequireClose(yi.AsType(DType::kFloat32), NDArray(TShape({2, 3}), {0, 0, 1, 1, 0, 0}), 0, 0);
 }
+
+TEST_CASE("one_hot has a zero gradient", "[ops][one_hot][grad]") {
+  // MXNet's MakeZeroGradNodes: the indices get zeros, finite differences agree (the output is
+  // piecewise constant in the indices).
+  CheckGradients("one_hot", {{"depth", "5"}}, {{"indices", NDArray(TShape({2, 2}), {0.5f, 1.5f, 2.5f, 3.5f})}});
+}
