@@ -162,6 +162,8 @@ SYMBIND_REGISTER_OP(broadcast_like)
     .set_params<BroadcastLikeParam>()
     .set_arguments({"lhs", "rhs"})
     .set_infer_shape(InferShapeBroadcastLike)
+    .set_infer_type(shape_detail::InferTypeFromData)
+    .set_any_dtype_inputs({"rhs"})  // only its shape is read (MXNet)
     .set_forward(BroadcastForward)
     .set_backward(BroadcastBackward);
 

@@ -1,7 +1,7 @@
 // reshape_like (MXNet 1.9.1's elemwise_unary_op_basic): lhs's data with dims
 // [lhs_begin, lhs_end) replaced by rhs's dims [rhs_begin, rhs_end) (by default: rhs's whole
 // shape). Shapes infer forward only, as MXNet. The lhs gradient is the reshaped head
-// gradient; rhs only lends its shape (zero gradient).
+// gradient; rhs, of any dtype, only lends its shape (zero gradient).
 #include <symbind/ops/shape_util.h>
 
 namespace symbind {
@@ -66,6 +66,8 @@ SYMBIND_REGISTER_OP(reshape_like)
     .set_params<ReshapeLikeParam>()
     .set_arguments({"lhs", "rhs"})
     .set_infer_shape(InferShapeReshapeLike)
+    .set_infer_type(shape_detail::InferTypeFromData)
+    .set_any_dtype_inputs({"rhs"})  // only its shape is read (MXNet)
     .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       CopyWithReq(out[0], in[0], req[0]);

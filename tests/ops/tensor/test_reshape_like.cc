@@ -29,3 +29,15 @@ TEST_CASE("reshape_like shapes, values and gradient", "[ops][reshape_like]") {
   RequireClose(y, x.Reshape(TShape({3, 4})), 0, 0);
   CheckGradients("reshape_like", {}, {{"lhs", x}, {"rhs", RandomArray(TShape({4, 3}), 2)}});
 }
+
+TEST_CASE("reshape_like and broadcast_like read only rhs's shape", "[ops][reshape_like][broadcast_to]") {
+  NDArray x = RandomArray(TShape({2, 1}), 4);
+  NDArray ints(TShape({1, 2, 3}), DType::kInt32);
+  NDArray y = RunForward("reshape_like", {{"lhs_begin", "0"}, {"lhs_end", "1"}, {"rhs_begin", "0"}, {"rhs_end", "2"}},
+                         {{"lhs", x}, {"rhs", ints}});
+  CHECK(y.shape() == TShape({1, 2, 1}));
+  NDArray b = RunForward("broadcast_like", {}, {{"lhs", x}, {"rhs", NDArray(TShape({2, 5}), DType::kInt64)}});
+  REQUIRE(b.shape() == TShape({2, 5}));
+  CHECK(b.dtype() == DType::kFloat32);
+  CHECK(b.At({1, 4}) == x.At({1, 0}));
+}
