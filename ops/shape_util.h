@@ -3,7 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -92,6 +94,15 @@ inline void RequireFloat32(int type, const char* op, const char* what) {
                             " (the operator computes in float32 only; Cast the input to float32)"));
 }
 
+// An index value truncated toward zero as MXNet's static_cast does, without its undefined
+// behaviour: NaN and values beyond int64 saturate (NaN to the minimum, as x86 converts it).
+inline int64_t TruncateIndex(double v) {
+  constexpr double kLimit = 9.2e18;
+  if (std::isnan(v) || v <= -kLimit) return std::numeric_limits<int64_t>::min();
+  if (v >= kLimit) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);
+}
+
 enum IndexMode { kRaise, kWrap, kClip };
 
 // Indices into an axis of length n: values truncated to integers as MXNet's static_cast
@@ -100,7 +111,7 @@ inline std::vector<int64_t> ResolveIndices(const NDArray& idx, int64_t n, int mo
   std::vector<double> v = ValuesAsDouble(idx);
   std::vector<int64_t> r(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    int64_t j = static_cast<int64_t>(v[i]);
+    int64_t j = TruncateIndex(v[i]);
     if (mode == kWrap) {
       j %= n;
       if (j < 0) j += n;

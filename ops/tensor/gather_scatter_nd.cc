@@ -55,7 +55,7 @@ Slices ResolveSlices(const TShape& full, const NDArray& indices, bool allow_nega
     int64_t off = 0;
     for (int64_t m = 0; m < M; ++m) {
       int64_t dim = full[static_cast<int>(m)];
-      int64_t i = static_cast<int64_t>(v[static_cast<size_t>(m * N + y)]);
+      int64_t i = shape_detail::TruncateIndex(v[static_cast<size_t>(m * N + y)]);
       if (allow_negative && i < 0) i += dim;
       if (i < 0 || i >= dim)
         throw Error(StrCat(op, ": index ", v[static_cast<size_t>(m * N + y)], " at indices[", m, ", ", y,

@@ -52,7 +52,7 @@ SYMBIND_REGISTER_OP(one_hot)
       std::vector<double> idx = ValuesAsDouble(in[0]);
       std::vector<double> v(static_cast<size_t>(out[0].Size()), p.off_value);
       for (size_t i = 0; i < idx.size(); ++i) {
-        int64_t j = static_cast<int64_t>(idx[i]);
+        int64_t j = shape_detail::TruncateIndex(idx[i]);
         if (j >= 0 && j < p.depth) v[i * static_cast<size_t>(p.depth) + static_cast<size_t>(j)] = p.on_value;
       }
       WriteValuesWithReq(v, out[0], req[0]);

@@ -74,6 +74,8 @@ std::vector<int64_t> PickedOffsets(const PickParam& p, const NDArray& data, cons
 }  // namespace
 
 SYMBIND_REGISTER_OP(pick)
+    .add_alias("choose_element_0index")
+    .add_alias("_npx_pick")
     .describe("Picks elements from an input array according to the input indices along the "
               "given axis: out[i, j] = data[i, index[i, j], j] style, indices clipped or wrapped.")
     .set_params<PickParam>()

@@ -31,3 +31,18 @@ TEST_CASE("one_hot has a zero gradient", "[ops][one_hot][grad]") {
   // piecewise constant in the indices).
   CheckGradients("one_hot", {{"depth", "5"}}, {{"indices", NDArray(TShape({2, 2}), {0.5f, 1.5f, 2.5f, 3.5f})}});
 }
+
+TEST_CASE("one_hot, pick and gather_nd on NaN and huge indices", "[ops][one_hot][pick][gather_nd][errors]") {
+  // one_hot: no valid index, a row of off_value; pick clips (NaN counts as the lowest index,
+  // as x86's conversion gives); gather_nd refuses.
+  NDArray bad(TShape({3}), {NAN, 1e30f, -1e30f});
+  RequireClose(RunForward("one_hot", {{"depth", "2"}}, {{"indices", bad}}), NDArray(TShape({3, 2})), 0, 0);
+  NDArray x(TShape({3, 4}), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  RequireClose(RunForward("pick", {{"axis", "1"}}, {{"data", x}, {"index", bad}}), NDArray(TShape({3}), {0, 7, 8}), 0, 0);
+  try {
+    RunForward("gather_nd", {}, {{"data", x}, {"indices", NDArray(TShape({1, 1}), {NAN})}});
+    FAIL("gather_nd accepted a NaN index");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("gather_nd: index nan at indices[0, 0] is out of bounds"));
+  }
+}
