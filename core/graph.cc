@@ -347,6 +347,8 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
       throw ShapeError(StrCat(NodeLabel(n), "Type inconsistent for ", what, ": provided ",
                               DTypeName(static_cast<DType>(f.provided)), ", inferred ",
                               DTypeName(static_cast<DType>(f.inferred))));
+    } catch (const ShapeError& e) {
+      throw ShapeError(NodeLabel(n) + e.what());
     }
     bool changed = false;
     for (size_t i = 0; i < in.size(); ++i) {

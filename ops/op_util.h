@@ -15,8 +15,10 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -217,6 +219,70 @@ inline std::vector<double> ValuesAsDouble(const NDArray& a) {
   std::vector<double> v(static_cast<size_t>(a.Size()));
   ConvertElements(a.raw_data(), a.dtype(), v.data(), DType::kFloat64, v.size());
   return v;
+}
+
+// --- Indices and dtypes of index outputs ---------------------------------------------------
+
+// Writes (or adds, per req) `v` into `out` converted to out's dtype: index and shape outputs
+// whose dtype a parameter chooses.
+inline void WriteValuesWithReq(const std::vector<double>& v, const NDArray& out, OpReq req) {
+  if (req == OpReq::kNull) return;
+  if (req == OpReq::kAdd) {
+    std::vector<double> sum = ValuesAsDouble(out);
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
+    ConvertElements(sum.data(), DType::kFloat64, out.raw_data(), out.dtype(), sum.size());
+    return;
+  }
+  ConvertElements(v.data(), DType::kFloat64, out.raw_data(), out.dtype(), v.size());
+}
+
+// Type inference of dtype_generic ops whose data still computes in float32: rejects another
+// known dtype for `what` (an input or output name) with the message the graph gives others.
+inline void RequireFloat32(int type, const char* op, const char* what) {
+  if (type >= 0 && type != static_cast<int>(DType::kFloat32))
+    throw ShapeError(StrCat(op, ": unsupported dtype for ", what, ": expected float32, got ",
+                            DTypeName(static_cast<DType>(type)),
+                            " (the operator computes in float32 only; Cast the input to float32)"));
+}
+
+// An index value truncated toward zero as MXNet's static_cast does, without its undefined
+// behaviour: NaN and values beyond int64 saturate (NaN to the minimum, as x86 converts it).
+inline int64_t TruncateIndex(double v) {
+  constexpr double kLimit = 9.2e18;
+  if (std::isnan(v) || v <= -kLimit) return std::numeric_limits<int64_t>::min();
+  if (v >= kLimit) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);
+}
+
+enum IndexMode { kRaise, kWrap, kClip };
+
+// Indices into an axis of length n: values truncated to integers as MXNet's static_cast
+// does, then clipped, wrapped, or (raise) checked.
+inline std::vector<int64_t> ResolveIndices(const NDArray& idx, int64_t n, int mode, const char* op) {
+  std::vector<double> v = ValuesAsDouble(idx);
+  std::vector<int64_t> r(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    int64_t j = TruncateIndex(v[i]);
+    if (mode == kWrap) {
+      j %= n;
+      if (j < 0) j += n;
+    } else if (mode == kRaise) {
+      if (j < 0 || j >= n)
+        throw Error(StrCat(op, ": index ", v[i], " is out of bounds for an axis of size ", n,
+                           " (mode='raise')"));
+    } else {
+      j = std::min(std::max<int64_t>(j, 0), n - 1);
+    }
+    r[i] = j;
+  }
+  return r;
+}
+
+// Type inference for ops whose output has input 0's type and whose other inputs (indices)
+// may be of any type.
+inline void InferTypeFromData(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
+  TypeAssignCheck(out, 0, (*in)[0]);
+  TypeAssignCheck(in, 0, (*out)[0]);
 }
 
 }  // namespace symbind

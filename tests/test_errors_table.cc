@@ -510,6 +510,36 @@ std::vector<ErrorCase> Cases() {
   add("Dropout p=1.5", [] { RunOp("Dropout", {{"p", "1.5"}}, TShape({2, 3})); }, "ParamError", "value 1.5 for Parameter p should be in range [0, 1]");
   add("Dropout p=nan", [] { RunOp("Dropout", {{"p", "nan"}}, TShape({2, 3})); }, "ParamError", "value nan for Parameter p should be in range [0, 1]");
   add("FullyConnected num_hidden=99999999999", [] { RunOp("FullyConnected", {{"num_hidden", "99999999999"}}, TShape({2, 3})); }, "ParamError", "Invalid Parameter format for num_hidden expect int but value='99999999999'");
+  // Ordering, indexing, broadcast and resize ops (issue 15).
+  auto run_inputs = [](const std::string& op, const KwArgs& params, const std::map<std::string, NDArray>& in) {
+    std::map<std::string, NDArray> args;
+    for (auto& kv : in) args["op_" + kv.first] = kv.second;
+    SimpleBind(Symbol::Create(op, "op", params, {}), Context::CPU(), args)->Forward(false);
+  };
+  add("topk k=5 over an axis of 4", [] { RunOp("topk", {{"k", "5"}}, TShape({2, 4})); }, "ShapeError", "Error in operator op (topk): topk: k must be smaller than or equal to the 4 elements along the axis, got k = 5");
+  add("argsort dtype uint8 over an axis of 300", [] { RunOp("argsort", {{"dtype", "uint8"}}, TShape({300})); }, "Error", "argsort: the index dtype uint8 cannot represent the indices of an axis of 300 elements");
+  add("topk on int32 data", [] {
+    SimpleBind(Symbol::Create("topk", "op", {}, {{"data", Var("data")}}), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt32)}});
+  }, "ShapeError", "Error in operator op (topk): topk: unsupported dtype for input 'data': expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
+  add("gather_nd index 3 into an axis of 3", [run_inputs] {
+    run_inputs("gather_nd", {}, {{"data", NDArray(TShape({3, 4}))}, {"indices", NDArray(TShape({2, 1}), {3, 0})}});
+  }, "Error", "gather_nd: index 3 at indices[0, 0] is out of bounds for axis 0 of size 3 (expected -size <= index < size)");
+  add("scatter_nd index -1", [run_inputs] {
+    run_inputs("scatter_nd", {{"shape", "(3,4)"}}, {{"data", NDArray(TShape({1}))}, {"indices", NDArray(TShape({2, 1}), {-1, 0})}});
+  }, "Error", "scatter_nd: index -1 at indices[0, 0] is out of bounds for axis 0 of size 3 (expected 0 <= index < size)");
+  add("pick axis=None", [] { RunOp("pick", {{"axis", "None"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (pick): pick: axis=None is not supported by pick yet. Must specify an axis.");
+  add("broadcast_to (2,3) to (4,3)", [] { RunOp("broadcast_to", {{"shape", "(4,3)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (broadcast_to): broadcast_to: cannot broadcast axis 0 of size 2 of input (2,3) to size 4 (only axes of size 1 broadcast)");
+  add("broadcast_axis axis 1 of size 3", [] { RunOp("broadcast_axis", {{"axis", "1"}, {"size", "4"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (broadcast_axis): broadcast_axis: broadcasting axis 1 of input (2,3) must have size 1");
+  add("stack of (2,3) and (2,4)", [run_inputs] {
+    run_inputs("stack", {{"num_args", "2"}}, {{"arg0", NDArray(TShape({2, 3}))}, {"arg1", NDArray(TShape({2, 4}))}});
+  }, "ShapeError", "Error in operator op (stack): stack: all inputs must have the same shape; input arg1 is (2,4) but an earlier input is (2,3)");
+  add("reshape_like (6,) like (4,2)", [run_inputs] {
+    run_inputs("reshape_like", {}, {{"lhs", NDArray(TShape({6}))}, {"rhs", NDArray(TShape({4, 2}))}});
+  }, "ShapeError", "Error in operator op (reshape_like): reshape_like: cannot reshape lhs with shape (6,) to new shape (4,2) because they have different size");
+  add("BilinearResize2D mode odd_scale without scales", [] {
+    RunOp("_contrib_BilinearResize2D", {{"mode", "odd_scale"}}, TShape({1, 1, 4, 4}));
+  }, "ShapeError", "Error in operator op (_contrib_BilinearResize2D): _contrib_BilinearResize2D: mode 'odd_scale' needs scale_height");
+  add("AdaptiveAvgPooling2D on a 3-d input", [] { RunOp("_contrib_AdaptiveAvgPooling2D", {}, TShape({1, 4, 4})); }, "ShapeError", "Error in operator op (_contrib_AdaptiveAvgPooling2D): _contrib_AdaptiveAvgPooling2D: input must be 4-D (NCHW), got (1,4,4)");
   add("SimpleBind: FullyConnected on int8 data", [] {
     SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}});
   }, "ShapeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected float32, got int8 (the operator computes in float32 only; Cast the input to float32)");

@@ -9,30 +9,6 @@ namespace symbind {
 
 namespace {
 
-enum TakeMode { kRaise, kWrap, kClip };
-
-// Row indices into an axis of length n: values truncated to integers as MXNet's
-// static_cast does, then clipped, wrapped, or (raise) checked.
-std::vector<int64_t> ResolveIndices(const NDArray& idx, int64_t n, int mode, const char* op) {
-  std::vector<double> v = ValuesAsDouble(idx);
-  std::vector<int64_t> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    int64_t j = static_cast<int64_t>(v[i]);
-    if (mode == kWrap) {
-      j %= n;
-      if (j < 0) j += n;
-    } else if (mode == kRaise) {
-      if (j < 0 || j >= n)
-        throw Error(StrCat(op, ": index ", v[i], " is out of bounds for an axis of size ", n,
-                           " (mode='raise')"));
-    } else {
-      j = std::min(std::max<int64_t>(j, 0), n - 1);
-    }
-    r[i] = j;
-  }
-  return r;
-}
-
 // out viewed as (outer, K, inner) = a viewed as (outer, n, inner) at rows idx[0..K).
 void TakeRows(const float* a, const std::vector<int64_t>& idx, const AxisLayout& s, float* out,
               OpReq req) {
@@ -144,11 +120,6 @@ void InferShapeTake(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   ShapeAssignCheck(out, 0, TShape(o));
 }
 
-void InferTypeTake(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
-  TypeAssignCheck(out, 0, (*in)[0]);  // indices may be of any type
-  TypeAssignCheck(in, 0, (*out)[0]);
-}
-
 }  // namespace
 
 SYMBIND_REGISTER_OP(Embedding)
@@ -180,7 +151,7 @@ SYMBIND_REGISTER_OP(take)
     .set_params<TakeParam>()
     .set_arguments({"a", "indices"})
     .set_infer_shape(InferShapeTake)
-    .set_infer_type(InferTypeTake)
+    .set_infer_type(InferTypeFromData)
     .set_any_dtype_inputs({"indices"})
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
