@@ -38,6 +38,12 @@ void MapWithReq(float* out, int64_t n, OpReq req, const F& f) {
   });
 }
 
+// "Error in operator NAME (OP)": how a kernel's error message starts (shape errors get it from
+// the graph; errors found while running name the node themselves).
+inline std::string InOperator(const NodeAttrs& attrs) {
+  return StrCat("Error in operator ", attrs.name, " (", attrs.op ? attrs.op->name : "?", ")");
+}
+
 // Row-major C[M,N] = alpha * op(A) * op(B) + beta * C, op = transpose when the flag is set.
 // lda/ldb/ldc are row strides of A, B, C as stored. Parallel over fixed blocks of C.
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,

@@ -74,12 +74,12 @@ void InferCTCShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<
 }
 
 // Integer values of a lengths input, each in [0, limit].
-std::vector<int64_t> Lengths(const NDArray& a, int64_t limit, const char* what) {
+std::vector<int64_t> Lengths(const NodeAttrs& attrs, const NDArray& a, int64_t limit, const char* what) {
   std::vector<double> v = shape_detail::ValuesAsDouble(a);
   std::vector<int64_t> out;
   for (size_t n = 0; n < v.size(); ++n) {
     if (!(v[n] >= 0 && v[n] < static_cast<double>(limit) + 1))
-      throw Error(StrCat("CTCLoss: ", what, "[", n, "] = ", v[n], " is out of range (expected 0 to ", limit, ")"));
+      throw Error(StrCat(InOperator(attrs), ": ", what, "[", n, "] = ", v[n], " is out of range (expected 0 to ", limit, ")"));
     out.push_back(static_cast<int64_t>(v[n]));
   }
   return out;
@@ -94,9 +94,9 @@ void CTCForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDAr
   const double padding = p.blank_label == kBlankFirst ? 0 : -1;
   size_t next = 2;
   std::vector<int64_t> data_len(static_cast<size_t>(N), T);
-  if (p.use_data_lengths) data_len = Lengths(in[next++], T, "data_lengths");
+  if (p.use_data_lengths) data_len = Lengths(attrs, in[next++], T, "data_lengths");
   std::vector<int64_t> label_len;
-  if (p.use_label_lengths) label_len = Lengths(in[next++], L, "label_lengths");
+  if (p.use_label_lengths) label_len = Lengths(attrs, in[next++], L, "label_lengths");
   const std::vector<double> raw = shape_detail::ValuesAsDouble(in[1]);
   std::vector<std::vector<int64_t>> labels(static_cast<size_t>(N));
   for (int64_t n = 0; n < N; ++n) {
@@ -106,7 +106,7 @@ void CTCForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDAr
     for (int64_t i = 0; i < len; ++i) {
       const double v = row[i];
       if (!(v > -1 && v < static_cast<double>(C)) || static_cast<int64_t>(v) == blank)
-        throw Error(StrCat("CTCLoss: label[", n, ", ", i, "] = ", v, " is not a class other than the blank ",
+        throw Error(StrCat(InOperator(attrs), ": label[", n, ", ", i, "] = ", v, " is not a class other than the blank ",
                            blank, " (alphabet size ", C, ", blank_label ",
                            p.blank_label == kBlankFirst ? "first" : "last", ")"));
       labels[n].push_back(static_cast<int64_t>(v));

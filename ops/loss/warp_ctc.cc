@@ -75,7 +75,7 @@ SYMBIND_REGISTER_OP(WarpCTC)
           const double v = raw[static_cast<size_t>(i)];
           if (v == 0) continue;
           if (!(v > 0 && v < static_cast<double>(C)))
-            throw Error(StrCat("WarpCTC: label[", i, "] = ", v, " is not a class (expected 1 to ", C - 1,
+            throw Error(StrCat(InOperator(attrs), ": label[", i, "] = ", v, " is not a class (expected 1 to ", C - 1,
                                ", or 0 for padding)"));
           labels[n].push_back(static_cast<int64_t>(v));
         }

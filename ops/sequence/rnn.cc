@@ -101,10 +101,9 @@ struct RNNDims {
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
-void CheckSupported(const NodeAttrs& attrs, const RNNParam& p) {
+void CheckSupported(const RNNParam& p) {
   auto reject = [&](const char* what) {
-    throw ShapeError(StrCat("RNN ", attrs.name, ": ", what,
-                            " is supported by MXNet with cuDNN only, and not by symbind"));
+    throw ShapeError(StrCat("RNN: ", what, " is supported by MXNet with cuDNN only, not by symbind"));
   };
   if (p.projection_size) reject("projection_size");
   if (p.lstm_state_clip_min || p.lstm_state_clip_max) reject("lstm_state_clip_min/max");
@@ -130,11 +129,11 @@ std::vector<std::string> RNNOutputs(const NodeAttrs& attrs) {
 
 void InferRNNShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const auto& p = attrs.param<RNNParam>();
-  CheckSupported(attrs, p);
+  CheckSupported(p);
   const TShape& d = (*in)[0];
   if (!d.ndim_known()) return;
   if (d.ndim() != 3)
-    throw ShapeError(StrCat("RNN ", attrs.name, ": data must be (sequence length, batch, input size), got ", d));
+    throw ShapeError(StrCat("RNN: data must be (sequence length, batch, input size), got ", d));
   if (!d.is_known()) return;
   RNNDims dims(p, d);
   const TShape state({dims.L * dims.D, dims.N, dims.H});

@@ -25,7 +25,7 @@ void ForEachLast(const NodeAttrs& attrs, const std::vector<NDArray>& in, const F
   const auto& p = attrs.param<SequenceLastParam>();
   const SequenceLayout l(in[0].shape(), p.axis);
   // A length of 0 has no last step (MXNet would read before the array).
-  const std::vector<int64_t> len = SequenceLengths("SequenceLast", in, p.use_sequence_length, l, 1);
+  const std::vector<int64_t> len = SequenceLengths(attrs, in, p.use_sequence_length, l, 1);
   for (int64_t n = 0; n < l.N; ++n) f(l.Offset(len[static_cast<size_t>(n)] - 1, n), n, l.inner);
 }
 }  // namespace

@@ -24,7 +24,7 @@ struct SequenceReverseParam : Parameter<SequenceReverseParam> {
 void Reverse(const NodeAttrs& attrs, const std::vector<NDArray>& in, const float* src, float* dst, OpReq req) {
   const auto& p = attrs.param<SequenceReverseParam>();
   const SequenceLayout l(in[0].shape(), 0);
-  const std::vector<int64_t> len = SequenceLengths("SequenceReverse", in, p.use_sequence_length, l, 0);
+  const std::vector<int64_t> len = SequenceLengths(attrs, in, p.use_sequence_length, l, 0);
   for (int64_t n = 0; n < l.N; ++n) {
     const int64_t valid = len[static_cast<size_t>(n)];
     for (int64_t t = 0; t < l.T; ++t) {

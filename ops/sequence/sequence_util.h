@@ -42,8 +42,8 @@ inline void InferSequenceType(bool use_sequence_length, std::vector<int>* in, st
 }
 
 // Per batch entry, the valid length: sequence_length (truncated to integers, as MXNet casts)
-// or T. Lengths outside [min_length, T] are an error naming the op and the entry.
-inline std::vector<int64_t> SequenceLengths(const char* op, const std::vector<NDArray>& in,
+// or T. Lengths outside [min_length, T] are an error naming the node and the entry.
+inline std::vector<int64_t> SequenceLengths(const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                             bool use_sequence_length, const SequenceLayout& l,
                                             int64_t min_length) {
   std::vector<int64_t> len(static_cast<size_t>(l.N), l.T);
@@ -52,7 +52,7 @@ inline std::vector<int64_t> SequenceLengths(const char* op, const std::vector<ND
   for (int64_t n = 0; n < l.N; ++n) {
     const double x = v[static_cast<size_t>(n)];
     if (!(x >= static_cast<double>(min_length) && x < static_cast<double>(l.T) + 1))
-      throw Error(StrCat(op, ": sequence_length[", n, "] = ", x, " is out of range (expected ",
+      throw Error(StrCat(InOperator(attrs), ": sequence_length[", n, "] = ", x, " is out of range (expected ",
                          min_length, " to ", l.T, ", the length of the time axis)"));
     len[static_cast<size_t>(n)] = static_cast<int64_t>(x);
   }

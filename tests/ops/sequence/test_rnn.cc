@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <symbind/io/npy.h>
+#include <symbind/io/symbol_json.h>
 
 #include "../../op_test_util.h"
 
@@ -128,4 +129,49 @@ TEST_CASE("RNN infers parameter, state and output shapes and lists MXNet's names
   CHECK_THROWS_WITH(InferShape(SingleOpSymbol("RNN", proj), {{"op_data", TShape({2, 1, 6})}}),
                     Catch::Contains("projection_size"));
   CHECK_THROWS_AS(SingleOpSymbol("RNN", {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "lstmx"}}), ParamError);
+}
+
+TEST_CASE("RNN runs a graph shaped as Gluon exports a bidirectional GRU", "[ops][rnn]") {
+  // MXNet 1.9.1's _RNNLayer._forward_kernel: every weight reshaped to (-1,), in the order weights
+  // then biases, per layer, per direction (l, r), i2h then h2h; _rnn_param_concat(dim=0) packs
+  // them; RNN gets every parameter as a string, None for the unset optionals. (Gluon feeds the
+  // begin state from _zeros; a variable stands in here.)
+  const std::vector<std::string> names{"l0_i2h_weight", "l0_h2h_weight", "r0_i2h_weight", "r0_h2h_weight",
+                                       "l0_i2h_bias", "l0_h2h_bias", "r0_i2h_bias", "r0_h2h_bias"};
+  std::string nodes = R"({"op": "null", "name": "data", "inputs": []})";
+  std::string concat_inputs;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int var = static_cast<int>(1 + 2 * i);
+    nodes += StrCat(R"(, {"op": "null", "name": "gru0_)", names[i], R"(", "inputs": []})");
+    nodes += StrCat(R"(, {"op": "Reshape", "name": "gru0_reshape)", i, R"js(", "attrs": {"shape": "(-1,)"}, "inputs": [[)js",
+                    var, ", 0, 0]]}");
+    concat_inputs += StrCat(i ? ", " : "", "[", var + 1, ", 0, 0]");
+  }
+  nodes += R"(, {"op": "_rnn_param_concat", "name": "gru0_rnn_param_concat0", "attrs": {"dim": "0", "num_args": "8"}, "inputs": [)" +
+           concat_inputs + "]}";
+  nodes += R"(, {"op": "null", "name": "gru0_begin_state_0", "inputs": []})";
+  nodes += R"(, {"op": "RNN", "name": "gru0_rnn0", "attrs": {"bidirectional": "True", "lstm_state_clip_max": "None",
+      "lstm_state_clip_min": "None", "lstm_state_clip_nan": "False", "mode": "gru", "num_layers": "1", "p": "0.0",
+      "projection_size": "None", "state_outputs": "True", "state_size": "3", "use_sequence_length": "False"},
+      "inputs": [[0, 0, 0], [17, 0, 0], [18, 0, 0]]})";
+  const std::string json = R"({"nodes": [)" + nodes +
+                           R"(], "arg_nodes": [0, 1, 3, 5, 7, 9, 11, 13, 15, 18], "heads": [[19, 0, 0]],
+                           "attrs": {"mxnet_version": ["int", 10901]}})";
+  Symbol net = LoadSymbolJSON(json);
+  std::map<std::string, NDArray> args{{"data", RandomArray({4, 2, 5}, 30)},
+                                      {"gru0_begin_state_0", RandomArray({2, 2, 3}, 31)}};
+  std::vector<float> packed;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const TShape shape = i < 4 ? TShape({9, i % 2 == 0 ? int64_t{5} : int64_t{3}}) : TShape({9});
+    NDArray a = RandomArray(shape, 40 + i, -0.5f, 0.5f);
+    args["gru0_" + names[i]] = a;
+    for (float v : a.ToVector()) packed.push_back(v);
+  }
+  auto exec = SimpleBind(net, Context::CPU(), args);
+  exec->Forward(false);
+  REQUIRE(exec->outputs().size() == 1);
+  const NDArray want = RunForward("RNN", RNNParams("gru", 1, true, true, 3),
+                                  {{"data", args["data"]}, {"parameters", NDArray({static_cast<int64_t>(packed.size())}, packed)},
+                                   {"state", args["gru0_begin_state_0"]}});
+  RequireClose(exec->outputs()[0], want, 0, 0);
 }
