@@ -78,10 +78,11 @@ struct RNNDims {
         D(p.bidirectional ? 2 : 1), G(p.mode == kLstm ? 4 : p.mode == kGru ? 3 : 1) {}
   int64_t InputSize(int64_t l) const { return l == 0 ? I : H * D; }
   int64_t GH() const { return G * H; }
+  // Weights of one direction of layer l: W_i2h then W_h2h.
+  int64_t DirectionWeights(int64_t l) const { return (InputSize(l) + H) * GH(); }
   int64_t WeightOffset(int64_t l, int64_t d) const {
-    int64_t off = 0;
-    for (int64_t k = 0; k < l; ++k) off += D * (InputSize(k) + H) * GH();
-    return off + d * (InputSize(l) + H) * GH();
+    const int64_t before = l == 0 ? 0 : D * DirectionWeights(0) + (l - 1) * D * DirectionWeights(1);
+    return before + d * DirectionWeights(l);
   }
   int64_t WeightTotal() const { return WeightOffset(L, 0); }
   int64_t BiasOffset(int64_t l, int64_t d) const { return WeightTotal() + (l * D + d) * 2 * GH(); }
@@ -98,6 +99,21 @@ struct RNNDims {
   float* Dropped(float* r, int64_t l) const { return r + L * D * CellBlock() + 2 * l * LayerOutSize(); }
   float* Mask(float* r, int64_t l) const { return Dropped(r, l) + LayerOutSize(); }
 };
+
+// The sizes RNNDims computes unchecked, computed once with overflow checks (a hostile state_size
+// or num_layers is a ShapeError, not a wrapped size).
+void CheckSizes(const RNNDims& s) {
+  const char* what = "RNN: packed parameter size";
+  const int64_t gh = CheckedMul(s.G, s.H, what);
+  auto layer = [&](int64_t in) {  // D * (in + H + 2) * G * H
+    return CheckedMul(CheckedMul(s.D, CheckedAdd(CheckedAdd(in, s.H, what), 2, what), what), gh, what);
+  };
+  CheckedAdd(layer(s.I), CheckedMul(s.L - 1, layer(CheckedMul(s.D, s.H, what)), what), what);
+  const char* reserve = "RNN: reserve size";
+  const int64_t tnh = CheckedMul(CheckedMul(s.T, s.N, reserve), s.H, reserve);
+  const int64_t ld = CheckedMul(s.L, s.D, reserve);
+  CheckedAdd(CheckedMul(ld, CheckedMul(tnh, s.G + 2, reserve), reserve), CheckedMul(2 * ld, tnh, reserve), reserve);
+}
 
 float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
@@ -136,6 +152,7 @@ void InferRNNShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<
     throw ShapeError(StrCat("RNN: data must be (sequence length, batch, input size), got ", d));
   if (!d.is_known()) return;
   RNNDims dims(p, d);
+  CheckSizes(dims);
   const TShape state({dims.L * dims.D, dims.N, dims.H});
   ShapeAssignCheck(in, 1, TShape({dims.ParamSize()}));
   ShapeAssignCheck(in, 2, state);
@@ -146,40 +163,45 @@ void InferRNNShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<
   ShapeAssignCheck(out, out->size() - 1, TShape({dims.ReserveSize()}));
 }
 
+// Batch rows per task in the cell loops: a few thousand gate values each.
+int64_t RowGrain(const RNNDims& s) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.GH())); }
+
 // One cell step for N rows: xw (N, G*H) = W_i2h x + b_i2h, hw (N, G*H) = W_h2h h + b_h2h.
 // Writes the activated gates, aux and the new h (and c) at time t.
 void CellForward(int mode, const RNNDims& s, const float* xw, const float* hw, const float* h_prev,
                  const float* c_prev, float* gates, float* aux, float* h) {
   const int64_t H = s.H, GH = s.GH();
-  for (int64_t n = 0; n < s.N; ++n) {
-    const float *a = xw + n * GH, *b = hw + n * GH;
-    float* g = gates + n * GH;
-    for (int64_t k = 0; k < H; ++k) {
-      const int64_t j = n * H + k;
-      switch (mode) {
-        case kRnnRelu: g[k] = h[j] = std::max(0.0f, a[k] + b[k]); break;
-        case kRnnTanh: g[k] = h[j] = std::tanh(a[k] + b[k]); break;
-        case kLstm: {
-          const float i = Sigmoid(a[k] + b[k]), f = Sigmoid(a[H + k] + b[H + k]);
-          const float gg = std::tanh(a[2 * H + k] + b[2 * H + k]);
-          const float o = Sigmoid(a[3 * H + k] + b[3 * H + k]);
-          const float c = f * c_prev[j] + i * gg;
-          g[k] = i, g[H + k] = f, g[2 * H + k] = gg, g[3 * H + k] = o;
-          aux[j] = c;
-          h[j] = o * std::tanh(c);
-          break;
-        }
-        case kGru: {
-          const float r = Sigmoid(a[k] + b[k]), z = Sigmoid(a[H + k] + b[H + k]);
-          const float nn = std::tanh(a[2 * H + k] + r * b[2 * H + k]);
-          g[k] = r, g[H + k] = z, g[2 * H + k] = nn;
-          aux[j] = b[2 * H + k];
-          h[j] = (1 - z) * nn + z * h_prev[j];
-          break;
+  ParallelFor(s.N, RowGrain(s), [&](int64_t rows_begin, int64_t rows_end) {
+    for (int64_t n = rows_begin; n < rows_end; ++n) {
+      const float *a = xw + n * GH, *b = hw + n * GH;
+      float* g = gates + n * GH;
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t j = n * H + k;
+        switch (mode) {
+          case kRnnRelu: g[k] = h[j] = std::max(0.0f, a[k] + b[k]); break;
+          case kRnnTanh: g[k] = h[j] = std::tanh(a[k] + b[k]); break;
+          case kLstm: {
+            const float i = Sigmoid(a[k] + b[k]), f = Sigmoid(a[H + k] + b[H + k]);
+            const float gg = std::tanh(a[2 * H + k] + b[2 * H + k]);
+            const float o = Sigmoid(a[3 * H + k] + b[3 * H + k]);
+            const float c = f * c_prev[j] + i * gg;
+            g[k] = i, g[H + k] = f, g[2 * H + k] = gg, g[3 * H + k] = o;
+            aux[j] = c;
+            h[j] = o * std::tanh(c);
+            break;
+          }
+          case kGru: {
+            const float r = Sigmoid(a[k] + b[k]), z = Sigmoid(a[H + k] + b[H + k]);
+            const float nn = std::tanh(a[2 * H + k] + r * b[2 * H + k]);
+            g[k] = r, g[H + k] = z, g[2 * H + k] = nn;
+            aux[j] = b[2 * H + k];
+            h[j] = (1 - z) * nn + z * h_prev[j];
+            break;
+          }
         }
       }
     }
-  }
+  });
 }
 
 // xw (rows, G*H) = x (rows, in) W^T + bias.
@@ -254,41 +276,43 @@ void CellBackward(int mode, const RNNDims& s, const float* gates, const float* a
                   const float* h_prev, const float* c_prev, float* dh, float* dc, float* dxw,
                   float* dhw) {
   const int64_t H = s.H, GH = s.GH();
-  for (int64_t n = 0; n < s.N; ++n) {
-    const float* g = gates + n * GH;
-    float *da = dxw + n * GH, *db = dhw + n * GH;
-    for (int64_t k = 0; k < H; ++k) {
-      const int64_t j = n * H + k;
-      switch (mode) {
-        case kRnnRelu: da[k] = db[k] = h[j] > 0 ? dh[j] : 0.0f; dh[j] = 0; break;
-        case kRnnTanh: da[k] = db[k] = dh[j] * (1 - h[j] * h[j]); dh[j] = 0; break;
-        case kLstm: {
-          const float i = g[k], f = g[H + k], gg = g[2 * H + k], o = g[3 * H + k];
-          const float tc = std::tanh(aux[j]);
-          const float dcj = dc[j] + dh[j] * o * (1 - tc * tc);
-          da[k] = db[k] = dcj * gg * i * (1 - i);
-          da[H + k] = db[H + k] = dcj * c_prev[j] * f * (1 - f);
-          da[2 * H + k] = db[2 * H + k] = dcj * i * (1 - gg * gg);
-          da[3 * H + k] = db[3 * H + k] = dh[j] * tc * o * (1 - o);
-          dc[j] = dcj * f;
-          dh[j] = 0;
-          break;
-        }
-        case kGru: {
-          const float r = g[k], z = g[H + k], nn = g[2 * H + k];
-          const float dn = dh[j] * (1 - z) * (1 - nn * nn);
-          const float dz = dh[j] * (h_prev[j] - nn) * z * (1 - z);
-          const float dr = dn * aux[j] * r * (1 - r);
-          da[k] = db[k] = dr;
-          da[H + k] = db[H + k] = dz;
-          da[2 * H + k] = dn;
-          db[2 * H + k] = dn * r;
-          dh[j] = dh[j] * z;
-          break;
+  ParallelFor(s.N, RowGrain(s), [&](int64_t rows_begin, int64_t rows_end) {
+    for (int64_t n = rows_begin; n < rows_end; ++n) {
+      const float* g = gates + n * GH;
+      float *da = dxw + n * GH, *db = dhw + n * GH;
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t j = n * H + k;
+        switch (mode) {
+          case kRnnRelu: da[k] = db[k] = h[j] > 0 ? dh[j] : 0.0f; dh[j] = 0; break;
+          case kRnnTanh: da[k] = db[k] = dh[j] * (1 - h[j] * h[j]); dh[j] = 0; break;
+          case kLstm: {
+            const float i = g[k], f = g[H + k], gg = g[2 * H + k], o = g[3 * H + k];
+            const float tc = std::tanh(aux[j]);
+            const float dcj = dc[j] + dh[j] * o * (1 - tc * tc);
+            da[k] = db[k] = dcj * gg * i * (1 - i);
+            da[H + k] = db[H + k] = dcj * c_prev[j] * f * (1 - f);
+            da[2 * H + k] = db[2 * H + k] = dcj * i * (1 - gg * gg);
+            da[3 * H + k] = db[3 * H + k] = dh[j] * tc * o * (1 - o);
+            dc[j] = dcj * f;
+            dh[j] = 0;
+            break;
+          }
+          case kGru: {
+            const float r = g[k], z = g[H + k], nn = g[2 * H + k];
+            const float dn = dh[j] * (1 - z) * (1 - nn * nn);
+            const float dz = dh[j] * (h_prev[j] - nn) * z * (1 - z);
+            const float dr = dn * aux[j] * r * (1 - r);
+            da[k] = db[k] = dr;
+            da[H + k] = db[H + k] = dz;
+            da[2 * H + k] = dn;
+            db[2 * H + k] = dn * r;
+            dh[j] = dh[j] * z;
+            break;
+          }
         }
       }
     }
-  }
+  });
 }
 
 // Column sums of m (rows, cols) added to acc.

@@ -129,6 +129,10 @@ TEST_CASE("RNN infers parameter, state and output shapes and lists MXNet's names
   CHECK_THROWS_WITH(InferShape(SingleOpSymbol("RNN", proj), {{"op_data", TShape({2, 1, 6})}}),
                     Catch::Contains("projection_size"));
   CHECK_THROWS_AS(SingleOpSymbol("RNN", {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "lstmx"}}), ParamError);
+  // Sizes that overflow int64 are refused, without looping over the layers.
+  CHECK_THROWS_WITH(InferShape(SingleOpSymbol("RNN", RNNParams("lstm", 2147483647, true, false, 2147483647)),
+                               {{"op_data", TShape({2, 1, 6})}}),
+                    Catch::Contains("overflows int64"));
 }
 
 TEST_CASE("RNN runs a graph shaped as Gluon exports a bidirectional GRU", "[ops][rnn]") {
