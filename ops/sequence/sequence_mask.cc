@@ -29,7 +29,7 @@ void ForEachMasked(const NodeAttrs& attrs, const std::vector<NDArray>& in, float
                    const F& f) {
   const auto& p = attrs.param<SequenceMaskParam>();
   const SequenceLayout l(in[0].shape(), p.axis);
-  const std::vector<int64_t> len = SequenceLengths(attrs, in, p.use_sequence_length, l, 0);
+  const std::vector<int64_t> len = SequenceLengths(attrs, in, p.use_sequence_length, l, 0, /*clamp=*/true);
   for (int64_t t = 0; t < l.T; ++t)
     for (int64_t n = 0; n < l.N; ++n) {
       const int64_t at = l.Offset(t, n);

@@ -1,6 +1,7 @@
 // Shared by SequenceMask, SequenceLast and SequenceReverse: the (time, batch) layout of the data
 // along `axis`, the optional sequence_length input and its validation.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,15 +43,17 @@ inline void InferSequenceType(bool use_sequence_length, std::vector<int>* in, st
 }
 
 // Per batch entry, the valid length: sequence_length (truncated to integers, as MXNet casts)
-// or T. Lengths outside [min_length, T] are an error naming the node and the entry.
+// or T. Lengths outside [min_length, T] are an error naming the node and the entry, unless
+// `clamp` (SequenceMask, where MXNet only compares steps with the length) maps them into [0, T].
 inline std::vector<int64_t> SequenceLengths(const NodeAttrs& attrs, const std::vector<NDArray>& in,
                                             bool use_sequence_length, const SequenceLayout& l,
-                                            int64_t min_length) {
+                                            int64_t min_length, bool clamp = false) {
   std::vector<int64_t> len(static_cast<size_t>(l.N), l.T);
   if (!use_sequence_length) return len;
   const std::vector<double> v = shape_detail::ValuesAsDouble(in[1]);
   for (int64_t n = 0; n < l.N; ++n) {
-    const double x = v[static_cast<size_t>(n)];
+    double x = v[static_cast<size_t>(n)];
+    if (clamp && x == x) x = std::min(std::max(x, 0.0), static_cast<double>(l.T));
     if (!(x >= static_cast<double>(min_length) && x < static_cast<double>(l.T) + 1))
       throw Error(StrCat(InOperator(attrs), ": sequence_length[", n, "] = ", x, " is out of range (expected ",
                          min_length, " to ", l.T, ", the length of the time axis)"));

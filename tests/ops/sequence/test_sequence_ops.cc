@@ -26,6 +26,8 @@ GradCheckOptions NoLengthGrad() {
 TEST_CASE("SequenceMask masks steps past each length on axis 0 and 1", "[ops][sequence]") {
   const int64_t T = 4, N = 3, K = 2;
   const NDArray lengths({N}, {2, 4, 0});
+  // As MXNet, a length past the time axis masks nothing and a negative one masks everything.
+  const NDArray beyond({N}, {9, -3, 1});
   for (int axis : {0, 1}) {
     INFO("axis " << axis);
     const NDArray x = RandomArray(axis == 0 ? TShape({T, N, K}) : TShape({N, T, K}), 4 + axis);
@@ -37,6 +39,11 @@ TEST_CASE("SequenceMask masks steps past each length on axis 0 and 1", "[ops][se
         for (int64_t k = 0; k < K; ++k)
           CHECK(At(y, axis, t, n, k) == (t < lengths.GetFlat(n) ? At(x, axis, t, n, k) : -7.5f));
     CheckGradients("SequenceMask", params, {{"data", x}, {"sequence_length", lengths}}, NoLengthGrad());
+    const NDArray z = RunForward("SequenceMask", params, {{"data", x}, {"sequence_length", beyond}});
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k)
+          CHECK(At(z, axis, t, n, k) == (t < beyond.GetFlat(n) ? At(x, axis, t, n, k) : -7.5f));
     // Without use_sequence_length: the identity.
     RequireClose(RunForward("SequenceMask", SeqParams(false, axis), {{"data", x}}), x, 0, 0);
   }
