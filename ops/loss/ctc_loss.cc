@@ -127,6 +127,7 @@ void CTCForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDAr
 
 void CTCBackward(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
   for (size_t i = 1; i < a.req.size(); ++i) shape_detail::ZeroWithReq(a.in_grads[i], a.req[i]);
+  if (a.req[0] == OpReq::kNull) return;
   const TShape& s = a.inputs[0].shape();
   const int64_t NC = s[1] * s[2], C = s[2];
   const float *head = a.out_grads[0].fdata(), *grad = a.outputs[1].fdata();

@@ -378,10 +378,14 @@ void RNNBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a
       for (int64_t i = 0; i < s.LayerOutSize(); ++i) dy[i] = dx_in[i] * mask[i];
     }
   }
-  AssignWithReq(a.in_grads[0].fdata(), dx_in.data(), a.in_grads[0].Size(), a.req[0]);
-  AssignWithReq(a.in_grads[1].fdata(), dw.data(), a.in_grads[1].Size(), a.req[1]);
-  AssignWithReq(a.in_grads[2].fdata(), dhx.data(), a.in_grads[2].Size(), a.req[2]);
-  if (cx) AssignWithReq(a.in_grads[3].fdata(), dcx.data(), a.in_grads[3].Size(), a.req[3]);
+  // Arguments without a gradient (req null) have no array.
+  auto emit = [&](size_t i, const std::vector<float>& g) {
+    if (a.req[i] != OpReq::kNull) AssignWithReq(a.in_grads[i].fdata(), g.data(), a.in_grads[i].Size(), a.req[i]);
+  };
+  emit(0, dx_in);
+  emit(1, dw);
+  emit(2, dhx);
+  if (cx) emit(3, dcx);
 }
 }  // namespace
 

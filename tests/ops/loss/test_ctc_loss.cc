@@ -100,6 +100,11 @@ TEST_CASE("CTCLoss gradient matches finite differences, scaled by the head gradi
                  {{"data", RandomArray({5, 2, 4}, 8)}, {"label", NDArray({2, 3}, {3, 3, 1, 2, 0, 0})},
                   {"data_lengths", NDArray({2}, {5, 4})}, {"label_lengths", NDArray({2}, {2, 1})}},
                  opt);
+  // No gradient asked for: backward writes nothing.
+  auto exec = BindSingleOp("CTCLoss", CTCParams("first"), {{"data", RandomArray({3, 1, 3}, 4)}, {"label", NDArray({1, 1}, {2})}},
+                           {"data", "label"});
+  exec->Forward(true);
+  exec->Backward({NDArray({1}, {1})});
   CheckGradients("CTCLoss", CTCParams("last"),
                  {{"data", RandomArray({4, 2, 3}, 9)}, {"label", NDArray({2, 2}, {0, 1, 1, -1})}},
                  opt);
