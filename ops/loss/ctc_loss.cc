@@ -115,12 +115,14 @@ void CTCForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDAr
   const float* x = in[0].fdata();
   float* grad = out[1].fdata();
   std::vector<float> loss(static_cast<size_t>(N));
-  ParallelFor(N, 1, [&](int64_t b, int64_t e) {
-    for (int64_t n = b; n < e; ++n) {
-      loss[n] = static_cast<float>(ctc_detail::CTCLossAndGrad(x + n * C, N * C, data_len[n], C, labels[n],
-                                                              blank, grad + n * C));
-      for (int64_t t = data_len[n]; t < T; ++t) std::fill(grad + (t * N + n) * C, grad + (t * N + n + 1) * C, 0.0f);
-    }
+  ctc_detail::WithCTCTables(attrs, T, L, [&] {
+    ParallelFor(N, 1, [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) {
+        loss[n] = static_cast<float>(ctc_detail::CTCLossAndGrad(x + n * C, N * C, data_len[n], C, labels[n],
+                                                                blank, grad + n * C));
+        for (int64_t t = data_len[n]; t < T; ++t) std::fill(grad + (t * N + n) * C, grad + (t * N + n + 1) * C, 0.0f);
+      }
+    });
   });
   AssignWithReq(out[0].fdata(), loss.data(), N, req[0]);
 }

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <vector>
+
+#include <symbind/ops/kernel_util.h>
 
 namespace symbind::ctc_detail {
 
@@ -82,6 +85,19 @@ inline double CTCLossAndGrad(const float* act, int64_t stride, int64_t steps, in
     }
   }
   return -log_p;
+}
+
+// Runs `compute` (the per-sequence loop); the recursion's tables hold 2 * steps * (2 * max_label
+// + 1) doubles per sequence, so a long sequence with a long label that exhausts memory is an
+// OutOfMemoryError naming the node rather than std::bad_alloc.
+template <typename F>
+void WithCTCTables(const NodeAttrs& attrs, int64_t steps, int64_t max_label, const F& compute) {
+  try {
+    compute();
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError(StrCat(InOperator(attrs), ": the CTC tables for ", steps, " steps and labels of up to ",
+                                  max_label, " symbols do not fit in memory"));
+  }
 }
 
 }  // namespace symbind::ctc_detail

@@ -81,9 +81,11 @@ SYMBIND_REGISTER_OP(WarpCTC)
         }
       std::vector<float> grad(static_cast<size_t>(a.inputs[0].Size()));
       const float* x = a.inputs[0].fdata();
-      ParallelFor(N, 1, [&](int64_t b, int64_t e) {
-        for (int64_t n = b; n < e; ++n)
-          ctc_detail::CTCLossAndGrad(x + n * C, N * C, T, C, labels[n], 0, grad.data() + n * C);
+      ctc_detail::WithCTCTables(attrs, T, p.label_length, [&] {
+        ParallelFor(N, 1, [&](int64_t b, int64_t e) {
+          for (int64_t n = b; n < e; ++n)
+            ctc_detail::CTCLossAndGrad(x + n * C, N * C, T, C, labels[n], 0, grad.data() + n * C);
+        });
       });
       AssignWithReq(a.in_grads[0].fdata(), grad.data(), a.inputs[0].Size(), a.req[0]);
     });
