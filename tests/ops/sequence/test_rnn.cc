@@ -182,4 +182,10 @@ TEST_CASE("RNN runs a graph shaped as Gluon exports a bidirectional GRU", "[ops]
                                   {{"data", args["data"]}, {"parameters", NDArray({static_cast<int64_t>(packed.size())}, packed)},
                                    {"state", args["gru0_begin_state_0"]}});
   RequireClose(exec->outputs()[0], want, 0, 0);
+  // The JSON round trip keeps the graph (and the hidden reserve output stays hidden).
+  Symbol lstm = SingleOpSymbol("RNN", RNNParams("lstm", 1, false, true, 3));
+  Symbol again = LoadSymbolJSON(SaveSymbolJSON(lstm));
+  CHECK(again.ListOutputs() == lstm.ListOutputs());
+  CHECK(again.GetInternals().ListOutputs() == lstm.GetInternals().ListOutputs());
+  CHECK(LoadSymbolJSON(SaveSymbolJSON(net)).ListArguments() == net.ListArguments());
 }
