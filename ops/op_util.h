@@ -138,6 +138,12 @@ Op& RunAs(Op& legacy, const std::string& modern) {
   return legacy;
 }
 
+// "Error in operator NAME (OP)": how a kernel's error message starts (shape errors get it from
+// the graph; errors found while running name the node themselves).
+inline std::string InOperator(const NodeAttrs& attrs) {
+  return StrCat("Error in operator ", attrs.name, " (", attrs.op ? attrs.op->name : "?", ")");
+}
+
 // --- Axes and shapes ------------------------------------------------------------------------
 
 // Maps a possibly negative axis into [0, ndim); throws ShapeError naming `op` otherwise.

@@ -509,6 +509,28 @@ std::vector<ErrorCase> Cases() {
   add("Reshape (2,3) with shape (-4,5,-1,-2)", [] { RunOp("Reshape", {{"shape", "(-4,5,-1,-2)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (Reshape): Reshape: cannot reshape (2,3) with shape=(-4,5,-1,-2): split dims 5, 0 do not divide original dim 2");
   add("Dropout p=1.5", [] { RunOp("Dropout", {{"p", "1.5"}}, TShape({2, 3})); }, "ParamError", "value 1.5 for Parameter p should be in range [0, 1]");
   add("Dropout p=nan", [] { RunOp("Dropout", {{"p", "nan"}}, TShape({2, 3})); }, "ParamError", "value nan for Parameter p should be in range [0, 1]");
+  add("InferShape: RNN lstm with projection_size", [] {
+    Symbol s = Symbol::Create("RNN", "rnn", {{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}, {"projection_size", "2"}}, {{"data", Var("data")}});
+    InferShape(s, {{"data", TShape({5, 2, 3})}});
+  }, "ShapeError", "Error in operator rnn (RNN): RNN: projection_size is supported by MXNet with cuDNN only, not by symbind");
+  add("SimpleBind: RNN gru parameters (5,)", [] {
+    Symbol s = Symbol::Create("RNN", "rnn", {{"mode", "gru"}, {"state_size", "4"}, {"num_layers", "1"}}, {{"data", Var("data")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({5, 2, 3}))}, {"rnn_parameters", NDArray(TShape({5}))}});
+  }, "ShapeError", "Error in operator rnn (RNN): Shape inconsistent for input 'parameters' (rnn_parameters): provided (5,), inferred (108,)");
+  add("Forward: CTCLoss label 3 with alphabet size 3", [] {
+    Symbol s = Symbol::Create("CTCLoss", "ctc", {}, {{"data", Var("data")}, {"label", Var("label")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 1, 3}))},
+                                   {"label", NDArray(TShape({1, 2}), std::vector<float>{1, 3})}})->Forward(false);
+  }, "Error", "Error in operator ctc (CTCLoss): label[0, 1] = 3 is not a class other than the blank 0 (alphabet size 3, blank_label first)");
+  add("Forward: SequenceLast sequence_length 0", [] {
+    Symbol s = Symbol::Create("SequenceLast", "last", {{"use_sequence_length", "True"}}, {{"data", Var("data")}, {"sequence_length", Var("len")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 2, 3}))},
+                                   {"len", NDArray(TShape({2}), std::vector<float>{2, 0})}})->Forward(false);
+  }, "Error", "Error in operator last (SequenceLast): sequence_length[1] = 0 is out of range (expected 1 to 4, the length of the time axis)");
+  add("InferShape: SequenceReverse axis 1", [] {
+    Symbol s = Symbol::Create("SequenceReverse", "rev", {{"axis", "1"}}, {{"data", Var("data")}});
+    InferShape(s, {{"data", TShape({4, 2, 3})}});
+  }, "ShapeError", "Error in operator rev (SequenceReverse): SequenceReverse: only axis 0 is supported (as in MXNet), got 1");
   add("FullyConnected num_hidden=99999999999", [] { RunOp("FullyConnected", {{"num_hidden", "99999999999"}}, TShape({2, 3})); }, "ParamError", "Invalid Parameter format for num_hidden expect int but value='99999999999'");
   // Ordering, indexing, broadcast and resize ops (issue 15).
   auto run_inputs = [](const std::string& op, const KwArgs& params, const std::map<std::string, NDArray>& in) {

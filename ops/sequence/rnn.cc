@@ -1,0 +1,406 @@
+// RNN: MXNet's fused recurrent layer (rnn_relu, rnn_tanh, lstm, gru), multi-layer and
+// bidirectional, on time-major data (T, N, C), with all weights in one packed vector.
+//
+// MXNet facts matched here (src/operator/rnn-inl.h, rnn_impl.h, rnn.cc):
+// - inputs data, parameters, state, and state_cell for lstm; outputs output and, with
+//   state_outputs, state_output (and statecell_output for lstm);
+// - the packed layout (docs/formats.md): for each layer, for each direction, W_i2h (G*H, in) then
+//   W_h2h (G*H, H); after all weights, for each layer and direction, b_i2h (G*H) then b_h2h (G*H).
+//   Gate order i, f, g, o (lstm) and r, z, n (gru); in = C for layer 0, D*H above;
+// - gru: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h (cuDNN's form);
+// - the reverse direction's final state is its state after t = 0;
+// - p drops (inverted scaling) the outputs of every layer but the last, in training only.
+// MXNet's CPU kernels reject projection_size, lstm_state_clip_* and use_sequence_length (cuDNN
+// only); so does symbind, at shape inference.
+//
+// A hidden output `reserve` keeps what backward needs (gates, cell states, hidden states, the
+// dropped layer outputs and their masks), like the reserve space of MXNet's kernels.
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/op_util.h>
+
+
+namespace symbind {
+
+namespace {
+enum RNNMode { kRnnRelu, kRnnTanh, kLstm, kGru };
+
+struct RNNParam : Parameter<RNNParam> {
+  int state_size;
+  int num_layers;
+  bool bidirectional;
+  int mode;
+  float p;
+  bool state_outputs;
+  std::optional<int> projection_size;
+  std::optional<double> lstm_state_clip_min, lstm_state_clip_max;
+  bool lstm_state_clip_nan;
+  bool use_sequence_length;
+  static void Declare(ParamDeclarer<RNNParam>& d) {
+    d.field("state_size", &RNNParam::state_size).lower_bound(1)
+        .describe("size of the state for each layer");
+    d.field("num_layers", &RNNParam::num_layers).lower_bound(1)
+        .describe("number of stacked layers");
+    d.field("bidirectional", &RNNParam::bidirectional).set_default(false)
+        .describe("whether to use bidirectional recurrent layers");
+    d.field("mode", &RNNParam::mode)
+        .add_enum("rnn_relu", kRnnRelu).add_enum("rnn_tanh", kRnnTanh)
+        .add_enum("lstm", kLstm).add_enum("gru", kGru)
+        .describe("the type of RNN to compute");
+    d.field("p", &RNNParam::p).set_default(0.0f).set_range(0, 1)
+        .describe("drop rate of the dropout on the outputs of each RNN layer, except the last layer.");
+    d.field("state_outputs", &RNNParam::state_outputs).set_default(false)
+        .describe("Whether to have the states as symbol outputs.");
+    d.field("projection_size", &RNNParam::projection_size).set_default(std::nullopt)
+        .describe("size of project size (not supported on CPU, as in MXNet)");
+    d.field("lstm_state_clip_min", &RNNParam::lstm_state_clip_min).set_default(std::nullopt)
+        .describe("Minimum clip value of LSTM states (not supported on CPU, as in MXNet).");
+    d.field("lstm_state_clip_max", &RNNParam::lstm_state_clip_max).set_default(std::nullopt)
+        .describe("Maximum clip value of LSTM states (not supported on CPU, as in MXNet).");
+    d.field("lstm_state_clip_nan", &RNNParam::lstm_state_clip_nan).set_default(false)
+        .describe("Whether to stop NaN from propagating in state by clipping it to min/max. "
+                  "If clipping range is not specified, this option is ignored.");
+    d.field("use_sequence_length", &RNNParam::use_sequence_length).set_default(false)
+        .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
+                  "to specify variable length sequence (not supported on CPU, as in MXNet)");
+  }
+};
+
+bool IsLstm(const RNNParam& p) { return p.mode == kLstm; }
+int NumVisibleOutputs(const RNNParam& p) { return p.state_outputs ? (IsLstm(p) ? 3 : 2) : 1; }
+
+// Sizes and the offsets into the packed parameters and the reserve.
+struct RNNDims {
+  int64_t T, N, I, H, L, D, G;
+  RNNDims(const RNNParam& p, const TShape& data)
+      : T(data[0]), N(data[1]), I(data[2]), H(p.state_size), L(p.num_layers),
+        D(p.bidirectional ? 2 : 1), G(p.mode == kLstm ? 4 : p.mode == kGru ? 3 : 1) {}
+  int64_t InputSize(int64_t l) const { return l == 0 ? I : H * D; }
+  int64_t GH() const { return G * H; }
+  // Weights of one direction of layer l: W_i2h then W_h2h.
+  int64_t DirectionWeights(int64_t l) const { return (InputSize(l) + H) * GH(); }
+  int64_t WeightOffset(int64_t l, int64_t d) const {
+    const int64_t before = l == 0 ? 0 : D * DirectionWeights(0) + (l - 1) * D * DirectionWeights(1);
+    return before + d * DirectionWeights(l);
+  }
+  int64_t WeightTotal() const { return WeightOffset(L, 0); }
+  int64_t BiasOffset(int64_t l, int64_t d) const { return WeightTotal() + (l * D + d) * 2 * GH(); }
+  int64_t ParamSize() const { return BiasOffset(L, 0); }
+  // Reserve: per layer and direction gates (T,N,G*H) after their activation, aux (T,N,H) (the
+  // cell state for lstm, W_hn h + b_hn for gru) and h (T,N,H); then per layer the dropped
+  // output (T,N,D*H) and the dropout mask (T,N,D*H).
+  int64_t CellBlock() const { return T * N * H * (G + 2); }
+  int64_t LayerOutSize() const { return T * N * D * H; }
+  int64_t ReserveSize() const { return L * D * CellBlock() + 2 * L * LayerOutSize(); }
+  float* Gates(float* r, int64_t l, int64_t d) const { return r + (l * D + d) * CellBlock(); }
+  float* Aux(float* r, int64_t l, int64_t d) const { return Gates(r, l, d) + T * N * GH(); }
+  float* Hidden(float* r, int64_t l, int64_t d) const { return Aux(r, l, d) + T * N * H; }
+  float* Dropped(float* r, int64_t l) const { return r + L * D * CellBlock() + 2 * l * LayerOutSize(); }
+  float* Mask(float* r, int64_t l) const { return Dropped(r, l) + LayerOutSize(); }
+};
+
+// The sizes RNNDims computes unchecked, computed once with overflow checks (a hostile state_size
+// or num_layers is a ShapeError, not a wrapped size).
+void CheckSizes(const RNNDims& s) {
+  const char* what = "RNN: packed parameter size";
+  const int64_t gh = CheckedMul(s.G, s.H, what);
+  auto layer = [&](int64_t in) {  // D * (in + H + 2) * G * H
+    return CheckedMul(CheckedMul(s.D, CheckedAdd(CheckedAdd(in, s.H, what), 2, what), what), gh, what);
+  };
+  CheckedAdd(layer(s.I), CheckedMul(s.L - 1, layer(CheckedMul(s.D, s.H, what)), what), what);
+  const char* reserve = "RNN: reserve size";
+  const int64_t tnh = CheckedMul(CheckedMul(s.T, s.N, reserve), s.H, reserve);
+  const int64_t ld = CheckedMul(s.L, s.D, reserve);
+  CheckedAdd(CheckedMul(ld, CheckedMul(tnh, s.G + 2, reserve), reserve), CheckedMul(2 * ld, tnh, reserve), reserve);
+}
+
+float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+void CheckSupported(const RNNParam& p) {
+  auto reject = [&](const char* what) {
+    throw ShapeError(StrCat("RNN: ", what, " is supported by MXNet with cuDNN only, not by symbind"));
+  };
+  if (p.projection_size) reject("projection_size");
+  if (p.lstm_state_clip_min || p.lstm_state_clip_max) reject("lstm_state_clip_min/max");
+  if (p.use_sequence_length) reject("use_sequence_length");
+}
+
+std::vector<std::string> RNNArguments(const NodeAttrs& attrs) {
+  const auto& p = attrs.param<RNNParam>();
+  std::vector<std::string> names{"data", "parameters", "state"};
+  if (IsLstm(p)) names.push_back("state_cell");
+  if (p.use_sequence_length) names.push_back("sequence_length");
+  return names;
+}
+
+std::vector<std::string> RNNOutputs(const NodeAttrs& attrs) {
+  const auto& p = attrs.param<RNNParam>();
+  std::vector<std::string> names{"output"};
+  if (p.state_outputs) names.push_back("state_output");
+  if (p.state_outputs && IsLstm(p)) names.push_back("statecell_output");
+  names.push_back("reserve");
+  return names;
+}
+
+void InferRNNShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const auto& p = attrs.param<RNNParam>();
+  CheckSupported(p);
+  const TShape& d = (*in)[0];
+  if (!d.ndim_known()) return;
+  if (d.ndim() != 3)
+    throw ShapeError(StrCat("RNN: data must be (sequence length, batch, input size), got ", d));
+  if (!d.is_known()) return;
+  RNNDims dims(p, d);
+  CheckSizes(dims);
+  const TShape state({dims.L * dims.D, dims.N, dims.H});
+  ShapeAssignCheck(in, 1, TShape({dims.ParamSize()}));
+  ShapeAssignCheck(in, 2, state);
+  if (IsLstm(p)) ShapeAssignCheck(in, 3, state);
+  ShapeAssignCheck(out, 0, TShape({dims.T, dims.N, dims.D * dims.H}));
+  if (p.state_outputs) ShapeAssignCheck(out, 1, state);
+  if (p.state_outputs && IsLstm(p)) ShapeAssignCheck(out, 2, state);
+  ShapeAssignCheck(out, out->size() - 1, TShape({dims.ReserveSize()}));
+}
+
+// Batch rows per task in the cell loops: a few thousand gate values each.
+int64_t RowGrain(const RNNDims& s) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.GH())); }
+
+// One cell step for N rows: xw (N, G*H) = W_i2h x + b_i2h, hw (N, G*H) = W_h2h h + b_h2h.
+// Writes the activated gates, aux and the new h (and c) at time t.
+void CellForward(int mode, const RNNDims& s, const float* xw, const float* hw, const float* h_prev,
+                 const float* c_prev, float* gates, float* aux, float* h) {
+  const int64_t H = s.H, GH = s.GH();
+  ParallelFor(s.N, RowGrain(s), [&](int64_t rows_begin, int64_t rows_end) {
+    for (int64_t n = rows_begin; n < rows_end; ++n) {
+      const float *a = xw + n * GH, *b = hw + n * GH;
+      float* g = gates + n * GH;
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t j = n * H + k;
+        switch (mode) {
+          case kRnnRelu: g[k] = h[j] = std::max(0.0f, a[k] + b[k]); break;
+          case kRnnTanh: g[k] = h[j] = std::tanh(a[k] + b[k]); break;
+          case kLstm: {
+            const float i = Sigmoid(a[k] + b[k]), f = Sigmoid(a[H + k] + b[H + k]);
+            const float gg = std::tanh(a[2 * H + k] + b[2 * H + k]);
+            const float o = Sigmoid(a[3 * H + k] + b[3 * H + k]);
+            const float c = f * c_prev[j] + i * gg;
+            g[k] = i, g[H + k] = f, g[2 * H + k] = gg, g[3 * H + k] = o;
+            aux[j] = c;
+            h[j] = o * std::tanh(c);
+            break;
+          }
+          case kGru: {
+            const float r = Sigmoid(a[k] + b[k]), z = Sigmoid(a[H + k] + b[H + k]);
+            const float nn = std::tanh(a[2 * H + k] + r * b[2 * H + k]);
+            g[k] = r, g[H + k] = z, g[2 * H + k] = nn;
+            aux[j] = b[2 * H + k];
+            h[j] = (1 - z) * nn + z * h_prev[j];
+            break;
+          }
+        }
+      }
+    }
+  });
+}
+
+// xw (rows, G*H) = x (rows, in) W^T + bias.
+void Affine(const float* x, int64_t rows, int64_t in, const float* w, const float* bias, int64_t gh,
+            float* xw) {
+  for (int64_t r = 0; r < rows; ++r) std::copy(bias, bias + gh, xw + r * gh);
+  Gemm(false, true, rows, gh, in, 1.0f, x, in, w, in, 1.0f, xw, gh);
+}
+
+bool DropoutActive(const OpContext& ctx, const RNNParam& p) { return ctx.is_train && p.p > 0; }
+
+void RNNForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<RNNParam>();
+  const RNNDims s(p, in[0].shape());
+  const float* w = in[1].fdata();
+  const float* hx = in[2].fdata();
+  const float* cx = IsLstm(p) ? in[3].fdata() : nullptr;
+  float* reserve = out.back().fdata();
+  const int64_t GH = s.GH(), NH = s.N * s.H, TN = s.T * s.N, DH = s.D * s.H;
+  std::vector<float> hy(static_cast<size_t>(s.L * s.D * NH)), cy(hy.size());
+  std::vector<float> y(static_cast<size_t>(s.LayerOutSize()));
+  std::vector<float> xw, hw(static_cast<size_t>(s.N * GH));
+  std::mt19937_64 rng(ctx.seed);
+  const float* x = in[0].fdata();
+  for (int64_t l = 0; l < s.L; ++l) {
+    const int64_t In = s.InputSize(l);
+    xw.assign(static_cast<size_t>(TN * GH), 0.0f);
+    for (int64_t d = 0; d < s.D; ++d) {
+      const float* wx = w + s.WeightOffset(l, d);
+      const float* wh = wx + GH * In;
+      const float* bx = w + s.BiasOffset(l, d);
+      const float* bh = bx + GH;
+      Affine(x, TN, In, wx, bx, GH, xw.data());
+      float *gates = s.Gates(reserve, l, d), *aux = s.Aux(reserve, l, d), *hs = s.Hidden(reserve, l, d);
+      const float* h_prev = hx + (l * s.D + d) * NH;
+      const float* c_prev = cx ? cx + (l * s.D + d) * NH : nullptr;
+      for (int64_t step = 0; step < s.T; ++step) {
+        const int64_t t = d ? s.T - 1 - step : step;
+        Affine(h_prev, s.N, s.H, wh, bh, GH, hw.data());
+        CellForward(p.mode, s, xw.data() + t * s.N * GH, hw.data(), h_prev, c_prev,
+                    gates + t * s.N * GH, aux + t * NH, hs + t * NH);
+        h_prev = hs + t * NH;
+        c_prev = aux + t * NH;
+        for (int64_t n = 0; n < s.N; ++n)
+          std::copy(h_prev + n * s.H, h_prev + (n + 1) * s.H, y.data() + (t * s.N + n) * DH + d * s.H);
+      }
+      std::copy(h_prev, h_prev + NH, hy.data() + (l * s.D + d) * NH);
+      if (cx) std::copy(c_prev, c_prev + NH, cy.data() + (l * s.D + d) * NH);
+    }
+    if (l + 1 < s.L) {
+      float *dropped = s.Dropped(reserve, l), *mask = s.Mask(reserve, l);
+      const bool drop = DropoutActive(ctx, p);
+      const float keep = 1.0f - p.p, scale = keep > 0 ? 1.0f / keep : 0.0f;
+      std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+      for (int64_t i = 0; i < s.LayerOutSize(); ++i) {
+        mask[i] = !drop ? 1.0f : (u01(rng) < keep ? scale : 0.0f);
+        dropped[i] = y[static_cast<size_t>(i)] * mask[i];
+      }
+      x = dropped;
+    }
+  }
+  AssignWithReq(out[0].fdata(), y.data(), out[0].Size(), req[0]);
+  if (p.state_outputs) AssignWithReq(out[1].fdata(), hy.data(), out[1].Size(), req[1]);
+  if (p.state_outputs && IsLstm(p)) AssignWithReq(out[2].fdata(), cy.data(), out[2].Size(), req[2]);
+}
+
+// Backward of one cell step: from dh, dc (N,H) at time t, writes the pre-activation gradients
+// of the i2h part (dxw) and of the h2h part (dhw), sets dh to the part of dh_prev that does not
+// flow through W_h2h and dc to dc_prev.
+void CellBackward(int mode, const RNNDims& s, const float* gates, const float* aux, const float* h,
+                  const float* h_prev, const float* c_prev, float* dh, float* dc, float* dxw,
+                  float* dhw) {
+  const int64_t H = s.H, GH = s.GH();
+  ParallelFor(s.N, RowGrain(s), [&](int64_t rows_begin, int64_t rows_end) {
+    for (int64_t n = rows_begin; n < rows_end; ++n) {
+      const float* g = gates + n * GH;
+      float *da = dxw + n * GH, *db = dhw + n * GH;
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t j = n * H + k;
+        switch (mode) {
+          case kRnnRelu: da[k] = db[k] = h[j] > 0 ? dh[j] : 0.0f; dh[j] = 0; break;
+          case kRnnTanh: da[k] = db[k] = dh[j] * (1 - h[j] * h[j]); dh[j] = 0; break;
+          case kLstm: {
+            const float i = g[k], f = g[H + k], gg = g[2 * H + k], o = g[3 * H + k];
+            const float tc = std::tanh(aux[j]);
+            const float dcj = dc[j] + dh[j] * o * (1 - tc * tc);
+            da[k] = db[k] = dcj * gg * i * (1 - i);
+            da[H + k] = db[H + k] = dcj * c_prev[j] * f * (1 - f);
+            da[2 * H + k] = db[2 * H + k] = dcj * i * (1 - gg * gg);
+            da[3 * H + k] = db[3 * H + k] = dh[j] * tc * o * (1 - o);
+            dc[j] = dcj * f;
+            dh[j] = 0;
+            break;
+          }
+          case kGru: {
+            const float r = g[k], z = g[H + k], nn = g[2 * H + k];
+            const float dn = dh[j] * (1 - z) * (1 - nn * nn);
+            const float dz = dh[j] * (h_prev[j] - nn) * z * (1 - z);
+            const float dr = dn * aux[j] * r * (1 - r);
+            da[k] = db[k] = dr;
+            da[H + k] = db[H + k] = dz;
+            da[2 * H + k] = dn;
+            db[2 * H + k] = dn * r;
+            dh[j] = dh[j] * z;
+            break;
+          }
+        }
+      }
+    }
+  });
+}
+
+// Column sums of m (rows, cols) added to acc.
+void AddColumnSums(const float* m, int64_t rows, int64_t cols, float* acc) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) acc[c] += m[r * cols + c];
+}
+
+void RNNBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+  const auto& p = attrs.param<RNNParam>();
+  const RNNDims s(p, a.inputs[0].shape());
+  const float* w = a.inputs[1].fdata();
+  const float* hx = a.inputs[2].fdata();
+  const float* cx = IsLstm(p) ? a.inputs[3].fdata() : nullptr;
+  float* reserve = a.outputs.back().fdata();
+  const float* dhy = p.state_outputs ? a.out_grads[1].fdata() : nullptr;
+  const float* dcy = p.state_outputs && IsLstm(p) ? a.out_grads[2].fdata() : nullptr;
+  const int64_t GH = s.GH(), NH = s.N * s.H, TN = s.T * s.N, DH = s.D * s.H;
+
+  std::vector<float> dw(static_cast<size_t>(s.ParamSize()), 0.0f);
+  std::vector<float> dhx(static_cast<size_t>(s.L * s.D * NH), 0.0f), dcx(dhx.size(), 0.0f);
+  const float* dy0 = a.out_grads[0].fdata();
+  std::vector<float> dy(dy0, dy0 + s.LayerOutSize());
+  std::vector<float> dxw(static_cast<size_t>(TN * GH)), dhw(static_cast<size_t>(s.N * GH));
+  std::vector<float> dh(static_cast<size_t>(NH)), dc(dh.size()), dx_in;
+  for (int64_t l = s.L - 1; l >= 0; --l) {
+    const int64_t In = s.InputSize(l);
+    const float* x = l == 0 ? a.inputs[0].fdata() : s.Dropped(reserve, l - 1);
+    dx_in.assign(static_cast<size_t>(TN * In), 0.0f);
+    for (int64_t d = 0; d < s.D; ++d) {
+      const int64_t state = (l * s.D + d) * NH;
+      const float* wx = w + s.WeightOffset(l, d);
+      const float* wh = wx + GH * In;
+      float* dwx = dw.data() + s.WeightOffset(l, d);
+      float* dwh = dwx + GH * In;
+      float* dbx = dw.data() + s.BiasOffset(l, d);
+      float* dbh = dbx + GH;
+      const float *gates = s.Gates(reserve, l, d), *aux = s.Aux(reserve, l, d), *hs = s.Hidden(reserve, l, d);
+      for (int64_t j = 0; j < NH; ++j) {
+        dh[j] = dhy ? dhy[state + j] : 0.0f;
+        dc[j] = dcy ? dcy[state + j] : 0.0f;
+      }
+      for (int64_t step = s.T - 1; step >= 0; --step) {
+        const int64_t t = d ? s.T - 1 - step : step, t_prev = d ? t + 1 : t - 1;
+        const float* h_prev = step == 0 ? hx + state : hs + t_prev * NH;
+        const float* c_prev = !cx ? nullptr : step == 0 ? cx + state : aux + t_prev * NH;
+        for (int64_t n = 0; n < s.N; ++n)
+          for (int64_t k = 0; k < s.H; ++k) dh[n * s.H + k] += dy[(t * s.N + n) * DH + d * s.H + k];
+        CellBackward(p.mode, s, gates + t * s.N * GH, aux + t * NH, hs + t * NH, h_prev, c_prev,
+                     dh.data(), dc.data(), dxw.data() + t * s.N * GH, dhw.data());
+        Gemm(true, false, GH, s.H, s.N, 1.0f, dhw.data(), GH, h_prev, s.H, 1.0f, dwh, s.H);
+        AddColumnSums(dhw.data(), s.N, GH, dbh);
+        Gemm(false, false, s.N, s.H, GH, 1.0f, dhw.data(), GH, wh, s.H, 1.0f, dh.data(), s.H);
+      }
+      std::copy(dh.begin(), dh.end(), dhx.begin() + state);
+      if (cx) std::copy(dc.begin(), dc.end(), dcx.begin() + state);
+      Gemm(true, false, GH, In, TN, 1.0f, dxw.data(), GH, x, In, 1.0f, dwx, In);
+      AddColumnSums(dxw.data(), TN, GH, dbx);
+      Gemm(false, false, TN, In, GH, 1.0f, dxw.data(), GH, wx, In, 1.0f, dx_in.data(), In);
+    }
+    if (l > 0) {
+      const float* mask = s.Mask(reserve, l - 1);
+      for (int64_t i = 0; i < s.LayerOutSize(); ++i) dy[i] = dx_in[i] * mask[i];
+    }
+  }
+  // Arguments without a gradient (req null) have no array.
+  auto emit = [&](size_t i, const std::vector<float>& g) {
+    if (a.req[i] != OpReq::kNull) AssignWithReq(a.in_grads[i].fdata(), g.data(), a.in_grads[i].Size(), a.req[i]);
+  };
+  emit(0, dx_in);
+  emit(1, dw);
+  emit(2, dhx);
+  if (cx) emit(3, dcx);
+}
+}  // namespace
+
+SYMBIND_REGISTER_OP(RNN)
+    .add_alias("_npx_rnn")
+    .describe("Applies recurrent layers (vanilla RNN with relu or tanh, LSTM, GRU; multi-layer, "
+              "bidirectional) to time-major data (T, N, C), with all weights and biases packed in "
+              "one vector in MXNet's layout (docs/formats.md).")
+    .set_params<RNNParam>()
+    .set_arguments(RNNArguments)
+    .set_outputs(RNNOutputs)
+    .set_num_visible_outputs([](const NodeAttrs& a) { return NumVisibleOutputs(a.param<RNNParam>()); })
+    .set_infer_shape(InferRNNShape)
+    .set_forward(RNNForward)
+    .set_backward(RNNBackward);
+
+}  // namespace symbind
