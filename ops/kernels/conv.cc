@@ -1,6 +1,7 @@
 // Convolution by im2col + GEMM (the reference every fast path is tested against), its gradients,
 // and the choice of fast path.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -44,13 +45,18 @@ void ForEachImage(int64_t batch, const F& fn) {
 }
 }  // namespace
 
-bool FastPathsEnabled() {
-  static const bool enabled = [] {
+namespace {
+std::atomic<bool>& FastPathsFlag() {
+  static std::atomic<bool> enabled = [] {
     const char* v = std::getenv("SYMBIND_CONV_FAST_PATHS");
     return !(v && std::string(v) == "0");
   }();
   return enabled;
 }
+}  // namespace
+
+bool FastPathsEnabled() { return FastPathsFlag().load(std::memory_order_relaxed); }
+void SetFastPathsEnabled(bool enabled) { FastPathsFlag().store(enabled, std::memory_order_relaxed); }
 
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, const NDArray* weights) {

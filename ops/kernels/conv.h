@@ -46,9 +46,12 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
 bool WinogradPays(const ConvDims& n, const ConvGeom& g);
 // U[p][f][c] = (G w[f][c] G^T)[p] for the 36 positions p: the transformed weights.
 std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64_t in_c);
-// False when SYMBIND_CONV_FAST_PATHS=0 was set at the first convolution: ConvForward then always
-// takes ConvForwardIm2Col (for measuring the fast paths and for bisecting a numeric doubt).
+// Whether ConvForward takes the fast paths: true unless SYMBIND_CONV_FAST_PATHS=0 is set when
+// the first convolution runs; then it always takes ConvForwardIm2Col (for measuring the fast
+// paths and for bisecting a numeric doubt). The setter is for tests and benchmarks that compare
+// whole models both ways in one process.
 bool FastPathsEnabled();
+void SetFastPathsEnabled(bool enabled);
 // dx (as req says) = the data gradient of conv for head gradient dy.
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req);

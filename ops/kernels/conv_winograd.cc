@@ -253,25 +253,26 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+    // Every element of v and m is written before it is read: no zero-filling.
+    std::unique_ptr<float[]> v(new float[static_cast<size_t>(kPoints * C * tl.chunk)]);
+    std::unique_ptr<float[]> m(new float[static_cast<size_t>(kPoints * F * tl.chunk)]);
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t t0 = ch * tl.chunk, len = std::min(tl.chunk, tl.total - t0);
-      std::vector<float> v(static_cast<size_t>(kPoints * C * len));
-      std::vector<float> m(static_cast<size_t>(kPoints * F * len));
       ParallelFor(C, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>(2 * kPoints * len));
         for (int64_t c = b; c < e; ++c)
           TransformInputChannel(x, n, g, tl, c, t0, len, scratch.data(),
-                                scratch.data() + kPoints * len, v.data());
+                                scratch.data() + kPoints * len, v.get());
       });
       ParallelFor(kPoints, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
-          Gemm(false, false, F, len, C, 1.0f, u->data() + p * F * C, C, v.data() + p * C * len,
-               len, 0.0f, m.data() + p * F * len, len);
+          Gemm(false, false, F, len, C, 1.0f, u->data() + p * F * C, C, v.get() + p * C * len,
+               len, 0.0f, m.get() + p * F * len, len);
       });
       ParallelFor(F, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
         for (int64_t f = b; f < e; ++f)
-          TransformOutputFilter(m.data(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add,
+          TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add,
                                 scratch.data(), scratch.data() + kTile * kAlpha * len, y);
       });
     }

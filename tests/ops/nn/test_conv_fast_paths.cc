@@ -11,7 +11,7 @@
 
 #include <symbind/ops/kernels/conv.h>
 
-#include "../../op_test_util.h"
+#include "../../model_test_util.h"
 
 using namespace symbind;
 using namespace symbind::conv;
@@ -219,4 +219,41 @@ TEST_CASE("Winograd weight cache follows read-only weights and never serves stal
   weight.SyncCopyFromCPU(w6.data(), w6.size());
   exec->Forward(false);
   CHECK(RelativeError(exec->outputs()[0].ToVector(), NaiveConv(x, w6, b, c, g)) < 1e-4);
+}
+
+TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identical over threads",
+          "[conv][conv_fast][real]") {
+  struct Model {
+    const char* name;
+    test::SharedModel model;
+    TShape data;
+  };
+  // Input sizes chosen so that Winograd has enough tiles for some layers (ResNet-18's 28x28
+  // stage, the MTCNN nets' 3x3 layers with >= 16 channels) while the rest stay on im2col.
+  std::vector<Model> models = {{"resnet-18", test::ResNet18Logits(TShape({2, 3, 112, 112})), TShape({2, 3, 112, 112})},
+                               {"det1", test::LoadMtcnnModel("det1"), TShape({1, 3, 120, 160})},
+                               {"det2", test::LoadMtcnnModel("det2"), TShape({8, 3, 24, 24})},
+                               {"det3", test::LoadMtcnnModel("det3"), TShape({2, 3, 48, 48})}};
+  const bool was_enabled = FastPathsEnabled();
+  for (const Model& m : models) {
+    INFO(m.name);
+    NDArray data = test::RandomArray(m.data, 3);
+    auto exec = test::BindShared(m.model, data);
+    SetFastPathsEnabled(false);
+    exec->Forward(false);
+    const auto reference = test::CopyOutputs(*exec);
+    SetFastPathsEnabled(true);
+    exec->Forward(false);
+    const auto fast = test::CopyOutputs(*exec);
+    CHECK_FALSE(test::BitIdentical(fast, reference));  // a fast path did run
+    for (size_t i = 0; i < fast.size(); ++i)
+      CHECK(RelativeError(fast[i].ToVector(), reference[i].ToVector()) < 1e-4);
+    for (int threads : {1, 2, 4}) {
+      test::ScopedNumThreads scoped(threads);
+      exec->Forward(false);
+      INFO("threads " << threads);
+      CHECK(test::BitIdentical(test::CopyOutputs(*exec), fast));
+    }
+  }
+  SetFastPathsEnabled(was_enabled);
 }
