@@ -20,9 +20,10 @@ struct ConvDims {
 };
 
 // y (as req says) = conv(x, w) + bias (bias may be null), by the fastest path that applies.
-// `weights`, when the caller has it, is the array `w` points into: when it is read-only
-// (memory-mapped, so it can never change) transformed weights are cached across calls;
-// otherwise they are recomputed on every call, so overwriting weights is always seen.
+// `weights`, when the caller has it, is the array `w` points into: derived forms of it
+// (Winograd-transformed weights) are then cached across calls, checked against the current
+// weights so that overwriting them is always seen (see conv_winograd.cc); without it they are
+// recomputed on every call.
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, const NDArray* weights = nullptr);
 

@@ -6,6 +6,7 @@
 // Accuracy: the transforms scale values by at most 8 and 5, so the float error grows by a small
 // constant over im2col + GEMM; the tests hold it to 1e-4 of the output's magnitude.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -148,36 +149,51 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutpu
   }
 }
 
-// A read-only weight array's transform, kept while its storage lives (read-only storage
-// cannot change, so the transform cannot go stale; a freed storage's address may be reused,
-// hence the weak_ptr identity rather than the pointer).
+// Transformed weights kept per weight array while its storage lives (a freed storage's
+// address may be reused, hence the weak_ptr identity rather than the pointer). Read-only
+// storage (memory-mapped) cannot change, so its entry is used as is; writable weights may be
+// overwritten between forwards (SyncCopyFromCPU, an optimizer step), so their entry keeps a
+// copy of the weights it was made from and is used only while they are bit-identical: a
+// compare reads 1/4 of what a transform writes.
 struct CachedTransform {
   std::weak_ptr<Storage> storage;
   const float* data;
   int64_t out_c, in_c;
+  std::vector<float> source;  // empty for read-only storage
   std::shared_ptr<const std::vector<float>> transformed;
 };
 
 std::shared_ptr<const std::vector<float>> CachedWeights(const NDArray& w, int64_t out_c,
                                                         int64_t in_c) {
   static std::mutex mu;
-  static std::vector<CachedTransform> cache;
+  static std::vector<std::shared_ptr<const CachedTransform>> cache;
   const float* data = w.fdata();
+  const size_t size = static_cast<size_t>(out_c * in_c * 9);
   const std::shared_ptr<Storage>& st = w.storage();
+  auto same_array = [&](const std::shared_ptr<const CachedTransform>& e) {
+    return !e->storage.owner_before(st) && !st.owner_before(e->storage) && e->data == data &&
+           e->out_c == out_c && e->in_c == in_c;
+  };
+  std::shared_ptr<const CachedTransform> hit;
   {
     std::lock_guard<std::mutex> lock(mu);
     cache.erase(std::remove_if(cache.begin(), cache.end(),
-                               [](const CachedTransform& e) { return e.storage.expired(); }),
+                               [](const auto& e) { return e->storage.expired(); }),
                 cache.end());
-    for (const CachedTransform& e : cache)
-      if (!e.storage.owner_before(st) && !st.owner_before(e.storage) && e.data == data &&
-          e.out_c == out_c && e.in_c == in_c)
-        return e.transformed;
+    for (const auto& e : cache)
+      if (same_array(e)) hit = e;
   }
-  auto t = std::make_shared<const std::vector<float>>(WinogradTransformWeights(data, out_c, in_c));
+  // Compared outside the lock: entries never change once made.
+  if (hit && (w.read_only() || std::memcmp(hit->source.data(), data, size * sizeof(float)) == 0))
+    return hit->transformed;
+  auto entry = std::make_shared<CachedTransform>(CachedTransform{st, data, out_c, in_c, {}, nullptr});
+  if (!w.read_only()) entry->source.assign(data, data + size);
+  entry->transformed = std::make_shared<const std::vector<float>>(
+      WinogradTransformWeights(entry->source.empty() ? data : entry->source.data(), out_c, in_c));
   std::lock_guard<std::mutex> lock(mu);
-  cache.push_back({st, data, out_c, in_c, t});
-  return t;
+  cache.erase(std::remove_if(cache.begin(), cache.end(), same_array), cache.end());
+  cache.push_back(entry);
+  return entry->transformed;
 }
 }  // namespace
 
@@ -247,7 +263,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   if (req == OpReq::kNull) return;
   const int64_t C = n.in_c, F = n.out_c;
   std::shared_ptr<const std::vector<float>> u;
-  if (weights && weights->read_only()) u = CachedWeights(*weights, F, C);
+  if (weights) u = CachedWeights(*weights, F, C);
   else u = std::make_shared<const std::vector<float>>(WinogradTransformWeights(w, F, C));
   const Tiling tl = MakeTiling(n, g);
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;

@@ -181,13 +181,14 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
   }
 }
 
-TEST_CASE("Winograd weight cache follows read-only weights and never serves stale ones",
+TEST_CASE("Winograd weight cache never serves stale transformed weights",
           "[conv][conv_fast]") {
-  const Case c{1, 16, 16, 1, 8, 8, 3, 1, 1};
+  const Case c{1, 16, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles: ConvForward takes Winograd
   const ConvGeom g = Geom(c);
   const ConvDims n{1, 16, 16, 1};
+  REQUIRE(WinogradPays(n, g));
   const TShape wshape({16, 16, 3, 3});
-  const auto x = Random(16 * 8 * 8, 1);
+  const auto x = Random(16 * 32 * 32, 1);
   const auto b = Random(16, 2);
   // One aligned buffer viewed as read-only weights twice, with different contents between the
   // two views: the second storage has the same data pointer but must not hit the first's entry.
@@ -199,7 +200,7 @@ TEST_CASE("Winograd weight cache follows read-only weights and never serves stal
     NDArray weights = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"),
                                     0, wshape);
     REQUIRE(weights.read_only());
-    std::vector<float> y(16 * 64), y2(16 * 64);
+    std::vector<float> y(16 * 1024), y2(16 * 1024);
     WinogradConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &weights);
     WinogradConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, OpReq::kWrite, &weights);
     CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);  // the cached transform
@@ -211,7 +212,7 @@ TEST_CASE("Winograd weight cache follows read-only weights and never serves stal
   // Writable weights overwritten between forwards of a bound Convolution: the second forward
   // sees the new weights.
   KwArgs params = {{"kernel", "(3,3)"}, {"num_filter", "16"}, {"pad", "(1,1)"}};
-  NDArray data({1, 16, 8, 8}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
+  NDArray data({1, 16, 32, 32}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
   auto exec = test::BindSingleOp("Convolution", params,
                                  {{"data", data}, {"weight", weight}, {"bias", bias}}, {}, OpReq::kNull);
   exec->Forward(false);
@@ -219,6 +220,17 @@ TEST_CASE("Winograd weight cache follows read-only weights and never serves stal
   weight.SyncCopyFromCPU(w6.data(), w6.size());
   exec->Forward(false);
   CHECK(RelativeError(exec->outputs()[0].ToVector(), NaiveConv(x, w6, b, c, g)) < 1e-4);
+  // One weight changed in place: the cached transform (made from the old bits) is not used.
+  auto w7 = w6;
+  w7[100] += 0.5f;
+  weight.SetFlat(100, w7[100]);
+  exec->Forward(false);
+  CHECK(RelativeError(exec->outputs()[0].ToVector(), NaiveConv(x, w7, b, c, g)) < 1e-4);
+  // The bound op did take the Winograd path: bit-identical to a direct call.
+  std::vector<float> direct(16 * 1024);
+  WinogradConvForward(x.data(), w7.data(), b.data(), direct.data(), n, g, OpReq::kWrite);
+  const auto cached = exec->outputs()[0].ToVector();
+  CHECK(std::memcmp(cached.data(), direct.data(), direct.size() * 4) == 0);
 }
 
 TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identical over threads",
