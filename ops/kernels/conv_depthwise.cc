@@ -10,6 +10,7 @@ namespace symbind {
 namespace conv {
 
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
+  // Strides 1 and 2 only: FillPadded splits rows into at most two phases.
   const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5);
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
   return n.groups == n.in_c && n.out_c == n.in_c && g.in[0] == 1 && g.k[0] == 1 && square &&
@@ -25,9 +26,19 @@ struct PaddedPlane {
   std::vector<float> data;
 };
 
-void FillPadded(const float* in, const ConvGeom& g, int64_t stride, PaddedPlane* pp) {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void FillPadded(
+    const float* in, const ConvGeom& g, int64_t stride, PaddedPlane* pp) {
   const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2];
   const int64_t cols = (g.out[2] - 1) * stride + g.k[2];
+  // Padded column c = j * stride + phase reads input column c - pw: inside the image for j in
+  // [lo[phase], hi[phase]), zero elsewhere. The same for every row.
+  int64_t lo[2], hi[2];
+  for (int64_t phase = 0; phase < stride; ++phase) {
+    const int64_t first = phase - pw;
+    lo[phase] = std::min(pp->phase_len, first >= 0 ? 0 : (-first + stride - 1) / stride);
+    hi[phase] = std::max(lo[phase], std::min({pp->phase_len, (W - first + stride - 1) / stride,
+                                              (cols - phase + stride - 1) / stride}));
+  }
   float* d = pp->data.data();
   for (int64_t r = 0; r < pp->rows; ++r, d += pp->row_len) {
     const int64_t ih = r - ph;
@@ -35,21 +46,28 @@ void FillPadded(const float* in, const ConvGeom& g, int64_t stride, PaddedPlane*
       std::fill(d, d + pp->row_len, 0.0f);
       continue;
     }
-    const float* src = in + ih * W;
+    const float* src = in + ih * W - pw;  // src[c]: padded column c
     for (int64_t phase = 0; phase < stride; ++phase) {
-      // Padded column c = j * stride + phase reads input column c - pw: inside for [lo, hi).
       float* dst = d + phase * pp->phase_len;
-      const int64_t first = phase - pw;
-      const int64_t lo = std::min(pp->phase_len, first >= 0 ? 0 : (-first + stride - 1) / stride);
-      const int64_t hi = std::max(lo, std::min({pp->phase_len, (W - first + stride - 1) / stride,
-                                                (cols - phase + stride - 1) / stride}));
-      std::fill(dst, dst + lo, 0.0f);
-      const float* s = src + first;
-      if (stride == 1) std::copy(s + lo, s + hi, dst + lo);
-      else
-        for (int64_t j = lo; j < hi; ++j) dst[j] = s[j * stride];
-      std::fill(dst + hi, dst + pp->phase_len, 0.0f);
+      std::fill(dst, dst + lo[phase], 0.0f);
+      std::fill(dst + hi[phase], dst + pp->phase_len, 0.0f);
     }
+    if (stride == 1) {
+      std::copy(src + lo[0], src + hi[0], d + lo[0]);
+      continue;
+    }
+    // Stride 2: even and odd columns split in one pass where both phases are inside (this
+    // loop vectorises; a strided copy per phase did not and cost more than the convolution).
+    float* even = d;
+    float* odd = d + pp->phase_len;
+    const int64_t both_lo = std::max(lo[0], lo[1]), both_hi = std::max(both_lo, std::min(hi[0], hi[1]));
+    for (int64_t j = both_lo; j < both_hi; ++j) {
+      even[j] = src[2 * j];
+      odd[j] = src[2 * j + 1];
+    }
+    for (int64_t phase = 0; phase < 2; ++phase)
+      for (int64_t j = lo[phase]; j < hi[phase]; ++j)
+        if (j < both_lo || j >= both_hi) d[phase * pp->phase_len + j] = src[2 * j + phase];
   }
 }
 
