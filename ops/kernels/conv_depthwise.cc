@@ -10,7 +10,6 @@ namespace symbind {
 namespace conv {
 
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
-  // Strides 1 and 2 only: FillPadded splits rows into at most two phases.
   const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5);
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
   return n.groups == n.in_c && n.out_c == n.in_c && g.in[0] == 1 && g.k[0] == 1 && square &&
@@ -19,75 +18,49 @@ bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
 
 namespace {
 
-// The padded input plane, each row split into S phases (columns c with c % S == phase, at
-// c / S) so that every tap of a strided output row reads contiguous floats.
-struct PaddedPlane {
-  int64_t rows, phase_len, row_len;
-  std::vector<float> data;
+// One plane's geometry; `zeros` is a row of W zeros standing in for rows in the padding.
+struct PlaneArgs {
+  int64_t H, W, ph, pw, OH, OW;
+  const float* zeros;
 };
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void FillPadded(
-    const float* in, const ConvGeom& g, int64_t stride, PaddedPlane* pp) {
-  const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2];
-  const int64_t cols = (g.out[2] - 1) * stride + g.k[2];
-  // Padded column c = j * stride + phase reads input column c - pw: inside the image for j in
-  // [lo[phase], hi[phase]), zero elsewhere. The same for every row.
-  int64_t lo[2], hi[2];
-  for (int64_t phase = 0; phase < stride; ++phase) {
-    const int64_t first = phase - pw;
-    lo[phase] = std::min(pp->phase_len, first >= 0 ? 0 : (-first + stride - 1) / stride);
-    hi[phase] = std::max(lo[phase], std::min({pp->phase_len, (W - first + stride - 1) / stride,
-                                              (cols - phase + stride - 1) / stride}));
-  }
-  float* d = pp->data.data();
-  for (int64_t r = 0; r < pp->rows; ++r, d += pp->row_len) {
-    const int64_t ih = r - ph;
-    if (ih < 0 || ih >= H) {
-      std::fill(d, d + pp->row_len, 0.0f);
-      continue;
-    }
-    const float* src = in + ih * W - pw;  // src[c]: padded column c
-    for (int64_t phase = 0; phase < stride; ++phase) {
-      float* dst = d + phase * pp->phase_len;
-      std::fill(dst, dst + lo[phase], 0.0f);
-      std::fill(dst + hi[phase], dst + pp->phase_len, 0.0f);
-    }
-    if (stride == 1) {
-      std::copy(src + lo[0], src + hi[0], d + lo[0]);
-      continue;
-    }
-    // Stride 2: even and odd columns split in one pass where both phases are inside (this
-    // loop vectorises; a strided copy per phase did not and cost more than the convolution).
-    float* even = d;
-    float* odd = d + pp->phase_len;
-    const int64_t both_lo = std::max(lo[0], lo[1]), both_hi = std::max(both_lo, std::min(hi[0], hi[1]));
-    for (int64_t j = both_lo; j < both_hi; ++j) {
-      even[j] = src[2 * j];
-      odd[j] = src[2 * j + 1];
-    }
-    for (int64_t phase = 0; phase < 2; ++phase)
-      for (int64_t j = lo[phase]; j < hi[phase]; ++j)
-        if (j < both_lo || j >= both_hi) d[phase * pp->phase_len + j] = src[2 * j + phase];
-  }
-}
-
-// One output plane. Each output is the bias plus the K*K taps in (kh, kw) order, so the sums
-// do not depend on how planes are spread over threads.
+// One output plane read straight from the input (no padded copy: copying cost more than the
+// convolution at stride 2). Each output is the bias plus the in-image taps in (kh, kw) order,
+// so the sums do not depend on how planes are spread over threads. Columns whose taps all lie
+// inside the image form the vectorised middle; the few at the edges check bounds.
 template <int K, int S>
-inline __attribute__((always_inline)) void PlaneImpl(const PaddedPlane& pp, const float* w,
-                                                     float bias, float* out, int64_t OH,
-                                                     int64_t OW, bool add) {
-  for (int64_t oh = 0; oh < OH; ++oh) {
+inline __attribute__((always_inline)) void PlaneImpl(const float* in, const PlaneArgs& a,
+                                                     const float* w, float bias, float* out,
+                                                     bool add) {
+  const int64_t mid_lo = std::min(a.OW, (a.pw + S - 1) / S);
+  const int64_t last = a.W - K + a.pw;  // the largest ow * S with every tap inside
+  const int64_t mid_hi = last < 0 ? mid_lo : std::max(mid_lo, std::min(a.OW, last / S + 1));
+  float wk[K * K];
+  for (int i = 0; i < K * K; ++i) wk[i] = w[i];
+  for (int64_t oh = 0; oh < a.OH; ++oh) {
     const float* rows[K];
-    for (int kh = 0; kh < K; ++kh) rows[kh] = pp.data.data() + (oh * S + kh) * pp.row_len;
-    float* __restrict o = out + oh * OW;
-    for (int64_t ow = 0; ow < OW; ++ow) {
+    for (int kh = 0; kh < K; ++kh) {
+      const int64_t ih = oh * S - a.ph + kh;
+      rows[kh] = (ih >= 0 && ih < a.H) ? in + ih * a.W : a.zeros;
+    }
+    float* __restrict o = out + oh * a.OW;
+    auto edge = [&](int64_t ow) {
       float s = bias;
       for (int kh = 0; kh < K; ++kh)
-        for (int kw = 0; kw < K; ++kw)
-          s += w[kh * K + kw] * rows[kh][(kw % S) * pp.phase_len + kw / S + ow];
+        for (int kw = 0; kw < K; ++kw) {
+          const int64_t iw = ow * S - a.pw + kw;
+          if (iw >= 0 && iw < a.W) s += wk[kh * K + kw] * rows[kh][iw];
+        }
+      o[ow] = add ? o[ow] + s : s;
+    };
+    for (int64_t ow = 0; ow < mid_lo; ++ow) edge(ow);
+    for (int64_t ow = mid_lo; ow < mid_hi; ++ow) {
+      float s = bias;
+      for (int kh = 0; kh < K; ++kh)
+        for (int kw = 0; kw < K; ++kw) s += wk[kh * K + kw] * rows[kh][ow * S - a.pw + kw];
       o[ow] = add ? o[ow] + s : s;
     }
+    for (int64_t ow = mid_hi; ow < a.OW; ++ow) edge(ow);
   }
 }
 
@@ -95,9 +68,8 @@ inline __attribute__((always_inline)) void PlaneImpl(const PaddedPlane& pp, cons
 // so the loops above vectorise as wide as the CPU allows without -march.
 #define SYMBIND_DEPTHWISE_PLANE(K, S)                                                          \
   __attribute__((target_clones("avx512f", "avx2", "default"))) void Plane##K##x##K##s##S(     \
-      const PaddedPlane& pp, const float* w, float bias, float* out, int64_t OH, int64_t OW,  \
-      bool add) {                                                                              \
-    PlaneImpl<K, S>(pp, w, bias, out, OH, OW, add);                                            \
+      const float* in, const PlaneArgs& a, const float* w, float bias, float* out, bool add) { \
+    PlaneImpl<K, S>(in, a, w, bias, out, add);                                                 \
   }
 SYMBIND_DEPTHWISE_PLANE(3, 1)
 SYMBIND_DEPTHWISE_PLANE(3, 2)
@@ -105,7 +77,7 @@ SYMBIND_DEPTHWISE_PLANE(5, 1)
 SYMBIND_DEPTHWISE_PLANE(5, 2)
 #undef SYMBIND_DEPTHWISE_PLANE
 
-using PlaneFn = void (*)(const PaddedPlane&, const float*, float, float*, int64_t, int64_t, bool);
+using PlaneFn = void (*)(const float*, const PlaneArgs&, const float*, float, float*, bool);
 PlaneFn ChoosePlane(int64_t k, int64_t s) {
   if (k == 3) return s == 1 ? Plane3x3s1 : Plane3x3s2;
   return s == 1 ? Plane5x5s1 : Plane5x5s2;
@@ -116,19 +88,17 @@ PlaneFn ChoosePlane(int64_t k, int64_t s) {
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
                           const ConvDims& n, const ConvGeom& g, OpReq req) {
   if (req == OpReq::kNull) return;
-  const int64_t K = g.k[2], S = g.s[2], C = n.in_c, OH = g.out[1], OW = g.out[2];
+  const int64_t K = g.k[2], C = n.in_c;
   const int64_t isize = g.in_size(), osize = g.out_size();
-  const PlaneFn plane = ChoosePlane(K, S);
-  const int64_t cols = (OW - 1) * S + K, phase_len = (cols + S - 1) / S;
-  const int64_t rows = (OH - 1) * S + K;
+  const PlaneFn plane = ChoosePlane(K, g.s[2]);
+  const std::vector<float> zeros(static_cast<size_t>(g.in[2]), 0.0f);
+  const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data()};
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, osize * K * K));
   ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
-    PaddedPlane pp{rows, phase_len, phase_len * S, {}};
-    pp.data.resize(static_cast<size_t>(rows * pp.row_len));
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % C;
-      FillPadded(x + p * isize, g, S, &pp);
-      plane(pp, w + c * K * K, bias ? bias[c] : 0.0f, y + p * osize, OH, OW, req == OpReq::kAdd);
+      plane(x + p * isize, args, w + c * K * K, bias ? bias[c] : 0.0f, y + p * osize,
+            req == OpReq::kAdd);
     }
   });
 }
