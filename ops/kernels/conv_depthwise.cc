@@ -12,8 +12,8 @@ namespace conv {
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
   const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5);
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
-  return n.groups == n.in_c && n.out_c == n.in_c && g.in[0] == 1 && g.k[0] == 1 && square &&
-         stride && g.d[1] == 1 && g.d[2] == 1;
+  return n.groups == n.in_c && n.out_c == n.in_c && g.is_planar() && square && stride &&
+         g.d[1] == 1 && g.d[2] == 1;
 }
 
 namespace {

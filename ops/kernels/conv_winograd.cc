@@ -200,8 +200,8 @@ std::shared_ptr<const std::vector<float>> CachedWeights(const NDArray& w, int64_
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
   // Below 16 channels on either side the transforms cost more than the products save.
   constexpr int64_t kMinChannels = 16;
-  return n.groups == 1 && n.in_c >= kMinChannels && n.out_c >= kMinChannels && g.in[0] == 1 &&
-         g.k[0] == 1 && g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 1 && g.s[2] == 1 &&
+  return n.groups == 1 && n.in_c >= kMinChannels && n.out_c >= kMinChannels && g.is_planar() &&
+         g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 1 && g.s[2] == 1 &&
          g.d[1] == 1 && g.d[2] == 1;
 }
 

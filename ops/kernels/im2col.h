@@ -15,6 +15,8 @@ struct ConvGeom {
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
   int64_t k_size() const { return k[0] * k[1] * k[2]; }
+  // A 2-D problem (or a 3-D one of depth 1 that stays depth 1: no depth padding).
+  bool is_planar() const { return in[0] == 1 && k[0] == 1 && out[0] == 1; }
   // 1x1 kernel, unit stride, no padding: the column buffer is the image itself.
   bool is_pointwise() const {
     for (int i = 0; i < 3; ++i)

@@ -145,6 +145,12 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
   CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 7, 1, 3})));
   CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 3, 3, 1})));
   CHECK_FALSE(DepthwiseApplies({1, 8, 8, 2}, Geom({1, 8, 8, 2, 9, 9, 3, 1, 1})));
+  // A 3-D convolution of depth 1 with depth padding has output depth 3: not a plane.
+  ConvGeom padded_depth = Geom({1, 4, 4, 4, 9, 9, 3, 1, 1});
+  padded_depth.p[0] = 1;
+  padded_depth.out[0] = 3;
+  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, padded_depth));
+  CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, padded_depth));
 }
 
 TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
