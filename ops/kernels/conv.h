@@ -3,7 +3,6 @@
 // ConvForward picks a fast path where one applies (see conv.cc) and falls back to im2col + GEMM.
 #pragma once
 #include <cstdint>
-
 #include <vector>
 
 #include <symbind/core/ndarray.h>
@@ -38,6 +37,7 @@ bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
                           const ConvDims& n, const ConvGeom& g, OpReq req);
 // Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, dilation 1, one group, >= 16 channels in and out.
+// `weights` as for ConvForward (null: transform the weights on this call).
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
@@ -53,6 +53,7 @@ std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64
 // whole models both ways in one process.
 bool FastPathsEnabled();
 void SetFastPathsEnabled(bool enabled);
+
 // dx (as req says) = the data gradient of conv for head gradient dy.
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req);
