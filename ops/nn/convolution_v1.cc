@@ -2,7 +2,7 @@
 // those of Convolution without 1-D kernels and the NCW layout; it runs Convolution's shape
 // inference and kernels (MXNet's v1 computes the same cross-correlation; its forward supports
 // 2-D kernels only, symbind runs 3-D ones too).
-#include <symbind/ops/conv_util.h>
+#include <symbind/ops/nn/conv_util.h>
 
 namespace symbind {
 

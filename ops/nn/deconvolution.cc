@@ -3,7 +3,7 @@
 // kernels with the two sides swapped: the deconvolution's output is the convolution's image.
 #include <algorithm>
 
-#include <symbind/ops/conv_util.h>
+#include <symbind/ops/nn/conv_util.h>
 
 namespace symbind {
 

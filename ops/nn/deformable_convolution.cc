@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include <symbind/ops/conv_util.h>
+#include <symbind/ops/nn/conv_util.h>
 #include <symbind/ops/kernels/gemm.h>
 
 namespace symbind {

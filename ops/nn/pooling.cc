@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include <symbind/ops/conv_util.h>
+#include <symbind/ops/nn/conv_util.h>
 
 namespace symbind {
 

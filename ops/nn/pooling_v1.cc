@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include <symbind/ops/conv_util.h>
+#include <symbind/ops/nn/conv_util.h>
 
 namespace symbind {
 

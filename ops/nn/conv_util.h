@@ -1,16 +1,14 @@
 // Shared pieces of the convolution family (Convolution, Deconvolution, Pooling): spatial
-// parameter defaults and checks as MXNet's parameter parsers apply them, the spatial geometry
-// struct, im2col/col2im, and the convolution kernels on raw pointers.
-//
-// The kernels (ConvForward, ConvBackwardData, ConvBackwardWeight) live in convolution.cc and
-// are the single place to swap for a faster implementation; Deconvolution is expressed through
-// them (its forward is a convolution's data gradient and vice versa).
+// parameter defaults and checks as MXNet's parameter parsers apply them and the geometry built
+// from them. The kernels themselves (geometry struct, im2col, ConvForward, ...) are in
+// ops/kernels/conv.h.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -108,24 +106,6 @@ std::vector<std::string> DataWeightBiasArguments(const NodeAttrs& a) {
   return {"data", "weight", "bias"};
 }
 
-// Spatial geometry of one convolution, right-aligned into three slots (d, h, w): a 2-D
-// problem has in[0] = out[0] = k[0] = s[0] = d[0] = 1 and p[0] = 0.
-// `in` is the image side (the convolution's input, the deconvolution's output), `out` the
-// column side (the convolution's output, the deconvolution's input).
-struct ConvGeom {
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
-          p[3] = {0, 0, 0}, d[3] = {1, 1, 1};
-  int64_t in_size() const { return in[0] * in[1] * in[2]; }
-  int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  int64_t k_size() const { return k[0] * k[1] * k[2]; }
-  // 1x1 kernel, unit stride, no padding: the column buffer is the image itself.
-  bool is_pointwise() const {
-    for (int i = 0; i < 3; ++i)
-      if (k[i] != 1 || s[i] != 1 || p[i] != 0) return false;
-    return true;
-  }
-};
-
 // Builds the geometry from the image-side and column-side spatial dims (trailing dims of the
 // NC... shapes) and the parameter tuples (all of the kernel's length).
 inline ConvGeom MakeGeom(const TShape& image_shape, const TShape& col_shape, const TShape& kernel,
@@ -142,35 +122,6 @@ inline ConvGeom MakeGeom(const TShape& image_shape, const TShape& col_shape, con
   }
   return g;
 }
-
-// Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
-// Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
-// with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns
-// (channels * k_size, (r1 - r0) * out_w), each column-buffer row `ld` floats apart.
-void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* col);
-void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
-            int64_t ld, float* col);
-// img += the column buffer folded back, for channels [c0, c1).
-void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img);
-
-// The sizes of a (grouped) convolution: image side x (batch, in_c, g.in), column side
-// y (batch, out_c, g.out), weight (out_c, in_c / groups, k...).
-struct ConvDims {
-  int64_t batch, in_c, out_c, groups;
-};
-
-// y (as req says) = conv(x, w) + bias (bias may be null).
-void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                 const ConvGeom& g, OpReq req);
-// dx (as req says) = the data gradient of conv for head gradient dy.
-void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
-                      const ConvGeom& g, OpReq req);
-// dw (as req says) = the weight gradient of conv for head gradient dy and input x.
-void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
-                        const ConvGeom& g, OpReq req);
-// db[c] (as req says) = sum of dy over batch and `spatial` positions for channel c.
-void BiasBackward(const float* dy, float* db, int64_t batch, int64_t channels, int64_t spatial,
-                  OpReq req);
 
 }  // namespace conv
 }  // namespace symbind

@@ -1,0 +1,126 @@
+// The convolution fast paths against im2col + GEMM, in one process, interleaved, timed in
+// process CPU time (robust on a shared, overloaded machine where wall time is not).
+//
+//   bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]
+//       whole model: R rounds of (K forwards with fast paths off, K with them on); prints the
+//       min and median CPU ms per forward of each and the ratio of the minima.
+//   bench_conv_paths layer N C F G H W K S P [--threads T]
+//       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
+//       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
+//       (Winograd here transforms the weights on every call: no cache).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <symbind/executor/threading.h>
+#include <symbind/io/model_file.h>
+#include <symbind/io/model_report.h>
+#include <symbind/ops/kernels/conv.h>
+#include <symbind/predict/predictor.h>
+
+using namespace symbind;
+
+namespace {
+double CpuMs() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
+
+[[noreturn]] void Usage() {
+  std::fprintf(stderr,
+               "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
+               "       bench_conv_paths layer N C F G H W K S P [--threads T]\n");
+  std::exit(2);
+}
+
+int Option(std::vector<std::string>* args, const std::string& name, int fallback) {
+  auto it = std::find(args->begin(), args->end(), name);
+  if (it == args->end()) return fallback;
+  if (it + 1 == args->end()) Usage();
+  const int v = std::atoi((it + 1)->c_str());
+  args->erase(it, it + 2);
+  return v;
+}
+
+void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
+  if (a.size() != 3) Usage();
+  Model model = LoadModelFiles(a[0], a[1]);
+  std::map<std::string, TShape> shapes;
+  shapes.insert(ParseShapeSpec("data=" + a[2]));
+  Predictor predictor(model.symbol, model.args, model.aux, shapes, PredictorOptions());
+  Executor& exec = predictor.executor();
+  std::vector<double> ms[2];
+  for (int r = 0; r < rounds; ++r)
+    for (int fast = 0; fast < 2; ++fast) {
+      conv::SetFastPathsEnabled(fast == 1);
+      exec.Forward(false);  // warm-up (and the Winograd weight cache)
+      const double t0 = CpuMs();
+      for (int i = 0; i < runs; ++i) exec.Forward(false);
+      ms[fast].push_back((CpuMs() - t0) / runs);
+    }
+  for (auto& v : ms) std::sort(v.begin(), v.end());
+  std::printf("cpu_ms_im2col min %.2f median %.2f\ncpu_ms_fast min %.2f median %.2f\nratio_min %.2f\n",
+              ms[0][0], ms[0][rounds / 2], ms[1][0], ms[1][rounds / 2], ms[1][0] / ms[0][0]);
+}
+
+void TimeLayer(const std::vector<std::string>& a) {
+  if (a.size() != 9) Usage();
+  int64_t v[9];
+  for (int i = 0; i < 9; ++i) v[i] = std::atoll(a[static_cast<size_t>(i)].c_str());
+  const conv::ConvDims n{v[0], v[1], v[2], v[3]};
+  conv::ConvGeom g;
+  g.in[1] = v[4];
+  g.in[2] = v[5];
+  g.k[1] = g.k[2] = v[6];
+  g.s[1] = g.s[2] = v[7];
+  g.p[1] = g.p[2] = v[8];
+  for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * g.p[i] - g.k[i]) / g.s[i] + 1;
+  std::vector<float> x(static_cast<size_t>(n.batch * n.in_c * g.in_size()), 0.5f);
+  std::vector<float> w(static_cast<size_t>(n.out_c * (n.in_c / n.groups) * g.k_size()), 0.1f);
+  std::vector<float> b(static_cast<size_t>(n.out_c), 0.0f);
+  std::vector<float> y(static_cast<size_t>(n.batch * n.out_c * g.out_size()));
+  auto fastest = [](const std::function<void()>& fn) {
+    double best = 1e300;
+    for (int r = 0; r < 15; ++r) {
+      const double t0 = CpuMs();
+      fn();
+      best = std::min(best, CpuMs() - t0);
+    }
+    return best;
+  };
+  const double ref = fastest([&] {
+    conv::ConvForwardIm2Col(x.data(), w.data(), b.data(), y.data(), n, g, OpReq::kWrite);
+  });
+  const char* path = "none";
+  double fast = 0;
+  if (conv::DepthwiseApplies(n, g)) {
+    path = "depthwise";
+    fast = fastest([&] {
+      conv::DepthwiseConvForward(x.data(), w.data(), b.data(), y.data(), n, g, OpReq::kWrite);
+    });
+  } else if (conv::WinogradApplies(n, g)) {
+    path = conv::WinogradPays(n, g) ? "winograd" : "winograd(not taken by ConvForward)";
+    fast = fastest([&] {
+      conv::WinogradConvForward(x.data(), w.data(), b.data(), y.data(), n, g, OpReq::kWrite);
+    });
+  }
+  std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\n", ref, fast, path);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) Usage();
+  const std::string mode = args[0];
+  args.erase(args.begin());
+  SetNumThreads(Option(&args, "--threads", 1));
+  const int rounds = Option(&args, "--rounds", 5), runs = Option(&args, "--runs", 5);
+  if (mode == "model") TimeModel(args, rounds, runs);
+  else if (mode == "layer") TimeLayer(args);
+  else Usage();
+}

@@ -1,0 +1,68 @@
+// Convolution kernels on raw pointers (NC + 1-3 spatial dims, channel-first), shared by
+// Convolution and Deconvolution (whose forward is a convolution's data gradient and vice versa).
+// ConvForward picks a fast path where one applies (see conv.cc) and falls back to im2col + GEMM.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include <symbind/core/ndarray.h>
+#include <symbind/core/op.h>
+#include <symbind/ops/kernels/im2col.h>
+
+namespace symbind {
+namespace conv {
+
+// The sizes of a (grouped) convolution: image side x (batch, in_c, g.in), column side
+// y (batch, out_c, g.out), weight (out_c, in_c / groups, k...).
+struct ConvDims {
+  int64_t batch, in_c, out_c, groups;
+};
+
+// y (as req says) = conv(x, w) + bias (bias may be null), by the fastest path that applies.
+// `weights`, when the caller has it, is the array `w` points into: derived forms of it
+// (Winograd-transformed weights) are then cached across calls, checked against the current
+// weights so that overwriting them is always seen (see conv_winograd.cc); without it they are
+// recomputed on every call.
+void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                 const ConvGeom& g, OpReq req, const NDArray* weights = nullptr);
+
+// The paths ConvForward chooses from, callable directly so tests can compare them.
+// im2col + GEMM (1x1 stride-1 unpadded kernels multiply the input directly): any convolution,
+// and the reference the others are tested against.
+void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float* y,
+                       const ConvDims& n, const ConvGeom& g, OpReq req);
+// Direct depthwise 2-D (groups == in_c == out_c; 3x3 or 5x5, stride 1 or 2 in both dims,
+// dilation 1, any padding).
+bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);
+void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
+                          const ConvDims& n, const ConvGeom& g, OpReq req);
+// Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, dilation 1, one group, >= 16 channels in and out.
+// `weights` as for ConvForward (null: transform the weights on this call).
+bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
+void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
+                         const ConvDims& n, const ConvGeom& g, OpReq req,
+                         const NDArray* weights = nullptr);
+// WinogradApplies and enough tiles (over the batch) and small enough weights to win: what
+// ConvForward asks.
+bool WinogradPays(const ConvDims& n, const ConvGeom& g);
+// U[p][f][c] = (G w[f][c] G^T)[p] for the 36 positions p: the transformed weights.
+std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64_t in_c);
+// Whether ConvForward takes the fast paths: true unless SYMBIND_CONV_FAST_PATHS=0 is set when
+// the first convolution runs; then it always takes ConvForwardIm2Col (for measuring the fast
+// paths and for bisecting a numeric doubt). The setter is for tests and benchmarks that compare
+// whole models both ways in one process.
+bool FastPathsEnabled();
+void SetFastPathsEnabled(bool enabled);
+
+// dx (as req says) = the data gradient of conv for head gradient dy.
+void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
+                      const ConvGeom& g, OpReq req);
+// dw (as req says) = the weight gradient of conv for head gradient dy and input x.
+void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
+                        const ConvGeom& g, OpReq req);
+// db[c] (as req says) = sum of dy over batch and `spatial` positions for channel c.
+void BiasBackward(const float* dy, float* db, int64_t batch, int64_t channels, int64_t spatial,
+                  OpReq req);
+
+}  // namespace conv
+}  // namespace symbind

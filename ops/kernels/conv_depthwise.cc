@@ -1,0 +1,107 @@
+// Direct depthwise 2-D convolution: every channel convolved with its own KxK filter, one plane
+// at a time. As im2col + GEMM it is C products of one row each, dominated by the im2col copy.
+#include <algorithm>
+#include <vector>
+
+#include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+namespace conv {
+
+bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
+  const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5);
+  const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
+  return n.groups == n.in_c && n.out_c == n.in_c && g.is_planar() && square && stride &&
+         g.d[1] == 1 && g.d[2] == 1;
+}
+
+namespace {
+
+// One plane's geometry; `zeros` is a row of W zeros standing in for rows in the padding.
+struct PlaneArgs {
+  int64_t H, W, ph, pw, OH, OW;
+  const float* zeros;
+};
+
+// One output plane read straight from the input (no padded copy: copying cost more than the
+// convolution at stride 2). Each output is the bias plus the in-image taps in (kh, kw) order,
+// so the sums do not depend on how planes are spread over threads. Columns whose taps all lie
+// inside the image form the vectorised middle; the few at the edges check bounds.
+template <int K, int S>
+inline __attribute__((always_inline)) void PlaneImpl(const float* in, const PlaneArgs& a,
+                                                     const float* w, float bias, float* out,
+                                                     bool add) {
+  const int64_t mid_lo = std::min(a.OW, (a.pw + S - 1) / S);
+  const int64_t last = a.W - K + a.pw;  // the largest ow * S with every tap inside
+  const int64_t mid_hi = last < 0 ? mid_lo : std::max(mid_lo, std::min(a.OW, last / S + 1));
+  float wk[K * K];
+  for (int i = 0; i < K * K; ++i) wk[i] = w[i];
+  for (int64_t oh = 0; oh < a.OH; ++oh) {
+    const float* rows[K];
+    for (int kh = 0; kh < K; ++kh) {
+      const int64_t ih = oh * S - a.ph + kh;
+      rows[kh] = (ih >= 0 && ih < a.H) ? in + ih * a.W : a.zeros;
+    }
+    float* __restrict o = out + oh * a.OW;
+    auto edge = [&](int64_t ow) {
+      float s = bias;
+      for (int kh = 0; kh < K; ++kh)
+        for (int kw = 0; kw < K; ++kw) {
+          const int64_t iw = ow * S - a.pw + kw;
+          if (iw >= 0 && iw < a.W) s += wk[kh * K + kw] * rows[kh][iw];
+        }
+      o[ow] = add ? o[ow] + s : s;
+    };
+    for (int64_t ow = 0; ow < mid_lo; ++ow) edge(ow);
+    for (int64_t ow = mid_lo; ow < mid_hi; ++ow) {
+      float s = bias;
+      for (int kh = 0; kh < K; ++kh)
+        for (int kw = 0; kw < K; ++kw) s += wk[kh * K + kw] * rows[kh][ow * S - a.pw + kw];
+      o[ow] = add ? o[ow] + s : s;
+    }
+    for (int64_t ow = mid_hi; ow < a.OW; ++ow) edge(ow);
+  }
+}
+
+// Compiled for AVX-512, AVX2 and the baseline, chosen at load time (GCC function multiversioning),
+// so the loops above vectorise as wide as the CPU allows without -march.
+#define SYMBIND_DEPTHWISE_PLANE(K, S)                                                          \
+  __attribute__((target_clones("avx512f", "avx2", "default"))) void Plane##K##x##K##s##S(     \
+      const float* in, const PlaneArgs& a, const float* w, float bias, float* out, bool add) { \
+    PlaneImpl<K, S>(in, a, w, bias, out, add);                                                 \
+  }
+SYMBIND_DEPTHWISE_PLANE(3, 1)
+SYMBIND_DEPTHWISE_PLANE(3, 2)
+SYMBIND_DEPTHWISE_PLANE(5, 1)
+SYMBIND_DEPTHWISE_PLANE(5, 2)
+#undef SYMBIND_DEPTHWISE_PLANE
+
+using PlaneFn = void (*)(const float*, const PlaneArgs&, const float*, float, float*, bool);
+PlaneFn ChoosePlane(int64_t k, int64_t s) {
+  if (k == 3) return s == 1 ? Plane3x3s1 : Plane3x3s2;
+  return s == 1 ? Plane5x5s1 : Plane5x5s2;
+}
+
+}  // namespace
+
+void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
+                          const ConvDims& n, const ConvGeom& g, OpReq req) {
+  if (req == OpReq::kNull) return;
+  const int64_t K = g.k[2], C = n.in_c;
+  const int64_t isize = g.in_size(), osize = g.out_size();
+  const PlaneFn plane = ChoosePlane(K, g.s[2]);
+  const std::vector<float> zeros(static_cast<size_t>(g.in[2]), 0.0f);
+  const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data()};
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, osize * K * K));
+  ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c = p % C;
+      plane(x + p * isize, args, w + c * K * K, bias ? bias[c] : 0.0f, y + p * osize,
+            req == OpReq::kAdd);
+    }
+  });
+}
+
+}  // namespace conv
+}  // namespace symbind

@@ -1,0 +1,39 @@
+// Convolution geometry and im2col/col2im: the column buffer of a 1-, 2- or 3-D convolution.
+#pragma once
+#include <cstdint>
+
+namespace symbind {
+namespace conv {
+
+// Spatial geometry of one convolution, right-aligned into three slots (d, h, w): a 2-D
+// problem has in[0] = out[0] = k[0] = s[0] = d[0] = 1 and p[0] = 0.
+// `in` is the image side (the convolution's input, the deconvolution's output), `out` the
+// column side (the convolution's output, the deconvolution's input).
+struct ConvGeom {
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
+          p[3] = {0, 0, 0}, d[3] = {1, 1, 1};
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+  // A 2-D problem (or a 3-D one of depth 1 that stays depth 1: no depth padding).
+  bool is_planar() const { return in[0] == 1 && k[0] == 1 && out[0] == 1; }
+  // 1x1 kernel, unit stride, no padding: the column buffer is the image itself.
+  bool is_pointwise() const {
+    for (int i = 0; i < 3; ++i)
+      if (k[i] != 1 || s[i] != 1 || p[i] != 0) return false;
+    return true;
+  }
+};
+
+// Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
+// Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
+// with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns
+// (channels * k_size, (r1 - r0) * out_w), each column-buffer row `ld` floats apart.
+void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* col);
+void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
+            int64_t ld, float* col);
+// img += the column buffer folded back, for channels [c0, c1).
+void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img);
+
+}  // namespace conv
+}  // namespace symbind

@@ -1,0 +1,277 @@
+// The convolution fast paths (direct depthwise, Winograd F(4x4,3x3)) against a naive
+// double-precision convolution written here and against the im2col + GEMM reference path; their
+// results bit-identical for 1, 2 and 4 threads; the Winograd weight cache never going stale.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <tbb/global_control.h>
+
+#include <symbind/ops/kernels/conv.h>
+
+#include "../../model_test_util.h"
+
+using namespace symbind;
+using namespace symbind::conv;
+
+namespace {
+
+struct Case {
+  int64_t batch, in_c, out_c, groups, h, w, k, stride, pad, dilate = 1;
+};
+
+ConvGeom Geom(const Case& c) {
+  ConvGeom g;
+  g.in[1] = c.h;
+  g.in[2] = c.w;
+  g.k[1] = g.k[2] = c.k;
+  g.s[1] = g.s[2] = c.stride;
+  g.p[1] = g.p[2] = c.pad;
+  g.d[1] = g.d[2] = c.dilate;
+  for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * c.pad - c.dilate * (c.k - 1) - 1) / c.stride + 1;
+  return g;
+}
+
+std::vector<float> Random(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = dist(rng);
+  return v;
+}
+
+// y[n,f,oh,ow] = b[f] + sum over f's group of x * w, in double.
+std::vector<double> NaiveConv(const std::vector<float>& x, const std::vector<float>& w,
+                              const std::vector<float>& b, const Case& c, const ConvGeom& g) {
+  const int64_t cg = c.in_c / c.groups, fg = c.out_c / c.groups, OH = g.out[1], OW = g.out[2];
+  std::vector<double> y(static_cast<size_t>(c.batch * c.out_c * OH * OW));
+  size_t idx = 0;
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t f = 0; f < c.out_c; ++f)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b[static_cast<size_t>(f)];
+          for (int64_t cl = 0; cl < cg; ++cl)
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
+                const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                const int64_t ch = f / fg * cg + cl;
+                acc += double(x[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)]) *
+                       w[static_cast<size_t>(((f * cg + cl) * c.k + kh) * c.k + kw)];
+              }
+          y[idx++] = acc;
+        }
+  return y;
+}
+
+// max |got - want| / max |want|: the accuracy contract's relative error.
+template <typename A, typename B>
+double RelativeError(const std::vector<A>& got, const std::vector<B>& want) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff = std::max(diff, std::fabs(double(got[i]) - double(want[i])));
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return diff / scale;
+}
+
+using ForwardFn = void (*)(const float*, const float*, const float*, float*, const ConvDims&,
+                           const ConvGeom&, OpReq);
+
+void WinogradNoCache(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                     const ConvGeom& g, OpReq req) {
+  WinogradConvForward(x, w, b, y, n, g, req);
+}
+
+// Runs `fast` and the reference on the case: both within 1e-4 of the naive convolution, of each
+// other, in write and add mode, and bit-identical for 1, 2 and 4 threads.
+void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed) {
+  CAPTURE(c.batch, c.in_c, c.out_c, c.groups, c.h, c.w, c.k, c.stride, c.pad, c.dilate);
+  const ConvGeom g = Geom(c);
+  const ConvDims n{c.batch, c.in_c, c.out_c, c.groups};
+  const auto x = Random(c.batch * c.in_c * c.h * c.w, seed);
+  const auto w = Random(c.out_c * (c.in_c / c.groups) * c.k * c.k, seed + 1);
+  const auto b = Random(c.out_c, seed + 2);
+  const int64_t ysize = c.batch * c.out_c * g.out_size();
+  const auto naive = NaiveConv(x, w, b, c, g);
+
+  std::vector<float> ref(static_cast<size_t>(ysize)), got(static_cast<size_t>(ysize));
+  ConvForwardIm2Col(x.data(), w.data(), b.data(), ref.data(), n, g, OpReq::kWrite);
+  fast(x.data(), w.data(), b.data(), got.data(), n, g, OpReq::kWrite);
+  CHECK(RelativeError(ref, naive) < 1e-5);
+  CHECK(RelativeError(got, naive) < 1e-4);
+  CHECK(RelativeError(got, ref) < 1e-4);
+
+  // Add mode: y = previous y + conv.
+  const auto before = Random(ysize, seed + 3);
+  std::vector<float> added = before;
+  fast(x.data(), w.data(), b.data(), added.data(), n, g, OpReq::kAdd);
+  std::vector<double> want_added(naive);
+  for (size_t i = 0; i < want_added.size(); ++i) want_added[i] += before[i];
+  CHECK(RelativeError(added, want_added) < 1e-4);
+
+  // Every thread count computes the same bits.
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    std::vector<float> again(static_cast<size_t>(ysize), -7.0f);
+    fast(x.data(), w.data(), b.data(), again.data(), n, g, OpReq::kWrite);
+    INFO("threads " << threads);
+    CHECK(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_fast]") {
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad
+      {1, 8, 8, 8, 9, 9, 3, 1, 1},     {2, 5, 5, 5, 11, 7, 3, 2, 1},   {1, 3, 3, 3, 12, 13, 3, 1, 0},
+      {2, 4, 4, 4, 10, 9, 3, 2, 0},    {1, 6, 6, 6, 13, 17, 5, 1, 2},  {3, 2, 2, 2, 15, 14, 5, 2, 2},
+      {1, 4, 4, 4, 7, 8, 5, 2, 0},     {1, 16, 16, 16, 33, 31, 3, 2, 3}, {2, 3, 3, 3, 3, 3, 3, 1, 1},
+      {1, 32, 32, 32, 56, 56, 3, 1, 1},
+  };
+  uint64_t seed = 10;
+  for (const Case& c : cases) {
+    REQUIRE(DepthwiseApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)));
+    CheckFastPath(DepthwiseConvForward, c, seed += 10);
+  }
+  // What it does not take: dilation, channel multipliers, 7x7, stride 3, ordinary groups.
+  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 3, 1, 2, 2})));
+  CHECK_FALSE(DepthwiseApplies({1, 4, 8, 4}, Geom({1, 4, 8, 4, 9, 9, 3, 1, 1})));
+  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 7, 1, 3})));
+  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 3, 3, 1})));
+  CHECK_FALSE(DepthwiseApplies({1, 8, 8, 2}, Geom({1, 8, 8, 2, 9, 9, 3, 1, 1})));
+  // A 3-D convolution of depth 1 with depth padding has output depth 3: not a plane.
+  ConvGeom padded_depth = Geom({1, 4, 4, 4, 9, 9, 3, 1, 1});
+  padded_depth.p[0] = 1;
+  padded_depth.out[0] = 3;
+  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, padded_depth));
+  CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, padded_depth));
+}
+
+TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad
+      {1, 16, 16, 1, 8, 8, 3, 1, 1},   {2, 17, 19, 1, 11, 9, 3, 1, 1},  {1, 16, 24, 1, 13, 10, 3, 1, 0},
+      {3, 20, 16, 1, 7, 7, 3, 1, 1},   {1, 32, 16, 1, 5, 6, 3, 1, 2},   {1, 64, 64, 1, 28, 28, 3, 1, 1},
+      {2, 16, 32, 1, 3, 3, 3, 1, 0},   {1, 128, 96, 1, 14, 14, 3, 1, 1},
+  };
+  uint64_t seed = 500;
+  for (const Case& c : cases) {
+    REQUIRE(WinogradApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)));
+    CheckFastPath(WinogradNoCache, c, seed += 10);
+  }
+  CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, Geom({1, 16, 16, 1, 9, 9, 3, 2, 1})));
+  CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, Geom({1, 16, 16, 1, 9, 9, 3, 1, 2, 2})));
+  CHECK_FALSE(WinogradApplies({1, 32, 32, 2}, Geom({1, 32, 32, 2, 9, 9, 3, 1, 1})));
+  CHECK_FALSE(WinogradApplies({1, 8, 16, 1}, Geom({1, 8, 16, 1, 9, 9, 3, 1, 1})));
+}
+
+TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path", "[conv][conv_fast]") {
+  // Depthwise, Winograd, 1x1 (GEMM on the input), and grouped / strided ones left to im2col.
+  const std::vector<Case> cases = {
+      {2, 8, 8, 8, 10, 10, 3, 1, 1}, {1, 16, 32, 1, 30, 27, 3, 1, 1}, {2, 12, 20, 1, 6, 7, 1, 1, 0},
+      {1, 12, 12, 3, 9, 8, 3, 1, 1}, {1, 16, 16, 1, 9, 9, 3, 2, 1}, {1, 4, 4, 4, 9, 9, 3, 1, 2, 2},
+  };
+  REQUIRE(WinogradPays({1, 16, 32, 1}, Geom(cases[1])));
+  CHECK_FALSE(WinogradPays({1, 16, 32, 1}, Geom({1, 16, 32, 1, 9, 9, 3, 1, 1})));
+  uint64_t seed = 900;
+  for (const Case& c : cases) {
+    CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                     const ConvGeom& g, OpReq req) { ConvForward(x, w, b, y, n, g, req); },
+                  c, seed += 10);
+  }
+}
+
+TEST_CASE("Winograd weight cache never serves stale transformed weights",
+          "[conv][conv_fast]") {
+  const Case c{1, 16, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles: ConvForward takes Winograd
+  const ConvGeom g = Geom(c);
+  const ConvDims n{1, 16, 16, 1};
+  REQUIRE(WinogradPays(n, g));
+  const TShape wshape({16, 16, 3, 3});
+  const auto x = Random(16 * 32 * 32, 1);
+  const auto b = Random(16, 2);
+  // One aligned buffer viewed as read-only weights twice, with different contents between the
+  // two views: the second storage has the same data pointer but must not hit the first's entry.
+  auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, wshape.Size() * 4)),
+                                       std::free);
+  auto run_read_only = [&](uint64_t seed) {
+    const auto w = Random(wshape.Size(), seed);
+    std::memcpy(buffer.get(), w.data(), w.size() * sizeof(float));
+    NDArray weights = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"),
+                                    0, wshape);
+    REQUIRE(weights.read_only());
+    std::vector<float> y(16 * 1024), y2(16 * 1024);
+    WinogradConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &weights);
+    WinogradConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, OpReq::kWrite, &weights);
+    CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);  // the cached transform
+    CHECK(RelativeError(y, NaiveConv(x, w, b, c, g)) < 1e-4);
+  };
+  run_read_only(3);
+  run_read_only(4);
+
+  // Writable weights overwritten between forwards of a bound Convolution: the second forward
+  // sees the new weights.
+  KwArgs params = {{"kernel", "(3,3)"}, {"num_filter", "16"}, {"pad", "(1,1)"}};
+  NDArray data({1, 16, 32, 32}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
+  auto exec = test::BindSingleOp("Convolution", params,
+                                 {{"data", data}, {"weight", weight}, {"bias", bias}}, {}, OpReq::kNull);
+  exec->Forward(false);
+  const auto w6 = Random(wshape.Size(), 6);
+  weight.SyncCopyFromCPU(w6.data(), w6.size());
+  exec->Forward(false);
+  CHECK(RelativeError(exec->outputs()[0].ToVector(), NaiveConv(x, w6, b, c, g)) < 1e-4);
+  // One weight changed in place: the cached transform (made from the old bits) is not used.
+  auto w7 = w6;
+  w7[100] += 0.5f;
+  weight.SetFlat(100, w7[100]);
+  exec->Forward(false);
+  CHECK(RelativeError(exec->outputs()[0].ToVector(), NaiveConv(x, w7, b, c, g)) < 1e-4);
+  // The bound op did take the Winograd path: bit-identical to a direct call.
+  std::vector<float> direct(16 * 1024);
+  WinogradConvForward(x.data(), w7.data(), b.data(), direct.data(), n, g, OpReq::kWrite);
+  const auto cached = exec->outputs()[0].ToVector();
+  CHECK(std::memcmp(cached.data(), direct.data(), direct.size() * 4) == 0);
+}
+
+TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identical over threads",
+          "[conv][conv_fast][real]") {
+  struct Model {
+    const char* name;
+    test::SharedModel model;
+    TShape data;
+  };
+  // Input sizes chosen so that Winograd has enough tiles for some layers (ResNet-18's 28x28
+  // stage, the MTCNN nets' 3x3 layers with >= 16 channels) while the rest stay on im2col.
+  std::vector<Model> models = {{"resnet-18", test::ResNet18Logits(TShape({2, 3, 112, 112})), TShape({2, 3, 112, 112})},
+                               {"det1", test::LoadMtcnnModel("det1"), TShape({1, 3, 120, 160})},
+                               {"det2", test::LoadMtcnnModel("det2"), TShape({8, 3, 24, 24})},
+                               {"det3", test::LoadMtcnnModel("det3"), TShape({2, 3, 48, 48})}};
+  const bool was_enabled = FastPathsEnabled();
+  for (const Model& m : models) {
+    INFO(m.name);
+    NDArray data = test::RandomArray(m.data, 3);
+    auto exec = test::BindShared(m.model, data);
+    SetFastPathsEnabled(false);
+    exec->Forward(false);
+    const auto reference = test::CopyOutputs(*exec);
+    SetFastPathsEnabled(true);
+    exec->Forward(false);
+    const auto fast = test::CopyOutputs(*exec);
+    CHECK_FALSE(test::BitIdentical(fast, reference));  // a fast path did run
+    for (size_t i = 0; i < fast.size(); ++i)
+      CHECK(RelativeError(fast[i].ToVector(), reference[i].ToVector()) < 1e-4);
+    for (int threads : {1, 2, 4}) {
+      test::ScopedNumThreads scoped(threads);
+      exec->Forward(false);
+      INFO("threads " << threads);
+      CHECK(test::BitIdentical(test::CopyOutputs(*exec), fast));
+    }
+  }
+  SetFastPathsEnabled(was_enabled);
+}
