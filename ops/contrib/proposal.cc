@@ -199,11 +199,6 @@ void ForwardProposal(const OpContext&, const NodeAttrs& attrs, const std::vector
   });
 }
 
-void BackwardZero(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-  for (size_t i = 0; i < a.in_grads.size(); ++i)
-    if (a.req[i] == OpReq::kWrite || a.req[i] == OpReq::kWriteInplace) a.in_grads[i].Fill(0.0f);
-}
-
 int VisibleOutputs(const NodeAttrs& a) { return a.param<ProposalParam>().output_score ? 2 : 1; }
 }  // namespace
 
