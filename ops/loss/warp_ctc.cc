@@ -6,6 +6,7 @@
 // step t of sequence n, N = rows / input_length); label holds label_length entries per sequence
 // (batch * label_length, inferred as int32), the blank is class 0 and every 0 in a label is
 // dropped (padding); every sequence has input_length steps.
+#include <symbind/ops/kernels/softmax.h>
 #include <symbind/ops/loss/ctc_util.h>
 #include <symbind/ops/op_util.h>
 
@@ -37,7 +38,7 @@ void InferWarpCTCShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vec
   ShapeAssignCheck(in, 1, TShape(label));
 }
 
-SoftmaxLayout RowsOf(const TShape& s) { return {s.ProdDims(0, s.ndim() - 1), s[s.ndim() - 1], 1}; }
+AxisLayout RowsOf(const TShape& s) { return {s.ProdDims(0, s.ndim() - 1), s[s.ndim() - 1], 1}; }
 }  // namespace
 
 SYMBIND_REGISTER_OP(WarpCTC)
@@ -58,15 +59,15 @@ SYMBIND_REGISTER_OP(WarpCTC)
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       if (req[0] == OpReq::kNull) return;
       std::vector<float> y(static_cast<size_t>(in[0].Size()));
-      SoftmaxGroups(in[0].fdata(), y.data(), RowsOf(in[0].shape()));
+      SoftmaxAlong(in[0].fdata(), y.data(), RowsOf(in[0].shape()), 1.0, false);
       AssignWithReq(out[0].fdata(), y.data(), out[0].Size(), req[0]);
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       const auto& p = attrs.param<WarpCTCParam>();
       ZeroWithReq(a.in_grads[1], a.req[1]);
       if (a.req[0] == OpReq::kNull) return;
-      const SoftmaxLayout rows = RowsOf(a.inputs[0].shape());
-      const int64_t T = p.input_length, N = rows.outer / T, C = rows.k;
+      const AxisLayout rows = RowsOf(a.inputs[0].shape());
+      const int64_t T = p.input_length, N = rows.outer / T, C = rows.n;
       const std::vector<double> raw = ValuesAsDouble(a.inputs[1]);
       std::vector<std::vector<int64_t>> labels(static_cast<size_t>(N));
       for (int64_t n = 0; n < N; ++n)

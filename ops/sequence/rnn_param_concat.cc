@@ -3,6 +3,9 @@
 // kernels); only shape inference differs, as in MXNet's RNNParamConcatShape: besides Concat's
 // one input inferred from the output, two inputs unknown on the concat axis (the first layer's
 // i2h weights of both directions, whose input size is unknown) share what remains equally.
+#include <vector>
+
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

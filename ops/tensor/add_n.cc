@@ -1,5 +1,6 @@
 // add_n (alias ElementWiseSum): the element-wise sum of num_args equal-shape inputs, added in
 // input order. Every input's gradient is the head gradient.
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

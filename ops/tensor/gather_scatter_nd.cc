@@ -6,6 +6,7 @@
 // 0 <= i < dim; anything else is an error (MXNet reads out of bounds). Duplicate scatter
 // targets keep the last write (MXNet: undefined). Gradients: gather_nd's is a scatter-add,
 // scatter_nd's a gather; indices get zero.
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

@@ -2,6 +2,7 @@
 // elsewhere; indices outside [0, depth) give a row of off_value. Indices may be of any dtype
 // (truncated to integers); the output takes `dtype`. Not differentiable: the indices get a
 // zero gradient, as MXNet's MakeZeroGradNodes.
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

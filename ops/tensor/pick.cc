@@ -2,6 +2,7 @@
 // axis, index values truncated to integers and clipped or wrapped. The index input may be of
 // any dtype (MXNet passes float indices); it has the data's shape without the axis, or with
 // the axis of size 1 (keepdims). The gradient goes to the picked elements; index gets zero.
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

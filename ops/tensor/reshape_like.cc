@@ -2,6 +2,7 @@
 // [lhs_begin, lhs_end) replaced by rhs's dims [rhs_begin, rhs_end) (by default: rhs's whole
 // shape). Shapes infer forward only, as MXNet. The lhs gradient is the reshaped head
 // gradient; rhs, of any dtype, only lends its shape (zero gradient).
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

@@ -1,6 +1,8 @@
 // reverse (alias flip; MXNet 1.9.1's matrix_op): reverses the order of elements along the
 // given axes; an axis listed twice flips back. Negative axes count from the end. The gradient
 // is the reversed head gradient; shapes infer both ways.
+#include <symbind/ops/op_util.h>
+#include <symbind/ops/tensor/index_map.h>
 
 namespace symbind {
 

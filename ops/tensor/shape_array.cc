@@ -1,6 +1,7 @@
 // shape_array and size_array (MXNet 1.9.1's elemwise_unary_op_basic): the input's shape as a
 // 1-D int64 array, and its element count as an int64 array of shape (1,). The input may be of
 // any dtype. Not differentiable (MXNet: zero gradient).
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

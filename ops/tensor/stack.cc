@@ -1,6 +1,7 @@
 // stack (MXNet 1.9.1's matrix_op): joins num_args arrays of one shape along a new axis
 // (-ndim-1 <= axis <= ndim). Inputs are named arg0, arg1, ... Shapes infer both ways (the
 // inputs from each other and from the output); the gradient slices the head gradient.
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 

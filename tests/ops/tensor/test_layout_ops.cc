@@ -6,22 +6,6 @@
 using namespace symbind;
 using namespace symbind::test;
 
-namespace {
-std::vector<int64_t> Unravel(int64_t f, const TShape& s) {
-  std::vector<int64_t> c(static_cast<size_t>(s.ndim()));
-  for (int d = s.ndim() - 1; d >= 0; --d) {
-    c[static_cast<size_t>(d)] = f % s[d];
-    f /= s[d];
-  }
-  return c;
-}
-int64_t Ravel(const std::vector<int64_t>& c, const TShape& s) {
-  int64_t f = 0;
-  for (int d = 0; d < s.ndim(); ++d) f = f * s[d] + c[static_cast<size_t>(d)];
-  return f;
-}
-}  // namespace
-
 TEST_CASE("reverse flips the given axes", "[ops][reverse]") {
   NDArray x = RandomArray(TShape({2, 3, 4}), 1);
   for (const char* axes : {"(0,)", "(1,2)", "(-1,)", "(0,1,2)", "(1,1)"}) {
