@@ -3,12 +3,14 @@
 // the ONNX files bench/peers.py exports for the OpenCV column.
 //
 //   node bench/ort_peer.js MODEL.onnx --threads T [--runs R] [--batch N --size H,W]
-//        [--input X.npy --expect REF.npy]
+//        [--input X.npy --expect REF.npy] [--no-spin]
 //
 // Prints "key value" lines: with --expect, rel_diff (max |ort - ref| / max |ref|) of the first
 // output on X; with --runs, times_ms (every run after 2 warm-ups; input uniform in [-1, 1]),
 // latency_ms (median) and latency_min_ms. Threads: intra_op_num_threads = T, one inter-op
-// thread, sequential execution, all graph optimisations (ONNX Runtime's defaults otherwise).
+// thread, sequential execution, all graph optimisations (ONNX Runtime's defaults otherwise:
+// its pool threads spin while waiting for work; --no-spin makes them sleep, the fairer choice
+// on a machine loaded by other processes, as OMP_WAIT_POLICY=PASSIVE is for PyTorch).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -29,6 +31,7 @@ function parseArgs(argv) {
       case '--size': a.size = next().split(',').map(Number); break;
       case '--input': a.input = next(); break;
       case '--expect': a.expect = next(); break;
+      case '--no-spin': a.noSpin = true; break;
       default:
         if (argv[i].startsWith('--')) throw new Error('unknown option ' + argv[i]);
         a.model = argv[i];
@@ -60,9 +63,10 @@ function median(v) {
 
 async function main() {
   const a = parseArgs(process.argv.slice(2));
-  const session = await ort.InferenceSession.create(a.model, {
-    intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',
-    graphOptimizationLevel: 'all'});
+  const options = {intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',
+                   graphOptimizationLevel: 'all'};
+  if (a.noSpin) options.extra = {session: {intra_op: {allow_spinning: '0'}}};
+  const session = await ort.InferenceSession.create(a.model, options);
   const inputName = session.inputNames[0];
   const outputName = session.outputNames[0];
   if (a.expect) {
@@ -76,7 +80,7 @@ async function main() {
       diff = Math.max(diff, Math.abs(out.data[i] - ref.data[i]));
       scale = Math.max(scale, Math.abs(ref.data[i]));
     }
-    console.log('rel_diff ' + (diff / scale).toPrecision(3));
+    console.log('rel_diff ' + (diff / scale).toExponential(2));
   }
   if (a.runs > 0) {
     const dims = [a.batch, 3, a.size[0], a.size[1]];

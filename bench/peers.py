@@ -26,6 +26,9 @@ to cv2.dnn.readNetFromONNX (and bench/ort_peer.js to ONNX Runtime). Subcommands 
   resnet50-memory SYMBOL PARAMS   RSS of batch-1 inference: after import, peak (ru_maxrss),
                                   and resident after the runs
   gemm                            torch.mm GFLOP/s at bench_gemm.cc's shapes
+  blas                            which BLAS library torch.mm runs on (the files mapped into
+                                  this process after a matmul, symlinks resolved) and its
+                                  GFLOP/s at 512x512x512
 
 Thread count: --threads (default 2) for torch.set_num_threads and cv2.setNumThreads.
 """
@@ -480,6 +483,26 @@ def cmd_gemm(a):
         print("gemm %d %d %d %.1f" % (m, n, k, float(np.median(rates))))
 
 
+def cmd_blas(a):
+    """Debian's torch links libblas.so.3, an alternative that is the reference BLAS unless an
+    optimised one (libopenblas0-pthread) is installed: say which one this process loaded."""
+    torch.set_num_threads(a.threads)
+    x = torch.rand(512, 512)
+    torch.mm(x, x)
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path).lower() or "lapack" in os.path.basename(path).lower():
+                libs.add(os.path.realpath(path))
+    reps, t0 = 20, time.perf_counter()
+    for _ in range(reps):
+        torch.mm(x, x)
+    gflops = 2.0 * 512 ** 3 * reps / (time.perf_counter() - t0) / 1e9
+    print("torch_blas %s" % (",".join(sorted(libs)) or "none-mapped"))
+    print("torch_mm_512_gflops %.1f" % gflops)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -500,13 +523,14 @@ def main():
                                                     "/usr/share/datasets/fashion-mnist"))
     s.add_argument("--batches", type=int, default=100)
     sub.add_parser("gemm")
+    sub.add_parser("blas")
     s = sub.add_parser("resnet50-memory")
     s.add_argument("symbol")
     s.add_argument("params")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     {"classify": cmd_classify, "mtcnn": cmd_mtcnn, "mtcnn-pipeline": cmd_mtcnn_pipeline, "lenet-train": cmd_lenet_train,
-     "resnet50-memory": cmd_resnet50_memory, "gemm": cmd_gemm}[a.cmd](a)
+     "resnet50-memory": cmd_resnet50_memory, "gemm": cmd_gemm, "blas": cmd_blas}[a.cmd](a)
 
 
 if __name__ == "__main__":

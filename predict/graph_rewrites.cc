@@ -56,6 +56,8 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
   out.aux = aux;
   const Graph g(out.symbol);
   const std::vector<int> uses = CountUses(g);
+  std::set<uint32_t> heads;
+  for (auto& h : g.heads()) heads.insert(g.entry_id(h));
   std::set<std::string> names;
   for (auto& info : g.nodes()) names.insert(info.node->name());
   // BatchNorm node -> the producer entry that replaces its output 0.
@@ -66,7 +68,8 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     if (!IsOp(*bn.node, "BatchNorm") || bn.inputs.size() != 5) continue;
     const NodeAttrs& bn_attrs = bn.node->attrs;
     if (ParamOr(bn_attrs, "axis", 1) != 1) continue;
-    if (uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
+    // A head keeps its node, so that the executor's outputs keep their names.
+    if (heads.count(g.entry_id(n, 0)) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
     const Graph::EntryRef src = bn.inputs[0];
     const std::shared_ptr<Node>& producer = g.node(src.node_id).node;
     const bool conv = IsOp(*producer, "Convolution"), fc = IsOp(*producer, "FullyConnected");
@@ -117,14 +120,11 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
   }
   if (replaced.empty()) return out;
 
-  auto rewire = [&](NodeEntry& e) {
-    auto it = replaced.find(e.node.get());
-    if (it != replaced.end()) e = it->second;  // only output 0 is read (checked above)
-  };
-  for (auto& info : g.nodes()) for (NodeEntry& e : info.node->inputs) rewire(e);
-  std::vector<NodeEntry> heads = out.symbol.outputs();
-  for (NodeEntry& e : heads) rewire(e);
-  out.symbol = Symbol::FromEntries(heads);
+  for (auto& info : g.nodes())
+    for (NodeEntry& e : info.node->inputs) {
+      auto it = replaced.find(e.node.get());
+      if (it != replaced.end()) e = it->second;  // only output 0 is read (checked above)
+    }
 
   // Keep only the arrays the rewritten graph still reads.
   const Graph rewritten(out.symbol);

@@ -12,7 +12,7 @@
 namespace symbind {
 
 struct RewrittenGraph {
-  Symbol symbol;                              // same heads, in the same order
+  Symbol symbol;                              // the same head nodes, in the same order
   std::map<std::string, NDArray> args, aux;   // the arrays the rewritten graph reads
   std::vector<std::string> folded;            // names of the BatchNorm nodes folded away
 };
@@ -22,8 +22,8 @@ struct RewrittenGraph {
 //   W'[o] = W[o] * s[o],  b'[o] = (b[o] - mean[o]) * s[o] + beta[o],  s = gamma / sqrt(var + eps)
 // (gamma = 1 under fix_gamma). A pair is folded only when the rewrite cannot change any
 // visible result: the producer's output feeds nothing but the BatchNorm and is no head, its
-// weight and bias feed nothing else, the BatchNorm normalises axis 1 and its mean/var outputs
-// are unused, and every weight, bias, gamma, beta and moving statistic is a given array
+// weight and bias feed nothing else, the BatchNorm normalises axis 1, is no head (the
+// executor's outputs keep their names) and its mean/var outputs are unused, and every weight, bias, gamma, beta and moving statistic is a given array
 // (`args` / `aux`, float32). The folded weight and bias are new variables named
 // "<producer>_folded_weight" / "<producer>_folded_bias".
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,

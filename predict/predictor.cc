@@ -58,7 +58,6 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
   const Graph graph(symbol_);
   args_ = UsedAsFloat(args, graph.ListArguments());
   aux_ = UsedAsFloat(aux, graph.ListAuxiliaryStates());
-  output_names_ = symbol_.ListOutputs();  // a rewrite may replace a head's node, not its name
   if (options_.fold_batch_norm) {
     RewrittenGraph folded = FoldBatchNorm(symbol_, args_, aux_);
     symbol_ = std::move(folded.symbol);
@@ -107,6 +106,7 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   bind_options.grads = GradPolicy::kNone;
   bind_options.workspace = options_.workspace;
   exec_ = SimpleBind(symbol_, Context::CPU(), bound, {}, {}, aux_, bind_options);
+  output_names_ = symbol_.ListOutputs();
 }
 
 Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) const {
@@ -115,7 +115,6 @@ Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) 
   p.args_ = args_;
   p.aux_ = aux_;
   p.options_ = options_;
-  p.output_names_ = output_names_;
   p.folded_ = folded_;
   p.Bind(input_shapes);
   return p;
