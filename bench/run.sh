@@ -77,8 +77,8 @@ pooled() {
     awk '{ t[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", t[int(NR / 2) + 1], t[1] }'
 }
 ort_peer() { node bench/ort_peer.js "$@" --threads "$threads" ${SYMBIND_BENCH_ORT_NO_SPIN:+--no-spin}; }
-# The ONNX Runtime table: every net interleaved with symbind (folded, and in the full run also
-# unfolded) in $rounds rounds; uses the files bench/peers.py classify wrote.
+# The ONNX Runtime table: every net interleaved with symbind (folded, and unfolded at batch 1)
+# in $rounds rounds; uses the files bench/peers.py classify wrote.
 ort_table() {
   local per=$(( (runs + rounds - 1) / rounds )) per8=$(( (runs8 + rounds - 1) / rounds ))
   per8=$(( per8 < 2 ? 2 : per8 ))
@@ -101,15 +101,14 @@ ort_table() {
     s1= n1= o1= s8= o8=
     for r in $(seq "$rounds"); do
       s1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per")
-      [ $quick = 1 ] || n1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold)
+      n1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold)
       o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size")
       s8+=$'\n'$("${sb[@]}" --shape "data=8,3,$size,$size" --runs "$per8")
       o8+=$'\n'$(ort_peer "$d_dir/b8.onnx" --runs "$per8" --batch 8 --size "$size,$size")
     done
     read -r sm smin <<<"$(pooled "$s1")"
     read -r om omin <<<"$(pooled "$o1")"
-    local nm="-" nmin="-"
-    [ $quick = 1 ] || read -r nm nmin <<<"$(pooled "$n1")"
+    read -r nm nmin <<<"$(pooled "$n1")"
     read -r s8m _ <<<"$(pooled "$s8")"
     read -r o8m _ <<<"$(pooled "$o8")"
     local s8r o8r
