@@ -10,8 +10,9 @@
 // and shared, never copied (float32 arrays are used as they are; other dtypes are converted
 // once), except the weights an inference rewrite changes (PredictorOptions::fold_batch_norm),
 // which the predictor owns as new arrays. The rewrites leave the caller's symbol and arrays
-// as they were; executor() and roles() describe the graph as bound, after the rewrites. Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never
-// reads them. Which argument is data, label or parameter comes from ClassifyArguments.
+// as they were; executor() and roles() describe the graph as bound, after the rewrites.
+// Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never reads
+// them. Which argument is data, label or parameter comes from ClassifyArguments.
 #pragma once
 #include <map>
 #include <memory>
