@@ -1,11 +1,12 @@
 // Inference benchmark of a model file pair (MXNet symbol JSON + .params) for bench/run.sh.
 //
 //   bench_models SYMBOL PARAMS --shape data=N,C,H,W [--threads T] [--runs R]
-//       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory]
+//       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold]
 //
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
-//                 (the fastest: the least disturbed by other load), images_per_s (batch / median)
+//                 (the fastest: the least disturbed by other load), images_per_s (batch / median),
+//                 times_ms (every run, for pooling the runs of several interleaved processes)
 //   --expect      (OUTPUT defaults to the first output) max_abs_diff_<OUTPUT> and rel_diff_<OUTPUT> (max |ours - ref| / max |ref|)
 //                 after one forward on --input, the fairness check against the peers
 //   --memory      rss_at_start_mb, peak_rss_before_bind_mb (parameters loaded), peak_rss_mb
@@ -14,7 +15,8 @@
 //                 op, from the inferred shapes: what any plan must hold at once),
 //                 all_activations_mb (every op output: the footprint without reuse)
 // --logits cuts a SoftmaxOutput head off and returns its input (probabilities saturate with
-// random weights and would hide differences). Every argument except data and labels must be
+// random weights and would hide differences); another single head (an embedding) is kept.
+// --no-fold binds without folding BatchNorm into the layer before it (PredictorOptions). Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -45,14 +47,14 @@ struct Options {
   std::map<std::string, TShape> shapes;
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
-  bool logits = false, memory = false;
+  bool logits = false, memory = false, fold = true;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -77,6 +79,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--runs") o.runs = std::atoi(value().c_str());
     else if (a == "--logits") o.logits = true;
     else if (a == "--memory") o.memory = true;
+    else if (a == "--no-fold") o.fold = false;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -132,9 +135,9 @@ ActivationBytes MeasureActivations(const Symbol& sym, const std::map<std::string
 
 Symbol CutSoftmaxHead(const Symbol& sym) {
   const auto& heads = sym.outputs();
-  if (heads.size() != 1 || heads[0].node->is_variable() || heads[0].node->attrs.op->name != "SoftmaxOutput")
-    Usage("--logits needs a single SoftmaxOutput head");
-  return sym.GetChildren()[0];
+  if (heads.size() != 1) Usage("--logits needs a single head");
+  const Node& head = *heads[0].node;
+  return !head.is_variable() && head.attrs.op->name == "SoftmaxOutput" ? sym.GetChildren()[0] : sym;
 }
 
 NDArray AsFloat(const NDArray& a) { return a.dtype() == DType::kFloat32 ? a : a.AsType(DType::kFloat32); }
@@ -152,6 +155,7 @@ int main(int argc, char** argv) {
     const double rss_before_bind = PeakRssMb();
     PredictorOptions options;
     options.seed = 1;
+    options.fold_batch_norm = o.fold;
     Predictor predictor(sym, args, aux, o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights
     aux.clear();
@@ -192,6 +196,9 @@ int main(int argc, char** argv) {
         exec->Forward(false);
         if (i >= 2) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       }
+      std::printf("times_ms");
+      for (double t : ms) std::printf(" %.3f", t);
+      std::printf("\n");
       std::sort(ms.begin(), ms.end());
       const double median = ms[ms.size() / 2];
       const int64_t batch = o.shapes.empty() ? 1 : o.shapes.begin()->second[0];

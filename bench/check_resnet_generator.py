@@ -2,13 +2,15 @@
 """Checks bench/make_resnet50_symbol.py against MXNet's own ResNet-18 (the model zoo file in
 ../shared/models/symbols): with --depth 18 the generator must reproduce every op node's name,
 op, parameters and inputs (by name), so the ResNet-50 it emits follows the same conventions.
-Also checks that the committed bench/models/resnet-50-symbol.json is what it generates now.
+Also checks that the committed bench/models/resnet-50-symbol.json is what it generates now, and
+the committed MobileNet v2 / MobileFaceNet files what bench/make_mobile_symbols.py generates.
 Exits 1 with the first difference."""
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_mobile_symbols  # noqa: E402
 import make_resnet50_symbol  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,12 +45,18 @@ def main():
         if w != g:
             print("first difference:\n  reference %s\n  generated %s" % (w, g))
             return 1
-    with open(COMMITTED) as f:
-        if json.load(f) != make_resnet50_symbol.build(50):
-            print("%s differs from the generator's output: regenerate it with\n"
-                  "  bench/make_resnet50_symbol.py %s" % (COMMITTED, COMMITTED))
-            return 1
-    print("generator reproduces resnet-18-symbol.json (%d op nodes); resnet-50-symbol.json is current"
+    committed = [(COMMITTED, make_resnet50_symbol.build(50), "make_resnet50_symbol.py"),
+                 (os.path.join(HERE, "models/mobilenet-v2-symbol.json"), make_mobile_symbols.mobilenet_v2(),
+                  "make_mobile_symbols.py mobilenet-v2"),
+                 (os.path.join(HERE, "models/mobilefacenet-symbol.json"), make_mobile_symbols.mobilefacenet(),
+                  "make_mobile_symbols.py mobilefacenet")]
+    for path, graph, command in committed:
+        with open(path) as f:
+            if json.load(f) != graph:
+                print("%s differs from the generator's output: regenerate it with\n"
+                      "  bench/%s %s" % (path, command, path))
+                return 1
+    print("generator reproduces resnet-18-symbol.json (%d op nodes); the committed generated symbols are current"
           % len(want))
     return 0
 

@@ -121,17 +121,22 @@ def build(depth):
             "attrs": {"mxnet_version": ["int", 10600]}}
 
 
+def emit(graph, out):
+    """Writes the JSON to file `out`, or to stdout when it is None."""
+    text = json.dumps(graph, indent=2) + "\n"
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    else:
+        print(text, end="")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depth", type=int, default=50)
     ap.add_argument("out", nargs="?", default=None)
     a = ap.parse_args()
-    text = json.dumps(build(a.depth), indent=2) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        print(text, end="")
+    emit(build(a.depth), a.out)
 
 
 if __name__ == "__main__":

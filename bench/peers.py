@@ -4,14 +4,20 @@ OpenCV DNN (Debian python3-torch, python3-opencv).
 
 The MXNet symbol JSON is interpreted into a torch.nn.Module (ops of the model-zoo ImageNet
 nets: Convolution, BatchNorm, Activation relu, Pooling, elemwise_add/_Plus, Concat, Flatten,
-FullyConnected, Dropout, LRN, SoftmaxOutput), which torch.onnx.export hands to
-cv2.dnn.readNetFromONNX. Subcommands (all print "key value" lines):
+FullyConnected, Dropout, LRN, SoftmaxOutput; for the mobile nets of
+bench/make_mobile_symbols.py also clip and LeakyReLU prelu), which torch.onnx.export hands
+to cv2.dnn.readNetFromONNX (and bench/ort_peer.js to ONNX Runtime). Subcommands (all print
+"key value" lines):
 
-  classify DIR NAME=SYMBOL...     per net: scaled Gaussian weights written once to
+  classify DIR NAME=SYMBOL[@SIZE]...
+                                  per net (input SIZE x SIZE, default 224): scaled Gaussian
+                                  weights written once to
                                   DIR/NAME.params (MXNet format), DIR/NAME/input.npy and the
-                                  logits (SoftmaxOutput's input) of torch and OpenCV on it
-                                  (torch.npy, opencv.npy), then batch-1 latency (median and
-                                  minimum) and batch-8 throughput (from the median) of both
+                                  logits (SoftmaxOutput's input, or the single head of a net
+                                  without one) of torch and OpenCV on it (torch.npy,
+                                  opencv.npy), the ONNX files b1.onnx / b8.onnx, then batch-1
+                                  latency (median and minimum) and batch-8 throughput (from
+                                  the median) of both (--runs 0: files only, no timing)
   mtcnn MODELS DIR                per-network OpenCV DNN (Caffe files) latency (median and
                                   minimum); DIR/detN_*.npy
                                   inputs/outputs for comparing with symbind
@@ -20,6 +26,9 @@ cv2.dnn.readNetFromONNX. Subcommands (all print "key value" lines):
   resnet50-memory SYMBOL PARAMS   RSS of batch-1 inference: after import, peak (ru_maxrss),
                                   and resident after the runs
   gemm                            torch.mm GFLOP/s at bench_gemm.cc's shapes
+  blas                            which BLAS library torch.mm runs on (the files mapped into
+                                  this process after a matmul, symlinks resolved) and its
+                                  GFLOP/s at 512x512x512
 
 Thread count: --threads (default 2) for torch.set_num_threads and cv2.setNumThreads.
 """
@@ -167,6 +176,12 @@ class MXNetNet(torch.nn.Module):
                 gamma = torch.ones(c)
             # Inference: MXNet normalises with the moving statistics whatever use_global_stats.
             return F.batch_norm(x, mean, var, gamma, beta, False, 0.0, float(a.get("eps", "1e-3")))
+        if op == "clip":
+            return torch.clamp(x, float(a["a_min"]), float(a["a_max"]))
+        if op == "LeakyReLU":
+            if a.get("act_type", "leaky") != "prelu":
+                raise NotImplementedError("LeakyReLU %s" % a.get("act_type", "leaky"))
+            return F.prelu(x, self.weight("arg", name, "gamma", (x.shape[1],)))
         if op == "Activation":
             if a["act_type"] != "relu":
                 raise NotImplementedError("Activation %s" % a["act_type"])
@@ -210,17 +225,20 @@ class MXNetNet(torch.nn.Module):
         return F.avg_pool2d(x, kernel, stride, pad, ceil_mode=ceil, count_include_pad=True)
 
 
-def make_weights(symbol_path, seed=0):
+def make_weights(symbol_path, size=224, seed=0):
     """Weights that keep activations finite: conv/fc weights N(0, 2/fan_in), biases and BN
-    parameters small perturbations of the identity (so BN and fix_gamma are exercised)."""
+    parameters small perturbations of the identity (so BN and fix_gamma are exercised), PReLU
+    slopes near 0.25."""
     probe = MXNetNet(symbol_path)
     with torch.no_grad():
-        probe(torch.zeros(1, 3, 224, 224))
+        probe(torch.zeros(1, 3, size, size))
     rng = np.random.default_rng(seed)
     named = []
     for key, shape in sorted(probe.shapes.items()):
         last = key.rsplit("_", 1)[-1]
-        if key.endswith("_weight"):
+        if key.endswith("_relu_gamma"):  # PReLU slope (make_mobile_symbols.py's naming)
+            a = 0.25 + 0.05 * rng.standard_normal(shape)
+        elif key.endswith("_weight"):
             fan_in = int(np.prod(shape[1:]))
             a = rng.normal(0, np.sqrt(2.0 / fan_in), shape)
         elif key.endswith("_gamma"):
@@ -241,9 +259,9 @@ def load_net(symbol, params, logits=False):
     return net
 
 
-def export_onnx(net, batch, path):
+def export_onnx(net, batch, path, size=224):
     with torch.no_grad():
-        torch.onnx.export(net, torch.zeros(batch, 3, 224, 224), path, opset_version=10,
+        torch.onnx.export(net, torch.zeros(batch, 3, size, size), path, opset_version=10,
                           input_names=["data"], output_names=["out"])
 
 
@@ -272,25 +290,25 @@ def median_ms(fn, runs, warmup=2):
     return float(np.median(timed_ms(fn, runs, warmup)))
 
 
-def input_batch(batch, seed=1):
-    return np.random.default_rng(seed).uniform(-1, 1, (batch, 3, 224, 224)).astype(np.float32)
+def input_batch(batch, seed=1, size=224):
+    return np.random.default_rng(seed).uniform(-1, 1, (batch, 3, size, size)).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------------------------
-def classify(name, symbol, workdir, threads, runs, runs8):
+def classify(name, symbol, workdir, threads, runs, runs8, size=224):
     """Weights (written once to WORKDIR/NAME.params), the fairness check files and the timings
     of one ImageNet net; prints "NAME key value" lines."""
     out = os.path.join(workdir, name)
     os.makedirs(out, exist_ok=True)
     params = os.path.join(workdir, name + ".params")
     if not os.path.exists(params):
-        save_params(params, make_weights(symbol))
-    x = input_batch(1)
+        save_params(params, make_weights(symbol, size))
+    x = input_batch(1, size=size)
     np.save(os.path.join(out, "input.npy"), x)
     logits_net = load_net(symbol, params, logits=True)
     with torch.no_grad():
         np.save(os.path.join(out, "torch.npy"), logits_net(torch.from_numpy(x)).numpy())
-    export_onnx(logits_net, 1, os.path.join(out, "logits.onnx"))
+    export_onnx(logits_net, 1, os.path.join(out, "logits.onnx"), size)
     cv = opencv_net(os.path.join(out, "logits.onnx"), threads)
     cv.setInput(x)
     cv_logits = cv.forward()
@@ -301,12 +319,14 @@ def classify(name, symbol, workdir, threads, runs, runs8):
 
     net = load_net(symbol, params)
     for batch, n in ((1, runs), (8, runs8)):
-        xb = input_batch(batch)
+        onnx = os.path.join(out, "b%d.onnx" % batch)
+        export_onnx(net, batch, onnx, size)
+        if n <= 0:
+            continue
+        xb = input_batch(batch, size=size)
         tx = torch.from_numpy(xb)
         with torch.no_grad():
             times = {"torch": timed_ms(lambda: net(tx), n)}
-        onnx = os.path.join(out, "b%d.onnx" % batch)
-        export_onnx(net, batch, onnx)
         cv = opencv_net(onnx, threads)
 
         def run_cv():
@@ -325,7 +345,8 @@ def classify(name, symbol, workdir, threads, runs, runs8):
 def cmd_classify(a):
     for spec in a.nets:
         name, symbol = spec.split("=", 1)
-        classify(name, symbol, a.dir, a.threads, a.runs, a.runs8)
+        symbol, _, size = symbol.partition("@")
+        classify(name, symbol, a.dir, a.threads, a.runs, a.runs8, int(size or 224))
 
 
 MTCNN_CASES = (("det1", 1, 480, 640, ["conv4-2", "prob1"]), ("det2", 32, 24, 24, ["conv5-2", "prob1"]),
@@ -462,6 +483,26 @@ def cmd_gemm(a):
         print("gemm %d %d %d %.1f" % (m, n, k, float(np.median(rates))))
 
 
+def cmd_blas(a):
+    """Debian's torch links libblas.so.3, an alternative that is the reference BLAS unless an
+    optimised one (libopenblas0-pthread) is installed: say which one this process loaded."""
+    torch.set_num_threads(a.threads)
+    x = torch.rand(512, 512)
+    torch.mm(x, x)
+    libs = set()
+    with open("/proc/self/maps") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path).lower() or "lapack" in os.path.basename(path).lower():
+                libs.add(os.path.realpath(path))
+    reps, t0 = 20, time.perf_counter()
+    for _ in range(reps):
+        torch.mm(x, x)
+    gflops = 2.0 * 512 ** 3 * reps / (time.perf_counter() - t0) / 1e9
+    print("torch_blas %s" % (",".join(sorted(libs)) or "none-mapped"))
+    print("torch_mm_512_gflops %.1f" % gflops)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -482,13 +523,14 @@ def main():
                                                     "/usr/share/datasets/fashion-mnist"))
     s.add_argument("--batches", type=int, default=100)
     sub.add_parser("gemm")
+    sub.add_parser("blas")
     s = sub.add_parser("resnet50-memory")
     s.add_argument("symbol")
     s.add_argument("params")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     {"classify": cmd_classify, "mtcnn": cmd_mtcnn, "mtcnn-pipeline": cmd_mtcnn_pipeline, "lenet-train": cmd_lenet_train,
-     "resnet50-memory": cmd_resnet50_memory, "gemm": cmd_gemm}[a.cmd](a)
+     "resnet50-memory": cmd_resnet50_memory, "gemm": cmd_gemm, "blas": cmd_blas}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,49 @@
 #!/usr/bin/env bash
-# Every symbind benchmark side by side with its peers (PyTorch eager, OpenCV DNN) in one run,
-# one table per goal, with ratios. Usage: bench/run.sh [threads]   (default 2)
+# Every symbind benchmark side by side with its peers (ONNX Runtime, PyTorch eager, OpenCV DNN)
+# in one run, one table per goal, with ratios. Usage: bench/run.sh [--quick] [threads]
+# (default 2 threads). --quick: only the ONNX Runtime table, fewer runs (a few minutes).
 #
 # Ratios are "speed vs peer": peer time / symbind time (or symbind rate / peer rate), so
 # above 1 means symbind is faster. Each classification net runs with the same weights
 # (scaled Gaussian, generated once into $build/bench-work/NAME.params by bench/peers.py) in
 # all three frameworks, and their logits on one input are compared before timing.
+# ONNX Runtime runs the ONNX files the OpenCV column uses, through node (bench/ort_peer.js,
+# npm onnxruntime-node installed once into $build/bench-work/ort), interleaved with symbind:
+# rounds of symbind, ONNX Runtime, symbind, ... whose times are pooled into min and median.
 # Environment: SYMBIND_BENCH_BUILD (build directory, default build), SYMBIND_BENCH_RUNS
-# (batch-1 repetitions, default 15).
+# (batch-1 repetitions, default 15; 6 with --quick), SYMBIND_BENCH_ROUNDS (interleaved rounds,
+# default 3), SYMBIND_BENCH_ORT_NO_SPIN=1 (ONNX Runtime's threads sleep instead of spinning).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+if [ "${1:-}" = --quick ]; then quick=1; shift; fi
 threads=${1:-2}
 build=${SYMBIND_BENCH_BUILD:-build}
-runs=${SYMBIND_BENCH_RUNS:-15}
+runs=${SYMBIND_BENCH_RUNS:-$([ $quick = 1 ] && echo 6 || echo 15)}
 runs8=$(( runs / 3 > 5 ? runs / 3 : 5 ))
+rounds=${SYMBIND_BENCH_ROUNDS:-3}
 work=$build/bench-work
 models=../shared/models
 py=/usr/bin/python3
-scripts/install-deps.sh python3-torch python3-opencv python3-numpy
+ort_version=1.30.0
+# libopenblas0-pthread: Debian's torch otherwise runs on the reference BLAS (see the blas line).
+scripts/install-deps.sh python3-torch python3-opencv python3-numpy libopenblas0-pthread
+command -v npm >/dev/null || scripts/install-deps.sh nodejs npm
+mkdir -p "$work/ort"
+if [ ! -f "$work/ort/node_modules/onnxruntime-node/package.json" ] ||
+   ! grep -q "\"version\": \"$ort_version\"" "$work/ort/node_modules/onnxruntime-node/package.json"; then
+  # --ignore-scripts: the package carries its CPU library; its install script only fetches GPU extras.
+  (cd "$work/ort" && npm install --ignore-scripts --no-audit --no-fund --silent "onnxruntime-node@$ort_version")
+fi
+export ORT_NODE_MODULES
+ORT_NODE_MODULES=$(cd "$work/ort" && pwd)/node_modules
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target bench_mlp bench_params_load bench_models bench_scale \
-  bench_gemm bench_lenet mtcnn-detect >/dev/null
-mkdir -p "$work"
+if [ $quick = 1 ]; then
+  cmake --build "$build" -j "$(nproc)" --target bench_models >/dev/null
+else
+  cmake --build "$build" -j "$(nproc)" --target bench_mlp bench_params_load bench_models bench_scale \
+    bench_gemm bench_lenet mtcnn-detect >/dev/null
+fi
 bin=$build/bench
 # Thread counts for every framework. PyTorch keeps its default OpenMP wait policy (spinning),
 # which is fastest on a quiet machine; on a loaded one spinning threads are descheduled
@@ -44,7 +66,65 @@ row() { printf "%-22s" "$1"; shift; printf " %17s" "$@"; echo; }
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC') | $(lscpu | sed -n 's/^Model name: *//p') | $(nproc) cores" \
   "| $threads threads | load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $(c++ --version | head -1) | PyTorch $($py -c 'import torch; print(torch.__version__)')" \
-  "| OpenCV $($py -c 'import cv2; print(cv2.__version__)')"
+  "| OpenCV $($py -c 'import cv2; print(cv2.__version__)') | ONNX Runtime $ort_version (npm onnxruntime-node," \
+  "node $(node --version))"
+echo "# PyTorch's BLAS: $($py bench/peers.py --threads "$threads" blas | tr '\n' ' ')"
+
+# ---------------------------------------------------------------------------------------------
+# pooled: "median min" of the times_ms lines in $1 (every run of every round).
+pooled() {
+  awk '$1 == "times_ms" { for (i = 2; i <= NF; ++i) print $i }' <<<"$1" | sort -g |
+    awk '{ t[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", t[int(NR / 2) + 1], t[1] }'
+}
+ort_peer() { node bench/ort_peer.js "$@" --threads "$threads" ${SYMBIND_BENCH_ORT_NO_SPIN:+--no-spin}; }
+# The ONNX Runtime table: every net interleaved with symbind (folded, and unfolded at batch 1)
+# in $rounds rounds; uses the files bench/peers.py classify wrote.
+ort_table() {
+  local per=$(( (runs + rounds - 1) / rounds )) per8=$(( (runs8 + rounds - 1) / rounds ))
+  per8=$(( per8 < 2 ? 2 : per8 ))
+  echo
+  echo "## symbind vs ONNX Runtime $ort_version, $threads threads, interleaved ($rounds rounds) $(loadavg)"
+  echo "Batch 1: median (min) ms of $(( per * rounds )) runs pooled over the rounds; ratios are ORT / symbind"
+  echo "(above 1: symbind faster). Batch 8: images/s from the pooled median of $(( per8 * rounds )) runs."
+  echo "rel diff: max |x - torch| / max |torch| of the logits, symbind / ORT. 'unfolded': symbind"
+  echo "with --no-fold (every BatchNorm run as its own node)."
+  row net "rel diff" "symbind ms" "unfolded ms" "ORT ms" "vs ORT" "b8 symbind img/s" "b8 ORT img/s" "b8 vs ORT"
+  local spec name symbol size d s1 n1 o1 s8 o8 r
+  for spec in "${peer_nets[@]}"; do
+    name=${spec%%=*} symbol=${spec#*=} size=224
+    if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
+    local d_dir=$work/$name params=$work/$name.params
+    local sb=("$bin/bench_models" --threads "$threads" "$symbol" "$params")
+    d="$("${sb[@]}" --shape "data=1,3,$size,$size" --logits --input "data=$d_dir/input.npy" \
+        --expect "$d_dir/torch.npy" | awk '$1 ~ /^rel_diff/ {print $2}')"
+    d="$d/$(val "$(ort_peer "$d_dir/logits.onnx" --input "$d_dir/input.npy" --expect "$d_dir/torch.npy")" rel_diff)"
+    s1= n1= o1= s8= o8=
+    for r in $(seq "$rounds"); do
+      s1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per")
+      n1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold)
+      o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size")
+      s8+=$'\n'$("${sb[@]}" --shape "data=8,3,$size,$size" --runs "$per8")
+      o8+=$'\n'$(ort_peer "$d_dir/b8.onnx" --runs "$per8" --batch 8 --size "$size,$size")
+    done
+    read -r sm smin <<<"$(pooled "$s1")"
+    read -r om omin <<<"$(pooled "$o1")"
+    read -r nm nmin <<<"$(pooled "$n1")"
+    read -r s8m _ <<<"$(pooled "$s8")"
+    read -r o8m _ <<<"$(pooled "$o8")"
+    local s8r o8r
+    s8r=$(awk -v t="$s8m" 'BEGIN {printf "%.1f", 8e3 / t}') o8r=$(awk -v t="$o8m" 'BEGIN {printf "%.1f", 8e3 / t}')
+    row "$name $size" "$d" "$sm ($smin)" "$nm ($nmin)" "$om ($omin)" "$(faster "$om" "$sm") ($(faster "$omin" "$smin"))" \
+      "$s8r" "$o8r" "$(faster "$s8r" "$o8r")"
+  done
+}
+peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
+           squeezenet-1.1="$models/symbols/squeezenet_v1.1-symbol.json"
+           mobilenet-v2=bench/models/mobilenet-v2-symbol.json mobilefacenet=bench/models/mobilefacenet-symbol.json@112)
+if [ $quick = 1 ]; then
+  $py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]}" >/dev/null
+  ort_table
+  exit 0
+fi
 
 # ---------------------------------------------------------------------------------------------
 echo
@@ -82,6 +162,10 @@ for spec in "${nets[@]}"; do
   s=$(val "${ours[$n]}" b8_images_per_s) t=$(val "$p" torch_b8_images_per_s "$n") o=$(val "$p" opencv_b8_images_per_s "$n")
   row "$n" "$s" "$t" "$o" "$(faster "$s" "$t")" "$(faster "$s" "$o")"
 done
+
+# The mobile nets have no torch/OpenCV timing above: their files only, then the ORT table.
+$py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]:3}" >/dev/null
+ort_table
 
 # ---------------------------------------------------------------------------------------------
 echo

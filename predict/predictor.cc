@@ -4,6 +4,8 @@
 
 #include <symbind/io/checkpoint.h>
 
+#include "graph_rewrites.h"
+
 namespace symbind {
 
 namespace {
@@ -56,6 +58,13 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
   const Graph graph(symbol_);
   args_ = UsedAsFloat(args, graph.ListArguments());
   aux_ = UsedAsFloat(aux, graph.ListAuxiliaryStates());
+  if (options_.fold_batch_norm) {
+    RewrittenGraph folded = FoldBatchNorm(symbol_, args_, aux_);
+    symbol_ = std::move(folded.symbol);
+    args_ = std::move(folded.args);
+    aux_ = std::move(folded.aux);
+    folded_ = std::move(folded.folded);
+  }
   Bind(input_shapes);
 }
 
@@ -106,6 +115,7 @@ Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) 
   p.args_ = args_;
   p.aux_ = aux_;
   p.options_ = options_;
+  p.folded_ = folded_;
   p.Bind(input_shapes);
   return p;
 }

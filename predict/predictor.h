@@ -8,8 +8,11 @@
 // A Predictor computes no gradient, so the executor plans memory (intermediate buffers are
 // reused by liveness) and allocates nothing for weights: parameter arrays are bound as given
 // and shared, never copied (float32 arrays are used as they are; other dtypes are converted
-// once). Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never
-// reads them. Which argument is data, label or parameter comes from ClassifyArguments.
+// once), except the weights an inference rewrite changes (PredictorOptions::fold_batch_norm),
+// which the predictor owns as new arrays. The rewrites leave the caller's symbol and arrays
+// as they were; executor() and roles() describe the graph as bound, after the rewrites.
+// Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never reads
+// them. Which argument is data, label or parameter comes from ClassifyArguments.
 #pragma once
 #include <map>
 #include <memory>
@@ -34,6 +37,10 @@ struct PredictorOptions {
   // in executor.h): e.g. one per detector whose nets run in sequence. Null: the predictor's
   // own buffers, so that predictors may run concurrently. Reshape keeps the same workspace.
   std::shared_ptr<Workspace> workspace;
+  // Fold each BatchNorm into the Convolution / FullyConnected before it (FoldBatchNorm in
+  // graph_rewrites.h): one pass over memory less per pair. Results match the unfolded graph
+  // to float rounding (about 1e-6 relative), not bit for bit.
+  bool fold_batch_norm = true;
 };
 
 class Predictor {
@@ -69,6 +76,8 @@ class Predictor {
   const InputRoles& roles() const { return roles_; }
   // Arguments filled from N(0,1) because of allow_missing.
   const std::vector<std::string>& filled() const { return filled_; }
+  // BatchNorm nodes folded into the layer before them (empty without fold_batch_norm).
+  const std::vector<std::string>& folded() const { return folded_; }
   Executor& executor() { return *exec_; }
   const Executor& executor() const { return *exec_; }
 
@@ -76,11 +85,11 @@ class Predictor {
   Predictor() = default;
   void Bind(const std::map<std::string, TShape>& input_shapes);
 
-  Symbol symbol_;  // with the requested outputs as heads
+  Symbol symbol_;  // with the requested outputs as heads, after the rewrites
   std::map<std::string, NDArray> args_, aux_;  // parameters as bound (float32, used ones only)
   PredictorOptions options_;
   InputRoles roles_;
-  std::vector<std::string> output_names_, filled_;
+  std::vector<std::string> output_names_, filled_, folded_;
   std::unique_ptr<Executor> exec_;
 };
 

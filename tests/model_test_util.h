@@ -33,14 +33,13 @@ inline SharedModel LoadMtcnnModel(const std::string& name) {
   return m;
 }
 
-// ResNet-18's graph up to the logits (fc1, before the softmax, so outputs are raw and every
-// bit counts) with Gaussian parameters for input `data_shape`. The Gaussians are scaled as a
-// trained net's would be (weights by sqrt(2 / fan_in), BatchNorm moving variance near 1) so
-// that the 18 layers neither overflow nor produce NaN, which would weaken a comparison.
-inline SharedModel ResNet18Logits(const TShape& data_shape) {
+// `symbol` with Gaussian parameters and aux states for input `data_shape` (labels of loss
+// heads excluded). The Gaussians are scaled as a trained net's would be (weights by
+// sqrt(2 / fan_in), BatchNorm moving variance near 1) so that deep nets neither overflow nor
+// produce NaN, which would weaken a comparison.
+inline SharedModel GaussianModel(const Symbol& symbol, const TShape& data_shape) {
   SharedModel m;
-  Symbol full = LoadSymbolFile(std::string(SYMBIND_SHARED_DIR) + "/models/symbols/resnet-18-symbol.json");
-  m.symbol = full.GetInternals()["fc1_output"];
+  m.symbol = symbol;
   ShapeInferResult shapes = InferShape(m.symbol, {{"data", data_shape}});
   auto scaled = [](const std::string& name, const TShape& shape) {
     NDArray a(shape);
@@ -58,10 +57,18 @@ inline SharedModel ResNet18Logits(const TShape& data_shape) {
   };
   auto arg_names = m.symbol.ListArguments();
   for (size_t i = 0; i < arg_names.size(); ++i)
-    if (arg_names[i] != "data") m.params[arg_names[i]] = scaled(arg_names[i], shapes.arg_shapes[i]);
+    if (arg_names[i] != "data" && !EndsWith(arg_names[i], "_label"))
+      m.params[arg_names[i]] = scaled(arg_names[i], shapes.arg_shapes[i]);
   auto aux_names = m.symbol.ListAuxiliaryStates();
   for (size_t i = 0; i < aux_names.size(); ++i) m.aux[aux_names[i]] = scaled(aux_names[i], shapes.aux_shapes[i]);
   return m;
+}
+
+// ResNet-18's graph up to the logits (fc1, before the softmax, so outputs are raw and every
+// bit counts) with GaussianModel's parameters.
+inline SharedModel ResNet18Logits(const TShape& data_shape) {
+  Symbol full = LoadSymbolFile(std::string(SYMBIND_SHARED_DIR) + "/models/symbols/resnet-18-symbol.json");
+  return GaussianModel(full.GetInternals()["fc1_output"], data_shape);
 }
 
 // An inference executor over the model's shared parameters with `data` as its own input

@@ -1,6 +1,7 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
+//   [--no-fold]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
@@ -32,7 +33,7 @@ struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
   std::vector<std::string> shapes, inputs, outputs;
   float scale = 1.0f;
-  bool bgr = false, allow_missing = false, profile = false;
+  bool bgr = false, allow_missing = false, profile = false, no_fold = false;
   int bench = 0;
   std::string threads;
 };
@@ -175,6 +176,7 @@ void Run(const RunArgs& a) {
   PredictorOptions options;
   options.allow_missing = a.allow_missing;
   options.outputs = a.outputs;
+  options.fold_batch_norm = !a.no_fold;
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, model.args, model.aux, shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
@@ -239,6 +241,8 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--allow-missing", a->allow_missing, "fill arguments missing from PARAMS from N(0,1)");
   sub->add_option("--bench", a->bench, "time N forward passes after two warm-up runs")->check(CLI::NonNegativeNumber);
   sub->add_flag("--profile", a->profile, "time every node over the --bench runs (or 10) and print a per-layer table");
+  sub->add_flag("--no-fold", a->no_fold,
+                "run every BatchNorm as its own node instead of folding it into the convolution before it");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");
   sub->callback([a] { Run(*a); });
 }

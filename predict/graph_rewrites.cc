@@ -1,0 +1,141 @@
+#include "graph_rewrites.h"
+
+#include <cmath>
+#include <set>
+
+#include <symbind/core/graph.h>
+#include <symbind/core/param.h>
+
+namespace symbind {
+
+namespace {
+// A parameter of an already parsed node (the op accepted it, so it parses), or its default.
+template <typename T>
+T ParamOr(const NodeAttrs& attrs, const std::string& key, T fallback) {
+  auto it = attrs.dict.find(key);
+  if (it == attrs.dict.end()) return fallback;
+  T value{};
+  return ParamValue<T>::Parse(it->second, &value) ? value : fallback;
+}
+
+bool IsOp(const Node& n, const char* name) { return !n.is_variable() && n.attrs.op->name == name; }
+
+// How often each entry is read (by op inputs and as a head).
+std::vector<int> CountUses(const Graph& g) {
+  std::vector<int> uses(g.num_entries(), 0);
+  for (auto& info : g.nodes())
+    for (auto& in : info.inputs) ++uses[g.entry_id(in)];
+  for (auto& h : g.heads()) ++uses[g.entry_id(h)];
+  return uses;
+}
+
+// The array a variable input of node `n` is bound to, when it is a variable read only there.
+const NDArray* OwnVariable(const Graph& g, const std::vector<int>& uses, uint32_t n, size_t input,
+                           const std::map<std::string, NDArray>& arrays) {
+  const auto& info = g.node(n);
+  if (input >= info.inputs.size()) return nullptr;
+  const Graph::EntryRef e = info.inputs[input];
+  const Node& var = *g.node(e.node_id).node;
+  if (!var.is_variable() || uses[g.entry_id(e)] != 1) return nullptr;
+  auto it = arrays.find(var.name());
+  return it == arrays.end() || it->second.dtype() != DType::kFloat32 ? nullptr : &it->second;
+}
+
+const NDArray* Given(const Graph& g, uint32_t n, size_t input, const std::map<std::string, NDArray>& arrays) {
+  const Node& var = *g.node(g.node(n).inputs[input].node_id).node;
+  auto it = arrays.find(var.name());
+  return !var.is_variable() || it == arrays.end() || it->second.dtype() != DType::kFloat32 ? nullptr : &it->second;
+}
+}  // namespace
+
+RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux) {
+  RewrittenGraph out;
+  out.symbol = symbol.Copy();  // rewired in place below; the caller's nodes stay untouched
+  out.args = args;
+  out.aux = aux;
+  const Graph g(out.symbol);
+  const std::vector<int> uses = CountUses(g);
+  std::set<uint32_t> heads;
+  for (auto& h : g.heads()) heads.insert(g.entry_id(h));
+  std::set<std::string> names;
+  for (auto& info : g.nodes()) names.insert(info.node->name());
+  // BatchNorm node -> the producer entry that replaces its output 0.
+  std::map<const Node*, NodeEntry> replaced;
+
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& bn = g.node(n);
+    if (!IsOp(*bn.node, "BatchNorm") || bn.inputs.size() != 5) continue;
+    const NodeAttrs& bn_attrs = bn.node->attrs;
+    if (ParamOr(bn_attrs, "axis", 1) != 1) continue;
+    // A head keeps its node, so that the executor's outputs keep their names.
+    if (heads.count(g.entry_id(n, 0)) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
+    const Graph::EntryRef src = bn.inputs[0];
+    const std::shared_ptr<Node>& producer = g.node(src.node_id).node;
+    const bool conv = IsOp(*producer, "Convolution"), fc = IsOp(*producer, "FullyConnected");
+    if (!(conv || fc) || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
+    if (fc && !ParamOr(producer->attrs, "flatten", true)) continue;  // channels would not be axis 1
+    const bool has_bias = !ParamOr(producer->attrs, "no_bias", false);
+    const NDArray* weight = OwnVariable(g, uses, src.node_id, 1, args);
+    const NDArray* bias = has_bias ? OwnVariable(g, uses, src.node_id, 2, args) : nullptr;
+    const NDArray *gamma = Given(g, n, 1, args), *beta = Given(g, n, 2, args);
+    const NDArray *mean = Given(g, n, 3, aux), *var = Given(g, n, 4, aux);
+    if (!weight || (has_bias && !bias) || !gamma || !beta || !mean || !var) continue;
+    const int64_t channels = weight->shape()[0];
+    auto one_per_channel = [&](const NDArray* a) { return a->Size() == channels; };
+    if (weight->shape().ndim() < 2 || !one_per_channel(gamma) || !one_per_channel(beta) ||
+        !one_per_channel(mean) || !one_per_channel(var))
+      continue;
+    const std::string weight_name = producer->name() + "_folded_weight";
+    const std::string bias_name = producer->name() + "_folded_bias";
+    if (names.count(weight_name) || names.count(bias_name)) continue;
+
+    // As the BatchNorm kernel computes it: scale = float(1/sqrt(var + eps)) * gamma.
+    const double eps = ParamOr(bn_attrs, "eps", 1e-3);
+    const bool fix_gamma = ParamOr(bn_attrs, "fix_gamma", true);
+    NDArray folded_weight = weight->Copy();
+    NDArray folded_bias(TShape({channels}));
+    const int64_t per_channel = int64_t(weight->Size()) / channels;
+    float* w = folded_weight.fdata();
+    for (int64_t c = 0; c < channels; ++c) {
+      const double scale = double(static_cast<float>(1.0 / std::sqrt(double(var->fdata()[c]) + eps))) *
+                           (fix_gamma ? 1.0 : double(gamma->fdata()[c]));
+      for (int64_t i = 0; i < per_channel; ++i) w[c * per_channel + i] = float(w[c * per_channel + i] * scale);
+      const double b = bias ? double(bias->fdata()[c]) : 0.0;
+      folded_bias.fdata()[c] = float((b - mean->fdata()[c]) * scale + beta->fdata()[c]);
+    }
+
+    NodeAttrs& attrs = producer->attrs;
+    attrs.dict["no_bias"] = "False";
+    attrs.op->ParseAttrs(&attrs);
+    producer->inputs.resize(3);
+    producer->inputs[1] = Symbol::Variable(weight_name).outputs()[0];
+    producer->inputs[2] = Symbol::Variable(bias_name).outputs()[0];
+    out.args[weight_name] = folded_weight;
+    out.args[bias_name] = folded_bias;
+    names.insert(weight_name);
+    names.insert(bias_name);
+    replaced[bn.node.get()] = NodeEntry{producer, 0};
+    out.folded.push_back(bn.node->name());
+  }
+  if (replaced.empty()) return out;
+
+  for (auto& info : g.nodes())
+    for (NodeEntry& e : info.node->inputs) {
+      auto it = replaced.find(e.node.get());
+      if (it != replaced.end()) e = it->second;  // only output 0 is read (checked above)
+    }
+
+  // Keep only the arrays the rewritten graph still reads.
+  const Graph rewritten(out.symbol);
+  std::map<std::string, NDArray> used_args, used_aux;
+  for (const std::string& name : rewritten.ListArguments())
+    if (out.args.count(name)) used_args[name] = out.args[name];
+  for (const std::string& name : rewritten.ListAuxiliaryStates())
+    if (out.aux.count(name)) used_aux[name] = out.aux[name];
+  out.args = std::move(used_args);
+  out.aux = std::move(used_aux);
+  return out;
+}
+
+}  // namespace symbind

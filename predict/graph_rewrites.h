@@ -1,0 +1,32 @@
+// Inference-time graph rewrites the Predictor applies at bind. They change the graph the
+// executor runs and the weights it reads, never the caller's symbol or arrays: the rewritten
+// graph is a copy, and every weight it changes is a new array the rewrite owns.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <symbind/core/ndarray.h>
+#include <symbind/core/symbol.h>
+
+namespace symbind {
+
+struct RewrittenGraph {
+  Symbol symbol;                              // the same head nodes, in the same order
+  std::map<std::string, NDArray> args, aux;   // the arrays the rewritten graph reads
+  std::vector<std::string> folded;            // names of the BatchNorm nodes folded away
+};
+
+// Folds each inference BatchNorm (moving statistics, as MXNet's inference forward uses them
+// whatever use_global_stats says) into the Convolution or FullyConnected that feeds it:
+//   W'[o] = W[o] * s[o],  b'[o] = (b[o] - mean[o]) * s[o] + beta[o],  s = gamma / sqrt(var + eps)
+// (gamma = 1 under fix_gamma). A pair is folded only when the rewrite cannot change any
+// visible result: the producer's output feeds nothing but the BatchNorm and is no head, its
+// weight and bias feed nothing else, the BatchNorm normalises axis 1, is no head (the
+// executor's outputs keep their names) and its mean/var outputs are unused, and every weight, bias, gamma, beta and moving statistic is a given array
+// (`args` / `aux`, float32). The folded weight and bias are new variables named
+// "<producer>_folded_weight" / "<producer>_folded_bias".
+RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux);
+
+}  // namespace symbind

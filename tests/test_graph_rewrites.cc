@@ -1,0 +1,187 @@
+// Inference graph rewrites (predict/graph_rewrites.h): a Predictor with BatchNorm folded must
+// match the same Predictor without it (every op run as written, the reference path) within
+// 1e-4 relative on every real and generated model, and leave the caller's symbol and arrays
+// as they were.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <symbind/io/symbol_json.h>
+#include <symbind/predict/graph_rewrites.h>
+#include <symbind/predict/predictor.h>
+
+#include "model_test_util.h"
+#include "test_io_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+using symbind_test::SharedDir;
+
+namespace {
+// max |got - want| / max |want| over one output.
+double RelativeDifference(const NDArray& got, const NDArray& want) {
+  REQUIRE(got.shape() == want.shape());
+  const std::vector<float> a = got.ToVector(), b = want.ToVector();
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    REQUIRE(std::isfinite(a[i]));
+    diff = std::max(diff, std::fabs(double(a[i]) - b[i]));
+    scale = std::max(scale, std::fabs(double(b[i])));
+  }
+  return diff / scale;
+}
+
+std::map<std::string, NDArray> DeepCopy(const std::map<std::string, NDArray>& m) {
+  std::map<std::string, NDArray> out;
+  for (auto& kv : m) out[kv.first] = kv.second.Copy();
+  return out;
+}
+
+bool SameBits(const std::map<std::string, NDArray>& a, const std::map<std::string, NDArray>& b) {
+  if (a.size() != b.size()) return false;
+  for (auto& kv : a) {
+    const NDArray& other = b.at(kv.first);
+    if (kv.second.shape() != other.shape() || std::memcmp(kv.second.raw_data(), other.raw_data(), other.bytes()) != 0)
+      return false;
+  }
+  return true;
+}
+
+size_t CountOps(const Symbol& symbol, const std::string& op) {
+  Graph g(symbol);
+  return std::count_if(g.nodes().begin(), g.nodes().end(), [&](const Graph::NodeInfo& n) {
+    return !n.node->is_variable() && n.node->attrs.op->name == op;
+  });
+}
+
+struct FoldResult {
+  double worst = 0;  // largest relative difference over the outputs
+  size_t folded = 0;
+};
+
+// Runs `m` on one Gaussian input with and without folding; checks that the caller's symbol
+// and arrays are unchanged and that names and shapes of the outputs agree.
+FoldResult CompareFolded(const SharedModel& m, const TShape& data_shape) {
+  const std::string json_before = SaveSymbolJSON(m.symbol);
+  const auto params_before = DeepCopy(m.params), aux_before = DeepCopy(m.aux);
+  NDArray input(data_shape);
+  FillGaussian(input, 17, "rewrite-input");
+  PredictorOptions unfolded_options;
+  unfolded_options.fold_batch_norm = false;
+  Predictor reference(m.symbol, m.params, m.aux, {{"data", data_shape}}, unfolded_options);
+  Predictor folded(m.symbol, m.params, m.aux, {{"data", data_shape}});
+  CHECK(reference.folded().empty());
+  CHECK(folded.output_names() == reference.output_names());
+  reference.SetInput("data", input);
+  folded.SetInput("data", input);
+  reference.Forward();
+  folded.Forward();
+  FoldResult r;
+  r.folded = folded.folded().size();
+  REQUIRE(folded.Outputs().size() == reference.Outputs().size());
+  for (size_t i = 0; i < folded.Outputs().size(); ++i)
+    r.worst = std::max(r.worst, RelativeDifference(folded.Output(i), reference.Output(i)));
+  CHECK(SaveSymbolJSON(m.symbol) == json_before);
+  CHECK(SameBits(m.params, params_before));
+  CHECK(SameBits(m.aux, aux_before));
+  return r;
+}
+
+SharedModel GeneratedModel(const std::string& path, const TShape& data_shape) {
+  return GaussianModel(LoadSymbolFile(path), data_shape);
+}
+}  // namespace
+
+TEST_CASE("FoldBatchNorm: real models without BatchNorm are run as they are", "[predict][rewrite][real]") {
+  for (const char* name : {"det1", "det2", "det3"}) {
+    SharedModel m = LoadMtcnnModel(name);
+    const int side = std::string(name) == "det1" ? 48 : std::string(name) == "det2" ? 24 : 48;
+    FoldResult r = CompareFolded(m, TShape({2, 3, side, side}));
+    CHECK(r.folded == 0);
+    CHECK(r.worst == 0);
+  }
+  SharedModel lenet;
+  LoadCheckpoint(std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet", 8, &lenet.symbol,
+                 &lenet.params, &lenet.aux);
+  FoldResult r = CompareFolded(lenet, TShape({4, 1, 28, 28}));
+  CHECK(r.folded == 0);
+  CHECK(r.worst == 0);
+  SharedModel squeezenet =
+      GeneratedModel(SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 96, 96}));
+  CHECK(CompareFolded(squeezenet, TShape({1, 3, 96, 96})).worst == 0);
+}
+
+TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2 and MobileFaceNet match the unfolded graph", "[predict][rewrite][real]") {
+  const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
+  struct Case {
+    std::string path;
+    TShape shape;
+    int not_folded;  // BatchNorm nodes left (a head), or -1: not every one follows a layer
+  };
+  const std::vector<Case> cases{
+      {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({2, 3, 64, 64}), -1},
+      {bench + "resnet-50-symbol.json", TShape({1, 3, 64, 64}), -1},
+      {bench + "mobilenet-v2-symbol.json", TShape({1, 3, 96, 96}), 0},
+      {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 1}};
+  for (const Case& c : cases) {
+    INFO(c.path);
+    SharedModel m = GeneratedModel(c.path, c.shape);
+    FoldResult r = CompareFolded(m, c.shape);
+    CHECK(r.worst <= 1e-4);
+    CHECK(r.folded > 0);
+    if (c.not_folded >= 0) CHECK(r.folded + c.not_folded == CountOps(m.symbol, "BatchNorm"));
+  }
+}
+
+TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see; weights and bias as BatchNorm scales them", "[predict][rewrite]") {
+  // conv (with bias) -> bn (learned gamma) -> fc -> bn2 -> relu: both folded. conv2's output
+  // is also a head, and bn4 is one, so their BatchNorms stay.
+  Symbol data = Symbol::Variable("data");
+  Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("num_filter", 4)
+                    .SetInput("data", data).CreateSymbol("conv");
+  Symbol bn = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetParam("eps", 1e-2)
+                  .SetInput("data", conv).CreateSymbol("bn");
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetParam("no_bias", true)
+                  .SetInput("data", bn).CreateSymbol("fc");
+  Symbol bn2 = OpBuilder("BatchNorm").SetInput("data", fc).CreateSymbol("bn2");
+  Symbol conv2 = OpBuilder("Convolution").SetParam("kernel", "(1,1)").SetParam("num_filter", 3)
+                     .SetInput("data", bn).CreateSymbol("conv2");
+  Symbol bn3 = OpBuilder("BatchNorm").SetInput("data", conv2).CreateSymbol("bn3");
+  Symbol relu = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", bn2).CreateSymbol("relu");
+  Symbol conv4 = OpBuilder("Convolution").SetParam("kernel", "(1,1)").SetParam("num_filter", 2)
+                     .SetInput("data", bn).CreateSymbol("conv4");
+  Symbol bn4 = OpBuilder("BatchNorm").SetInput("data", conv4).CreateSymbol("bn4");
+  Symbol net = Symbol::Group({relu, bn3, conv2, bn4});
+  const TShape shape({2, 3, 6, 6});
+  SharedModel m = GaussianModel(net, shape);
+
+  RewrittenGraph r = FoldBatchNorm(net, m.params, m.aux);
+  CHECK(r.folded == std::vector<std::string>{"bn", "bn2"});
+  CHECK(r.symbol.ListOutputs() == net.ListOutputs());
+  CHECK(CountOps(r.symbol, "BatchNorm") == 2);
+  CHECK(r.args.count("conv_folded_bias") == 1);
+  CHECK(r.args.count("bn_gamma") == 0);  // arrays the rewritten graph no longer reads are gone
+  CHECK(r.aux.count("bn3_moving_mean") == 1);
+
+  // The folded parameters, computed here in double from MXNet's inference formula.
+  const float* w = m.params.at("conv_weight").fdata();
+  const float* w_folded = r.args.at("conv_folded_weight").fdata();
+  for (int c = 0; c < 4; ++c) {
+    const double scale = m.params.at("bn_gamma").fdata()[c] / std::sqrt(m.aux.at("bn_moving_var").fdata()[c] + 1e-2);
+    for (int i = 0; i < 27; ++i) CHECK(w_folded[c * 27 + i] == Approx(w[c * 27 + i] * scale).epsilon(1e-6));
+    const double bias = (m.params.at("conv_bias").fdata()[c] - m.aux.at("bn_moving_mean").fdata()[c]) * scale +
+                        m.params.at("bn_beta").fdata()[c];
+    CHECK(r.args.at("conv_folded_bias").fdata()[c] == Approx(bias).epsilon(1e-6).margin(1e-7));
+  }
+
+  FoldResult compared = CompareFolded(m, shape);
+  CHECK(compared.folded == 2);
+  CHECK(compared.worst <= 1e-5);
+  // Reshape keeps the folded graph and its arrays.
+  Predictor p(m.symbol, m.params, m.aux, {{"data", shape}});
+  Predictor wide = p.Reshape({{"data", TShape({3, 3, 6, 6})}});
+  CHECK(wide.folded() == p.folded());
+  CHECK(wide.Output("relu_output").shape() == TShape({3, 5}));
+  CHECK(wide.executor().arg_dict().at("conv_folded_weight").SharesStorageWith(
+      p.executor().arg_dict().at("conv_folded_weight")));
+}
