@@ -797,10 +797,10 @@ std::vector<ErrorCase> Cases() {
     MXNDArrayFree(a);
     CApi(rc);
   }, "Error", "MXNDArrayReshape: more than one dim is -1 (infer)");
-  add("C API: MXKVStoreCreate(\"dist_sync\")", [] {
+  add("C API: MXKVStoreCreate(\"dist_async\")", [] {
     KVStoreHandle kv;
-    CApi(MXKVStoreCreate("dist_sync", &kv));
-  }, "Error", "MXKVStoreCreate: kvstore type 'dist_sync' is not supported: only the single-process 'local' and 'device' stores");
+    CApi(MXKVStoreCreate("dist_async", &kv));
+  }, "Error", "MXKVStoreCreate: KVStore type 'dist_async' is not supported: symbind trains across processes synchronously only; use 'dist_sync' (aliases 'dist_sync_device', 'horovod')");
   add("C API: MXSymbolListArguments before MXSymbolCompose", [] {
     OpHandle op = nullptr;
     CApi(NNGetOpHandle("FullyConnected", &op));
