@@ -98,9 +98,10 @@ Model LoadPredictModel(const char* json, const void* param_bytes, int param_size
   try {
     text = FirstJSONValue(json);
   } catch (const Error& e) {
-    size_t i = 0;  // json is not null here
+    if (size > 0 || json == nullptr) throw;
+    size_t i = 0;
     while (json[i] == ' ' || json[i] == '\t' || json[i] == '\n' || json[i] == '\r') ++i;
-    if (size > 0 || json[i] == '{') throw;
+    if (json[i] == '{') throw;
     throw Error(StrCat(e.what(), " (a .symbind model goes in param_bytes with its size in "
                                  "param_size, since the symbol buffer has no size)"));
   }

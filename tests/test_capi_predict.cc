@@ -102,6 +102,8 @@ TEST_CASE("MXPredCreate takes a .symbind model in the params buffer, with bit-id
   CHECK_THAT(MXGetLastError(), Catch::Contains("param_bytes is a .symbind model, which holds its graph"));
   CHECK(MXPredCreate(image.data(), nullptr, 0, 1, 0, 1, kInputKeys, kIndptr, kShape, &p) == -1);
   CHECK_THAT(MXGetLastError(), Catch::Contains("a .symbind model goes in param_bytes with its size"));
+  CHECK(MXPredCreate(nullptr, nullptr, 0, 1, 0, 1, kInputKeys, kIndptr, kShape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("argument 'symbol_json_str' is null"));
   std::string cut = image.substr(0, image.size() / 2);
   CHECK(MXPredCreate(nullptr, cut.data(), static_cast<int>(cut.size()), 1, 0, 1, kInputKeys, kIndptr,
                      kShape, &p) == -1);
