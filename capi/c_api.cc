@@ -22,6 +22,8 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
 
+#include <mxnet/c_api_symbind.h>
+
 #include "c_api_common.h"
 #include "compat_internal.h"
 
@@ -198,6 +200,10 @@ std::vector<std::string> InputNames(const Symbol& s, int option) {
 }
 
 }  // namespace
+
+NDArrayHandle NewNDArrayHandle(const NDArray& array) { return NewArray(array); }
+SymbolHandle NewSymbolHandle(const Symbol& symbol) { return NewSymbol(symbol); }
+
 }  // namespace capi
 }  // namespace symbind
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <symbind/io/mnist.h>
+#include <symbind/train/kvstore.h>
 
 #include "c_api_common.h"
 
@@ -48,16 +49,31 @@ bool ParseBool(const std::string& key, const std::string& v) {
   throw Error(StrCat("MNISTIter: parameter '", key, "' expects a boolean, got '", v, "'"));
 }
 
-// The single-process store: values by key; a push sums the pushed arrays and hands the sum to
-// the updater (or stores it), a pull copies the stored value out.
+// The native KVStore (train/kvstore.h: "local", "device", "dist_sync" over MPI) with MXNet's
+// C updater callbacks.
 struct KVStoreBox {
   static constexpr HandleKind kKind = HandleKind::kKVStore;
-  std::string type;
-  std::map<std::string, NDArray> values;
+  std::unique_ptr<KVStore> store;
   MXKVStoreUpdater* updater = nullptr;
   MXKVStoreStrUpdater* str_updater = nullptr;
   void* updater_handle = nullptr;
 };
+
+// Hands a pushed sum and the stored value to the C updater as temporary NDArrayHandles; an
+// int-key updater gets the keys that are integers, as MXNet's does.
+void RunCUpdater(const KVStoreBox& kv, const std::string& key, const NDArray& pushed, NDArray* stored) {
+  char* end = nullptr;
+  const long numeric = std::strtol(key.c_str(), &end, 10);
+  const bool is_int = !key.empty() && *end == '\0';
+  if (!(kv.updater && is_int) && !kv.str_updater)
+    throw Error(StrCat("key '", key, "' is a string but only an int-key updater is set"));
+  NDArrayBox* recv = NewHandle<NDArrayBox>(pushed);
+  NDArrayBox* local = NewHandle<NDArrayBox>(*stored);
+  if (kv.updater && is_int) kv.updater(static_cast<int>(numeric), recv, local, kv.updater_handle);
+  else kv.str_updater(key.c_str(), recv, local, kv.updater_handle);
+  FreeHandle<NDArrayBox>(recv);
+  FreeHandle<NDArrayBox>(local);
+}
 
 std::vector<std::string> IntKeys(uint32_t n, const int* keys) {
   if (n > 0) NotNull(keys, "keys");
@@ -73,59 +89,11 @@ std::vector<NDArray> Arrays(uint32_t n, NDArrayHandle* vals) {
   return out;
 }
 
-void Init(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (kv->values.count(keys[i])) throw Error(StrCat("key ", keys[i], " is already initialised"));
-    kv->values[keys[i]] = vals[i].Copy();
-  }
-}
-
-const NDArray& Stored(KVStoreBox* kv, const std::string& key) {
-  auto it = kv->values.find(key);
-  if (it == kv->values.end()) throw Error(StrCat("key ", key, " has not been initialised"));
-  return it->second;
-}
-
-void Push(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
-  // Several values for one key are summed first, as MXNet merges device copies.
-  std::map<std::string, NDArray> merged;
-  std::vector<std::string> order;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    Stored(kv, keys[i]);
-    auto it = merged.find(keys[i]);
-    if (it == merged.end()) {
-      merged[keys[i]] = vals[i].Copy();
-      order.push_back(keys[i]);
-    } else {
-      float* dst = it->second.fdata();
-      const float* src = vals[i].fdata();
-      for (int64_t k = 0; k < vals[i].Size(); ++k) dst[k] += src[k];
-    }
-  }
-  for (auto& key : order) {
-    NDArray& local = kv->values[key];
-    if (kv->updater || kv->str_updater) {
-      NDArrayBox* recv = NewHandle<NDArrayBox>(merged[key]);
-      NDArrayBox* stored = NewHandle<NDArrayBox>(local);
-      char* end = nullptr;
-      long numeric = std::strtol(key.c_str(), &end, 10);
-      bool is_int = !key.empty() && *end == '\0';
-      if (kv->updater && is_int) kv->updater(static_cast<int>(numeric), recv, stored, kv->updater_handle);
-      else if (kv->str_updater) kv->str_updater(key.c_str(), recv, stored, kv->updater_handle);
-      else throw Error(StrCat("key '", key, "' is a string but only an int-key updater is set"));
-      FreeHandle<NDArrayBox>(recv);
-      FreeHandle<NDArrayBox>(stored);
-    } else {
-      merged[key].CopyTo(&local);
-    }
-  }
-}
-
 void Pull(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
-  for (size_t i = 0; i < keys.size(); ++i) {
-    NDArray dst = vals[i];
-    Stored(kv, keys[i]).CopyTo(&dst);
-  }
+  std::vector<NDArray> outs = vals;  // handles to the callers' storage
+  std::vector<NDArray*> out_ptrs;
+  for (auto& a : outs) out_ptrs.push_back(&a);
+  kv->store->Pull(keys, out_ptrs);
 }
 
 }  // namespace
@@ -263,11 +231,9 @@ int MXKVStoreCreate(const char* type, KVStoreHandle* out) {
   return Guarded(__func__, [&] {
     std::string t = CString(type, "type");
     NotNull(out, "out");
-    if (t != "local" && t != "device" && t.rfind("local_", 0) != 0)
-      throw Error(StrCat("kvstore type '", t, "' is not supported: only the single-process "
-                         "'local' and 'device' stores"));
+    std::unique_ptr<KVStore> store = KVStore::Create(t);
     KVStoreBox* kv = NewHandle<KVStoreBox>();
-    kv->type = t;
+    kv->store = std::move(store);
     *out = kv;
   });
 }
@@ -277,19 +243,19 @@ int MXKVStoreFree(KVStoreHandle handle) {
 }
 
 int MXKVStoreInit(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals) {
-  return Guarded(__func__, [&] { Init(FromHandle<KVStoreBox>(handle), IntKeys(num, keys), Arrays(num, vals)); });
+  return Guarded(__func__, [&] { FromHandle<KVStoreBox>(handle)->store->Init(IntKeys(num, keys), Arrays(num, vals)); });
 }
 int MXKVStoreInitEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals) {
   return Guarded(__func__, [&] {
-    Init(FromHandle<KVStoreBox>(handle), CStrings(num, keys, "keys"), Arrays(num, vals));
+    FromHandle<KVStoreBox>(handle)->store->Init(CStrings(num, keys, "keys"), Arrays(num, vals));
   });
 }
 int MXKVStorePush(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int) {
-  return Guarded(__func__, [&] { Push(FromHandle<KVStoreBox>(handle), IntKeys(num, keys), Arrays(num, vals)); });
+  return Guarded(__func__, [&] { FromHandle<KVStoreBox>(handle)->store->Push(IntKeys(num, keys), Arrays(num, vals)); });
 }
 int MXKVStorePushEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int) {
   return Guarded(__func__, [&] {
-    Push(FromHandle<KVStoreBox>(handle), CStrings(num, keys, "keys"), Arrays(num, vals));
+    FromHandle<KVStoreBox>(handle)->store->Push(CStrings(num, keys, "keys"), Arrays(num, vals));
   });
 }
 int MXKVStorePull(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int) {
@@ -305,25 +271,22 @@ int MXKVStoreSetUpdater(KVStoreHandle handle, MXKVStoreUpdater updater, void* up
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
     kv->updater = updater;
     kv->updater_handle = updater_handle;
+    kv->store->SetUpdater([kv](const std::string& key, const NDArray& pushed, NDArray* stored) {
+      RunCUpdater(*kv, key, pushed, stored);
+    });
   });
 }
 int MXKVStoreGetType(KVStoreHandle handle, const char** type) {
-  return Guarded(__func__, [&] { *NotNull(type, "type") = FromHandle<KVStoreBox>(handle)->type.c_str(); });
+  return Guarded(__func__, [&] { *NotNull(type, "type") = FromHandle<KVStoreBox>(handle)->store->type().c_str(); });
 }
 int MXKVStoreGetRank(KVStoreHandle handle, int* ret) {
-  return Guarded(__func__, [&] {
-    FromHandle<KVStoreBox>(handle);
-    *NotNull(ret, "ret") = 0;
-  });
+  return Guarded(__func__, [&] { *NotNull(ret, "ret") = FromHandle<KVStoreBox>(handle)->store->rank(); });
 }
 int MXKVStoreGetGroupSize(KVStoreHandle handle, int* ret) {
-  return Guarded(__func__, [&] {
-    FromHandle<KVStoreBox>(handle);
-    *NotNull(ret, "ret") = 1;
-  });
+  return Guarded(__func__, [&] { *NotNull(ret, "ret") = FromHandle<KVStoreBox>(handle)->store->num_workers(); });
 }
 int MXKVStoreBarrier(KVStoreHandle handle) {
-  return Guarded(__func__, [&] { FromHandle<KVStoreBox>(handle); });
+  return Guarded(__func__, [&] { FromHandle<KVStoreBox>(handle)->store->Barrier(); });
 }
 int MXKVStoreIsWorkerNode(int* ret) { return Guarded(__func__, [&] { *NotNull(ret, "ret") = 1; }); }
 int MXKVStoreIsServerNode(int* ret) { return Guarded(__func__, [&] { *NotNull(ret, "ret") = 0; }); }

@@ -1,4 +1,4 @@
-// MXNet's C predict API (mxnet/c_predict_api.h) over symbind's executor.
+// MXNet's C predict API (mxnet/c_predict_api.h) over symbind's Predictor.
 #include <mxnet/c_predict_api.h>
 
 #include <map>
@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include <symbind/core/graph.h>
 #include <symbind/core/symbol.h>
-#include <symbind/executor/executor.h>
 #include <symbind/executor/internal_outputs.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 
 #include "c_api_common.h"
 
@@ -20,20 +20,15 @@ namespace symbind {
 namespace capi {
 namespace {
 
-// Parameters loaded once and shared, read-only, by every predictor made from them (and by
-// the predictors MXPredReshape derives).
-struct SharedParams {
-  std::map<std::string, NDArray> args, aux;
-};
-
-struct Predictor {
+// A predictor handle: the native PredictorBox (predict/predictor.h) plus what the C calls keep.
+// Predictors made by one MXPredCreateMultiThread call, and by MXPredReshape, share the
+// Predictor's parameter arrays (one copy of the weights).
+struct PredictorBox {
   static constexpr HandleKind kKind = HandleKind::kPredictor;
-  Symbol symbol;  // with the requested outputs
-  std::shared_ptr<const SharedParams> params;
-  std::map<std::string, DType> input_types;  // every input key
-  std::map<std::string, NDArray> inputs;     // input key -> bound array
-  std::unique_ptr<Executor> exec;
-  std::vector<uint32_t> shape_buffer;  // what MXPredGetOutputShape points to
+  explicit PredictorBox(symbind::Predictor p) : native(std::move(p)) {}
+  symbind::Predictor native;
+  std::map<std::string, NDArray> inputs;  // every input key given -> its bound array
+  std::vector<uint32_t> shape_buffer;     // what MXPredGetOutputShape points to
   PredMonitorCallback monitor = nullptr;
   void* monitor_handle = nullptr;
   bool monitor_all = false;
@@ -46,56 +41,21 @@ struct NDList {
   std::vector<std::vector<uint32_t>> shapes;
 };
 
-// Binds `p->symbol` for inference: inputs of the given shapes (allocated per predictor),
-// parameters shared, no gradients (so the executor plans memory). Arguments that are neither
-// inputs nor parameters (e.g. labels) get zero arrays of their inferred shape.
-// The one place a predictor is bound.
-void BindForInference(Predictor* p, const std::map<std::string, TShape>& input_shapes) {
-  std::vector<std::string> arg_names = p->symbol.ListArguments();
-  std::vector<std::string> aux_names = p->symbol.ListAuxiliaryStates();
-  std::set<std::string> arg_set(arg_names.begin(), arg_names.end());
-  for (auto& kv : input_shapes) {
-    if (!arg_set.count(kv.first))
-      throw Error(StrCat("input '", kv.first, "' is not an argument of the symbol (arguments: ",
-                         JoinNames(arg_names), ")"));
-    if (!kv.second.is_known())
-      throw Error(StrCat("input '", kv.first, "' has an incomplete shape ", kv.second.ToString()));
-  }
-  std::map<std::string, TShape> known = input_shapes;
-  std::map<std::string, DType> known_types = p->input_types;
-  for (auto& kv : p->params->args)
-    if (arg_set.count(kv.first) && !input_shapes.count(kv.first)) {
-      known[kv.first] = kv.second.shape();
-      known_types[kv.first] = kv.second.dtype();
-    }
-  for (auto& kv : p->params->aux) {
-    known[kv.first] = kv.second.shape();
-    known_types[kv.first] = kv.second.dtype();
-  }
-  ShapeInferResult shapes = InferShape(p->symbol, known);
-  TypeInferResult types = InferType(p->symbol, known_types);
-
-  std::vector<NDArray> args, grads, aux;
-  std::vector<OpReq> reqs(arg_names.size(), OpReq::kNull);
+// The bound array of every key in `shapes`: the data inputs, and labels a client may also
+// give (bound as placeholders that inference never reads).
+std::map<std::string, NDArray> BoundInputs(const symbind::Predictor& native,
+                                           const std::map<std::string, TShape>& shapes) {
+  std::map<std::string, NDArray> args = native.executor().arg_dict();
   std::map<std::string, NDArray> inputs;
-  for (size_t i = 0; i < arg_names.size(); ++i) {
-    const std::string& name = arg_names[i];
-    auto param = p->params->args.find(name);
-    if (!input_shapes.count(name) && param != p->params->args.end()) {
-      args.push_back(param->second);
-    } else {
-      args.emplace_back(shapes.arg_shapes[i], types.arg_types[i]);
-      if (input_shapes.count(name)) inputs[name] = args.back();
-    }
-    grads.emplace_back();
-  }
-  for (size_t i = 0; i < aux_names.size(); ++i) {
-    auto param = p->params->aux.find(aux_names[i]);
-    if (param != p->params->aux.end()) aux.push_back(param->second);
-    else aux.emplace_back(shapes.aux_shapes[i], types.aux_types[i]);
-  }
-  p->exec = Bind(p->symbol, Context::CPU(), args, grads, reqs, aux);
-  p->inputs = std::move(inputs);
+  for (auto& kv : shapes) inputs[kv.first] = args.at(kv.first);
+  return inputs;
+}
+
+std::unique_ptr<PredictorBox> MakePredictor(symbind::Predictor native,
+                                         const std::map<std::string, TShape>& shapes) {
+  auto p = std::make_unique<PredictorBox>(std::move(native));
+  p->inputs = BoundInputs(p->native, shapes);
+  return p;
 }
 
 std::map<std::string, TShape> InputShapes(uint32_t num_input_nodes, const char** input_keys,
@@ -114,41 +74,47 @@ std::map<std::string, TShape> InputShapes(uint32_t num_input_nodes, const char**
     std::vector<int64_t> dims(shape_data + indptr[i], shape_data + indptr[i + 1]);
     if (!shapes.emplace(keys[i], TShape(dims)).second)
       throw Error(StrCat("input '", keys[i], "' is given twice"));
+    if (!shapes[keys[i]].is_known())
+      throw Error(StrCat("input '", keys[i], "' has an incomplete shape ", shapes[keys[i]].ToString()));
   }
   return shapes;
 }
 
-std::shared_ptr<const SharedParams> LoadParams(const void* bytes, int size) {
-  auto params = std::make_shared<SharedParams>();
-  if (size < 0) throw Error(StrCat("param_size is negative (", size, ")"));
-  if (size == 0) return params;
-  NotNull(bytes, "param_bytes");
-  NDArrayFile file = LoadNDArrayBuffer(bytes, static_cast<size_t>(size));
+// The model of an MXPredCreate* call: the symbol JSON and an MXNet .params image, or a
+// .symbind model image in the params buffer (its size is known there; the symbol buffer has
+// no size) with symbol_json_str null, empty or pointing at the same bytes.
+Model LoadPredictModel(const char* json, const void* param_bytes, int param_size) {
+  if (param_size < 0) throw Error(StrCat("param_size is negative (", param_size, ")"));
+  if (param_size > 0) NotNull(param_bytes, "param_bytes");
+  const size_t size = static_cast<size_t>(param_size);
+  if (IsModelBuffer(param_bytes, size)) {
+    if (json != nullptr && json != param_bytes && json[0] != '\0')
+      throw Error("param_bytes is a .symbind model, which holds its graph: pass symbol_json_str as "
+                  "null, \"\" or the same buffer, not a symbol JSON as well");
+    return LoadModelBuffer(param_bytes, size, "param_bytes (a .symbind model)");
+  }
+  Model model;
+  std::string text;
+  try {
+    text = FirstJSONValue(json);
+  } catch (const Error& e) {
+    if (size > 0 || json == nullptr) throw;
+    size_t i = 0;
+    while (json[i] == ' ' || json[i] == '\t' || json[i] == '\n' || json[i] == '\r') ++i;
+    if (json[i] == '{') throw;
+    throw Error(StrCat(e.what(), " (a .symbind model goes in param_bytes with its size in "
+                                 "param_size, since the symbol buffer has no size)"));
+  }
+  model.symbol = LoadSymbolJSON(text);
+  if (size == 0) return model;
+  NDArrayFile file = LoadNDArrayBuffer(param_bytes, size);
   // MXNet's predictor reads "arg:" and "aux:" keys and ignores others.
   for (size_t i = 0; i < file.names.size(); ++i) {
     const std::string& key = file.names[i];
-    if (key.compare(0, 4, "arg:") == 0) params->args[key.substr(4)] = file.arrays[i];
-    else if (key.compare(0, 4, "aux:") == 0) params->aux[key.substr(4)] = file.arrays[i];
+    if (key.compare(0, 4, "arg:") == 0) model.args[key.substr(4)] = file.arrays[i];
+    else if (key.compare(0, 4, "aux:") == 0) model.aux[key.substr(4)] = file.arrays[i];
   }
-  return params;
-}
-
-// The symbol restricted to `output_keys` (internal outputs named "<node>" or "<node>_output").
-Symbol SelectOutputs(const Symbol& symbol, const std::vector<std::string>& output_keys) {
-  if (output_keys.empty()) return symbol;
-  Symbol internals = symbol.GetInternals();
-  std::vector<std::string> names = internals.ListOutputs();
-  std::vector<Symbol> picked;
-  for (auto& key : output_keys) {
-    size_t found = names.size();
-    for (size_t j = 0; j < names.size() && found == names.size(); ++j)
-      if (names[j] == key || names[j] == key + "_output") found = j;
-    if (found == names.size())
-      throw Error(StrCat("output '", key, "' is not a node output of the symbol (outputs: ",
-                         JoinNames(names), ")"));
-    picked.push_back(internals[found]);
-  }
-  return picked.size() == 1 ? picked[0] : Symbol::Group(picked);
+  return model;
 }
 
 struct CreateRequest {
@@ -160,7 +126,6 @@ struct CreateRequest {
   const char** input_keys;
   const uint32_t* indptr;
   const uint32_t* shape_data;
-  std::map<std::string, DType> dtypes;
   std::vector<std::string> output_keys;
 };
 
@@ -168,42 +133,33 @@ struct CreateRequest {
 void CreatePredictors(const CreateRequest& r, int count, PredictorHandle* out) {
   NotNull(out, "out");
   DeviceContext(r.dev_type, r.dev_id);
-  Symbol symbol = SelectOutputs(LoadSymbolJSON(FirstJSONValue(r.json)), r.output_keys);
+  Model model = LoadPredictModel(r.json, r.param_bytes, r.param_size);
   std::map<std::string, TShape> shapes =
       InputShapes(r.num_inputs, r.input_keys, r.indptr, r.shape_data);
-  auto params = LoadParams(r.param_bytes, r.param_size);
-  std::map<std::string, DType> input_types;
-  for (auto& kv : shapes) {
-    auto t = r.dtypes.find(kv.first);
-    input_types[kv.first] = t == r.dtypes.end() ? DType::kFloat32 : t->second;
-  }
-  std::vector<std::unique_ptr<Predictor>> made;
-  for (int i = 0; i < count; ++i) {
-    auto p = std::make_unique<Predictor>();
-    p->symbol = symbol;
-    p->params = params;
-    p->input_types = input_types;
-    BindForInference(p.get(), shapes);
-    made.push_back(std::move(p));
-  }
+  PredictorOptions options;
+  options.outputs = r.output_keys;
+  std::vector<std::unique_ptr<PredictorBox>> made;
+  made.push_back(MakePredictor(
+      symbind::Predictor(model.symbol, model.args, model.aux, shapes, options), shapes));
+  // The others share the first one's parameter arrays (as converted once).
+  for (int i = 1; i < count; ++i) made.push_back(MakePredictor(made[0]->native.Reshape(shapes), shapes));
   for (int i = 0; i < count; ++i) {
     out[i] = made[i].release();
     RegisterHandle(out[i], HandleKind::kPredictor);
   }
 }
 
-const NDArray& OutputAt(Predictor* p, uint32_t index) {
-  const auto& outs = p->exec->outputs();
+const NDArray& OutputAt(PredictorBox* p, uint32_t index) {
+  const auto& outs = p->native.Outputs();
   if (index >= outs.size())
     throw Error(StrCat("output index ", index, " out of range: the predictor has ", outs.size(),
                        " output(s)"));
   return outs[index];
 }
 
-void RunForward(Predictor* p) {
-  p->exec->Forward(false);
+void ReportToMonitor(PredictorBox* p) {
   if (!p->monitor) return;
-  ReportInternalOutputs(*p->exec, p->monitor_all, p->monitor, p->monitor_handle);
+  ReportInternalOutputs(p->native.executor(), p->monitor_all, p->monitor, p->monitor_handle);
 }
 
 }  // namespace
@@ -221,7 +177,7 @@ int MXPredCreate(const char* symbol_json_str, const void* param_bytes, int param
                  PredictorHandle* out) {
   return Guarded(__func__, [&] {
     CreatePredictors({symbol_json_str, param_bytes, param_size, dev_type, dev_id, num_input_nodes,
-                      input_keys, input_shape_indptr, input_shape_data, {}, {}},
+                      input_keys, input_shape_indptr, input_shape_data, {}},
                      1, out);
   });
 }
@@ -236,14 +192,11 @@ int MXPredCreateEx(const char* symbol_json_str, const void* param_bytes, int par
     std::vector<std::string> names =
         CStrings(num_provided_arg_dtypes, provided_arg_dtype_names, "provided_arg_dtype_names");
     if (num_provided_arg_dtypes > 0) NotNull(provided_arg_dtypes, "provided_arg_dtypes");
-    std::map<std::string, DType> dtypes;
-    for (uint32_t i = 0; i < num_provided_arg_dtypes; ++i) {
-      DType t = static_cast<DType>(provided_arg_dtypes[i]);
-      DTypeSize(t);  // throws on an unknown type flag
-      dtypes[names[i]] = t;
-    }
+    // Type flags are checked; symbind computes in float32, so inputs and outputs are float32.
+    for (uint32_t i = 0; i < num_provided_arg_dtypes; ++i)
+      DTypeSize(static_cast<DType>(provided_arg_dtypes[i]));  // throws on an unknown flag
     CreatePredictors({symbol_json_str, param_bytes, param_size, dev_type, dev_id, num_input_nodes,
-                      input_keys, input_shape_indptr, input_shape_data, dtypes, {}},
+                      input_keys, input_shape_indptr, input_shape_data, {}},
                      1, out);
   });
 }
@@ -255,7 +208,7 @@ int MXPredCreatePartialOut(const char* symbol_json_str, const void* param_bytes,
                            const char** output_keys, PredictorHandle* out) {
   return Guarded(__func__, [&] {
     CreatePredictors({symbol_json_str, param_bytes, param_size, dev_type, dev_id, num_input_nodes,
-                      input_keys, input_shape_indptr, input_shape_data, {},
+                      input_keys, input_shape_indptr, input_shape_data,
                       CStrings(num_output_nodes, output_keys, "output_keys")},
                      1, out);
   });
@@ -269,7 +222,7 @@ int MXPredCreateMultiThread(const char* symbol_json_str, const void* param_bytes
   return Guarded(__func__, [&] {
     if (num_threads < 1) throw Error(StrCat("num_threads must be at least 1, got ", num_threads));
     CreatePredictors({symbol_json_str, param_bytes, param_size, dev_type, dev_id, num_input_nodes,
-                      input_keys, input_shape_indptr, input_shape_data, {}, {}},
+                      input_keys, input_shape_indptr, input_shape_data, {}},
                      num_threads, out);
   });
 }
@@ -278,23 +231,20 @@ int MXPredReshape(uint32_t num_input_nodes, const char** input_keys,
                   const uint32_t* input_shape_indptr, const uint32_t* input_shape_data,
                   PredictorHandle handle, PredictorHandle* out) {
   return Guarded(__func__, [&] {
-    Predictor* old = FromHandle<Predictor>(handle);
+    PredictorBox* old = FromHandle<PredictorBox>(handle);
     NotNull(out, "out");
     std::map<std::string, TShape> shapes =
         InputShapes(num_input_nodes, input_keys, input_shape_indptr, input_shape_data);
+    for (auto& kv : shapes)
+      if (!old->inputs.count(kv.first))
+        throw Error(StrCat("'", kv.first, "' is not an input of the predictor (inputs: ",
+                           JoinNames(old->native.input_names()), ")"));
     // Inputs not mentioned keep their current shape.
     for (auto& kv : old->inputs) shapes.emplace(kv.first, kv.second.shape());
-    for (auto& kv : shapes)
-      if (!old->input_types.count(kv.first))
-        throw Error(StrCat("'", kv.first, "' is not an input of the predictor"));
-    auto p = std::make_unique<Predictor>();
-    p->symbol = old->symbol;
-    p->params = old->params;
-    p->input_types = old->input_types;
+    std::unique_ptr<PredictorBox> p = MakePredictor(old->native.Reshape(shapes), shapes);
     p->monitor = old->monitor;
     p->monitor_handle = old->monitor_handle;
     p->monitor_all = old->monitor_all;
-    BindForInference(p.get(), shapes);
     *out = p.release();
     RegisterHandle(*out, HandleKind::kPredictor);
   });
@@ -303,7 +253,7 @@ int MXPredReshape(uint32_t num_input_nodes, const char** input_keys,
 int MXPredGetOutputShape(PredictorHandle handle, uint32_t index, uint32_t** shape_data,
                          uint32_t* shape_ndim) {
   return Guarded(__func__, [&] {
-    Predictor* p = FromHandle<Predictor>(handle);
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
     NotNull(shape_data, "shape_data");
     NotNull(shape_ndim, "shape_ndim");
     p->shape_buffer = ShapeToUint32(OutputAt(p, index).shape());
@@ -314,7 +264,7 @@ int MXPredGetOutputShape(PredictorHandle handle, uint32_t index, uint32_t** shap
 
 int MXPredGetOutputType(PredictorHandle handle, uint32_t out_index, int* out_dtype) {
   return Guarded(__func__, [&] {
-    Predictor* p = FromHandle<Predictor>(handle);
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
     NotNull(out_dtype, "out_dtype");
     *out_dtype = static_cast<int>(OutputAt(p, out_index).dtype());
   });
@@ -322,7 +272,7 @@ int MXPredGetOutputType(PredictorHandle handle, uint32_t out_index, int* out_dty
 
 int MXPredSetInput(PredictorHandle handle, const char* key, const float* data, uint32_t size) {
   return Guarded(__func__, [&] {
-    Predictor* p = FromHandle<Predictor>(handle);
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
     std::string name = CString(key, "key");
     auto it = p->inputs.find(name);
     if (it == p->inputs.end()) {
@@ -336,35 +286,35 @@ int MXPredSetInput(PredictorHandle handle, const char* key, const float* data, u
       throw Error(StrCat("input '", name, "' of shape ", dst.shape().ToString(), " takes ",
                          dst.Size(), " values, got size ", size));
     if (size > 0) NotNull(data, "data");
-    if (dst.dtype() == DType::kFloat32) {
-      dst.SyncCopyFromCPU(data, size);
-    } else {
-      NDArray staged(dst.shape());
-      staged.SyncCopyFromCPU(data, size);
-      staged.CopyTo(&dst);
-    }
+    dst.SyncCopyFromCPU(data, size);  // a Predictor's inputs are float32
   });
 }
 
 int MXPredForward(PredictorHandle handle) {
-  return Guarded(__func__, [&] { RunForward(FromHandle<Predictor>(handle)); });
+  return Guarded(__func__, [&] {
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
+    p->native.Forward();
+    ReportToMonitor(p);
+  });
 }
 
-// symbind runs the graph as one task graph: step 0 runs the whole forward pass and reports no
-// steps left; a later step does nothing.
+// One op node per step, in topological order, as MXNet's executor runs it; a monitor callback
+// sees the node outputs after the last step.
 int MXPredPartialForward(PredictorHandle handle, int step, int* step_left) {
   return Guarded(__func__, [&] {
-    Predictor* p = FromHandle<Predictor>(handle);
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
     NotNull(step_left, "step_left");
     if (step < 0) throw Error(StrCat("step must be non-negative, got ", step));
-    if (step == 0) RunForward(p);
-    *step_left = 0;
+    const size_t left = p->native.executor().PartialForward(false, static_cast<size_t>(step));
+    if (left == 0 && static_cast<size_t>(step) < p->native.executor().num_forward_steps())
+      ReportToMonitor(p);
+    *step_left = static_cast<int>(left);
   });
 }
 
 int MXPredGetOutput(PredictorHandle handle, uint32_t index, float* data, uint32_t size) {
   return Guarded(__func__, [&] {
-    Predictor* p = FromHandle<Predictor>(handle);
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
     const NDArray& out = OutputAt(p, index);
     if (static_cast<int64_t>(size) != out.Size())
       throw Error(StrCat("output ", index, " of shape ", out.shape().ToString(), " has ",
@@ -380,13 +330,13 @@ int MXPredGetOutput(PredictorHandle handle, uint32_t index, float* data, uint32_
 }
 
 int MXPredFree(PredictorHandle handle) {
-  return Guarded(__func__, [&] { FreeHandle<Predictor>(handle); });
+  return Guarded(__func__, [&] { FreeHandle<PredictorBox>(handle); });
 }
 
 int MXPredSetMonitorCallback(PredictorHandle handle, PredMonitorCallback callback,
                              void* callback_handle, bool monitor_all) {
   return Guarded(__func__, [&] {
-    Predictor* p = FromHandle<Predictor>(handle);
+    PredictorBox* p = FromHandle<PredictorBox>(handle);
     p->monitor = callback;
     p->monitor_handle = callback_handle;
     p->monitor_all = monitor_all;

@@ -20,7 +20,7 @@ symbind::Context Context::native() const {
     });
   } else if (type_ != DeviceType::kCPU && type_ != DeviceType::kCPUPinned &&
              static_cast<int>(type_) != 5) {
-    throw std::runtime_error("unknown device type " + std::to_string(static_cast<int>(type_)) +
+    throw symbind::Error("unknown device type " + std::to_string(static_cast<int>(type_)) +
                              " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)");
   }
   return symbind::Context::CPU(id_);

@@ -70,7 +70,7 @@ class MNISTImpl : public DataIter {
 
 std::vector<float> ReadCSV(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error("CSVIter: cannot open " + path);
+  if (!in) throw symbind::Error("CSVIter: cannot open " + path);
   std::vector<float> out;
   std::string line;
   size_t line_no = 0;
@@ -84,7 +84,7 @@ std::vector<float> ReadCSV(const std::string& path) {
       try {
         out.push_back(std::stof(cell.substr(b)));
       } catch (const std::exception&) {
-        throw std::runtime_error("CSVIter: " + path + " line " + std::to_string(line_no) + ": bad value '" + cell + "'");
+        throw symbind::Error("CSVIter: " + path + " line " + std::to_string(line_no) + ": bad value '" + cell + "'");
       }
     }
   }
@@ -96,7 +96,7 @@ class CSVImpl : public DataIter {
   explicit CSVImpl(const Params& p) {
     // Parameters not used here are ignored, as MXNet's iterators do.
     if (!p.count("data_csv") || !p.count("data_shape"))
-      throw std::runtime_error("CSVIter: data_csv and data_shape are required");
+      throw symbind::Error("CSVIter: data_csv and data_shape are required");
     data_shape_ = GetShape(p, "data_shape");
     label_shape_ = p.count("label_shape") ? GetShape(p, "label_shape") : std::vector<int64_t>{1};
     batch_ = GetInt(p, "batch_size", 1);
@@ -105,7 +105,7 @@ class CSVImpl : public DataIter {
     size_t per = 1;
     for (auto d : data_shape_) per *= static_cast<size_t>(d);
     if (per == 0 || data_.size() % per != 0)
-      throw std::runtime_error("CSVIter: " + std::to_string(data_.size()) + " values do not fill rows of data_shape");
+      throw symbind::Error("CSVIter: " + std::to_string(data_.size()) + " values do not fill rows of data_shape");
     n_ = data_.size() / per;
     std::string label_csv = Get(p, "label_csv", "NULL");
     size_t lper = 1;
@@ -113,7 +113,7 @@ class CSVImpl : public DataIter {
     if (label_csv != "NULL") {
       label_ = ReadCSV(label_csv);
       if (label_.size() != n_ * lper)
-        throw std::runtime_error("CSVIter: label_csv has " + std::to_string(label_.size()) + " values for " +
+        throw symbind::Error("CSVIter: label_csv has " + std::to_string(label_.size()) + " values for " +
                                  std::to_string(n_) + " rows");
     } else {
       label_.assign(n_ * lper, 0.0f);
@@ -174,7 +174,7 @@ class CSVImpl : public DataIter {
 
 MXDataIter::MXDataIter(const std::string& mxdataiter_type) : type_(mxdataiter_type) {
   if (type_ != "MNISTIter" && type_ != "CSVIter")
-    throw std::runtime_error("MXDataIter: symbind supports MNISTIter and CSVIter, not " + type_);
+    throw symbind::Error("MXDataIter: symbind supports MNISTIter and CSVIter, not " + type_);
 }
 MXDataIter::~MXDataIter() = default;
 

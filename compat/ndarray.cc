@@ -18,7 +18,7 @@ symbind::TShape ToTShape(const std::vector<mx_uint>& s) {
 }
 
 const symbind::NDArray& Checked(const symbind::NDArray& a, const char* what) {
-  if (a.is_none()) throw std::runtime_error(std::string("NDArray::") + what + " on an empty NDArray");
+  if (a.is_none()) throw symbind::Error(std::string("NDArray::") + what + " on an empty NDArray");
   return a;
 }
 
@@ -35,7 +35,7 @@ NDArray MapScalar(const NDArray& x, Fn fn) {
 
 void CheckSameSize(const NDArray& a, const NDArray& b) {
   if (a.native().Size() != b.native().Size())
-    throw std::runtime_error("NDArray arithmetic on arrays of shapes " +
+    throw symbind::Error("NDArray arithmetic on arrays of shapes " +
                              a.native().shape().ToString() + " and " +
                              b.native().shape().ToString());
 }
@@ -96,7 +96,7 @@ NDArray::NDArray(const mx_float* data, const Shape& shape, const Context& contex
 NDArray::NDArray(const std::vector<mx_float>& data, const Shape& shape, const Context& context)
     : a_(shape.ToTShape(), symbind::DType::kFloat32, context.native()) {
   if (data.size() != static_cast<size_t>(a_.Size()))
-    throw std::runtime_error("NDArray: " + std::to_string(data.size()) +
+    throw symbind::Error("NDArray: " + std::to_string(data.size()) +
                              " values given for shape " + a_.shape().ToString());
   std::copy(data.begin(), data.end(), a_.fdata());
 }
@@ -134,7 +134,7 @@ NDArray& NDArray::operator%=(const NDArray& r) { InplaceBinary(*this, r, Mod); r
 
 NDArray NDArray::ArgmaxChannel() {
   const auto& s = Checked(a_, "ArgmaxChannel").shape();
-  if (s.ndim() != 2) throw std::runtime_error("NDArray::ArgmaxChannel needs a 2-D array, got " + s.ToString());
+  if (s.ndim() != 2) throw symbind::Error("NDArray::ArgmaxChannel needs a 2-D array, got " + s.ToString());
   symbind::NDArray out(symbind::TShape({s[0]}));
   const float* x = a_.fdata();
   for (int64_t i = 0; i < s[0]; ++i) {
@@ -147,7 +147,7 @@ NDArray NDArray::ArgmaxChannel() {
 void NDArray::SyncCopyFromCPU(const mx_float* data, size_t size) {
   Checked(a_, "SyncCopyFromCPU");
   if (size > static_cast<size_t>(a_.Size()))
-    throw std::runtime_error("NDArray::SyncCopyFromCPU: " + std::to_string(size) +
+    throw symbind::Error("NDArray::SyncCopyFromCPU: " + std::to_string(size) +
                              " values for an array of " + std::to_string(a_.Size()));
   a_.SyncCopyFromCPU(data, size);
 }

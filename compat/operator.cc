@@ -30,7 +30,7 @@ void Operator::PushInput(const NDArray& ndarray) { positional_arrays_.push_back(
 
 Symbol Operator::CreateSymbol(const std::string& name) {
   if (!named_arrays_.empty() || !positional_arrays_.empty())
-    throw std::runtime_error("Operator(\"" + op_name_ +
+    throw symbind::Error("Operator(\"" + op_name_ +
                              "\").CreateSymbol: inputs were given as NDArrays; use Invoke");
   std::vector<std::pair<std::string, symbind::Symbol>> named;
   for (auto& kv : named_symbols_) named.emplace_back(kv.first, kv.second.native());
@@ -74,14 +74,14 @@ void Operator::Invoke(NDArray& output) {
 
 void Operator::Invoke(std::vector<NDArray>& outputs) {
   if (!named_symbols_.empty() || !positional_symbols_.empty())
-    throw std::runtime_error("Operator(\"" + op_name_ + "\").Invoke: inputs were given as Symbols; use CreateSymbol");
+    throw symbind::Error("Operator(\"" + op_name_ + "\").Invoke: inputs were given as Symbols; use CreateSymbol");
   // Inputs in call order: positional first, then named.
   std::vector<const NDArray*> inputs;
   for (auto& a : positional_arrays_) inputs.push_back(&a);
   for (auto& kv : named_arrays_) inputs.push_back(&kv.second);
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i]->IsNone())
-      throw std::runtime_error("Operator(\"" + op_name_ + "\").Invoke: input " + std::to_string(i) + " is an empty NDArray");
+      throw symbind::Error("Operator(\"" + op_name_ + "\").Invoke: input " + std::to_string(i) + " is an empty NDArray");
 
   std::string key = op_name_ + "|";
   for (auto& kv : params_) key += kv.first + "=" + kv.second + ";";
@@ -117,7 +117,7 @@ void Operator::Invoke(std::vector<NDArray>& outputs) {
       auto it = var_index.find(name);
       if (it == var_index.end()) {
         std::string input = name.substr(std::string("imperative_").size());
-        throw std::runtime_error("Operator(\"" + op_name_ + "\").Invoke: input '" + input + "' not given");
+        throw symbind::Error("Operator(\"" + op_name_ + "\").Invoke: input '" + input + "' not given");
       }
       return it->second;
     };
@@ -158,7 +158,7 @@ void Operator::Invoke(std::vector<NDArray>& outputs) {
   op->exec->Forward(false);
   const auto& outs = op->exec->outputs();
   if (outputs.size() > outs.size())
-    throw std::runtime_error("Operator(\"" + op_name_ + "\").Invoke: " + std::to_string(outputs.size()) +
+    throw symbind::Error("Operator(\"" + op_name_ + "\").Invoke: " + std::to_string(outputs.size()) +
                              " output arrays given, the operator has " + std::to_string(outs.size()));
   outputs.resize(outs.size());
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -166,7 +166,7 @@ void Operator::Invoke(std::vector<NDArray>& outputs) {
       outputs[i] = NDArray(outs[i].Copy());
     } else {
       if (outputs[i].native().shape() != outs[i].shape())
-        throw std::runtime_error("Operator(\"" + op_name_ + "\").Invoke: output " + std::to_string(i) +
+        throw symbind::Error("Operator(\"" + op_name_ + "\").Invoke: output " + std::to_string(i) +
                                  " has shape " + outputs[i].native().shape().ToString() + ", the result is " +
                                  outs[i].shape().ToString());
       outs[i].CopyTo(&outputs[i].native());

@@ -18,9 +18,9 @@ struct Arrays {
 
 Arrays Check(const char* who, NDArray& weight, const NDArray& grad) {
   if (weight.IsNone() || grad.IsNone())
-    throw std::runtime_error(std::string(who) + " optimizer: empty weight or gradient array");
+    throw symbind::Error(std::string(who) + " optimizer: empty weight or gradient array");
   if (weight.native().Size() != grad.native().Size())
-    throw std::runtime_error(std::string(who) + " optimizer: weight " + weight.native().shape().ToString() +
+    throw symbind::Error(std::string(who) + " optimizer: weight " + weight.native().shape().ToString() +
                              " and gradient " + grad.native().shape().ToString() + " differ in size");
   return {weight.native().fdata(), grad.native().fdata(), weight.native().Size()};
 }
@@ -80,7 +80,7 @@ float Optimizer::Param_(const std::string& name, float fallback) const {
   try {
     return std::stof(it->second);
   } catch (const std::exception&) {
-    throw std::runtime_error(GetType() + " optimizer: parameter " + name + "=" + it->second +
+    throw symbind::Error(GetType() + " optimizer: parameter " + name + "=" + it->second +
                              " is not a number");
   }
 }
@@ -107,7 +107,7 @@ Optimizer* OptimizerRegistry::Find(const std::string& name) {
 }
 
 int OptimizerRegistry::__REGISTER__(const std::string& name, OptimizerCreator creator) {
-  if (cmap().count(name)) throw std::runtime_error(name + " already registered");
+  if (cmap().count(name)) throw symbind::Error(name + " already registered");
   cmap().emplace(name, std::move(creator));
   return 0;
 }

@@ -405,34 +405,65 @@ size_t Workspace::bytes() const {
   return total;
 }
 
+void Executor::CheckCanForward(bool is_train) const {
+  if (!is_train) return;
+  // Training-mode BatchNorm updates its moving statistics in place.
+  for (size_t i = 0; i < aux_arrays_.size(); ++i)
+    if (aux_arrays_[i].read_only())
+      throw Error(StrCat("Forward(is_train=true) would update aux state '",
+                         graph_.ListAuxiliaryStates()[i],
+                         "', which is read-only (memory-mapped weights); bind a Copy() of it "
+                         "or bind with a grad_req to train"));
+}
+
+void Executor::RunForwardNode(uint32_t t, bool is_train) {
+  if (node_outputs_empty_[t]) return;  // nothing to write
+  uint32_t nid = op_nodes_[t];
+  const NodeAttrs& attrs = graph_.node(nid).node->attrs;
+  OpContext ctx{is_train, NodeSeed(nid)};
+  std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
+  if (!profiling_) return attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+  auto start = std::chrono::steady_clock::now();
+  attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+  node_ns_[t] += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  ++node_calls_[t];
+}
+
 void Executor::Forward(bool is_train) {
   InUseGuard guard(&in_use_, "Forward");
   InUseGuard workspace_guard(memory_.planned && workspace_ ? &workspace_->running_ : nullptr, "Forward",
                              InUseGuard::kWorkspace);
-  if (is_train) {
-    // Training-mode BatchNorm updates its moving statistics in place.
-    for (size_t i = 0; i < aux_arrays_.size(); ++i)
-      if (aux_arrays_[i].read_only())
-        throw Error(StrCat("Forward(is_train=true) would update aux state '",
-                           graph_.ListAuxiliaryStates()[i],
-                           "', which is read-only (memory-mapped weights); bind a Copy() of it "
-                           "or bind with a grad_req to train"));
-  }
+  CheckCanForward(is_train);
   ++run_counter_;
-  forward_tasks_->Run([&](uint32_t t) {
-    if (node_outputs_empty_[t]) return;  // nothing to write
-    uint32_t nid = op_nodes_[t];
-    const NodeAttrs& attrs = graph_.node(nid).node->attrs;
-    OpContext ctx{is_train, NodeSeed(nid)};
-    std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
-    if (!profiling_) return attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
-    auto start = std::chrono::steady_clock::now();
-    attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
-    node_ns_[t] += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
-    ++node_calls_[t];
-  });
+  forward_tasks_->Run([&](uint32_t t) { RunForwardNode(t, is_train); });
   has_run_forward_ = true;
   last_forward_train_ = is_train;
+  partial_steps_done_ = 0;
+}
+
+size_t Executor::PartialForward(bool is_train, size_t step) {
+  InUseGuard guard(&in_use_, "PartialForward");
+  InUseGuard workspace_guard(memory_.planned && workspace_ ? &workspace_->running_ : nullptr,
+                             "PartialForward", InUseGuard::kWorkspace);
+  const size_t steps = op_nodes_.size();
+  if (step >= steps) return 0;
+  if (step != partial_steps_done_ && step != 0)
+    throw Error(StrCat("Executor::PartialForward: step ", step, " requested, but the next step is ",
+                       partial_steps_done_, " (steps run in order, from 0, one op each; ", steps,
+                       " in all)"));
+  if (step == 0) {
+    CheckCanForward(is_train);
+    ++run_counter_;  // one pass, seeded as Forward would be
+  }
+  // op_nodes_ is a topological order that the memory plan's buffer reuse also follows.
+  RunForwardNode(static_cast<uint32_t>(step), is_train);
+  partial_steps_done_ = step + 1;
+  if (partial_steps_done_ == steps) {
+    has_run_forward_ = true;
+    last_forward_train_ = is_train;
+    partial_steps_done_ = 0;
+  }
+  return steps - step - 1;
 }
 
 void Executor::BuildBackwardPlan() {

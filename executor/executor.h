@@ -89,6 +89,13 @@ class Executor {
   // One executor runs one Forward or Backward at a time: a call while another thread is inside
   // either throws symbind::Error (docs/concurrency.md).
   void Forward(bool is_train);
+  // MXNet's PartialForward: runs step `step` of the forward pass, one op node per step in
+  // topological order, and returns how many steps are left (0 after the last; a step past the
+  // end runs nothing). Steps run in order from 0; 0 starts a new pass. Running every step
+  // gives exactly what Forward gives.
+  size_t PartialForward(bool is_train, size_t step);
+  // Steps of PartialForward: the op nodes.
+  size_t num_forward_steps() const { return op_nodes_.size(); }
   // Computes gradients into grad_arrays as grad_reqs say. head_grads: one per output, or empty
   // (loss heads need none; other outputs then get a gradient of ones).
   void Backward(const std::vector<NDArray>& head_grads = {});
@@ -132,6 +139,8 @@ class Executor {
   void BuildBackwardPlan();
   void AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types);
   uint64_t NodeSeed(uint32_t node_id) const;
+  void CheckCanForward(bool is_train) const;
+  void RunForwardNode(uint32_t task, bool is_train);
 
   Graph graph_;
   Context ctx_;
@@ -146,6 +155,7 @@ class Executor {
   uint64_t run_counter_ = 0;
   bool has_run_forward_ = false;
   bool last_forward_train_ = false;
+  size_t partial_steps_done_ = 0;  // PartialForward's next step
   ExecutorMemory memory_;
   std::shared_ptr<Workspace> workspace_;
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies_;

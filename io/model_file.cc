@@ -279,11 +279,15 @@ Model LoadModelBuffer(const void* data, size_t size, const std::string& where) {
   return ReadModel(bytes, size, std::move(copy), where);
 }
 
+bool IsModelBuffer(const void* data, size_t size) {
+  return data != nullptr && size >= 8 && fb::ModelBufferHasIdentifier(data);
+}
+
 bool IsModelFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char head[8];
   if (!in.read(head, sizeof(head))) return false;
-  return fb::ModelBufferHasIdentifier(head);
+  return IsModelBuffer(head, sizeof(head));
 }
 
 Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path) {

@@ -43,6 +43,8 @@ Model LoadModelBuffer(const void* data, size_t size, const std::string& where = 
 // True when `path` starts like a .symbind file (FlatBuffers file identifier "SBMD"). Files
 // that cannot be read are not model files.
 bool IsModelFile(const std::string& path);
+// The same for `size` bytes in memory (false for fewer than 8 or a null pointer).
+bool IsModelBuffer(const void* data, size_t size);
 
 // The one place tools load a model: a .symbind file (`params_path` must then be empty, the
 // parameters are inside it), or a symbol JSON with an optional MXNet .params file holding

@@ -42,10 +42,14 @@ Symbol SelectOutputs(const Symbol& symbol, const std::vector<std::string>& names
       internals = symbol.GetInternals();
       internal_names = internals.ListOutputs();
     }
-    if (!Contains(internal_names, name))
+    // An op node's name stands for its output "<name>_output", as MXNet's partial-output
+    // predictor takes it.
+    const std::string internal_name =
+        Contains(internal_names, name) ? name : name + "_output";
+    if (!Contains(internal_names, internal_name))
       throw Error(StrCat("no output named '", name, "'; outputs: ", JoinNames(heads),
                          "; internal outputs: ", JoinNames(internal_names)));
-    picked.push_back(internals[name]);
+    picked.push_back(internals[internal_name]);
   }
   return picked.size() == 1 ? picked[0] : Symbol::Group(picked);
 }

@@ -31,7 +31,7 @@ struct PredictorOptions {
   // (for graphs without weights, e.g. to time them); filled() lists them.
   bool allow_missing = false;
   // Outputs to compute, by the names GetInternals gives them ("fc1_output", "conv1_output",
-  // or a head's name); empty: the symbol's own outputs.
+  // or a head's name; see SelectOutputs); empty: the symbol's own outputs.
   std::vector<std::string> outputs;
   // Intermediate buffers shared with other predictors that run one at a time (see Workspace
   // in executor.h): e.g. one per detector whose nets run in sequence. Null: the predictor's
@@ -94,7 +94,9 @@ class Predictor {
 };
 
 // The outputs `names` of `symbol` as one symbol: heads of `symbol` or internal outputs as
-// GetInternals names them. Throws Error listing the available names for an unknown one.
+// GetInternals names them ("conv1_output"; an op node's name alone, "conv1", stands for that
+// output, as in MXNet's MXPredCreatePartialOut). Throws Error listing the available names for
+// an unknown one.
 Symbol SelectOutputs(const Symbol& symbol, const std::vector<std::string>& names);
 
 }  // namespace symbind

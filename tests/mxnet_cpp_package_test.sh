@@ -5,7 +5,7 @@
 #  3. compile the examples mlp_cpu, lenet, mlp_csv, test_score against MXNet's headers with
 #     `pkg-config --cflags --libs mxnet`;
 #     and against symbind's own mxnet-cpp headers (the same pkg-config line, MXNet's headers
-#     not on the path);
+#     not on the path), and tests/mxnet_cpp_own_headers.cpp, which it also runs;
 #  4. run mlp_cpu on Fashion-MNIST (>= 80% test accuracy in its last epoch) and test_score to
 #     its own pass condition (exit 0 at >= 0.8).
 # Usage: mxnet_cpp_package_test.sh <source dir> <build dir>
@@ -37,6 +37,9 @@ for ex in mlp_cpu lenet mlp_csv test_score; do
   g++ -O0 -w "$ex.cpp" -o "$ex-own-headers" $(pkg-config --cflags --libs mxnet)
   echo "compiled $ex against symbind's mxnet-cpp headers"
 done
+# Shape's constructors, dmlc::Error, GetHandle, OpMap, contrib.h, model.h, shape.h, op_util.h.
+g++ -O0 -Wall -Werror "$src/tests/mxnet_cpp_own_headers.cpp" -o own-headers $(pkg-config --cflags --libs mxnet)
+./own-headers
 
 mkdir -p data/mnist_data
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do

@@ -196,12 +196,56 @@ TEST_CASE("C API local KVStore sums pushes and pulls the result", "[capi]") {
   CHECK(Values(out, 2) == std::vector<float>{11, 22});
   const int missing = 9;
   CHECK(MXKVStorePull(kv, 1, &missing, &out, 0) == -1);
-  CHECK(std::string(MXGetLastError()).find("key 9 has not been initialised") != std::string::npos);
-  KVStoreHandle dist = nullptr;
-  CHECK(MXKVStoreCreate("dist_sync", &dist) == -1);
+  CHECK(std::string(MXGetLastError()).find("KVStore::Pull: key '9' was not initialised") != std::string::npos);
   int gpus = -1;
   CHECK(MXGetGPUCount(&gpus) == 0);
   CHECK(gpus == 0);
   for (NDArrayHandle h : {a, b, out}) CHECK(MXNDArrayFree(h) == 0);
+  CHECK(MXKVStoreFree(kv) == 0);
+}
+
+namespace {
+// An int-key updater: stored += 2 * pushed.
+void AddTwice(int, NDArrayHandle recv, NDArrayHandle local, void* calls) {
+  float r[2], l[2];
+  REQUIRE(MXNDArraySyncCopyToCPU(recv, r, 2) == 0);
+  REQUIRE(MXNDArraySyncCopyToCPU(local, l, 2) == 0);
+  for (int i = 0; i < 2; ++i) l[i] += 2 * r[i];
+  REQUIRE(MXNDArraySyncCopyFromCPU(local, l, 2) == 0);
+  ++*static_cast<int*>(calls);
+}
+}  // namespace
+
+TEST_CASE("C API dist_sync KVStore is the native one: one worker without an MPI launcher", "[capi]") {
+  KVStoreHandle kv = nullptr;
+  if (MXKVStoreCreate("dist_sync", &kv) != 0) {
+    // A build without MPI says how to get it.
+    CHECK_THAT(MXGetLastError(), Catch::Contains("KVStore dist_sync needs MPI"));
+    return;
+  }
+  const char* type = nullptr;
+  int rank = -1, size = -1;
+  REQUIRE(MXKVStoreGetType(kv, &type) == 0);
+  CHECK(std::string(type) == "dist_sync");
+  REQUIRE(MXKVStoreGetRank(kv, &rank) == 0);
+  REQUIRE(MXKVStoreGetGroupSize(kv, &size) == 0);
+  CHECK(rank == 0);
+  CHECK(size == 1);
+  int calls = 0;
+  REQUIRE(MXKVStoreSetUpdater(kv, AddTwice, &calls) == 0);
+  NDArrayHandle w = Array({2}, {1, 2}), g = Array({2}, {0.5f, -1}), out = Array({2}, {0, 0});
+  const int key = 7;
+  REQUIRE(MXKVStoreInit(kv, 1, &key, &w) == 0);
+  REQUIRE(MXKVStorePush(kv, 1, &key, &g, 0) == 0);
+  REQUIRE(MXKVStoreBarrier(kv) == 0);
+  REQUIRE(MXKVStorePull(kv, 1, &key, &out, 0) == 0);
+  CHECK(calls == 1);
+  CHECK(Values(out, 2) == std::vector<float>{2, 0});
+  const uint32_t wrong[] = {3};
+  NDArrayHandle bad = nullptr;
+  REQUIRE(MXNDArrayCreateEx(wrong, 1, 1, 0, 0, 0, &bad) == 0);
+  CHECK(MXKVStorePush(kv, 1, &key, &bad, 0) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("MXKVStorePush: KVStore::Push: key '7' holds (2,) but the pushed value is (3,)"));
+  for (NDArrayHandle h : {w, g, out, bad}) CHECK(MXNDArrayFree(h) == 0);
   CHECK(MXKVStoreFree(kv) == 0);
 }

@@ -810,7 +810,7 @@ std::vector<ErrorCase> Cases() {
     std::string json = ReadFileToString(det3 + "-symbol.json");
     PredictorHandle p;
     CApi(MXPredCreate(json.c_str(), nullptr, 0, 1, 0, 1, image, indptr, shape, &p));
-  }, "Error", "MXPredCreate: input 'image' is not an argument of the symbol (arguments: data, conv1_weight, conv1_bias, prelu1_gamma, conv2_weight, conv2_bias, prelu2_gamma, conv3_weight, conv3_bias, prelu3_gamma, conv4_weight, conv4_bias, prelu4_gamma, conv5_weight, conv5_bias, prelu5_gamma, conv6_3_weight, conv6_3_bias, conv6_2_weight, conv6_2_bias, conv6_1_weight, conv6_1_bias, prob1_label)");
+  }, "Error", "MXPredCreate: 'image' is given an input shape but is not an input of the graph; inputs: data");
   add("C API: MXPredCreate with device type 7", [] {
     PredictorHandle p;
     CApi(MXPredCreate("{}", nullptr, 0, 7, 0, 1, keys, indptr, shape, &p));
@@ -834,6 +834,21 @@ std::vector<ErrorCase> Cases() {
     MXPredFree(p);
     CApi(MXPredForward(p));
   }, "Error", "MXPredForward: argument 'handle' is not a live PredictorHandle (already freed, or never created by this library)");
+  add("C API: MXPredCreate given a .symbind model and a symbol JSON", [det3] {
+    Model model;
+    model.symbol = LoadSymbolFile(det3 + "-symbol.json");
+    const std::string image = SaveModelToString(model);
+    PredictorHandle p;
+    CApi(MXPredCreate("{}", image.data(), static_cast<int>(image.size()), 1, 0, 1, keys, indptr, shape, &p));
+  }, "Error", "MXPredCreate: param_bytes is a .symbind model, which holds its graph: pass symbol_json_str as null, \"\" or the same buffer, not a symbol JSON as well");
+  add("C API: MXPredPartialForward skipping a step", [predictor] {
+    PredictorHandle p = predictor();
+    int left = 0;
+    MXPredPartialForward(p, 0, &left);
+    int rc = MXPredPartialForward(p, 3, &left);
+    MXPredFree(p);
+    CApi(rc);
+  }, "Error", "MXPredPartialForward: Executor::PartialForward: step 3 requested, but the next step is 1 (steps run in order, from 0, one op each; 17 in all)");
   add("C API: MXNDListFree given a PredictorHandle", [predictor] {
     PredictorHandle p = predictor();
     int rc = MXNDListFree(p);
@@ -849,10 +864,10 @@ std::vector<ErrorCase> Cases() {
     MXNDArrayFree(a);
     CApi(rc);
   }, "Error", "MXNDArrayReshape: more than one dim is -1 (infer)");
-  add("C API: MXKVStoreCreate(\"dist_sync\")", [] {
+  add("C API: MXKVStoreCreate(\"dist_async\")", [] {
     KVStoreHandle kv;
-    CApi(MXKVStoreCreate("dist_sync", &kv));
-  }, "Error", "MXKVStoreCreate: kvstore type 'dist_sync' is not supported: only the single-process 'local' and 'device' stores");
+    CApi(MXKVStoreCreate("dist_async", &kv));
+  }, "Error", "MXKVStoreCreate: KVStore type 'dist_async' is not supported: symbind trains across processes synchronously only; use 'dist_sync' (aliases 'dist_sync_device', 'horovod')");
   add("C API: MXSymbolListArguments before MXSymbolCompose", [] {
     OpHandle op = nullptr;
     CApi(NNGetOpHandle("FullyConnected", &op));

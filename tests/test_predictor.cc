@@ -213,3 +213,43 @@ TEST_CASE("Workspace: predictors for several input shapes share intermediate buf
   other.join();
   CHECK(clash);
 }
+
+TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one call", "[predict][partial]") {
+  SharedModel m = LoadMtcnnModel("det2");
+  const TShape shape({2, 3, 24, 24});
+  NDArray input(shape);
+  FillGaussian(input, 11, "input");
+  Predictor whole(m.symbol, m.params, m.aux, {{"data", shape}});
+  whole.SetInput("data", input);
+  whole.Forward();
+
+  Predictor stepped = whole.Reshape({{"data", shape}});
+  stepped.SetInput("data", input);
+  Executor& exec = stepped.executor();
+  const size_t steps = exec.num_forward_steps();
+  CHECK(steps == exec.ForwardProfile().size());  // one row per op node
+  REQUIRE(steps > 10);
+  for (size_t step = 0; step < steps; ++step) {
+    const size_t left = exec.PartialForward(false, step);
+    CHECK(left == steps - step - 1);
+    // After the first op (a convolution) the softmax output is not computed yet.
+    if (step == 0) CHECK(!SameBits(stepped.Output("prob1_output"), whole.Output("prob1_output")));
+  }
+  for (size_t i = 0; i < whole.Outputs().size(); ++i) CHECK(SameBits(stepped.Output(i), whole.Output(i)));
+  CHECK(exec.PartialForward(false, steps) == 0);      // past the end: nothing to run
+  CHECK(exec.PartialForward(false, steps + 7) == 0);
+
+  // Steps run in order from 0; a new pass may start at 0 at any time.
+  CHECK(exec.PartialForward(false, 0) == steps - 1);
+  CHECK_THROWS_WITH(exec.PartialForward(false, 5),
+                    Catch::Contains("step 5 requested, but the next step is 1"));
+  CHECK(exec.PartialForward(false, 0) == steps - 1);
+}
+
+TEST_CASE("SelectOutputs takes an op node's name for its output, as MXNet's partial-output predictor", "[predict]") {
+  SharedModel m = LoadMtcnnModel("det1");
+  PredictorOptions by_node;
+  by_node.outputs = {"conv2", "prob1_output"};
+  Predictor p(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 12, 12})}}, by_node);
+  CHECK(p.output_names() == std::vector<std::string>{"conv2_output", "prob1_output"});
+}

@@ -12,6 +12,7 @@
 #include <mxnet/c_api.h>
 
 #include "mxnet-cpp/base.h"
+#include "mxnet-cpp/contrib.h"
 #include "mxnet-cpp/executor.h"
 #include "mxnet-cpp/initializer.h"
 #include "mxnet-cpp/io.h"
@@ -21,7 +22,10 @@
 #include "mxnet-cpp/monitor.h"
 #include "mxnet-cpp/ndarray.h"
 #include "mxnet-cpp/op.h"
+#include "mxnet-cpp/op_map.h"
 #include "mxnet-cpp/op_suppl.h"
+#include "mxnet-cpp/op_util.h"
 #include "mxnet-cpp/operator.h"
 #include "mxnet-cpp/optimizer.h"
+#include "mxnet-cpp/shape.h"
 #include "mxnet-cpp/symbol.h"

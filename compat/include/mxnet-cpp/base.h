@@ -48,16 +48,22 @@ class Context {
   int id_;
 };
 
-// A shape (MXNet's cpp-package Shape): dims as mx_uint.
+// A shape (MXNet's cpp-package Shape, also reachable as mxnet-cpp/shape.h): dims as mx_uint.
+// Constructors follow MXNet's: one dim or a vector explicitly, 2 to 5 dims implicitly, so a
+// braced list converts (`array.Reshape({2, 1024})`).
 class Shape {
  public:
   Shape() = default;
-  template <typename... Ints,
-            typename = std::enable_if_t<(sizeof...(Ints) > 0) &&
-                                        (std::is_integral_v<std::decay_t<Ints>> && ...)>>
-  explicit Shape(Ints... dims) : dims_{static_cast<index_t>(dims)...} {}
-  Shape(const std::vector<index_t>& v) : dims_(v) {}  // NOLINT: implicit as in MXNet
-  Shape(const index_t* begin, const index_t* end) : dims_(begin, end) {}
+  explicit Shape(index_t s1) : dims_{s1} {}
+  Shape(index_t s1, index_t s2) : dims_{s1, s2} {}
+  Shape(index_t s1, index_t s2, index_t s3) : dims_{s1, s2, s3} {}
+  Shape(index_t s1, index_t s2, index_t s3, index_t s4) : dims_{s1, s2, s3, s4} {}
+  Shape(index_t s1, index_t s2, index_t s3, index_t s4, index_t s5) : dims_{s1, s2, s3, s4, s5} {}
+  explicit Shape(const std::vector<index_t>& v) : dims_(v) {}
+  template <typename Iterator, typename = std::enable_if_t<!std::is_integral_v<Iterator>>>
+  Shape(Iterator begin, Iterator end) : dims_(begin, end) {}
+  template <typename Iterator>
+  void CopyFrom(Iterator begin, Iterator end) { dims_.assign(begin, end); }
   explicit Shape(const symbind::TShape& s);
 
   const index_t* data() const { return dims_.data(); }

@@ -34,9 +34,9 @@ class EvalMetric {
   static void CheckLabelShapes(NDArray labels, NDArray preds, bool strict = false) {
     if (strict) {
       if (labels.GetShape() != preds.GetShape())
-        throw std::runtime_error("metric: label and prediction shapes differ");
+        throw dmlc::Error("metric: label and prediction shapes differ");
     } else if (labels.Size() != preds.Size()) {
-      throw std::runtime_error("metric: " + std::to_string(labels.Size()) + " labels for " +
+      throw dmlc::Error("metric: " + std::to_string(labels.Size()) + " labels for " +
                                std::to_string(preds.Size()) + " predictions");
     }
   }
@@ -66,7 +66,7 @@ class Accuracy : public EvalMetric {
     std::vector<mx_float> pred = preds.GetShape().size() == 2 ? Values(preds.ArgmaxChannel()) : Values(preds);
     std::vector<mx_float> label = Values(labels);
     if (pred.size() != label.size())
-      throw std::runtime_error("Accuracy: " + std::to_string(label.size()) + " labels for " +
+      throw dmlc::Error("Accuracy: " + std::to_string(label.size()) + " labels for " +
                                std::to_string(pred.size()) + " predictions");
     for (size_t i = 0; i < label.size(); ++i) sum_metric += (pred[i] == label[i]) ? 1 : 0;
     num_inst += static_cast<int>(label.size());

@@ -1,10 +1,12 @@
 // MXNet cpp-package compatibility: NDArray, a handle to a symbind::NDArray (copies share data).
 #pragma once
 #include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include <mxnet/c_api_symbind.h>
 #include <symbind/core/ndarray.h>
 
 #include "mxnet-cpp/base.h"
@@ -102,9 +104,16 @@ class NDArray {
   const symbind::NDArray& native() const { return a_; }
   symbind::NDArray& native() { return a_; }
   bool IsNone() const { return a_.is_none(); }
+  // A C API handle to this array's storage (made on first use, freed with the last copy of
+  // this NDArray); needs libmxnet.so (-lmxnet).
+  NDArrayHandle GetHandle() const {
+    if (!handle_) handle_.reset(symbind::capi::NewNDArrayHandle(a_), MXNDArrayFree);
+    return handle_.get();
+  }
 
  private:
   symbind::NDArray a_;
+  mutable std::shared_ptr<void> handle_;
 };
 
 std::ostream& operator<<(std::ostream& out, const NDArray& ndarray);

@@ -1,9 +1,11 @@
 // MXNet cpp-package compatibility: Symbol, a handle to a symbind::Symbol.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <mxnet/c_api_symbind.h>
 #include <symbind/core/symbol.h>
 
 #include "mxnet-cpp/base.h"
@@ -96,9 +98,16 @@ class Symbol {
 
   const symbind::Symbol& native() const { return s_; }
   bool IsEmpty() const { return s_.NumOutputs() == 0; }
+  // A C API handle to this graph (made on first use, freed with the last copy of this
+  // Symbol); needs libmxnet.so (-lmxnet).
+  SymbolHandle GetHandle() const {
+    if (!handle_) handle_.reset(symbind::capi::NewSymbolHandle(s_), MXSymbolFree);
+    return handle_.get();
+  }
 
  private:
   symbind::Symbol s_;
+  mutable std::shared_ptr<void> handle_;
 };
 
 Symbol operator+(mx_float lhs, const Symbol& rhs);

@@ -1,0 +1,88 @@
+// Compiled and run by mxnet_cpp_package_test.sh against symbind's own mxnet-cpp headers (the
+// installed tree, pkg-config mxnet): what MXNet programs rely on beyond the shipped examples.
+// (Shape, GetHandle, OpMap, contrib.h, model.h, shape.h, op_util.h.)
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mxnet-cpp/MxNetCpp.h"
+#include "mxnet-cpp/contrib.h"
+#include "mxnet-cpp/model.h"
+#include "mxnet-cpp/op_util.h"
+#include "mxnet-cpp/shape.h"
+
+using namespace mxnet::cpp;
+
+static int failures = 0;
+#define EXPECT(cond)                                                  \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      std::fprintf(stderr, "line %d: FAILED: %s\n", __LINE__, #cond); \
+      ++failures;                                                     \
+    }                                                                 \
+  } while (0)
+
+int main() {
+  // Shape: 2-5 dims convert implicitly (MXNet's convention), so a braced list reshapes.
+  NDArray array(Shape(4, 512), Context::cpu());
+  NDArray reshaped = array.Reshape({2, 1024});
+  EXPECT(reshaped.GetShape() == (std::vector<mx_uint>{2, 1024}));
+  Shape from_vector(std::vector<index_t>{3, 4, 5});
+  EXPECT(from_vector.ndim() == 3 && from_vector.Size() == 60);
+
+  // Errors thrown by the headers themselves are dmlc::Error.
+  bool caught = false;
+  try {
+    FeedForward(FeedForwardConfig()).Fit();
+  } catch (const dmlc::Error& e) {
+    caught = std::string(e.what()).find("FeedForward::Fit") != std::string::npos;
+  }
+  EXPECT(caught);
+
+  // GetHandle: C API handles to the same storage and graph.
+  std::vector<mx_float> values{1, 2, 3, 4};
+  NDArray small(values, Shape(2, 2), Context::cpu());
+  NDArrayHandle h = small.GetHandle();
+  EXPECT(h == small.GetHandle());
+  int ndim = 0;
+  const int* dims = nullptr;
+  EXPECT(MXNDArrayGetShapeEx(h, &ndim, &dims) == 0 && ndim == 2 && dims[0] == 2);
+  small = 9.0f;  // fills in place: the handle sees it
+  mx_float back[4];
+  EXPECT(MXNDArraySyncCopyToCPU(h, back, 4) == 0 && back[3] == 9.0f);
+
+  Symbol data = Symbol::Variable("data");
+  Symbol fc = FullyConnected("fc", data, Symbol::Variable("w"), Symbol::Variable("b"), 3);
+  EXPECT(fc.GetNumOutputs() == 1);
+  uint32_t num_args = 0;
+  const char** arg_names = nullptr;
+  EXPECT(MXSymbolListArguments(fc.GetHandle(), &num_args, &arg_names) == 0 && num_args == 3 &&
+         std::string(arg_names[1]) == "w");
+
+  // OpMap: operator handles by name; an unknown name is a dmlc::Error.
+  OpMap op_map;
+  EXPECT(op_map.GetSymbolCreator("FullyConnected") != nullptr);
+  caught = false;
+  try {
+    op_map.GetOpHandle("NoSuchOp");
+  } catch (const dmlc::Error& e) {
+    caught = std::string(e.what()).find("NoSuchOp") != std::string::npos;
+  }
+  EXPECT(caught);
+
+  // contrib::InitTensorRTParams moves the parameters a subgraph node names into its
+  // attributes and leaves the others.
+  Symbol trt = Symbol::Variable("trt_node");
+  trt.SetAttribute("subgraph_params_names", "w;missing");
+  std::map<std::string, NDArray> args{{"w", small}, {"other", small}}, aux;
+  contrib::InitTensorRTParams(trt, &args, &aux);
+  EXPECT(args.size() == 1 && args.count("other") == 1);
+  std::map<std::string, std::string> attrs = trt.ListAttributes();
+  EXPECT(attrs["subgraph_params_names"] == "w");
+  EXPECT(attrs.count("subgraph_param_w") == 1);
+
+  if (failures) return 1;
+  std::printf("own mxnet-cpp headers: all checks passed\n");
+  return 0;
+}

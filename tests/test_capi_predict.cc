@@ -1,0 +1,171 @@
+// MXNet's C predict API over symbind's Predictor: .symbind model buffers, one copy of the
+// weights across MXPredCreateMultiThread predictors, MXPredPartialForward step by step.
+// (tests/capi_predict_test.c drives every function from C.)
+#include <catch2/catch.hpp>
+
+#include <mxnet/c_api.h>
+#include <mxnet/c_predict_api.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <symbind/io/model_file.h>
+#include <symbind/io/ndarray_file.h>
+
+#include "model_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+namespace {
+
+const uint32_t kShape[] = {1, 3, 48, 48};
+const uint32_t kIndptr[] = {0, 4};
+const char* kInputKeys[] = {"data"};
+constexpr uint32_t kInputSize = 3 * 48 * 48;
+
+std::string Det3(const std::string& file) {
+  return ReadFileToString(std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/" + file);
+}
+
+std::vector<float> Input(int seed) {
+  std::vector<float> x(kInputSize);
+  uint32_t s = 2654435761u * static_cast<uint32_t>(seed + 1);
+  for (float& v : x) {
+    s = s * 1664525u + 1013904223u;
+    v = static_cast<float>(s >> 8) / 16777216.0f - 0.5f;
+  }
+  return x;
+}
+
+// Every output of `p` after a forward pass on `input`, concatenated.
+std::vector<float> Run(PredictorHandle p, const std::vector<float>& input) {
+  REQUIRE(MXPredSetInput(p, "data", input.data(), kInputSize) == 0);
+  REQUIRE(MXPredForward(p) == 0);
+  std::vector<float> all;
+  uint32_t* shape;
+  uint32_t ndim;
+  for (uint32_t o = 0; MXPredGetOutputShape(p, o, &shape, &ndim) == 0; ++o) {
+    uint32_t n = 1;
+    for (uint32_t d = 0; d < ndim; ++d) n *= shape[d];
+    std::vector<float> out(n);
+    REQUIRE(MXPredGetOutput(p, o, out.data(), n) == 0);
+    all.insert(all.end(), out.begin(), out.end());
+  }
+  return all;
+}
+
+PredictorHandle Create(const char* json, const std::string& params) {
+  PredictorHandle p = nullptr;
+  const int rc = MXPredCreate(json, params.data(), static_cast<int>(params.size()), 1, 0, 1,
+                              kInputKeys, kIndptr, kShape, &p);
+  INFO(MXGetLastError());
+  REQUIRE(rc == 0);
+  return p;
+}
+
+// Monitor callback: the data pointer of every array named "conv1_weight".
+void RecordWeight(const char* name, NDArrayHandle array, void* user) {
+  if (std::strcmp(name, "conv1_weight") != 0) return;
+  void* data = nullptr;
+  REQUIRE(MXNDArrayGetData(array, &data) == 0);
+  static_cast<std::vector<void*>*>(user)->push_back(data);
+}
+
+}  // namespace
+
+TEST_CASE("MXPredCreate takes a .symbind model in the params buffer, with bit-identical results", "[capi][predict]") {
+  const std::string json = Det3("det3-symbol.json"), params = Det3("det3-0001.params");
+  PredictorHandle reference = Create(json.c_str(), params);
+  const std::vector<float> input = Input(3), want = Run(reference, input);
+  REQUIRE(want.size() == 2 + 4 + 10);
+
+  SharedModel m = LoadMtcnnModel("det3");
+  Model model;
+  model.symbol = m.symbol;
+  model.args = m.params;
+  model.aux = m.aux;
+  const std::string image = SaveModelToString(model);
+  // The symbol buffer has no size, so the model goes where its size is given; the symbol
+  // argument is null, empty or the same bytes.
+  for (const char* symbol : {static_cast<const char*>(nullptr), "", image.data()}) {
+    PredictorHandle p = Create(symbol, image);
+    CHECK(Run(p, input) == want);
+    REQUIRE(MXPredFree(p) == 0);
+  }
+
+  PredictorHandle p = nullptr;
+  CHECK(MXPredCreate(json.c_str(), image.data(), static_cast<int>(image.size()), 1, 0, 1, kInputKeys,
+                     kIndptr, kShape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("param_bytes is a .symbind model, which holds its graph"));
+  CHECK(MXPredCreate(image.data(), nullptr, 0, 1, 0, 1, kInputKeys, kIndptr, kShape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("a .symbind model goes in param_bytes with its size"));
+  CHECK(MXPredCreate(nullptr, nullptr, 0, 1, 0, 1, kInputKeys, kIndptr, kShape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("argument 'symbol_json_str' is null"));
+  std::string cut = image.substr(0, image.size() / 2);
+  CHECK(MXPredCreate(nullptr, cut.data(), static_cast<int>(cut.size()), 1, 0, 1, kInputKeys, kIndptr,
+                     kShape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("MXPredCreate: param_bytes (a .symbind model)"));
+  REQUIRE(MXPredFree(reference) == 0);
+}
+
+TEST_CASE("MXPredCreateMultiThread and MXPredReshape predictors share one copy of the weights", "[capi][predict]") {
+  const std::string json = Det3("det3-symbol.json"), params = Det3("det3-0001.params");
+  PredictorHandle handles[3];
+  REQUIRE(MXPredCreateMultiThread(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1,
+                                  kInputKeys, kIndptr, kShape, 3, handles) == 0);
+  const uint32_t batch2[] = {2, 3, 48, 48};
+  PredictorHandle reshaped = nullptr;
+  REQUIRE(MXPredReshape(1, kInputKeys, kIndptr, batch2, handles[1], &reshaped) == 0);
+  PredictorHandle separate = Create(json.c_str(), params);
+
+  std::vector<void*> weights;
+  for (PredictorHandle p : {handles[0], handles[1], handles[2], reshaped, separate}) {
+    REQUIRE(MXPredSetMonitorCallback(p, RecordWeight, &weights, true) == 0);
+    REQUIRE(MXPredForward(p) == 0);
+  }
+  REQUIRE(weights.size() == 5);
+  for (size_t i = 1; i < 4; ++i) CHECK(weights[i] == weights[0]);
+  CHECK(weights[4] != weights[0]);  // another MXPredCreate loads its own copy
+  for (PredictorHandle p : {handles[0], handles[1], handles[2], reshaped, separate}) REQUIRE(MXPredFree(p) == 0);
+}
+
+TEST_CASE("MXPredPartialForward runs one op per step and ends with MXPredForward's outputs", "[capi][predict]") {
+  const std::string json = Det3("det3-symbol.json"), params = Det3("det3-0001.params");
+  PredictorHandle p = Create(json.c_str(), params);
+  const std::vector<float> input = Input(5), want = Run(p, input);
+
+  std::vector<void*> weights;
+  REQUIRE(MXPredSetMonitorCallback(p, RecordWeight, &weights, true) == 0);
+  int step_left = -1, steps = 0;
+  for (int step = 0; step_left != 0; ++step, ++steps) {
+    REQUIRE(MXPredPartialForward(p, step, &step_left) == 0);
+    if (step == 0) {
+      CHECK(step_left > 10);  // det3 has convolutions, PReLUs, poolings, ... as steps
+      CHECK(weights.empty());  // the monitor sees the outputs once the pass is complete
+    }
+  }
+  CHECK(weights.size() == 1);
+  REQUIRE(MXPredSetMonitorCallback(p, nullptr, nullptr, false) == 0);
+  std::vector<float> got;
+  uint32_t* shape;
+  uint32_t ndim;
+  for (uint32_t o = 0; MXPredGetOutputShape(p, o, &shape, &ndim) == 0; ++o) {
+    std::vector<float> out(shape[0] * shape[1]);
+    REQUIRE(MXPredGetOutput(p, o, out.data(), static_cast<uint32_t>(out.size())) == 0);
+    got.insert(got.end(), out.begin(), out.end());
+  }
+  CHECK(got == want);
+  CHECK(MXPredPartialForward(p, steps + 3, &step_left) == 0);
+  CHECK(step_left == 0);
+
+  REQUIRE(MXPredPartialForward(p, 0, &step_left) == 0);
+  CHECK(MXPredPartialForward(p, 4, &step_left) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("MXPredPartialForward: Executor::PartialForward: step 4 "
+                                               "requested, but the next step is 1"));
+  CHECK(MXPredPartialForward(p, -1, &step_left) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("step must be non-negative, got -1"));
+  REQUIRE(MXPredFree(p) == 0);
+}
