@@ -22,18 +22,19 @@ inline void SoftmaxAlong(const float* x, float* y, const AxisLayout& l, double t
       const float inv_t = static_cast<float>(1.0 / temperature);
       float m = xs[0] * inv_t;
       for (int64_t k = 1; k < l.n; ++k) m = std::max(m, xs[k * l.inner] * inv_t);
-      double sum = 0;
       if (log) {
+        double sum = 0;
         for (int64_t k = 0; k < l.n; ++k) sum += std::exp(xs[k * l.inner] * inv_t - m);
         const float lse = static_cast<float>(std::log(sum));
         for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] = xs[k * l.inner] * inv_t - m - lse;
       } else {
+        // float sum and division, as mshadow's Softmax (the loss heads' numerics since v0.1).
+        float sum = 0;
         for (int64_t k = 0; k < l.n; ++k) {
           ys[k * l.inner] = std::exp(xs[k * l.inner] * inv_t - m);
           sum += ys[k * l.inner];
         }
-        const float inv_sum = static_cast<float>(1.0 / sum);
-        for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] *= inv_sum;
+        for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] /= sum;
       }
     }
   });
