@@ -62,7 +62,8 @@ SYMBIND_REGISTER_OP(stack)
     .set_infer_shape(InferShapeStack)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      auto [lead, trail] = Around(attrs.param<StackParam>(), out[0].shape());
+      // Plain variables, not a structured binding: lambdas capture them (C++17, clang).
+      const int64_t trail = Around(attrs.param<StackParam>(), out[0].shape()).second;
       const int64_t n = static_cast<int64_t>(in.size());
       std::vector<const float*> src;
       for (auto& a : in) src.push_back(a.fdata());
@@ -72,7 +73,8 @@ SYMBIND_REGISTER_OP(stack)
       });
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-      auto [lead, trail] = Around(attrs.param<StackParam>(), a.out_grads[0].shape());
+      const auto [lead, trail_size] = Around(attrs.param<StackParam>(), a.out_grads[0].shape());
+      const int64_t trail = trail_size;  // captured below
       const int64_t n = static_cast<int64_t>(a.in_grads.size());
       const float* g = a.out_grads[0].fdata();
       for (int64_t i = 0; i < n; ++i) {
