@@ -186,6 +186,12 @@ TEST_CASE("hostile: sizes are bounded before anything is allocated", "[hostile][
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH(LoadSymbolJSON(OneOpJSON("SliceChannel", "split", R"({"num_outputs": "100000000"})")),
                     Contains("num_outputs") && Contains("65536"));
+  // Variadic ops: an input count of two billion would build two billion input names.
+  for (const char* op : {"Concat", "add_n", "stack", "_rnn_param_concat", "UpSampling"}) {
+    INFO(op);
+    CHECK_THROWS_WITH(LoadSymbolJSON(OneOpJSON(op, "v", R"({"num_args": "2000000000"})")),
+                      Contains("num_args") && Contains("65536"));
+  }
   // Any op with a parameter-sized output list: the graph refuses before per-entry tables exist.
   Symbol many = Symbol::Create("_test_counted", "many", {{"n", "100000"}}, {{"data", Symbol::Variable("data")}});
   CHECK_THROWS_WITH(Graph{many}, Contains("has 100000 outputs; at most 65536"));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include <symbind/core/graph.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -34,7 +35,7 @@ struct UpSamplingParam : Parameter<UpSamplingParam> {
         .describe("How to handle multiple input. concat means concatenate upsampled images along "
                   "the channel dimension. sum means add all images together, only available for "
                   "nearest neighbor upsampling.");
-    d.field("num_args", &UpSamplingParam::num_args).lower_bound(1)
+    d.field("num_args", &UpSamplingParam::num_args).set_range(1, Graph::kMaxNodeOutputs)
         .describe("Number of inputs to be upsampled. For nearest neighbor upsampling, this can be "
                   "1-N; the size of output will be(scale*h_0,scale*w_0) and all other inputs will "
                   "be upsampled to thesame size. For bilinear upsampling this must be 2; 1 input "

@@ -5,6 +5,7 @@
 // i2h weights of both directions, whose input size is unknown) share what remains equally.
 #include <vector>
 
+#include <symbind/core/graph.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -14,7 +15,7 @@ struct RNNParamConcatParam : Parameter<RNNParamConcatParam> {
   int num_args;
   int dim;
   static void Declare(ParamDeclarer<RNNParamConcatParam>& d) {
-    d.field("num_args", &RNNParamConcatParam::num_args).lower_bound(1)
+    d.field("num_args", &RNNParamConcatParam::num_args).set_range(1, Graph::kMaxNodeOutputs)
         .describe("Number of inputs to be concated.");
     d.field("dim", &RNNParamConcatParam::dim).set_default(1).describe("the dimension to be concated.");
   }
@@ -31,7 +32,7 @@ NodeAttrs AsConcat(const NodeAttrs& attrs) {
   return c;
 }
 
-void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+void InferShapeRNNParamConcat(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const NodeAttrs concat = AsConcat(attrs);
   const TShape& o = (*out)[0];
   if (o.ndim_known()) {
@@ -64,12 +65,8 @@ SYMBIND_REGISTER_OP(_rnn_param_concat)
               "inputs unknown on the axis are inferred from the output as equal halves.")
     .set_params<RNNParamConcatParam>()
     .set_key_var_num_args("num_args")
-    .set_arguments([](const NodeAttrs& a) {
-      std::vector<std::string> names;
-      for (int i = 0; i < a.param<RNNParamConcatParam>().num_args; ++i) names.push_back("arg" + std::to_string(i));
-      return names;
-    })
-    .set_infer_shape(InferShape)
+    .set_arguments([](const NodeAttrs& a) { return NumberedNames("arg", a.param<RNNParamConcatParam>().num_args); })
+    .set_infer_shape(InferShapeRNNParamConcat)
     .set_forward([](const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const NodeAttrs concat = AsConcat(attrs);

@@ -1,5 +1,6 @@
 // add_n (alias ElementWiseSum): the element-wise sum of num_args equal-shape inputs, added in
 // input order. Every input's gradient is the head gradient.
+#include <symbind/core/graph.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -8,7 +9,7 @@ namespace {
 struct AddNParam : Parameter<AddNParam> {
   int num_args;
   static void Declare(ParamDeclarer<AddNParam>& d) {
-    d.field("num_args", &AddNParam::num_args).lower_bound(1).describe("Number of inputs to be summed.");
+    d.field("num_args", &AddNParam::num_args).set_range(1, Graph::kMaxNodeOutputs).describe("Number of inputs to be summed.");
   }
 };
 

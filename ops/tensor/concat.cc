@@ -2,6 +2,7 @@
 #include <vector>
 
 #include <symbind/ops/kernels/concat.h>
+#include <symbind/core/graph.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -13,7 +14,7 @@ struct ConcatParam : Parameter<ConcatParam> {
   int num_args;
   int dim;
   static void Declare(ParamDeclarer<ConcatParam>& d) {
-    d.field("num_args", &ConcatParam::num_args).lower_bound(1)
+    d.field("num_args", &ConcatParam::num_args).set_range(1, Graph::kMaxNodeOutputs)
         .describe("Number of inputs to be concated.");
     d.field("dim", &ConcatParam::dim).set_default(1).describe("the dimension to be concated.");
   }

@@ -1,6 +1,7 @@
 // stack (MXNet 1.9.1's matrix_op): joins num_args arrays of one shape along a new axis
 // (-ndim-1 <= axis <= ndim). Inputs are named arg0, arg1, ... Shapes infer both ways (the
 // inputs from each other and from the output); the gradient slices the head gradient.
+#include <symbind/core/graph.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -13,7 +14,7 @@ struct StackParam : Parameter<StackParam> {
   static void Declare(ParamDeclarer<StackParam>& d) {
     d.field("axis", &StackParam::axis).set_default(0)
         .describe("The axis in the result array along which the input arrays are stacked.");
-    d.field("num_args", &StackParam::num_args).lower_bound(1)
+    d.field("num_args", &StackParam::num_args).set_range(1, Graph::kMaxNodeOutputs)
         .describe("Number of inputs to be stacked.");
   }
 };
