@@ -99,8 +99,9 @@ struct RoiSamples {
   int64_t per_bin = 0;
   std::vector<Taps> taps;
 };
+// With `with_taps` false only the checks run (and per_bin is set).
 RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_size, int64_t H,
-                        int64_t W, int64_t index) {
+                        int64_t W, int64_t index, bool with_taps = true) {
   RoiSamples s;
   const float b = roi[0];
   if (!(b > -1.0f)) return s;  // MXNet truncates to int and ignores negative indices
@@ -134,6 +135,7 @@ RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_
   const float bin_h = rh / static_cast<float>(PH), bin_w = rw / static_cast<float>(PW);
   const int64_t gh = static_cast<int64_t>(side_h), gw = static_cast<int64_t>(side_w);
   s.per_bin = gh * gw;
+  if (!with_taps) return s;
   s.taps.reserve(static_cast<size_t>(PH * PW * gh * gw));
   for (int64_t ph = 0; ph < PH; ++ph)
     for (int64_t pw = 0; pw < PW; ++pw)
@@ -163,6 +165,8 @@ void ForwardROIAlign(const OpContext&, const NodeAttrs& attrs, const std::vector
   const float* x = in[0].fdata();
   const float* rois = in[1].fdata();
   float* y = out[0].fdata();
+  // Checked in index order first, so the error names the first bad roi whatever the schedule.
+  for (int64_t r = 0; r < R; ++r) RoiSamplesOf(p, rois + r * 5, N, H, W, r, false);
   ParallelFor(R, 1, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const RoiSamples s = RoiSamplesOf(p, rois + r * 5, N, H, W, r);
