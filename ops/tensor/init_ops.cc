@@ -3,6 +3,8 @@
 // the kernels write every dtype. As in MXNet 1.x (legacy shapes), a `shape` of rank 0 or with 0
 // dims is unknown and comes from the consumer instead.
 #include <cmath>
+#include <tuple>
+
 #include <symbind/ops/op_util.h>
 
 
@@ -127,33 +129,25 @@ bool IsFloatType(DType t) {
 }
 }  // namespace
 
-SYMBIND_REGISTER_OP(_zeros)
-    .describe("Fills the target with zeros.")
-    .set_params<InitParam>()
-    .set_arguments(std::vector<std::string>{})
-    .set_dtype_generic()
-    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
-      InferInitShape(a.param<InitParam>().shape, out);
-    })
-    .set_infer_type(InferParamDType<InitParam>)
-    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
-                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      FillWith(0.0, out[0], req[0]);
-    });
-
-SYMBIND_REGISTER_OP(_ones)
-    .describe("Fills the target with ones.")
-    .set_params<InitParam>()
-    .set_arguments(std::vector<std::string>{})
-    .set_dtype_generic()
-    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
-      InferInitShape(a.param<InitParam>().shape, out);
-    })
-    .set_infer_type(InferParamDType<InitParam>)
-    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
-                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      FillWith(1.0, out[0], req[0]);
-    });
+SYMBIND_REGISTER_OP_FAMILY(constant_init) {
+  // _zeros and _ones: one op with a fixed value.
+  for (auto [name, doc, value] : {std::tuple{"_zeros", "Fills the target with zeros.", 0.0},
+                                  std::tuple{"_ones", "Fills the target with ones.", 1.0}}) {
+    OpRegistry::Global().Register(name)
+        .describe(doc)
+        .set_params<InitParam>()
+        .set_arguments(std::vector<std::string>{})
+        .set_dtype_generic()
+        .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+          InferInitShape(a.param<InitParam>().shape, out);
+        })
+        .set_infer_type(InferParamDType<InitParam>)
+        .set_forward([value = value](const OpContext&, const NodeAttrs&, const std::vector<NDArray>&,
+                                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+          FillWith(value, out[0], req[0]);
+        });
+  }
+}
 
 SYMBIND_REGISTER_OP(_full)
     .add_alias("_npi_full")
