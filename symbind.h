@@ -7,6 +7,7 @@
 #include <symbind/core/param.h>
 #include <symbind/core/symbol.h>
 #include <symbind/executor/executor.h>
+#include <symbind/executor/invoke.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/mnist.h>
@@ -14,4 +15,6 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/predict/predictor.h>
+#include <symbind/train/initializer.h>
 #include <symbind/train/kvstore.h>
+#include <symbind/train/optimizer.h>

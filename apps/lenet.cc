@@ -60,18 +60,20 @@ int Train(const std::string& data_dir, const std::string& prefix, const TrainOpt
   Symbol net = BuildLeNet();
   auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 1, 28, 28}))},
                                                {"softmax_label", NDArray(TShape({batch}))}});
-  apps::InitXavier(*exec, o.seed);
+  std::mt19937_64 rng(o.seed);
+  InitParameters(*exec, Xavier{}, rng);
+  const SGDOptions sgd_options{lr, /*momentum=*/0.9f, /*wd=*/1e-4f};
+  SGD sgd(sgd_options);
   std::unique_ptr<apps::KVStoreSgd> dist;
-  if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, lr, 0.9f, 1e-4f);
-  std::vector<NDArray> momentum;
+  if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, sgd_options);
   const int steps = o.max_batches > 0 ? std::min(o.max_batches, train_it.num_batches()) : train_it.num_batches();
   if (rank == 0)
     std::printf("symbind-lenet train: batch %d, lr %g, momentum 0.9, %d epochs of %d batches, %d worker(s)%s\n",
                 batch, lr, epochs, steps, workers, kv ? (" through KVStore " + kv->type()).c_str() : "");
   double acc = 0;
   for (int epoch = 1; epoch <= epochs; ++epoch) {
-    apps::EpochStats st = apps::TrainEpoch(exec.get(), &train_it, steps, dist.get(), lr, 0.9f, 1e-4f,
-                                           &momentum, epoch, rank == 0);
+    apps::EpochStats st = apps::TrainEpoch(exec.get(), &train_it, steps, dist.get(), &sgd, epoch,
+                                           rank == 0);
     if (rank != 0) continue;  // every rank holds the same weights: rank 0 reports
     acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 500).accuracy;
     std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,

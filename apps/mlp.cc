@@ -58,19 +58,20 @@ int main(int argc, char** argv) {
     Symbol net = BuildMlp();
     auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 784}))},
                                                  {"softmax_label", NDArray(TShape({batch}))}});
-    apps::InitXavier(*exec, seed);
+    std::mt19937_64 rng(seed);
+    InitParameters(*exec, Xavier{}, rng);
+    const SGDOptions sgd_options{lr};  // plain SGD: no momentum, no weight decay
+    SGD sgd(sgd_options);
     std::unique_ptr<apps::KVStoreSgd> dist;
-    if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, lr, 0.0f, 0.0f);
-    std::vector<NDArray> velocity;
+    if (kv) dist = std::make_unique<apps::KVStoreSgd>(kv.get(), *exec, sgd_options);
     if (rank == 0)
       std::printf("symbind-mlp: 784-128-64-10, batch %d, lr %g, %d epochs, %lld training images, %d worker(s)%s\n",
                   batch, lr, epochs, static_cast<long long>(train.labels.Size()), workers,
                   kv ? (" through KVStore " + kv->type()).c_str() : "");
     const int steps = max_batches > 0 ? std::min(max_batches, train_it.num_batches()) : train_it.num_batches();
     for (int epoch = 1; epoch <= epochs; ++epoch) {
-      // Plain SGD (momentum 0, no weight decay).
-      apps::EpochStats st = apps::TrainEpoch(exec.get(), &train_it, steps, dist.get(), lr, 0.0f, 0.0f,
-                                             &velocity, epoch, rank == 0);
+      apps::EpochStats st =
+          apps::TrainEpoch(exec.get(), &train_it, steps, dist.get(), &sgd, epoch, rank == 0);
       if (rank != 0) continue;  // every rank holds the same weights: rank 0 reports
       double acc = apps::Evaluate(net, apps::TrainedParams(*exec), {}, test, 1000, true).accuracy;
       std::printf("epoch %d test_accuracy %.4f samples_per_s %.0f\n", epoch, acc,

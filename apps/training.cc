@@ -1,8 +1,6 @@
 #include "training.h"
 
 #include <chrono>
-#include <cmath>
-#include <random>
 
 #include "progress.h"
 
@@ -11,37 +9,8 @@ namespace symbind::apps {
 const char* const kFashionClasses[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                                          "Sandal",      "Shirt",   "Sneaker",  "Bag",   "Ankle boot"};
 
-void InitXavier(const Executor& exec, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  for (auto& kv : exec.arg_dict()) {
-    const NDArray& a = kv.second;
-    if (EndsWith(kv.first, "_bias")) {
-      a.Fill(0.0f);
-    } else if (EndsWith(kv.first, "_weight")) {
-      double receptive = static_cast<double>(a.Size()) / a.shape()[0] / a.shape()[1];
-      double fan_in = a.shape()[1] * receptive, fan_out = a.shape()[0] * receptive;
-      float bound = static_cast<float>(std::sqrt(6.0 / (fan_in + fan_out)));
-      std::uniform_real_distribution<float> dist(-bound, bound);
-      float* p = a.fdata();
-      for (int64_t i = 0; i < a.Size(); ++i) p[i] = dist(rng);
-    }
-  }
-}
-
-void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vector<NDArray>* state) {
-  const auto& args = exec.arg_arrays();
-  if (state->empty())
-    for (auto& a : args) state->push_back(NDArray(a.shape()));
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (exec.grad_reqs()[i] == OpReq::kNull) continue;
-    SgdUpdate(args[i].fdata(), exec.grad_arrays()[i].fdata(), (*state)[i].fdata(), args[i].Size(), lr,
-              momentum, wd);
-  }
-}
-
-EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist, float lr,
-                      float momentum, float wd, std::vector<NDArray>* sgd_state, int epoch,
-                      bool show_progress) {
+EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist, SGD* sgd,
+                      int epoch, bool show_progress) {
   ProgressBar bar("epoch " + std::to_string(epoch), steps);
   NDArray data = exec->arg_dict().at("data"), label = exec->arg_dict().at("softmax_label");
   it->Reset();
@@ -53,7 +22,7 @@ EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist
     exec->Forward(true);
     exec->Backward();
     if (dist) dist->Step();
-    else SgdStep(*exec, lr, momentum, wd, sgd_state);
+    else sgd->Step(*exec);
     ++stats.batches;
     if (show_progress) bar.Update(stats.batches);
   }
@@ -61,15 +30,8 @@ EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist
   return stats;
 }
 
-void SgdUpdate(float* w, const float* g, float* m, int64_t n, float lr, float momentum, float wd,
-               float rescale) {
-  for (int64_t k = 0; k < n; ++k) {
-    m[k] = momentum * m[k] - lr * (rescale * g[k] + wd * w[k]);
-    w[k] += m[k];
-  }
-}
-
-KVStoreSgd::KVStoreSgd(KVStore* kv, const Executor& exec, float lr, float momentum, float wd) : kv_(kv) {
+KVStoreSgd::KVStoreSgd(KVStore* kv, const Executor& exec, const SGDOptions& options)
+    : kv_(kv), sgd_(options) {
   const auto grads = exec.grad_dict();
   for (auto& kv_pair : TrainedParams(exec)) {
     auto g = grads.find(kv_pair.first);
@@ -77,16 +39,14 @@ KVStoreSgd::KVStoreSgd(KVStore* kv, const Executor& exec, float lr, float moment
     keys_.push_back(kv_pair.first);
     weights_.push_back(kv_pair.second);
     grads_.push_back(g->second);
-    momentum_[kv_pair.first] = NDArray(kv_pair.second.shape());
   }
   kv_->Init(keys_, weights_);
   std::vector<NDArray*> outs;
   for (auto& w : weights_) outs.push_back(&w);
   kv_->Pull(keys_, outs);
-  const float rescale = 1.0f / static_cast<float>(kv_->num_workers());
-  kv_->SetUpdater([this, lr, momentum, wd, rescale](const std::string& key, const NDArray& sum, NDArray* stored) {
-    SgdUpdate(stored->fdata(), sum.fdata(), momentum_.at(key).fdata(), stored->Size(), lr, momentum, wd,
-              rescale);
+  sgd_.options().rescale_grad = 1.0f / static_cast<float>(kv_->num_workers());
+  kv_->SetUpdater([this](const std::string& key, const NDArray& sum, NDArray* stored) {
+    sgd_.Update(key, *stored, sum);
   });
 }
 

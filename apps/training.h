@@ -7,31 +7,22 @@
 
 #include <symbind/io/mnist.h>
 #include <symbind/predict/predictor.h>
+#include <symbind/train/initializer.h>
 #include <symbind/train/kvstore.h>
+#include <symbind/train/optimizer.h>
 
 namespace symbind::apps {
 
 extern const char* const kFashionClasses[10];
 
-// Xavier-uniform "*_weight" arrays (bound sqrt(6 / (fan_in + fan_out))), zero "*_bias".
-void InitXavier(const Executor& exec, uint64_t seed);
-
-// One SGD step with momentum and weight decay on every argument with a gradient:
-// m = momentum * m - lr * (g + wd * w); w += m. `state` holds m, created on first use.
-void SgdStep(const Executor& exec, float lr, float momentum, float wd, std::vector<NDArray>* state);
-
-// The SGD rule of SgdStep on n values, with the gradient multiplied by `rescale` first.
-void SgdUpdate(float* w, const float* g, float* m, int64_t n, float lr, float momentum, float wd,
-               float rescale = 1.0f);
-
 // Data-parallel SGD through a KVStore (the apps' --kvstore): the constructor stores the
 // executor's parameters (with dist_sync, rank 0's on every worker, pulled back into the
 // executor); Step() pushes every gradient, the store sums them over the workers and runs
-// SgdUpdate on sum / num_workers on each worker, so a step equals one SgdStep on the combined
-// batch of all workers; then the new weights are pulled into the executor.
+// the SGD update on sum / num_workers on each worker, so a step equals one SGD step on the
+// combined batch of all workers; then the new weights are pulled into the executor.
 class KVStoreSgd {
  public:
-  KVStoreSgd(KVStore* kv, const Executor& exec, float lr, float momentum, float wd);
+  KVStoreSgd(KVStore* kv, const Executor& exec, const SGDOptions& options);
   KVStoreSgd(const KVStoreSgd&) = delete;  // the store's updater points at this object
   KVStoreSgd& operator=(const KVStoreSgd&) = delete;
   void Step();
@@ -40,21 +31,19 @@ class KVStoreSgd {
   KVStore* kv_;
   std::vector<std::string> keys_;
   std::vector<NDArray> weights_, grads_;
-  std::map<std::string, NDArray> momentum_;
+  SGD sgd_;
 };
 
 // One training epoch of at most `steps` batches from `it` (rewound first): each batch is
 // copied into the executor's "data" and "softmax_label", run forward and backward, then the
-// weights are updated through `dist` when given, else by SgdStep with `momentum`/`wd` (state
-// in `sgd_state`). A progress bar is drawn when `show_progress`. Returns the batches run and
+// weights are updated through `dist` when given, else by `sgd`. A progress bar is drawn when `show_progress`. Returns the batches run and
 // the seconds taken.
 struct EpochStats {
   int batches = 0;
   double seconds = 0;
 };
-EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist, float lr,
-                      float momentum, float wd, std::vector<NDArray>* sgd_state, int epoch,
-                      bool show_progress);
+EpochStats TrainEpoch(Executor* exec, MNISTIter* it, int steps, KVStoreSgd* dist, SGD* sgd,
+                      int epoch, bool show_progress);
 
 // The parameters of a trained executor (ClassifyArguments), without data and label inputs.
 std::map<std::string, NDArray> TrainedParams(const Executor& exec);

@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
     Symbol net = LoadSymbolFile(SYMBIND_LENET_SYMBOL);
     auto exec = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({batch, 1, 28, 28}))},
                                                  {"softmax_label", NDArray(TShape({batch}))}});
-    apps::InitXavier(*exec, 1);
-    std::vector<NDArray> momentum;
+    std::mt19937_64 rng(1);
+    InitParameters(*exec, Xavier{}, rng);
+    SGD sgd({/*lr=*/0.05f, /*momentum=*/0.9f, /*wd=*/1e-4f});
     NDArray data = exec->arg_dict()["data"], label = exec->arg_dict()["softmax_label"];
     auto step = [&] {
       if (!it.Next()) {
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
       it.label().CopyTo(&label);
       exec->Forward(true);
       exec->Backward();
-      apps::SgdStep(*exec, 0.05f, 0.9f, 1e-4f, &momentum);
+      sgd.Step(*exec);
     };
     for (int i = 0; i < 5; ++i) step();
     auto t0 = std::chrono::steady_clock::now();

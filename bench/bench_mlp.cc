@@ -9,6 +9,7 @@
 
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
+#include <symbind/train/optimizer.h>
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;
@@ -37,17 +38,11 @@ int main(int argc, char** argv) {
   for (int i = 0; i < batch; ++i) label.SetFlat(i, static_cast<float>(i % 10));
   auto exec = SimpleBind(net, Context::CPU(), {{"softmax_label", label}},
                          {}, {}, {}, SimpleBindOptions{{{"data", TShape({batch, 784})}}, 0});
-  const auto& args = exec->arg_arrays();
-  const auto& grads = exec->grad_arrays();
+  SGD sgd({/*lr=*/0.01f});
   auto step = [&] {
     exec->Forward(true);
     exec->Backward();
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (exec->grad_reqs()[i] == OpReq::kNull) continue;
-      float* w = args[i].fdata();
-      const float* g = grads[i].fdata();
-      for (int64_t k = 0, n = args[i].Size(); k < n; ++k) w[k] -= 0.01f * g[k];
-    }
+    sgd.Step(*exec);
   };
   for (int i = 0; i < 20; ++i) step();
   const int iters = 600;

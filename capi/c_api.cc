@@ -18,6 +18,7 @@
 #include <symbind/core/op_docs.h>
 #include <symbind/core/symbol.h>
 #include <symbind/executor/executor.h>
+#include <symbind/executor/invoke.h>
 #include <symbind/executor/internal_outputs.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
@@ -144,53 +145,6 @@ void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_
 // of invocations before (so successive calls differ, and a program reproduces its draws).
 std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
 uint64_t NextInvokeSeed() { return invoke_seed_base.load() + invoke_count.fetch_add(1); }
-
-// Runs `op` once on `inputs` (its arguments then aux states, in order). Outputs the caller
-// gave are written; missing ones (and none arrays given) are returned new.
-std::vector<NDArray> Invoke(const Op& op, KwArgs params, const std::vector<NDArray>& inputs,
-                            const std::vector<NDArray>& given_outputs) {
-  // As in MXNet, an operator creating an array (no inputs) takes its shape from the output
-  // array given.
-  if (inputs.empty() && !given_outputs.empty() && op.schema->Find("shape") && !params.count("shape"))
-    params["shape"] = given_outputs[0].shape().ToString();
-  std::vector<Symbol> vars;
-  for (size_t i = 0; i < inputs.size(); ++i) vars.push_back(Symbol::Variable(StrCat("in", i)));
-  Symbol sym = Symbol::Create(op.name, "imperative", params, {}, vars);
-  std::vector<std::string> arg_names = sym.ListArguments(), aux_names = sym.ListAuxiliaryStates();
-  if (arg_names.size() + aux_names.size() != inputs.size())
-    throw Error(StrCat("operator '", op.name, "' takes ", arg_names.size() + aux_names.size(),
-                       " inputs (", JoinNames(arg_names), aux_names.empty() ? "" : ", ",
-                       JoinNames(aux_names), "), got ", inputs.size()));
-  auto index_of = [&](const std::string& name) { return std::stoul(name.substr(2)); };
-  std::vector<NDArray> args, grads, aux;
-  std::vector<OpReq> reqs;
-  for (auto& n : arg_names) {
-    args.push_back(inputs.at(index_of(n)));
-    grads.emplace_back();
-    reqs.push_back(OpReq::kNull);
-  }
-  for (auto& n : aux_names) aux.push_back(inputs.at(index_of(n)));
-  auto exec = Bind(sym, Context::CPU(), args, grads, reqs, aux, NextInvokeSeed());
-  exec->Forward(false);
-  std::vector<NDArray> outs = exec->outputs();
-  if (given_outputs.size() > outs.size())
-    throw Error(StrCat(given_outputs.size(), " output arrays given, operator '", op.name,
-                       "' has ", outs.size()));
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (i < given_outputs.size() && !given_outputs[i].is_none()) {
-      NDArray dst = given_outputs[i];
-      if (dst.shape() != outs[i].shape())
-        throw Error(StrCat("output ", i, " of operator '", op.name, "' has shape ",
-                           outs[i].shape().ToString(), ", the array given has ",
-                           dst.shape().ToString()));
-      outs[i].CopyTo(&dst);
-      outs[i] = dst;
-    } else {
-      outs[i] = outs[i].Copy();
-    }
-  }
-  return outs;
-}
 
 std::vector<std::string> InputNames(const Symbol& s, int option) {
   if (option == 0) return s.ListInputs();
@@ -701,7 +655,8 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
     if (*outputs && *num_outputs > 0)
       for (int i = 0; i < *num_outputs; ++i) given.push_back(ArrayOf((*outputs)[i], "outputs"));
     std::vector<NDArray> results =
-        Invoke(*op, Params(static_cast<uint32_t>(num_params), param_keys, param_vals), in, given);
+        Invoke(op->name, Params(static_cast<uint32_t>(num_params), param_keys, param_vals), in, given,
+               NextInvokeSeed());
     if (!given.empty()) {
       // Written into the caller's arrays; a none array given takes the result.
       for (size_t i = 0; i < given.size(); ++i)

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <symbind/io/ndarray_file.h>
+#include <symbind/train/initializer.h>
 
 #include "compat_internal.h"
 
@@ -202,21 +203,13 @@ NDArray NDArray::Reshape(const Shape& s) const {
 }
 
 void NDArray::SampleGaussian(mx_float mu, mx_float sigma, NDArray* out) {
-  float* x = F(out->a_, "SampleGaussian");
-  int64_t n = out->a_.Size();
-  compat::WithRandom([&](std::mt19937_64& rng) {
-    std::normal_distribution<float> d(mu, sigma);
-    for (int64_t i = 0; i < n; ++i) x[i] = d(rng);
-  });
+  F(out->a_, "SampleGaussian");
+  compat::WithRandom([&](std::mt19937_64& rng) { symbind::FillGaussian(out->a_, mu, sigma, rng); });
 }
 
 void NDArray::SampleUniform(mx_float begin, mx_float end, NDArray* out) {
-  float* x = F(out->a_, "SampleUniform");
-  int64_t n = out->a_.Size();
-  compat::WithRandom([&](std::mt19937_64& rng) {
-    std::uniform_real_distribution<float> d(begin, end);
-    for (int64_t i = 0; i < n; ++i) x[i] = d(rng);
-  });
+  F(out->a_, "SampleUniform");
+  compat::WithRandom([&](std::mt19937_64& rng) { symbind::FillUniform(out->a_, begin, end, rng); });
 }
 
 namespace {

@@ -113,24 +113,15 @@ int OptimizerRegistry::__REGISTER__(const std::string& name, OptimizerCreator cr
 }
 
 void SGDOptimizer::Update(int index, NDArray weight, NDArray grad) {
-  auto a = Check("sgd", weight, grad);
-  float lr = GetLR_(index), wd = GetWD_(index);
+  Check("sgd", weight, grad);
+  symbind::SGDOptions& o = sgd_.options();
+  o.lr = GetLR_(index);
+  o.wd = GetWD_(index);
   UpdateCount_(index);
-  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
-  if (!HasParam_("momentum")) {  // sgd_update
-    for (int64_t i = 0; i < a.n; ++i) {
-      float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
-      a.w[i] = a.w[i] - lr * g;
-    }
-    return;
-  }
-  float momentum = Param_("momentum", 0.0f);
-  float* mom = State(mom_, index, weight);
-  for (int64_t i = 0; i < a.n; ++i) {  // sgd_mom_update
-    float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
-    mom[i] = momentum * mom[i] - lr * g;
-    a.w[i] = a.w[i] + mom[i];
-  }
+  o.rescale_grad = Param_("rescale_grad", 1.0f);
+  o.clip_gradient = Param_("clip_gradient", -1.0f);
+  o.momentum = Param_("momentum", 0.0f);
+  sgd_.Update(std::to_string(index), weight.native(), grad.native());
 }
 
 void NAGOptimizer::Update(int index, NDArray weight, NDArray grad) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <symbind/train/initializer.h>
+
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/ndarray.h"
 
@@ -118,18 +120,14 @@ class Xavier : public Initializer {
 
  protected:
   void InitWeight(NDArray* arr) override {
-    Shape shape(arr->GetShape());
-    float hw_scale = 1.0f;
-    for (size_t i = 2; i < shape.ndim(); ++i) hw_scale *= shape[i];
-    float fan_out = shape.ndim() > 0 ? shape[0] * hw_scale : 1.0f;
-    float fan_in = shape.ndim() > 1 ? shape[1] * hw_scale : fan_out;
-    float factor = 1.0f;
-    switch (factor_type) {
-      case avg: factor = (fan_in + fan_out) / 2.0f; break;
-      case in: factor = fan_in; break;
-      case out: factor = fan_out; break;
-    }
-    float scale = std::sqrt(magnitude / factor);
+    symbind::Xavier x;
+    x.distribution = rand_type == uniform ? symbind::Xavier::Distribution::kUniform
+                                          : symbind::Xavier::Distribution::kGaussian;
+    x.factor = factor_type == in    ? symbind::Xavier::Factor::kIn
+               : factor_type == out ? symbind::Xavier::Factor::kOut
+                                    : symbind::Xavier::Factor::kAvg;
+    x.magnitude = magnitude;
+    const float scale = x.Scale(arr->native().shape());
     if (rand_type == uniform) NDArray::SampleUniform(-scale, scale, arr);
     else NDArray::SampleGaussian(0, scale, arr);
   }

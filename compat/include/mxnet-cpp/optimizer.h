@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <symbind/train/optimizer.h>
+
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/lr_scheduler.h"
 #include "mxnet-cpp/ndarray.h"
@@ -66,7 +68,7 @@ class OptimizerRegistry {
 #define MXNETCPP_REGISTER_OPTIMIZER(Name, OptimizerType)                   \
   ::mxnet::cpp::OptimizerRegistry::__REGISTER__(#Name, [](){ return new OptimizerType(); })
 
-// sgd_update, or sgd_mom_update once "momentum" is set.
+// sgd_update, or sgd_mom_update with a nonzero "momentum" (symbind::SGD).
 class SGDOptimizer : public Optimizer {
  public:
   explicit SGDOptimizer(unsigned begin_num_update = 0) : Optimizer(begin_num_update) {}
@@ -74,7 +76,10 @@ class SGDOptimizer : public Optimizer {
   void Update(int index, NDArray weight, NDArray grad) override;
 
  protected:
-  std::map<int, NDArray> mom_;
+  std::map<int, NDArray> mom_;  // nag's momentum
+
+ private:
+  symbind::SGD sgd_;
 };
 
 // nag_mom_update (sgd_update without momentum).
