@@ -35,13 +35,23 @@ Executor::Executor(const Symbol& symbol, Context context, const std::vector<NDAr
   aux_names_ = symbol.ListAuxiliaryStates();
   std::vector<symbind::OpReq> reqs;
   for (auto r : grad_reqs) reqs.push_back(compat::ToNative(r));
-  std::vector<NDArray> grads = grad_arrays_in;
   // A gradient MXNet would not write may be an empty handle.
-  exec_ = symbind::Bind(symbol.native(), context.native(), Natives(arg_arrays_in), Natives(grads), reqs,
-                        Natives(aux_arrays_in));
+  exec_ = symbind::Bind(symbol.native(), context.native(), Natives(arg_arrays_in), Natives(grad_arrays_in),
+                        reqs, Natives(aux_arrays_in));
   arg_arrays = arg_arrays_in;
   grad_arrays = grad_arrays_in;
   aux_arrays = aux_arrays_in;
+  outputs = Wrap(exec_->outputs());
+}
+
+Executor::Executor(const Symbol& symbol, Context context, std::unique_ptr<symbind::Executor> native)
+    : symbol_(symbol), context_(context), exec_(std::move(native)) {
+  arg_names_ = symbol.ListArguments();
+  aux_names_ = symbol.ListAuxiliaryStates();
+  for (auto r : exec_->grad_reqs()) grad_reqs_.push_back(static_cast<OpReqType>(r));
+  arg_arrays = Wrap(exec_->arg_arrays());
+  grad_arrays = Wrap(exec_->grad_arrays());
+  aux_arrays = Wrap(exec_->aux_arrays());
   outputs = Wrap(exec_->outputs());
 }
 
@@ -103,25 +113,9 @@ Executor* Executor::Reshape(const std::map<std::string, std::vector<mx_uint>>& n
   std::map<std::string, symbind::TShape> known;
   for (auto& kv : new_shapes)
     known[kv.first] = symbind::TShape(std::vector<int64_t>(kv.second.begin(), kv.second.end()));
-  // Parameters keep their shapes; inputs named like data or labels follow the new shapes.
-  for (size_t i = 0; i < arg_names_.size(); ++i) {
-    const auto& n = arg_names_[i];
-    if (!known.count(n) && n.find("data") == std::string::npos && n.find("label") == std::string::npos)
-      known[n] = arg_arrays[i].native().shape();
-  }
-  symbind::ShapeInferResult r = symbind::InferShape(symbol_.native(), known);
-  std::vector<NDArray> args, grads, aux;
-  for (size_t i = 0; i < arg_names_.size(); ++i) {
-    bool same = r.arg_shapes[i] == arg_arrays[i].native().shape();
-    args.push_back(same ? arg_arrays[i] : NDArray(symbind::NDArray(r.arg_shapes[i])));
-    bool gsame = !grad_arrays[i].IsNone() && r.arg_shapes[i] == grad_arrays[i].native().shape();
-    grads.push_back(gsame ? grad_arrays[i] : NDArray(symbind::NDArray(r.arg_shapes[i])));
-  }
-  for (size_t i = 0; i < aux_names_.size(); ++i) {
-    bool same = r.aux_shapes[i] == aux_arrays[i].native().shape();
-    aux.push_back(same ? aux_arrays[i] : NDArray(symbind::NDArray(r.aux_shapes[i])));
-  }
-  return new Executor(symbol_, context_, args, grads, grad_reqs_, aux);
+  // MXNet's MXExecutorReshapeEx with partial_shaping and allow_up_sizing: inputs not named
+  // (labels, parameters) follow shape inference.
+  return new Executor(symbol_, context_, exec_->Reshape(known, true, true));
 }
 
 void Executor::SetMonitorCallback(MonitorCallback callback, bool monitor_all) {

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <symbind/core/graph.h>
+#include <symbind/executor/invoke.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/train/initializer.h>
 
 #include "compat_internal.h"
+#include "mxnet-cpp/operator.h"
 
 namespace mxnet {
 namespace cpp {
@@ -25,53 +28,18 @@ const symbind::NDArray& Checked(const symbind::NDArray& a, const char* what) {
 
 float* F(const symbind::NDArray& a, const char* what) { return Checked(a, what).fdata(); }
 
-template <typename Fn>
-NDArray MapScalar(const NDArray& x, Fn fn) {
-  symbind::NDArray out(x.native().shape(), symbind::DType::kFloat32);
-  const float* a = F(x.native(), "arithmetic");
-  float* o = out.fdata();
-  for (int64_t i = 0, n = out.Size(); i < n; ++i) o[i] = fn(a[i]);
-  return NDArray(out);
+// Arithmetic runs the registered ops, as MXNet's cpp-package does (Operator("_plus") ...).
+NDArray Arithmetic(const char* op, const NDArray& x, const NDArray& y) {
+  return NDArray(symbind::Invoke(op, {}, {Checked(x.native(), "arithmetic"), Checked(y.native(), "arithmetic")})[0]);
 }
-
-void CheckSameSize(const NDArray& a, const NDArray& b) {
-  if (a.native().Size() != b.native().Size())
-    throw symbind::Error("NDArray arithmetic on arrays of shapes " +
-                             a.native().shape().ToString() + " and " +
-                             b.native().shape().ToString());
+NDArray Arithmetic(const char* op, const NDArray& x, mx_float scalar) {
+  return NDArray(symbind::Invoke(op, {{"scalar", detail::ParamString(scalar)}}, {Checked(x.native(), "arithmetic")})[0]);
 }
-
-template <typename Fn>
-NDArray MapBinary(const NDArray& x, const NDArray& y, Fn fn) {
-  CheckSameSize(x, y);
-  symbind::NDArray out(x.native().shape(), symbind::DType::kFloat32);
-  const float* a = F(x.native(), "arithmetic");
-  const float* b = F(y.native(), "arithmetic");
-  float* o = out.fdata();
-  for (int64_t i = 0, n = out.Size(); i < n; ++i) o[i] = fn(a[i], b[i]);
-  return NDArray(out);
+void InplaceArithmetic(const char* op, NDArray& x, const NDArray& y) {
+  symbind::Invoke(op, {}, {Checked(x.native(), "arithmetic"), Checked(y.native(), "arithmetic")}, {x.native()});
 }
-
-template <typename Fn>
-void InplaceScalar(NDArray& x, Fn fn) {
-  float* a = F(x.native(), "arithmetic");
-  for (int64_t i = 0, n = x.native().Size(); i < n; ++i) a[i] = fn(a[i]);
-}
-
-template <typename Fn>
-void InplaceBinary(NDArray& x, const NDArray& y, Fn fn) {
-  CheckSameSize(x, y);
-  float* a = F(x.native(), "arithmetic");
-  const float* b = F(y.native(), "arithmetic");
-  for (int64_t i = 0, n = x.native().Size(); i < n; ++i) a[i] = fn(a[i], b[i]);
-}
-
-// MXNet's mod: the result has the sign of the divisor.
-float Mod(float a, float b) {
-  if (b == 0) return 0;
-  float r = std::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+void InplaceArithmetic(const char* op, NDArray& x, mx_float scalar) {
+  symbind::Invoke(op, {{"scalar", detail::ParamString(scalar)}}, {Checked(x.native(), "arithmetic")}, {x.native()});
 }
 
 }  // namespace
@@ -107,31 +75,31 @@ NDArray::NDArray(const std::vector<mx_float>& data)
   std::copy(data.begin(), data.end(), a_.fdata());
 }
 
-NDArray NDArray::operator+(mx_float s) const { return MapScalar(*this, [s](float a) { return a + s; }); }
-NDArray NDArray::operator-(mx_float s) const { return MapScalar(*this, [s](float a) { return a - s; }); }
-NDArray NDArray::operator*(mx_float s) const { return MapScalar(*this, [s](float a) { return a * s; }); }
-NDArray NDArray::operator/(mx_float s) const { return MapScalar(*this, [s](float a) { return a / s; }); }
-NDArray NDArray::operator%(mx_float s) const { return MapScalar(*this, [s](float a) { return Mod(a, s); }); }
-NDArray NDArray::operator+(const NDArray& r) const { return MapBinary(*this, r, [](float a, float b) { return a + b; }); }
-NDArray NDArray::operator-(const NDArray& r) const { return MapBinary(*this, r, [](float a, float b) { return a - b; }); }
-NDArray NDArray::operator*(const NDArray& r) const { return MapBinary(*this, r, [](float a, float b) { return a * b; }); }
-NDArray NDArray::operator/(const NDArray& r) const { return MapBinary(*this, r, [](float a, float b) { return a / b; }); }
-NDArray NDArray::operator%(const NDArray& r) const { return MapBinary(*this, r, Mod); }
+NDArray NDArray::operator+(mx_float s) const { return Arithmetic("_plus_scalar", *this, s); }
+NDArray NDArray::operator-(mx_float s) const { return Arithmetic("_minus_scalar", *this, s); }
+NDArray NDArray::operator*(mx_float s) const { return Arithmetic("_mul_scalar", *this, s); }
+NDArray NDArray::operator/(mx_float s) const { return Arithmetic("_div_scalar", *this, s); }
+NDArray NDArray::operator%(mx_float s) const { return Arithmetic("_mod_scalar", *this, s); }
+NDArray NDArray::operator+(const NDArray& r) const { return Arithmetic("elemwise_add", *this, r); }
+NDArray NDArray::operator-(const NDArray& r) const { return Arithmetic("elemwise_sub", *this, r); }
+NDArray NDArray::operator*(const NDArray& r) const { return Arithmetic("elemwise_mul", *this, r); }
+NDArray NDArray::operator/(const NDArray& r) const { return Arithmetic("elemwise_div", *this, r); }
+NDArray NDArray::operator%(const NDArray& r) const { return Arithmetic("broadcast_mod", *this, r); }
 
 NDArray& NDArray::operator=(mx_float s) {
   Checked(a_, "operator=").Fill(s);
   return *this;
 }
-NDArray& NDArray::operator+=(mx_float s) { InplaceScalar(*this, [s](float a) { return a + s; }); return *this; }
-NDArray& NDArray::operator-=(mx_float s) { InplaceScalar(*this, [s](float a) { return a - s; }); return *this; }
-NDArray& NDArray::operator*=(mx_float s) { InplaceScalar(*this, [s](float a) { return a * s; }); return *this; }
-NDArray& NDArray::operator/=(mx_float s) { InplaceScalar(*this, [s](float a) { return a / s; }); return *this; }
-NDArray& NDArray::operator%=(mx_float s) { InplaceScalar(*this, [s](float a) { return Mod(a, s); }); return *this; }
-NDArray& NDArray::operator+=(const NDArray& r) { InplaceBinary(*this, r, [](float a, float b) { return a + b; }); return *this; }
-NDArray& NDArray::operator-=(const NDArray& r) { InplaceBinary(*this, r, [](float a, float b) { return a - b; }); return *this; }
-NDArray& NDArray::operator*=(const NDArray& r) { InplaceBinary(*this, r, [](float a, float b) { return a * b; }); return *this; }
-NDArray& NDArray::operator/=(const NDArray& r) { InplaceBinary(*this, r, [](float a, float b) { return a / b; }); return *this; }
-NDArray& NDArray::operator%=(const NDArray& r) { InplaceBinary(*this, r, Mod); return *this; }
+NDArray& NDArray::operator+=(mx_float s) { InplaceArithmetic("_plus_scalar", *this, s); return *this; }
+NDArray& NDArray::operator-=(mx_float s) { InplaceArithmetic("_minus_scalar", *this, s); return *this; }
+NDArray& NDArray::operator*=(mx_float s) { InplaceArithmetic("_mul_scalar", *this, s); return *this; }
+NDArray& NDArray::operator/=(mx_float s) { InplaceArithmetic("_div_scalar", *this, s); return *this; }
+NDArray& NDArray::operator%=(mx_float s) { InplaceArithmetic("_mod_scalar", *this, s); return *this; }
+NDArray& NDArray::operator+=(const NDArray& r) { InplaceArithmetic("elemwise_add", *this, r); return *this; }
+NDArray& NDArray::operator-=(const NDArray& r) { InplaceArithmetic("elemwise_sub", *this, r); return *this; }
+NDArray& NDArray::operator*=(const NDArray& r) { InplaceArithmetic("elemwise_mul", *this, r); return *this; }
+NDArray& NDArray::operator/=(const NDArray& r) { InplaceArithmetic("elemwise_div", *this, r); return *this; }
+NDArray& NDArray::operator%=(const NDArray& r) { InplaceArithmetic("broadcast_mod", *this, r); return *this; }
 
 NDArray NDArray::ArgmaxChannel() {
   const auto& s = Checked(a_, "ArgmaxChannel").shape();
@@ -295,36 +263,15 @@ std::ostream& operator<<(std::ostream& out, const NDArray& ndarray) {
 
 namespace compat {
 
+// MXNet's NDArray reshape follows the Reshape op's rule (0 keeps a dim, -1 infers one, -2,
+// -3, -4 ...): the shape is inferred through that op, so the rule lives in one place.
 symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> out(dims);
-  int infer = -1;
-  int64_t known = 1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0) {
-      if (static_cast<int>(i) >= from.ndim())
-        throw symbind::Error(symbind::StrCat("dim ", i, " is 0 (keep) but the array ", from.ToString(),
-                           " has only ", from.ndim(), " dims"));
-      out[i] = from[static_cast<int>(i)];
-    }
-    if (out[i] == -1) {
-      if (infer >= 0) throw symbind::Error("more than one dim is -1 (infer)");
-      infer = static_cast<int>(i);
-    } else if (out[i] < 0) {
-      throw symbind::Error(symbind::StrCat("dim ", i, " is ", out[i], "; only 0 (keep) and -1 (infer) are special"));
-    } else {
-      known *= out[i];
-    }
-  }
-  if (infer >= 0) {
-    if (known == 0 || from.Size() % known != 0)
-      throw symbind::Error(symbind::StrCat("cannot infer dim ", infer, " reshaping ", from.ToString()));
-    out[static_cast<size_t>(infer)] = from.Size() / known;
-  }
-  symbind::TShape shape(out);
-  if (shape.Size() != from.Size())
-    throw symbind::Error(symbind::StrCat("cannot reshape ", from.ToString(), " (", from.Size(), " elements) to ",
-                       shape.ToString(), " (", shape.Size(), " elements)"));
-  return shape;
+  std::string spec = "(";
+  for (size_t i = 0; i < dims.size(); ++i) spec += (i ? "," : "") + std::to_string(dims[i]);
+  spec += dims.size() == 1 ? ",)" : ")";
+  const symbind::Symbol reshape = symbind::Symbol::Create(
+      "Reshape", "reshape", {{"shape", spec}}, {{"data", symbind::Symbol::Variable("data")}});
+  return symbind::InferShape(reshape, {{"data", from}}).out_shapes[0];
 }
 
 }  // namespace compat

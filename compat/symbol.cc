@@ -27,7 +27,6 @@ std::vector<mx_uint> ToDims(const symbind::TShape& s) {
   for (auto v : s.dims()) d.push_back(static_cast<mx_uint>(v));
   return d;
 }
-bool Contains(const std::string& s, const char* what) { return s.rfind(what) != std::string::npos; }
 }  // namespace
 
 Symbol::Symbol(const char* name) : s_(symbind::Symbol::Variable(name)) {}
@@ -126,9 +125,8 @@ void Symbol::InferExecutorArrays(const Context& context, std::vector<NDArray>* a
                                ? g->second
                                : NDArray(symbind::NDArray(r.arg_shapes[i], symbind::DType::kFloat32, ctx)));
     auto q = grad_req_type.find(name);
-    if (q != grad_req_type.end()) grad_reqs->push_back(q->second);
-    else if (Contains(name, "data") || Contains(name, "label")) grad_reqs->push_back(OpReqType::kNullOp);
-    else grad_reqs->push_back(OpReqType::kWriteTo);
+    grad_reqs->push_back(q != grad_req_type.end() ? q->second
+                                                  : static_cast<OpReqType>(symbind::GradReqByName(name)));
   }
   for (size_t i = 0; i < aux_names.size(); ++i) {
     auto a = aux_map.find(aux_names[i]);
@@ -152,6 +150,8 @@ Executor* Symbol::SimpleBind(const Context& context, const std::map<std::string,
                              const std::map<std::string, NDArray>& arg_grad_store,
                              const std::map<std::string, OpReqType>& grad_req_type,
                              const std::map<std::string, NDArray>& aux_map) {
+  // As MXNet's cpp-package: every argument gets a gradient array (written only where the
+  // request is not null), then Bind.
   std::vector<NDArray> args, grads, aux;
   std::vector<OpReqType> reqs;
   InferExecutorArrays(context, &args, &grads, &reqs, &aux, args_map, arg_grad_store, grad_req_type,

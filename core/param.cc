@@ -75,11 +75,15 @@ bool ParamValue<float>::Parse(const std::string& s, float* v) {
   return true;
 }
 std::string ParamValue<float>::Print(float v) {
-  // Seven significant digits: the shortest text that reads back as the same float here.
-  std::ostringstream os;
-  os.precision(7);
-  os << v;
-  return os.str();
+  // Seven significant digits where they read back as the same float, else nine (always enough).
+  for (int digits : {7, 9}) {
+    std::ostringstream os;
+    os.precision(digits);
+    os << v;
+    float back = 0;
+    if (digits == 9 || (ParamValue<float>::Parse(os.str(), &back) && back == v)) return os.str();
+  }
+  return {};
 }
 bool ParamValue<double>::Parse(const std::string& s, double* v) { return ParseReal(s, v); }
 std::string ParamValue<double>::Print(double v) { return detail::FormatNumber(v); }

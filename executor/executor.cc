@@ -725,12 +725,10 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   TypeInferResult types = InferType(graph, known_types);
   auto req_for = [&](const std::string& name) {
     auto r = grad_req_type.find(name);
-    const bool by_name_null = EndsWith(name, "data") || EndsWith(name, "label");
     OpReq req = r != grad_req_type.end()                ? r->second
                 : options.grads == GradPolicy::kNone    ? OpReq::kNull
                 : options.grads == GradPolicy::kAll     ? OpReq::kWrite
-                : by_name_null                          ? OpReq::kNull
-                                                        : OpReq::kWrite;
+                                                        : GradReqByName(name);
     return req == OpReq::kWriteInplace ? OpReq::kWrite : req;
   };
   {
@@ -791,6 +789,10 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   return std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
                                     std::move(shapes.entry_shapes), std::move(types.entry_types),
                                     options.workspace);
+}
+
+OpReq GradReqByName(const std::string& arg_name) {
+  return EndsWith(arg_name, "data") || EndsWith(arg_name, "label") ? OpReq::kNull : OpReq::kWrite;
 }
 
 void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArray>* args_map,

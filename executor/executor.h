@@ -202,6 +202,10 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                                      const std::map<std::string, NDArray>& aux_map = {},
                                      const SimpleBindOptions& options = {});
 
+// MXNet's default grad_req for an argument: null for names ending in "data" or "label",
+// write otherwise (SimpleBind with GradPolicy::kByName, mxnet-cpp's InferExecutorArrays).
+OpReq GradReqByName(const std::string& arg_name);
+
 // Fills `args_map` with arrays for every argument whose shape follows from `known_args`
 // (MXNet's InferArgsMap); existing entries are kept. New arrays are zero.
 void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArray>* args_map,

@@ -115,6 +115,16 @@ TEST_CASE("Parameters parse ints, bools, tuples, enums", "[core][param]") {
   CHECK(back["axis"] == "-1");
 }
 
+TEST_CASE("Float parameters print as text that reads back as the same float", "[core][param]") {
+  CHECK(ParamValue<float>::Print(0.0001f) == "0.0001");
+  CHECK(ParamValue<float>::Print(0.9f) == "0.9");
+  for (float v : {1.0f / 3.0f, 0.1f + 0.2f, 123456.79f, 1e-8f, 3.4e38f}) {
+    float back = 0;
+    REQUIRE(ParamValue<float>::Parse(ParamValue<float>::Print(v), &back));
+    CHECK(back == v);
+  }
+}
+
 TEST_CASE("Parameter errors use dmlc's wording", "[core][param]") {
   try {
     DemoParam::Parse({{"num_hidden", "10"}, {"x", "1"}});

@@ -21,11 +21,12 @@ const NodeAttrs& SGD::Attrs(bool with_momentum) {
   if (attrs.op && SameOptions(parsed_for_[with_momentum], options_)) return attrs;
   attrs.op = &OpRegistry::Global().Get(with_momentum ? "sgd_mom_update" : "sgd_update");
   attrs.name = "sgd";
-  attrs.dict = {{"lr", StrCat(options_.lr)},
-                {"wd", StrCat(options_.wd)},
-                {"rescale_grad", StrCat(options_.rescale_grad)},
-                {"clip_gradient", StrCat(options_.clip_gradient)}};
-  if (with_momentum) attrs.dict["momentum"] = StrCat(options_.momentum);
+  auto print = [](float v) { return ParamValue<float>::Print(v); };
+  attrs.dict = {{"lr", print(options_.lr)},
+                {"wd", print(options_.wd)},
+                {"rescale_grad", print(options_.rescale_grad)},
+                {"clip_gradient", print(options_.clip_gradient)}};
+  if (with_momentum) attrs.dict["momentum"] = print(options_.momentum);
   attrs.op->ParseAttrs(&attrs);
   parsed_for_[with_momentum] = options_;
   return attrs;

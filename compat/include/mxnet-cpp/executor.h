@@ -24,6 +24,8 @@ class Executor {
            const std::vector<NDArray>& aux_arrays,
            const std::map<std::string, Context>& group_to_ctx = std::map<std::string, Context>(),
            Executor* shared_exec = nullptr);
+  // Wraps a native executor bound from `symbol` (Reshape).
+  Executor(const Symbol& symbol, Context context, std::unique_ptr<symbind::Executor> native);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
