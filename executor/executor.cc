@@ -100,17 +100,25 @@ std::vector<PlannedArray> PlannedOpOutputs(const Graph& graph, const std::vector
   return planned;
 }
 
+uint64_t ParseMaxBindBytes(const std::string& text) {
+  const char* s = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  // strtoull alone accepts "-1" (as 2^64 - 1) and saturates on overflow: digits only, in range.
+  const unsigned long long v = std::strtoull(s, &end, 10);
+  if (end == s || *end != '\0' || v == 0 || errno == ERANGE || !(s[0] >= '0' && s[0] <= '9'))
+    throw Error(StrCat("SYMBIND_MAX_BIND_BYTES must be a positive byte count, got '", text, "'"));
+  return v;
+}
+
 uint64_t MaxBindBytes() {
   if (const uint64_t set = g_max_bind_bytes.load()) return set;
-  if (const char* env = std::getenv("SYMBIND_MAX_BIND_BYTES")) {
-    char* end = nullptr;
-    errno = 0;
-    // strtoull alone accepts "-1" (as 2^64 - 1) and saturates on overflow: digits only, in range.
-    const unsigned long long v = std::strtoull(env, &end, 10);
-    if (end == env || *end != '\0' || v == 0 || errno == ERANGE || !(env[0] >= '0' && env[0] <= '9'))
-      throw Error(StrCat("SYMBIND_MAX_BIND_BYTES must be a positive byte count, got '", env, "'"));
-    return v;
-  }
+  // Read once; a bad value throws at every bind until fixed (the initialiser reruns).
+  static const uint64_t from_environment = [] {
+    const char* env = std::getenv("SYMBIND_MAX_BIND_BYTES");
+    return env ? ParseMaxBindBytes(env) : uint64_t{0};
+  }();
+  if (from_environment) return from_environment;
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page_size <= 0) return std::numeric_limits<uint64_t>::max();
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
@@ -168,10 +176,11 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
                    std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
                    std::vector<NDArray> aux_arrays, uint64_t seed,
                    std::vector<TShape> entry_shapes, std::vector<int> entry_types,
-                   std::shared_ptr<Workspace> workspace)
+                   std::shared_ptr<Workspace> workspace, BufferSharing sharing)
     : graph_(std::move(graph)), ctx_(ctx), arg_arrays_(std::move(arg_arrays)),
       grad_arrays_(std::move(grad_arrays)), aux_arrays_(std::move(aux_arrays)),
-      grad_reqs_(std::move(grad_reqs)), seed_(seed), workspace_(std::move(workspace)) {
+      grad_reqs_(std::move(grad_reqs)), seed_(seed), workspace_(std::move(workspace)),
+      sharing_(sharing) {
   const auto arg_names = graph_.ListArguments();
   const auto aux_names = graph_.ListAuxiliaryStates();
   if (arg_arrays_.size() != arg_names.size())
@@ -305,12 +314,15 @@ class Executor::InUseGuard {
 };
 
 void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types) {
-  const char* env = std::getenv("SYMBIND_MEMORY_PLAN");
-  const std::string mode = env ? env : "1";
+  static const bool plan_by_default = [] {
+    const char* env = std::getenv("SYMBIND_MEMORY_PLAN");
+    return !(env && std::string(env) == "0");
+  }();
   const bool needs_gradients = std::any_of(grad_reqs_.begin(), grad_reqs_.end(),
                                            [](OpReq r) { return r != OpReq::kNull; });
   // Backward reads forward values, so only gradient-free executors share buffers.
-  memory_.planned = mode != "0" && !needs_gradients;
+  memory_.planned = !needs_gradients && (sharing_ == BufferSharing::kDefault ? plan_by_default
+                                         : sharing_ != BufferSharing::kOff);
 
   std::vector<size_t> entry_bytes(graph_.num_entries(), 0);
   std::vector<bool> keep(graph_.num_entries(), true);
@@ -339,7 +351,7 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
     const size_t b = by_size[rank];
     blocks[b] = workspace_ ? workspace_->Block(rank, plan.block_bytes[b])
                            : std::make_shared<Storage>(plan.block_bytes[b], "a shared intermediate buffer");
-    if (mode == "poison") {  // test hook: shows any kernel that relies on zeroed outputs
+    if (sharing_ == BufferSharing::kOnNaNFilled) {
       float* f = static_cast<float*>(blocks[b]->data());
       std::fill(f, f + plan.block_bytes[b] / sizeof(float), std::numeric_limits<float>::quiet_NaN());
     }
@@ -788,7 +800,7 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   }
   return std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
                                     std::move(shapes.entry_shapes), std::move(types.entry_types),
-                                    options.workspace);
+                                    options.workspace, options.buffer_sharing);
 }
 
 OpReq GradReqByName(const std::string& arg_name) {

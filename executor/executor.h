@@ -36,8 +36,13 @@ struct NodeTiming {
   int64_t calls = 0;
 };
 
-// Bytes held for op outputs. Executors that compute no gradient (every grad_req null) reuse
-// intermediate buffers by liveness unless the environment sets SYMBIND_MEMORY_PLAN=0.
+// Whether an executor that computes no gradient (every grad_req null) shares intermediate
+// buffers by liveness. kDefault: on, unless the environment sets SYMBIND_MEMORY_PLAN=0 (read
+// once per process). kOnNaNFilled shares and fills the shared buffers with NaN at bind, a
+// debugging aid that exposes a kernel relying on zeroed outputs.
+enum class BufferSharing { kDefault, kOn, kOff, kOnNaNFilled };
+
+// Bytes held for op outputs.
 struct ExecutorMemory {
   bool planned = false;
   size_t output_bytes = 0;        // op outputs as allocated (shared blocks counted once)
@@ -80,7 +85,8 @@ class Executor {
            std::vector<NDArray> grad_arrays, std::vector<OpReq> grad_reqs,
            std::vector<NDArray> aux_arrays, uint64_t seed = kDefaultSeed,
            std::vector<TShape> entry_shapes = {}, std::vector<int> entry_types = {},
-           std::shared_ptr<Workspace> workspace = nullptr);
+           std::shared_ptr<Workspace> workspace = nullptr,
+           BufferSharing sharing = BufferSharing::kDefault);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -158,6 +164,7 @@ class Executor {
   size_t partial_steps_done_ = 0;  // PartialForward's next step
   ExecutorMemory memory_;
   std::shared_ptr<Workspace> workspace_;
+  BufferSharing sharing_;
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies_;
   bool profiling_ = false;
   // Set while Forward or Backward runs, to refuse concurrent calls on one executor.
@@ -193,6 +200,7 @@ struct BindOptions {
   GradPolicy grads = GradPolicy::kByName;
   // Shared intermediate buffers (see Workspace); null: the executor's own.
   std::shared_ptr<Workspace> workspace;
+  BufferSharing buffer_sharing = BufferSharing::kDefault;
 };
 using SimpleBindOptions = BindOptions;
 std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
@@ -218,9 +226,12 @@ void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name);
 // allocating anything, when one array they would allocate or all of them together need more
 // than this many bytes (absurd shapes such as data=(1000000,1000000) fail at bind instead of
 // exhausting the machine). Default: the machine's physical memory. The environment variable
-// SYMBIND_MAX_BIND_BYTES (a byte count, read at each bind) or SetMaxBindBytes overrides it;
-// SetMaxBindBytes(0) returns to the environment variable or the default.
+// SYMBIND_MAX_BIND_BYTES (a byte count, read once per process) or SetMaxBindBytes overrides
+// it; SetMaxBindBytes(0) returns to the environment variable or the default.
 uint64_t MaxBindBytes();
 void SetMaxBindBytes(uint64_t bytes);
+// The byte count SYMBIND_MAX_BIND_BYTES holds: digits only, positive, within 64 bits; throws
+// Error naming the variable otherwise.
+uint64_t ParseMaxBindBytes(const std::string& text);
 
 }  // namespace symbind

@@ -89,8 +89,10 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, TShape>&
   for (size_t k = 0; k < inputs.size(); ++k)
     inputs[k].into->push_back(fresh[k] ? NDArray(inputs[k].shape, inputs[k].old->dtype(), inputs[k].old->ctx())
                                        : *inputs[k].old);
-  return std::make_unique<Executor>(symbol(), ctx_, std::move(args), std::move(grads), grad_reqs_,
-                                    std::move(aux), seed_);
+  // Not in this executor's workspace: old and new executor may run at the same time.
+  return std::make_unique<Executor>(graph_, ctx_, std::move(args), std::move(grads), grad_reqs_,
+                                    std::move(aux), seed_, std::vector<TShape>{}, std::vector<int>{},
+                                    nullptr, sharing_);
 }
 
 }  // namespace symbind

@@ -20,15 +20,14 @@ struct PlanRun {
   ExecutorMemory memory;
 };
 
-// Binds without gradients under SYMBIND_MEMORY_PLAN=mode and runs inference twice.
+// Binds without gradients with buffer sharing `sharing` and runs inference twice.
 PlanRun RunInference(const Symbol& sym, const std::map<std::string, NDArray>& args,
-                     const std::map<std::string, NDArray>& aux, const char* mode,
-                     const SimpleBindOptions& options = {}) {
-  setenv("SYMBIND_MEMORY_PLAN", mode, 1);
+                     const std::map<std::string, NDArray>& aux, BufferSharing sharing,
+                     SimpleBindOptions options = {}) {
+  options.buffer_sharing = sharing;
   std::map<std::string, OpReq> no_grads;
   for (auto& n : sym.ListArguments()) no_grads[n] = OpReq::kNull;
   auto exec = SimpleBind(sym, Context::CPU(), args, {}, no_grads, aux, options);
-  unsetenv("SYMBIND_MEMORY_PLAN");
   PlanRun r;
   for (int run = 0; run < 2; ++run) {
     exec->Forward(false);
@@ -43,8 +42,8 @@ PlanRun RunInference(const Symbol& sym, const std::map<std::string, NDArray>& ar
 void CheckPlannedEqualsUnplanned(const Symbol& sym, const std::map<std::string, NDArray>& args,
                                  const std::map<std::string, NDArray>& aux,
                                  const SimpleBindOptions& options = {}) {
-  PlanRun plain = RunInference(sym, args, aux, "0", options);
-  PlanRun planned = RunInference(sym, args, aux, "poison", options);
+  PlanRun plain = RunInference(sym, args, aux, BufferSharing::kOff, options);
+  PlanRun planned = RunInference(sym, args, aux, BufferSharing::kOnNaNFilled, options);
   CHECK_FALSE(plain.memory.planned);
   CHECK(planned.memory.planned);
   CHECK(planned.memory.output_bytes < plain.memory.output_bytes);
@@ -97,7 +96,7 @@ TEST_CASE("memory plan: MTCNN nets with real weights equal their unplanned runs"
 TEST_CASE("memory plan: ResNet-18 keeps a fraction of the unplanned bytes", "[executor][memory_plan]") {
   Symbol sym = LoadSymbolFile(kShared + "/models/symbols/resnet-18-symbol.json");
   SimpleBindOptions options{{{"data", TShape({1, 3, 224, 224})}}, 0};
-  PlanRun planned = RunInference(sym, {}, {}, "1", options);
+  PlanRun planned = RunInference(sym, {}, {}, BufferSharing::kOn, options);
   // Largest activation pair: conv0's 64x112x112 output and its ReLU's, 3.2 MB each.
   const size_t largest_pair = 2 * 64 * 112 * 112 * sizeof(float);
   CHECK(planned.memory.planned);
