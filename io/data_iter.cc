@@ -1,5 +1,6 @@
 #include <symbind/io/data_iter.h>
 
+#include <cmath>
 #include <optional>
 
 #include <symbind/io/csv_iter.h>
@@ -46,25 +47,47 @@ NDArray ReshapeBatch(const NDArray& batch, const std::optional<TShape>& per_samp
   return batch.Reshape(TShape(dims));
 }
 
+// MXNet 1.9.1's MNISTIter batching: pixels scaled by 1/256 (symbind's loader scales by 1/255) and
+// only full batches: a last partial batch is dropped, so pad() is always 0. Unlike MXNet's, which
+// shuffles once when made, a shuffling iterator draws a new order every epoch (io/mnist.h).
 class MNISTDataIter : public DataIter {
  public:
   explicit MNISTDataIter(const MNISTIterParam& p) : param_(p) {
     MNISTData data = LoadMNIST(p.image, p.label);
     if (p.num_parts != 1 || p.part_index != 0) data = MNISTPart(data, p.part_index, p.num_parts);
-    iter_ = std::make_unique<MNISTIter>(data, p.batch_size, p.shuffle, static_cast<uint64_t>(p.seed), p.flat);
+    MNISTData rescaled{NDArray(data.images.shape()), data.labels};
+    const float* src = data.images.fdata();
+    float* dst = rescaled.images.fdata();
+    for (int64_t i = 0, n = data.images.Size(); i < n; ++i)  // back to the byte, then MXNet's scale
+      dst[i] = std::nearbyint(src[i] * 255.0f) * (1.0f / 256.0f);
+    iter_ = std::make_unique<MNISTIter>(rescaled, p.batch_size, p.shuffle, static_cast<uint64_t>(p.seed), p.flat);
   }
-  void Reset() override { iter_->Reset(); }
-  bool Next() override { return iter_->Next(); }
+  void Reset() override {
+    iter_->Reset();
+    have_batch_ = false;
+  }
+  bool Next() override {
+    have_batch_ = iter_->Next() && iter_->pad() == 0;
+    return have_batch_;
+  }
   NDArray data() const override {
+    CheckHaveBatch("data");
     return ReshapeBatch(iter_->data(), param_.data_shape ? param_.data_shape : param_.input_shape);
   }
-  NDArray label() const override { return ReshapeBatch(iter_->label(), param_.label_shape); }
-  int pad() const override { return iter_->pad(); }
+  NDArray label() const override {
+    CheckHaveBatch("label");
+    return ReshapeBatch(iter_->label(), param_.label_shape);
+  }
+  int pad() const override { return 0; }
   std::vector<int64_t> index() const override { return iter_->index(); }
 
  private:
+  void CheckHaveBatch(const char* what) const {
+    if (!have_batch_) throw Error(StrCat("MNISTIter::", what, ": no current batch (call Next first)"));
+  }
   MNISTIterParam param_;
   std::unique_ptr<MNISTIter> iter_;
+  bool have_batch_ = false;
 };
 
 // The declared parameters among `params`: the others are ignored, as MXNet's iterators do.

@@ -2,7 +2,8 @@
 // (compat/include/mxnet-cpp/io.h) and the C API's MXDataIterCreateIter (mxnet/c_api.h) both
 // create, so the two interfaces share one implementation.
 //
-//   "MNISTIter": MNIST-format idx files (plain or gzip) through io/mnist.h's MNISTIter.
+//   "MNISTIter": MNIST-format idx files (plain or gzip) through io/mnist.h's MNISTIter, with
+//                MXNet's batching: full batches only, pixels scaled by 1/256.
 //   "CSVIter":   CSV files of numbers through io/csv_iter.h's CSVIter.
 //
 // Parameters an iterator does not declare are ignored, as MXNet's iterators ignore them

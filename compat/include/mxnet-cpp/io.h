@@ -43,8 +43,9 @@ class DataIter {
 // input_shape, label_shape. CSVIter parameters: data_csv, data_shape, label_csv, label_shape
 // (default (1,)), batch_size, round_batch (default true), num_parts, part_index, dtype (float32).
 // Other parameters are ignored, as MXNet's iterators ignore them (io/data_iter.h).
-// The last batch is completed by wrapping around (CSVIter: with round_batch; without, it is
-// returned padded); GetPadNum says how many rows are padding (io/csv_iter.h).
+// MNISTIter returns full batches only, as MXNet's; CSVIter completes its last batch by wrapping
+// around (round_batch) or returns it padded; GetPadNum says how many rows are padding
+// (io/data_iter.cc, io/csv_iter.h).
 class MXDataIter : public DataIter {
  public:
   explicit MXDataIter(const std::string& mxdataiter_type);
