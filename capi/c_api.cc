@@ -43,7 +43,7 @@ struct SymbolBox {
 
 struct ExecutorBox {
   static constexpr HandleKind kKind = HandleKind::kExecutor;
-  std::unique_ptr<Executor> exec;
+  std::shared_ptr<Executor> exec;  // shared with mxnet-cpp's Executor for its GetHandle()
   ExecutorMonitorCallback monitor = nullptr;
   void* monitor_handle = nullptr;
   bool monitor_all = false;
@@ -157,6 +157,11 @@ std::vector<std::string> InputNames(const Symbol& s, int option) {
 
 NDArrayHandle NewNDArrayHandle(const NDArray& array) { return NewArray(array); }
 SymbolHandle NewSymbolHandle(const Symbol& symbol) { return NewSymbol(symbol); }
+ExecutorHandle NewExecutorHandle(std::shared_ptr<Executor> executor) {
+  ExecutorBox* box = NewHandle<ExecutorBox>();
+  box->exec = std::move(executor);
+  return box;
+}
 
 }  // namespace capi
 }  // namespace symbind

@@ -1,15 +1,17 @@
 // MXNet's C API for data iterators and the key-value store (mxnet/c_api.h). Iterators:
-// MNISTIter (idx files, plain or gzip) over symbind::MNISTIter. KVStore: the single-process "local"/"device" store.
+// io/data_iter.h's (MNISTIter, CSVIter), the same mxnet-cpp's MXDataIter makes. KVStore:
+// train/kvstore.h's native store.
 #include <mxnet/c_api.h>
 
 #include <cstdlib>
 #include <limits>
 #include <memory>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include <symbind/io/mnist.h>
+#include <symbind/io/data_iter.h>
 #include <symbind/train/kvstore.h>
 
 #include "c_api_common.h"
@@ -18,45 +20,25 @@ namespace symbind {
 namespace capi {
 namespace {
 
-struct IterInfo {
-  const char* name;
-  const char* description;
-  std::vector<std::string> arg_names, arg_types, arg_docs;
-};
-const std::vector<IterInfo>& Iterators() {
-  static const std::vector<IterInfo> iters = {
-      {"MNISTIter", "Iterates over MNIST-format idx files (plain or gzip) in batches.",
-       {"image", "label", "batch_size", "shuffle", "flat", "seed", "silent"},
-       {"string, optional, default='./train-images-idx3-ubyte'",
-        "string, optional, default='./train-labels-idx1-ubyte'",
-        "int, optional, default='128'", "boolean, optional, default=1",
-        "boolean, optional, default=0", "int, optional, default='0'",
-        "boolean, optional, default=0"},
-       {"Images file", "Labels file", "Batch size", "Shuffle each epoch", "Flatten to (N, 784)",
-        "Shuffle seed", "Quiet"}}};
-  return iters;
-}
-
 struct DataIterBox {
   static constexpr HandleKind kKind = HandleKind::kDataIter;
-  std::unique_ptr<MNISTIter> iter;
+  std::unique_ptr<DataIter> iter;
   std::vector<uint64_t> index;  // the current batch's sample indices, as MXNet returns them
 };
 
-bool ParseBool(const std::string& key, const std::string& v) {
-  if (v == "1" || v == "true" || v == "True") return true;
-  if (v == "0" || v == "false" || v == "False") return false;
-  throw Error(StrCat("MNISTIter: parameter '", key, "' expects a boolean, got '", v, "'"));
-}
-
 // The native KVStore (train/kvstore.h: "local", "device", "dist_sync" over MPI) with MXNet's
-// C updater callbacks.
+// C updater callbacks. The store is shared: mxnet-cpp's KVStore::GetHandle() gives a handle to
+// the store its static methods use.
 struct KVStoreBox {
   static constexpr HandleKind kKind = HandleKind::kKVStore;
-  std::unique_ptr<KVStore> store;
+  std::shared_ptr<KVStore> store;
   MXKVStoreUpdater* updater = nullptr;
   MXKVStoreStrUpdater* str_updater = nullptr;
   void* updater_handle = nullptr;
+  // The store may outlive this handle: it must not keep calling back through it.
+  ~KVStoreBox() {
+    if (store && (updater || str_updater)) store->SetUpdater(nullptr);
+  }
 };
 
 // Hands a pushed sum and the stored value to the C updater as temporary NDArrayHandles; an
@@ -97,6 +79,27 @@ void Pull(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vecto
 }
 
 }  // namespace
+
+KVStoreHandle SharedKVStoreHandle(const std::shared_ptr<KVStore>& store) {
+  // One handle at a time, for the store mxnet-cpp uses now; never freed at exit (static
+  // destructors of the handle table may already have run).
+  static std::mutex mutex;
+  static KVStoreHandle current = nullptr;
+  static std::shared_ptr<KVStore> current_store;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (current && current_store == store) return current;
+  if (current) {
+    try {
+      FreeHandle<KVStoreBox>(current);
+    } catch (const Error&) {
+      // already freed by the program (against the rule in mxnet-cpp/kvstore.h): nothing to free
+    }
+  }
+  current = NewHandle<KVStoreBox>(store);
+  current_store = store;
+  return current;
+}
+
 }  // namespace capi
 }  // namespace symbind
 
@@ -109,7 +112,7 @@ int MXListDataIters(uint32_t* out_size, DataIterCreator** out_array) {
     NotNull(out_array, "out_array");
     static std::vector<DataIterCreator> creators = [] {
       std::vector<DataIterCreator> c;
-      for (auto& info : Iterators()) c.push_back(const_cast<IterInfo*>(&info));
+      for (auto& info : ListDataIters()) c.push_back(const_cast<DataIterInfo*>(&info));
       return c;
     }();
     *out_size = static_cast<uint32_t>(creators.size());
@@ -117,8 +120,9 @@ int MXListDataIters(uint32_t* out_size, DataIterCreator** out_array) {
   });
 }
 
-static const IterInfo& IterOf(DataIterCreator creator) {
-  for (auto& info : Iterators())
+static const DataIterInfo& IterOf(DataIterCreator creator) {
+  NotNull(creator, "creator");
+  for (auto& info : ListDataIters())
     if (&info == creator) return info;
   throw Error("argument 'creator' is not a data iterator creator of this library");
 }
@@ -127,52 +131,45 @@ int MXDataIterGetIterInfo(DataIterCreator creator, const char** name, const char
                           uint32_t* num_args, const char*** arg_names,
                           const char*** arg_type_infos, const char*** arg_descriptions) {
   return Guarded(__func__, [&] {
-    const IterInfo& info = IterOf(creator);
-    thread_local std::vector<const char*> names, types, docs;
+    const DataIterInfo& info = IterOf(creator);
+    NotNull(name, "name");
+    NotNull(description, "description");
+    NotNull(num_args, "num_args");
+    NotNull(arg_names, "arg_names");
+    NotNull(arg_type_infos, "arg_type_infos");
+    NotNull(arg_descriptions, "arg_descriptions");
+    thread_local std::vector<std::string> types;
+    thread_local std::vector<const char*> names, type_ptrs, docs;
     names.clear();
     types.clear();
+    type_ptrs.clear();
     docs.clear();
-    for (size_t i = 0; i < info.arg_names.size(); ++i) {
-      names.push_back(info.arg_names[i].c_str());
-      types.push_back(info.arg_types[i].c_str());
-      docs.push_back(info.arg_docs[i].c_str());
+    for (auto& field : info.params->fields()) {
+      names.push_back(field->name().c_str());
+      types.push_back(field->TypeInfo());
+      docs.push_back(field->doc().c_str());
     }
-    *NotNull(name, "name") = info.name;
-    *NotNull(description, "description") = info.description;
-    *NotNull(num_args, "num_args") = static_cast<uint32_t>(names.size());
-    *NotNull(arg_names, "arg_names") = names.data();
-    *NotNull(arg_type_infos, "arg_type_infos") = types.data();
-    *NotNull(arg_descriptions, "arg_descriptions") = docs.data();
+    for (auto& t : types) type_ptrs.push_back(t.c_str());
+    *name = info.name.c_str();
+    *description = info.description.c_str();
+    *num_args = static_cast<uint32_t>(names.size());
+    *arg_names = names.data();
+    *arg_type_infos = type_ptrs.data();
+    *arg_descriptions = docs.data();
   });
 }
 
-// Parameters MNISTIter does not use (input_shape, num_parts, ...) are ignored, as MXNet's
-// iterators ignore what they do not know.
+// Parameters the iterator does not declare are ignored, as MXNet's iterators ignore them.
 int MXDataIterCreateIter(DataIterCreator handle, uint32_t num_param, const char** keys,
                          const char** vals, DataIterHandle* out) {
   return Guarded(__func__, [&] {
-    IterOf(handle);
+    const DataIterInfo& info = IterOf(handle);
     NotNull(out, "out");
     std::vector<std::string> k = CStrings(num_param, keys, "keys"), v = CStrings(num_param, vals, "vals");
-    std::string image = "./train-images-idx3-ubyte", label = "./train-labels-idx1-ubyte";
-    int64_t batch_size = 128;
-    bool shuffle = true, flat = false;
-    uint64_t seed = 0;
-    for (uint32_t i = 0; i < num_param; ++i) {
-      if (k[i] == "image") image = v[i];
-      else if (k[i] == "label") label = v[i];
-      else if (k[i] == "batch_size") batch_size = std::stoll(v[i]);
-      else if (k[i] == "shuffle") shuffle = ParseBool(k[i], v[i]);
-      else if (k[i] == "flat") flat = ParseBool(k[i], v[i]);
-      else if (k[i] == "seed") seed = std::stoull(v[i]);
-    }
-    if (batch_size < 1 || batch_size > std::numeric_limits<int>::max())
-      throw Error(StrCat("MNISTIter: batch_size must be a positive int, got ", batch_size));
-    auto it = std::make_unique<DataIterBox>();
-    it->iter = std::make_unique<MNISTIter>(LoadMNIST(image, label), static_cast<int>(batch_size),
-                                           shuffle, seed, flat);
-    *out = it.release();
-    RegisterHandle(*out, HandleKind::kDataIter);
+    KwArgs params;
+    for (uint32_t i = 0; i < num_param; ++i) params[k[i]] = v[i];
+    std::unique_ptr<DataIter> iter = CreateDataIter(info.name, params);
+    *out = NewHandle<DataIterBox>(std::move(iter), std::vector<uint64_t>());
   });
 }
 
@@ -180,50 +177,53 @@ int MXDataIterFree(DataIterHandle handle) {
   return Guarded(__func__, [&] { FreeHandle<DataIterBox>(handle); });
 }
 
+static DataIter& Iter(DataIterHandle handle) { return *FromHandle<DataIterBox>(handle)->iter; }
+
 int MXDataIterBeforeFirst(DataIterHandle handle) {
-  return Guarded(__func__, [&] {
-    FromHandle<DataIterBox>(handle)->iter->Reset();
-  });
+  return Guarded(__func__, [&] { Iter(handle).Reset(); });
 }
 
-// The last batch is completed by wrapping around and reports its padding (MXNet's
-// last_batch_handle="pad").
 int MXDataIterNext(DataIterHandle handle, int* out) {
   return Guarded(__func__, [&] {
-    DataIterBox* it = FromHandle<DataIterBox>(handle);
-    *NotNull(out, "out") = it->iter->Next();
+    DataIter& iter = Iter(handle);
+    NotNull(out, "out");
+    *out = iter.Next();
   });
 }
-
-static MNISTIter& Iter(DataIterHandle handle) { return *FromHandle<DataIterBox>(handle)->iter; }
 
 int MXDataIterGetData(DataIterHandle handle, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
-    NDArray d = Iter(handle).data();
-    *NotNull(out, "out") = NewHandle<NDArrayBox>(d);
+    DataIter& iter = Iter(handle);
+    NotNull(out, "out");
+    *out = NewHandle<NDArrayBox>(iter.data());
   });
 }
 
 int MXDataIterGetLabel(DataIterHandle handle, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
-    NDArray l = Iter(handle).label();
-    *NotNull(out, "out") = NewHandle<NDArrayBox>(l);
+    DataIter& iter = Iter(handle);
+    NotNull(out, "out");
+    *out = NewHandle<NDArrayBox>(iter.label());
   });
 }
 
 int MXDataIterGetPadNum(DataIterHandle handle, int* pad) {
   return Guarded(__func__, [&] {
-    *NotNull(pad, "pad") = Iter(handle).pad();
+    DataIter& iter = Iter(handle);
+    NotNull(pad, "pad");
+    *pad = iter.pad();
   });
 }
 
 int MXDataIterGetIndex(DataIterHandle handle, uint64_t** out_index, uint64_t* out_size) {
   return Guarded(__func__, [&] {
-    DataIterBox* it = FromHandle<DataIterBox>(handle);
-    const auto& index = it->iter->index();
-    it->index.assign(index.begin(), index.end());
-    *NotNull(out_index, "out_index") = it->index.data();
-    *NotNull(out_size, "out_size") = it->index.size();
+    DataIterBox* box = FromHandle<DataIterBox>(handle);
+    NotNull(out_index, "out_index");
+    NotNull(out_size, "out_size");
+    std::vector<int64_t> index = box->iter->index();
+    box->index.assign(index.begin(), index.end());
+    *out_index = box->index.data();
+    *out_size = box->index.size();
   });
 }
 
@@ -231,10 +231,8 @@ int MXKVStoreCreate(const char* type, KVStoreHandle* out) {
   return Guarded(__func__, [&] {
     std::string t = CString(type, "type");
     NotNull(out, "out");
-    std::unique_ptr<KVStore> store = KVStore::Create(t);
-    KVStoreBox* kv = NewHandle<KVStoreBox>();
-    kv->store = std::move(store);
-    *out = kv;
+    std::shared_ptr<KVStore> store = KVStore::Create(t);
+    *out = NewHandle<KVStoreBox>(std::move(store));
   });
 }
 

@@ -14,7 +14,7 @@ namespace {
 // One store per process, as in MXNet's cpp-package; the logic lives in symbind::KVStore.
 struct Store {
   std::mutex mu;
-  std::unique_ptr<symbind::KVStore> kv = symbind::KVStore::Create("local");
+  std::shared_ptr<symbind::KVStore> kv = symbind::KVStore::Create("local");
   std::map<std::string, int> index;  // optimizer state index per key
   std::unique_ptr<Optimizer> optimizer;
 };
@@ -145,6 +145,10 @@ void KVStore::Pull(const std::vector<std::string>& keys, std::vector<NDArray>* o
 void KVStore::SetOptimizer(std::unique_ptr<Optimizer> optimizer, bool) {
   std::lock_guard<std::mutex> lock(S().mu);
   InstallOptimizer(S(), std::move(optimizer));
+}
+std::shared_ptr<symbind::KVStore> KVStore::native() {
+  std::lock_guard<std::mutex> lock(S().mu);
+  return S().kv;
 }
 std::string KVStore::GetType() {
   std::lock_guard<std::mutex> lock(S().mu);

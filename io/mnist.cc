@@ -278,15 +278,17 @@ MNISTIter::MNISTIter(const MNISTData& data, int batch_size, bool shuffle, uint64
   if (shuffle_) Shuffle();
 }
 
-void MNISTIter::Shuffle() {
-  // Fisher-Yates written out (rather than std::shuffle, whose result differs between standard
-  // libraries) so a seed gives the same order everywhere. Starts from the identity each time.
-  for (int64_t i = 0; i < num_samples_; ++i) order_[static_cast<size_t>(i)] = i;
-  for (int64_t i = num_samples_ - 1; i > 0; --i) {
-    uint64_t j = rng_() % static_cast<uint64_t>(i + 1);  // modulo bias < N / 2^64
-    std::swap(order_[static_cast<size_t>(i)], order_[static_cast<size_t>(j)]);
+std::vector<int64_t> ShuffledOrder(int64_t n, std::mt19937_64& rng) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+  for (int64_t i = n - 1; i > 0; --i) {
+    uint64_t j = rng() % static_cast<uint64_t>(i + 1);  // modulo bias < N / 2^64
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
   }
+  return order;
 }
+
+void MNISTIter::Shuffle() { order_ = ShuffledOrder(num_samples_, rng_); }
 
 void MNISTIter::Reset() {
   cursor_ = 0;

@@ -44,6 +44,10 @@ std::pair<int64_t, int64_t> PartBounds(int64_t n, int part_index, int num_parts)
 // That part of a data set (views sharing the arrays of `data`).
 MNISTData MNISTPart(const MNISTData& data, int part_index, int num_parts);
 
+// A permutation of 0..n-1 drawn from `rng`: Fisher-Yates written out (rather than std::shuffle,
+// whose result differs between standard libraries) so a seed gives the same order everywhere.
+std::vector<int64_t> ShuffledOrder(int64_t n, std::mt19937_64& rng);
+
 // Iterates over a data set in batches of `batch_size` samples.
 //
 // data() is (B, rows*cols) when `flat`, else (B, 1, rows, cols); label() is (B,). Every batch

@@ -1,6 +1,6 @@
 // Compiled and run by mxnet_cpp_package_test.sh against symbind's own mxnet-cpp headers (the
 // installed tree, pkg-config mxnet): what MXNet programs rely on beyond the shipped examples.
-// (Shape, GetHandle, OpMap, contrib.h, model.h, shape.h, op_util.h.)
+// (Shape, dmlc::Error, GetHandle, OpMap, contrib.h, model.h, shape.h, op_util.h.)
 #include <cstdio>
 #include <map>
 #include <string>
@@ -39,6 +39,18 @@ int main() {
     caught = std::string(e.what()).find("FeedForward::Fit") != std::string::npos;
   }
   EXPECT(caught);
+  // ... and so are the library's: a bind with a wrong weight shape.
+  caught = false;
+  try {
+    Symbol bad = FullyConnected("fc", Symbol::Variable("data"), Symbol::Variable("w"), Symbol::Variable("b"), 3);
+    std::vector<NDArray> bad_args{NDArray(Shape(2, 4), Context::cpu()), NDArray(Shape(3, 5), Context::cpu()),
+                                  NDArray(Shape(3), Context::cpu())};
+    Executor exec(bad, Context::cpu(), bad_args, std::vector<NDArray>(3), std::vector<OpReqType>(3, kNullOp),
+                  std::vector<NDArray>());
+  } catch (const dmlc::Error& e) {
+    caught = std::string(e.what()).find("w") != std::string::npos;
+  }
+  EXPECT(caught);
 
   // GetHandle: C API handles to the same storage and graph.
   std::vector<mx_float> values{1, 2, 3, 4};
@@ -59,6 +71,27 @@ int main() {
   const char** arg_names = nullptr;
   EXPECT(MXSymbolListArguments(fc.GetHandle(), &num_args, &arg_names) == 0 && num_args == 3 &&
          std::string(arg_names[1]) == "w");
+
+  // ... and to the same executor, operator and store.
+  std::vector<NDArray> fc_args{NDArray(std::vector<mx_float>{1, 2}, Shape(1, 2), Context::cpu()),
+                               NDArray(std::vector<mx_float>{1, 0, 0, 1, 1, 1}, Shape(3, 2), Context::cpu()),
+                               NDArray(std::vector<mx_float>{0, 0, 0}, Shape(3), Context::cpu())};
+  Executor fc_exec(fc, Context::cpu(), fc_args, std::vector<NDArray>(3), std::vector<OpReqType>(3, kNullOp),
+                   std::vector<NDArray>());
+  uint32_t num_outputs = 0;
+  NDArrayHandle* outputs = nullptr;
+  mx_float y[3] = {0, 0, 0};
+  EXPECT(MXExecutorForward(fc_exec.GetHandle(), 0) == 0 &&
+         MXExecutorOutputs(fc_exec.GetHandle(), &num_outputs, &outputs) == 0 && num_outputs == 1 &&
+         MXNDArraySyncCopyToCPU(outputs[0], y, 3) == 0 && y[0] == 1 && y[1] == 2 && y[2] == 3);
+  if (num_outputs == 1) MXNDArrayFree(outputs[0]);
+  const char *op_name = nullptr, *op_desc = nullptr, *key_var = nullptr;
+  const char **op_args = nullptr, **op_types = nullptr, **op_docs = nullptr;
+  EXPECT(MXSymbolGetAtomicSymbolInfo(Operator("Flatten").GetHandle(), &op_name, &op_desc, &num_args, &op_args,
+                                     &op_types, &op_docs, &key_var) == 0 &&
+         std::string(op_name) == "Flatten");
+  int rank = -1;
+  EXPECT(MXKVStoreGetRank(KVStore::GetHandle(), &rank) == 0 && rank == 0);
 
   // OpMap: operator handles by name; an unknown name is a dmlc::Error.
   OpMap op_map;

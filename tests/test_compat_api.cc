@@ -410,3 +410,80 @@ TEST_CASE("compat: Symbol::GetNumOutputs counts a group's outputs", "[compat]") 
   CHECK(a.GetNumOutputs() == 1);
   CHECK(Symbol::Group({a, b}).GetNumOutputs() == 2);
 }
+
+TEST_CASE("compat: catch dmlc::Error catches errors from symbind's own mxnet-cpp layer", "[compat]") {
+  Context ctx = Context::cpu();
+  Symbol net = FullyConnected("fc", Symbol::Variable("data"), Symbol::Variable("fc_weight"),
+                              Symbol::Variable("fc_bias"), 3);
+  // fc_weight must be (3, 4) for data (2, 4): binding a (3, 5) weight fails in the library.
+  std::vector<NDArray> args{NDArray(Shape(2, 4), ctx), NDArray(Shape(3, 5), ctx), NDArray(Shape(3), ctx)};
+  std::vector<NDArray> grads(3);
+  std::vector<OpReqType> reqs(3, kNullOp);
+  std::string message;
+  try {
+    Executor exec(net, ctx, args, grads, reqs, {});
+  } catch (const dmlc::Error& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Contains("fc_weight"));
+  // The same type both ways: what dmlc's CHECK throws is a symbind::Error.
+  CHECK_THROWS_AS(throw dmlc::Error("x"), symbind::Error);
+  CHECK_THROWS_AS(NDArray(Shape(2, 3), ctx).Reshape(Shape(5, 5)), dmlc::Error);
+}
+
+TEST_CASE("compat: GetHandle on Executor, Operator and KVStore gives working C API handles", "[compat][capi]") {
+  Context ctx = Context::cpu();
+  // y = W x + b, worked by hand: W = [[1, 2], [3, 4]], x = [1, 2], b = [0.5, -1] -> [5.5, 10].
+  Symbol net = FullyConnected("fc", Symbol::Variable("data"), Symbol::Variable("fc_weight"),
+                              Symbol::Variable("fc_bias"), 2);
+  std::vector<NDArray> args{NDArray(std::vector<mx_float>{1, 2}, Shape(1, 2), ctx),
+                            NDArray(std::vector<mx_float>{1, 2, 3, 4}, Shape(2, 2), ctx),
+                            NDArray(std::vector<mx_float>{0.5f, -1}, Shape(2), ctx)};
+  Executor exec(net, ctx, args, std::vector<NDArray>(3), std::vector<OpReqType>(3, kNullOp), {});
+  ExecutorHandle eh = exec.GetHandle();
+  CHECK(eh == exec.GetHandle());
+  REQUIRE(MXExecutorForward(eh, 0) == 0);
+  uint32_t num_out = 0;
+  NDArrayHandle* outs = nullptr;
+  REQUIRE(MXExecutorOutputs(eh, &num_out, &outs) == 0);
+  REQUIRE(num_out == 1);
+  mx_float y[2] = {0, 0};
+  REQUIRE(MXNDArraySyncCopyToCPU(outs[0], y, 2) == 0);
+  CHECK(y[0] == 5.5f);
+  CHECK(y[1] == 10.0f);
+  CHECK(MXNDArrayFree(outs[0]) == 0);
+  // The handle runs this executor: its outputs see the forward the C API ran.
+  CHECK(Values(exec.outputs[0]) == std::vector<mx_float>{5.5f, 10});
+
+  OpHandle fc = nullptr;
+  REQUIRE(NNGetOpHandle("FullyConnected", &fc) == 0);
+  CHECK(Operator("FullyConnected").GetHandle() == fc);
+  const char *name, *desc, *key_var;
+  uint32_t n = 0;
+  const char **names, **types, **docs;
+  REQUIRE(MXSymbolGetAtomicSymbolInfo(Operator("Flatten").GetHandle(), &name, &desc, &n, &names, &types,
+                                      &docs, &key_var) == 0);
+  CHECK(std::string(name) == "Flatten");
+
+  KVStore::SetType("local");
+  KVStore::SetOptimizer(nullptr);  // pushes replace the stored value
+  KVStore::Init(7, NDArray(std::vector<mx_float>{1, 2}, Shape(2), ctx));
+  KVStoreHandle kh = KVStore::GetHandle();
+  CHECK(kh == KVStore::GetHandle());
+  int rank = -1, workers = -1;
+  REQUIRE(MXKVStoreGetRank(kh, &rank) == 0);
+  REQUIRE(MXKVStoreGetGroupSize(kh, &workers) == 0);
+  CHECK(rank == 0);
+  CHECK(workers == 1);
+  // The C API and the static methods act on one store.
+  NDArray pulled(Shape(2), ctx);
+  NDArrayHandle ph = pulled.GetHandle();
+  const int key = 7;
+  REQUIRE(MXKVStorePull(kh, 1, &key, &ph, 0) == 0);
+  CHECK(Values(pulled) == std::vector<mx_float>{1, 2});
+  NDArray pushed(std::vector<mx_float>{8, 9}, Shape(2), ctx);
+  NDArrayHandle pushed_h = pushed.GetHandle();
+  REQUIRE(MXKVStorePush(kh, 1, &key, &pushed_h, 0) == 0);
+  KVStore::Pull(7, &pulled);
+  CHECK(Values(pulled) == std::vector<mx_float>{8, 9});
+}

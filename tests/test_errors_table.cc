@@ -26,6 +26,7 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
+#include <symbind/io/data_iter.h>
 #include <symbind/io/image.h>
 #include <symbind/io/mnist.h>
 #include <symbind/io/model_file.h>
@@ -883,6 +884,68 @@ std::vector<ErrorCase> Cases() {
     OpHandle op;
     CApi(NNGetOpHandle("NoSuchOp", &op));
   }, "Error", "NNGetOpHandle: Cannot find operator NoSuchOp");
+  // MXDataIterCreateIter("CSVIter") with string parameters; the iterator is freed again.
+  auto csv_iter = [](const std::map<std::string, std::string>& params, const std::function<int(DataIterHandle)>& then) {
+    uint32_t n = 0;
+    DataIterCreator* creators = nullptr;
+    CApi(MXListDataIters(&n, &creators));
+    DataIterCreator csv = nullptr;
+    for (uint32_t i = 0; i < n; ++i) {
+      const char *name, *desc, **names, **types, **docs;
+      uint32_t num_args;
+      CApi(MXDataIterGetIterInfo(creators[i], &name, &desc, &num_args, &names, &types, &docs));
+      if (std::string(name) == "CSVIter") csv = creators[i];
+    }
+    std::vector<const char*> keys, vals;
+    for (auto& kv : params) {
+      keys.push_back(kv.first.c_str());
+      vals.push_back(kv.second.c_str());
+    }
+    DataIterHandle it = nullptr;
+    CApi(MXDataIterCreateIter(csv, static_cast<uint32_t>(keys.size()), keys.data(), vals.data(), &it));
+    int rc = then(it);
+    MXDataIterFree(it);
+    CApi(rc);
+  };
+  auto no_call = [](DataIterHandle) { return 0; };
+  add("C API: CSVIter with a row of 2 values for data_shape (3,)", [=] {
+    csv_iter({{"data_csv", TmpFile("short_row.csv", "1,2,3\n4,5\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: <tmp>/short_row.csv line 2: 2 values, expected 3 (the size of the sample shape)");
+  add("C API: CSVIter with a value that is not a number", [=] {
+    csv_iter({{"data_csv", TmpFile("word.csv", "1,x,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: <tmp>/word.csv line 1: value 2 'x' is not a number");
+  add("C API: CSVIter with batch_size 'two'", [=] {
+    csv_iter({{"data_csv", TmpFile("ok.csv", "1,2,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "two"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: CSVIter: Invalid Parameter format for batch_size expect int but value='two'");
+  add("C API: CSVIter without data_csv", [=] {
+    csv_iter({{"data_shape", "(3,)"}, {"batch_size", "1"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: CSVIter: Required parameter data_csv of string is not presented");
+  add("C API: CSVIter with dtype int32", [=] {
+    csv_iter({{"data_csv", TmpFile("ok.csv", "1,2,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}, {"dtype", "int32"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: CSVIter: value int32 for Parameter dtype should be float32 (symbind's CSVIter reads float32 only)");
+  add("C API: CSVIter label_csv with fewer rows than data_csv", [=] {
+    csv_iter({{"data_csv", TmpFile("two_rows.csv", "1\n2\n")}, {"label_csv", TmpFile("one_label.csv", "0\n")},
+              {"data_shape", "(1,)"}, {"batch_size", "1"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: CSVIter: label_csv <tmp>/one_label.csv has 1 rows, data_csv <tmp>/two_rows.csv has 2");
+  add("C API: CSVIter round_batch with 1 row for a batch of 3", [=] {
+    csv_iter({{"data_csv", TmpFile("ok.csv", "1,2,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "3"}}, [](DataIterHandle it) {
+      int more = 0;
+      return MXDataIterNext(it, &more);
+    });
+  }, "Error", "MXDataIterNext: CSVIter: round_batch cannot complete the last batch: batch_size 3 needs 2 more rows, the data has 1 (use a smaller batch_size or round_batch=0)");
+  add("C API: MXDataIterGetData before MXDataIterNext", [=] {
+    csv_iter({{"data_csv", TmpFile("ok.csv", "1,2,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}}, [](DataIterHandle it) {
+      NDArrayHandle data = nullptr;
+      return MXDataIterGetData(it, &data);
+    });
+  }, "Error", "MXDataIterGetData: CSVIter::data: no current batch (call Next first)");
+  add("C API: MXDataIterCreateIter with a null creator", [] {
+    DataIterHandle it = nullptr;
+    CApi(MXDataIterCreateIter(nullptr, 0, nullptr, nullptr, &it));
+  }, "Error", "MXDataIterCreateIter: argument 'creator' is null");
+  add("data iterator of an unknown name", [] {
+    CreateDataIter("ImageRecordIter", {});
+  }, "Error", "unknown data iterator 'ImageRecordIter'; symbind has MNISTIter, CSVIter");
   // ---- detection and spatial sampling ops (tests/ops/contrib, tests/ops/nn) ----
   auto infer_args = [](const std::string& op, const KwArgs& params,
                        const std::map<std::string, TShape>& shapes) {

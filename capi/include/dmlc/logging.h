@@ -1,6 +1,8 @@
 // The part of dmlc-core's logging.h MXNet programs use: dmlc::Error (a std::runtime_error),
 // CHECK / CHECK_EQ ... (throw dmlc::Error when false), LOG(INFO|WARNING|ERROR|FATAL), LG.
-// C++11, header-only. Includes what dmlc's logging.h includes (<cstring>, <vector>, ...), on
+// dmlc::Error is symbind::Error itself, so `catch (dmlc::Error&)` catches every error symbind
+// raises (its mxnet-cpp layer and library throw symbind::Error and its subclasses), and what
+// `CHECK` throws here is caught by `catch (symbind::Error&)`. C++11, header-only. Includes what dmlc's logging.h includes (<cstring>, <vector>, ...), on
 // which MXNet programs rely.
 #ifndef DMLC_LOGGING_H_
 #define DMLC_LOGGING_H_
@@ -16,11 +18,11 @@
 #include <utility>
 #include <vector>
 
+#include <symbind/core/error.h>
+
 namespace dmlc {
 
-struct Error : public std::runtime_error {
-  explicit Error(const std::string& s) : std::runtime_error(s) {}
-};
+using Error = ::symbind::Error;
 
 // Prints "[hh:mm:ss] file:line: message" to stderr when destroyed.
 class LogMessage {

@@ -50,6 +50,15 @@ class Executor {
 
   const Symbol& symbol() const { return symbol_; }
 
+  // A C API handle to this executor (made on first use, freed with this object; not to be
+  // freed by the caller): MXExecutorForward, MXExecutorOutputs, ... on it run this executor.
+  // MXNet 1.9.1's Executor has no such method; this mirrors NDArray's and Symbol's. Needs
+  // libmxnet.so (-lmxnet).
+  ExecutorHandle GetHandle() const {
+    if (!handle_) handle_.reset(symbind::capi::NewExecutorHandle(exec_), MXExecutorFree);
+    return handle_.get();
+  }
+
   std::vector<NDArray> outputs;
   std::vector<NDArray> arg_arrays;
   std::vector<NDArray> grad_arrays;
@@ -63,9 +72,10 @@ class Executor {
   Context context_;
   std::vector<OpReqType> grad_reqs_;
   std::vector<std::string> arg_names_, aux_names_;
-  std::unique_ptr<symbind::Executor> exec_;
+  std::shared_ptr<symbind::Executor> exec_;
   MonitorCallback monitor_;
   bool monitor_all_ = false;
+  mutable std::shared_ptr<void> handle_;
 };
 
 }  // namespace cpp

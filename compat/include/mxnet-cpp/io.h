@@ -1,5 +1,6 @@
 // MXNet cpp-package compatibility: data iterators. MXDataIter("MNISTIter") reads (Fashion-)MNIST
-// idx files (gzip or plain); MXDataIter("CSVIter") reads comma-separated values.
+// idx files (gzip or plain); MXDataIter("CSVIter") reads comma-separated values. Both are
+// io/data_iter.h's iterators, the same the C API's MXDataIterCreateIter makes.
 #pragma once
 #include <map>
 #include <memory>
@@ -9,6 +10,10 @@
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/ndarray.h"
 #include "mxnet-cpp/operator.h"
+
+namespace symbind {
+class DataIter;
+}
 
 namespace mxnet {
 namespace cpp {
@@ -34,11 +39,13 @@ class DataIter {
 };
 
 // MNISTIter parameters: image, label (paths), batch_size (default 128), shuffle (default
-// true), flat (default false), seed (default 0), silent, data_shape / input_shape, label_shape;
-// num_parts, part_index and prefetch_buffer are accepted and ignored.
-// CSVIter parameters: data_csv, data_shape, label_csv, label_shape (default (1,)), batch_size,
-// round_batch (default true).
-// The last batch is completed by wrapping around; GetPadNum says how many rows are padding.
+// true), flat (default false), seed (default 0), silent, num_parts, part_index, data_shape /
+// input_shape, label_shape. CSVIter parameters: data_csv, data_shape, label_csv, label_shape
+// (default (1,)), batch_size, round_batch (default true), num_parts, part_index, dtype (float32).
+// Other parameters are ignored, as MXNet's iterators ignore them (io/data_iter.h).
+// MNISTIter returns full batches only, as MXNet's; CSVIter completes its last batch by wrapping
+// around (round_batch) or returns it padded; GetPadNum says how many rows are padding
+// (io/data_iter.cc, io/csv_iter.h).
 class MXDataIter : public DataIter {
  public:
   explicit MXDataIter(const std::string& mxdataiter_type);
@@ -62,10 +69,10 @@ class MXDataIter : public DataIter {
   std::vector<int> GetIndex() override;
 
  private:
-  DataIter& Impl();
+  symbind::DataIter& Impl();
   std::string type_;
   std::map<std::string, std::string> params_;
-  std::shared_ptr<DataIter> impl_;  // shared by copies
+  std::shared_ptr<symbind::DataIter> impl_;  // shared by copies
 };
 
 }  // namespace cpp

@@ -43,6 +43,16 @@ class KVStore {
   static int GetNumWorkers();
   static void Barrier();
   static std::string GetRole() { return "worker"; }
+
+  // A C API handle to the store these methods use (MXKVStoreGetRank, MXKVStorePull, ... on it
+  // act on the same keys and values). Owned by this layer: do not free it. SetType to another
+  // kind of store makes a new store and a new handle, freeing the old one, as MXNet's SetType
+  // does. Do not call the C API on it while another thread calls these methods. MXNet 1.9.1's
+  // KVStore keeps its handle private; this mirrors NDArray's and Symbol's GetHandle(). Needs
+  // libmxnet.so (-lmxnet).
+  static KVStoreHandle GetHandle() { return symbind::capi::SharedKVStoreHandle(native()); }
+  // The symbind::KVStore (train/kvstore.h) behind these methods.
+  static std::shared_ptr<symbind::KVStore> native();
 };
 
 }  // namespace cpp

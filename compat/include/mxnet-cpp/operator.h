@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nnvm/c_api.h>
+
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/ndarray.h"
 #include "mxnet-cpp/symbol.h"
@@ -84,6 +86,16 @@ class Operator {
   }
 
   Symbol CreateSymbol(const std::string& name = "");
+
+  // The operator's C API handle (AtomicSymbolCreator, the same as NNGetOpHandle's), for
+  // MXSymbolCreateAtomicSymbol, MXImperativeInvoke or MXSymbolGetAtomicSymbolInfo. Operators
+  // live as long as the process: nothing to free. MXNet 1.9.1's Operator keeps it private;
+  // this mirrors NDArray's and Symbol's GetHandle(). Needs libmxnet.so (-lmxnet).
+  AtomicSymbolCreator GetHandle() const {
+    OpHandle handle = nullptr;
+    if (NNGetOpHandle(op_name_.c_str(), &handle) != 0) throw dmlc::Error(MXGetLastError());
+    return handle;
+  }
 
   // Runs the operator once on the NDArray inputs (inference mode) through the same kernels an
   // executor uses; executors are cached by operator, parameters and input shapes.
