@@ -246,7 +246,7 @@ inline void WriteValuesWithReq(const std::vector<double>& v, const NDArray& out,
 // known dtype for `what` (an input or output name) with the message the graph gives others.
 inline void RequireFloat32(int type, const char* op, const char* what) {
   if (type >= 0 && type != static_cast<int>(DType::kFloat32))
-    throw ShapeError(StrCat(op, ": unsupported dtype for ", what, ": expected float32, got ",
+    throw TypeError(StrCat(op, ": unsupported dtype for ", what, ": expected float32, got ",
                             DTypeName(static_cast<DType>(type)),
                             " (the operator computes in float32 only; Cast the input to float32)"));
 }
