@@ -74,6 +74,12 @@ inline void ZeroWithReq(const NDArray& dst, OpReq req) {
   if (req == OpReq::kWrite || req == OpReq::kWriteInplace) dst.Fill(0.0f);
 }
 
+// The gradient buffer of argument i, or null when nobody asked for it (req kNull: the executor
+// may have bound no array there, so its data must not be touched).
+inline float* InGradOrNull(const BackwardArgs& a, size_t i) {
+  return a.req[i] == OpReq::kNull ? nullptr : a.in_grads[i].fdata();
+}
+
 // Copies (or adds) src into dst element-wise; the shapes may differ, the sizes match.
 // Writes work for any dtype (a byte copy); adds need float32.
 inline void CopyWithReq(const NDArray& dst, const NDArray& src, OpReq req) {
