@@ -379,6 +379,28 @@ std::vector<SweepCase> Cases() {
   add(Case("SpatialTransformer", {{"transform_type", "affine"}, {"sampler_type", "bilinear"}, {"target_shape", "(3,2)"}})
           .Shape("data", TShape({2, 2, 3, 4})).Shape("loc", TShape({2, 6})).With("loc", Fill::kNearIdentityAffine)
           .Variant("batch 2"));
+  add(Case("Dropout", {{"p", "0.3"}, {"axes", "(1,)"}}).Shape("data", k234).Train().Variant("axes"));
+  add(Case("Dropout", {{"p", "0.5"}, {"mode", "always"}}).Shape("data", k23).Variant("always"));
+  add(Case("LeakyReLU", {{"act_type", "rrelu"}}).Shape("data", k234).Train().Variant("rrelu training"));
+  add(Case("LeakyReLU", {{"act_type", "elu"}, {"slope", "0.7"}}).Shape("data", k23).Variant("elu slope"));
+  add(Case("where").Shape("x", k23).Shape("y", k23).Fixed("condition", TShape({2}), {0, 1}).Variant("row condition"));
+  add(Case("take", {{"mode", "clip"}}).Shape("a", TShape({3, 2})).Fixed("indices", TShape({4}), {-2, 5, 1, 1})
+          .Variant("clip repeated"));
+  add(Case("Embedding", {{"input_dim", "3"}, {"output_dim", "2"}}).Fixed("data", TShape({2, 2}), {0, 2, 2, 2})
+          .Variant("2-D repeated"));
+  add(Case("norm", {{"ord", "2"}, {"axis", "-1"}, {"keepdims", "True"}}).Shape("data", k234).Variant("keepdims"));
+  add(Case("nansum", {{"axis", "0"}}).Shape("data", k234).Variant("axis=0"));
+  add(Case("broadcast_axis", {{"axis", "(0,2)"}, {"size", "(2,3)"}}).Shape("data", TShape({1, 3, 1})).Variant("2 axes"));
+  add(Case("broadcast_to", {{"shape", "(2,0,4)"}}).Shape("data", TShape({1, 3, 1})).Variant("0 keeps"));
+  add(Case("RNN", {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "lstm"}, {"state_outputs", "True"}})
+          .Shape("data", TShape({2, 3, 1})).Variant("lstm state_outputs batch 3"));
+  add(Case("RNN", {{"state_size", "2"}, {"num_layers", "1"}, {"mode", "rnn_relu"}, {"bidirectional", "True"}})
+          .Shape("data", TShape({3, 2, 2})).Variant("rnn_relu bidirectional"));
+  add(Case("InstanceNorm", {{"eps", "0.01"}}).Shape("data", TShape({1, 2, 5})).Variant("batch 1"));
+  add(Case("_contrib_div_sqrt_dim").Shape("data", k234).Variant("3-D"));
+  add(Case("SwapAxis", {{"dim1", "1"}, {"dim2", "-1"}}).Shape("data", k234).Variant("negative"));
+  add(Case("squeeze", {{"axis", "(1,3)"}}).Shape("data", TShape({2, 1, 3, 1})).Variant("axes"));
+  add(Case("smooth_l1").Shape("data", k234).With("data", Fill::kDistinct).Variant("wide range"));
   return c;
 }
 
