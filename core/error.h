@@ -18,8 +18,14 @@ class ParamError : public Error {
   using Error::Error;
 };
 
-// Shape or type inference found an inconsistency.
+// Shape inference found an inconsistency.
 class ShapeError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Type (dtype) inference found an inconsistency, or a dtype an operator cannot compute in.
+class TypeError : public Error {
  public:
   using Error::Error;
 };

@@ -159,7 +159,7 @@ std::string NodeLabel(const Node& n) {
 void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
   constexpr int kFloat32 = static_cast<int>(DType::kFloat32);
   auto reject = [](const Node& n, const std::string& what, int got) {
-    throw ShapeError(StrCat(NodeLabel(n), "unsupported dtype for ", what, ": expected float32, got ",
+    throw TypeError(StrCat(NodeLabel(n), "unsupported dtype for ", what, ": expected float32, got ",
                             DTypeName(static_cast<DType>(got)), " (the operator computes in "
                             "float32 only; Cast the input to float32)"));
   };
@@ -183,6 +183,47 @@ void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
 }
 }  // namespace
 
+// The fixed-point sweep shared by shape and type inference (NNVM's InferAttr): runs every op
+// node's inference function forward then backward over the graph, merging what it infers into
+// the entry attributes, until a pass changes nothing; then `at_fixed_point` may fill defaults
+// (returning whether it changed anything, which starts the passes again).
+//   run(nid, &in, &out) -> false when the node has no inference function
+//   merge(nid, is_input, slot, &entry_attr, inferred) -> whether the entry changed; throws on a
+//   contradiction. A node whose inputs and outputs were all known when it last ran is
+// consistent for good (known attributes never change), so later passes skip it: inference
+// stays linear in practice.
+template <typename T, typename RunFn, typename MergeFn, typename KnownFn, typename FixedPointFn>
+void InferAttrSweep(const Graph& g, std::vector<T>* attrs, RunFn run, MergeFn merge, KnownFn known,
+                    FixedPointFn at_fixed_point) {
+  std::vector<T>& entries = *attrs;
+  std::vector<bool> settled(g.num_nodes(), false);
+  auto run_node = [&](uint32_t nid) {
+    const auto& info = g.node(nid);
+    if (settled[nid] || info.node->is_variable()) return false;
+    std::vector<T> in(info.inputs.size()), out(g.num_node_outputs(nid));
+    for (size_t i = 0; i < in.size(); ++i) in[i] = entries[g.entry_id(info.inputs[i])];
+    for (uint32_t i = 0; i < out.size(); ++i) out[i] = entries[g.entry_id(nid, i)];
+    if (!run(nid, &in, &out)) return false;
+    bool changed = false, all_known = true;
+    for (size_t i = 0; i < in.size(); ++i)
+      changed |= merge(nid, true, i, &entries[g.entry_id(info.inputs[i])], in[i]);
+    for (uint32_t i = 0; i < out.size(); ++i) {
+      T& slot = entries[g.entry_id(nid, i)];
+      changed |= merge(nid, false, i, &slot, out[i]);
+      all_known = all_known && known(slot);
+    }
+    for (auto& e : info.inputs) all_known = all_known && known(entries[g.entry_id(e)]);
+    settled[nid] = all_known;
+    return changed;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) changed |= run_node(nid);
+    for (uint32_t nid = static_cast<uint32_t>(g.num_nodes()); nid-- > 0;) changed |= run_node(nid);
+    if (!changed) changed = at_fixed_point();
+  }
+}
+
 std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string, TShape>& known) {
   std::vector<TShape> shapes(g.num_entries());
   for (uint32_t id : g.arg_nodes()) {
@@ -201,63 +242,33 @@ std::vector<TShape> InferEntryShapes(const Graph& g, const std::map<std::string,
       }
     }
   }
-  auto known_dims = [&] {
-    size_t k = 0;
-    for (auto& s : shapes) {
-      if (!s.ndim_known()) continue;
-      k += 1;
-      for (int d = 0; d < s.ndim(); ++d) k += s[d] >= 0;
-    }
-    return k;
-  };
-  // A node whose inputs and outputs were all known when it last ran is consistent for good
-  // (known shapes never change), so later sweeps skip it: inference stays linear in practice.
-  std::vector<bool> settled(g.num_nodes(), false);
-  auto run_node = [&](uint32_t nid) {
-    const auto& info = g.node(nid);
-    const Node& n = *info.node;
-    if (settled[nid] || n.is_variable() || !n.attrs.op->infer_shape) return;
-    std::vector<TShape> in(info.inputs.size()), out(g.num_node_outputs(nid));
-    for (size_t i = 0; i < in.size(); ++i) in[i] = shapes[g.entry_id(info.inputs[i])];
-    for (uint32_t i = 0; i < out.size(); ++i) out[i] = shapes[g.entry_id(nid, i)];
-    try {
-      n.attrs.op->infer_shape(n.attrs, &in, &out);
-    } catch (const ShapeAssignFailure& f) {
-      std::string what = f.slots == &in ? InputLabel(g, nid, f.index) : OutputLabel(g, nid, f.index);
-      throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", what, ": provided ",
-                              f.provided, ", inferred ", f.inferred));
-    } catch (const ShapeError& e) {
-      throw ShapeError(NodeLabel(n) + e.what());
-    }
-    for (size_t i = 0; i < in.size(); ++i) {
-      TShape& slot = shapes[g.entry_id(info.inputs[i])];
-      TShape merged;
-      if (!UnifyShapes(slot, in[i], &merged))
-        throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", InputLabel(g, nid, i),
-                                ": provided ", slot, ", inferred ", in[i]));
-      slot = merged;
-    }
-    bool all_known = true;
-    for (uint32_t i = 0; i < out.size(); ++i) {
-      TShape& slot = shapes[g.entry_id(nid, i)];
-      TShape merged;
-      if (!UnifyShapes(slot, out[i], &merged))
-        throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", OutputLabel(g, nid, i),
-                                ": provided ", slot, ", inferred ", out[i]));
-      slot = merged;
-      all_known = all_known && slot.is_known();
-    }
-    for (auto& e : info.inputs) all_known = all_known && shapes[g.entry_id(e)].is_known();
-    settled[nid] = all_known;
-  };
-  size_t before = known_dims();
-  for (;;) {
-    for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) run_node(nid);
-    for (uint32_t nid = static_cast<uint32_t>(g.num_nodes()); nid-- > 0;) run_node(nid);
-    size_t after = known_dims();
-    if (after == before) break;
-    before = after;
-  }
+  InferAttrSweep<TShape>(
+      g, &shapes,
+      [&](uint32_t nid, std::vector<TShape>* in, std::vector<TShape>* out) {
+        const Node& n = *g.node(nid).node;
+        if (!n.attrs.op->infer_shape) return false;
+        try {
+          n.attrs.op->infer_shape(n.attrs, in, out);
+        } catch (const ShapeAssignFailure& f) {
+          std::string what = f.slots == in ? InputLabel(g, nid, f.index) : OutputLabel(g, nid, f.index);
+          throw ShapeError(StrCat(NodeLabel(n), "Shape inconsistent for ", what, ": provided ",
+                                  f.provided, ", inferred ", f.inferred));
+        } catch (const ShapeError& e) {
+          throw ShapeError(NodeLabel(n) + e.what());
+        }
+        return true;
+      },
+      [&](uint32_t nid, bool is_input, size_t i, TShape* slot, const TShape& inferred) {
+        TShape merged;
+        if (!UnifyShapes(*slot, inferred, &merged))
+          throw ShapeError(StrCat(NodeLabel(*g.node(nid).node), "Shape inconsistent for ",
+                                  is_input ? InputLabel(g, nid, i) : OutputLabel(g, nid, i),
+                                  ": provided ", *slot, ", inferred ", inferred));
+        if (merged == *slot) return false;
+        *slot = merged;
+        return true;
+      },
+      [](const TShape& s) { return s.is_known(); }, [] { return false; });
   return shapes;
 }
 
@@ -331,56 +342,45 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
       }
     }
   }
-  std::vector<bool> settled(g.num_nodes(), false);  // as in InferEntryShapes
-  auto run_node = [&](uint32_t nid) {
-    const auto& info = g.node(nid);
-    const Node& n = *info.node;
-    if (settled[nid] || n.is_variable()) return false;
-    std::vector<int> in(info.inputs.size()), out(g.num_node_outputs(nid));
-    for (size_t i = 0; i < in.size(); ++i) in[i] = types[g.entry_id(info.inputs[i])];
-    for (uint32_t i = 0; i < out.size(); ++i) out[i] = types[g.entry_id(nid, i)];
-    try {
-      if (n.attrs.op->infer_type) n.attrs.op->infer_type(n.attrs, &in, &out);
-      else InferSameType(n.attrs, &in, &out);
-    } catch (const TypeAssignFailure& f) {
-      std::string what = f.slots == &in ? InputLabel(g, nid, f.index) : OutputLabel(g, nid, f.index);
-      throw ShapeError(StrCat(NodeLabel(n), "Type inconsistent for ", what, ": provided ",
-                              DTypeName(static_cast<DType>(f.provided)), ", inferred ",
-                              DTypeName(static_cast<DType>(f.inferred))));
-    } catch (const ShapeError& e) {
-      throw ShapeError(NodeLabel(n) + e.what());
-    }
-    bool changed = false;
-    for (size_t i = 0; i < in.size(); ++i) {
-      int& slot = types[g.entry_id(info.inputs[i])];
-      if (slot < 0 && in[i] >= 0) { slot = in[i]; changed = true; }
-    }
-    bool all_known = true;
-    for (uint32_t i = 0; i < out.size(); ++i) {
-      int& slot = types[g.entry_id(nid, i)];
-      if (slot < 0 && out[i] >= 0) { slot = out[i]; changed = true; }
-      all_known = all_known && slot >= 0;
-    }
-    for (auto& e : info.inputs) all_known = all_known && types[g.entry_id(e)] >= 0;
-    settled[nid] = all_known;
-    return changed;
-  };
-  bool changed = true;
   bool defaulted = false;
-  while (changed) {
-    changed = false;
-    for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) changed |= run_node(nid);
-    for (uint32_t nid = static_cast<uint32_t>(g.num_nodes()); nid-- > 0;) changed |= run_node(nid);
-    if (!changed && !defaulted) {
-      // Inputs nobody constrains compute in float32, MXNet's default.
-      defaulted = true;
-      for (uint32_t id : g.arg_nodes())
-        if (types[g.entry_id(id, 0)] < 0) {
-          types[g.entry_id(id, 0)] = static_cast<int>(DType::kFloat32);
-          changed = true;
+  InferAttrSweep<int>(
+      g, &types,
+      [&](uint32_t nid, std::vector<int>* in, std::vector<int>* out) {
+        const Node& n = *g.node(nid).node;
+        try {
+          if (n.attrs.op->infer_type) n.attrs.op->infer_type(n.attrs, in, out);
+          else InferSameType(n.attrs, in, out);
+        } catch (const TypeAssignFailure& f) {
+          std::string what = f.slots == in ? InputLabel(g, nid, f.index) : OutputLabel(g, nid, f.index);
+          throw TypeError(StrCat(NodeLabel(n), "Type inconsistent for ", what, ": provided ",
+                                 DTypeName(static_cast<DType>(f.provided)), ", inferred ",
+                                 DTypeName(static_cast<DType>(f.inferred))));
+        } catch (const TypeError& e) {
+          throw TypeError(NodeLabel(n) + e.what());
+        } catch (const ShapeError& e) {
+          throw ShapeError(NodeLabel(n) + e.what());
         }
-    }
-  }
+        return true;
+      },
+      // A type an op infers only fills an unknown slot (known ones were checked inside it).
+      [](uint32_t, bool, size_t, int* slot, int inferred) {
+        if (*slot >= 0 || inferred < 0) return false;
+        *slot = inferred;
+        return true;
+      },
+      [](int t) { return t >= 0; },
+      [&] {
+        // Inputs nobody constrains compute in float32, MXNet's default.
+        if (defaulted) return false;
+        defaulted = true;
+        bool changed = false;
+        for (uint32_t id : g.arg_nodes())
+          if (types[g.entry_id(id, 0)] < 0) {
+            types[g.entry_id(id, 0)] = static_cast<int>(DType::kFloat32);
+            changed = true;
+          }
+        return changed;
+      });
   CheckFloat32Kernels(g, types);
   return types;
 }

@@ -1,6 +1,30 @@
 #include "op.h"
 
+#include <cxxabi.h>
+
+#include <cstdlib>
+
 namespace symbind {
+
+namespace {
+std::string ReadableTypeName(const std::type_info& t) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : t.name();
+  std::free(demangled);
+  return name;
+}
+}  // namespace
+
+void ThrowParamTypeMismatch(const NodeAttrs& attrs, const std::type_info& asked) {
+  const std::string where = StrCat("node '", attrs.name, "' (", attrs.op ? attrs.op->name : "variable", ")");
+  if (!attrs.parsed.value)
+    throw Error(StrCat("param<", ReadableTypeName(asked), ">() on ", where,
+                       ", whose parameters were never parsed (Op::ParseAttrs)"));
+  throw Error(StrCat("param<", ReadableTypeName(asked), ">() on ", where, ", whose parameters are a ",
+                     attrs.parsed.type ? ReadableTypeName(*attrs.parsed.type) : std::string("struct of unknown type"),
+                     ": the kernel reads another operator's parameter struct"));
+}
 
 OpRegistry& OpRegistry::Global() {
   static OpRegistry registry;
@@ -61,7 +85,8 @@ Op& Op::set_outputs(std::vector<std::string> names) {
 void Op::ParseAttrs(NodeAttrs* attrs) const {
   try {
     if (parse_params) attrs->parsed = parse_params(attrs->dict);
-    else attrs->parsed = std::make_shared<EmptyParam>(EmptyParam::Parse(attrs->dict));
+    else attrs->parsed = ParsedParams{std::make_shared<EmptyParam>(EmptyParam::Parse(attrs->dict)),
+                                      &EmptyParam::Schema(), &typeid(EmptyParam)};
   } catch (const ParamError& e) {
     throw ParamError(std::string(e.what()) + "\n, in operator " + name + "(name=\"" +
                      attrs->name + "\")");

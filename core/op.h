@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "ndarray.h"
@@ -24,15 +25,30 @@ struct Op;
 // How a kernel writes an output (MXNet's OpReqType values).
 enum class OpReq : int { kNull = 0, kWrite = 1, kWriteInplace = 2, kAdd = 3 };
 
+// A parameter struct parsed from strings, with the schema and type it was parsed as, so
+// NodeAttrs::param<P>() can check P.
+struct ParsedParams {
+  std::shared_ptr<const void> value;
+  const ParamSchema* schema = nullptr;
+  const std::type_info* type = nullptr;
+};
+
+struct NodeAttrs;
+// Thrown by param<P>() when the node holds no parameters of type P (a kernel reading another
+// op's struct): a symbind::Error naming the node, its op and both structs.
+[[noreturn]] void ThrowParamTypeMismatch(const NodeAttrs& attrs, const std::type_info& asked);
+
 // The per-node configuration: which op, its name and its parameters.
 struct NodeAttrs {
   const Op* op = nullptr;  // null for a variable
   std::string name;
-  KwArgs dict;                          // parameters as strings, as given or as read from JSON
-  std::shared_ptr<const void> parsed;   // the op's parsed parameter struct
+  KwArgs dict;                // parameters as strings, as given or as read from JSON
+  ParsedParams parsed;        // the op's parsed parameter struct (Op::ParseAttrs)
+  // The parsed struct; one pointer comparison checks that it is a P.
   template <typename P>
   const P& param() const {
-    return *static_cast<const P*>(parsed.get());
+    if (parsed.schema != &P::Schema() || !parsed.value) ThrowParamTypeMismatch(*this, typeid(P));
+    return *static_cast<const P*>(parsed.value.get());
   }
 };
 
@@ -73,7 +89,7 @@ struct Op {
   std::vector<std::string> aliases;
   std::string description;
   const ParamSchema* schema = &EmptyParam::Schema();
-  std::function<std::shared_ptr<const void>(const KwArgs&)> parse_params;
+  std::function<ParsedParams(const KwArgs&)> parse_params;
   NameListFn arguments;   // default {"data"}
   NameListFn aux_states;  // default {}
   NameListFn outputs;     // default {"output"}
@@ -103,8 +119,8 @@ struct Op {
   template <typename P>
   Op& set_params() {
     schema = &P::Schema();
-    parse_params = [](const KwArgs& kw) -> std::shared_ptr<const void> {
-      return std::make_shared<P>(P::Parse(kw));
+    parse_params = [](const KwArgs& kw) {
+      return ParsedParams{std::make_shared<P>(P::Parse(kw)), &P::Schema(), &typeid(P)};
     };
     return *this;
   }

@@ -74,6 +74,12 @@ inline void ZeroWithReq(const NDArray& dst, OpReq req) {
   if (req == OpReq::kWrite || req == OpReq::kWriteInplace) dst.Fill(0.0f);
 }
 
+// The gradient buffer of argument i, or null when nobody asked for it (req kNull: the executor
+// may have bound no array there, so its data must not be touched).
+inline float* InGradOrNull(const BackwardArgs& a, size_t i) {
+  return a.req[i] == OpReq::kNull ? nullptr : a.in_grads[i].fdata();
+}
+
 // Copies (or adds) src into dst element-wise; the shapes may differ, the sizes match.
 // Writes work for any dtype (a byte copy); adds need float32.
 inline void CopyWithReq(const NDArray& dst, const NDArray& src, OpReq req) {
@@ -246,7 +252,7 @@ inline void WriteValuesWithReq(const std::vector<double>& v, const NDArray& out,
 // known dtype for `what` (an input or output name) with the message the graph gives others.
 inline void RequireFloat32(int type, const char* op, const char* what) {
   if (type >= 0 && type != static_cast<int>(DType::kFloat32))
-    throw ShapeError(StrCat(op, ": unsupported dtype for ", what, ": expected float32, got ",
+    throw TypeError(StrCat(op, ": unsupported dtype for ", what, ": expected float32, got ",
                             DTypeName(static_cast<DType>(type)),
                             " (the operator computes in float32 only; Cast the input to float32)"));
 }

@@ -2,6 +2,7 @@
 
 #include <symbind/core/ndarray.h>
 #include <symbind/core/param.h>
+#include <symbind/core/symbol.h>
 
 using namespace symbind;
 
@@ -123,6 +124,27 @@ TEST_CASE("Float parameters print as text that reads back as the same float", "[
     REQUIRE(ParamValue<float>::Parse(ParamValue<float>::Print(v), &back));
     CHECK(back == v);
   }
+}
+
+TEST_CASE("NodeAttrs::param checks the struct it is asked for", "[core][param]") {
+  Symbol fc = Symbol::Create("FullyConnected", "fc1", {{"num_hidden", "4"}},
+                             {{"data", Symbol::Variable("data")}});
+  const NodeAttrs& attrs = fc.outputs()[0].node->attrs;
+  CHECK_THROWS_AS(attrs.param<DemoParam>(), Error);
+  CHECK_THROWS_WITH(attrs.param<DemoParam>(),
+                    Catch::StartsWith("param<(anonymous namespace)::DemoParam>() on node 'fc1' (FullyConnected), whose "
+                                      "parameters are a ") &&
+                        Catch::Contains("FullyConnectedParam"));
+  // The struct the op registered reads fine (an op without parameters holds an EmptyParam).
+  Symbol copy = Symbol::Create("_copy", "c", {}, {{"data", Symbol::Variable("data")}});
+  CHECK_NOTHROW(copy.outputs()[0].node->attrs.param<EmptyParam>());
+  CHECK_THROWS_WITH(copy.outputs()[0].node->attrs.param<DemoParam>(),
+                    Catch::Contains("(_copy), whose parameters are a symbind::EmptyParam"));
+  NodeAttrs unparsed;
+  unparsed.name = "raw";
+  CHECK_THROWS_WITH(unparsed.param<EmptyParam>(),
+                    "param<symbind::EmptyParam>() on node 'raw' (variable), whose parameters were "
+                    "never parsed (Op::ParseAttrs)");
 }
 
 TEST_CASE("Parameter errors use dmlc's wording", "[core][param]") {

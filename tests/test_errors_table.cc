@@ -543,7 +543,7 @@ std::vector<ErrorCase> Cases() {
   add("argsort dtype uint8 over an axis of 300", [] { RunOp("argsort", {{"dtype", "uint8"}}, TShape({300})); }, "Error", "argsort: the index dtype uint8 cannot represent the indices of an axis of 300 elements");
   add("topk on int32 data", [] {
     SimpleBind(Symbol::Create("topk", "op", {}, {{"data", Var("data")}}), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt32)}});
-  }, "ShapeError", "Error in operator op (topk): topk: unsupported dtype for input 'data': expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator op (topk): topk: unsupported dtype for input 'data': expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
   add("gather_nd index 3 into an axis of 3", [run_inputs] {
     run_inputs("gather_nd", {}, {{"data", NDArray(TShape({3, 4}))}, {"indices", NDArray(TShape({2, 1}), {3, 0})}});
   }, "Error", "gather_nd: index 3 at indices[0, 0] is out of bounds for axis 0 of size 3 (expected -size <= index < size)");
@@ -565,16 +565,18 @@ std::vector<ErrorCase> Cases() {
   add("AdaptiveAvgPooling2D on a 3-d input", [] { RunOp("_contrib_AdaptiveAvgPooling2D", {}, TShape({1, 4, 4})); }, "ShapeError", "Error in operator op (_contrib_AdaptiveAvgPooling2D): _contrib_AdaptiveAvgPooling2D: input must be 4-D (NCHW), got (1,4,4)");
   add("SimpleBind: FullyConnected on int8 data", [] {
     SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}});
-  }, "ShapeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected float32, got int8 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected float32, got int8 (the operator computes in float32 only; Cast the input to float32)");
   add("Bind: Activation on the int32 output of a Cast", [] {
     Symbol c = Symbol::Create("Cast", "c", {{"dtype", "int32"}}, {{"data", Var("data")}});
     Symbol a = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", c}});
     Bind(a, Context::CPU(), {NDArray(TShape({2}))}, {}, {}, {});
-  }, "ShapeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
   add("SimpleBind: elemwise_add of float32 and int32", [] {
     Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", Var("a")}, {"rhs", Var("b")}});
     SimpleBind(s, Context::CPU(), {{"a", NDArray(TShape({2}))}, {"b", NDArray(TShape({2}), DType::kInt32)}});
-  }, "ShapeError", "Error in operator s (elemwise_add): Type inconsistent for input 'rhs' (b): provided int32, inferred float32");
+  }, "TypeError", "Error in operator s (elemwise_add): Type inconsistent for input 'rhs' (b): provided int32, inferred float32");
+  add("norm with out_dtype float64", [] { RunOp("norm", {{"out_dtype", "float64"}}, TShape({2, 3})); },
+      "TypeError", "Error in operator op (norm): norm: out_dtype float64 is not supported (only float32)");
   add("Bind: gradient (3,) for argument (2,)", [] {
     Symbol s = Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"data", Var("data")}});
     Bind(s, Context::CPU(), {NDArray(TShape({2}))}, {NDArray(TShape({3}))}, {OpReq::kWrite}, {});
@@ -1004,6 +1006,7 @@ std::string TypeName(const std::exception& e) {
   if (dynamic_cast<const OutOfMemoryError*>(&e)) return "OutOfMemoryError";
   if (dynamic_cast<const IOError*>(&e)) return "IOError";
   if (dynamic_cast<const ShapeError*>(&e)) return "ShapeError";
+  if (dynamic_cast<const TypeError*>(&e)) return "TypeError";
   if (dynamic_cast<const ParamError*>(&e)) return "ParamError";
   if (dynamic_cast<const Error*>(&e)) return "Error";
   return std::string("std::exception (") + typeid(e).name() + ")";

@@ -273,6 +273,9 @@ TEST_CASE("Type inference rejects non-float32 data for float32 kernels at bind",
   // A float32 weight next to int8 data is a plain inconsistency, reported as before.
   CHECK_THROWS_WITH(InferType(fc, {{"x", DType::kInt8}, {"fc_weight", DType::kFloat32}}),
                     Catch::Contains("Type inconsistent"));
+  // Both are TypeErrors, not ShapeErrors (a caller can tell a dtype problem from a shape one).
+  CHECK_THROWS_AS(InferType(fc, {{"x", DType::kInt8}}), TypeError);
+  CHECK_THROWS_AS(InferType(fc, {{"x", DType::kInt8}, {"fc_weight", DType::kFloat32}}), TypeError);
   // Copies, reshapes and casts take any dtype; Cast back to float32 feeds a float op.
   Symbol r = Symbol::Create("Reshape", "r", {{"shape", "(-1,)"}}, {{"data", x}});
   Symbol c = Symbol::Create("Cast", "c", {{"dtype", "float32"}}, {{"data", r}});

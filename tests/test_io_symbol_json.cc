@@ -125,7 +125,7 @@ TEST_CASE("io: legacy 0.8 JSON loads with aux upgrade and hidden keys", "[io]") 
   const Node* fc = by_name.at("fc1");
   CHECK(fc->user_attrs.at("__ctx_group__") == "dev1");
   CHECK(fc->attrs.dict == KwArgs{{"no_bias", "False"}, {"num_hidden", "4"}});
-  CHECK(fc->attrs.parsed != nullptr);
+  CHECK(fc->attrs.parsed.value != nullptr);
 
   // Saved as 1.x, loaded again: same graph.
   std::string saved = SaveSymbolJSON(s);

@@ -48,8 +48,7 @@ void BackwardBilinearSampler(const OpContext&, const NodeAttrs&, const BackwardA
     if (a.req[i] == OpReq::kWrite || a.req[i] == OpReq::kWriteInplace) a.in_grads[i].Fill(0.0f);
   sampling::BilinearSampleBackward(
       a.inputs[0].fdata(), a.inputs[1].fdata(), a.out_grads[0].fdata(),
-      a.req[0] == OpReq::kNull ? nullptr : a.in_grads[0].fdata(),
-      a.req[1] == OpReq::kNull ? nullptr : a.in_grads[1].fdata(), d[0], d[1], d[2], d[3], o[2],
+      InGradOrNull(a, 0), InGradOrNull(a, 1), d[0], d[1], d[2], d[3], o[2],
       o[3]);
 }
 }  // namespace

@@ -160,7 +160,7 @@ SYMBIND_REGISTER_OP(SoftmaxActivation)
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       SoftmaxAlongBackward(a.outputs[0].fdata(), a.out_grads[0].fdata(),
-                                      a.req[0] == OpReq::kNull ? nullptr : a.in_grads[0].fdata(),
+                                      InGradOrNull(a, 0),
                                       ActivationLayout(attrs, a.inputs[0].shape()), 1.0, false, a.req[0]);
     });
 

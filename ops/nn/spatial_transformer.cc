@@ -68,7 +68,7 @@ void BackwardSpatialTransformer(const OpContext&, const NodeAttrs&, const Backwa
   std::vector<float> grid_grad(static_cast<size_t>(N * 2 * P), 0.0f);
   sampling::BilinearSampleBackward(a.inputs[0].fdata(), a.outputs[2].fdata(),
                                    a.out_grads[0].fdata(),
-                                   a.req[0] == OpReq::kNull ? nullptr : a.in_grads[0].fdata(),
+                                   InGradOrNull(a, 0),
                                    grid_grad.data(), N, d[1], d[2], d[3], H, W);
   if (a.req[1] != OpReq::kNull)  // d loc[n] (2, 3) = d grid_src[n] (2, HW) x grid_dst^T
     Gemm(false, true, 2 * N, 3, P, 1.0f, grid_grad.data(), P, a.outputs[1].fdata(), P,

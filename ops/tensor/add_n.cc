@@ -45,7 +45,7 @@ SYMBIND_REGISTER_OP(add_n)
     .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
       const float* g = a.out_grads[0].fdata();
       for (size_t k = 0; k < a.in_grads.size(); ++k)
-        MapWithReq(a.in_grads[k].fdata(), a.out_grads[0].Size(), a.req[k], [&](int64_t i) { return g[i]; });
+        MapWithReq(InGradOrNull(a, k), a.out_grads[0].Size(), a.req[k], [&](int64_t i) { return g[i]; });
     });
 
 }  // namespace symbind

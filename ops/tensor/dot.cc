@@ -159,8 +159,7 @@ SYMBIND_REGISTER_OP(dot)
       const auto& p = attrs.param<DotParam>();
       DotDims d = GetDotDims(p, a.inputs[0].shape(), a.inputs[1].shape());
       MatMulGrad(p.transpose_a, p.transpose_b, d, a.inputs[0].fdata(), a.inputs[1].fdata(),
-                 a.out_grads[0].fdata(), a.req[0], a.in_grads[0].fdata(), a.req[1],
-                 a.in_grads[1].fdata());
+                 a.out_grads[0].fdata(), a.req[0], InGradOrNull(a, 0), a.req[1], InGradOrNull(a, 1));
     });
 
 SYMBIND_REGISTER_OP(batch_dot)
@@ -190,8 +189,8 @@ SYMBIND_REGISTER_OP(batch_dot)
       const float* L = a.inputs[0].fdata();
       const float* R = a.inputs[1].fdata();
       const float* dY = a.out_grads[0].fdata();
-      float* dL = a.req[0] == OpReq::kNull ? nullptr : a.in_grads[0].fdata();
-      float* dR = a.req[1] == OpReq::kNull ? nullptr : a.in_grads[1].fdata();
+      float* dL = InGradOrNull(a, 0);
+      float* dR = InGradOrNull(a, 1);
       const int64_t ls = d.ma * d.na, rs = d.mb * d.nb;
       ForEachBatch(batch, d, [&](int64_t b) {
         MatMulGrad(p.transpose_a, p.transpose_b, d, L + b * ls, R + b * rs, dY + b * d.m * d.n,

@@ -297,7 +297,7 @@ SYMBIND_REGISTER_OP(norm)
       const auto& p = attrs.param<NormParam>();
       // Compute is float32; an out_dtype other than float32 is not supported.
       if (p.out_dtype && *p.out_dtype != static_cast<int>(DType::kFloat32))
-        throw ShapeError(StrCat("norm: out_dtype ", DTypeName(static_cast<DType>(*p.out_dtype)),
+        throw TypeError(StrCat("norm: out_dtype ", DTypeName(static_cast<DType>(*p.out_dtype)),
                                 " is not supported (only float32)"));
       InferSameType(attrs, in, out);
     })
