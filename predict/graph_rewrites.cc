@@ -46,6 +46,13 @@ const NDArray* Given(const Graph& g, uint32_t n, size_t input, const std::map<st
   auto it = arrays.find(var.name());
   return !var.is_variable() || it == arrays.end() || it->second.dtype() != DType::kFloat32 ? nullptr : &it->second;
 }
+
+// `a` as a read-only array: only the rewrite holds it, and nothing may change it afterwards, so
+// kernels may cache forms derived from it without checking it on every call (weight_cache.h).
+NDArray Frozen(const NDArray& a) {
+  return NDArray::View(Storage::External(a.raw_data(), a.bytes(), a.storage(), "a folded weight"), 0,
+                       a.shape(), a.dtype());
+}
 }  // namespace
 
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
@@ -111,8 +118,8 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     producer->inputs.resize(3);
     producer->inputs[1] = Symbol::Variable(weight_name).outputs()[0];
     producer->inputs[2] = Symbol::Variable(bias_name).outputs()[0];
-    out.args[weight_name] = folded_weight;
-    out.args[bias_name] = folded_bias;
+    out.args[weight_name] = Frozen(folded_weight);
+    out.args[bias_name] = Frozen(folded_bias);
     names.insert(weight_name);
     names.insert(bias_name);
     replaced[bn.node.get()] = NodeEntry{producer, 0};

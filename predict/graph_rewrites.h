@@ -25,7 +25,8 @@ struct RewrittenGraph {
 // weight and bias feed nothing else, the BatchNorm normalises axis 1, is no head (the
 // executor's outputs keep their names) and its mean/var outputs are unused, and every weight, bias, gamma, beta and moving statistic is a given array
 // (`args` / `aux`, float32). The folded weight and bias are new variables named
-// "<producer>_folded_weight" / "<producer>_folded_bias".
+// "<producer>_folded_weight" / "<producer>_folded_bias", read-only arrays (writing into them
+// throws; kernels cache their packed forms without re-checking them).
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                              const std::map<std::string, NDArray>& aux);
 

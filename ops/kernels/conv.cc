@@ -8,6 +8,7 @@
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -60,17 +61,43 @@ bool FastPathsEnabled() { return FastPathsFlag().load(std::memory_order_relaxed)
 void SetFastPathsEnabled(bool enabled) { FastPathsFlag().store(enabled, std::memory_order_relaxed); }
 
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                 const ConvGeom& g, OpReq req, const NDArray* weights) {
+                 const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act) {
+  if (req == OpReq::kNull) return;
+  if (req == OpReq::kAdd && act.kind != FusedActivation::kNone) {  // y += act(conv): not in one loop
+    const int64_t size = n.batch * n.out_c * g.out_size();
+    std::vector<float> result(static_cast<size_t>(size));
+    ConvForward(x, w, bias, result.data(), n, g, OpReq::kWrite, weights, act);
+    return AssignWithReq(y, result.data(), size, req);
+  }
   if (FastPathsEnabled() && DepthwiseApplies(n, g))
-    return DepthwiseConvForward(x, w, bias, y, n, g, req);
+    return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
   if (FastPathsEnabled() && WinogradPays(n, g))
-    return WinogradConvForward(x, w, bias, y, n, g, req, weights);
-  ConvForwardIm2Col(x, w, bias, y, n, g, req);
+    return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
+  if (FastPathsEnabled() && req != OpReq::kAdd && PackedGemmApplies(n, g))
+    return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
+  ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
 }
 
+namespace {
+// Output rows per im2col tile: the tile's column buffer stays in cache (~512 KB, but at least
+// ~1024 columns so the weights are not re-packed too often), so im2col and the GEMM share it
+// instead of streaming a whole-image buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
+int64_t RowsPerTile(int64_t kdim, const ConvGeom& g) {
+  const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
+  constexpr int64_t kTileFloats = int64_t{1} << 17, kMinTileCols = 1024;
+  return std::clamp<int64_t>(std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileCols + OW - 1) / OW),
+                             1, rows);
+}
+}  // namespace
+
 void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float* y,
-                       const ConvDims& n, const ConvGeom& g, OpReq req) {
+                       const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act) {
   if (req == OpReq::kNull) return;
+  if (act.kind != FusedActivation::kNone) {  // the reference: convolution, then the activation
+    ConvForwardIm2Col(x, w, bias, y, n, g, req);
+    const int64_t size = n.batch * n.out_c * g.out_size();
+    return MapWithReq(y, size, OpReq::kWriteInplace, [&](int64_t i) { return act(y[i]); });
+  }
   const int64_t isize = g.in_size(), osize = g.out_size(), ks = g.k_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * ks;
   const float beta = req == OpReq::kAdd ? 1.0f : 0.0f;
@@ -89,21 +116,18 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
     });
     return;
   }
-  // Output rows are cut into tiles whose column buffer stays in cache (~512 KB, but at least
-  // ~1024 columns so the weights are not re-packed too often): im2col and the GEMM share it
-  // instead of streaming a whole-image buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
-  // Tiles of every image run in parallel; their size depends only on the problem.
+  // Output rows are cut into tiles (RowsPerTile); tiles of every image run in parallel; their
+  // size depends only on the problem.
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
-  constexpr int64_t kTileFloats = int64_t{1} << 17, kMinTileCols = 1024;
-  const int64_t rows_per_tile = std::clamp<int64_t>(
-      std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileCols + OW - 1) / OW), 1, rows);
+  const int64_t rows_per_tile = RowsPerTile(kdim, g);
   const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
   // Tiny outputs (below 128 positions; measured on MTCNN R/O-Net against 100, 500, 1024):
   // several images side by side in one column buffer make one wider GEMM, whose
   // (filters, images * positions) result is then copied into each image's planes.
   constexpr int64_t kBatchedBelow = 128;
   if (tiles == 1 && osize < kBatchedBelow && n.batch > 1) {
-    const int64_t per_task = std::min(n.batch, (kMinTileCols + osize - 1) / osize);
+    constexpr int64_t kMinCols = 1024;
+    const int64_t per_task = std::min(n.batch, (kMinCols + osize - 1) / osize);
     const int64_t tasks = (n.batch + per_task - 1) / per_task;
     ParallelFor(tasks, 1, [&](int64_t t0, int64_t t1) {
       std::vector<float> col(static_cast<size_t>(kdim * per_task * osize));
@@ -140,6 +164,70 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
              yi + gr * fg * osize + r0 * OW, osize);
       }
       add_bias(yi, r0 * OW, r1 * OW);
+    }
+  });
+}
+
+namespace {
+// The weights of every group packed for GemmPacked.
+struct PackedConvWeights {
+  std::vector<PackedGemmA> groups;
+};
+
+PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim) {
+  PackedConvWeights p;
+  for (int64_t gr = 0; gr < groups; ++gr) p.groups.emplace_back(w + gr * fg * kdim, fg, kdim, kdim);
+  return p;
+}
+}  // namespace
+
+bool PackedGemmApplies(const ConvDims&, const ConvGeom& g) {
+  static const bool off = std::getenv("SYMBIND_TMP_NO_PACKED") != nullptr;
+  if (off) return false;
+  // Below this many output positions the micro-kernel's 16-32 columns are mostly padding.
+  constexpr int64_t kMinColumns = 32;
+  return g.out_size() >= kMinColumns;
+}
+
+void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
+                           const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
+                           const NDArray* weights) {
+  const int64_t isize = g.in_size(), osize = g.out_size();
+  const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
+  std::shared_ptr<const PackedConvWeights> packed;
+  if (weights)
+    packed = CachedDerived<PackedConvWeights>(
+        *weights, StrCat("gemm-packed ", n.groups, "x", fg, "x", kdim),
+        [&](const float* data) { return PackConvWeights(data, n.groups, fg, kdim); },
+        [&](const PackedConvWeights& p, const float* data) {
+          for (int64_t gr = 0; gr < n.groups; ++gr)
+            if (!p.groups[static_cast<size_t>(gr)].Holds(data + gr * fg * kdim, kdim)) return false;
+          return true;
+        });
+  else
+    packed = std::make_shared<const PackedConvWeights>(PackConvWeights(w, n.groups, fg, kdim));
+  auto epilogue = [&](int64_t gr) { return GemmEpilogue{bias ? bias + gr * fg : nullptr, act}; };
+  if (g.is_pointwise()) {  // the image is its own column buffer
+    ForEachImage(n.batch, [&](int64_t i, bool) {
+      for (int64_t gr = 0; gr < n.groups; ++gr)
+        GemmPacked(packed->groups[static_cast<size_t>(gr)], osize, x + i * n.in_c * isize + gr * kdim * osize,
+                   osize, y + i * n.out_c * osize + gr * fg * osize, osize, epilogue(gr));
+    });
+    return;
+  }
+  const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
+  const int64_t rows_per_tile = RowsPerTile(kdim, g);
+  const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
+  ParallelFor(n.batch * tiles, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<float> col(static_cast<size_t>(kdim * rows_per_tile * OW));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i = t / tiles, r0 = (t % tiles) * rows_per_tile, r1 = std::min(rows, r0 + rows_per_tile);
+      const int64_t ncols = (r1 - r0) * OW;
+      for (int64_t gr = 0; gr < n.groups; ++gr) {
+        Im2Col(x + i * n.in_c * isize, g, gr * cg, (gr + 1) * cg, r0, r1, ncols, col.data());
+        GemmPacked(packed->groups[static_cast<size_t>(gr)], ncols, col.data(), ncols,
+                   y + (i * n.out_c + gr * fg) * osize + r0 * OW, osize, epilogue(gr));
+      }
     }
   });
 }
