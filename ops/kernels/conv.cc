@@ -96,7 +96,7 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
   if (act.kind != FusedActivation::kNone) {  // the reference: convolution, then the activation
     ConvForwardIm2Col(x, w, bias, y, n, g, req);
     const int64_t size = n.batch * n.out_c * g.out_size();
-    return MapWithReq(y, size, OpReq::kWriteInplace, [&](int64_t i) { return act(y[i]); });
+    return ParallelFor(size, kElementwiseGrain, [&](int64_t b, int64_t e) { ActivateInPlace(y + b, e - b, act); });
   }
   const int64_t isize = g.in_size(), osize = g.out_size(), ks = g.k_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * ks;

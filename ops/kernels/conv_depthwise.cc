@@ -62,8 +62,7 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* in, const Plan
       o[ow] = add ? o[ow] + s : s;
     }
     for (int64_t ow = mid_hi; ow < a.OW; ++ow) edge(ow);
-    if (a.act.kind != FusedActivation::kNone)  // while the row is in L1
-      for (int64_t ow = 0; ow < a.OW; ++ow) o[ow] = a.act(o[ow]);
+    ActivateInPlace(o, a.OW, a.act);  // while the row is in L1
   }
 }
 
