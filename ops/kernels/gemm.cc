@@ -93,16 +93,6 @@ PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda)
   });
 }
 
-bool PackedGemmA::Holds(const float* A, int64_t lda) const {
-  // Each panel packed again into a buffer that stays in cache and compared as a whole.
-  std::vector<float> again(static_cast<size_t>(K_ * mr_));
-  for (int64_t p = 0; p * mr_ < M_; ++p) {
-    PackPanel(A, M_, K_, lda, mr_, p, again.data());
-    if (std::memcmp(again.data(), panel(p), again.size() * sizeof(float)) != 0) return false;
-  }
-  return true;
-}
-
 namespace {
 // B[k0:k0+kc, j0:j0+nc] as nr-column panels, each kc x nr, zero-padded on the right.
 void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,

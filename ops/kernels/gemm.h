@@ -60,8 +60,6 @@ class PackedGemmA {
   int64_t depth() const { return K_; }
   const float* panel(int64_t i) const { return data_.data() + i * K_ * mr_; }
   int mr() const { return mr_; }
-  // Whether this was packed from a matrix equal to A (same size, lda apart), bit for bit.
-  bool Holds(const float* A, int64_t lda) const;
 
  private:
   int64_t M_, K_;
