@@ -150,27 +150,28 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutpu
   }
 }
 
-// Transformed weights, with a copy of the writable weights they were made from: comparing it
-// reads 1/4 of what a transform writes.
+// The 36 transformed weight matrices (filters x channels) packed for GemmPacked, with a copy of
+// the writable weights they were made from: comparing it reads 1/4 of what a transform writes.
 struct WinogradWeights {
   std::vector<float> source;  // empty for read-only weights, which cannot change
-  std::vector<float> transformed;
+  std::vector<PackedGemmA> packed;
 };
 
-std::shared_ptr<const std::vector<float>> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c) {
-  const size_t size = static_cast<size_t>(out_c * in_c * 9);
-  auto entry = CachedDerived<WinogradWeights>(
+WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, bool keep_source) {
+  WinogradWeights e;
+  if (keep_source) e.source.assign(w, w + out_c * in_c * 9);
+  const std::vector<float> u = WinogradTransformWeights(w, out_c, in_c);
+  for (int64_t p = 0; p < kPoints; ++p) e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c);
+  return e;
+}
+
+std::shared_ptr<const WinogradWeights> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c) {
+  return CachedDerived<WinogradWeights>(
       w, StrCat("winograd ", out_c, "x", in_c),
-      [&](const float* data) {
-        WinogradWeights e;
-        if (!w.read_only()) e.source.assign(data, data + size);
-        e.transformed = WinogradTransformWeights(data, out_c, in_c);
-        return e;
-      },
+      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only()); },
       [&](const WinogradWeights& e, const float* data) {
-        return std::memcmp(e.source.data(), data, size * sizeof(float)) == 0;
+        return std::memcmp(e.source.data(), data, e.source.size() * sizeof(float)) == 0;
       });
-  return std::shared_ptr<const std::vector<float>>(entry, &entry->transformed);
 }
 }  // namespace
 
@@ -240,9 +241,9 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
                          const FusedActivation& act) {
   if (req == OpReq::kNull) return;
   const int64_t C = n.in_c, F = n.out_c;
-  std::shared_ptr<const std::vector<float>> u;
+  std::shared_ptr<const WinogradWeights> u;
   if (weights) u = CachedWeights(*weights, F, C);
-  else u = std::make_shared<const std::vector<float>>(WinogradTransformWeights(w, F, C));
+  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false));
   const Tiling tl = MakeTiling(n, g);
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
@@ -260,8 +261,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
       });
       ParallelFor(kPoints, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
-          Gemm(false, false, F, len, C, 1.0f, u->data() + p * F * C, C, v.get() + p * C * len,
-               len, 0.0f, m.get() + p * F * len, len);
+          GemmPacked(u->packed[static_cast<size_t>(p)], len, v.get() + p * C * len, len, m.get() + p * F * len, len);
       });
       ParallelFor(F, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
