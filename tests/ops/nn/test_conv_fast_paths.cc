@@ -196,11 +196,12 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   }
   // What ConvForward gives it: not a 5x5 output (mostly padding in the micro-kernel's
   // columns), nor depths above 384 (the 400- and 800-channel cases above, tested for the
-  // slicing of the depth), which stay on im2col + Eigen's GEMM.
+  // slicing of the depth), nor groups: those stay on im2col + Eigen's GEMM.
   CHECK(PackedGemmApplies({1, 16, 96, 1}, Geom(cases[0])));
   CHECK(PackedGemmApplies({1, 3, 17, 1}, Geom(cases[6])));
   CHECK_FALSE(PackedGemmApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
   CHECK_FALSE(PackedGemmApplies({2, 400, 33, 1}, Geom(cases[2])));
+  CHECK_FALSE(PackedGemmApplies({1, 12, 18, 3}, Geom(cases[7])));  // grouped
 }
 
 namespace {
