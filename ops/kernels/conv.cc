@@ -80,12 +80,16 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
 }
 
 namespace {
+// Columns at least in one GEMM of im2col's column buffer (so the weights are not re-packed too
+// often).
+constexpr int64_t kMinTileCols = 1024;
+
 // Output rows per im2col tile: the tile's column buffer stays in cache (~512 KB, but at least
-// ~1024 columns so the weights are not re-packed too often), so im2col and the GEMM share it
-// instead of streaming a whole-image buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
+// kMinTileCols columns), so im2col and the GEMM share it instead of streaming a whole-image
+// buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
 int64_t RowsPerTile(int64_t kdim, const ConvGeom& g) {
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
-  constexpr int64_t kTileFloats = int64_t{1} << 17, kMinTileCols = 1024;
+  constexpr int64_t kTileFloats = int64_t{1} << 17;
   return std::clamp<int64_t>(std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileCols + OW - 1) / OW),
                              1, rows);
 }
@@ -127,8 +131,7 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
   // (filters, images * positions) result is then copied into each image's planes.
   constexpr int64_t kBatchedBelow = 128;
   if (tiles == 1 && osize < kBatchedBelow && n.batch > 1) {
-    constexpr int64_t kMinCols = 1024;
-    const int64_t per_task = std::min(n.batch, (kMinCols + osize - 1) / osize);
+    const int64_t per_task = std::min(n.batch, (kMinTileCols + osize - 1) / osize);
     const int64_t tasks = (n.batch + per_task - 1) / per_task;
     ParallelFor(tasks, 1, [&](int64_t t0, int64_t t1) {
       std::vector<float> col(static_cast<size_t>(kdim * per_task * osize));
