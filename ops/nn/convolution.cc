@@ -136,12 +136,14 @@ ConvSetup Setup(const P& p, const TShape& data, const TShape& outp) {
 }
 
 template <typename P>
-void ForwardConv(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+void ForwardConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                  const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   const auto& p = attrs.param<P>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
+  // Training changes the weights every step: derived forms (packed, Winograd-transformed) are
+  // then made per call instead of cached, checked and replaced each time.
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
-              s.dims, s.geom, req[0], &in[1], p.activation());
+              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1], p.activation());
 }
 
 void BackwardConv(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
