@@ -4,10 +4,14 @@
 //   bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]
 //       whole model: R rounds of (K forwards with fast paths off, K with them on); prints the
 //       min and median CPU ms per forward of each and the ratio of the minima.
+//   bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse [--threads T] [--rounds R] [--runs K]
+//       whole model bound twice, without and with one Predictor rewrite (BatchNorm folding or
+//       activation fusion), timed the same way.
 //   bench_conv_paths layer N C F G H W K S P [--threads T]
 //       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
-//       (Winograd here transforms the weights on every call: no cache).
+//       (Winograd here transforms the weights on every call: no cache), and of the packed-GEMM
+//       path with its weights packed per call, cached and checked, cached read-only.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +38,7 @@ double CpuMs() {
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
+               "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse [--threads T] [--rounds R] [--runs K]\n"
                "       bench_conv_paths layer N C F G H W K S P [--threads T]\n");
   std::exit(2);
 }
@@ -66,6 +71,31 @@ void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
   for (auto& v : ms) std::sort(v.begin(), v.end());
   std::printf("cpu_ms_im2col min %.2f median %.2f\ncpu_ms_fast min %.2f median %.2f\nratio_min %.2f\n",
               ms[0][0], ms[0][rounds / 2], ms[1][0], ms[1][rounds / 2], ms[1][0] / ms[0][0]);
+}
+
+void TimeRewrite(const std::vector<std::string>& a, int rounds, int runs) {
+  if (a.size() != 4 || (a[3] != "fold" && a[3] != "fuse")) Usage();
+  Model model = LoadModelFiles(a[0], a[1]);
+  std::map<std::string, TShape> shapes;
+  shapes.insert(ParseShapeSpec("data=" + a[2]));
+  std::vector<Predictor> predictors;
+  for (int with = 0; with < 2; ++with) {
+    PredictorOptions options;
+    (a[3] == "fold" ? options.fold_batch_norm : options.fuse_activations) = with == 1;
+    predictors.emplace_back(model.symbol, model.args, model.aux, shapes, options);
+  }
+  std::vector<double> ms[2];
+  for (int r = 0; r < rounds; ++r)
+    for (int with = 0; with < 2; ++with) {
+      Executor& exec = predictors[static_cast<size_t>(with)].executor();
+      exec.Forward(false);  // warm-up
+      const double t0 = CpuMs();
+      for (int i = 0; i < runs; ++i) exec.Forward(false);
+      ms[with].push_back((CpuMs() - t0) / runs);
+    }
+  for (auto& v : ms) std::sort(v.begin(), v.end());
+  std::printf("cpu_ms_without min %.2f median %.2f\ncpu_ms_with min %.2f median %.2f\nratio_min %.2f\n", ms[0][0],
+              ms[0][rounds / 2], ms[1][0], ms[1][rounds / 2], ms[1][0] / ms[0][0]);
 }
 
 void TimeLayer(const std::vector<std::string>& a) {
@@ -110,6 +140,23 @@ void TimeLayer(const std::vector<std::string>& a) {
     });
   }
   std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\n", ref, fast, path);
+  if (!conv::PackedGemmApplies(n, g)) return;
+  // The packed-GEMM path: weights packed on every call; cached for a writable array (each call
+  // checks the cached panels against the weights); cached for read-only (memory-mapped) weights.
+  const TShape wshape({static_cast<int64_t>(w.size())});
+  NDArray writable(wshape, w);
+  auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, w.size() * 4 + 64)), std::free);
+  std::copy(w.begin(), w.end(), buffer.get());
+  NDArray read_only = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
+  double packed[3];
+  const NDArray* arrays[3] = {nullptr, &writable, &read_only};
+  for (int i = 0; i < 3; ++i)
+    packed[i] = fastest([&] {
+      conv::PackedGemmConvForward(x.data(), arrays[i] ? arrays[i]->fdata() : w.data(), b.data(), y.data(), n, g,
+                                  {}, arrays[i]);
+    });
+  std::printf("cpu_ms_packed_per_call %.3f\ncpu_ms_packed_cached_checked %.3f\ncpu_ms_packed_cached_read_only %.3f\n",
+              packed[0], packed[1], packed[2]);
 }
 }  // namespace
 
@@ -121,6 +168,7 @@ int main(int argc, char** argv) {
   SetNumThreads(Option(&args, "--threads", 1));
   const int rounds = Option(&args, "--rounds", 5), runs = Option(&args, "--runs", 5);
   if (mode == "model") TimeModel(args, rounds, runs);
+  else if (mode == "rewrite") TimeRewrite(args, rounds, runs);
   else if (mode == "layer") TimeLayer(args);
   else Usage();
 }

@@ -1,7 +1,7 @@
 // Inference benchmark of a model file pair (MXNet symbol JSON + .params) for bench/run.sh.
 //
 //   bench_models SYMBOL PARAMS --shape data=N,C,H,W [--threads T] [--runs R]
-//       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold]
+//       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]
 //
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
@@ -16,7 +16,8 @@
 //                 all_activations_mb (every op output: the footprint without reuse)
 // --logits cuts a SoftmaxOutput head off and returns its input (probabilities saturate with
 // random weights and would hide differences); another single head (an embedding) is kept.
-// --no-fold binds without folding BatchNorm into the layer before it (PredictorOptions). Every argument except data and labels must be
+// --no-fold binds without folding BatchNorm into the layer before it, --no-fuse without fusing
+// relu / clip into the convolution before it (PredictorOptions). Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -47,14 +48,14 @@ struct Options {
   std::map<std::string, TShape> shapes;
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
-  bool logits = false, memory = false, fold = true;
+  bool logits = false, memory = false, fold = true, fuse = true;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -80,6 +81,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--logits") o.logits = true;
     else if (a == "--memory") o.memory = true;
     else if (a == "--no-fold") o.fold = false;
+    else if (a == "--no-fuse") o.fuse = false;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -156,6 +158,7 @@ int main(int argc, char** argv) {
     PredictorOptions options;
     options.seed = 1;
     options.fold_batch_norm = o.fold;
+    options.fuse_activations = o.fuse;
     Predictor predictor(sym, args, aux, o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights
     aux.clear();

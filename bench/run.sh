@@ -77,7 +77,8 @@ pooled() {
     awk '{ t[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", t[int(NR / 2) + 1], t[1] }'
 }
 ort_peer() { node bench/ort_peer.js "$@" --threads "$threads" ${SYMBIND_BENCH_ORT_NO_SPIN:+--no-spin}; }
-# The ONNX Runtime table: every net interleaved with symbind (folded, and unfolded at batch 1)
+# The ONNX Runtime table: every net interleaved with symbind (default, and without the inference
+# rewrites, BatchNorm folding and activation fusion, at batch 1)
 # in $rounds rounds; uses the files bench/peers.py classify wrote.
 ort_table() {
   local per=$(( (runs + rounds - 1) / rounds )) per8=$(( (runs8 + rounds - 1) / rounds ))
@@ -86,9 +87,9 @@ ort_table() {
   echo "## symbind vs ONNX Runtime $ort_version, $threads threads, interleaved ($rounds rounds) $(loadavg)"
   echo "Batch 1: median (min) ms of $(( per * rounds )) runs pooled over the rounds; ratios are ORT / symbind"
   echo "(above 1: symbind faster). Batch 8: images/s from the pooled median of $(( per8 * rounds )) runs."
-  echo "rel diff: max |x - torch| / max |torch| of the logits, symbind / ORT. 'unfolded': symbind"
-  echo "with --no-fold (every BatchNorm run as its own node)."
-  row net "rel diff" "symbind ms" "unfolded ms" "ORT ms" "vs ORT" "b8 symbind img/s" "b8 ORT img/s" "b8 vs ORT"
+  echo "rel diff: max |x - torch| / max |torch| of the logits, symbind / ORT. 'no rewrites': symbind"
+  echo "with --no-fold --no-fuse (every BatchNorm, relu and clip run as its own node)."
+  row net "rel diff" "symbind ms" "no rewrites ms" "ORT ms" "vs ORT" "b8 symbind img/s" "b8 ORT img/s" "b8 vs ORT"
   local spec name symbol size d s1 n1 o1 s8 o8 r
   for spec in "${peer_nets[@]}"; do
     name=${spec%%=*} symbol=${spec#*=} size=224
@@ -101,7 +102,7 @@ ort_table() {
     s1= n1= o1= s8= o8=
     for r in $(seq "$rounds"); do
       s1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per")
-      n1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold)
+      n1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold --no-fuse)
       o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size")
       s8+=$'\n'$("${sb[@]}" --shape "data=8,3,$size,$size" --runs "$per8")
       o8+=$'\n'$(ort_peer "$d_dir/b8.onnx" --runs "$per8" --batch 8 --size "$size,$size")

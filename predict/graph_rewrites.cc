@@ -46,18 +46,47 @@ const NDArray* Given(const Graph& g, uint32_t n, size_t input, const std::map<st
   auto it = arrays.find(var.name());
   return !var.is_variable() || it == arrays.end() || it->second.dtype() != DType::kFloat32 ? nullptr : &it->second;
 }
+
+// The rewrite's starting point: a copy of the caller's graph (rewired in place by the rewrite;
+// the caller's nodes stay untouched) reading the caller's arrays.
+RewrittenGraph CopyOf(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                      const std::map<std::string, NDArray>& aux) {
+  RewrittenGraph out;
+  out.symbol = symbol.Copy();
+  out.args = args;
+  out.aux = aux;
+  return out;
+}
+
+std::set<uint32_t> HeadEntries(const Graph& g) {
+  std::set<uint32_t> heads;
+  for (auto& h : g.heads()) heads.insert(g.entry_id(h));
+  return heads;
+}
+
+// Every input reading a node of `replaced` (its output 0) reads the entry given for it instead.
+void Rewire(const Graph& g, const std::map<const Node*, NodeEntry>& replaced) {
+  for (auto& info : g.nodes())
+    for (NodeEntry& e : info.node->inputs) {
+      auto it = replaced.find(e.node.get());
+      if (it != replaced.end()) e = it->second;
+    }
+}
+
+// `a` as a read-only array: only the rewrite holds it, and nothing may change it afterwards, so
+// kernels may cache forms derived from it without checking it on every call (weight_cache.h).
+NDArray Frozen(const NDArray& a) {
+  return NDArray::View(Storage::External(a.raw_data(), a.bytes(), a.storage(), "a folded weight"), 0,
+                       a.shape(), a.dtype());
+}
 }  // namespace
 
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                              const std::map<std::string, NDArray>& aux) {
-  RewrittenGraph out;
-  out.symbol = symbol.Copy();  // rewired in place below; the caller's nodes stay untouched
-  out.args = args;
-  out.aux = aux;
+  RewrittenGraph out = CopyOf(symbol, args, aux);
   const Graph g(out.symbol);
   const std::vector<int> uses = CountUses(g);
-  std::set<uint32_t> heads;
-  for (auto& h : g.heads()) heads.insert(g.entry_id(h));
+  const std::set<uint32_t> heads = HeadEntries(g);
   std::set<std::string> names;
   for (auto& info : g.nodes()) names.insert(info.node->name());
   // BatchNorm node -> the producer entry that replaces its output 0.
@@ -111,8 +140,8 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     producer->inputs.resize(3);
     producer->inputs[1] = Symbol::Variable(weight_name).outputs()[0];
     producer->inputs[2] = Symbol::Variable(bias_name).outputs()[0];
-    out.args[weight_name] = folded_weight;
-    out.args[bias_name] = folded_bias;
+    out.args[weight_name] = Frozen(folded_weight);
+    out.args[bias_name] = Frozen(folded_bias);
     names.insert(weight_name);
     names.insert(bias_name);
     replaced[bn.node.get()] = NodeEntry{producer, 0};
@@ -120,11 +149,7 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
   }
   if (replaced.empty()) return out;
 
-  for (auto& info : g.nodes())
-    for (NodeEntry& e : info.node->inputs) {
-      auto it = replaced.find(e.node.get());
-      if (it != replaced.end()) e = it->second;  // only output 0 is read (checked above)
-    }
+  Rewire(g, replaced);  // only output 0 of a BatchNorm is read (checked above)
 
   // Keep only the arrays the rewritten graph still reads.
   const Graph rewritten(out.symbol);
@@ -135,6 +160,38 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     if (out.aux.count(name)) used_aux[name] = out.aux[name];
   out.args = std::move(used_args);
   out.aux = std::move(used_aux);
+  return out;
+}
+
+RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                               const std::map<std::string, NDArray>& aux) {
+  RewrittenGraph out = CopyOf(symbol, args, aux);
+  const Graph g(out.symbol);
+  const std::vector<int> uses = CountUses(g);
+  const std::set<uint32_t> heads = HeadEntries(g);
+  const Op& fused_op = OpRegistry::Global().Get("_fused_conv_act");
+  std::map<const Node*, NodeEntry> replaced;  // activation node -> the fused convolution
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& act = g.node(n);
+    const bool relu = IsOp(*act.node, "Activation") && act.node->attrs.dict.count("act_type") &&
+                      act.node->attrs.dict.at("act_type") == "relu";
+    const bool clip = IsOp(*act.node, "clip");
+    if (!(relu || clip) || act.inputs.size() != 1 || heads.count(g.entry_id(n, 0))) continue;
+    const Graph::EntryRef src = act.inputs[0];
+    const std::shared_ptr<Node>& conv = g.node(src.node_id).node;
+    if (!IsOp(*conv, "Convolution") || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
+    NodeAttrs& attrs = conv->attrs;
+    attrs.op = &fused_op;
+    attrs.dict["act_type"] = relu ? "relu" : "clip";
+    if (clip) {
+      attrs.dict["a_min"] = act.node->attrs.dict.at("a_min");
+      attrs.dict["a_max"] = act.node->attrs.dict.at("a_max");
+    }
+    fused_op.ParseAttrs(&attrs);
+    replaced[act.node.get()] = NodeEntry{conv, 0};
+    out.folded.push_back(act.node->name());
+  }
+  Rewire(g, replaced);
   return out;
 }
 

@@ -14,7 +14,7 @@ namespace symbind {
 struct RewrittenGraph {
   Symbol symbol;                              // the same head nodes, in the same order
   std::map<std::string, NDArray> args, aux;   // the arrays the rewritten graph reads
-  std::vector<std::string> folded;            // names of the BatchNorm nodes folded away
+  std::vector<std::string> folded;            // names of the nodes folded or fused away
 };
 
 // Folds each inference BatchNorm (moving statistics, as MXNet's inference forward uses them
@@ -25,8 +25,19 @@ struct RewrittenGraph {
 // weight and bias feed nothing else, the BatchNorm normalises axis 1, is no head (the
 // executor's outputs keep their names) and its mean/var outputs are unused, and every weight, bias, gamma, beta and moving statistic is a given array
 // (`args` / `aux`, float32). The folded weight and bias are new variables named
-// "<producer>_folded_weight" / "<producer>_folded_bias".
+// "<producer>_folded_weight" / "<producer>_folded_bias", read-only arrays (writing into them
+// throws; kernels cache their packed forms without re-checking them).
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                              const std::map<std::string, NDArray>& aux);
+
+// Fuses each Activation(act_type=relu) and clip that reads a Convolution into it: the pair
+// becomes one _fused_conv_act node (the convolution's name, inputs and parameters plus the
+// activation), which applies the activation where it writes its output, saving a pass over
+// memory; results are bit-identical to the pair's. Only when nothing else can tell: the
+// convolution's output feeds nothing but the activation and is no head, and the activation is
+// no head (outputs keep their names). `fused` lists the activation nodes fused away; the
+// arrays are unchanged.
+RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                               const std::map<std::string, NDArray>& aux);
 
 }  // namespace symbind

@@ -69,6 +69,11 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
     aux_ = std::move(folded.aux);
     folded_ = std::move(folded.folded);
   }
+  if (options_.fuse_activations) {
+    RewrittenGraph fused = FuseActivations(symbol_, args_, aux_);
+    symbol_ = std::move(fused.symbol);
+    fused_ = std::move(fused.folded);
+  }
   Bind(input_shapes);
 }
 
@@ -120,6 +125,7 @@ Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) 
   p.aux_ = aux_;
   p.options_ = options_;
   p.folded_ = folded_;
+  p.fused_ = fused_;
   p.Bind(input_shapes);
   return p;
 }

@@ -9,7 +9,7 @@
 // reused by liveness) and allocates nothing for weights: parameter arrays are bound as given
 // and shared, never copied (float32 arrays are used as they are; other dtypes are converted
 // once), except the weights an inference rewrite changes (PredictorOptions::fold_batch_norm),
-// which the predictor owns as new arrays. The rewrites leave the caller's symbol and arrays
+// which the predictor owns as new, read-only arrays. The rewrites leave the caller's symbol and arrays
 // as they were; executor() and roles() describe the graph as bound, after the rewrites.
 // Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never reads
 // them. Which argument is data, label or parameter comes from ClassifyArguments.
@@ -41,6 +41,9 @@ struct PredictorOptions {
   // graph_rewrites.h): one pass over memory less per pair. Results match the unfolded graph
   // to float rounding (about 1e-6 relative), not bit for bit.
   bool fold_batch_norm = true;
+  // Fuse each relu / clip into the Convolution before it (FuseActivations in graph_rewrites.h):
+  // the activation is applied as the convolution writes its output. Bit-identical results.
+  bool fuse_activations = true;
 };
 
 class Predictor {
@@ -78,6 +81,8 @@ class Predictor {
   const std::vector<std::string>& filled() const { return filled_; }
   // BatchNorm nodes folded into the layer before them (empty without fold_batch_norm).
   const std::vector<std::string>& folded() const { return folded_; }
+  // Activation / clip nodes fused into the convolution before them (without fuse_activations: none).
+  const std::vector<std::string>& fused() const { return fused_; }
   Executor& executor() { return *exec_; }
   const Executor& executor() const { return *exec_; }
 
@@ -89,7 +94,7 @@ class Predictor {
   std::map<std::string, NDArray> args_, aux_;  // parameters as bound (float32, used ones only)
   PredictorOptions options_;
   InputRoles roles_;
-  std::vector<std::string> output_names_, filled_, folded_;
+  std::vector<std::string> output_names_, filled_, folded_, fused_;
   std::unique_ptr<Executor> exec_;
 };
 

@@ -768,6 +768,10 @@ std::vector<ErrorCase> Cases() {
   add("softmax temperature=0", [] { Symbol::Create("softmax", "sm", {{"temperature", "0"}}, {{"data", Var("data")}}); }, "ParamError", "value 0 for Parameter temperature should be a finite, non-zero number (softmax divides by it)");
   add("BatchNorm eps=-1e-5", [] { Symbol::Create("BatchNorm", "bn", {{"eps", "-1e-5"}}, {{"data", Var("data")}}); }, "ParamError", "value -1e-5 for Parameter eps should be greater equal to 0");
   add("clip a_min=2 a_max=1", [] { Symbol::Create("clip", "c", {{"a_min", "2"}, {"a_max", "1"}}, {{"data", Var("data")}}); }, "ParamError", "clip: a_min must not exceed a_max (got a_min=2, a_max=1)");
+  add("_fused_conv_act a_min=2 a_max=1", [] {
+    Symbol::Create("_fused_conv_act", "c", {{"kernel", "(1,1)"}, {"num_filter", "2"}, {"act_type", "clip"}, {"a_min", "2"}, {"a_max", "1"}},
+                   {{"data", Var("data")}});
+  }, "ParamError", "_fused_conv_act: a_min must not exceed a_max (got a_min=2, a_max=1)");
   add("Pooling kernel (2,2) pad (2,0)", [] {
     Symbol::Create("Pooling", "p", {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}, {{"data", Var("data")}});
   }, "ParamError", "Pooling: every pad must be smaller than the kernel (got kernel=(2, 2), pad=(2, 0))");

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include <symbind/io/symbol_json.h>
+#include <symbind/ops/kernels/conv.h>
 #include <symbind/predict/graph_rewrites.h>
 #include <symbind/predict/predictor.h>
 
@@ -61,19 +62,29 @@ struct FoldResult {
 
 // Runs `m` on one Gaussian input with and without folding; checks that the caller's symbol
 // and arrays are unchanged and that names and shapes of the outputs agree.
+// `m` bound without a rewrite (`without` options) and with the defaults, on one Gaussian input.
+struct BoundPair {
+  Predictor reference, rewritten;
+};
+BoundPair BindWithAndWithout(const SharedModel& m, const TShape& data_shape, const PredictorOptions& without) {
+  NDArray input(data_shape);
+  FillGaussian(input, 17, "rewrite-input");
+  BoundPair p{Predictor(m.symbol, m.params, m.aux, {{"data", data_shape}}, without),
+              Predictor(m.symbol, m.params, m.aux, {{"data", data_shape}})};
+  CHECK(p.rewritten.output_names() == p.reference.output_names());
+  p.reference.SetInput("data", input);
+  p.rewritten.SetInput("data", input);
+  return p;
+}
+
 FoldResult CompareFolded(const SharedModel& m, const TShape& data_shape) {
   const std::string json_before = SaveSymbolJSON(m.symbol);
   const auto params_before = DeepCopy(m.params), aux_before = DeepCopy(m.aux);
-  NDArray input(data_shape);
-  FillGaussian(input, 17, "rewrite-input");
   PredictorOptions unfolded_options;
   unfolded_options.fold_batch_norm = false;
-  Predictor reference(m.symbol, m.params, m.aux, {{"data", data_shape}}, unfolded_options);
-  Predictor folded(m.symbol, m.params, m.aux, {{"data", data_shape}});
+  BoundPair pair = BindWithAndWithout(m, data_shape, unfolded_options);
+  Predictor &reference = pair.reference, &folded = pair.rewritten;
   CHECK(reference.folded().empty());
-  CHECK(folded.output_names() == reference.output_names());
-  reference.SetInput("data", input);
-  folded.SetInput("data", input);
   reference.Forward();
   folded.Forward();
   FoldResult r;
@@ -184,4 +195,94 @@ TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see; weights and b
   CHECK(wide.Output("relu_output").shape() == TShape({3, 5}));
   CHECK(wide.executor().arg_dict().at("conv_folded_weight").SharesStorageWith(
       p.executor().arg_dict().at("conv_folded_weight")));
+}
+
+namespace {
+// Runs `m` with and without activation fusion (both with BatchNorm folded, at 1, 2 and 4
+// threads, with the convolution fast paths on and off): the outputs must be bit-identical, and
+// the caller's symbol and arrays unchanged. Returns the fused predictor's fused() list.
+std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TShape& data_shape) {
+  const std::string json_before = SaveSymbolJSON(m.symbol);
+  const auto params_before = DeepCopy(m.params);
+  PredictorOptions unfused_options;
+  unfused_options.fuse_activations = false;
+  BoundPair pair = BindWithAndWithout(m, data_shape, unfused_options);
+  Predictor &reference = pair.reference, &fused = pair.rewritten;
+  CHECK(reference.fused().empty());
+  CHECK(fused.executor().graph().ListArguments() == reference.executor().graph().ListArguments());
+  const bool fast_paths = conv::FastPathsEnabled();
+  for (bool fast : {true, false}) {
+    conv::SetFastPathsEnabled(fast);
+    for (int threads : {1, 2, 4}) {
+      INFO("fast paths " << fast << ", threads " << threads);
+      ScopedNumThreads scoped(threads);
+      reference.Forward();
+      fused.Forward();
+      CHECK(BitIdentical(CopyOutputs(fused.executor()), CopyOutputs(reference.executor())));
+    }
+  }
+  conv::SetFastPathsEnabled(fast_paths);
+  CHECK(SaveSymbolJSON(m.symbol) == json_before);
+  CHECK(SameBits(m.params, params_before));
+  return fused.fused();
+}
+}  // namespace
+
+TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identical; the rest left as is", "[predict][rewrite]") {
+  auto conv = [](const char* name, const Symbol& in, const char* kernel, int filters) {
+    return OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", std::string(kernel) == "(3,3)" ? "(1,1)" : "(0,0)")
+        .SetParam("num_filter", filters).SetInput("data", in).CreateSymbol(name);
+  };
+  auto act = [](const char* name, const Symbol& in, const char* type) {
+    return OpBuilder("Activation").SetParam("act_type", type).SetInput("data", in).CreateSymbol(name);
+  };
+  auto clip = [](const char* name, const Symbol& in, const char* lo, const char* hi) {
+    return OpBuilder("clip").SetParam("a_min", lo).SetParam("a_max", hi).SetInput("data", in).CreateSymbol(name);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol relu1 = act("relu1", conv("conv1", data, "(3,3)", 16), "relu");               // fused
+  Symbol clip2 = clip("clip2", conv("conv2", relu1, "(1,1)", 24), "-0.5", "0.25");      // fused
+  Symbol sig3 = act("sig3", conv("conv3", clip2, "(3,3)", 8), "sigmoid");              // not relu
+  Symbol conv4 = conv("conv4", clip2, "(1,1)", 8);
+  Symbol add4 = OpBuilder("elemwise_add").SetInput("lhs", act("relu4", conv4, "relu")).SetInput("rhs", conv4)
+                    .CreateSymbol("add4");                                              // conv4 read twice
+  Symbol relu5 = act("relu5", conv("conv5", clip2, "(1,1)", 4), "relu");               // a head
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", clip2).CreateSymbol("fc");
+  Symbol relu6 = act("relu6", fc, "relu");                                             // not a convolution
+  Symbol dw = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)").SetParam("num_filter", 24)
+                  .SetParam("num_group", 24).SetInput("data", clip2).CreateSymbol("dw7");
+  Symbol clip7 = clip("clip7", dw, "0", "6");                                          // fused (depthwise)
+  Symbol pool7 = OpBuilder("Pooling").SetParam("kernel", "(2,2)").SetParam("stride", "(2,2)")
+                     .SetInput("data", clip7).CreateSymbol("pool7");
+  Symbol net = Symbol::Group({sig3, add4, relu5, relu6, pool7});
+  const TShape shape({2, 3, 20, 20});  // 3x3 with 16 -> 16 channels would take Winograd; 1x1 the packed GEMM
+  SharedModel m = GaussianModel(net, shape);
+
+  RewrittenGraph r = FuseActivations(net, m.params, m.aux);
+  CHECK(r.folded == std::vector<std::string>{"relu1", "clip2", "clip7"});
+  CHECK(r.symbol.ListOutputs() == net.ListOutputs());
+  CHECK(r.symbol.ListArguments() == net.ListArguments());
+  CHECK(CountOps(r.symbol, "_fused_conv_act") == 3);
+  CHECK(CountOps(r.symbol, "Activation") == 4);
+  CHECK(CountOps(net, "_fused_conv_act") == 0);  // the caller's graph is untouched
+  CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
+}
+
+TEST_CASE("FuseActivations: MobileNet v2, ResNet-18 and SqueezeNet bit-identical to the unfused graph", "[predict][rewrite][real]") {
+  const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
+  struct Case {
+    std::string path;
+    TShape shape;
+    size_t fused;  // relu / clip nodes that follow a convolution read by nothing else
+  };
+  // ResNet-18 (pre-activation): relus follow BatchNorms; fused are those after a folded one
+  // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8). MobileNet v2: 35 clips after
+  // convolutions. SqueezeNet: 26 relus, each after a convolution (conv1, 8 fires x 3, conv10).
+  const std::vector<Case> cases{{bench + "mobilenet-v2-symbol.json", TShape({1, 3, 64, 64}), 35},
+                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9},
+                                {SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64}), 26}};
+  for (const Case& c : cases) {
+    INFO(c.path);
+    CHECK(CheckFusedBitIdentical(GeneratedModel(c.path, c.shape), c.shape).size() == c.fused);
+  }
 }

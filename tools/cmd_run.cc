@@ -1,7 +1,7 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
-//   [--no-fold]
+//   [--no-fold] [--no-fuse]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
@@ -33,7 +33,7 @@ struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
   std::vector<std::string> shapes, inputs, outputs;
   float scale = 1.0f;
-  bool bgr = false, allow_missing = false, profile = false, no_fold = false;
+  bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false;
   int bench = 0;
   std::string threads;
 };
@@ -177,6 +177,7 @@ void Run(const RunArgs& a) {
   options.allow_missing = a.allow_missing;
   options.outputs = a.outputs;
   options.fold_batch_norm = !a.no_fold;
+  options.fuse_activations = !a.no_fuse;
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, model.args, model.aux, shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
@@ -243,6 +244,8 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--profile", a->profile, "time every node over the --bench runs (or 10) and print a per-layer table");
   sub->add_flag("--no-fold", a->no_fold,
                 "run every BatchNorm as its own node instead of folding it into the convolution before it");
+  sub->add_flag("--no-fuse", a->no_fuse,
+                "run every relu / clip as its own node instead of fusing it into the convolution before it");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");
   sub->callback([a] { Run(*a); });
 }

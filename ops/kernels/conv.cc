@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -60,17 +62,47 @@ bool FastPathsEnabled() { return FastPathsFlag().load(std::memory_order_relaxed)
 void SetFastPathsEnabled(bool enabled) { FastPathsFlag().store(enabled, std::memory_order_relaxed); }
 
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                 const ConvGeom& g, OpReq req, const NDArray* weights) {
+                 const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act) {
+  if (req == OpReq::kNull) return;
+  if (req == OpReq::kAdd && act.kind != FusedActivation::kNone) {  // y += act(conv): not in one loop
+    const int64_t size = n.batch * n.out_c * g.out_size();
+    std::vector<float> result(static_cast<size_t>(size));
+    ConvForward(x, w, bias, result.data(), n, g, OpReq::kWrite, weights, act);
+    return AssignWithReq(y, result.data(), size, req);
+  }
   if (FastPathsEnabled() && DepthwiseApplies(n, g))
-    return DepthwiseConvForward(x, w, bias, y, n, g, req);
+    return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
   if (FastPathsEnabled() && WinogradPays(n, g))
-    return WinogradConvForward(x, w, bias, y, n, g, req, weights);
-  ConvForwardIm2Col(x, w, bias, y, n, g, req);
+    return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
+  if (FastPathsEnabled() && req != OpReq::kAdd && PackedGemmApplies(n, g))
+    return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
+  ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
 }
 
+namespace {
+// Columns at least in one GEMM of im2col's column buffer (so the weights are not re-packed too
+// often).
+constexpr int64_t kMinTileCols = 1024;
+
+// Output rows per im2col tile: the tile's column buffer stays in cache (~512 KB, but at least
+// kMinTileCols columns), so im2col and the GEMM share it instead of streaming a whole-image
+// buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
+int64_t RowsPerTile(int64_t kdim, const ConvGeom& g) {
+  const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
+  constexpr int64_t kTileFloats = int64_t{1} << 17;
+  return std::clamp<int64_t>(std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileCols + OW - 1) / OW),
+                             1, rows);
+}
+}  // namespace
+
 void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float* y,
-                       const ConvDims& n, const ConvGeom& g, OpReq req) {
+                       const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act) {
   if (req == OpReq::kNull) return;
+  if (act.kind != FusedActivation::kNone) {  // the reference: convolution, then the activation
+    ConvForwardIm2Col(x, w, bias, y, n, g, req);
+    const int64_t size = n.batch * n.out_c * g.out_size();
+    return ParallelFor(size, kElementwiseGrain, [&](int64_t b, int64_t e) { ActivateInPlace(y + b, e - b, act); });
+  }
   const int64_t isize = g.in_size(), osize = g.out_size(), ks = g.k_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * ks;
   const float beta = req == OpReq::kAdd ? 1.0f : 0.0f;
@@ -89,14 +121,10 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
     });
     return;
   }
-  // Output rows are cut into tiles whose column buffer stays in cache (~512 KB, but at least
-  // ~1024 columns so the weights are not re-packed too often): im2col and the GEMM share it
-  // instead of streaming a whole-image buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
-  // Tiles of every image run in parallel; their size depends only on the problem.
+  // Output rows are cut into tiles (RowsPerTile); tiles of every image run in parallel; their
+  // size depends only on the problem.
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
-  constexpr int64_t kTileFloats = int64_t{1} << 17, kMinTileCols = 1024;
-  const int64_t rows_per_tile = std::clamp<int64_t>(
-      std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileCols + OW - 1) / OW), 1, rows);
+  const int64_t rows_per_tile = RowsPerTile(kdim, g);
   const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
   // Tiny outputs (below 128 positions; measured on MTCNN R/O-Net against 100, 500, 1024):
   // several images side by side in one column buffer make one wider GEMM, whose
@@ -140,6 +168,73 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
              yi + gr * fg * osize + r0 * OW, osize);
       }
       add_bias(yi, r0 * OW, r1 * OW);
+    }
+  });
+}
+
+namespace {
+// The weights of every group packed for GemmPacked, with a copy of the writable weights they
+// were made from: comparing it (one sequential memcmp) costs less than packing again, which
+// made ResNet-18 16% slower than Eigen's GEMM.
+struct PackedConvWeights {
+  std::vector<PackedGemmA> groups;
+  std::vector<float> source;  // empty for read-only weights, which cannot change
+};
+
+PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim, bool keep_source) {
+  PackedConvWeights p;
+  for (int64_t gr = 0; gr < groups; ++gr) p.groups.emplace_back(w + gr * fg * kdim, fg, kdim, kdim);
+  if (keep_source) p.source.assign(w, w + groups * fg * kdim);
+  return p;
+}
+}  // namespace
+
+bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g) {
+  // Below 32 output positions the micro-kernel's 16-32 columns are mostly padding. Above a
+  // depth of 384 (ResNet's 3x3 layers: 576-4608) Eigen's kernel measured 2-6% faster and the
+  // large weights cost more to keep checked than the single pass over the output saves.
+  // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen.
+  constexpr int64_t kMinColumns = 32, kMaxDepth = 384;
+  return n.groups == 1 && g.out_size() >= kMinColumns && n.in_c * g.k_size() <= kMaxDepth;
+}
+
+void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
+                           const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
+                           const NDArray* weights) {
+  const int64_t isize = g.in_size(), osize = g.out_size();
+  const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
+  std::shared_ptr<const PackedConvWeights> packed;
+  if (weights)
+    packed = CachedDerived<PackedConvWeights>(
+        *weights, StrCat("gemm-packed ", n.groups, "x", fg, "x", kdim),
+        [&](const float* data) { return PackConvWeights(data, n.groups, fg, kdim, !weights->read_only()); },
+        [&](const PackedConvWeights& p, const float* data) {
+          return std::memcmp(p.source.data(), data, p.source.size() * sizeof(float)) == 0;
+        });
+  else
+    packed = std::make_shared<const PackedConvWeights>(PackConvWeights(w, n.groups, fg, kdim, false));
+  auto epilogue = [&](int64_t gr) { return GemmEpilogue{bias ? bias + gr * fg : nullptr, act}; };
+  if (g.is_pointwise()) {  // the image is its own column buffer
+    ForEachImage(n.batch, [&](int64_t i, bool) {
+      for (int64_t gr = 0; gr < n.groups; ++gr)
+        GemmPacked(packed->groups[static_cast<size_t>(gr)], osize, x + i * n.in_c * isize + gr * kdim * osize,
+                   osize, y + i * n.out_c * osize + gr * fg * osize, osize, epilogue(gr));
+    });
+    return;
+  }
+  const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
+  const int64_t rows_per_tile = RowsPerTile(kdim, g);
+  const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
+  ParallelFor(n.batch * tiles, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<float> col(static_cast<size_t>(kdim * rows_per_tile * OW));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i = t / tiles, r0 = (t % tiles) * rows_per_tile, r1 = std::min(rows, r0 + rows_per_tile);
+      const int64_t ncols = (r1 - r0) * OW;
+      for (int64_t gr = 0; gr < n.groups; ++gr) {
+        Im2Col(x + i * n.in_c * isize, g, gr * cg, (gr + 1) * cg, r0, r1, ncols, col.data());
+        GemmPacked(packed->groups[static_cast<size_t>(gr)], ncols, col.data(), ncols,
+                   y + (i * n.out_c + gr * fg) * osize + r0 * OW, osize, epilogue(gr));
+      }
     }
   });
 }

@@ -7,6 +7,7 @@
 
 #include <symbind/core/ndarray.h>
 #include <symbind/core/op.h>
+#include <symbind/ops/kernels/gemm.h>
 #include <symbind/ops/kernels/im2col.h>
 
 namespace symbind {
@@ -18,30 +19,42 @@ struct ConvDims {
   int64_t batch, in_c, out_c, groups;
 };
 
-// y (as req says) = conv(x, w) + bias (bias may be null), by the fastest path that applies.
+// y (as req says) = act(conv(x, w) + bias) (bias may be null), by the fastest path that
+// applies; the activation is applied where the output is written, not in a second pass.
 // `weights`, when the caller has it, is the array `w` points into: derived forms of it
-// (Winograd-transformed weights) are then cached across calls, checked against the current
-// weights so that overwriting them is always seen (see conv_winograd.cc); without it they are
-// recomputed on every call.
+// (Winograd-transformed or GEMM-packed weights) are then cached across calls, checked against
+// the current weights so that overwriting them is always seen (see weight_cache.h); without
+// it they are recomputed on every call.
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                 const ConvGeom& g, OpReq req, const NDArray* weights = nullptr);
+                 const ConvGeom& g, OpReq req, const NDArray* weights = nullptr,
+                 const FusedActivation& act = {});
 
 // The paths ConvForward chooses from, callable directly so tests can compare them.
+// The fast paths take req kWrite (or kWriteInplace) and apply `act` as they write; ConvForward
+// runs kAdd with an activation through a temporary.
 // im2col + GEMM (1x1 stride-1 unpadded kernels multiply the input directly): any convolution,
-// and the reference the others are tested against.
+// and the reference the others are tested against (an activation is a second pass here).
 void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float* y,
-                       const ConvDims& n, const ConvGeom& g, OpReq req);
+                       const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act = {});
+// im2col (none for 1x1 stride-1 unpadded kernels) + GemmPacked: the weights packed once for
+// the micro-kernel (cached per weight array when `weights` is given), bias and activation in
+// the GEMM's store. Any convolution; ConvForward takes it for ungrouped ones with outputs of at
+// least 32 positions and depths (channels x kernel size) of at most 384 (PackedGemmApplies).
+bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g);
+void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
+                           const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
+                           const NDArray* weights = nullptr);
 // Direct depthwise 2-D (groups == in_c == out_c; 3x3 or 5x5, stride 1 or 2 in both dims,
 // dilation 1, any padding).
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
-                          const ConvDims& n, const ConvGeom& g, OpReq req);
+                          const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act = {});
 // Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, dilation 1, one group, >= 16 channels in and out.
 // `weights` as for ConvForward (null: transform the weights on this call).
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
-                         const NDArray* weights = nullptr);
+                         const NDArray* weights = nullptr, const FusedActivation& act = {});
 // WinogradApplies and enough tiles (over the batch) and small enough weights to win: what
 // ConvForward asks.
 bool WinogradPays(const ConvDims& n, const ConvGeom& g);

@@ -22,6 +22,7 @@ namespace {
 struct PlaneArgs {
   int64_t H, W, ph, pw, OH, OW;
   const float* zeros;
+  FusedActivation act;  // applied to each finished output row (only with kWrite)
 };
 
 // One output plane read straight from the input (no padded copy: copying cost more than the
@@ -61,6 +62,7 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* in, const Plan
       o[ow] = add ? o[ow] + s : s;
     }
     for (int64_t ow = mid_hi; ow < a.OW; ++ow) edge(ow);
+    ActivateInPlace(o, a.OW, a.act);  // while the row is in L1
   }
 }
 
@@ -86,13 +88,13 @@ PlaneFn ChoosePlane(int64_t k, int64_t s) {
 }  // namespace
 
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
-                          const ConvDims& n, const ConvGeom& g, OpReq req) {
+                          const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act) {
   if (req == OpReq::kNull) return;
   const int64_t K = g.k[2], C = n.in_c;
   const int64_t isize = g.in_size(), osize = g.out_size();
   const PlaneFn plane = ChoosePlane(K, g.s[2]);
   const std::vector<float> zeros(static_cast<size_t>(g.in[2]), 0.0f);
-  const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data()};
+  const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data(), act};
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, osize * K * K));
   ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {

@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -114,10 +114,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInput
 }
 
 // y for filter f over tiles [t0, t0 + len) from M[p][f][j]: A^T m A, plus bias, clipped to the
-// output's edge.
+// output's edge; the activation applied unless adding (ConvForward never asks for both).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutputFilter(
     const float* m, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t f, int64_t t0,
-    int64_t len, float bias, bool add, float* tmp, float* res, float* y) {
+    int64_t len, float bias, bool add, const FusedActivation& act, float* tmp, float* res, float* y) {
   const int64_t OH = g.out[1], OW = g.out[2], plane_stride = n.out_c * len;
   // tmp[a * 6 + j] = sum_i A^T[a][i] M[i * 6 + j].
   for (int j = 0; j < kAlpha; ++j) {
@@ -145,56 +145,33 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutpu
       for (int b = 0; b < cols; ++b) {
         float& o = plane[(oy + a) * OW + ox + b];
         const float r = res[(a * kTile + b) * len + t] + bias;
-        o = add ? o + r : r;
+        o = add ? o + r : act(r);
       }
   }
 }
 
-// Transformed weights kept per weight array while its storage lives (a freed storage's
-// address may be reused, hence the weak_ptr identity rather than the pointer). Read-only
-// storage (memory-mapped) cannot change, so its entry is used as is; writable weights may be
-// overwritten between forwards (SyncCopyFromCPU, an optimizer step), so their entry keeps a
-// copy of the weights it was made from and is used only while they are bit-identical: a
-// compare reads 1/4 of what a transform writes.
-struct CachedTransform {
-  std::weak_ptr<Storage> storage;
-  const float* data;
-  int64_t out_c, in_c;
-  std::vector<float> source;  // empty for read-only storage
-  std::shared_ptr<const std::vector<float>> transformed;
+// The 36 transformed weight matrices (filters x channels) packed for GemmPacked, with a copy of
+// the writable weights they were made from: comparing it reads 1/4 of what a transform writes.
+struct WinogradWeights {
+  std::vector<float> source;  // empty for read-only weights, which cannot change
+  std::vector<PackedGemmA> packed;
 };
 
-std::shared_ptr<const std::vector<float>> CachedWeights(const NDArray& w, int64_t out_c,
-                                                        int64_t in_c) {
-  static std::mutex mu;
-  static std::vector<std::shared_ptr<const CachedTransform>> cache;
-  const float* data = w.fdata();
-  const size_t size = static_cast<size_t>(out_c * in_c * 9);
-  const std::shared_ptr<Storage>& st = w.storage();
-  auto same_array = [&](const std::shared_ptr<const CachedTransform>& e) {
-    return !e->storage.owner_before(st) && !st.owner_before(e->storage) && e->data == data &&
-           e->out_c == out_c && e->in_c == in_c;
-  };
-  std::shared_ptr<const CachedTransform> hit;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    cache.erase(std::remove_if(cache.begin(), cache.end(),
-                               [](const auto& e) { return e->storage.expired(); }),
-                cache.end());
-    for (const auto& e : cache)
-      if (same_array(e)) hit = e;
-  }
-  // Compared outside the lock: entries never change once made.
-  if (hit && (w.read_only() || std::memcmp(hit->source.data(), data, size * sizeof(float)) == 0))
-    return hit->transformed;
-  auto entry = std::make_shared<CachedTransform>(CachedTransform{st, data, out_c, in_c, {}, nullptr});
-  if (!w.read_only()) entry->source.assign(data, data + size);
-  entry->transformed = std::make_shared<const std::vector<float>>(
-      WinogradTransformWeights(entry->source.empty() ? data : entry->source.data(), out_c, in_c));
-  std::lock_guard<std::mutex> lock(mu);
-  cache.erase(std::remove_if(cache.begin(), cache.end(), same_array), cache.end());
-  cache.push_back(entry);
-  return entry->transformed;
+WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, bool keep_source) {
+  WinogradWeights e;
+  if (keep_source) e.source.assign(w, w + out_c * in_c * 9);
+  const std::vector<float> u = WinogradTransformWeights(w, out_c, in_c);
+  for (int64_t p = 0; p < kPoints; ++p) e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c);
+  return e;
+}
+
+std::shared_ptr<const WinogradWeights> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c) {
+  return CachedDerived<WinogradWeights>(
+      w, StrCat("winograd ", out_c, "x", in_c),
+      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only()); },
+      [&](const WinogradWeights& e, const float* data) {
+        return std::memcmp(e.source.data(), data, e.source.size() * sizeof(float)) == 0;
+      });
 }
 }  // namespace
 
@@ -260,12 +237,13 @@ std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64
 }
 
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
-                         const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights) {
+                         const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights,
+                         const FusedActivation& act) {
   if (req == OpReq::kNull) return;
   const int64_t C = n.in_c, F = n.out_c;
-  std::shared_ptr<const std::vector<float>> u;
+  std::shared_ptr<const WinogradWeights> u;
   if (weights) u = CachedWeights(*weights, F, C);
-  else u = std::make_shared<const std::vector<float>>(WinogradTransformWeights(w, F, C));
+  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false));
   const Tiling tl = MakeTiling(n, g);
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
@@ -283,13 +261,12 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
       });
       ParallelFor(kPoints, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
-          Gemm(false, false, F, len, C, 1.0f, u->data() + p * F * C, C, v.get() + p * C * len,
-               len, 0.0f, m.get() + p * F * len, len);
+          GemmPacked(u->packed[static_cast<size_t>(p)], len, v.get() + p * C * len, len, m.get() + p * F * len, len);
       });
       ParallelFor(F, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
         for (int64_t f = b; f < e; ++f)
-          TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add,
+          TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add, act,
                                 scratch.data(), scratch.data() + kTile * kAlpha * len, y);
       });
     }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -9,9 +10,13 @@ namespace symbind {
 namespace {
 using BlockFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t);
 
+using TileFn = void (*)(const PackedTileArgs&);
+
 struct Dispatch {
   const char* isa;
   BlockFn block;
+  TileFn tile;
+  GemmMicroShape shape;
 };
 
 Dispatch Choose() {
@@ -20,10 +25,10 @@ Dispatch Choose() {
   __builtin_cpu_init();
   if (want("avx512") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    return {"avx512", gemm_avx512::GemmBlock};
+    return {"avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape()};
   if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {"avx2", gemm_avx2::GemmBlock};
-  return {"base", gemm_base::GemmBlock};
+    return {"avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape()};
+  return {"base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape()};
 }
 
 const Dispatch& Selected() {
@@ -63,6 +68,94 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
       const int64_t lo = b * size, hi = std::min(side, lo + size);
       if (M > N) block(g, lo, hi, 0, N);
       else block(g, 0, M, lo, hi);
+    }
+  });
+}
+
+namespace {
+// Rows [p * mr, p * mr + mr) of A (M x K, lda apart) as one panel: k-major, zero-padded rows.
+void PackPanel(const float* A, int64_t M, int64_t K, int64_t lda, int mr, int64_t p, float* dst) {
+  const int64_t rows = std::min<int64_t>(mr, M - p * mr);
+  if (rows < mr) std::fill(dst, dst + K * mr, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* src = A + (p * mr + r) * lda;
+    for (int64_t k = 0; k < K; ++k) dst[k * mr + r] = src[k];
+  }
+}
+}  // namespace
+
+PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda)
+    : M_(M), K_(K), mr_(Selected().shape.mr) {
+  const int64_t panels = (M + mr_ - 1) / mr_;
+  data_.resize(static_cast<size_t>(panels * K * mr_));
+  ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) PackPanel(A, M, K, lda, mr_, p, data_.data() + p * K * mr_);
+  });
+}
+
+namespace {
+// B[k0:k0+kc, j0:j0+nc] as nr-column panels, each kc x nr, zero-padded on the right.
+void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
+           float* dst) {
+  for (int64_t j = 0; j < nc; j += nr, dst += kc * nr) {
+    const int64_t cols = std::min<int64_t>(nr, nc - j);
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* src = B + (k0 + k) * ldb + j0 + j;
+      float* d = dst + k * nr;
+      if (cols == nr) {
+        std::memcpy(d, src, sizeof(float) * static_cast<size_t>(nr));
+      } else {
+        std::memcpy(d, src, sizeof(float) * static_cast<size_t>(cols));
+        std::fill(d + cols, d + nr, 0.0f);
+      }
+    }
+  }
+}
+}  // namespace
+
+void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                const GemmEpilogue& epilogue) {
+  const int64_t M = A.rows(), K = A.depth();
+  if (M <= 0 || N <= 0) return;
+  const Dispatch& d = Selected();
+  const int mr = d.shape.mr, nr = d.shape.nr;
+  // Depth in slices of at most 384 (a B panel slice of 384 x nr stays in L1 with the A panel);
+  // sums of later slices continue from C. Columns in blocks whose packed B slice is ~256 KB
+  // (in L2 while every A panel passes over it). All sizes depend on the problem only.
+  constexpr int64_t kMaxDepth = 384, kBlockFloats = int64_t{1} << 16;
+  const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
+  const int64_t kc_max = (K + slices - 1) / slices;
+  const int64_t nc = std::min((N + nr - 1) / nr * nr,
+                              std::max<int64_t>(nr, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr * nr));
+  const int64_t col_blocks = (N + nc - 1) / nc;
+  // Few column blocks: rows are split too, so that two threads have work.
+  const int64_t panels = (M + mr - 1) / mr;
+  constexpr int64_t kMinTasks = 4;
+  const int64_t row_blocks = std::min(panels, (kMinTasks + col_blocks - 1) / col_blocks);
+  const int64_t panels_per_block = (panels + row_blocks - 1) / row_blocks;
+  const int64_t tasks = col_blocks * row_blocks;
+  const int64_t flops_per_task = 2 * M * std::min(N, nc) * K / row_blocks;
+  ParallelFor(tasks, flops_per_task >= (int64_t{1} << 20) ? 1 : tasks, [&](int64_t t0, int64_t t1) {
+    // One buffer per thread, reused across calls (tasks never nest inside one another's body).
+    thread_local std::vector<float> packed_b;
+    if (packed_b.size() < static_cast<size_t>(kc_max * nc)) packed_b.resize(static_cast<size_t>(kc_max * nc));
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t j0 = (t / row_blocks) * nc, cols_here = std::min(nc, N - j0);
+      const int64_t p_lo = (t % row_blocks) * panels_per_block;
+      const int64_t p_hi = std::min(panels, p_lo + panels_per_block);
+      for (int64_t s = 0; s < slices; ++s) {
+        const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
+        PackB(B, ldb, k0, kc, j0, cols_here, nr, packed_b.data());
+        for (int64_t p = p_lo; p < p_hi; ++p) {
+          const int rows = static_cast<int>(std::min<int64_t>(mr, M - p * mr));
+          for (int64_t j = 0; j < cols_here; j += nr) {
+            PackedTileArgs args{kc, A.panel(p) + k0 * mr, packed_b.data() + j * kc, C + p * mr * ldc + j0 + j,
+                                ldc, rows, static_cast<int>(std::min<int64_t>(nr, cols_here - j)), s > 0,
+                                s + 1 == slices ? &epilogue : nullptr, p * mr};
+            d.tile(args);
+          }
+        }
+      }
     }
   });
 }

@@ -2,6 +2,7 @@
 // block kernel (ops/kernels/gemm_kernels/). Used by Convolution, FullyConnected and dot.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace symbind {
 
@@ -11,5 +12,65 @@ namespace symbind {
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
           int64_t ldc);
+
+// An activation fused into the loop that writes an op's output, computed exactly as the
+// unfused op (NaN and signed zeros included): relu as Activation's `x > 0 ? x : 0`, clip as
+// clip's `x > hi ? hi : (x < lo ? lo : x)`.
+struct FusedActivation {
+  enum Kind { kNone, kRelu, kClip };
+  Kind kind = kNone;
+  float lo = 0, hi = 0;  // kClip's bounds
+  float operator()(float x) const {
+    switch (kind) {
+      case kRelu: return x > 0 ? x : 0.0f;
+      case kClip: return x > hi ? hi : (x < lo ? lo : x);
+      default: return x;
+    }
+  }
+};
+
+// p[0:n] = act(p[0:n]), with the kind's branch outside the loop so that each loop vectorises
+// (inlined into the caller, which may be compiled for a wider instruction set).
+inline __attribute__((always_inline)) void ActivateInPlace(float* __restrict p, int64_t n, FusedActivation act) {
+  const float lo = act.lo, hi = act.hi;
+  switch (act.kind) {
+    case FusedActivation::kRelu:
+      for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0 ? p[i] : 0.0f;
+      break;
+    case FusedActivation::kClip:
+      for (int64_t i = 0; i < n; ++i) p[i] = p[i] > hi ? hi : (p[i] < lo ? lo : p[i]);
+      break;
+    default: break;
+  }
+}
+
+// What GemmPacked applies to each sum before storing it: + bias[row], then the activation.
+struct GemmEpilogue {
+  const float* bias = nullptr;  // one per row of C, or null
+  FusedActivation act;
+};
+
+// The A operand of GemmPacked: a row-major M x K matrix (lda apart) rearranged once into the
+// micro-kernel's panels (mr rows, k-major, zero-padded), so that products reusing it (the
+// weights of a convolution) skip the packing. Tied to the instruction set chosen at start-up.
+class PackedGemmA {
+ public:
+  PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda);
+  int64_t rows() const { return M_; }
+  int64_t depth() const { return K_; }
+  const float* panel(int64_t i) const { return data_.data() + i * K_ * mr_; }
+  int mr() const { return mr_; }
+
+ private:
+  int64_t M_, K_;
+  int mr_;
+  std::vector<float> data_;
+};
+
+// C[M,N] (ldc apart) = epilogue(A * B) with A packed and B row-major K x N (ldb apart);
+// overwrites C. Parallel over fixed blocks of C; each sum runs in k order whatever the block,
+// so results are identical for every thread count. Columns of B are packed per block of C.
+void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                const GemmEpilogue& epilogue = {});
 
 }  // namespace symbind

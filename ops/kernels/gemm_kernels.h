@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "gemm.h"
+
 namespace symbind {
 
 struct GemmArgs {
@@ -17,10 +19,33 @@ struct GemmArgs {
   int64_t ldc;
 };
 
-// C[r0:r1, c0:c1] of the product described by `g`.
-namespace gemm_base { void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1); }
-namespace gemm_avx2 { void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1); }
-namespace gemm_avx512 { void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1); }
+// One tile of a packed GEMM (gemm_packed.cc): C[rows, cols] (ldc apart) = (load_c ? C : 0) +
+// the kc-step product of a packed A panel (kc x mr) and B panel (kc x nr), then the epilogue
+// when given (bias[row0 + r] and the activation).
+struct PackedTileArgs {
+  int64_t kc;
+  const float* a;
+  const float* b;
+  float* c;
+  int64_t ldc;
+  int rows, cols;
+  bool load_c;
+  const GemmEpilogue* epilogue;  // null: store the sums as they are
+  int64_t row0;
+};
+struct GemmMicroShape {
+  int mr, nr;  // rows and columns of C one micro-kernel call computes
+};
+
+// C[r0:r1, c0:c1] of the product described by `g`; PackedTile and the tile shape it takes.
+#define SYMBIND_GEMM_VARIANT_DECLS                                                      \
+  void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1); \
+  void PackedTile(const PackedTileArgs& t);                                            \
+  GemmMicroShape PackedShape();
+namespace gemm_base { SYMBIND_GEMM_VARIANT_DECLS }
+namespace gemm_avx2 { SYMBIND_GEMM_VARIANT_DECLS }
+namespace gemm_avx512 { SYMBIND_GEMM_VARIANT_DECLS }
+#undef SYMBIND_GEMM_VARIANT_DECLS
 
 // "avx512", "avx2" or "base": the kernel this CPU runs (SYMBIND_GEMM_ISA overrides, for tests).
 const char* GemmIsa();

@@ -10,7 +10,11 @@ namespace symbind {
 namespace {
 using namespace conv;
 
-struct ConvolutionParam : Parameter<ConvolutionParam> {
+// Convolution's parameters; with kFused also the activation of _fused_conv_act (the fields
+// exist in both, Convolution declares and parses only its own).
+template <bool kFused>
+struct ConvParams : Parameter<ConvParams<kFused>> {
+  using P = ConvParams<kFused>;
   TShape kernel, stride, dilate, pad;
   int num_filter;
   int num_group;
@@ -19,34 +23,50 @@ struct ConvolutionParam : Parameter<ConvolutionParam> {
   std::optional<int> cudnn_tune;
   bool cudnn_off;
   std::optional<int> layout;
-  static void Declare(ParamDeclarer<ConvolutionParam>& d) {
-    d.field("kernel", &ConvolutionParam::kernel)
+  int act_type = FusedActivation::kNone;
+  float a_min = 0, a_max = 0;
+  static void Declare(ParamDeclarer<P>& d) {
+    d.field("kernel", &P::kernel)
         .describe("Convolution kernel size: (w,), (h, w) or (d, h, w)");
-    d.field("stride", &ConvolutionParam::stride).set_default(TShape(std::vector<int64_t>{}))
+    d.field("stride", &P::stride).set_default(TShape(std::vector<int64_t>{}))
         .describe("Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
-    d.field("dilate", &ConvolutionParam::dilate).set_default(TShape(std::vector<int64_t>{}))
+    d.field("dilate", &P::dilate).set_default(TShape(std::vector<int64_t>{}))
         .describe("Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
-    d.field("pad", &ConvolutionParam::pad).set_default(TShape(std::vector<int64_t>{}))
+    d.field("pad", &P::pad).set_default(TShape(std::vector<int64_t>{}))
         .describe("Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to no padding.");
-    d.field("num_filter", &ConvolutionParam::num_filter).lower_bound(1)
+    d.field("num_filter", &P::num_filter).lower_bound(1)
         .describe("Convolution filter(channel) number");
-    d.field("num_group", &ConvolutionParam::num_group).set_default(1).lower_bound(1)
+    d.field("num_group", &P::num_group).set_default(1).lower_bound(1)
         .describe("Number of group partitions.");
-    d.field("workspace", &ConvolutionParam::workspace).set_default(1024).lower_bound(0)
+    d.field("workspace", &P::workspace).set_default(1024).lower_bound(0)
         .describe("Maximum temporary workspace allowed (MB) in convolution. Accepted and ignored "
                   "(the CPU kernel sizes its buffers itself).");
-    d.field("no_bias", &ConvolutionParam::no_bias).set_default(false)
+    d.field("no_bias", &P::no_bias).set_default(false)
         .describe("Whether to disable bias parameter.");
     DeclareCudnnAndLayout(d);
+    if constexpr (kFused) {
+      d.field("act_type", &P::act_type)
+          .add_enum("relu", FusedActivation::kRelu).add_enum("clip", FusedActivation::kClip)
+          .describe("The activation applied to each output: relu (Activation's) or clip to [a_min, a_max].");
+      d.field("a_min", &P::a_min).set_default(0.0f).describe("Lower bound of clip.");
+      d.field("a_max", &P::a_max).set_default(0.0f).describe("Upper bound of clip.");
+      d.check([](const P& p) { return p.a_min <= p.a_max; }, "_fused_conv_act: a_min must not exceed a_max",
+              {"a_min", "a_max"});
+    }
   }
   // MXNet's ConvolutionParamParser: fills stride/dilate/pad defaults and checks their lengths.
-  static ConvolutionParam Parse(const KwArgs& kw) {
-    ConvolutionParam p = Parameter<ConvolutionParam>::Parse(kw);
+  static P Parse(const KwArgs& kw) {
+    P p = Parameter<P>::Parse(kw);
     NormalizeSpatialParams("Convolution", &p.kernel, &p.stride, &p.dilate, &p.pad);
     CheckChannelFirstLayout("Convolution", p.layout, p.kernel.ndim());
     return p;
   }
+  FusedActivation activation() const {
+    return {static_cast<FusedActivation::Kind>(act_type), a_min, a_max};
+  }
 };
+using ConvolutionParam = ConvParams<false>;
+using FusedConvParam = ConvParams<true>;
 
 const char* DataRankHint(int spatial) {
   switch (spatial) {
@@ -56,8 +76,9 @@ const char* DataRankHint(int spatial) {
   }
 }
 
+template <typename P>
 void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const auto& p = attrs.param<ConvolutionParam>();
+  const auto& p = attrs.param<P>();
   const int ns = p.kernel.ndim();
   TShape dshape = (*in)[0];
   if (!dshape.ndim_known()) return;  // MXNet infers nothing without the data's rank
@@ -108,17 +129,21 @@ struct ConvSetup {
   ConvDims dims;
   ConvGeom geom;
 };
-ConvSetup Setup(const ConvolutionParam& p, const TShape& data, const TShape& outp) {
+template <typename P>
+ConvSetup Setup(const P& p, const TShape& data, const TShape& outp) {
   return {{data[0], data[1], p.num_filter, p.num_group},
           MakeGeom(data, outp, p.kernel, p.stride, p.dilate, p.pad)};
 }
 
-void ForwardConv(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+template <typename P>
+void ForwardConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                  const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-  const auto& p = attrs.param<ConvolutionParam>();
+  const auto& p = attrs.param<P>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
+  // Training changes the weights every step: derived forms (packed, Winograd-transformed) are
+  // then made per call instead of cached, checked and replaced each time.
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
-              s.dims, s.geom, req[0], &in[1]);
+              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1], p.activation());
 }
 
 void BackwardConv(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
@@ -145,8 +170,19 @@ With num_group g the channels are split into g groups, each convolved with its o
 the filters, and the results concatenated.)")
     .set_params<ConvolutionParam>()
     .set_arguments(DataWeightBiasArguments<ConvolutionParam>)
-    .set_infer_shape(InferShapeConv)
-    .set_forward(ForwardConv)
+    .set_infer_shape(InferShapeConv<ConvolutionParam>)
+    .set_forward(ForwardConv<ConvolutionParam>)
     .set_backward(BackwardConv);
+
+// Made by the Predictor's FuseActivations rewrite (predict/graph_rewrites.h), not by models.
+SYMBIND_REGISTER_OP(_fused_conv_act)
+    .describe(R"(Convolution followed by relu or clip, computed in one pass: the activation is
+applied where the convolution writes its output. Inference only; made from a Convolution and the
+Activation(relu) / clip reading it by the Predictor's graph rewrite. Parameters: Convolution's,
+then act_type, a_min, a_max.)")
+    .set_params<FusedConvParam>()
+    .set_arguments(DataWeightBiasArguments<FusedConvParam>)
+    .set_infer_shape(InferShapeConv<FusedConvParam>)
+    .set_forward(ForwardConv<FusedConvParam>);
 
 }  // namespace symbind

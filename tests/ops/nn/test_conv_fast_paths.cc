@@ -1,6 +1,7 @@
-// The convolution fast paths (direct depthwise, Winograd F(4x4,3x3)) against a naive
-// double-precision convolution written here and against the im2col + GEMM reference path; their
-// results bit-identical for 1, 2 and 4 threads; the Winograd weight cache never going stale.
+// The convolution fast paths (direct depthwise, Winograd F(4x4,3x3), packed GEMM) against a
+// naive double-precision convolution written here and against the im2col + GEMM reference path;
+// their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
+// activation after the convolution; the weight caches never going stale.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -87,9 +88,14 @@ void WinogradNoCache(const float* x, const float* w, const float* b, float* y, c
   WinogradConvForward(x, w, b, y, n, g, req);
 }
 
+void Depthwise(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+               const ConvGeom& g, OpReq req) {
+  DepthwiseConvForward(x, w, b, y, n, g, req);
+}
+
 // Runs `fast` and the reference on the case: both within 1e-4 of the naive convolution, of each
-// other, in write and add mode, and bit-identical for 1, 2 and 4 threads.
-void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed) {
+// other, in write and (when `add` is set) add mode, and bit-identical for 1, 2 and 4 threads.
+void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed, bool add = true) {
   CAPTURE(c.batch, c.in_c, c.out_c, c.groups, c.h, c.w, c.k, c.stride, c.pad, c.dilate);
   const ConvGeom g = Geom(c);
   const ConvDims n{c.batch, c.in_c, c.out_c, c.groups};
@@ -106,13 +112,14 @@ void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed) {
   CHECK(RelativeError(got, naive) < 1e-4);
   CHECK(RelativeError(got, ref) < 1e-4);
 
-  // Add mode: y = previous y + conv.
-  const auto before = Random(ysize, seed + 3);
-  std::vector<float> added = before;
-  fast(x.data(), w.data(), b.data(), added.data(), n, g, OpReq::kAdd);
-  std::vector<double> want_added(naive);
-  for (size_t i = 0; i < want_added.size(); ++i) want_added[i] += before[i];
-  CHECK(RelativeError(added, want_added) < 1e-4);
+  if (add) {  // y = previous y + conv
+    const auto before = Random(ysize, seed + 3);
+    std::vector<float> added = before;
+    fast(x.data(), w.data(), b.data(), added.data(), n, g, OpReq::kAdd);
+    std::vector<double> want_added(naive);
+    for (size_t i = 0; i < want_added.size(); ++i) want_added[i] += before[i];
+    CHECK(RelativeError(added, want_added) < 1e-4);
+  }
 
   // Every thread count computes the same bits.
   for (int threads : {1, 2, 4}) {
@@ -137,7 +144,7 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
   uint64_t seed = 10;
   for (const Case& c : cases) {
     REQUIRE(DepthwiseApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)));
-    CheckFastPath(DepthwiseConvForward, c, seed += 10);
+    CheckFastPath(Depthwise, c, seed += 10);
   }
   // What it does not take: dilation, channel multipliers, 7x7, stride 3, ordinary groups.
   CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 3, 1, 2, 2})));
@@ -169,6 +176,116 @@ TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_f
   CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, Geom({1, 16, 16, 1, 9, 9, 3, 1, 2, 2})));
   CHECK_FALSE(WinogradApplies({1, 32, 32, 2}, Geom({1, 32, 32, 2, 9, 9, 3, 1, 1})));
   CHECK_FALSE(WinogradApplies({1, 8, 16, 1}, Geom({1, 8, 16, 1, 9, 9, 3, 1, 1})));
+}
+
+TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") {
+  // Edges of the micro-kernel's tile in rows (filters) and columns (positions), depths above
+  // one 384-step slice, strided / padded / 7x7 / grouped kernels, batches.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad
+      {1, 16, 96, 1, 12, 12, 1, 1, 0},  {1, 13, 7, 1, 9, 11, 1, 1, 0},   {2, 400, 33, 1, 7, 7, 1, 1, 0},
+      {1, 800, 20, 1, 6, 9, 1, 1, 0},   {1, 3, 32, 1, 23, 21, 3, 2, 1},  {2, 16, 24, 1, 12, 13, 3, 2, 1},
+      {1, 3, 17, 1, 30, 29, 7, 2, 3},   {1, 12, 18, 3, 10, 9, 3, 1, 1},  {2, 8, 12, 2, 8, 8, 1, 1, 0},
+      {1, 5, 9, 1, 40, 3, 1, 1, 0},     {1, 48, 1024, 1, 6, 6, 1, 1, 0}, {1, 4, 6, 1, 12, 12, 3, 1, 1, 2},
+  };
+  uint64_t seed = 1300;
+  for (const Case& c : cases) {
+    CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                     const ConvGeom& g, OpReq) { PackedGemmConvForward(x, w, b, y, n, g); },
+                  c, seed += 10, /*add=*/false);
+  }
+  // What ConvForward gives it: not a 5x5 output (mostly padding in the micro-kernel's
+  // columns), nor depths above 384 (the 400- and 800-channel cases above, tested for the
+  // slicing of the depth), nor groups: those stay on im2col + Eigen's GEMM.
+  CHECK(PackedGemmApplies({1, 16, 96, 1}, Geom(cases[0])));
+  CHECK(PackedGemmApplies({1, 3, 17, 1}, Geom(cases[6])));
+  CHECK_FALSE(PackedGemmApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
+  CHECK_FALSE(PackedGemmApplies({2, 400, 33, 1}, Geom(cases[2])));
+  CHECK_FALSE(PackedGemmApplies({1, 12, 18, 3}, Geom(cases[7])));  // grouped
+}
+
+namespace {
+// Every path with a fused activation: bit-identical to the same path without it followed by the
+// activation op's formula (the unfused graph), within 1e-4 of the reference path with it, the
+// same bits for every thread count, and in add mode (ConvForward only) previous y + act(conv).
+void CheckFusedActivation(const char* path, const Case& c, const FusedActivation& act, uint64_t seed) {
+  CAPTURE(path, c.batch, c.in_c, c.out_c, c.groups, c.h, c.w, c.k, c.stride, c.pad, int(act.kind), act.lo, act.hi);
+  const ConvGeom g = Geom(c);
+  const ConvDims n{c.batch, c.in_c, c.out_c, c.groups};
+  const auto x = Random(c.batch * c.in_c * c.h * c.w, seed);
+  const auto w = Random(c.out_c * (c.in_c / c.groups) * c.k * c.k, seed + 1);
+  const auto b = Random(c.out_c, seed + 2);
+  const size_t ysize = static_cast<size_t>(c.batch * c.out_c * g.out_size());
+  auto run = [&](const FusedActivation& a, float* y, OpReq req) {
+    const std::string p = path;
+    if (p == "depthwise") DepthwiseConvForward(x.data(), w.data(), b.data(), y, n, g, req, a);
+    else if (p == "winograd") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a);
+    else if (p == "packed") PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a);
+    else if (p == "im2col") ConvForwardIm2Col(x.data(), w.data(), b.data(), y, n, g, req, a);
+    else ConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a);
+  };
+  std::vector<float> fused(ysize), unfused(ysize), ref(ysize);
+  run(act, fused.data(), OpReq::kWrite);
+  run({}, unfused.data(), OpReq::kWrite);
+  for (float& v : unfused) v = act(v);
+  CHECK(std::memcmp(fused.data(), unfused.data(), ysize * sizeof(float)) == 0);
+  ConvForwardIm2Col(x.data(), w.data(), b.data(), ref.data(), n, g, OpReq::kWrite, act);
+  CHECK(RelativeError(fused, ref) < 1e-4);
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    std::vector<float> again(ysize, -7.0f);
+    run(act, again.data(), OpReq::kWrite);
+    INFO("threads " << threads);
+    CHECK(std::memcmp(again.data(), fused.data(), ysize * sizeof(float)) == 0);
+  }
+  if (std::string(path) == "dispatch") {
+    const auto before = Random(static_cast<int64_t>(ysize), seed + 3);
+    std::vector<float> added = before;
+    run(act, added.data(), OpReq::kAdd);
+    for (size_t i = 0; i < ysize; ++i) CHECK(added[i] == before[i] + fused[i]);
+  }
+}
+}  // namespace
+
+TEST_CASE("Fused relu / clip on every convolution path: the same bits as the activation after it", "[conv][conv_fast]") {
+  const std::vector<FusedActivation> acts = {
+      {FusedActivation::kRelu, 0, 0}, {FusedActivation::kClip, 0, 6}, {FusedActivation::kClip, -0.5f, 0.25f}};
+  struct PathCase {
+    const char* path;
+    Case c;
+  };
+  const std::vector<PathCase> cases = {
+      {"depthwise", {2, 8, 8, 8, 11, 10, 3, 1, 1}}, {"depthwise", {1, 6, 6, 6, 13, 12, 5, 2, 2}},
+      {"winograd", {1, 16, 24, 1, 13, 10, 3, 1, 1}}, {"packed", {1, 16, 40, 1, 9, 11, 1, 1, 0}},
+      {"packed", {2, 8, 12, 1, 11, 10, 3, 2, 1}},   {"im2col", {1, 6, 10, 2, 9, 8, 3, 1, 1}},
+      {"dispatch", {1, 6, 10, 2, 9, 8, 3, 1, 1}},   {"dispatch", {1, 16, 32, 1, 30, 27, 3, 1, 1}},
+      {"dispatch", {2, 12, 20, 1, 6, 7, 1, 1, 0}},  {"dispatch", {1, 4, 4, 4, 9, 9, 3, 2, 1}},
+  };
+  uint64_t seed = 1700;
+  for (const PathCase& pc : cases)
+    for (const FusedActivation& act : acts) CheckFusedActivation(pc.path, pc.c, act, seed += 10);
+}
+
+TEST_CASE("Packed GEMM: epilogue keeps the activation ops' NaN and signed-zero results", "[conv][conv_fast]") {
+  // C = A * B with A = 1 (one row, depth 1): every output is B's value, plus the bias 0.
+  const std::vector<float> b = {NAN, -0.0f, 0.0f, -1.0f, 7.0f, 0.1f, -3.0f, 2.0f};
+  const float one = 1.0f, zero = 0.0f;
+  PackedGemmA a(&one, 1, 1, 1);
+  for (const FusedActivation& act : {FusedActivation{FusedActivation::kRelu, 0, 0},
+                                     FusedActivation{FusedActivation::kClip, 0, 6},
+                                     FusedActivation{FusedActivation::kClip, -2, 1}}) {
+    std::vector<float> c(b.size());
+    GemmPacked(a, static_cast<int64_t>(b.size()), b.data(), static_cast<int64_t>(b.size()), c.data(),
+               static_cast<int64_t>(b.size()), GemmEpilogue{&zero, act});
+    for (size_t i = 0; i < b.size(); ++i) {
+      const float want = act(b[i] + 0.0f);
+      INFO("act " << int(act.kind) << " x " << b[i]);
+      CHECK(std::memcmp(&c[i], &want, sizeof(float)) == 0);
+    }
+  }
+  // Relu of NaN is 0 (Activation's `x > 0 ? x : 0`), clip keeps it (clip's comparisons).
+  CHECK(FusedActivation{FusedActivation::kRelu, 0, 0}(NAN) == 0.0f);
+  CHECK(std::isnan(FusedActivation{FusedActivation::kClip, 0, 6}(NAN)));
 }
 
 TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path", "[conv][conv_fast]") {
@@ -239,6 +356,45 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   CHECK(std::memcmp(cached.data(), direct.data(), direct.size() * 4) == 0);
 }
 
+TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][conv_fast]") {
+  const Case c{1, 24, 40, 1, 12, 12, 1, 1, 0};
+  const ConvGeom g = Geom(c);
+  const ConvDims n{1, 24, 40, 1};
+  REQUIRE(PackedGemmApplies(n, g));
+  const TShape wshape({40, 24, 1, 1});
+  const auto x = Random(24 * 144, 11);
+  const auto b = Random(40, 12);
+  // Read-only views of one buffer with different contents: the second must not hit the first.
+  auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, 64 * ((wshape.Size() * 4 + 63) / 64))),
+                                       std::free);
+  for (uint64_t seed : {13, 14}) {
+    const auto w = Random(wshape.Size(), seed);
+    std::memcpy(buffer.get(), w.data(), w.size() * sizeof(float));
+    NDArray weights = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
+    std::vector<float> y(40 * 144), y2(40 * 144);
+    PackedGemmConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, {}, &weights);
+    PackedGemmConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, {}, &weights);
+    CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);
+    CHECK(RelativeError(y, NaiveConv(x, w, b, c, g)) < 1e-4);
+  }
+  // Writable weights overwritten between calls, wholly and one value: each call checks the
+  // cached panels against them (ConvForward itself packs only read-only weights).
+  NDArray weight(wshape, Random(wshape.Size(), 15));
+  std::vector<float> y(40 * 144);
+  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &weight);
+  auto w16 = Random(wshape.Size(), 16);
+  weight.SyncCopyFromCPU(w16.data(), w16.size());
+  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &weight);
+  CHECK(RelativeError(y, NaiveConv(x, w16, b, c, g)) < 1e-4);
+  w16[501] -= 0.25f;
+  weight.SetFlat(501, w16[501]);
+  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &weight);
+  CHECK(RelativeError(y, NaiveConv(x, w16, b, c, g)) < 1e-4);
+  std::vector<float> direct(40 * 144);
+  PackedGemmConvForward(x.data(), w16.data(), b.data(), direct.data(), n, g);
+  CHECK(std::memcmp(y.data(), direct.data(), direct.size() * 4) == 0);
+}
+
 TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identical over threads",
           "[conv][conv_fast][real]") {
   struct Model {
@@ -251,7 +407,13 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
   std::vector<Model> models = {{"resnet-18", test::ResNet18Logits(TShape({2, 3, 112, 112})), TShape({2, 3, 112, 112})},
                                {"det1", test::LoadMtcnnModel("det1"), TShape({1, 3, 120, 160})},
                                {"det2", test::LoadMtcnnModel("det2"), TShape({8, 3, 24, 24})},
-                               {"det3", test::LoadMtcnnModel("det3"), TShape({2, 3, 48, 48})}};
+                               {"det3", test::LoadMtcnnModel("det3"), TShape({2, 3, 48, 48})},
+                               // Generated: depthwise, 1x1 (packed GEMM) and a stride-2 stem.
+                               {"mobilenet-v2",
+                                test::GaussianModel(LoadSymbolFile(std::string(SYMBIND_SOURCE_DIR) +
+                                                                   "/bench/models/mobilenet-v2-symbol.json"),
+                                                    TShape({1, 3, 64, 64})),
+                                TShape({1, 3, 64, 64})}};
   const bool was_enabled = FastPathsEnabled();
   for (const Model& m : models) {
     INFO(m.name);

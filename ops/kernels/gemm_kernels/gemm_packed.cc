@@ -1,0 +1,145 @@
+// The packed-GEMM micro-kernel (see GemmPacked in ops/kernels/gemm.h), compiled once per
+// instruction set like gemm_block.cc. A tile of kMr rows x kNr columns of C is accumulated in
+// registers over kc steps of one packed A panel (kc x kMr) and one packed B panel (kc x kNr),
+// then stored with the epilogue. Every element sums its products in k order with the same
+// instructions wherever its tile lies (edges are padded with zeros in the panels and cut at
+// the store), so results do not depend on how tiles are spread over threads.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "../gemm_kernels.h"
+
+namespace symbind::SYMBIND_GEMM_VARIANT {
+
+namespace {
+#if defined(__AVX512F__)
+using Vec = __m512;
+constexpr int kLanes = 16, kMr = 8, kVecs = 2;  // 16 accumulators of 32
+inline Vec Load(const float* p) { return _mm512_loadu_ps(p); }
+inline void Store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+inline Vec Splat(float x) { return _mm512_set1_ps(x); }
+inline Vec Zero() { return _mm512_setzero_ps(); }
+inline Vec MulAdd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+inline Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+inline Vec Max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
+inline Vec Min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
+#elif defined(__AVX2__)
+using Vec = __m256;
+constexpr int kLanes = 8, kMr = 6, kVecs = 2;  // 12 accumulators of 16
+inline Vec Load(const float* p) { return _mm256_loadu_ps(p); }
+inline void Store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+inline Vec Splat(float x) { return _mm256_set1_ps(x); }
+inline Vec Zero() { return _mm256_setzero_ps(); }
+inline Vec MulAdd(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+inline Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+inline Vec Max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+inline Vec Min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+#else
+using Vec = __m128;
+constexpr int kLanes = 4, kMr = 4, kVecs = 2;  // 8 accumulators of 16 (SSE2, no FMA)
+inline Vec Load(const float* p) { return _mm_loadu_ps(p); }
+inline void Store(float* p, Vec v) { _mm_storeu_ps(p, v); }
+inline Vec Splat(float x) { return _mm_set1_ps(x); }
+inline Vec Zero() { return _mm_setzero_ps(); }
+inline Vec MulAdd(Vec a, Vec b, Vec c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+inline Vec Add(Vec a, Vec b) { return _mm_add_ps(a, b); }
+inline Vec Max(Vec a, Vec b) { return _mm_max_ps(a, b); }
+inline Vec Min(Vec a, Vec b) { return _mm_min_ps(a, b); }
+#endif
+constexpr int kNr = kLanes * kVecs;
+
+// FusedActivation's operator() on a vector: max/min return their second operand when either is
+// NaN or both are zeros, so relu takes x first (NaN -> 0) and clip the bound first (NaN and -0
+// kept).
+inline Vec Activate(Vec v, FusedActivation::Kind kind, Vec lo, Vec hi) {
+  switch (kind) {
+    case FusedActivation::kRelu: return Max(v, Zero());
+    case FusedActivation::kClip: return Min(hi, Max(lo, v));
+    default: return v;
+  }
+}
+}  // namespace
+
+GemmMicroShape PackedShape() { return {kMr, kNr}; }
+
+namespace {
+// The tile with its edge handling and epilogue fixed at compile time, so that the
+// accumulators stay in registers from the first product to the store.
+template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct>
+inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
+  Vec acc[kMr][kVecs];
+  alignas(64) float edge[kMr * kNr];
+  if constexpr (kLoadC) {
+    if constexpr (kFull) {
+      for (int r = 0; r < kMr; ++r)
+        for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(t.c + r * t.ldc + v * kLanes);
+    } else {
+      std::fill(edge, edge + kMr * kNr, 0.0f);
+      for (int r = 0; r < t.rows; ++r) std::copy(t.c + r * t.ldc, t.c + r * t.ldc + t.cols, edge + r * kNr);
+      for (int r = 0; r < kMr; ++r)
+        for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(edge + r * kNr + v * kLanes);
+    }
+  } else {
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = Zero();
+  }
+  const float* a = t.a;
+  const float* b = t.b;
+  for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += kNr) {
+    Vec bv[kVecs];
+    for (int v = 0; v < kVecs; ++v) bv[v] = Load(b + v * kLanes);
+    for (int r = 0; r < kMr; ++r) {
+      const Vec av = Splat(a[r]);
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = MulAdd(av, bv[v], acc[r][v]);
+    }
+  }
+  if constexpr (kBias) {
+    // Rows past the edge read bias[row0] (any valid value: they are never stored).
+    for (int r = 0; r < kMr; ++r) {
+      const Vec bias = Splat(t.epilogue->bias[t.row0 + (kFull || r < t.rows ? r : 0)]);
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], bias);
+    }
+  }
+  if constexpr (kAct != FusedActivation::kNone) {
+    const Vec lo = Splat(t.epilogue->act.lo), hi = Splat(t.epilogue->act.hi);
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = Activate(acc[r][v], kAct, lo, hi);
+  }
+  if constexpr (kFull) {
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kVecs; ++v) Store(t.c + r * t.ldc + v * kLanes, acc[r][v]);
+  } else {
+    for (int r = 0; r < kMr; ++r)
+      for (int v = 0; v < kVecs; ++v) Store(edge + r * kNr + v * kLanes, acc[r][v]);
+    for (int r = 0; r < t.rows; ++r) std::copy(edge + r * kNr, edge + r * kNr + t.cols, t.c + r * t.ldc);
+  }
+}
+
+template <bool kFull, bool kLoadC>
+void TileFor(const PackedTileArgs& t) {
+  const GemmEpilogue* ep = t.epilogue;
+  if (!ep) return Tile<kFull, kLoadC, false, FusedActivation::kNone>(t);
+  const bool bias = ep->bias != nullptr;
+  switch (ep->act.kind) {
+    case FusedActivation::kRelu:
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kRelu>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kRelu>(t);
+    case FusedActivation::kClip:
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kClip>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kClip>(t);
+    default:
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kNone>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kNone>(t);
+  }
+}
+}  // namespace
+
+void PackedTile(const PackedTileArgs& t) {
+  const bool full = t.rows == kMr && t.cols == kNr;
+  if (full) return t.load_c ? TileFor<true, true>(t) : TileFor<true, false>(t);
+  return t.load_c ? TileFor<false, true>(t) : TileFor<false, false>(t);
+}
+
+}  // namespace symbind::SYMBIND_GEMM_VARIANT
