@@ -28,21 +28,33 @@ void NormaliseToCHW(const float* hwc, int w, int h, float* dst) {
       dst[c * plane + i] = static_cast<float>((hwc[i * 3 + c] - kMean) * kScale);
 }
 
-// The image as float BGR HWC (values 0..255).
-std::vector<float> ToBGRFloat(const Image& im) {
+// The networks read BGR; images decode as RGB(A). Pixels are converted where they are read,
+// so no float copy of the whole image is kept (9 MB for 1000x750).
+void CheckRGB(const Image& im) {
   SYMBIND_CHECK(im.channels >= 3 && im.width > 0 && im.height > 0,
                 "mtcnn: need an RGB(A) image, got ", im.width, "x", im.height, "x", im.channels);
-  const size_t n = static_cast<size_t>(im.width) * im.height;
-  std::vector<float> out(n * 3);
-  for (size_t i = 0; i < n; ++i)
-    for (int c = 0; c < 3; ++c) out[i * 3 + c] = im.pixels[i * im.channels + (2 - c)];
-  return out;
 }
 
-// Crops the inclusive box [x1, x2] x [y1, y2] (integers) of a float HWC image, zero outside
-// the image, and resizes it to size x size into `dst` (HWC).
-void CropResize(const std::vector<float>& img, int width, int height, int x1, int y1, int x2,
-                int y2, int size, float* dst) {
+// `image` resized to w x h, as float BGR HWC (values 0..255).
+std::vector<float> ResizedBGR(const Image& image, int w, int h) {
+  std::vector<float> resized(static_cast<size_t>(w) * h * image.channels);
+  ResizeBilinear(image.pixels.data(), image.width, image.height, image.channels, resized.data(), w, h);
+  const size_t n = static_cast<size_t>(w) * h;
+  for (size_t i = 0; i < n; ++i) {  // in place: pixel i moves to i*3 <= i*channels
+    const float r = resized[i * image.channels], g = resized[i * image.channels + 1],
+                b = resized[i * image.channels + 2];
+    resized[i * 3] = b;
+    resized[i * 3 + 1] = g;
+    resized[i * 3 + 2] = r;
+  }
+  resized.resize(n * 3);
+  return resized;
+}
+
+// Crops the inclusive box [x1, x2] x [y1, y2] (integers) of `img`, zero outside the image,
+// and resizes it to size x size into `dst` (float BGR HWC).
+void CropResize(const Image& img, int x1, int y1, int x2, int y2, int size, float* dst) {
+  const int width = img.width, height = img.height;
   const int w = x2 - x1 + 1, h = y2 - y1 + 1;
   if (w <= 0 || h <= 0) {
     std::fill(dst, dst + static_cast<size_t>(size) * size * 3, 0.0f);
@@ -52,9 +64,11 @@ void CropResize(const std::vector<float>& img, int width, int height, int x1, in
   const int sx0 = std::max(x1, 0), sx1 = std::min(x2, width - 1);
   const int sy0 = std::max(y1, 0), sy1 = std::min(y2, height - 1);
   for (int y = sy0; y <= sy1 && sx0 <= sx1; ++y)
-    std::copy(&img[(static_cast<size_t>(y) * width + sx0) * 3],
-              &img[(static_cast<size_t>(y) * width + sx1) * 3 + 3],
-              &crop[(static_cast<size_t>(y - y1) * w + (sx0 - x1)) * 3]);
+    for (int x = sx0; x <= sx1; ++x) {
+      const uint8_t* p = img.at(x, y);
+      float* q = &crop[(static_cast<size_t>(y - y1) * w + (x - x1)) * 3];
+      for (int c = 0; c < 3; ++c) q[c] = p[2 - c];
+    }
   ResizeBilinear(crop.data(), w, h, 3, dst, size, size);
 }
 
@@ -125,9 +139,8 @@ struct CropOutputs {
 // (64 R-Net crops of 24x24 or 16 O-Net crops of 48x48: about 4 MB for the first layer).
 constexpr size_t kMaxBatchPixels = 64 * 24 * 24;
 
-// Runs `net` on the boxes' crops of `img` (float BGR HWC), resized to size x size.
-CropOutputs RunOnCrops(Net* net, const std::vector<Box>& boxes, const std::vector<float>& img, int width,
-                       int height, int size) {
+// Runs `net` on the boxes' crops of `img`, resized to size x size.
+CropOutputs RunOnCrops(Net* net, const std::vector<Box>& boxes, const Image& img, int size) {
   CropOutputs out;
   std::vector<float> patch(static_cast<size_t>(size) * size * 3);
   const size_t max_batch = std::max<size_t>(1, kMaxBatchPixels / (static_cast<size_t>(size) * size));
@@ -135,8 +148,8 @@ CropOutputs RunOnCrops(Net* net, const std::vector<Box>& boxes, const std::vecto
     const size_t n = std::min(max_batch, boxes.size() - begin);
     RunBatched(net, n, 3, size, [&](size_t i, float* dst) {
       const Box& b = boxes[begin + i];
-      CropResize(img, width, height, static_cast<int>(b.x1), static_cast<int>(b.y1),
-                 static_cast<int>(b.x2), static_cast<int>(b.y2), size, patch.data());
+      CropResize(img, static_cast<int>(b.x1), static_cast<int>(b.y1), static_cast<int>(b.x2),
+                 static_cast<int>(b.y2), size, patch.data());
       NormaliseToCHW(patch.data(), size, size, dst);
     });
     for (const std::string& name : net->output_names()) {
@@ -258,14 +271,14 @@ Detector::Detector(const std::string& model_dir)
 
 std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
   const int width = image.width, height = image.height;
-  const std::vector<float> img = ToBGRFloat(image);
+  CheckRGB(image);
 
   // Stage 1: P-Net over the pyramid.
   std::vector<Box> boxes;
   for (double scale : PyramidScales(std::min(width, height), opt.min_size, opt.factor)) {
     const int ws = static_cast<int>(std::ceil(width * scale));
     const int hs = static_cast<int>(std::ceil(height * scale));
-    std::vector<float> resized = ResizeBilinear(img, width, height, 3, ws, hs);
+    std::vector<float> resized = ResizedBGR(image, ws, hs);
     NDArray data(TShape({1, 3, hs, ws}));
     NormaliseToCHW(resized.data(), ws, hs, data.fdata());
     pnet_.Forward(data);
@@ -293,7 +306,7 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
   boxes = NextStageBoxes(boxes);
 
   // Stage 2: R-Net on 24x24 crops.
-  const CropOutputs r = RunOnCrops(&rnet_, boxes, img, width, height, 24);
+  const CropOutputs r = RunOnCrops(&rnet_, boxes, image, 24);
   std::vector<size_t> kept;
   boxes = Passed(boxes, r["prob1_output"], r["conv5_2_output"], opt.thresholds[1], &kept);
   if (boxes.empty()) return {};
@@ -302,7 +315,7 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
   // Stage 3: O-Net on 48x48 crops, with landmarks.
   std::vector<Face> faces;
   {
-    const CropOutputs o = RunOnCrops(&onet_, boxes, img, width, height, 48);
+    const CropOutputs o = RunOnCrops(&onet_, boxes, image, 48);
     const float* pts = o["conv6_3_output"];
     kept.clear();
     std::vector<Box> passed = Passed(boxes, o["prob1_output"], o["conv6_2_output"], opt.thresholds[2], &kept);
@@ -349,7 +362,7 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
       for (int k = 0; k < 5; ++k) {
         const int x = static_cast<int>(Round(f.px[k] - 0.5 * side));
         const int y = static_cast<int>(Round(f.py[k] - 0.5 * side));
-        CropResize(img, width, height, x, y, x + side - 1, y + side - 1, kSize, patch.data());
+        CropResize(image, x, y, x + side - 1, y + side - 1, kSize, patch.data());
         NormaliseToCHW(patch.data(), kSize, kSize, dst + k * 3 * kSize * kSize);
       }
     });

@@ -252,6 +252,11 @@ void ResizeBilinear(const float* src, int src_width, int src_height, int channel
   ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height);
 }
 
+void ResizeBilinear(const uint8_t* src, int src_width, int src_height, int channels, float* dst,
+                    int dst_width, int dst_height) {
+  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height);
+}
+
 std::vector<float> ResizeBilinear(const std::vector<float>& src, int src_width, int src_height,
                                   int channels, int dst_width, int dst_height) {
   CheckSize(src_width, src_height, "ResizeBilinear source");

@@ -57,6 +57,10 @@ Image ResizeBilinear(const Image& src, int width, int height);
 // dst_height*dst_width*channels values. Throws symbind::Error for non-positive sizes.
 void ResizeBilinear(const float* src, int src_width, int src_height, int channels, float* dst,
                     int dst_width, int dst_height);
+// The same from 8-bit pixels (exactly as from their float values), without a float copy of
+// the source.
+void ResizeBilinear(const uint8_t* src, int src_width, int src_height, int channels, float* dst,
+                    int dst_width, int dst_height);
 std::vector<float> ResizeBilinear(const std::vector<float>& src, int src_width, int src_height,
                                   int channels, int dst_width, int dst_height);
 

@@ -166,6 +166,19 @@ TEST_CASE("ResizeBilinear follows OpenCV INTER_LINEAR geometry", "[io][image]") 
   }
 }
 
+TEST_CASE("ResizeBilinear from 8-bit pixels equals resizing their float values", "[io][image]") {
+  std::mt19937 rng(7);
+  const int w = 37, h = 23, channels = 4;
+  std::vector<uint8_t> pixels(static_cast<size_t>(w) * h * channels);
+  for (auto& p : pixels) p = static_cast<uint8_t>(rng() % 256);
+  const std::vector<float> as_float(pixels.begin(), pixels.end());
+  for (auto [dw, dh] : {std::pair{15, 9}, std::pair{80, 51}}) {
+    std::vector<float> from_bytes(static_cast<size_t>(dw) * dh * channels);
+    ResizeBilinear(pixels.data(), w, h, channels, from_bytes.data(), dw, dh);
+    CHECK(from_bytes == ResizeBilinear(as_float, w, h, channels, dw, dh));
+  }
+}
+
 TEST_CASE("SavePNG round-trips through LoadImage", "[io][image]") {
   std::mt19937 rng(3);
   for (int c = 1; c <= 4; ++c) {
