@@ -36,8 +36,8 @@ class KVStoreSgd {
 
 // One training epoch of at most `steps` batches from `it` (rewound first): each batch is
 // copied into the executor's "data" and "softmax_label", run forward and backward, then the
-// weights are updated through `dist` when given, else by `sgd`. A progress bar is drawn when `show_progress`. Returns the batches run and
-// the seconds taken.
+// weights are updated through `dist` when given, else by `sgd`. A progress bar is drawn when
+// `show_progress`. Returns the batches run and the seconds taken.
 struct EpochStats {
   int batches = 0;
   double seconds = 0;

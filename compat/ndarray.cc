@@ -171,12 +171,12 @@ NDArray NDArray::Reshape(const Shape& s) const {
 }
 
 void NDArray::SampleGaussian(mx_float mu, mx_float sigma, NDArray* out) {
-  F(out->a_, "SampleGaussian");
+  Checked(out->a_, "SampleGaussian");
   compat::WithRandom([&](std::mt19937_64& rng) { symbind::FillGaussian(out->a_, mu, sigma, rng); });
 }
 
 void NDArray::SampleUniform(mx_float begin, mx_float end, NDArray* out) {
-  F(out->a_, "SampleUniform");
+  Checked(out->a_, "SampleUniform");
   compat::WithRandom([&](std::mt19937_64& rng) { symbind::FillUniform(out->a_, begin, end, rng); });
 }
 

@@ -76,14 +76,15 @@ bool ParamValue<float>::Parse(const std::string& s, float* v) {
 }
 std::string ParamValue<float>::Print(float v) {
   // Seven significant digits where they read back as the same float, else nine (always enough).
-  for (int digits : {7, 9}) {
+  auto with_digits = [v](int digits) {
     std::ostringstream os;
     os.precision(digits);
     os << v;
-    float back = 0;
-    if (digits == 9 || (ParamValue<float>::Parse(os.str(), &back) && back == v)) return os.str();
-  }
-  return {};
+    return os.str();
+  };
+  const std::string short_text = with_digits(7);
+  float back = 0;
+  return ParamValue<float>::Parse(short_text, &back) && back == v ? short_text : with_digits(9);
 }
 bool ParamValue<double>::Parse(const std::string& s, double* v) { return ParseReal(s, v); }
 std::string ParamValue<double>::Print(double v) { return detail::FormatNumber(v); }

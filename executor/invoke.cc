@@ -92,7 +92,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
       throw ShapeError(StrCat(Where(op_name), ": output ", i, " has shape ", shape.ToString(),
                               ", the array given has ", given->shape().ToString()));
     if (given && given->dtype() != dtype)
-      throw Error(StrCat(Where(op_name), ": output ", i, " has dtype ", DTypeName(dtype),
+      throw TypeError(StrCat(Where(op_name), ": output ", i, " has dtype ", DTypeName(dtype),
                          ", the array given has ", DTypeName(given->dtype())));
     bool aliased = false;
     for (const NDArray& in : node_inputs) aliased |= given && given->SharesStorageWith(in);

@@ -42,6 +42,7 @@ TEST_CASE("SGD: updates with and without momentum follow MXNet's rules", "[train
     CHECK(w.GetFlat(i) == Approx((1 - 0.1 * 0.01) * before.GetFlat(i) - 0.1 * clipped).epsilon(1e-5));
   }
   CHECK_THROWS_AS(sgd.Update("w", w, RandomArray(TShape({3}), 3)), ShapeError);
+  CHECK_THROWS_AS(sgd.Update("w", w, NDArray(TShape({2, 5}), DType::kInt32)), TypeError);
 }
 
 TEST_CASE("SGD::Step updates arguments with a gradient only", "[train]") {

@@ -11,7 +11,7 @@ namespace {
 
 float* FloatData(const NDArray& a, const char* who) {
   if (a.dtype() != DType::kFloat32)
-    throw Error(StrCat(who, ": array must be float32, got ", DTypeName(a.dtype())));
+    throw TypeError(StrCat(who, ": array must be float32, got ", DTypeName(a.dtype())));
   return a.fdata();
 }
 

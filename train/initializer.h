@@ -12,7 +12,8 @@ namespace symbind {
 
 class Executor;
 
-// Fills float32 arrays from `rng`, element by element in order (reproducible per seed).
+// Fills float32 arrays from `rng`, element by element in order (reproducible per seed);
+// another dtype throws TypeError.
 void FillUniform(const NDArray& a, float low, float high, std::mt19937_64& rng);
 void FillGaussian(const NDArray& a, float mean, float stddev, std::mt19937_64& rng);
 

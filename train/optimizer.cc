@@ -39,7 +39,7 @@ void SGD::Update(const std::string& key, const NDArray& weight, const NDArray& g
     throw ShapeError(StrCat("SGD update of '", key, "': weight ", weight.shape().ToString(),
                             " and gradient ", grad.shape().ToString(), " differ in size"));
   if (weight.dtype() != DType::kFloat32 || grad.dtype() != DType::kFloat32)
-    throw Error(StrCat("SGD update of '", key, "': weight and gradient must be float32, got ",
+    throw TypeError(StrCat("SGD update of '", key, "': weight and gradient must be float32, got ",
                        DTypeName(weight.dtype()), " and ", DTypeName(grad.dtype())));
   const bool with_momentum = options_.momentum != 0.0f;
   const NodeAttrs& attrs = Attrs(with_momentum);

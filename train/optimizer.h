@@ -35,7 +35,7 @@ class SGD {
   SGDOptions& options() { return options_; }
 
   // Updates `weight` in place from `grad`; the momentum of `key` is created on first use.
-  // Throws Error when the sizes differ or an array is not float32.
+  // Throws ShapeError when the sizes differ, TypeError when an array is not float32.
   void Update(const std::string& key, const NDArray& weight, const NDArray& grad);
 
   // Updates every argument of `exec` that has a gradient, keyed by argument name.
