@@ -244,7 +244,8 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
     for (auto& n : inputs.names) {
       r.info_names.push_back(n);
       r.info_types.push_back("NDArray-or-Symbol");
-      r.info_docs.push_back(StrCat("Input '", n, "'"));
+      const std::string& doc = op->ArgumentDoc(n);
+      r.info_docs.push_back(doc.empty() ? StrCat("Input '", n, "'") : doc);
     }
     for (auto& f : op->schema->fields()) {
       r.info_names.push_back(f->name());

@@ -93,6 +93,13 @@ void Op::ParseAttrs(NodeAttrs* attrs) const {
   }
 }
 
+const std::string& Op::ArgumentDoc(const std::string& input_name) const {
+  static const std::string none;
+  for (auto& [input, doc] : argument_docs)
+    if (input == input_name) return doc;
+  return none;
+}
+
 std::vector<std::string> Op::ListArguments(const NodeAttrs& a) const {
   return arguments ? arguments(a) : std::vector<std::string>{"data"};
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "ndarray.h"
@@ -83,6 +84,10 @@ using ForwardFn = std::function<void(const OpContext&, const NodeAttrs&,
                                      const std::vector<OpReq>& req,
                                      const std::vector<NDArray>& outputs)>;
 using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const BackwardArgs&)>;
+// Multiply-adds of one call, from known input shapes (arguments then aux states) and output
+// shapes (TVM's FMacCount): a fact of the op, so reports need no list of op names.
+using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
+                                         const std::vector<TShape>& out)>;
 
 struct Op {
   std::string name;
@@ -108,6 +113,10 @@ struct Op {
   std::vector<std::string> any_dtype_inputs;
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
+  MacCountFn mac_count;    // empty: no multiply-adds worth counting (element-wise, copies)
+  // What each input means, by argument or aux-state name (MXNet's add_argument): shown in
+  // docs/ops.md and returned by MXSymbolGetAtomicSymbolInfo, so generated op.h documents it.
+  std::vector<std::pair<std::string, std::string>> argument_docs;
   // Loss heads compute their gradient from the label; they ignore the head gradient.
   bool is_loss = false;
   // Forward may write output 0 over input 0 (same size, element by element), so executors
@@ -148,6 +157,13 @@ struct Op {
   }
   Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
+  Op& set_mac_count(MacCountFn f) { mac_count = std::move(f); return *this; }
+  Op& add_argument_doc(std::string input_name, std::string description) {
+    argument_docs.emplace_back(std::move(input_name), std::move(description));
+    return *this;
+  }
+  // The description add_argument_doc gave `input_name`; empty when none.
+  const std::string& ArgumentDoc(const std::string& input_name) const;
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
   Op& set_forward_inplace(bool v = true) { forward_inplace = v; return *this; }
 

@@ -1,5 +1,6 @@
 #include "op_docs.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "op.h"
@@ -60,8 +61,11 @@ std::string OperatorsMarkdown() {
     } else {
       os << "Inputs and outputs depend on the required parameters.\n\n";
     }
+    for (auto& [input, doc] : op->argument_docs) os << "- `" << input << "`: " << doc << "\n";
+    if (!op->argument_docs.empty()) os << "\n";
     if (op->is_loss) os << "Loss head: backward needs no head gradient.\n\n";
     if (!op->backward) os << "Not differentiable.\n\n";
+    if (op->mac_count) os << "Multiply-adds: counted (`symbind summary`).\n\n";
     if (op->schema->fields().empty()) continue;
     os << "| parameter | type | default | description |\n| --- | --- | --- | --- |\n";
     for (auto& f : op->schema->fields()) {
@@ -131,12 +135,19 @@ OpInputList ListOpInputs(const Op& op) {
   KwArgs base;
   for (auto& f : op.schema->fields())
     if (!f->has_default()) base[f->name()] = DummyValue(*f);
+  auto note_all = [&in](const std::vector<std::string>& names) {
+    for (auto& n : names)
+      if (std::find(in.all_names.begin(), in.all_names.end(), n) == in.all_names.end())
+        in.all_names.push_back(n);
+  };
   try {
     in.names = InputsFor(op, base);
+    note_all(in.names);
   } catch (const std::exception& e) {
+    // The defaults may break a constraint (Pooling needs a kernel unless global_pool) that
+    // one of the variants below satisfies.
     in.names = {"data"};
     in.error = e.what();
-    return in;
   }
   for (auto& f : op.schema->fields()) {
     std::string type = ParamBaseType(*f);
@@ -148,12 +159,14 @@ OpInputList ListOpInputs(const Op& op) {
       dict[f->name()] = v;
       try {
         auto names = InputsFor(op, dict);
+        note_all(names);
         if (names.size() > in.names.size()) in.names = names;
       } catch (const std::exception&) {
         // This value is not valid with the dummies of the other fields; others may be.
       }
     }
   }
+  if (!in.all_names.empty()) in.error.clear();
   return in;
 }
 

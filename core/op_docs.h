@@ -16,6 +16,7 @@ class ParamField;
 struct OpInputList {
   bool variadic = false;
   std::vector<std::string> names;
+  std::vector<std::string> all_names;  // every input any tried parameter set has
   std::string error;
 };
 OpInputList ListOpInputs(const Op& op);

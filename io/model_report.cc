@@ -38,19 +38,18 @@ std::vector<TShape> EntryShapes(const Graph& g, const std::map<std::string, TSha
 
 int64_t KnownSize(const TShape& s) { return s.is_known() ? s.Size() : -1; }
 
-// Multiply-adds of one node: output (or, for Deconvolution, input) elements times the
-// weight's elements per output channel.
+// Multiply-adds of one node, from its op's mac_count: 0 for variables and ops without one,
+// -1 when a shape it needs is unknown.
 int64_t MultiplyAdds(const Graph& g, uint32_t id, const std::vector<TShape>& shapes) {
   const Node& n = *g.node(id).node;
-  if (n.is_variable()) return 0;
-  const std::string& op = n.attrs.op->name;
-  if (op != "Convolution" && op != "FullyConnected" && op != "Deconvolution") return 0;
-  const auto& in = g.node(id).inputs;
-  if (in.size() < 2) return 0;
-  const TShape& w = shapes[g.entry_id(in[1])];
-  const TShape& base = op == "Deconvolution" ? shapes[g.entry_id(in[0])] : shapes[g.entry_id(id, 0)];
-  if (!w.is_known() || w.ndim() < 1 || w[0] == 0 || !base.is_known()) return -1;
-  return CheckedMul(base.Size(), w.Size() / w[0], "summary: multiply-adds of node ", n.name());
+  if (n.is_variable() || !n.attrs.op->mac_count) return 0;
+  std::vector<TShape> in, out;
+  for (const Graph::EntryRef& e : g.node(id).inputs) in.push_back(shapes[g.entry_id(e)]);
+  for (uint32_t i = 0; i < g.num_node_outputs(id); ++i) out.push_back(shapes[g.entry_id(id, i)]);
+  for (const auto* list : {&in, &out})
+    for (const TShape& s : *list)
+      if (!s.is_known()) return -1;
+  return n.attrs.op->mac_count(n.attrs, in, out);
 }
 
 std::string Escape(const std::string& s) {
@@ -132,6 +131,7 @@ void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& kno
   std::vector<Row> rows;
   int64_t total_params = 0, total_macs = 0;
   bool params_known = true, macs_known = true;
+  std::set<std::string> counted_ops;
   const std::vector<bool> is_parameter = ParameterNodes(g, known);
   for (uint32_t id = 0; id < g.num_nodes(); ++id) {
     const Node& n = *g.node(id).node;
@@ -157,6 +157,7 @@ void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& kno
     if (count_known) total_params = CheckedAdd(total_params, count, "summary: total parameters");
     else params_known = false;
     const int64_t macs = MultiplyAdds(g, id, shapes);
+    if (!n.is_variable() && n.attrs.op->mac_count) counted_ops.insert(n.attrs.op->name);
     if (macs < 0) macs_known = false;
     else total_macs = CheckedAdd(total_macs, macs, "summary: total multiply-adds");
     rows.push_back(row);
@@ -180,8 +181,15 @@ void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& kno
   for (auto& r : rows) line(r);
   os << std::string(width, '=') << "\n";
   os << "Total params: " << (params_known ? std::to_string(total_params) : "?") << "\n";
-  os << "Total multiply-adds (Convolution, Deconvolution, FullyConnected): "
-     << (macs_known ? std::to_string(total_macs) : "?") << "\n";
+  // Names the ops counted: only ops that declare a mac count contribute.
+  os << "Total multiply-adds: " << (macs_known ? std::to_string(total_macs) : "?");
+  if (!counted_ops.empty()) {
+    os << " (";
+    for (auto it = counted_ops.begin(); it != counted_ops.end(); ++it)
+      os << (it == counted_ops.begin() ? "" : ", ") << *it;
+    os << ")";
+  }
+  os << "\n";
 }
 
 void WriteDot(const Symbol& symbol, const std::map<std::string, TShape>& known,

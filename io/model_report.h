@@ -29,8 +29,8 @@ void PrintShapes(const Symbol& symbol, const std::map<std::string, TShape>& know
                  std::ostream& os);
 
 // A table in the spirit of mx.viz.print_summary: layer, output shape, parameter count and
-// inputs per node, then total parameters and multiply-adds (Convolution, Deconvolution,
-// FullyConnected). Shapes that cannot be inferred print as "?".
+// inputs per node, then total parameters and multiply-adds (the sum of each op's mac_count,
+// naming the ops counted). Shapes that cannot be inferred print as "?".
 void PrintSummary(const Symbol& symbol, const std::map<std::string, TShape>& known,
                   std::ostream& os);
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <symbind/core/checked_math.h>
 #include <symbind/core/op.h>
 
 namespace symbind {
@@ -140,6 +141,10 @@ Op& RunAs(Op& legacy, const std::string& modern) {
       })
       .set_backward([target](const OpContext& ctx, const NodeAttrs& a, const BackwardArgs& args) {
         target().backward(ctx, a, args);
+      })
+      .set_mac_count([target](const NodeAttrs& a, const std::vector<TShape>& in,
+                              const std::vector<TShape>& out) -> int64_t {
+        return target().mac_count ? target().mac_count(a, in, out) : 0;
       });
   return legacy;
 }
@@ -195,6 +200,14 @@ inline void SameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TSh
 }
 
 // prefix0, prefix1, ...: the input or output names of variadic ops.
+// Multiply-adds when each element of `base` is multiplied with one row of `weight`, shaped
+// (rows, ...): output elements for Convolution and FullyConnected, input elements for
+// Deconvolution. A MacCountFn's core.
+inline int64_t WeightRowMacs(const TShape& base, const TShape& weight) {
+  if (weight.ndim() < 1 || weight[0] <= 0) return 0;
+  return CheckedMul(base.Size(), weight.Size() / weight[0], "multiply-adds of a ", base, " output");
+}
+
 inline std::vector<std::string> NumberedNames(const std::string& prefix, int n) {
   std::vector<std::string> names;
   for (int i = 0; i < n; ++i) names.push_back(prefix + std::to_string(i));

@@ -4,6 +4,7 @@
 
 #include <mxnet/c_api.h>
 #include <nnvm/c_api.h>
+#include <symbind/core/op.h>
 
 #include <cerrno>
 #include <cmath>
@@ -20,16 +21,21 @@ AtomicSymbolCreator Creator(const std::string& name) {
   return h;
 }
 
-// name -> type string of each argument MXSymbolGetAtomicSymbolInfo lists.
-std::map<std::string, std::string> ArgTypes(const std::string& op) {
+// name -> type string of each argument MXSymbolGetAtomicSymbolInfo lists (and, into `docs`,
+// name -> description).
+std::map<std::string, std::string> ArgTypes(const std::string& op,
+                                            std::map<std::string, std::string>* docs = nullptr) {
   const char *name, *desc, *key_var;
   uint32_t n = 0;
-  const char **names, **types, **docs;
-  REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator(op), &name, &desc, &n, &names, &types, &docs,
+  const char **names, **types, **descs;
+  REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator(op), &name, &desc, &n, &names, &types, &descs,
                                       &key_var) == 0);
   CHECK(std::string(name) == op);
   std::map<std::string, std::string> out;
-  for (uint32_t i = 0; i < n; ++i) out[names[i]] = types[i];
+  for (uint32_t i = 0; i < n; ++i) {
+    out[names[i]] = types[i];
+    if (docs) (*docs)[names[i]] = descs[i];
+  }
   return out;
 }
 
@@ -60,8 +66,12 @@ TEST_CASE("C API operator info gives MXNet's type strings", "[capi]") {
   CHECK(pooling.at("data") == "NDArray-or-Symbol");
   CHECK(pooling.at("pool_type").rfind("{'avg', 'lp', 'max', 'sum'},optional, default='max'", 0) == 0);
   CHECK(pooling.at("kernel").rfind("Shape(tuple), optional", 0) == 0);
-  auto conv = ArgTypes("Convolution");
+  std::map<std::string, std::string> conv_docs;
+  auto conv = ArgTypes("Convolution", &conv_docs);
   CHECK(conv.at("kernel") == "Shape(tuple), required");
+  // Inputs carry the op's add_argument_doc text, which MXNet's op.h generator prints.
+  CHECK(conv_docs.at("weight") == symbind::OpRegistry::Global().Get("Convolution").ArgumentDoc("weight"));
+  CHECK(conv_docs.at("weight").rfind("Weight matrix", 0) == 0);
   CHECK(conv.at("num_group") == "int, >= 1, optional, default='1'");
   CHECK(conv.at("no_bias") == "boolean, optional, default=0");
   CHECK(conv.count("weight") == 1);

@@ -428,7 +428,7 @@ TEST_CASE("symbind file: the README's three lines work as written", "[model_file
   const std::string path = TempPath("readme.symbind");
   {
     const auto cwd_path = path;  // README: "model.symbind"
-    SaveModel(cwd_path, Model{sym, args, aux});
+    SaveModel(cwd_path, Model{sym, args, aux, {}});
     Model m = LoadModel(cwd_path);
     m.args["data"] = GaussianInput(TShape({1, 3, 12, 12}));
     auto exec = SimpleBind(m.symbol, Context::CPU(), m.args /* + inputs */, {}, no_grads, m.aux);

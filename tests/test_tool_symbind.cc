@@ -104,7 +104,7 @@ TEST_CASE("tool: shapes, summary and dot of a small network", "[io][tool]") {
   INFO(t);
   CHECK(t.find("fc1 (FullyConnected)") != std::string::npos);
   CHECK(t.find("Total params: 75\n") != std::string::npos);  // 8*5+8 + 3*8+3
-  CHECK(t.find("multiply-adds (Convolution, Deconvolution, FullyConnected): 128\n") !=
+  CHECK(t.find("Total multiply-adds: 128 (FullyConnected)\n") !=
         std::string::npos);  // 2*8*5 + 2*3*8
   CHECK(t.find("fc1_weight") == std::string::npos);
 

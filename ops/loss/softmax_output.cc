@@ -165,6 +165,8 @@ SYMBIND_REGISTER_OP(SoftmaxOutput)
     .describe("Softmax forward; backward gives the cross-entropy gradient softmax - onehot(label).")
     .set_params<SoftmaxOutputParam>()
     .set_arguments({"data", "label"})
+    .add_argument_doc("data", "Input array: the scores to normalise.")
+    .add_argument_doc("label", "Ground truth: class indices (data's shape without the class axis), or probabilities of data's shape.")
     .set_infer_shape(InferSoftmaxOutput)
     .set_is_loss()
     .set_forward([](const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,

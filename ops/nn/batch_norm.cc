@@ -196,6 +196,11 @@ SYMBIND_REGISTER_OP(BatchNorm)
     .set_num_visible_outputs([](const NodeAttrs& a) {
       return a.param<BatchNormParam>().output_mean_var ? 3 : 1;
     })
+    .add_argument_doc("data", "Input data to batch normalization: (batch, channel, ...) with channels on `axis`.")
+    .add_argument_doc("gamma", "Scale per channel: (channel,); held at 1 when fix_gamma.")
+    .add_argument_doc("beta", "Shift per channel: (channel,).")
+    .add_argument_doc("moving_mean", "Running mean per channel (aux state), used when not training.")
+    .add_argument_doc("moving_var", "Running variance per channel (aux state), used when not training.")
     .set_infer_shape(InferBatchNormShape)
     .set_forward(BatchNormForward)
     .set_backward(BatchNormBackward);

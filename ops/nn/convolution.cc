@@ -170,7 +170,12 @@ With num_group g the channels are split into g groups, each convolved with its o
 the filters, and the results concatenated.)")
     .set_params<ConvolutionParam>()
     .set_arguments(DataWeightBiasArguments<ConvolutionParam>)
+    .add_argument_doc("data", "Input data to the convolution: (batch, channel, [depth,] height, width).")
+    .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
+    .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .set_infer_shape(InferShapeConv<ConvolutionParam>)
+    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
+                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[1]); })
     .set_forward(ForwardConv<ConvolutionParam>)
     .set_backward(BackwardConv);
 
@@ -182,7 +187,12 @@ Activation(relu) / clip reading it by the Predictor's graph rewrite. Parameters:
 then act_type, a_min, a_max.)")
     .set_params<FusedConvParam>()
     .set_arguments(DataWeightBiasArguments<FusedConvParam>)
+    .add_argument_doc("data", "Input data to the convolution: (batch, channel, [depth,] height, width).")
+    .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
+    .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .set_infer_shape(InferShapeConv<FusedConvParam>)
+    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
+                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[1]); })
     .set_forward(ForwardConv<FusedConvParam>);
 
 }  // namespace symbind

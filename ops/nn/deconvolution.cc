@@ -204,7 +204,13 @@ pad and adj are derived from it. weight: (channel, num_filter/num_group, kernel.
 (num_filter,) (absent by default: no_bias defaults to True).)")
     .set_params<DeconvolutionParam>()
     .set_arguments(DataWeightBiasArguments<DeconvolutionParam>)
+    .add_argument_doc("data", "Input data to the deconvolution: (batch, channel, [depth,] height, width).")
+    .add_argument_doc("weight", "Weight matrix: (channel, num_filter/num_group, kernel...).")
+    .add_argument_doc("bias", "Bias parameter: (num_filter,); present only when no_bias is False.")
     .set_infer_shape(InferShapeDeconv)
+    // Each input element meets one row of the weight.
+    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
+                      const std::vector<TShape>&) { return WeightRowMacs(in[0], in[1]); })
     .set_forward(ForwardDeconv)
     .set_backward(BackwardDeconv);
 

@@ -290,7 +290,13 @@ SYMBIND_REGISTER_OP(_contrib_DeformableConvolution)
                  ? std::vector<std::string>{"data", "offset", "weight"}
                  : std::vector<std::string>{"data", "offset", "weight", "bias"};
     })
+    .add_argument_doc("data", "Input data: (batch, channel, height, width).")
+    .add_argument_doc("offset", "Sampling offsets: (batch, 2*kh*kw*num_deformable_group, out_h, out_w).")
+    .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kh, kw).")
+    .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .set_infer_shape(InferShapeDeformConv)
+    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
+                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[2]); })
     .set_forward(ForwardDeformConv)
     .set_backward(BackwardDeformConv);
 

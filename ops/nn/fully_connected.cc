@@ -102,7 +102,12 @@ SYMBIND_REGISTER_OP(FullyConnected)
                  ? std::vector<std::string>{"data", "weight"}
                  : std::vector<std::string>{"data", "weight", "bias"};
     })
+    .add_argument_doc("data", "Input data: (batch, ...), flattened to (batch, input_dim) unless flatten is False.")
+    .add_argument_doc("weight", "Weight matrix: (num_hidden, input_dim).")
+    .add_argument_doc("bias", "Bias parameter: (num_hidden,); absent when no_bias.")
     .set_infer_shape(InferShapeFC)
+    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
+                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[1]); })
     .set_forward(ForwardFC)
     .set_backward(BackwardFC);
 

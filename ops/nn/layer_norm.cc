@@ -113,6 +113,9 @@ SYMBIND_REGISTER_OP(LayerNorm)
     .set_num_visible_outputs([](const NodeAttrs& a) {
       return a.param<LayerNormParam>().output_mean_var ? 3 : 1;
     })
+    .add_argument_doc("data", "Input data, normalised along `axis`.")
+    .add_argument_doc("gamma", "Scale: (length of `axis`,).")
+    .add_argument_doc("beta", "Shift: (length of `axis`,).")
     .set_infer_shape(InferLayerNorm)
     .set_forward(LayerNormForward)
     .set_backward(LayerNormBackward);

@@ -228,6 +228,8 @@ SYMBIND_REGISTER_OP(LeakyReLU)
                                      : std::vector<std::string>{"output"};
     })
     .set_num_visible_outputs([](const NodeAttrs&) { return 1; })
+    .add_argument_doc("data", "Input data to the activation function.")
+    .add_argument_doc("gamma", "Learned slopes, (channel,) or (1,): act_type prelu only.")
     .set_infer_shape(InferLeakyReLU)
     .set_forward(LeakyReLUForward)
     .set_backward(LeakyReLUBackward);

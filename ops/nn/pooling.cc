@@ -398,6 +398,7 @@ pad): ceil(x/s). global_pool pools over the whole spatial extent. For avg poolin
 count_include_pad (default) the divisor is the window clipped to the padded input; without
 it, only the valid elements are counted. Lp pooling computes (sum x^p)^(1/p), p in {1,2,3}.)")
     .set_params<PoolingParam>()
+    .add_argument_doc("data", "Input data to the pooling operator: (batch, channel, [depth,] height, width).")
     .set_infer_shape(InferShapePool)
     .set_forward(ForwardPool)
     .set_backward(BackwardPool);

@@ -148,7 +148,13 @@ SYMBIND_REGISTER_OP(dot)
               "otherwise lhs's last axis is contracted with rhs's first.")
     .set_params<DotParam>()
     .set_arguments({"lhs", "rhs"})
+    .add_argument_doc("lhs", "The first input.")
+    .add_argument_doc("rhs", "The second input.")
     .set_infer_shape(InferDotShape)
+    .set_mac_count([](const NodeAttrs& attrs, const std::vector<TShape>& in,
+                      const std::vector<TShape>& out) {
+      return CheckedMul(out[0].Size(), GetDotDims(attrs.param<DotParam>(), in[0], in[1]).k, "dot");
+    })
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = attrs.param<DotParam>();
@@ -166,7 +172,14 @@ SYMBIND_REGISTER_OP(batch_dot)
     .describe("Batchwise dot product: out[b] = op(lhs[b]) * op(rhs[b]) over the leading batch dims.")
     .set_params<DotParam>()
     .set_arguments({"lhs", "rhs"})
+    .add_argument_doc("lhs", "The first input: (batch..., m, k), or (batch..., k, m) with transpose_a.")
+    .add_argument_doc("rhs", "The second input: (batch..., k, n), or (batch..., n, k) with transpose_b.")
     .set_infer_shape(InferBatchDotShape)
+    .set_mac_count([](const NodeAttrs& attrs, const std::vector<TShape>& in,
+                      const std::vector<TShape>& out) {
+      return CheckedMul(out[0].Size(), BatchDims(attrs.param<DotParam>(), in[0], in[1]).first.k,
+                        "batch_dot");
+    })
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = attrs.param<DotParam>();
