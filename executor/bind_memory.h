@@ -10,6 +10,11 @@
 
 namespace symbind {
 
+// The dtype an entry is allocated with (float32 where inference left it open).
+inline DType EntryDType(const std::vector<int>& types, uint32_t e) {
+  return e >= types.size() || types[e] < 0 ? DType::kFloat32 : static_cast<DType>(types[e]);
+}
+
 // An array an executor is about to allocate.
 struct PlannedArray {
   std::string name;
