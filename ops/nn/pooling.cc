@@ -49,11 +49,8 @@ struct PoolingParam : Parameter<PoolingParam> {
                   "calculation. For example, with a 5*5 kernel on a 3*3 corner of a image, the "
                   "sum of the 9 valid elements will be divided by 25 if this is set to true, or "
                   "it will be divided by 9 if this is set to false. Defaults to true.");
-    d.field("layout", &PoolingParam::layout)
-        .add_enum("NCW", kNCW).add_enum("NCHW", kNCHW).add_enum("NCDHW", kNCDHW)
-        .add_enum("NWC", kNWC).add_enum("NHWC", kNHWC).add_enum("NDHWC", kNDHWC)
-        .set_default(std::nullopt)
-        .describe("Set layout for input and output. Empty for default layout: NCW for 1d, NCHW "
+    DeclareLayout(d, {kNCW, kNCHW, kNCDHW, kNWC, kNHWC, kNDHWC},
+                  "Set layout for input and output. Empty for default layout: NCW for 1d, NCHW "
                   "for 2d and NCDHW for 3d. Only NCW, NCHW and NCDHW are supported.");
     // A window that can lie wholly in the padding has no input element (MXNet's pooling
     // kernels, like cuDNN's, assume pad < kernel). Tuples of other lengths fail in Parse.
