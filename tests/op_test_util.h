@@ -213,6 +213,19 @@ inline double Sum(const NDArray& a) {
   return s;
 }
 
+// A shape seen as (outer, n, inner) around `axis`: element (o, k, i) sits at
+// (o * n + k) * inner + i.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit SplitAtAxis(const TShape& s, int axis) {
+  AxisSplit a;
+  a.n = s[axis];
+  for (int i = 0; i < axis; ++i) a.outer *= s[i];
+  for (int i = axis + 1; i < s.ndim(); ++i) a.inner *= s[i];
+  return a;
+}
+
 // Softmax probabilities p[o, c, i] of an (outer, k, inner) layout, as a test-side reference.
 inline std::vector<double> NaiveSoftmax(const NDArray& x, int64_t outer, int64_t k, int64_t inner) {
   std::vector<double> p(static_cast<size_t>(x.Size()));
