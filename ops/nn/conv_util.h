@@ -176,6 +176,30 @@ void DeclareCudnnAndLayout(ParamDeclarer<P>& d, const ConvFieldSpec& s) {
   DeclareLayout(d, s.layouts, s.layout);
 }
 
+// Pooling's and Pooling_v1's pool types and output-size conventions (MXNet's enum values).
+enum PoolType { kMax = 0, kAvg = 1, kSum = 2, kLp = 3 };
+enum PoolingConvention { kValid = 0, kFull = 1, kSame = 2 };
+
+// pool_type (Pooling_v1 has no lp) and global_pool.
+template <typename P>
+void DeclarePoolTypeAndGlobalPool(ParamDeclarer<P>& d, bool with_lp) {
+  auto& f = d.field("pool_type", &P::pool_type).set_default(kMax)
+                .add_enum("max", kMax).add_enum("avg", kAvg).add_enum("sum", kSum);
+  if (with_lp) f.add_enum("lp", kLp);
+  f.describe("Pooling type to be applied.");
+  d.field("global_pool", &P::global_pool).set_default(false)
+      .describe("Ignore kernel size, do global pooling based on current input feature map. ");
+}
+
+// pooling_convention; Pooling_v1 has no same.
+template <typename P>
+void DeclarePoolingConvention(ParamDeclarer<P>& d, bool with_same) {
+  auto& f = d.field("pooling_convention", &P::pooling_convention).set_default(kValid)
+                .add_enum("full", kFull).add_enum("valid", kValid);
+  if (with_same) f.add_enum("same", kSame);
+  f.describe("Pooling convention to be applied.");
+}
+
 // The argument list of an op with a `no_bias` parameter: data, weight and (unless no_bias) bias.
 template <typename P>
 std::vector<std::string> DataWeightBiasArguments(const NodeAttrs& a) {

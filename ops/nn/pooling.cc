@@ -12,9 +12,6 @@ namespace symbind {
 namespace {
 using namespace conv;
 
-enum PoolType { kMax = 0, kAvg = 1, kSum = 2, kLp = 3 };
-enum Convention { kValid = 0, kFull = 1, kSame = 2 };
-
 struct PoolingParam : Parameter<PoolingParam> {
   TShape kernel, stride, pad;
   int pool_type;
@@ -28,16 +25,10 @@ struct PoolingParam : Parameter<PoolingParam> {
     const TShape empty(std::vector<int64_t>{});
     d.field("kernel", &PoolingParam::kernel).set_default(empty)
         .describe("Pooling kernel size: (y, x) or (d, y, x)");
-    d.field("pool_type", &PoolingParam::pool_type).set_default(kMax)
-        .add_enum("max", kMax).add_enum("avg", kAvg).add_enum("sum", kSum).add_enum("lp", kLp)
-        .describe("Pooling type to be applied.");
-    d.field("global_pool", &PoolingParam::global_pool).set_default(false)
-        .describe("Ignore kernel size, do global pooling based on current input feature map. ");
+    DeclarePoolTypeAndGlobalPool(d, /*with_lp=*/true);
     d.field("cudnn_off", &PoolingParam::cudnn_off).set_default(false)
         .describe("Turn off cudnn pooling and use MXNet pooling operator. Accepted and ignored.");
-    d.field("pooling_convention", &PoolingParam::pooling_convention).set_default(kValid)
-        .add_enum("full", kFull).add_enum("valid", kValid).add_enum("same", kSame)
-        .describe("Pooling convention to be applied.");
+    DeclarePoolingConvention(d, /*with_same=*/true);
     d.field("stride", &PoolingParam::stride).set_default(empty)
         .describe("Stride: for pooling (y, x) or (d, y, x). Defaults to 1 for each dimension.");
     d.field("pad", &PoolingParam::pad).set_default(empty)
