@@ -43,7 +43,8 @@ void Run(const std::string& mode) {
   for (auto& kv : args) no_grads[kv.first] = OpReq::kNull;
   auto infer = SimpleBind(rnn, Context::CPU(), args, {}, no_grads);
   auto train = SimpleBind(rnn, Context::CPU(), args);
-  std::printf("rnn_%s_infer_ms %.2f\n", mode.c_str(), MedianMs(20, [&] { infer->Forward(false); }, /*warmup=*/1));
+  std::printf("rnn_%s_infer_ms %.2f\n", mode.c_str(),
+              MedianMs(20, [&] { infer->Forward(false); }, /*warmup=*/1));
   std::printf("rnn_%s_train_ms %.2f\n", mode.c_str(), MedianMs(10, [&] {
                 train->Forward(true);
                 train->Backward();

@@ -22,7 +22,8 @@ struct ConvolutionV1Param : ConvFields, Parameter<ConvolutionV1Param> {
     spec.num_group = "Number of group partitions. Equivalent to slicing input into num_group "
                      "partitions, apply convolution on each, then concatenate the results";
     spec.workspace = "Maximum temporary workspace allowed for convolution (MB). Accepted and ignored.";
-    spec.cudnn_tune = "Whether to pick convolution algo by running performance test. Accepted and ignored.";
+    spec.cudnn_tune = "Whether to pick convolution algo by running performance test. Accepted and "
+                      "ignored.";
     spec.layout = "Set layout for input, output and weight. Empty for default layout: NCHW for 2d "
                   "and NCDHW for 3d. Only NCHW and NCDHW are supported.";
     spec.layouts = {kNCHW, kNHWC, kNCDHW, kNDHWC};
