@@ -1,11 +1,8 @@
 // The fused RNN op: a 2-layer bidirectional LSTM and GRU (T=35, N=32, C=128, H=256), inference
 // forward and training forward+backward, median milliseconds. bench/torch_rnn.py times PyTorch's
 // nn.LSTM / nn.GRU on the same sizes. Prints "key value" lines.
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,8 +10,10 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 
+#include "bench_util.h"
+
 using namespace symbind;
-using Clock = std::chrono::steady_clock;
+using symbind::bench::MedianMs;
 
 namespace {
 constexpr int64_t kT = 35, kN = 32, kC = 128, kH = 256, kLayers = 2, kDirs = 2;
@@ -27,18 +26,6 @@ NDArray Uniform(const TShape& s, float scale) {
     a.SetFlat(i, scale * (static_cast<float>(x >> 8) / 16777216.0f - 0.5f));
   }
   return a;
-}
-
-double MedianMs(int reps, const std::function<void()>& f) {
-  f();  // warm-up
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    auto a = Clock::now();
-    f();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 void Run(const std::string& mode) {
@@ -56,11 +43,12 @@ void Run(const std::string& mode) {
   for (auto& kv : args) no_grads[kv.first] = OpReq::kNull;
   auto infer = SimpleBind(rnn, Context::CPU(), args, {}, no_grads);
   auto train = SimpleBind(rnn, Context::CPU(), args);
-  std::printf("rnn_%s_infer_ms %.2f\n", mode.c_str(), MedianMs(20, [&] { infer->Forward(false); }));
+  std::printf("rnn_%s_infer_ms %.2f\n", mode.c_str(),
+              MedianMs(20, [&] { infer->Forward(false); }, /*warmup=*/1));
   std::printf("rnn_%s_train_ms %.2f\n", mode.c_str(), MedianMs(10, [&] {
                 train->Forward(true);
                 train->Backward();
-              }));
+              }, /*warmup=*/1));
 }
 }  // namespace
 

@@ -5,8 +5,6 @@
 // Prints per size: nodes, infer_shape_ms, simple_bind_ms (median of several runs; SimpleBind
 // includes its own shape inference, allocation and seeded Gaussian fill), ms per 1k nodes.
 // Usage: bench_scale [threads]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -15,8 +13,10 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 
+#include "bench_util.h"
+
 using namespace symbind;
-using Clock = std::chrono::steady_clock;
+using symbind::bench::MedianMs;
 
 namespace {
 constexpr int kNodesPerRung = 5;
@@ -32,17 +32,6 @@ Symbol BuildLadder(int rungs) {
   return h;
 }
 
-template <typename F>
-double MedianMs(int runs, const F& fn) {
-  std::vector<double> ms;
-  for (int r = 0; r < runs; ++r) {
-    auto t0 = Clock::now();
-    fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
 }  // namespace
 
 int main(int argc, char** argv) {

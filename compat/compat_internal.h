@@ -23,6 +23,15 @@ symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<in
 
 inline symbind::OpReq ToNative(int req) { return static_cast<symbind::OpReq>(req); }
 
+// The symbind arrays behind mxnet-cpp arrays (shared storage, not copies).
+template <typename Array>
+std::vector<symbind::NDArray> Natives(const std::vector<Array>& arrays) {
+  std::vector<symbind::NDArray> natives;
+  natives.reserve(arrays.size());
+  for (const Array& a : arrays) natives.push_back(a.native());
+  return natives;
+}
+
 }  // namespace compat
 }  // namespace cpp
 }  // namespace mxnet

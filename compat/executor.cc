@@ -13,11 +13,6 @@ namespace mxnet {
 namespace cpp {
 
 namespace {
-std::vector<symbind::NDArray> Natives(const std::vector<NDArray>& v) {
-  std::vector<symbind::NDArray> out;
-  for (auto& a : v) out.push_back(a.native());
-  return out;
-}
 std::vector<NDArray> Wrap(const std::vector<symbind::NDArray>& v) {
   std::vector<NDArray> out;
   for (auto& a : v) out.emplace_back(a);
@@ -36,8 +31,8 @@ Executor::Executor(const Symbol& symbol, Context context, const std::vector<NDAr
   std::vector<symbind::OpReq> reqs;
   for (auto r : grad_reqs) reqs.push_back(compat::ToNative(r));
   // A gradient MXNet would not write may be an empty handle.
-  exec_ = symbind::Bind(symbol.native(), context.native(), Natives(arg_arrays_in), Natives(grad_arrays_in),
-                        reqs, Natives(aux_arrays_in));
+  exec_ = symbind::Bind(symbol.native(), context.native(), compat::Natives(arg_arrays_in),
+                        compat::Natives(grad_arrays_in), reqs, compat::Natives(aux_arrays_in));
   arg_arrays = arg_arrays_in;
   grad_arrays = grad_arrays_in;
   aux_arrays = aux_arrays_in;
@@ -64,7 +59,7 @@ void Executor::Forward(bool is_train) {
 }
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
-  exec_->Backward(Natives(head_grads));
+  exec_->Backward(compat::Natives(head_grads));
 }
 
 std::string Executor::DebugStr() {

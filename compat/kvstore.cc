@@ -6,6 +6,8 @@
 
 #include <symbind/train/kvstore.h>
 
+#include "compat_internal.h"
+
 namespace mxnet {
 namespace cpp {
 
@@ -42,18 +44,14 @@ int IndexOf(Store& s, const std::string& key) {
 void InitKeys(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  std::vector<symbind::NDArray> natives;
-  for (auto& v : vals) natives.push_back(v.native());
-  s.kv->Init(keys, natives);
+  s.kv->Init(keys, compat::Natives(vals));
   for (auto& k : keys) IndexOf(s, k);
 }
 
 void PushKeys(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
-  std::vector<symbind::NDArray> natives;
-  for (auto& v : vals) natives.push_back(v.native());
-  s.kv->Push(keys, natives);
+  s.kv->Push(keys, compat::Natives(vals));
 }
 
 void PullKeys(const std::vector<std::string>& keys, std::vector<NDArray*> outs) {

@@ -228,9 +228,7 @@ void NDArray::Save(const std::string& file_name, const std::map<std::string, NDA
   symbind::SaveNDArrays(file_name, m);
 }
 void NDArray::Save(const std::string& file_name, const std::vector<NDArray>& array_list) {
-  std::vector<symbind::NDArray> v;
-  for (auto& a : array_list) v.push_back(a.native());
-  symbind::SaveNDArrays(file_name, v, {});
+  symbind::SaveNDArrays(file_name, compat::Natives(array_list), {});
 }
 
 size_t NDArray::Size() const { return static_cast<size_t>(a_.Size()); }

@@ -87,6 +87,14 @@ float Optimizer::Param_(const std::string& name, float fallback) const {
 
 void Optimizer::CreateState_(int, NDArray) {}
 
+Optimizer::Step_ Optimizer::BeginUpdate_(const char* who, int index, NDArray& weight,
+                                         const NDArray& grad) {
+  const Arrays a = Check(who, weight, grad);
+  const float lr = GetLR_(index), wd = GetWD_(index);
+  const unsigned count = UpdateCount_(index);
+  return {a.w, a.g, a.n, lr, wd, Param_("rescale_grad", 1.0f), Param_("clip_gradient", -1.0f), count};
+}
+
 std::map<std::string, OptimizerCreator>& OptimizerRegistry::cmap() {
   static std::map<std::string, OptimizerCreator> m = {
       {"sgd", [] { return new SGDOptimizer(); }},
@@ -113,29 +121,25 @@ int OptimizerRegistry::__REGISTER__(const std::string& name, OptimizerCreator cr
 }
 
 void SGDOptimizer::Update(int index, NDArray weight, NDArray grad) {
-  Check("sgd", weight, grad);
+  const Step_ s = BeginUpdate_("sgd", index, weight, grad);
   symbind::SGDOptions& o = sgd_.options();
-  o.lr = GetLR_(index);
-  o.wd = GetWD_(index);
-  UpdateCount_(index);
-  o.rescale_grad = Param_("rescale_grad", 1.0f);
-  o.clip_gradient = Param_("clip_gradient", -1.0f);
+  o.lr = s.lr;
+  o.wd = s.wd;
+  o.rescale_grad = s.rescale;
+  o.clip_gradient = s.clip;
   o.momentum = Param_("momentum", 0.0f);
   sgd_.Update(std::to_string(index), weight.native(), grad.native());
 }
 
 void NAGOptimizer::Update(int index, NDArray weight, NDArray grad) {
   if (!HasParam_("momentum")) return SGDOptimizer::Update(index, weight, grad);
-  auto a = Check("nag", weight, grad);
-  float lr = GetLR_(index), wd = GetWD_(index);
-  UpdateCount_(index);
-  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  const Step_ s = BeginUpdate_("nag", index, weight, grad);
   float momentum = Param_("momentum", 0.0f);
   float* mom = State(mom_, index, weight);
-  for (int64_t i = 0; i < a.n; ++i) {  // nag_mom_update
-    float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
+  for (int64_t i = 0; i < s.n; ++i) {  // nag_mom_update
+    float g = Clip(s.rescale * s.g[i], s.clip) + s.wd * s.w[i];
     mom[i] = momentum * mom[i] + g;
-    a.w[i] = a.w[i] - lr * (momentum * mom[i] + g);
+    s.w[i] = s.w[i] - s.lr * (momentum * mom[i] + g);
   }
 }
 
@@ -145,20 +149,17 @@ SignumOptimizer::SignumOptimizer(unsigned begin_num_update) : Optimizer(begin_nu
 }
 
 void SignumOptimizer::Update(int index, NDArray weight, NDArray grad) {
-  auto a = Check("signum", weight, grad);
-  float lr = GetLR_(index), wd = GetWD_(index);
-  UpdateCount_(index);
-  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  const Step_ s = BeginUpdate_("signum", index, weight, grad);
   float momentum = Param_("momentum", 0.9f), wd_lh = Param_("wd_lh", 0.0f);
   if (momentum == 0.0f) {  // signsgd_update
-    for (int64_t i = 0; i < a.n; ++i) a.w[i] = (1.f - lr * wd) * a.w[i] - lr * Sign(a.g[i]);
+    for (int64_t i = 0; i < s.n; ++i) s.w[i] = (1.f - s.lr * s.wd) * s.w[i] - s.lr * Sign(s.g[i]);
     return;
   }
   float* mom = State(mom_, index, weight);
-  for (int64_t i = 0; i < a.n; ++i) {  // signum_update
-    float g = Clip(rescale * a.g[i], clip) + wd * a.w[i];
+  for (int64_t i = 0; i < s.n; ++i) {  // signum_update
+    float g = Clip(s.rescale * s.g[i], s.clip) + s.wd * s.w[i];
     mom[i] = momentum * mom[i] - (1 - momentum) * g;
-    a.w[i] = (1.f - lr * wd_lh) * a.w[i] + lr * Sign(mom[i]);
+    s.w[i] = (1.f - s.lr * wd_lh) * s.w[i] + s.lr * Sign(mom[i]);
   }
 }
 
@@ -169,21 +170,18 @@ RMSPropOptimizer::RMSPropOptimizer(unsigned begin_num_update) : Optimizer(begin_
 }
 
 void RMSPropOptimizer::Update(int index, NDArray weight, NDArray grad) {
-  auto a = Check("rmsprop", weight, grad);
-  float lr = GetLR_(index), wd = GetWD_(index);
-  UpdateCount_(index);
-  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
+  const Step_ s = BeginUpdate_("rmsprop", index, weight, grad);
   float g1 = Param_("gamma1", 0.9f), g2 = Param_("gamma2", 0.9f), eps = Param_("epsilon", 1e-8f);
   float clip_w = Param_("clip_weights", -1.0f);
   float* n = State(n_, index, weight);
   float* g = State(g_, index, weight);
   float* d = State(delta_, index, weight);
-  for (int64_t i = 0; i < a.n; ++i) {  // rmspropalex_update
-    float gr = Clip(rescale * a.g[i] + wd * a.w[i], clip);
+  for (int64_t i = 0; i < s.n; ++i) {  // rmspropalex_update
+    float gr = Clip(s.rescale * s.g[i] + s.wd * s.w[i], s.clip);
     n[i] = (1.f - g1) * gr * gr + g1 * n[i];
     g[i] = (1.f - g1) * gr + g1 * g[i];
-    d[i] = g2 * d[i] - lr * gr / std::sqrt(n[i] - g[i] * g[i] + eps);
-    a.w[i] = Clip(a.w[i] + d[i], clip_w);
+    d[i] = g2 * d[i] - s.lr * gr / std::sqrt(n[i] - g[i] * g[i] + eps);
+    s.w[i] = Clip(s.w[i] + d[i], clip_w);
   }
 }
 
@@ -194,19 +192,17 @@ AdamOptimizer::AdamOptimizer(unsigned begin_num_update) : Optimizer(begin_num_up
 }
 
 void AdamOptimizer::Update(int index, NDArray weight, NDArray grad) {
-  auto a = Check("adam", weight, grad);
-  float lr = GetLR_(index), wd = GetWD_(index);
-  float t = static_cast<float>(UpdateCount_(index));
+  const Step_ s = BeginUpdate_("adam", index, weight, grad);
+  const float t = static_cast<float>(s.count);
   float b1 = Param_("beta1", 0.9f), b2 = Param_("beta2", 0.999f), eps = Param_("epsilon", 1e-8f);
-  float rescale = Param_("rescale_grad", 1.0f), clip = Param_("clip_gradient", -1.0f);
-  lr *= std::sqrt(1.0f - std::pow(b2, t)) / (1.0f - std::pow(b1, t));
+  const float lr = s.lr * (std::sqrt(1.0f - std::pow(b2, t)) / (1.0f - std::pow(b1, t)));
   float* mean = State(mean_, index, weight);
   float* var = State(var_, index, weight);
-  for (int64_t i = 0; i < a.n; ++i) {  // adam_update
-    float g = Clip(rescale * a.g[i] + wd * a.w[i], clip);
+  for (int64_t i = 0; i < s.n; ++i) {  // adam_update
+    float g = Clip(s.rescale * s.g[i] + s.wd * s.w[i], s.clip);
     mean[i] = b1 * mean[i] + (1.f - b1) * g;
     var[i] = b2 * var[i] + (1.f - b2) * g * g;
-    a.w[i] = a.w[i] - lr * mean[i] / (std::sqrt(var[i]) + eps);
+    s.w[i] = s.w[i] - lr * mean[i] / (std::sqrt(var[i]) + eps);
   }
 }
 
@@ -215,16 +211,13 @@ AdaGradOptimizer::AdaGradOptimizer(unsigned begin_num_update) : Optimizer(begin_
 }
 
 void AdaGradOptimizer::Update(int index, NDArray weight, NDArray grad) {
-  auto a = Check("adagrad", weight, grad);
-  float lr = GetLR_(index), wd = GetWD_(index);
-  UpdateCount_(index);
-  float eps = Param_("eps", 1e-7f), rescale = Param_("rescale_grad", 1.0f);
-  float clip = HasParam_("clip_gradient") ? Param_("clip_gradient", -1.0f) : -1.0f;
+  const Step_ s = BeginUpdate_("adagrad", index, weight, grad);
+  float eps = Param_("eps", 1e-7f);
   float* h = State(history_, index, weight);
-  for (int64_t i = 0; i < a.n; ++i) {
-    float g = Clip(a.g[i] * rescale, clip);
+  for (int64_t i = 0; i < s.n; ++i) {
+    float g = Clip(s.g[i] * s.rescale, s.clip);
     h[i] += g * g;
-    a.w[i] -= (g / std::sqrt(h[i] + eps) + a.w[i] * wd) * lr;
+    s.w[i] -= (g / std::sqrt(h[i] + eps) + s.w[i] * s.wd) * s.lr;
   }
 }
 
@@ -238,7 +231,7 @@ void AdaDeltaOptimizer::Update(int index, NDArray weight, NDArray grad) {
   float wd = GetWD_(index);
   UpdateCount_(index);
   float rho = Param_("rho", 0.9f), eps = Param_("epsilon", 1e-5f), rescale = Param_("rescale_grad", 1.0f);
-  float clip = HasParam_("clip_gradient") ? Param_("clip_gradient", -1.0f) : -1.0f;
+  float clip = Param_("clip_gradient", -1.0f);
   float* acc_g = State(acc_g_, index, weight);
   float* acc_d = State(acc_delta_, index, weight);
   for (int64_t i = 0; i < a.n; ++i) {

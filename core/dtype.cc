@@ -49,6 +49,20 @@ DType DTypeFromName(const std::string& name) {
                      "bool, bfloat16"));
 }
 
+namespace {
+// The bits of a float and back (memcpy: the defined way before C++20's bit_cast).
+uint32_t FloatBits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+float FloatFromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+}  // namespace
+
 float HalfToFloat(uint16_t h) {
   uint32_t sign = (h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1f;
@@ -71,14 +85,11 @@ float HalfToFloat(uint16_t h) {
   } else {
     bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return FloatFromBits(bits);
 }
 
 uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = FloatBits(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
   uint32_t mant = x & 0x7fffffu;
@@ -100,16 +111,10 @@ uint16_t FloatToHalf(float f) {
   return static_cast<uint16_t>(half);
 }
 
-float BFloat16ToFloat(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float BFloat16ToFloat(uint16_t b) { return FloatFromBits(static_cast<uint32_t>(b) << 16); }
 
 uint16_t FloatToBFloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
+  const uint32_t x = FloatBits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40);  // NaN
   uint32_t rounding = 0x7fffu + ((x >> 16) & 1);
   return static_cast<uint16_t>((x + rounding) >> 16);

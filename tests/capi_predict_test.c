@@ -88,6 +88,15 @@ static int SameOutputs(float a[kMaxOutputs][kMaxOutputSize], float b[kMaxOutputs
   return 1;
 }
 
+/* Runs `p` on inputs[index]: whether its outputs equal reference[index] to the bit. */
+static int ForwardMatches(PredictorHandle p, int index) {
+  float out[kMaxOutputs][kMaxOutputSize];
+  OK(MXPredSetInput(p, "data", inputs[index], kInputSize));
+  OK(MXPredForward(p));
+  Outputs(p, out);
+  return SameOutputs(out, reference[index]);
+}
+
 struct Worker {
   PredictorHandle handle;
   int index;
@@ -96,13 +105,8 @@ struct Worker {
 
 static void* RunWorker(void* arg) {
   struct Worker* w = arg;
-  float out[kMaxOutputs][kMaxOutputSize];
-  for (int r = 0; r < forwards; ++r) {
-    OK(MXPredSetInput(w->handle, "data", inputs[w->index], kInputSize));
-    OK(MXPredForward(w->handle));
-    Outputs(w->handle, out);
-    if (!SameOutputs(out, reference[w->index])) ++w->mismatches;
-  }
+  for (int r = 0; r < forwards; ++r)
+    if (!ForwardMatches(w->handle, w->index)) ++w->mismatches;
   return NULL;
 }
 
@@ -221,11 +225,7 @@ int main(int argc, char** argv) {
       }
     }
     /* The old predictor still works after the reshape. */
-    float out[kMaxOutputs][kMaxOutputSize];
-    OK(MXPredSetInput(pred, "data", inputs[5], kInputSize));
-    OK(MXPredForward(pred));
-    Outputs(pred, out);
-    EXPECT(SameOutputs(out, reference[5]));
+    EXPECT(ForwardMatches(pred, 5));
     FAILS(MXPredReshape(1, input_keys, indptr, shape2, pred, NULL), "'out' is null");
     const char* bad_keys[] = {"nope"};
     PredictorHandle unused;
@@ -240,11 +240,7 @@ int main(int argc, char** argv) {
     PredictorHandle ex = NULL;
     OK(MXPredCreateEx(json, params, (int)params_size, 1, 0, 1, input_keys, indptr, shape1, 1,
                       dtype_names, dtypes, &ex));
-    float out[kMaxOutputs][kMaxOutputSize];
-    OK(MXPredSetInput(ex, "data", inputs[6], kInputSize));
-    OK(MXPredForward(ex));
-    Outputs(ex, out);
-    EXPECT(SameOutputs(out, reference[6]));
+    EXPECT(ForwardMatches(ex, 6));
     OK(MXPredFree(ex));
     const int bad_dtypes[] = {99};
     FAILS(MXPredCreateEx(json, params, (int)params_size, 1, 0, 1, input_keys, indptr, shape1, 1,
@@ -312,13 +308,7 @@ int main(int argc, char** argv) {
           "unknown device type 7");
     /* A GPU device (2) is accepted and computes on the CPU, with the same results. */
     OK(MXPredCreate(json, params, (int)params_size, 2, 0, 1, input_keys, indptr, shape1, &p));
-    {
-      float out[kMaxOutputs][kMaxOutputSize];
-      OK(MXPredSetInput(p, "data", inputs[1], kInputSize));
-      OK(MXPredForward(p));
-      Outputs(p, out);
-      EXPECT(SameOutputs(out, reference[1]));
-    }
+    EXPECT(ForwardMatches(p, 1));
     OK(MXPredFree(p));
     FAILS(MXPredCreate(json, params, 100, 1, 0, 1, input_keys, indptr, shape1, &p), "MXPredCreate");
     FAILS(MXPredCreate(json, NULL, 100, 1, 0, 1, input_keys, indptr, shape1, &p), "param_bytes");

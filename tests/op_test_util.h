@@ -213,6 +213,19 @@ inline double Sum(const NDArray& a) {
   return s;
 }
 
+// A shape seen as (outer, n, inner) around `axis`: element (o, k, i) sits at
+// (o * n + k) * inner + i.
+struct AxisSplit {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+inline AxisSplit SplitAtAxis(const TShape& s, int axis) {
+  AxisSplit a;
+  a.n = s[axis];
+  for (int i = 0; i < axis; ++i) a.outer *= s[i];
+  for (int i = axis + 1; i < s.ndim(); ++i) a.inner *= s[i];
+  return a;
+}
+
 // Softmax probabilities p[o, c, i] of an (outer, k, inner) layout, as a test-side reference.
 inline std::vector<double> NaiveSoftmax(const NDArray& x, int64_t outer, int64_t k, int64_t inner) {
   std::vector<double> p(static_cast<size_t>(x.Size()));
@@ -224,6 +237,22 @@ inline std::vector<double> NaiveSoftmax(const NDArray& x, int64_t outer, int64_t
         p[static_cast<size_t>((o * k + c) * inner + i)] = std::exp(x.GetFlat((o * k + c) * inner + i)) / z;
     }
   return p;
+}
+
+// Plane (n, c) of an NCHW array at pixel coordinates (y, x), interpolated as the sum over every
+// pixel of the tent weights max(0, 1 - |y - i|) * max(0, 1 - |x - j|): bilinear inside, fading
+// to zero within one pixel outside. Written without corner arithmetic, so it is a reference for
+// the sampling ops; each test applies its op's clamping rule before calling it.
+inline double TentInterpolate(const NDArray& x, int64_t n, int64_t c, double y, double xx) {
+  const TShape& s = x.shape();
+  const int64_t H = s[2], W = s[3];
+  double v = 0;
+  for (int64_t i = 0; i < H; ++i)
+    for (int64_t j = 0; j < W; ++j) {
+      const double w = std::max(0.0, 1 - std::fabs(y - i)) * std::max(0.0, 1 - std::fabs(xx - j));
+      if (w > 0) v += w * x.GetFlat(((n * s[1] + c) * H + i) * W + j);
+    }
+  return v;
 }
 
 // Gradient-check options for loss heads: a loss of their own, labels not differentiated.

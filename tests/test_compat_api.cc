@@ -2,8 +2,6 @@
 // Executor and a build-save-reload round trip, written against mxnet-cpp/MxNetCpp.h only.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -11,16 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "compat_test_util.h"
 #include "mxnet-cpp/MxNetCpp.h"
 
 using namespace mxnet::cpp;
+using symbind::test::Values;
 
 namespace {
-std::vector<mx_float> Values(NDArray a) {
-  std::vector<mx_float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
 std::string TempPath(const std::string& name) {
   static const std::string tag = std::to_string(std::random_device{}());
   return "/tmp/symbind_compat_" + tag + "_" + name;
@@ -388,21 +383,6 @@ TEST_CASE("compat: NDArray::Reshape takes MXNet's 0 (keep) and -1 (infer)", "[co
   CHECK(a.Reshape(Shape(-1, 4)).GetShape() == std::vector<mx_uint>{6, 4});
   CHECK_THROWS_WITH(a.Reshape(Shape(-1, -1)), Catch::Contains("one and only one dim can be inferred"));
   CHECK_THROWS_WITH(a.Reshape(Shape(5, 5)), Catch::Contains("(5,5) has 25 elements but the input (2,3,4) has 24"));
-}
-
-TEST_CASE("compat: iterators ignore parameters they do not use, as MXNet's do", "[compat]") {
-  const std::string dir = "/usr/share/datasets/fashion-mnist/";
-  if (!std::ifstream(dir + "t10k-images-idx3-ubyte.gz")) {
-    WARN("Fashion-MNIST not installed; skipped");
-    return;
-  }
-  auto iter = MXDataIter("MNISTIter")
-                  .SetParam("image", dir + "t10k-images-idx3-ubyte.gz")
-                  .SetParam("label", dir + "t10k-labels-idx1-ubyte.gz")
-                  .SetParam("batch_size", 10)
-                  .SetParam("no_such_parameter", 3)
-                  .CreateDataIter();
-  CHECK(iter.Next());
 }
 
 TEST_CASE("compat: Symbol::GetNumOutputs counts a group's outputs", "[compat]") {

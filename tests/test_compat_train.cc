@@ -11,16 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "compat_test_util.h"
 #include "mxnet-cpp/MxNetCpp.h"
 
 using namespace mxnet::cpp;
+using symbind::test::Values;
 
 namespace {
-std::vector<mx_float> Values(NDArray a) {
-  std::vector<mx_float> v;
-  a.SyncCopyToCPU(&v);
-  return v;
-}
 NDArray Filled(float v, mx_uint n = 3) {
   NDArray a(Shape(n), Context::cpu());
   a = v;
@@ -256,9 +253,12 @@ TEST_CASE("compat: MXDataIter MNISTIter on Fashion-MNIST", "[compat]") {
     WARN("Fashion-MNIST not installed; skipped");
     return;
   }
-  auto iter = MXDataIter("MNISTIter")
-                  .SetParam("image", dir + "t10k-images-idx3-ubyte.gz")
-                  .SetParam("label", dir + "t10k-labels-idx1-ubyte.gz")
+  auto t10k = [&] {
+    return MXDataIter("MNISTIter")
+        .SetParam("image", dir + "t10k-images-idx3-ubyte.gz")
+        .SetParam("label", dir + "t10k-labels-idx1-ubyte.gz");
+  };
+  auto iter = t10k()
                   .SetParam("batch_size", 128)
                   .SetParam("flat", 1)
                   .SetParam("shuffle", 0)
@@ -283,9 +283,9 @@ TEST_CASE("compat: MXDataIter MNISTIter on Fashion-MNIST", "[compat]") {
   REQUIRE(iter.Next());
   CHECK(iter.GetIndex()[0] == 0);
 
-  auto shaped = MXDataIter("MNISTIter")
-                    .SetParam("image", dir + "t10k-images-idx3-ubyte.gz")
-                    .SetParam("label", dir + "t10k-labels-idx1-ubyte.gz")
+  // Parameters an iterator does not know are ignored, as MXNet's iterators do.
+  auto shaped = t10k()
+                    .SetParam("no_such_parameter", 3)
                     .SetParam("batch_size", 50)
                     .SetParam("shuffle", 1)
                     .SetParam("seed", 3)
@@ -300,7 +300,7 @@ TEST_CASE("compat: MXDataIter MNISTIter on Fashion-MNIST", "[compat]") {
   shaped.Reset();
   REQUIRE(shaped.Next());
   CHECK(shaped.GetIndex() != first_epoch);
-  // Unknown parameters are ignored, as in MXNet (test_compat_api.cc); unknown iterators fail.
+  // Unknown iterators fail.
   CHECK_THROWS_WITH(MXDataIter("ImageRecordIter"), Catch::Contains("ImageRecordIter"));
 }
 

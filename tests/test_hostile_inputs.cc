@@ -360,33 +360,35 @@ TEST_CASE("hostile: run sanitises output file names and rejects unknown or repea
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Contains("outputs 'a/b_output' and 'a_b_output' would both be written to"));
 
-  // A misspelt --input ran `data` as zeros; a second --shape was ignored.
+  // Each run: its arguments after the model, its exit status and what its output says.
   const std::string npy = symbind_test::TempPath("x.npy");
   SaveNpy(npy, NDArray(TShape({2, 3})));
-  r = RunTool("run " + sym + " " + params + " --input dta=" + npy + " --shape data=2,3");
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Contains("--input dta: the model has no argument 'dta'; its arguments are: data"));
-  r = RunTool("run " + sym + " " + params + " --shape data=2,3 --shape data=4,5");
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Contains("'data' is already given by --shape"));
-  r = RunTool("run " + sym + " " + params + " --input data=" + npy + " --shape data=2,3");
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Contains("'data' is already given by --input"));
-  // --threads beyond the maximum: clamped with a warning.
-  r = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads 100000000");
-  CHECK(r.status == 0);
-  CHECK_THAT(r.output, Contains("warning: --threads 100000000 is more than the maximum"));
-  r = RunTool("run " + sym + " " + params + " --shape data=2,3 --threads lots");
-  CHECK(r.status == 1);
-  // --size is checked before the image is read; it ended in std::bad_alloc.
   const std::string png = symbind_test::TempPath("in.png");
   SavePNG(png, Image(4, 4, 3));
-  r = RunTool("run " + sym + " " + params + " --image data=" + png + " --size 2147483520,1");
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Contains("--size expects H,W with 1 <= H*W <= 67108864"));
-  r = RunTool("run " + sym + " " + params + " --image data=/dev/zero --size 4,4");
-  CHECK(r.status == 1);
-  CHECK_THAT(r.output, Contains("not a regular file (a device)"));
+  struct Run {
+    std::string args;
+    int status;
+    std::string says;
+  };
+  const std::vector<Run> runs = {
+      // A misspelt --input ran `data` as zeros; a second --shape was ignored.
+      {"--input dta=" + npy + " --shape data=2,3", 1,
+       "--input dta: the model has no argument 'dta'; its arguments are: data"},
+      {"--shape data=2,3 --shape data=4,5", 1, "'data' is already given by --shape"},
+      {"--input data=" + npy + " --shape data=2,3", 1, "'data' is already given by --input"},
+      // --threads beyond the maximum: clamped with a warning.
+      {"--shape data=2,3 --threads 100000000", 0, "warning: --threads 100000000 is more than the maximum"},
+      {"--shape data=2,3 --threads lots", 1, "--threads must be a non-negative integer thread count"},
+      // --size is checked before the image is read; it ended in std::bad_alloc.
+      {"--image data=" + png + " --size 2147483520,1", 1, "--size expects H,W with 1 <= H*W <= 67108864"},
+      {"--image data=/dev/zero --size 4,4", 1, "not a regular file (a device)"},
+  };
+  for (const Run& run : runs) {
+    r = RunTool("run " + sym + " " + params + " " + run.args);
+    INFO(run.args << "\n" << r.output);
+    CHECK(r.status == run.status);
+    CHECK_THAT(r.output, Contains(run.says));
+  }
   fs::remove_all(root);
 }
 

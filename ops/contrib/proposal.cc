@@ -200,36 +200,37 @@ void ForwardProposal(const OpContext&, const NodeAttrs& attrs, const std::vector
 }
 
 int VisibleOutputs(const NodeAttrs& a) { return a.param<ProposalParam>().output_score ? 2 : 1; }
+
+// Proposal and MultiProposal differ only in the batch rule of their shape inference.
+void RegisterProposal(const char* name, const char* doc, bool multi) {
+  OpRegistry::Global()
+      .Register(name)
+      .describe(doc)
+      .set_params<ProposalParam>()
+      .set_arguments({"cls_prob", "bbox_pred", "im_info"})
+      .set_outputs({"output", "score"})
+      .set_num_visible_outputs(VisibleOutputs)
+      .set_infer_shape([multi](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
+        InferShapeProposal(a, in, out, multi);
+      })
+      .set_forward(ForwardProposal)
+      .set_backward(BackwardZero);
+}
 }  // namespace
 
-SYMBIND_REGISTER_OP(_contrib_Proposal)
-    .describe("Generates region proposals via RPN for one image: rows [0, x1, y1, x2, y2] of "
-              "the rpn_post_nms_top_n best anchors after box regression, clipping, the "
-              "rpn_min_size filter and NMS at `threshold`; with output_score the scores are a "
-              "second output. Gradients are zero.")
-    .set_params<ProposalParam>()
-    .set_arguments({"cls_prob", "bbox_pred", "im_info"})
-    .set_outputs({"output", "score"})
-    .set_num_visible_outputs(VisibleOutputs)
-    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
-      InferShapeProposal(a, in, out, false);
-    })
-    .set_forward(ForwardProposal)
-    .set_backward(BackwardZero);
-
-SYMBIND_REGISTER_OP(_contrib_MultiProposal)
-    .describe("Generates region proposals via RPN for every image of the batch: "
-              "rpn_post_nms_top_n rows [batch_index, x1, y1, x2, y2] per image, as Proposal "
-              "computes them; with output_score the scores are a second output. Gradients are "
-              "zero.")
-    .set_params<ProposalParam>()
-    .set_arguments({"cls_prob", "bbox_pred", "im_info"})
-    .set_outputs({"output", "score"})
-    .set_num_visible_outputs(VisibleOutputs)
-    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
-      InferShapeProposal(a, in, out, true);
-    })
-    .set_forward(ForwardProposal)
-    .set_backward(BackwardZero);
+SYMBIND_REGISTER_OP_FAMILY(proposal) {
+  RegisterProposal("_contrib_Proposal",
+                   "Generates region proposals via RPN for one image: rows [0, x1, y1, x2, y2] of "
+                   "the rpn_post_nms_top_n best anchors after box regression, clipping, the "
+                   "rpn_min_size filter and NMS at `threshold`; with output_score the scores are a "
+                   "second output. Gradients are zero.",
+                   /*multi=*/false);
+  RegisterProposal("_contrib_MultiProposal",
+                   "Generates region proposals via RPN for every image of the batch: "
+                   "rpn_post_nms_top_n rows [batch_index, x1, y1, x2, y2] per image, as Proposal "
+                   "computes them; with output_score the scores are a second output. Gradients "
+                   "are zero.",
+                   /*multi=*/true);
+}
 
 }  // namespace symbind

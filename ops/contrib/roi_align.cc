@@ -3,8 +3,8 @@
 // Detectron2's half-pixel `aligned` coordinates.
 #include <cmath>
 #include <vector>
-#include <symbind/ops/op_util.h>
 
+#include <symbind/ops/contrib/roi_util.h>
 
 namespace symbind {
 
@@ -16,13 +16,7 @@ struct ROIAlignParam : Parameter<ROIAlignParam> {
   bool position_sensitive;
   bool aligned;
   static void Declare(ParamDeclarer<ROIAlignParam>& d) {
-    d.field("pooled_size", &ROIAlignParam::pooled_size)
-        .require([](const TShape& s) { return s.ndim() == 2 && s[0] > 0 && s[1] > 0; },
-                 "two positive sizes (h, w)")
-        .describe("ROI Align output roi feature map height and width: (h, w)");
-    d.field("spatial_scale", &ROIAlignParam::spatial_scale).set_range(0.0, 1.0)
-        .describe("Ratio of input feature map height (or w) to raw image height (or w). Equals "
-                  "the reciprocal of total stride in convolutional layers");
+    roi::DeclarePooledGrid(d, "ROI Align output roi feature map height and width: (h, w)");
     d.field("sample_ratio", &ROIAlignParam::sample_ratio).set_default(-1)
         .describe("Optional sampling ratio of ROI align, using adaptive size by default.");
     d.field("position_sensitive", &ROIAlignParam::position_sensitive).set_default(false)
@@ -39,11 +33,7 @@ void InferShapeROIAlign(const NodeAttrs& attrs, std::vector<TShape>* in, std::ve
   const auto& p = attrs.param<ROIAlignParam>();
   const TShape& d = (*in)[0];
   const TShape& r = (*in)[1];
-  if (d.ndim_known() && d.ndim() != 4)
-    throw ShapeError(StrCat("ROIAlign: data should be a 4D tensor (batch, channel, h, w), got ", d));
-  if (r.ndim_known() && (r.ndim() != 2 || (r[1] >= 0 && r[1] != 5)))
-    throw ShapeError(StrCat("ROIAlign: rois should be a 2D tensor of shape (num_rois, 5), got ", r));
-  if (!d.ndim_known() || !r.ndim_known()) return;
+  if (!roi::CheckRoiInputs("ROIAlign", d, r)) return;
   int64_t channels = d[1];
   const int64_t bins = p.pooled_size[0] * p.pooled_size[1];
   if (p.position_sensitive && channels >= 0) {

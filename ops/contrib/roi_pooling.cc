@@ -1,8 +1,8 @@
 // ROIPooling: max pooling of each region of interest into a fixed grid of bins (Fast R-CNN).
 #include <cfloat>
 #include <cmath>
-#include <symbind/ops/op_util.h>
 
+#include <symbind/ops/contrib/roi_util.h>
 
 namespace symbind {
 
@@ -11,13 +11,7 @@ struct ROIPoolingParam : Parameter<ROIPoolingParam> {
   TShape pooled_size;
   float spatial_scale;
   static void Declare(ParamDeclarer<ROIPoolingParam>& d) {
-    d.field("pooled_size", &ROIPoolingParam::pooled_size)
-        .require([](const TShape& s) { return s.ndim() == 2 && s[0] > 0 && s[1] > 0; },
-                 "two positive sizes (h, w)")
-        .describe("ROI pooling output shape (h,w) ");
-    d.field("spatial_scale", &ROIPoolingParam::spatial_scale).set_range(0.0, 1.0)
-        .describe("Ratio of input feature map height (or w) to raw image height (or w). Equals "
-                  "the reciprocal of total stride in convolutional layers");
+    roi::DeclarePooledGrid(d, "ROI pooling output shape (h,w) ");
   }
 };
 
@@ -26,11 +20,7 @@ void InferShapeROIPooling(const NodeAttrs& attrs, std::vector<TShape>* in,
   const auto& p = attrs.param<ROIPoolingParam>();
   const TShape& d = (*in)[0];
   const TShape& r = (*in)[1];
-  if (d.ndim_known() && d.ndim() != 4)
-    throw ShapeError(StrCat("ROIPooling: data should be a 4D tensor (batch, channel, h, w), got ", d));
-  if (r.ndim_known() && (r.ndim() != 2 || (r[1] >= 0 && r[1] != 5)))
-    throw ShapeError(StrCat("ROIPooling: rois should be a 2D tensor of shape (num_rois, 5), got ", r));
-  if (!d.ndim_known() || !r.ndim_known()) return;
+  if (!roi::CheckRoiInputs("ROIPooling", d, r)) return;
   const TShape o({r[0], d[1], p.pooled_size[0], p.pooled_size[1]});
   ShapeAssignCheck(out, 0, o);
   ShapeAssignCheck(out, 1, o);

@@ -81,22 +81,123 @@ inline void CheckChannelFirstLayout(const char* op, const std::optional<int>& la
                             "-D kernel"));
 }
 
-// The fields Convolution and Deconvolution share verbatim: cudnn_tune, cudnn_off (accepted and
-// ignored: there is no cuDNN) and layout (channel-first only).
+// The fields the convolution ops (Convolution, Convolution_v1, Deconvolution,
+// DeformableConvolution) all have; their parameter structs derive from it.
+struct ConvFields {
+  TShape kernel, stride, dilate, pad;
+  int num_filter;
+  int num_group;
+  int64_t workspace;
+  bool no_bias;
+  std::optional<int> layout;
+};
+
+// How each of those ops words and bounds the fields, as MXNet declares them per op. The numbers
+// default to Convolution's.
+struct ConvFieldSpec {
+  std::string kernel, stride, dilate, pad, num_filter, num_group, workspace, cudnn_tune, layout;
+  std::vector<Layout> layouts;  // the layout names accepted, in the order MXNet lists them
+  int num_filter_max = 0;                               // 0: no upper bound
+  int64_t workspace_default = 1024, workspace_max = 0;  // 0: no upper bound
+  bool no_bias_default = false;
+};
+
+// Convolution's wording (DeformableConvolution's too) for the kernel shapes the op takes.
+inline ConvFieldSpec ConvolutionFieldSpec(const std::string& shapes) {
+  ConvFieldSpec s;
+  s.kernel = "Convolution kernel size: " + shapes;
+  s.stride = "Convolution stride: " + shapes + ". Defaults to 1 for each dimension.";
+  s.dilate = "Convolution dilate: " + shapes + ". Defaults to 1 for each dimension.";
+  s.pad = "Zero pad for convolution: " + shapes + ". Defaults to no padding.";
+  s.num_filter = "Convolution filter(channel) number";
+  s.num_group = "Number of group partitions.";
+  s.workspace = "Maximum temporary workspace allowed (MB) in convolution. Accepted and ignored "
+                "(the CPU kernel sizes its buffers itself).";
+  s.cudnn_tune = "Whether to pick convolution algorithm by running performance test. Accepted "
+                 "and ignored (no cuDNN).";
+  s.layout = "Set layout for input, output and weight. Empty for default layout: NCW for 1d, "
+             "NCHW for 2d and NCDHW for 3d. Only NCW, NCHW and NCDHW are supported.";
+  s.layouts = {kNCW, kNCHW, kNCDHW, kNHWC, kNDHWC};
+  return s;
+}
+
+// The declarations name the field types: a member of the base ConvFields is converted to a
+// member of P, which template argument deduction alone would not do.
+
+// kernel (required), stride, dilate and pad (empty: filled in by NormalizeSpatialParams).
 template <typename P>
-void DeclareCudnnAndLayout(ParamDeclarer<P>& d) {
+void DeclareConvWindow(ParamDeclarer<P>& d, const ConvFieldSpec& s) {
+  const TShape empty(std::vector<int64_t>{});
+  d.template field<TShape>("kernel", &P::kernel).describe(s.kernel);
+  d.template field<TShape>("stride", &P::stride).set_default(empty).describe(s.stride);
+  d.template field<TShape>("dilate", &P::dilate).set_default(empty).describe(s.dilate);
+  d.template field<TShape>("pad", &P::pad).set_default(empty).describe(s.pad);
+}
+
+// num_filter (required) and num_group.
+template <typename P>
+void DeclareConvFilters(ParamDeclarer<P>& d, const ConvFieldSpec& s) {
+  auto& num_filter = d.template field<int>("num_filter", &P::num_filter).describe(s.num_filter);
+  if (s.num_filter_max > 0) num_filter.set_range(1, s.num_filter_max);
+  else num_filter.lower_bound(1);
+  d.template field<int>("num_group", &P::num_group).set_default(1).lower_bound(1)
+      .describe(s.num_group);
+}
+
+// workspace (accepted and ignored) and no_bias.
+template <typename P>
+void DeclareConvWorkspaceAndBias(ParamDeclarer<P>& d, const ConvFieldSpec& s) {
+  auto& workspace = d.template field<int64_t>("workspace", &P::workspace)
+                        .set_default(s.workspace_default).describe(s.workspace);
+  if (s.workspace_max > 0) workspace.set_range(0, s.workspace_max);
+  else workspace.lower_bound(0);
+  d.template field<bool>("no_bias", &P::no_bias).set_default(s.no_bias_default)
+      .describe("Whether to disable bias parameter.");
+}
+
+// The optional `layout` of every op of the family (pooling too), with the layout names it
+// accepts; CheckChannelFirstLayout then rejects the channel-last ones.
+template <typename P>
+void DeclareLayout(ParamDeclarer<P>& d, const std::vector<Layout>& accepted,
+                   const std::string& doc) {
+  auto& layout = d.template field<std::optional<int>>("layout", &P::layout);
+  for (Layout l : accepted) layout.add_enum(LayoutName(l), l);
+  layout.set_default(std::nullopt).describe(doc);
+}
+
+// cudnn_tune and cudnn_off (accepted and ignored: there is no cuDNN), then layout.
+template <typename P>
+void DeclareCudnnAndLayout(ParamDeclarer<P>& d, const ConvFieldSpec& s) {
   d.field("cudnn_tune", &P::cudnn_tune)
       .add_enum("off", 0).add_enum("limited_workspace", 1).add_enum("fastest", 2)
-      .set_default(std::nullopt)
-      .describe("Whether to pick convolution algorithm by running performance test. Accepted "
-                "and ignored (no cuDNN).");
+      .set_default(std::nullopt).describe(s.cudnn_tune);
   d.field("cudnn_off", &P::cudnn_off).set_default(false)
       .describe("Turn off cudnn for this layer. Accepted and ignored.");
-  d.field("layout", &P::layout)
-      .add_enum("NCW", kNCW).add_enum("NCHW", kNCHW).add_enum("NCDHW", kNCDHW)
-      .add_enum("NHWC", kNHWC).add_enum("NDHWC", kNDHWC).set_default(std::nullopt)
-      .describe("Set layout for input, output and weight. Empty for default layout: NCW for "
-                "1d, NCHW for 2d and NCDHW for 3d. Only NCW, NCHW and NCDHW are supported.");
+  DeclareLayout(d, s.layouts, s.layout);
+}
+
+// Pooling's and Pooling_v1's pool types and output-size conventions (MXNet's enum values).
+enum PoolType { kMax = 0, kAvg = 1, kSum = 2, kLp = 3 };
+enum PoolingConvention { kValid = 0, kFull = 1, kSame = 2 };
+
+// pool_type (Pooling_v1 has no lp) and global_pool.
+template <typename P>
+void DeclarePoolTypeAndGlobalPool(ParamDeclarer<P>& d, bool with_lp) {
+  auto& f = d.field("pool_type", &P::pool_type).set_default(kMax)
+                .add_enum("max", kMax).add_enum("avg", kAvg).add_enum("sum", kSum);
+  if (with_lp) f.add_enum("lp", kLp);
+  f.describe("Pooling type to be applied.");
+  d.field("global_pool", &P::global_pool).set_default(false)
+      .describe("Ignore kernel size, do global pooling based on current input feature map. ");
+}
+
+// pooling_convention; Pooling_v1 has no same.
+template <typename P>
+void DeclarePoolingConvention(ParamDeclarer<P>& d, bool with_same) {
+  auto& f = d.field("pooling_convention", &P::pooling_convention).set_default(kValid)
+                .add_enum("full", kFull).add_enum("valid", kValid);
+  if (with_same) f.add_enum("same", kSame);
+  f.describe("Pooling convention to be applied.");
 }
 
 // The argument list of an op with a `no_bias` parameter: data, weight and (unless no_bias) bias.

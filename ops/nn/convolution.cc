@@ -13,37 +13,18 @@ using namespace conv;
 // Convolution's parameters; with kFused also the activation of _fused_conv_act (the fields
 // exist in both, Convolution declares and parses only its own).
 template <bool kFused>
-struct ConvParams : Parameter<ConvParams<kFused>> {
+struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
   using P = ConvParams<kFused>;
-  TShape kernel, stride, dilate, pad;
-  int num_filter;
-  int num_group;
-  int64_t workspace;
-  bool no_bias;
   std::optional<int> cudnn_tune;
   bool cudnn_off;
-  std::optional<int> layout;
   int act_type = FusedActivation::kNone;
   float a_min = 0, a_max = 0;
   static void Declare(ParamDeclarer<P>& d) {
-    d.field("kernel", &P::kernel)
-        .describe("Convolution kernel size: (w,), (h, w) or (d, h, w)");
-    d.field("stride", &P::stride).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Convolution stride: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
-    d.field("dilate", &P::dilate).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Convolution dilate: (w,), (h, w) or (d, h, w). Defaults to 1 for each dimension.");
-    d.field("pad", &P::pad).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Zero pad for convolution: (w,), (h, w) or (d, h, w). Defaults to no padding.");
-    d.field("num_filter", &P::num_filter).lower_bound(1)
-        .describe("Convolution filter(channel) number");
-    d.field("num_group", &P::num_group).set_default(1).lower_bound(1)
-        .describe("Number of group partitions.");
-    d.field("workspace", &P::workspace).set_default(1024).lower_bound(0)
-        .describe("Maximum temporary workspace allowed (MB) in convolution. Accepted and ignored "
-                  "(the CPU kernel sizes its buffers itself).");
-    d.field("no_bias", &P::no_bias).set_default(false)
-        .describe("Whether to disable bias parameter.");
-    DeclareCudnnAndLayout(d);
+    const ConvFieldSpec spec = ConvolutionFieldSpec("(w,), (h, w) or (d, h, w)");
+    DeclareConvWindow(d, spec);
+    DeclareConvFilters(d, spec);
+    DeclareConvWorkspaceAndBias(d, spec);
+    DeclareCudnnAndLayout(d, spec);
     if constexpr (kFused) {
       d.field("act_type", &P::act_type)
           .add_enum("relu", FusedActivation::kRelu).add_enum("clip", FusedActivation::kClip)

@@ -7,49 +7,30 @@
 namespace symbind {
 
 namespace {
-using conv::kNCDHW;
-using conv::kNCHW;
-using conv::kNDHWC;
-using conv::kNHWC;
+using namespace conv;
 
-struct ConvolutionV1Param : Parameter<ConvolutionV1Param> {
-  TShape kernel, stride, dilate, pad;
-  int num_filter;
-  int num_group;
-  int64_t workspace;
-  bool no_bias;
+struct ConvolutionV1Param : ConvFields, Parameter<ConvolutionV1Param> {
   std::optional<int> cudnn_tune;
   bool cudnn_off;
-  std::optional<int> layout;
   static void Declare(ParamDeclarer<ConvolutionV1Param>& d) {
-    const TShape empty(std::vector<int64_t>{});
-    d.field("kernel", &ConvolutionV1Param::kernel).describe("convolution kernel size: (h, w) or (d, h, w)");
-    d.field("stride", &ConvolutionV1Param::stride).set_default(empty)
-        .describe("convolution stride: (h, w) or (d, h, w)");
-    d.field("dilate", &ConvolutionV1Param::dilate).set_default(empty)
-        .describe("convolution dilate: (h, w) or (d, h, w)");
-    d.field("pad", &ConvolutionV1Param::pad).set_default(empty)
-        .describe("pad for convolution: (h, w) or (d, h, w)");
-    d.field("num_filter", &ConvolutionV1Param::num_filter).lower_bound(1)
-        .describe("convolution filter(channel) number");
-    d.field("num_group", &ConvolutionV1Param::num_group).set_default(1).lower_bound(1)
-        .describe("Number of group partitions. Equivalent to slicing input into num_group partitions, "
-                  "apply convolution on each, then concatenate the results");
-    d.field("workspace", &ConvolutionV1Param::workspace).set_default(1024).lower_bound(0)
-        .describe("Maximum temporary workspace allowed for convolution (MB). Accepted and ignored.");
-    d.field("no_bias", &ConvolutionV1Param::no_bias).set_default(false)
-        .describe("Whether to disable bias parameter.");
-    d.field("cudnn_tune", &ConvolutionV1Param::cudnn_tune)
-        .add_enum("off", 0).add_enum("limited_workspace", 1).add_enum("fastest", 2)
-        .set_default(std::nullopt)
-        .describe("Whether to pick convolution algo by running performance test. Accepted and ignored.");
-    d.field("cudnn_off", &ConvolutionV1Param::cudnn_off).set_default(false)
-        .describe("Turn off cudnn for this layer. Accepted and ignored.");
-    d.field("layout", &ConvolutionV1Param::layout)
-        .add_enum("NCHW", kNCHW).add_enum("NHWC", kNHWC).add_enum("NCDHW", kNCDHW).add_enum("NDHWC", kNDHWC)
-        .set_default(std::nullopt)
-        .describe("Set layout for input, output and weight. Empty for default layout: NCHW for 2d and "
-                  "NCDHW for 3d. Only NCHW and NCDHW are supported.");
+    ConvFieldSpec spec;
+    spec.kernel = "convolution kernel size: (h, w) or (d, h, w)";
+    spec.stride = "convolution stride: (h, w) or (d, h, w)";
+    spec.dilate = "convolution dilate: (h, w) or (d, h, w)";
+    spec.pad = "pad for convolution: (h, w) or (d, h, w)";
+    spec.num_filter = "convolution filter(channel) number";
+    spec.num_group = "Number of group partitions. Equivalent to slicing input into num_group "
+                     "partitions, apply convolution on each, then concatenate the results";
+    spec.workspace = "Maximum temporary workspace allowed for convolution (MB). Accepted and ignored.";
+    spec.cudnn_tune = "Whether to pick convolution algo by running performance test. Accepted and "
+                      "ignored.";
+    spec.layout = "Set layout for input, output and weight. Empty for default layout: NCHW for 2d "
+                  "and NCDHW for 3d. Only NCHW and NCDHW are supported.";
+    spec.layouts = {kNCHW, kNHWC, kNCDHW, kNDHWC};
+    DeclareConvWindow(d, spec);
+    DeclareConvFilters(d, spec);
+    DeclareConvWorkspaceAndBias(d, spec);
+    DeclareCudnnAndLayout(d, spec);
     d.check([](const ConvolutionV1Param& p) { return p.kernel.ndim() == 2 || p.kernel.ndim() == 3; },
             "Convolution_v1: the kernel must be 2-D (h, w) or 3-D (d, h, w)", {"kernel"});
   }

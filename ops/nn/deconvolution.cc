@@ -10,46 +10,39 @@ namespace symbind {
 namespace {
 using namespace conv;
 
-struct DeconvolutionParam : Parameter<DeconvolutionParam> {
-  TShape kernel, stride, dilate, pad, adj, target_shape;
-  int num_filter;
-  int num_group;
-  int64_t workspace;
-  bool no_bias;
+struct DeconvolutionParam : ConvFields, Parameter<DeconvolutionParam> {
+  TShape adj, target_shape;
   std::optional<int> cudnn_tune;
   bool cudnn_off;
-  std::optional<int> layout;
   static void Declare(ParamDeclarer<DeconvolutionParam>& d) {
+    ConvFieldSpec spec = ConvolutionFieldSpec("");  // Convolution's cudnn and layout fields
+    spec.kernel = "Deconvolution kernel size: (w,), (h, w) or (d, h, w). This is same as the "
+                  "kernel size used for the corresponding convolution";
+    spec.stride = "The stride used for the corresponding convolution: (w,), (h, w) or (d, h, w). "
+                  "Defaults to 1 for each dimension.";
+    spec.dilate = "Dilation factor for each dimension of the input: (w,), (h, w) or (d, h, w). "
+                  "Defaults to 1 for each dimension.";
+    spec.pad = "The amount of implicit zero padding added during convolution for each dimension "
+               "of the input: (w,), (h, w) or (d, h, w). ``(kernel-1)/2`` is usually a good "
+               "choice. If `target_shape` is set, `pad` will be ignored and a padding that will "
+               "generate the target shape will be used. Defaults to no padding.";
+    spec.num_filter = "Number of output filters.";
+    spec.num_filter_max = 100000;
+    spec.num_group = "Number of groups partition.";
+    spec.workspace = "Maximum temporary workspace allowed (MB) in deconvolution. Accepted and ignored.";
+    spec.workspace_default = 512;
+    spec.workspace_max = 8192;
+    spec.no_bias_default = true;
+    DeclareConvWindow(d, spec);
     const TShape empty(std::vector<int64_t>{});
-    d.field("kernel", &DeconvolutionParam::kernel)
-        .describe("Deconvolution kernel size: (w,), (h, w) or (d, h, w). This is same as the "
-                  "kernel size used for the corresponding convolution");
-    d.field("stride", &DeconvolutionParam::stride).set_default(empty)
-        .describe("The stride used for the corresponding convolution: (w,), (h, w) or (d, h, w). "
-                  "Defaults to 1 for each dimension.");
-    d.field("dilate", &DeconvolutionParam::dilate).set_default(empty)
-        .describe("Dilation factor for each dimension of the input: (w,), (h, w) or (d, h, w). "
-                  "Defaults to 1 for each dimension.");
-    d.field("pad", &DeconvolutionParam::pad).set_default(empty)
-        .describe("The amount of implicit zero padding added during convolution for each "
-                  "dimension of the input: (w,), (h, w) or (d, h, w). ``(kernel-1)/2`` is usually "
-                  "a good choice. If `target_shape` is set, `pad` will be ignored and a padding "
-                  "that will generate the target shape will be used. Defaults to no padding.");
     d.field("adj", &DeconvolutionParam::adj).set_default(empty)
         .describe("Adjustment for output shape: (w,), (h, w) or (d, h, w). If `target_shape` is "
                   "set, `adj` will be ignored and computed accordingly.");
     d.field("target_shape", &DeconvolutionParam::target_shape).set_default(empty)
         .describe("Shape of the output tensor: (w,), (h, w) or (d, h, w).");
-    d.field("num_filter", &DeconvolutionParam::num_filter).set_range(1, 100000)
-        .describe("Number of output filters.");
-    d.field("num_group", &DeconvolutionParam::num_group).set_default(1).lower_bound(1)
-        .describe("Number of groups partition.");
-    d.field("workspace", &DeconvolutionParam::workspace).set_default(512).set_range(0, 8192)
-        .describe("Maximum temporary workspace allowed (MB) in deconvolution. Accepted and "
-                  "ignored.");
-    d.field("no_bias", &DeconvolutionParam::no_bias).set_default(true)
-        .describe("Whether to disable bias parameter.");
-    DeclareCudnnAndLayout(d);
+    DeclareConvFilters(d, spec);
+    DeclareConvWorkspaceAndBias(d, spec);
+    DeclareCudnnAndLayout(d, spec);
   }
   // MXNet's DeconvolutionParamParser: defaults and length checks for the spatial tuples.
   static DeconvolutionParam Parse(const KwArgs& kw) {

@@ -15,37 +15,19 @@ namespace symbind {
 namespace {
 using namespace conv;
 
-struct DeformableConvolutionParam : Parameter<DeformableConvolutionParam> {
-  TShape kernel, stride, dilate, pad;
-  int num_filter;
-  int num_group;
+struct DeformableConvolutionParam : ConvFields, Parameter<DeformableConvolutionParam> {
   int num_deformable_group;
-  int64_t workspace;
-  bool no_bias;
-  std::optional<int> layout;
   static void Declare(ParamDeclarer<DeformableConvolutionParam>& d) {
     using P = DeformableConvolutionParam;
-    d.field("kernel", &P::kernel).describe("Convolution kernel size: (h, w) or (d, h, w)");
-    d.field("stride", &P::stride).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Convolution stride: (h, w) or (d, h, w). Defaults to 1 for each dimension.");
-    d.field("dilate", &P::dilate).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Convolution dilate: (h, w) or (d, h, w). Defaults to 1 for each dimension.");
-    d.field("pad", &P::pad).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Zero pad for convolution: (h, w) or (d, h, w). Defaults to no padding.");
-    d.field("num_filter", &P::num_filter).lower_bound(1)
-        .describe("Convolution filter(channel) number");
-    d.field("num_group", &P::num_group).set_default(1).lower_bound(1)
-        .describe("Number of group partitions.");
+    ConvFieldSpec spec = ConvolutionFieldSpec("(h, w) or (d, h, w)");
+    spec.workspace = "Maximum temperal workspace allowed for convolution (MB). Accepted and ignored.";
+    DeclareConvWindow(d, spec);
+    DeclareConvFilters(d, spec);
     d.field("num_deformable_group", &P::num_deformable_group).set_default(1).lower_bound(1)
         .describe("Number of deformable group partitions.");
-    d.field("workspace", &P::workspace).set_default(1024).lower_bound(0)
-        .describe("Maximum temperal workspace allowed for convolution (MB). Accepted and ignored.");
-    d.field("no_bias", &P::no_bias).set_default(false)
-        .describe("Whether to disable bias parameter.");
-    d.field("layout", &P::layout)
-        .add_enum("NCW", kNCW).add_enum("NCHW", kNCHW).add_enum("NCDHW", kNCDHW)
-        .set_default(std::nullopt)
-        .describe("Set layout for input, output and weight. Empty for default layout: NCW for "
+    DeclareConvWorkspaceAndBias(d, spec);
+    DeclareLayout(d, {kNCW, kNCHW, kNCDHW},
+                  "Set layout for input, output and weight. Empty for default layout: NCW for "
                   "1d, NCHW for 2d and NCDHW for 3d. Only NCHW is supported.");
   }
   static DeformableConvolutionParam Parse(const KwArgs& kw) {

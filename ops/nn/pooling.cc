@@ -12,9 +12,6 @@ namespace symbind {
 namespace {
 using namespace conv;
 
-enum PoolType { kMax = 0, kAvg = 1, kSum = 2, kLp = 3 };
-enum Convention { kValid = 0, kFull = 1, kSame = 2 };
-
 struct PoolingParam : Parameter<PoolingParam> {
   TShape kernel, stride, pad;
   int pool_type;
@@ -28,16 +25,10 @@ struct PoolingParam : Parameter<PoolingParam> {
     const TShape empty(std::vector<int64_t>{});
     d.field("kernel", &PoolingParam::kernel).set_default(empty)
         .describe("Pooling kernel size: (y, x) or (d, y, x)");
-    d.field("pool_type", &PoolingParam::pool_type).set_default(kMax)
-        .add_enum("max", kMax).add_enum("avg", kAvg).add_enum("sum", kSum).add_enum("lp", kLp)
-        .describe("Pooling type to be applied.");
-    d.field("global_pool", &PoolingParam::global_pool).set_default(false)
-        .describe("Ignore kernel size, do global pooling based on current input feature map. ");
+    DeclarePoolTypeAndGlobalPool(d, /*with_lp=*/true);
     d.field("cudnn_off", &PoolingParam::cudnn_off).set_default(false)
         .describe("Turn off cudnn pooling and use MXNet pooling operator. Accepted and ignored.");
-    d.field("pooling_convention", &PoolingParam::pooling_convention).set_default(kValid)
-        .add_enum("full", kFull).add_enum("valid", kValid).add_enum("same", kSame)
-        .describe("Pooling convention to be applied.");
+    DeclarePoolingConvention(d, /*with_same=*/true);
     d.field("stride", &PoolingParam::stride).set_default(empty)
         .describe("Stride: for pooling (y, x) or (d, y, x). Defaults to 1 for each dimension.");
     d.field("pad", &PoolingParam::pad).set_default(empty)
@@ -49,11 +40,8 @@ struct PoolingParam : Parameter<PoolingParam> {
                   "calculation. For example, with a 5*5 kernel on a 3*3 corner of a image, the "
                   "sum of the 9 valid elements will be divided by 25 if this is set to true, or "
                   "it will be divided by 9 if this is set to false. Defaults to true.");
-    d.field("layout", &PoolingParam::layout)
-        .add_enum("NCW", kNCW).add_enum("NCHW", kNCHW).add_enum("NCDHW", kNCDHW)
-        .add_enum("NWC", kNWC).add_enum("NHWC", kNHWC).add_enum("NDHWC", kNDHWC)
-        .set_default(std::nullopt)
-        .describe("Set layout for input and output. Empty for default layout: NCW for 1d, NCHW "
+    DeclareLayout(d, {kNCW, kNCHW, kNCDHW, kNWC, kNHWC, kNDHWC},
+                  "Set layout for input and output. Empty for default layout: NCW for 1d, NCHW "
                   "for 2d and NCDHW for 3d. Only NCW, NCHW and NCDHW are supported.");
     // A window that can lie wholly in the padding has no input element (MXNet's pooling
     // kernels, like cuDNN's, assume pad < kernel). Tuples of other lengths fail in Parse.

@@ -15,8 +15,7 @@
 namespace symbind {
 
 namespace {
-enum PoolTypeV1 { kMaxV1 = 0, kAvgV1 = 1, kSumV1 = 2 };
-enum ConventionV1 { kValidV1 = 0, kFullV1 = 1 };
+using namespace conv;
 
 struct PoolingV1Param : Parameter<PoolingV1Param> {
   TShape kernel, stride, pad;
@@ -27,14 +26,8 @@ struct PoolingV1Param : Parameter<PoolingV1Param> {
     const TShape empty(std::vector<int64_t>{});
     d.field("kernel", &PoolingV1Param::kernel).set_default(empty)
         .describe("pooling kernel size: (y, x) or (d, y, x)");
-    d.field("pool_type", &PoolingV1Param::pool_type).set_default(kMaxV1)
-        .add_enum("max", kMaxV1).add_enum("avg", kAvgV1).add_enum("sum", kSumV1)
-        .describe("Pooling type to be applied.");
-    d.field("global_pool", &PoolingV1Param::global_pool).set_default(false)
-        .describe("Ignore kernel size, do global pooling based on current input feature map. ");
-    d.field("pooling_convention", &PoolingV1Param::pooling_convention).set_default(kValidV1)
-        .add_enum("full", kFullV1).add_enum("valid", kValidV1)
-        .describe("Pooling convention to be applied.");
+    DeclarePoolTypeAndGlobalPool(d, /*with_lp=*/false);
+    DeclarePoolingConvention(d, /*with_same=*/false);
     d.field("stride", &PoolingV1Param::stride).set_default(empty)
         .describe("stride: for pooling (y, x) or (d, y, x)");
     d.field("pad", &PoolingV1Param::pad).set_default(empty).describe("pad for pooling: (y, x) or (d, y, x)");
@@ -44,7 +37,7 @@ struct PoolingV1Param : Parameter<PoolingV1Param> {
     PoolingV1Param p = Parameter<PoolingV1Param>::Parse(kw);
     if (p.global_pool) return p;
     if (p.kernel.ndim() == 0) throw ParamError("Pooling_v1: kernel is required unless global_pool is set");
-    conv::NormalizeSpatialParams("Pooling_v1", &p.kernel, &p.stride, nullptr, &p.pad);
+    NormalizeSpatialParams("Pooling_v1", &p.kernel, &p.stride, nullptr, &p.pad);
     if (p.kernel.ndim() != 2)
       throw ParamError(StrCat("Pooling_v1: only 2-D kernels (y, x) are implemented (as in MXNet's v1), got kernel ",
                               p.kernel));
@@ -86,7 +79,7 @@ void InferPoolingV1Shape(const NodeAttrs& attrs, std::vector<TShape>* in, std::v
         throw ShapeError(StrCat("Pooling_v1: kernel size (", p.kernel[i], ") exceeds input (", d[2 + i],
                                 " padded to ", padded, ") in spatial dim ", i, "; data shape ", d));
       const int64_t span = padded - p.kernel[i];
-      o[2 + i] = 1 + (p.pooling_convention == kValidV1 ? span / p.stride[i]
+      o[2 + i] = 1 + (p.pooling_convention == kValid ? span / p.stride[i]
                                                         : (span + p.stride[i] - 1) / p.stride[i]);
     }
   }
@@ -100,13 +93,13 @@ inline float PaddedAt(const float* plane, const WindowsV1& g, int64_t py, int64_
 }
 
 float PoolWindow(const float* plane, const WindowsV1& g, int type, int64_t oy, int64_t ox) {
-  float acc = type == kMaxV1 ? -std::numeric_limits<float>::infinity() : 0.0f;
+  float acc = type == kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
   for (int64_t py = g.y0(oy); py < g.y1(oy); ++py)
     for (int64_t px = g.x0(ox); px < g.x1(ox); ++px) {
       const float v = PaddedAt(plane, g, py, px);
-      acc = type == kMaxV1 ? std::max(acc, v) : acc + v;
+      acc = type == kMax ? std::max(acc, v) : acc + v;
     }
-  return type == kAvgV1 ? acc / static_cast<float>(g.kh * g.kw) : acc;
+  return type == kAvg ? acc / static_cast<float>(g.kh * g.kw) : acc;
 }
 
 void ForwardPoolingV1(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
@@ -136,11 +129,11 @@ void BackwardPoolingV1(const OpContext&, const NodeAttrs& attrs, const BackwardA
       for (int64_t oy = 0; oy < g.OH; ++oy)
         for (int64_t ox = 0; ox < g.OW; ++ox) {
           const int64_t o = n * osize + oy * g.OW + ox;
-          const float share = p.pool_type == kAvgV1 ? dy[o] * avg_scale : dy[o];
+          const float share = p.pool_type == kAvg ? dy[o] * avg_scale : dy[o];
           for (int64_t py = std::max(g.y0(oy), g.ph); py < std::min(g.y1(oy), g.ph + g.H); ++py)
             for (int64_t px = std::max(g.x0(ox), g.pw); px < std::min(g.x1(ox), g.pw + g.W); ++px) {
               const int64_t k = (py - g.ph) * g.W + (px - g.pw);
-              if (p.pool_type != kMaxV1 || xp[k] == y[o]) gp[k] += share;
+              if (p.pool_type != kMax || xp[k] == y[o]) gp[k] += share;
             }
         }
     }

@@ -11,9 +11,7 @@ struct SequenceLastParam : Parameter<SequenceLastParam> {
   bool use_sequence_length;
   int axis;
   static void Declare(ParamDeclarer<SequenceLastParam>& d) {
-    d.field("use_sequence_length", &SequenceLastParam::use_sequence_length).set_default(false)
-        .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
-                  "to specify variable length sequence");
+    DeclareUseSequenceLength(d);
     d.field("axis", &SequenceLastParam::axis).set_default(0)
         .describe("The sequence axis. Only values of 0 and 1 are currently supported.");
   }

@@ -13,9 +13,7 @@ struct SequenceMaskParam : Parameter<SequenceMaskParam> {
   float value;
   int axis;
   static void Declare(ParamDeclarer<SequenceMaskParam>& d) {
-    d.field("use_sequence_length", &SequenceMaskParam::use_sequence_length).set_default(false)
-        .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
-                  "to specify variable length sequence");
+    DeclareUseSequenceLength(d);
     d.field("value", &SequenceMaskParam::value).set_default(0.0f)
         .describe("The value to be used as a mask.");
     d.field("axis", &SequenceMaskParam::axis).set_default(0)

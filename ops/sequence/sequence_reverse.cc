@@ -12,9 +12,7 @@ struct SequenceReverseParam : Parameter<SequenceReverseParam> {
   bool use_sequence_length;
   int axis;
   static void Declare(ParamDeclarer<SequenceReverseParam>& d) {
-    d.field("use_sequence_length", &SequenceReverseParam::use_sequence_length).set_default(false)
-        .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
-                  "to specify variable length sequence");
+    DeclareUseSequenceLength(d);
     d.field("axis", &SequenceReverseParam::axis).set_default(0)
         .describe("The sequence axis. Only 0 is currently supported.");
   }

@@ -19,6 +19,14 @@ struct SequenceLayout {
   int64_t Offset(int64_t t, int64_t n) const { return (time_first ? t * N + n : n * T + t) * inner; }
 };
 
+// The use_sequence_length field the three ops declare alike (MXNet's words).
+template <typename P>
+void DeclareUseSequenceLength(ParamDeclarer<P>& d) {
+  d.field("use_sequence_length", &P::use_sequence_length).set_default(false)
+      .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
+                "to specify variable length sequence");
+}
+
 inline std::vector<std::string> SequenceArguments(bool use_sequence_length) {
   if (use_sequence_length) return {"data", "sequence_length"};
   return {"data"};

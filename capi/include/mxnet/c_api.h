@@ -6,10 +6,8 @@
 #define MXNET_C_API_H_
 
 #include <stddef.h>
-#include <stdint.h>
-#ifndef __cplusplus
-#include <stdbool.h>
-#endif
+
+#include "c_api_base.h"
 
 #ifdef __cplusplus
 #define DEFAULT(x) = x
@@ -21,14 +19,7 @@
 extern "C" {
 #endif
 
-#ifndef MXNET_DLL
-#define MXNET_DLL __attribute__((visibility("default")))
-#endif
-
-typedef uint32_t mx_uint;
-typedef float mx_float;
 typedef int64_t dim_t;
-typedef void* NDArrayHandle;
 typedef const void* FunctionHandle;
 typedef void* AtomicSymbolCreator;
 typedef void* CachedOpHandle;
@@ -46,7 +37,6 @@ typedef void(MXKVStoreStrUpdater)(const char* key, NDArrayHandle recv, NDArrayHa
                                   void* handle);
 typedef void(MXKVStoreServerController)(int head, const char* body, void* controller_handle);
 
-MXNET_DLL const char* MXGetLastError();
 MXNET_DLL int MXDataIterBeforeFirst(DataIterHandle handle);
 MXNET_DLL int MXDataIterCreateIter(DataIterCreator handle, uint32_t num_param, const char **keys,
     const char **vals, DataIterHandle *out);

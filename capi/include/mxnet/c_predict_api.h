@@ -5,28 +5,16 @@
 #ifndef MXNET_C_PREDICT_API_H_
 #define MXNET_C_PREDICT_API_H_
 
-#include <stdint.h>
-#ifndef __cplusplus
-#include <stdbool.h>
-#endif
+#include "c_api_base.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifndef MXNET_DLL
-#define MXNET_DLL __attribute__((visibility("default")))
-#endif
-
-typedef uint32_t mx_uint;
-typedef float mx_float;
 typedef void* PredictorHandle;
 typedef void* NDListHandle;
-typedef void* NDArrayHandle;
 /* Called after a forward pass once per node output: name, array, user handle. */
 typedef void (*PredMonitorCallback)(const char*, NDArrayHandle, void*);
-
-MXNET_DLL const char* MXGetLastError();
 
 MXNET_DLL int MXPredCreate(const char* symbol_json_str, const void* param_bytes, int param_size,
                            int dev_type, int dev_id, uint32_t num_input_nodes,

@@ -49,6 +49,17 @@ class Optimizer {
   float Param_(const std::string& name, float fallback) const;
   bool HasParam_(const std::string& name) const { return params_.count(name) > 0; }
   virtual void CreateState_(int index, NDArray weight);
+  // The start of an update: weight and gradient checked to match (`who` names the optimizer in
+  // the error), lr (read before the step is counted, as schedulers expect) and wd, the step
+  // counted, rescale_grad and clip_gradient (-1: none).
+  struct Step_ {
+    float* w;
+    const float* g;
+    int64_t n;
+    float lr, wd, rescale, clip;
+    unsigned count;
+  };
+  Step_ BeginUpdate_(const char* who, int index, NDArray& weight, const NDArray& grad);
 };
 
 typedef std::function<Optimizer*()> OptimizerCreator;

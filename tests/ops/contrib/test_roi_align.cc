@@ -18,18 +18,10 @@ const std::string kGoldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/d
 // Bilinear value at (y, x): zero beyond one pixel outside, else the point clamped into the
 // image and interpolated with tent weights max(0, 1 - distance).
 double Interp(const NDArray& x, int64_t n, int64_t c, double y, double xx) {
-  const TShape& s = x.shape();
-  const int64_t H = s[2], W = s[3];
+  const int64_t H = x.shape()[2], W = x.shape()[3];
   if (y < -1.0 || y > H || xx < -1.0 || xx > W) return 0.0;
-  y = std::min(std::max(y, 0.0), double(H - 1));
-  xx = std::min(std::max(xx, 0.0), double(W - 1));
-  double v = 0;
-  for (int64_t i = 0; i < H; ++i)
-    for (int64_t j = 0; j < W; ++j) {
-      const double w = std::max(0.0, 1 - std::fabs(y - i)) * std::max(0.0, 1 - std::fabs(xx - j));
-      if (w > 0) v += w * x.GetFlat(((n * s[1] + c) * H + i) * W + j);
-    }
-  return v;
+  return TentInterpolate(x, n, c, std::min(std::max(y, 0.0), double(H - 1)),
+                         std::min(std::max(xx, 0.0), double(W - 1)));
 }
 
 NDArray NaiveROIAlign(const NDArray& x, const NDArray& rois, int64_t PH, int64_t PW, double scale,

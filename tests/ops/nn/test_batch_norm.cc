@@ -14,11 +14,8 @@ NDArray Positive(const TShape& s, uint64_t seed) { return RandomArray(s, seed, 0
 NDArray NaiveBatchNorm(const NDArray& x, const std::vector<double>& mean,
                        const std::vector<double>& var, const NDArray& gamma, const NDArray& beta,
                        int axis, double eps, bool fix_gamma) {
-  const TShape& s = x.shape();
-  int64_t outer = 1, inner = 1, C = s[axis];
-  for (int i = 0; i < axis; ++i) outer *= s[i];
-  for (int i = axis + 1; i < s.ndim(); ++i) inner *= s[i];
-  NDArray y(s);
+  const auto [outer, C, inner] = SplitAtAxis(x.shape(), axis);
+  NDArray y(x.shape());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t c = 0; c < C; ++c)
       for (int64_t i = 0; i < inner; ++i) {
@@ -32,10 +29,7 @@ NDArray NaiveBatchNorm(const NDArray& x, const std::vector<double>& mean,
 
 // Per-channel biased batch statistics.
 void BatchStats(const NDArray& x, int axis, std::vector<double>* mean, std::vector<double>* var) {
-  const TShape& s = x.shape();
-  int64_t outer = 1, inner = 1, C = s[axis];
-  for (int i = 0; i < axis; ++i) outer *= s[i];
-  for (int i = axis + 1; i < s.ndim(); ++i) inner *= s[i];
+  const auto [outer, C, inner] = SplitAtAxis(x.shape(), axis);
   mean->assign(C, 0.0);
   var->assign(C, 0.0);
   double n = static_cast<double>(outer * inner);

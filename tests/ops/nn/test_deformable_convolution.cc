@@ -17,18 +17,9 @@ namespace {
 // Bilinear value of plane (n, c) at (y, x): zero outside [0, H) x [0, W), the last row and
 // column clamp (tent weights of the clamped point).
 double Sample(const NDArray& x, int64_t n, int64_t c, double y, double xx) {
-  const TShape& s = x.shape();
-  const int64_t H = s[2], W = s[3];
+  const int64_t H = x.shape()[2], W = x.shape()[3];
   if (!(y >= 0 && xx >= 0 && y < H && xx < W)) return 0.0;
-  y = std::min(y, double(H - 1));
-  xx = std::min(xx, double(W - 1));
-  double v = 0;
-  for (int64_t i = 0; i < H; ++i)
-    for (int64_t j = 0; j < W; ++j) {
-      const double w = std::max(0.0, 1 - std::fabs(y - i)) * std::max(0.0, 1 - std::fabs(xx - j));
-      if (w > 0) v += w * x.GetFlat(((n * s[1] + c) * H + i) * W + j);
-    }
-  return v;
+  return TentInterpolate(x, n, c, std::min(y, double(H - 1)), std::min(xx, double(W - 1)));
 }
 
 struct Conf {

@@ -11,15 +11,12 @@ TEST_CASE("LayerNorm forward along any axis, with mean and std outputs", "[ops][
   for (int axis : {-1, 1, 0}) {
     INFO("axis " << axis);
     int ra = axis < 0 ? 2 : axis;
-    int64_t C = x.shape()[ra];
+    const auto [outer, C, inner] = SplitAtAxis(x.shape(), ra);
     NDArray g = RandomArray(TShape({C}), 30), b = RandomArray(TShape({C}), 31);
     auto exec = BindSingleOp("LayerNorm", {{"axis", std::to_string(axis)}, {"output_mean_var", "True"}},
                              {{"data", x}, {"gamma", g}, {"beta", b}}, {}, OpReq::kNull);
     exec->Forward(false);
     REQUIRE(exec->outputs().size() == 3);
-    int64_t outer = 1, inner = 1;
-    for (int i = 0; i < ra; ++i) outer *= x.shape()[i];
-    for (int i = ra + 1; i < 3; ++i) inner *= x.shape()[i];
     NDArray want(x.shape());
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {

@@ -9,11 +9,8 @@ using namespace symbind::test;
 namespace {
 // Naive (log-)softmax along `axis` of x / t.
 NDArray NaiveSoftmax(const NDArray& x, int axis, double t, bool log) {
-  const TShape& s = x.shape();
-  int64_t outer = 1, inner = 1, n = s[axis];
-  for (int i = 0; i < axis; ++i) outer *= s[i];
-  for (int i = axis + 1; i < s.ndim(); ++i) inner *= s[i];
-  NDArray y(s);
+  const auto [outer, n, inner] = SplitAtAxis(x.shape(), axis);
+  NDArray y(x.shape());
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       double z = 0;

@@ -16,16 +16,8 @@ using namespace symbind::test;
 namespace {
 // data (n, c) at normalised (gx, gy): tent weights over the pixels, zero outside.
 double Sample(const NDArray& x, int64_t n, int64_t c, double gx, double gy) {
-  const TShape& s = x.shape();
-  const int64_t H = s[2], W = s[3];
-  const double px = (gx + 1) * (W - 1) / 2, py = (gy + 1) * (H - 1) / 2;
-  double v = 0;
-  for (int64_t i = 0; i < H; ++i)
-    for (int64_t j = 0; j < W; ++j) {
-      const double w = std::max(0.0, 1 - std::fabs(py - i)) * std::max(0.0, 1 - std::fabs(px - j));
-      if (w > 0) v += w * x.GetFlat(((n * s[1] + c) * H + i) * W + j);
-    }
-  return v;
+  const int64_t H = x.shape()[2], W = x.shape()[3];
+  return TentInterpolate(x, n, c, (gy + 1) * (H - 1) / 2, (gx + 1) * (W - 1) / 2);
 }
 
 NDArray NaiveSampler(const NDArray& x, const NDArray& grid) {
