@@ -139,8 +139,9 @@ void TimeLayer(const std::vector<std::string>& a) {
       conv::WinogradConvForward(x.data(), w.data(), b.data(), y.data(), n, g, OpReq::kWrite);
     });
   }
-  std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\n", ref, fast, path);
-  if (!conv::PackedGemmApplies(n, g)) return;
+  std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\npacked_taken_by_ConvForward %d\n", ref, fast, path,
+              conv::PackedGemmApplies(n, g) ? 1 : 0);
+  if (n.groups != 1) return;
   // The packed-GEMM path: weights packed on every call; cached for a writable array (each call
   // checks the cached panels against the weights); cached for read-only (memory-mapped) weights.
   const TShape wshape({static_cast<int64_t>(w.size())});
