@@ -203,21 +203,18 @@ GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
 }  // namespace
 
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
-  // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen.
-  if (n.groups != 1) return false;
-  const int64_t kdim = n.in_c * g.k_size();
-  // Tall tiles beat Eigen's kernel at any depth (MobileNet v2's 1x1 projections 15-18%,
-  // ResNet's 3x3 layers at 14x14 and 7x7 12-14%, SqueezeNet's 3x3 expands at 13x13 40%), but
-  // deep weights are worth it only packed once: not per call (training) and, when writable (a
-  // memcmp against a copy on every call), only over enough output columns (not 7x7 ResNet
-  // layers: 3.4 vs 3.1 ms).
-  constexpr int64_t kMaxWideDepth = 384, kMinCheckedColumns = 128;
-  if (PackedConvTiling(n, g) == GemmTiling::kTall && kdim > kMaxWideDepth)
-    return weights && (weights->read_only() || n.batch * g.out_size() >= kMinCheckedColumns);
-  // Below 32 output positions wide tiles are mostly padding (tall ones were not measured
-  // there at these depths); above a depth of 384 Eigen's kernel measured 2-6% faster than wide.
-  constexpr int64_t kMinColumns = 32;
-  return g.out_size() >= kMinColumns && kdim <= kMaxWideDepth;
+  // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen;
+  // below 32 output positions the micro-kernel's columns are mostly padding.
+  constexpr int64_t kMinColumns = 32, kMaxWideDepth = 384;
+  if (n.groups != 1 || g.out_size() < kMinColumns) return false;
+  if (n.in_c * g.k_size() <= kMaxWideDepth) return true;
+  // Deeper, Eigen's kernel beats wide tiles by 2-6% but tall ones beat it (MobileNet v2's 1x1
+  // projections 15-18%, ResNet's 3x3 layers at 14x14 and 7x7 12-14%, SqueezeNet's 3x3 expands
+  // at 13x13 40%) when the packed weights are cached: not when packed on every call (training
+  // forwards, no `weights`: 5.0 vs 3.1 ms for 512 channels at 7x7). The choice depends on
+  // shapes only, not on whether the weights are read-only, so a model gives the same bits from
+  // a .params file and from a memory-mapped one.
+  return weights && PackedConvTiling(n, g) == GemmTiling::kTall;
 }
 
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,

@@ -41,8 +41,7 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
 // ChooseGemmTiling), bias and activation in the GEMM's store. Any convolution; ConvForward
 // takes it for ungrouped ones (PackedGemmApplies, given the `weights` ConvForward has) with
 // outputs of at least 32 positions and depths (channels x kernel size) of at most 384, and
-// deeper ones that get tall tiles when their packed weights are cached: read-only weights, or
-// writable ones over at least 128 output positions (batch x positions).
+// deeper ones that get tall tiles when their packed weights can be cached (`weights` given).
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},

@@ -134,13 +134,19 @@ void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed, bool add = true
 
 }  // namespace
 
-TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_fast]") {
+TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_fast][depthwise]") {
+  // Run also with SYMBIND_GEMM_ISA=avx2 (ctest conv_depthwise_plane_loops): the AVX-512 kernel
+  // (16-column chunks, four rows at a time) and the plane loops.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
       {1, 8, 8, 8, 9, 9, 3, 1, 1},     {2, 5, 5, 5, 11, 7, 3, 2, 1},   {1, 3, 3, 3, 12, 13, 3, 1, 0},
       {2, 4, 4, 4, 10, 9, 3, 2, 0},    {1, 6, 6, 6, 13, 17, 5, 1, 2},  {3, 2, 2, 2, 15, 14, 5, 2, 2},
       {1, 4, 4, 4, 7, 8, 5, 2, 0},     {1, 16, 16, 16, 33, 31, 3, 2, 3}, {2, 3, 3, 3, 3, 3, 3, 1, 1},
       {1, 32, 32, 32, 56, 56, 3, 1, 1},
+      // MobileNet v2's small planes; chunks of 16 with a remainder; stride 2 past 64 columns.
+      {1, 8, 8, 8, 14, 14, 3, 1, 1},   {1, 8, 8, 8, 7, 7, 3, 1, 1},    {1, 4, 4, 4, 14, 14, 3, 2, 1},
+      {2, 3, 3, 3, 37, 40, 3, 1, 1},   {1, 2, 2, 2, 21, 35, 5, 2, 2},  {1, 2, 2, 2, 6, 40, 5, 1, 0},
+      {1, 2, 2, 2, 9, 70, 3, 2, 1},    {1, 3, 3, 3, 5, 34, 3, 2, 0},
   };
   uint64_t seed = 10;
   for (const Case& c : cases) {
@@ -206,19 +212,18 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   CHECK_FALSE(PackedGemmApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
   CHECK_FALSE(PackedGemmApplies({2, 400, 33, 1}, Geom(cases[2])));
   CHECK_FALSE(PackedGemmApplies({1, 12, 18, 3}, Geom(cases[7])));  // grouped
-  // Deeper than 384 with tall tiles: only with packed weights cached, so read-only ones, or
-  // writable ones over at least 128 output positions; never per call (no weights array).
+  // Deeper than 384 with tall tiles: only with an array to cache the packed weights of, read-only
+  // or writable alike (the same path, so the same bits); never packed per call (no array).
   const ConvDims deep{1, 576, 160, 1};
   const TShape wshape({160, 576, 1, 1});
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, wshape.Size() * 4)), std::free);
   const NDArray read_only = NDArray::View(Storage::External(buffer.get(), wshape.Size() * 4, buffer, "w"), 0, wshape);
   const NDArray writable(wshape, std::vector<float>(wshape.Size(), 0.5f));
-  const ConvGeom g7 = Geom({1, 576, 160, 1, 7, 7, 1, 1, 0}), g14 = Geom({1, 576, 160, 1, 14, 14, 1, 1, 0});
+  const ConvGeom g7 = Geom({1, 576, 160, 1, 7, 7, 1, 1, 0});
   CHECK_FALSE(PackedGemmApplies(deep, g7));
   CHECK(PackedGemmApplies(deep, g7, &read_only));
-  CHECK_FALSE(PackedGemmApplies(deep, g7, &writable));
-  CHECK(PackedGemmApplies(deep, g14, &writable));
-  CHECK(PackedGemmApplies({4, 576, 160, 1}, g7, &writable));  // 4 x 49 positions
+  CHECK(PackedGemmApplies(deep, g7, &writable));
+  CHECK_FALSE(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &writable));  // wide tiles
 }
 
 namespace {
@@ -517,9 +522,9 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
 
 TEST_CASE("Predictor models at 224x224: deep layers on tall tiles within 1e-4 of im2col, bit-identical over threads",
           "[conv][conv_fast][real]") {
-  // The Predictor's folded weights are read-only, so its deep 1x1 and 3x3 layers at 14x14 and
-  // 7x7 (MobileNet v2's projections, ResNet-18's last two stages) take the packed path with
-  // tall tiles, which a plain executor's writable weights at small inputs do not.
+  // Deep 1x1 and 3x3 layers at 14x14 and 7x7 (MobileNet v2's projections, ResNet-18's last
+  // two stages) take the packed path with tall tiles, here with the Predictor's folded,
+  // read-only weights.
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   const TShape shape({1, 3, 224, 224});
   const bool was_enabled = FastPathsEnabled();
