@@ -197,6 +197,8 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
       // Tall tiles (filters in vectors): 7x7 outputs, deep 1x1 and 3x3, depth in two slices.
       {1, 576, 160, 1, 7, 7, 1, 1, 0}, {1, 64, 96, 1, 7, 7, 3, 1, 1},   {2, 1100, 64, 1, 5, 6, 1, 1, 0},
       {1, 200, 40, 1, 3, 4, 1, 1, 0},
+      // im2col's strided rows: stride 3 with wide padding, stride 2 dilated, a 7x7 stride-2 stem.
+      {1, 3, 8, 1, 17, 19, 3, 3, 2},   {1, 4, 6, 1, 15, 16, 3, 2, 3, 2}, {1, 3, 16, 1, 37, 35, 7, 2, 3},
   };
   uint64_t seed = 1300;
   for (const Case& c : cases) {
