@@ -81,8 +81,8 @@ class PackedGemmA {
 
 // C[M,N] (ldc apart) = epilogue(A * B) with A packed and B row-major K x N (ldb apart);
 // overwrites C. Parallel over fixed blocks of C; each sum runs in k order whatever the block
-// (and whatever A's tiling), so results are identical for every thread count. Columns of B are
-// packed per block of C.
+// (and whatever A's tiling), so results are identical for every thread count. Wide tiles read
+// B's columns packed per block of C; tall ones read B in place.
 void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                 const GemmEpilogue& epilogue = {});
 
