@@ -10,8 +10,9 @@
 //   bench_conv_paths layer N C F G H W K S P [--threads T]
 //       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
-//       (Winograd here transforms the weights on every call: no cache), and of the packed-GEMM
-//       path with its weights packed per call, cached and checked, cached read-only.
+//       (Winograd here transforms the weights on every call: no cache), and for ungrouped ones
+//       whether ConvForward takes the packed-GEMM path and its times with the weights packed
+//       per call, cached and checked, cached read-only.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -140,7 +141,7 @@ void TimeLayer(const std::vector<std::string>& a) {
     });
   }
   std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\n", ref, fast, path);
-  if (!conv::PackedGemmApplies(n, g)) return;
+  if (n.groups != 1) return;
   // The packed-GEMM path: weights packed on every call; cached for a writable array (each call
   // checks the cached panels against the weights); cached for read-only (memory-mapped) weights.
   const TShape wshape({static_cast<int64_t>(w.size())});
@@ -148,6 +149,8 @@ void TimeLayer(const std::vector<std::string>& a) {
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, w.size() * 4 + 64)), std::free);
   std::copy(w.begin(), w.end(), buffer.get());
   NDArray read_only = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
+  // Whether ConvForward takes it when the weights come in an array (as in any executor).
+  std::printf("packed_taken_by_ConvForward %d\n", conv::PackedGemmApplies(n, g, &writable) ? 1 : 0);
   double packed[3];
   const NDArray* arrays[3] = {nullptr, &writable, &read_only};
   for (int i = 0; i < 3; ++i)

@@ -74,7 +74,7 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
     return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
   if (FastPathsEnabled() && WinogradPays(n, g))
     return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
-  if (FastPathsEnabled() && req != OpReq::kAdd && PackedGemmApplies(n, g))
+  if (FastPathsEnabled() && req != OpReq::kAdd && PackedGemmApplies(n, g, weights))
     return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
   ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
 }
@@ -181,21 +181,40 @@ struct PackedConvWeights {
   std::vector<float> source;  // empty for read-only weights, which cannot change
 };
 
-PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim, bool keep_source) {
+PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim, GemmTiling tiling,
+                                  bool keep_source) {
   PackedConvWeights p;
-  for (int64_t gr = 0; gr < groups; ++gr) p.groups.emplace_back(w + gr * fg * kdim, fg, kdim, kdim);
+  for (int64_t gr = 0; gr < groups; ++gr) p.groups.emplace_back(w + gr * fg * kdim, fg, kdim, kdim, tiling);
   if (keep_source) p.source.assign(w, w + groups * fg * kdim);
   return p;
 }
 }  // namespace
 
-bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g) {
-  // Below 32 output positions the micro-kernel's 16-32 columns are mostly padding. Above a
-  // depth of 384 (ResNet's 3x3 layers: 576-4608) Eigen's kernel measured 2-6% faster and the
-  // large weights cost more to keep checked than the single pass over the output saves.
-  // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen.
-  constexpr int64_t kMinColumns = 32, kMaxDepth = 384;
-  return n.groups == 1 && g.out_size() >= kMinColumns && n.in_c * g.k_size() <= kMaxDepth;
+namespace {
+// The columns of one GEMM of the packed path (the whole image for 1x1 stride-1 kernels, else
+// one im2col tile) and the tiling for them.
+int64_t PackedGemmColumns(int64_t kdim, const ConvGeom& g) {
+  return (g.is_pointwise() ? g.out[0] * g.out[1] : RowsPerTile(kdim, g)) * g.out[2];
+}
+GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
+  const int64_t kdim = n.in_c / n.groups * g.k_size();
+  return ChooseGemmTiling(n.out_c / n.groups, PackedGemmColumns(kdim, g), kdim);
+}
+}  // namespace
+
+bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
+  // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen;
+  // below 32 output positions the micro-kernel's columns are mostly padding.
+  constexpr int64_t kMinColumns = 32, kMaxWideDepth = 384;
+  if (n.groups != 1 || g.out_size() < kMinColumns) return false;
+  if (n.in_c * g.k_size() <= kMaxWideDepth) return true;
+  // Deeper, Eigen's kernel beats wide tiles by 2-6% but tall ones beat it (MobileNet v2's 1x1
+  // projections 15-18%, ResNet's 3x3 layers at 14x14 and 7x7 12-14%, SqueezeNet's 3x3 expands
+  // at 13x13 40%) when the packed weights are cached: not when packed on every call (training
+  // forwards, no `weights`: 5.0 vs 3.1 ms for 512 channels at 7x7). The choice depends on
+  // shapes only, not on whether the weights are read-only, so a model gives the same bits from
+  // a .params file and from a memory-mapped one.
+  return weights && PackedConvTiling(n, g) == GemmTiling::kTall;
 }
 
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
@@ -203,16 +222,18 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
                            const NDArray* weights) {
   const int64_t isize = g.in_size(), osize = g.out_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
+  const GemmTiling tiling = PackedConvTiling(n, g);
   std::shared_ptr<const PackedConvWeights> packed;
   if (weights)
     packed = CachedDerived<PackedConvWeights>(
-        *weights, StrCat("gemm-packed ", n.groups, "x", fg, "x", kdim),
-        [&](const float* data) { return PackConvWeights(data, n.groups, fg, kdim, !weights->read_only()); },
+        *weights,
+        StrCat("gemm-packed ", tiling == GemmTiling::kTall ? "tall " : "wide ", n.groups, "x", fg, "x", kdim),
+        [&](const float* data) { return PackConvWeights(data, n.groups, fg, kdim, tiling, !weights->read_only()); },
         [&](const PackedConvWeights& p, const float* data) {
           return std::memcmp(p.source.data(), data, p.source.size() * sizeof(float)) == 0;
         });
   else
-    packed = std::make_shared<const PackedConvWeights>(PackConvWeights(w, n.groups, fg, kdim, false));
+    packed = std::make_shared<const PackedConvWeights>(PackConvWeights(w, n.groups, fg, kdim, tiling, false));
   auto epilogue = [&](int64_t gr) { return GemmEpilogue{bias ? bias + gr * fg : nullptr, act}; };
   if (g.is_pointwise()) {  // the image is its own column buffer
     ForEachImage(n.batch, [&](int64_t i, bool) {

@@ -37,10 +37,12 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
 void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float* y,
                        const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act = {});
 // im2col (none for 1x1 stride-1 unpadded kernels) + GemmPacked: the weights packed once for
-// the micro-kernel (cached per weight array when `weights` is given), bias and activation in
-// the GEMM's store. Any convolution; ConvForward takes it for ungrouped ones with outputs of at
-// least 32 positions and depths (channels x kernel size) of at most 384 (PackedGemmApplies).
-bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g);
+// the micro-kernel (cached per weight array when `weights` is given; tiled by
+// ChooseGemmTiling), bias and activation in the GEMM's store. Any convolution; ConvForward
+// takes it for ungrouped ones (PackedGemmApplies, given the `weights` ConvForward has) with
+// outputs of at least 32 positions and depths (channels x kernel size) of at most 384, and
+// deeper ones that get tall tiles when their packed weights can be cached (`weights` given).
+bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
                            const NDArray* weights = nullptr);

@@ -50,26 +50,39 @@ struct GemmEpilogue {
   FusedActivation act;
 };
 
+// How GemmPacked's micro-kernel lays a tile of C over the vector registers. kWide: columns in
+// vectors, rows broadcast (8 rows x 32 columns on AVX-512), for products with many columns.
+// kTall: rows in vectors, columns broadcast (32 rows x up to 12 columns), for few columns, where
+// 32-wide tiles are mostly padding (7x7 = 49 positions fill 64). Both give the same bits.
+enum class GemmTiling { kWide, kTall };
+// The faster tiling for an M x N product of depth K (C's rows x columns): kTall where it saves
+// a tenth of the padded work, or pads no more than kWide and the product is deeper than 128.
+GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K);
+
 // The A operand of GemmPacked: a row-major M x K matrix (lda apart) rearranged once into the
-// micro-kernel's panels (mr rows, k-major, zero-padded), so that products reusing it (the
-// weights of a convolution) skip the packing. Tied to the instruction set chosen at start-up.
+// micro-kernel's panels (mr rows, k-major, zero-padded; mr depends on the tiling), so that
+// products reusing it (the weights of a convolution) skip the packing. Tied to the instruction
+// set chosen at start-up.
 class PackedGemmA {
  public:
-  PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda);
+  PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling = GemmTiling::kWide);
   int64_t rows() const { return M_; }
   int64_t depth() const { return K_; }
   const float* panel(int64_t i) const { return data_.data() + i * K_ * mr_; }
   int mr() const { return mr_; }
+  GemmTiling tiling() const { return tiling_; }
 
  private:
   int64_t M_, K_;
   int mr_;
+  GemmTiling tiling_;
   std::vector<float> data_;
 };
 
 // C[M,N] (ldc apart) = epilogue(A * B) with A packed and B row-major K x N (ldb apart);
-// overwrites C. Parallel over fixed blocks of C; each sum runs in k order whatever the block,
-// so results are identical for every thread count. Columns of B are packed per block of C.
+// overwrites C. Parallel over fixed blocks of C; each sum runs in k order whatever the block
+// (and whatever A's tiling), so results are identical for every thread count. Wide tiles read
+// B's columns packed per block of C; tall ones read B in place.
 void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                 const GemmEpilogue& epilogue = {});
 

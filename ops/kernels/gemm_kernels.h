@@ -20,12 +20,13 @@ struct GemmArgs {
 };
 
 // One tile of a packed GEMM (gemm_packed.cc): C[rows, cols] (ldc apart) = (load_c ? C : 0) +
-// the kc-step product of a packed A panel (kc x mr) and B panel (kc x nr), then the epilogue
-// when given (bias[row0 + r] and the activation).
+// the kc-step product of a packed A panel (kc x mr) and B panel (kc x nr; for the tall tile
+// B's own rows, ldb apart), then the epilogue when given (bias[row0 + r] and the activation).
 struct PackedTileArgs {
   int64_t kc;
   const float* a;
   const float* b;
+  int64_t ldb;  // tall tiles only (wide ones read B packed, nr apart)
   float* c;
   int64_t ldc;
   int rows, cols;
@@ -37,11 +38,15 @@ struct GemmMicroShape {
   int mr, nr;  // rows and columns of C one micro-kernel call computes
 };
 
-// C[r0:r1, c0:c1] of the product described by `g`; PackedTile and the tile shape it takes.
+// C[r0:r1, c0:c1] of the product described by `g`; PackedTile (GemmTiling::kWide: columns in
+// vectors) and PackedTallTile (kTall: rows in vectors, columns broadcast; the B panel is
+// PackedTallShape().nr wide, args.cols at most that) and the tile shapes they take.
 #define SYMBIND_GEMM_VARIANT_DECLS                                                      \
   void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1); \
   void PackedTile(const PackedTileArgs& t);                                            \
-  GemmMicroShape PackedShape();
+  GemmMicroShape PackedShape();                                                        \
+  void PackedTallTile(const PackedTileArgs& t);                                        \
+  GemmMicroShape PackedTallShape();
 namespace gemm_base { SYMBIND_GEMM_VARIANT_DECLS }
 namespace gemm_avx2 { SYMBIND_GEMM_VARIANT_DECLS }
 namespace gemm_avx512 { SYMBIND_GEMM_VARIANT_DECLS }

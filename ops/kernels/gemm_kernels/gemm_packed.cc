@@ -7,7 +7,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "../gemm_kernels.h"
 
@@ -17,6 +19,7 @@ namespace {
 #if defined(__AVX512F__)
 using Vec = __m512;
 constexpr int kLanes = 16, kMr = 8, kVecs = 2;  // 16 accumulators of 32
+constexpr int kTallCols = 12;                   // tall tiles: 24 accumulators of 32 x 12
 inline Vec Load(const float* p) { return _mm512_loadu_ps(p); }
 inline void Store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 inline Vec Splat(float x) { return _mm512_set1_ps(x); }
@@ -28,6 +31,7 @@ inline Vec Min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
 #elif defined(__AVX2__)
 using Vec = __m256;
 constexpr int kLanes = 8, kMr = 6, kVecs = 2;  // 12 accumulators of 16
+constexpr int kTallCols = 6;                   // tall tiles: 12 accumulators of 16 x 6
 inline Vec Load(const float* p) { return _mm256_loadu_ps(p); }
 inline void Store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
 inline Vec Splat(float x) { return _mm256_set1_ps(x); }
@@ -39,6 +43,7 @@ inline Vec Min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
 #else
 using Vec = __m128;
 constexpr int kLanes = 4, kMr = 4, kVecs = 2;  // 8 accumulators of 16 (SSE2, no FMA)
+constexpr int kTallCols = 4;                   // tall tiles: 8 accumulators of 8 x 4
 inline Vec Load(const float* p) { return _mm_loadu_ps(p); }
 inline void Store(float* p, Vec v) { _mm_storeu_ps(p, v); }
 inline Vec Splat(float x) { return _mm_set1_ps(x); }
@@ -49,6 +54,7 @@ inline Vec Max(Vec a, Vec b) { return _mm_max_ps(a, b); }
 inline Vec Min(Vec a, Vec b) { return _mm_min_ps(a, b); }
 #endif
 constexpr int kNr = kLanes * kVecs;
+constexpr int kTallRows = kLanes * kVecs;
 
 // FusedActivation's operator() on a vector: max/min return their second operand when either is
 // NaN or both are zeros, so relu takes x first (NaN -> 0) and clip the bound first (NaN and -0
@@ -63,6 +69,7 @@ inline Vec Activate(Vec v, FusedActivation::Kind kind, Vec lo, Vec hi) {
 }  // namespace
 
 GemmMicroShape PackedShape() { return {kMr, kNr}; }
+GemmMicroShape PackedTallShape() { return {kTallRows, kTallCols}; }
 
 namespace {
 // The tile with its edge handling and epilogue fixed at compile time, so that the
@@ -140,6 +147,69 @@ void PackedTile(const PackedTileArgs& t) {
   const bool full = t.rows == kMr && t.cols == kNr;
   if (full) return t.load_c ? TileFor<true, true>(t) : TileFor<true, false>(t);
   return t.load_c ? TileFor<false, true>(t) : TileFor<false, false>(t);
+}
+
+namespace {
+// The tall tile: kTallRows rows of C in vectors (one step of the A panel is kTallRows
+// consecutive weights), kCols <= kTallCols columns each broadcast from B as it is (a broadcast
+// loads one float wherever it lies, so B needs no packing). Every sum is the wide tile's: zero (or C), one multiply-add per k in k order, + bias,
+// the activation; so both tilings give the same bits. C is row-major, so the column vectors are
+// transposed through a small buffer at the load and the store (a few percent of a deep tile).
+template <int kCols>
+void TallTile(const PackedTileArgs& t) {
+  Vec acc[kCols][kVecs];
+  alignas(64) float buf[kTallCols * kTallRows];
+  if (t.load_c) {
+    std::fill(buf, buf + kCols * kTallRows, 0.0f);
+    for (int r = 0; r < t.rows; ++r)
+      for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = t.c[r * t.ldc + c];
+    for (int c = 0; c < kCols; ++c)
+      for (int v = 0; v < kVecs; ++v) acc[c][v] = Load(buf + c * kTallRows + v * kLanes);
+  } else {
+    for (int c = 0; c < kCols; ++c)
+      for (int v = 0; v < kVecs; ++v) acc[c][v] = Zero();
+  }
+  const float* a = t.a;
+  const float* b = t.b;
+  for (int64_t k = 0; k < t.kc; ++k, a += kTallRows, b += t.ldb) {
+    Vec av[kVecs];
+    for (int v = 0; v < kVecs; ++v) av[v] = Load(a + v * kLanes);
+    for (int c = 0; c < kCols; ++c) {
+      const Vec bv = Splat(b[c]);
+      for (int v = 0; v < kVecs; ++v) acc[c][v] = MulAdd(av[v], bv, acc[c][v]);
+    }
+  }
+  if (const GemmEpilogue* ep = t.epilogue) {
+    if (ep->bias) {
+      alignas(64) float bias[kTallRows] = {};  // rows past the edge: never stored
+      std::copy(ep->bias + t.row0, ep->bias + t.row0 + t.rows, bias);
+      for (int v = 0; v < kVecs; ++v) {
+        const Vec bv = Load(bias + v * kLanes);
+        for (int c = 0; c < kCols; ++c) acc[c][v] = Add(acc[c][v], bv);
+      }
+    }
+    if (ep->act.kind != FusedActivation::kNone) {
+      const Vec lo = Splat(ep->act.lo), hi = Splat(ep->act.hi);
+      for (int c = 0; c < kCols; ++c)
+        for (int v = 0; v < kVecs; ++v) acc[c][v] = Activate(acc[c][v], ep->act.kind, lo, hi);
+    }
+  }
+  for (int c = 0; c < kCols; ++c)
+    for (int v = 0; v < kVecs; ++v) Store(buf + c * kTallRows + v * kLanes, acc[c][v]);
+  for (int r = 0; r < t.rows; ++r)
+    for (int c = 0; c < kCols; ++c) t.c[r * t.ldc + c] = buf[c * kTallRows + r];
+}
+
+using TallFn = void (*)(const PackedTileArgs&);
+template <int... kCols>
+constexpr std::array<TallFn, sizeof...(kCols)> TallTiles(std::integer_sequence<int, kCols...>) {
+  return {TallTile<kCols + 1>...};
+}
+}  // namespace
+
+void PackedTallTile(const PackedTileArgs& t) {
+  static constexpr auto kTiles = TallTiles(std::make_integer_sequence<int, kTallCols>{});
+  kTiles[static_cast<size_t>(t.cols - 1)](t);
 }
 
 }  // namespace symbind::SYMBIND_GEMM_VARIANT

@@ -11,6 +11,7 @@
 #include <tbb/global_control.h>
 
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/predict/predictor.h>
 
 #include "../../model_test_util.h"
 
@@ -133,13 +134,19 @@ void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed, bool add = true
 
 }  // namespace
 
-TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_fast]") {
+TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_fast][depthwise]") {
+  // Run also with SYMBIND_GEMM_ISA=avx2 (ctest conv_depthwise_plane_loops): the AVX-512 kernel
+  // (16-column chunks, four rows at a time) and the plane loops.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
       {1, 8, 8, 8, 9, 9, 3, 1, 1},     {2, 5, 5, 5, 11, 7, 3, 2, 1},   {1, 3, 3, 3, 12, 13, 3, 1, 0},
       {2, 4, 4, 4, 10, 9, 3, 2, 0},    {1, 6, 6, 6, 13, 17, 5, 1, 2},  {3, 2, 2, 2, 15, 14, 5, 2, 2},
       {1, 4, 4, 4, 7, 8, 5, 2, 0},     {1, 16, 16, 16, 33, 31, 3, 2, 3}, {2, 3, 3, 3, 3, 3, 3, 1, 1},
       {1, 32, 32, 32, 56, 56, 3, 1, 1},
+      // MobileNet v2's small planes; chunks of 16 with a remainder; stride 2 past 64 columns.
+      {1, 8, 8, 8, 14, 14, 3, 1, 1},   {1, 8, 8, 8, 7, 7, 3, 1, 1},    {1, 4, 4, 4, 14, 14, 3, 2, 1},
+      {2, 3, 3, 3, 37, 40, 3, 1, 1},   {1, 2, 2, 2, 21, 35, 5, 2, 2},  {1, 2, 2, 2, 6, 40, 5, 1, 0},
+      {1, 2, 2, 2, 9, 70, 3, 2, 1},    {1, 3, 3, 3, 5, 34, 3, 2, 0},
   };
   uint64_t seed = 10;
   for (const Case& c : cases) {
@@ -187,6 +194,11 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
       {1, 800, 20, 1, 6, 9, 1, 1, 0},   {1, 3, 32, 1, 23, 21, 3, 2, 1},  {2, 16, 24, 1, 12, 13, 3, 2, 1},
       {1, 3, 17, 1, 30, 29, 7, 2, 3},   {1, 12, 18, 3, 10, 9, 3, 1, 1},  {2, 8, 12, 2, 8, 8, 1, 1, 0},
       {1, 5, 9, 1, 40, 3, 1, 1, 0},     {1, 48, 1024, 1, 6, 6, 1, 1, 0}, {1, 4, 6, 1, 12, 12, 3, 1, 1, 2},
+      // Tall tiles (filters in vectors): 7x7 outputs, deep 1x1 and 3x3, depth in two slices.
+      {1, 576, 160, 1, 7, 7, 1, 1, 0}, {1, 64, 96, 1, 7, 7, 3, 1, 1},   {2, 1100, 64, 1, 5, 6, 1, 1, 0},
+      {1, 200, 40, 1, 3, 4, 1, 1, 0},
+      // im2col's strided rows: stride 3 with wide padding, stride 2 dilated, a 7x7 stride-2 stem.
+      {1, 3, 8, 1, 17, 19, 3, 3, 2},   {1, 4, 6, 1, 15, 16, 3, 2, 3, 2}, {1, 3, 16, 1, 37, 35, 7, 2, 3},
   };
   uint64_t seed = 1300;
   for (const Case& c : cases) {
@@ -202,6 +214,78 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   CHECK_FALSE(PackedGemmApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
   CHECK_FALSE(PackedGemmApplies({2, 400, 33, 1}, Geom(cases[2])));
   CHECK_FALSE(PackedGemmApplies({1, 12, 18, 3}, Geom(cases[7])));  // grouped
+  // Deeper than 384 with tall tiles: only with an array to cache the packed weights of, read-only
+  // or writable alike (the same path, so the same bits); never packed per call (no array).
+  const ConvDims deep{1, 576, 160, 1};
+  const TShape wshape({160, 576, 1, 1});
+  auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, wshape.Size() * 4)), std::free);
+  const NDArray read_only = NDArray::View(Storage::External(buffer.get(), wshape.Size() * 4, buffer, "w"), 0, wshape);
+  const NDArray writable(wshape, std::vector<float>(wshape.Size(), 0.5f));
+  const ConvGeom g7 = Geom({1, 576, 160, 1, 7, 7, 1, 1, 0});
+  CHECK_FALSE(PackedGemmApplies(deep, g7));
+  CHECK(PackedGemmApplies(deep, g7, &read_only));
+  CHECK(PackedGemmApplies(deep, g7, &writable));
+  CHECK_FALSE(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &writable));  // wide tiles
+}
+
+namespace {
+// C = epilogue(A * B) in double, C being M x N.
+std::vector<double> NaiveGemm(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& bias,
+                              int64_t M, int64_t N, int64_t K, int64_t ldb) {
+  std::vector<double> c(static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = bias[static_cast<size_t>(i)];
+      for (int64_t k = 0; k < K; ++k) s += double(a[static_cast<size_t>(i * K + k)]) * b[static_cast<size_t>(k * ldb + j)];
+      c[static_cast<size_t>(i * N + j)] = s;
+    }
+  return c;
+}
+}  // namespace
+
+TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 of a naive product", "[conv][conv_fast]") {
+  // Tall tiles hold filters in vectors and broadcast columns; both tilings sum every output in
+  // k order from zero, then add the bias and apply the activation, so they must agree exactly,
+  // at row and column edges, across depth slices (> 384 wide, > 1024 tall) and thread counts.
+  struct Shape {
+    int64_t M, N, K;
+  };
+  const std::vector<Shape> shapes = {{1, 1, 1},    {33, 49, 960}, {64, 1, 1280}, {40, 13, 7},
+                                     {96, 196, 70}, {17, 5, 1100}, {320, 49, 160}};
+  uint64_t seed = 2100;
+  for (const Shape& sh : shapes)
+    for (const FusedActivation& act : {FusedActivation{}, FusedActivation{FusedActivation::kClip, -0.5f, 0.5f}}) {
+      CAPTURE(sh.M, sh.N, sh.K, int(act.kind));
+      const int64_t ldb = sh.N + 2, ldc = sh.N + 3;  // row strides wider than the rows
+      const auto a = Random(sh.M * sh.K, seed += 10), b = Random(sh.K * ldb, seed + 1), bias = Random(sh.M, seed + 2);
+      const PackedGemmA tall(a.data(), sh.M, sh.K, sh.K, GemmTiling::kTall), wide(a.data(), sh.M, sh.K, sh.K);
+      CHECK(tall.tiling() == GemmTiling::kTall);
+      CHECK(wide.tiling() == GemmTiling::kWide);
+      auto run = [&](const PackedGemmA& packed) {
+        std::vector<float> c(static_cast<size_t>(sh.M * ldc), -7.0f);
+        GemmPacked(packed, sh.N, b.data(), ldb, c.data(), ldc, GemmEpilogue{bias.data(), act});
+        return c;
+      };
+      const auto c_tall = run(tall), c_wide = run(wide);
+      CHECK(std::memcmp(c_tall.data(), c_wide.data(), c_tall.size() * sizeof(float)) == 0);  // padding too
+      auto want = NaiveGemm(a, b, bias, sh.M, sh.N, sh.K, ldb);
+      for (double& v : want) v = act(static_cast<float>(v));
+      std::vector<float> got;
+      for (int64_t i = 0; i < sh.M; ++i) {
+        got.insert(got.end(), c_tall.begin() + i * ldc, c_tall.begin() + i * ldc + sh.N);
+        CHECK(c_tall[static_cast<size_t>(i * ldc + sh.N)] == -7.0f);  // nothing written past a row
+      }
+      CHECK(RelativeError(got, want) < 1e-4);
+      for (int threads : {1, 2, 4}) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        INFO("threads " << threads);
+        CHECK(run(tall) == c_tall);
+      }
+    }
+  // Tall tiles where they pad less (7x7 outputs) or as little and the product is deep.
+  CHECK(ChooseGemmTiling(320, 49, 960) == GemmTiling::kTall);
+  CHECK(ChooseGemmTiling(96, 12544, 16) == GemmTiling::kWide);
+  CHECK(ChooseGemmTiling(24, 3136, 96) == GemmTiling::kWide);
 }
 
 namespace {
@@ -433,6 +517,41 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
       exec->Forward(false);
       INFO("threads " << threads);
       CHECK(test::BitIdentical(test::CopyOutputs(*exec), fast));
+    }
+  }
+  SetFastPathsEnabled(was_enabled);
+}
+
+TEST_CASE("Predictor models at 224x224: deep layers on tall tiles within 1e-4 of im2col, bit-identical over threads",
+          "[conv][conv_fast][real]") {
+  // Deep 1x1 and 3x3 layers at 14x14 and 7x7 (MobileNet v2's projections, ResNet-18's last
+  // two stages) take the packed path with tall tiles, here with the Predictor's folded,
+  // read-only weights.
+  const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
+  const TShape shape({1, 3, 224, 224});
+  const bool was_enabled = FastPathsEnabled();
+  for (const std::string& path : {bench + "mobilenet-v2-symbol.json",
+                                  std::string(SYMBIND_SHARED_DIR) + "/models/symbols/resnet-18-symbol.json"}) {
+    INFO(path);
+    const test::SharedModel m = test::GaussianModel(LoadSymbolFile(path), shape);
+    Predictor p(m.symbol, m.params, m.aux, {{"data", shape}});
+    p.SetInput("data", test::RandomArray(shape, 5));
+    auto outputs = [&] {
+      p.Forward();
+      std::vector<NDArray> out;
+      for (const NDArray& o : p.Outputs()) out.push_back(o.Copy());
+      return out;
+    };
+    SetFastPathsEnabled(false);
+    const auto reference = outputs();
+    SetFastPathsEnabled(true);
+    const auto fast = outputs();
+    for (size_t i = 0; i < fast.size(); ++i)
+      CHECK(RelativeError(fast[i].ToVector(), reference[i].ToVector()) < 1e-4);
+    for (int threads : {1, 2, 4}) {
+      test::ScopedNumThreads scoped(threads);
+      INFO("threads " << threads);
+      CHECK(test::BitIdentical(outputs(), fast));
     }
   }
   SetFastPathsEnabled(was_enabled);
