@@ -28,7 +28,9 @@ to cv2.dnn.readNetFromONNX (and bench/ort_peer.js to ONNX Runtime). Subcommands 
   resnet-train SYMBOL             training steps of an MXNet classifier symbol (SoftmaxOutput
                                   head; bench/make_resnet_v1_symbol.py's ResNet-18) run by
                                   MXNetNet in training mode, as bench/bench_resnet_train.cc
-                                  runs it: same keys (parameters, times_ms, step_ms, ...)
+                                  runs it: same keys (parameters, times_ms, step_ms, ...);
+                                  --profile N: then the N aten ops with the most self time
+                                  in one profiled step
   gemm                            torch.mm GFLOP/s at bench_gemm.cc's shapes
   blas                            which BLAS library torch.mm runs on (the files mapped into
                                   this process after a matmul, symlinks resolved) and its
@@ -496,8 +498,9 @@ def cmd_resnet_train(a):
     rng = np.random.default_rng(2)
     x = torch.from_numpy(rng.uniform(-1, 1, (a.batch, 3, a.size, a.size)).astype(np.float32))
     y = torch.from_numpy(rng.integers(0, 1000, a.batch))
-    times = {"step": [], "forward": [], "backward": [], "update": []}
+    times = {"step": [], "forward": [], "backward": [], "update": [], "cpu": []}
     for r in range(a.warmup + a.runs):
+        cpu0 = time.process_time()
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = F.cross_entropy(net(x), y)
@@ -506,15 +509,24 @@ def cmd_resnet_train(a):
         t2 = time.perf_counter()
         opt.step()
         t3 = time.perf_counter()
+        times["cpu"].append((time.process_time() - cpu0) * 1e3)
         if r >= a.warmup:
             for k, v in (("step", t3 - t0), ("forward", t1 - t0), ("backward", t2 - t1), ("update", t3 - t2)):
                 times[k].append(v * 1e3)
     step = times["step"]
     print("times_ms " + " ".join("%.1f" % t for t in step))
+    print("cpu_times_ms " + " ".join("%.1f" % t for t in times["cpu"][a.warmup:]))
     print("step_ms %.1f\nstep_min_ms %.1f\nsamples_per_s %.2f" % (np.median(step), np.min(step),
                                                                    a.batch * 1e3 / np.median(step)))
     for k in ("forward", "backward", "update"):
         print("%s_ms %.1f" % (k, np.median(times[k])))
+    if a.profile:  # one more step under the autograd profiler: self time per aten op
+        with torch.autograd.profiler.profile() as prof:
+            opt.zero_grad()
+            F.cross_entropy(net(x), y).backward()
+            opt.step()
+        for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:a.profile]:
+            print("op %s calls %d self_ms %.1f" % (e.key, e.count, e.self_cpu_time_total / 1e3))
 
 
 def cmd_gemm(a):
@@ -582,6 +594,8 @@ def main():
     s.add_argument("--batch", type=int, default=16)
     s.add_argument("--size", type=int, default=224)
     s.add_argument("--warmup", type=int, default=2)
+    s.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="then profile one step and print the N aten ops with the most self time")
     s = sub.add_parser("resnet50-memory")
     s.add_argument("symbol")
     s.add_argument("params")

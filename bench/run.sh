@@ -227,9 +227,14 @@ read -r pm pmin <<<"$(pooled "$pt")"
 a=$(awk -v t="$sm" 'BEGIN {printf "%.2f", 16e3 / t}') b=$(awk -v t="$pm" 'BEGIN {printf "%.2f", 16e3 / t}')
 row "ResNet-18 b16 $train_size" "$a" "$b" "$(faster "$a" "$b")"
 echo "ResNet-18: step ms median (min) of $(( 2 * rounds )) steps in $rounds interleaved rounds: symbind $sm ($smin)," \
-  "pytorch $pm ($pmin); parameters $(val "$st" parameters) / $(val "$pt" parameters); last round's forward /" \
+  "pytorch $pm ($pmin); parameters $(val "$st" parameters) / $(val "$pt" parameters); first round's forward /" \
   "backward / update ms: symbind $(val "$st" forward_ms) / $(val "$st" backward_ms) / $(val "$st" update_ms)," \
   "pytorch $(val "$pt" forward_ms) / $(val "$pt" backward_ms) / $(val "$pt" update_ms)"
+cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
+read -r scm scmin <<<"$(pooled "$(cpu "$st")")"
+read -r pcm pcmin <<<"$(pooled "$(cpu "$pt")")"
+echo "ResNet-18: process CPU ms per step (all threads; spinning OpenMP threads count for PyTorch) median (min):" \
+  "symbind $scm ($scmin), pytorch $pcm ($pcmin), pytorch / symbind $(faster "$pcmin" "$scmin") of the minimums"
 
 # ---------------------------------------------------------------------------------------------
 echo
