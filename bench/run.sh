@@ -233,7 +233,7 @@ echo "ResNet-18: step ms median (min) of $(( 2 * rounds )) steps in $rounds inte
 cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
 read -r scm scmin <<<"$(pooled "$(cpu "$st")")"
 read -r pcm pcmin <<<"$(pooled "$(cpu "$pt")")"
-echo "ResNet-18: process CPU ms per step (all threads; spinning OpenMP threads count for PyTorch) median (min):" \
+echo "ResNet-18: process CPU ms per step (all threads; PyTorch's OpenMP wait policy ${OMP_WAIT_POLICY:-ACTIVE, spinning time counts}) median (min):" \
   "symbind $scm ($scmin), pytorch $pcm ($pcmin), pytorch / symbind $(faster "$pcmin" "$scmin") of the minimums"
 
 # ---------------------------------------------------------------------------------------------
