@@ -25,6 +25,12 @@ to cv2.dnn.readNetFromONNX (and bench/ort_peer.js to ONNX Runtime). Subcommands 
   lenet-train                     LeNet training samples/s on Fashion-MNIST (apps/lenet.cc's net)
   resnet50-memory SYMBOL PARAMS   RSS of batch-1 inference: after import, peak (ru_maxrss),
                                   and resident after the runs
+  resnet-train SYMBOL             training steps of an MXNet classifier symbol (SoftmaxOutput
+                                  head; bench/make_resnet_v1_symbol.py's ResNet-18) run by
+                                  MXNetNet in training mode, as bench/bench_resnet_train.cc
+                                  runs it: same keys (parameters, times_ms, step_ms, ...);
+                                  --profile N: then the N aten ops with the most self time
+                                  in one profiled step
   gemm                            torch.mm GFLOP/s at bench_gemm.cc's shapes
   blas                            which BLAS library torch.mm runs on (the files mapped into
                                   this process after a matmul, symlinks resolved) and its
@@ -117,7 +123,7 @@ class MXNetNet(torch.nn.Module):
     with zeros and record what every parameter's shape is (self.shapes). logits=True returns
     the SoftmaxOutput's input instead of the probabilities."""
 
-    def __init__(self, symbol_path, weights=None, logits=False):
+    def __init__(self, symbol_path, weights=None, logits=False, trainable=False):
         super().__init__()
         with open(symbol_path) as f:
             graph = json.load(f)
@@ -126,9 +132,10 @@ class MXNetNet(torch.nn.Module):
         self.logits = logits
         self.shapes = {}
         self.params = torch.nn.ParameterDict()
+        # trainable: arguments get gradients, BatchNorm uses batch statistics in train().
         for key, a in (weights or {}).items():
-            self.params[key.replace(":", "__")] = torch.nn.Parameter(torch.from_numpy(a),
-                                                                     requires_grad=False)
+            self.params[key.replace(":", "__")] = torch.nn.Parameter(
+                torch.from_numpy(a), requires_grad=trainable and key.startswith("arg:"))
 
     def attrs(self, node):
         return node.get("attrs", node.get("param", {}))
@@ -175,7 +182,9 @@ class MXNetNet(torch.nn.Module):
             if is_true(a.get("fix_gamma", "True")):  # MXNet's default: gamma treated as 1
                 gamma = torch.ones(c)
             # Inference: MXNet normalises with the moving statistics whatever use_global_stats.
-            return F.batch_norm(x, mean, var, gamma, beta, False, 0.0, float(a.get("eps", "1e-3")))
+            # Training: batch statistics, moving ones updated with MXNet's momentum.
+            momentum = 1 - float(a.get("momentum", "0.9"))
+            return F.batch_norm(x, mean, var, gamma, beta, self.training, momentum, float(a.get("eps", "1e-3")))
         if op == "clip":
             return torch.clamp(x, float(a["a_min"]), float(a["a_max"]))
         if op == "LeakyReLU":
@@ -464,6 +473,62 @@ def cmd_resnet50_memory(a):
     print("torch_rss_after_runs_mb %.1f" % current_rss_mb())
 
 
+def cmd_resnet_train(a):
+    """bench_resnet_train.cc's step in PyTorch eager: the same symbol, Xavier-uniform weights
+    (BatchNorm gamma 1, beta 0), data uniform in [-1, 1], random labels, cross-entropy (batch
+    mean, SoftmaxOutput normalization=batch), SGD lr 0.01 momentum 0.9 wd 1e-4."""
+    torch.manual_seed(0)
+    probe = MXNetNet(a.symbol)
+    with torch.no_grad():
+        probe(torch.zeros(1, 3, a.size, a.size))
+    weights = {}
+    for key, shape in probe.shapes.items():
+        if key.endswith("_weight"):
+            w = torch.empty(shape)
+            torch.nn.init.xavier_uniform_(w)
+            weights[key] = w.numpy()
+        else:
+            fill = 1.0 if key.endswith(("_gamma", "_moving_var")) else 0.0
+            weights[key] = np.full(shape, fill, np.float32)
+    net = MXNetNet(a.symbol, weights, logits=True, trainable=True)
+    net.train()
+    params = [p for p in net.parameters() if p.requires_grad]
+    print("parameters %d" % sum(p.numel() for p in params))
+    opt = torch.optim.SGD(params, lr=0.01, momentum=0.9, weight_decay=1e-4)
+    rng = np.random.default_rng(2)
+    x = torch.from_numpy(rng.uniform(-1, 1, (a.batch, 3, a.size, a.size)).astype(np.float32))
+    y = torch.from_numpy(rng.integers(0, 1000, a.batch))
+    times = {"step": [], "forward": [], "backward": [], "update": [], "cpu": []}
+    for r in range(a.warmup + a.runs):
+        cpu0 = time.process_time()
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(net(x), y)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        t3 = time.perf_counter()
+        times["cpu"].append((time.process_time() - cpu0) * 1e3)
+        if r >= a.warmup:
+            for k, v in (("step", t3 - t0), ("forward", t1 - t0), ("backward", t2 - t1), ("update", t3 - t2)):
+                times[k].append(v * 1e3)
+    step = times["step"]
+    print("times_ms " + " ".join("%.1f" % t for t in step))
+    print("cpu_times_ms " + " ".join("%.1f" % t for t in times["cpu"][a.warmup:]))
+    print("step_ms %.1f\nstep_min_ms %.1f\nsamples_per_s %.2f" % (np.median(step), np.min(step),
+                                                                   a.batch * 1e3 / np.median(step)))
+    for k in ("forward", "backward", "update"):
+        print("%s_ms %.1f" % (k, np.median(times[k])))
+    if a.profile:  # one more step under the autograd profiler: self time per aten op
+        with torch.autograd.profiler.profile() as prof:
+            opt.zero_grad()
+            F.cross_entropy(net(x), y).backward()
+            opt.step()
+        for e in sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:a.profile]:
+            print("op %s calls %d self_ms %.1f" % (e.key, e.count, e.self_cpu_time_total / 1e3))
+
+
 def cmd_gemm(a):
     """torch.mm at bench_gemm.cc's shapes (median GFLOP/s of 5 timings of ~0.2 s)."""
     torch.set_num_threads(a.threads)
@@ -524,13 +589,21 @@ def main():
     s.add_argument("--batches", type=int, default=100)
     sub.add_parser("gemm")
     sub.add_parser("blas")
+    s = sub.add_parser("resnet-train")
+    s.add_argument("symbol")
+    s.add_argument("--batch", type=int, default=16)
+    s.add_argument("--size", type=int, default=224)
+    s.add_argument("--warmup", type=int, default=2)
+    s.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="then profile one step and print the N aten ops with the most self time")
     s = sub.add_parser("resnet50-memory")
     s.add_argument("symbol")
     s.add_argument("params")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     {"classify": cmd_classify, "mtcnn": cmd_mtcnn, "mtcnn-pipeline": cmd_mtcnn_pipeline, "lenet-train": cmd_lenet_train,
-     "resnet50-memory": cmd_resnet50_memory, "gemm": cmd_gemm, "blas": cmd_blas}[a.cmd](a)
+     "resnet50-memory": cmd_resnet50_memory,
+     "resnet-train": cmd_resnet_train, "gemm": cmd_gemm, "blas": cmd_blas}[a.cmd](a)
 
 
 if __name__ == "__main__":

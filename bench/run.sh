@@ -12,7 +12,8 @@
 # rounds of symbind, ONNX Runtime, symbind, ... whose times are pooled into min and median.
 # Environment: SYMBIND_BENCH_BUILD (build directory, default build), SYMBIND_BENCH_RUNS
 # (batch-1 repetitions, default 15; 6 with --quick), SYMBIND_BENCH_ROUNDS (interleaved rounds,
-# default 3), SYMBIND_BENCH_ORT_NO_SPIN=1 (ONNX Runtime's threads sleep instead of spinning).
+# default 3), SYMBIND_BENCH_ORT_NO_SPIN=1 (ONNX Runtime's threads sleep instead of spinning),
+# SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0
@@ -27,7 +28,8 @@ models=../shared/models
 py=/usr/bin/python3
 ort_version=1.30.0
 # libopenblas0-pthread: Debian's torch otherwise runs on the reference BLAS (see the blas line).
-scripts/install-deps.sh python3-torch python3-opencv python3-numpy libopenblas0-pthread
+# time: /usr/bin/time -v, the peak RSS of the ONNX Runtime process in the memory table.
+scripts/install-deps.sh python3-torch python3-opencv python3-numpy libopenblas0-pthread time
 command -v npm >/dev/null || scripts/install-deps.sh nodejs npm
 mkdir -p "$work/ort"
 if [ ! -f "$work/ort/node_modules/onnxruntime-node/package.json" ] ||
@@ -42,7 +44,7 @@ if [ $quick = 1 ]; then
   cmake --build "$build" -j "$(nproc)" --target bench_models >/dev/null
 else
   cmake --build "$build" -j "$(nproc)" --target bench_mlp bench_params_load bench_models bench_scale \
-    bench_gemm bench_lenet mtcnn-detect >/dev/null
+    bench_gemm bench_lenet bench_resnet_train mtcnn-detect >/dev/null
 fi
 bin=$build/bench
 # Thread counts for every framework. PyTorch keeps its default OpenMP wait policy (spinning),
@@ -211,6 +213,28 @@ a=$(val "$lenet" lenet_train_samples_per_s) b=$(val "$lenet_peer" lenet_train_sa
 row "LeNet F-MNIST b100" "$a" "$b" "$(faster "$a" "$b")"
 a=$(val "$ours" mlp_infer_b1_median_us) b=$(val "$peer" mlp_infer_b1_median_us)
 row "MLP infer b1 (us)" "$a" "$b" "$(faster "$b" "$a")"
+# ResNet-18 (torchvision's layout), batch 16: the same symbol JSON in both, interleaved rounds of
+# one process each (1 warm-up step, 2 timed steps); samples/s from the pooled median step.
+r18=$work/resnet-18-v1-symbol.json train_size=${SYMBIND_BENCH_TRAIN_SIZE:-224}
+$py bench/make_resnet_v1_symbol.py "$r18"
+st= pt=
+for r in $(seq "$rounds"); do
+  st+=$'\n'$($bin/bench_resnet_train "$r18" --threads "$threads" --batch 16 --size "$train_size" --runs 2 --warmup 1)
+  pt+=$'\n'$($py bench/peers.py --threads "$threads" --runs 2 resnet-train "$r18" --batch 16 --size "$train_size" --warmup 1)
+done
+read -r sm smin <<<"$(pooled "$st")"
+read -r pm pmin <<<"$(pooled "$pt")"
+a=$(awk -v t="$sm" 'BEGIN {printf "%.2f", 16e3 / t}') b=$(awk -v t="$pm" 'BEGIN {printf "%.2f", 16e3 / t}')
+row "ResNet-18 b16 $train_size" "$a" "$b" "$(faster "$a" "$b")"
+echo "ResNet-18: step ms median (min) of $(( 2 * rounds )) steps in $rounds interleaved rounds: symbind $sm ($smin)," \
+  "pytorch $pm ($pmin); parameters $(val "$st" parameters) / $(val "$pt" parameters); first round's forward /" \
+  "backward / update ms: symbind $(val "$st" forward_ms) / $(val "$st" backward_ms) / $(val "$st" update_ms)," \
+  "pytorch $(val "$pt" forward_ms) / $(val "$pt" backward_ms) / $(val "$pt" update_ms)"
+cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
+read -r scm scmin <<<"$(pooled "$(cpu "$st")")"
+read -r pcm pcmin <<<"$(pooled "$(cpu "$pt")")"
+echo "ResNet-18: process CPU ms per step (all threads; PyTorch's OpenMP wait policy ${OMP_WAIT_POLICY:-ACTIVE, spinning time counts}) median (min):" \
+  "symbind $scm ($scmin), pytorch $pcm ($pcmin), pytorch / symbind $(faster "$pcmin" "$scmin") of the minimums"
 
 # ---------------------------------------------------------------------------------------------
 echo
@@ -227,6 +251,13 @@ for p in "plan0" "plan1"; do
 done
 row "pytorch" "$(val "$peer" torch_rss_at_start_mb)" "$(val "$peer" torch_peak_rss_mb)" "$(val "$peer" torch_rss_after_runs_mb)" \
   "$(awk -v a="$(val "$peer" torch_peak_rss_mb)" -v b="$(val "$peer" torch_rss_at_start_mb)" 'BEGIN{printf "%.1f", a-b}')"
+# ONNX Runtime on the same weights (b1.onnx, written by peers.py classify above): 2 warm-up runs
+# and 1 timed; the peak RSS of the whole node process from /usr/bin/time, its "at start" that
+# of a node process which only loads onnxruntime-node.
+max_rss() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}'; }
+ort_peak=$(max_rss node bench/ort_peer.js "$work/resnet-50/b1.onnx" --threads "$threads" --runs 1)
+ort_start=$(max_rss node -e "require('$ORT_NODE_MODULES/onnxruntime-node')")
+row "onnxruntime (node)" "$ort_start" "$ort_peak" "-" "$(awk -v a="$ort_peak" -v b="$ort_start" 'BEGIN{printf "%.1f", a-b}')"
 echo "weights $(val "$plan1" weights_mb) MiB; from shapes: largest op inputs+outputs $(val "$plan1" largest_activation_pair_mb) MiB," \
   "all activations without reuse $(val "$plan1" all_activations_mb) MiB; symbind peak before bind" \
   "(parameters loaded) $(val "$plan1" peak_rss_before_bind_mb) MiB"
