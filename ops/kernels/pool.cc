@@ -1,7 +1,8 @@
-// 2-D max/avg pooling for the windows CNNs use (2x2, 3x3; column stride 1 or 2): per output
-// row, the columns whose window lies inside the image run branch-free over K row pointers (rows
-// in the padding point at a fill row that cannot change the result), vectorised by the compiler
-// across output columns; the few border columns clip their windows like the general path.
+// Pooling kernels: global avg pooling in fixed partial sums, and 2-D max/avg pooling for the
+// windows CNNs use (2x2, 3x3; column stride 1 or 2): per output row, the columns whose window
+// lies inside the image run branch-free over K row pointers (rows in the padding point at a
+// fill row that cannot change the result), vectorised by the compiler across output columns;
+// the few border columns clip their windows like the general path.
 #include <cfloat>
 #include <vector>
 
@@ -106,7 +107,31 @@ PlaneFn ChoosePlane(int64_t k, int64_t s, bool max) {
   return s == 1 ? AvgPlane3s1 : AvgPlane3s2;
 }
 
+constexpr int kPartialSums = 16;
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) float GlobalAvgPlane(const float* x,
+                                                                                  int64_t size) {
+  const float div = static_cast<float>(size);
+  float acc[kPartialSums] = {};
+  int64_t i = 0;
+  for (; i + kPartialSums <= size; i += kPartialSums)
+    for (int l = 0; l < kPartialSums; ++l) acc[l] += x[i + l] / div;
+  for (int l = 0; i + l < size; ++l) acc[l] += x[i + l] / div;
+  for (int half = kPartialSums / 2; half > 0; half /= 2)
+    for (int l = 0; l < half; ++l) acc[l] += acc[l + half];
+  return acc[0];
+}
+
 }  // namespace
+
+void GlobalAvgPoolForward(const float* x, float* y, int64_t planes, int64_t size, bool add) {
+  ParallelFor(planes, GrainFor(size), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const float v = GlobalAvgPlane(x + p * size, size);
+      y[p] = add ? y[p] + v : v;
+    }
+  });
+}
 
 void Pool2dForward(const float* x, float* y, int64_t planes, const ConvGeom& g, bool max,
                    bool include_pad, bool add) {

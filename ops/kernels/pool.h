@@ -33,5 +33,11 @@ bool Pool2dFastApplies(const ConvGeom& g);
 void Pool2dForward(const float* x, float* y, int64_t planes, const ConvGeom& g, bool max,
                    bool include_pad, bool add);
 
+// Global avg pooling of `planes` planes of `size` elements each: the sum of x / size. The terms
+// go to 16 partial sums (element i to sum i % 16) added pairwise at the end, a fixed order for
+// every ISA and thread count; MXNet sums in one sequence, so results differ from it by rounding
+// (about 1e-7 relative), not by more.
+void GlobalAvgPoolForward(const float* x, float* y, int64_t planes, int64_t size, bool add);
+
 }  // namespace conv
 }  // namespace symbind

@@ -321,6 +321,10 @@ void ForwardPool(const OpContext&, const NodeAttrs& attrs, const std::vector<NDA
   const float* x = in[0].fdata();
   float* y = out[0].fdata();
   const bool max = p.pool_type == kMax;
+  if (p.global_pool && p.pool_type == kAvg && FastPathsEnabled()) {
+    GlobalAvgPoolForward(x, y, planes, isize, req[0] == OpReq::kAdd);
+    return;
+  }
   if ((max || p.pool_type == kAvg) && FastPathsEnabled() && Pool2dFastApplies(g)) {
     Pool2dForward(x, y, planes, g, max, p.CountIncludePad(), req[0] == OpReq::kAdd);
     return;

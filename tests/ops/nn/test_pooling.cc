@@ -354,3 +354,30 @@ TEST_CASE("Pooling 2-D fast path is bit-identical for 1, 2 and 4 threads", "[ops
     RequireSameBits(ys[2], ys[0], type + " 4 threads");
   }
 }
+
+// Global avg pooling sums in 16 fixed partial sums (ops/kernels/pool.cc): within rounding of the
+// naive reference (double sums), for planes shorter than, equal to and longer than 16, and the
+// same bits for 1, 2 and 4 threads.
+TEST_CASE("Global avg pooling fast path", "[ops][pooling]") {
+  PoolCase pc;
+  pc.type = "avg", pc.global = true;
+  uint64_t seed = 300;
+  for (const std::vector<int64_t>& spatial :
+       std::vector<std::vector<int64_t>>{{1, 1}, {3, 5}, {4, 4}, {1, 17}, {7, 7}, {13, 13}, {31}, {2, 3, 5}}) {
+    std::vector<int64_t> dims = {2, 5};
+    dims.insert(dims.end(), spatial.begin(), spatial.end());
+    const std::string what = StrCat("spatial ", TShape(spatial));
+    INFO(what);
+    const NDArray x = RandomArray(TShape(dims), ++seed, 0.5f, 1.5f);
+    RequireClose(RunPool(pc, x, true), NaivePool(x, pc), 0.0f, 1e-6f, what);
+    RequireClose(RunPool(pc, x, true), RunPool(pc, x, false), 0.0f, 1e-6f, what);
+  }
+  const NDArray x = RandomArray(TShape({2, 200, 13, 13}), 9);
+  std::vector<NDArray> ys;
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    ys.push_back(RunPool(pc, x, true));
+  }
+  RequireSameBits(ys[1], ys[0], "2 threads");
+  RequireSameBits(ys[2], ys[0], "4 threads");
+}
