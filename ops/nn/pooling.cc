@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include <symbind/ops/kernels/pool.h>
 #include <symbind/ops/nn/conv_util.h>
 
 namespace symbind {
@@ -135,20 +136,6 @@ void InferShapePool(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
     }
   }
   ShapeAssignCheck(out, 0, o);
-}
-
-// One output position's window along one axis, as pool.h computes it: [start, end) clipped to
-// the input, and the extent clipped only to the padded input (the avg divisor with padding).
-struct Window {
-  int64_t start, end, padded_extent;
-};
-inline Window AxisWindow(const ConvGeom& g, int a, int64_t o, bool for_sum) {
-  int64_t start = o * g.s[a] - g.p[a];
-  int64_t end = std::min(start + g.k[a], for_sum ? g.in[a] + g.p[a] : g.in[a]);
-  const int64_t padded_extent = end - start;
-  start = std::max<int64_t>(start, 0);
-  end = std::min(end, g.in[a]);
-  return {start, end, padded_extent};
 }
 
 // What each term is divided by: the window size for avg pooling (clipped to the padded input,
@@ -333,8 +320,17 @@ void ForwardPool(const OpContext&, const NodeAttrs& attrs, const std::vector<NDA
   const int64_t planes = ds[0] * ds[1], isize = g.in_size(), osize = g.out_size();
   const float* x = in[0].fdata();
   float* y = out[0].fdata();
+  const bool max = p.pool_type == kMax;
+  if (p.global_pool && p.pool_type == kAvg && FastPathsEnabled()) {
+    GlobalAvgPoolForward(x, y, planes, isize, req[0] == OpReq::kAdd);
+    return;
+  }
+  if ((max || p.pool_type == kAvg) && FastPathsEnabled() && Pool2dFastApplies(g)) {
+    Pool2dForward(x, y, planes, g, max, p.CountIncludePad(), req[0] == OpReq::kAdd);
+    return;
+  }
   const int64_t work = std::max(isize, osize * g.k_size());
-  if (p.pool_type == kMax) {
+  if (max) {
     ForEachPlane(planes, work, [&](int64_t i) { PoolMaxPlane(x + i * isize, y + i * osize, g, req[0]); });
     return;
   }

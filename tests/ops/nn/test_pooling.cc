@@ -3,6 +3,11 @@
 #include <array>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
+
+#include <tbb/global_control.h>
+
+#include <symbind/ops/kernels/conv.h>
 
 #include "op_test_util.h"
 
@@ -103,6 +108,25 @@ void CheckPoolForward(const PoolCase& pc, const TShape& xs, uint64_t seed) {
   NDArray x = RandomArray(xs, seed, pc.type == "lp" ? 0.1f : -1.0f, 1.0f);
   NDArray y = RunForward("Pooling", pc.Params(), {{"data", x}});
   RequireClose(y, NaivePool(x, pc), 1e-5f, 1e-4f);
+}
+
+// Same shape and the same bits (not only close): the 2-D fast path promises the general
+// path's arithmetic.
+void RequireSameBits(const NDArray& got, const NDArray& want, const std::string& what) {
+  REQUIRE(got.shape() == want.shape());
+  for (int64_t i = 0; i < got.Size(); ++i) {
+    const float g = got.GetFlat(i), w = want.GetFlat(i);
+    if (std::memcmp(&g, &w, sizeof g) != 0) FAIL(what << " element " << i << ": got " << g << ", want " << w);
+  }
+}
+
+// Pooling forward with the fast paths on or off (conv::FastPathsEnabled also gates pooling's).
+NDArray RunPool(const PoolCase& pc, const NDArray& x, bool fast) {
+  const bool was = conv::FastPathsEnabled();
+  conv::SetFastPathsEnabled(fast);
+  NDArray y = RunForward("Pooling", pc.Params(), {{"data", x}});
+  conv::SetFastPathsEnabled(was);
+  return y;
 }
 
 }  // namespace
@@ -270,4 +294,90 @@ TEST_CASE("Pooling errors", "[ops][pooling][error]") {
                     Catch::Contains("Padding must have the same number of dimensions"));
   // Accepted and ignored.
   CHECK_NOTHROW(make({{"kernel", "(2,2)"}, {"cudnn_off", "True"}, {"layout", "NCHW"}}));
+}
+
+// The 2-D max/avg fast path (ops/kernels/pool.cc) over the shapes it takes: 2x2 and 3x3
+// windows, strides 1 and 2, padding, both conventions, planes narrower than a vector and wider
+// than several, odd sizes. Each case against the general path (same bits) and the naive
+// reference (max exact, avg within 1e-6).
+TEST_CASE("Pooling 2-D fast path equals the general path", "[ops][pooling]") {
+  const std::vector<int64_t> heights = {2, 3, 6, 11}, widths = {2, 3, 5, 8, 17, 33, 40};
+  int cases = 0;
+  uint64_t seed = 100;
+  for (const std::string type : {"max", "avg"})
+    for (int include_pad : {1, 0}) {
+      if (type == "max" && include_pad == 0) continue;
+      for (int64_t k : {2, 3})
+        for (int64_t sh : {1, 2})
+          for (int64_t sw : {1, 2})
+            for (int64_t pad = 0; pad < k; ++pad)
+              for (const std::string convention : {"valid", "full"}) {
+                PoolCase pc;
+                pc.type = type, pc.convention = convention, pc.include_pad = include_pad;
+                pc.kernel = {k, k}, pc.stride = {sh, sw}, pc.pad = {pad, pad};
+                for (int64_t h : heights)
+                  for (int64_t w : widths) {
+                    if (h + 2 * pad < k || w + 2 * pad < k) continue;
+                    const std::string what = StrCat(type, " include_pad ", include_pad, " k ", k,
+                                                    " stride ", sh, ",", sw, " pad ", pad, " ",
+                                                    convention, " ", h, "x", w);
+                    INFO(what);
+                    const NDArray x = RandomArray(TShape({2, 3, h, w}), ++seed);
+                    const NDArray fast = RunPool(pc, x, true);
+                    RequireSameBits(fast, RunPool(pc, x, false), what);
+                    NDArray naive = NaivePool(x, pc);
+                    // A window with no input element (full convention, pad, no include_pad):
+                    // MXNet divides each term, so nothing is summed and the output is 0, where
+                    // the naive reference divides 0 by 0.
+                    for (int64_t i = 0; i < naive.Size(); ++i)
+                      if (std::isnan(naive.GetFlat(i))) naive.SetFlat(i, 0.0f);
+                    if (type == "max") RequireSameBits(fast, naive, what);
+                    else RequireClose(fast, naive, 1e-6f, 1e-6f, what);
+                    ++cases;
+                  }
+              }
+    }
+  CHECK(cases > 1000);
+}
+
+TEST_CASE("Pooling 2-D fast path is bit-identical for 1, 2 and 4 threads", "[ops][pooling]") {
+  for (const std::string type : {"max", "avg"}) {
+    PoolCase pc;
+    pc.type = type, pc.kernel = {3, 3}, pc.stride = {2, 2}, pc.pad = {1, 1};
+    const NDArray x = RandomArray(TShape({2, 24, 57, 57}), 7);
+    std::vector<NDArray> ys;
+    for (int threads : {1, 2, 4}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      ys.push_back(RunPool(pc, x, true));
+    }
+    RequireSameBits(ys[1], ys[0], type + " 2 threads");
+    RequireSameBits(ys[2], ys[0], type + " 4 threads");
+  }
+}
+
+// Global avg pooling sums in 16 fixed partial sums (ops/kernels/pool.cc): within rounding of the
+// naive reference (double sums), for planes shorter than, equal to and longer than 16, and the
+// same bits for 1, 2 and 4 threads.
+TEST_CASE("Global avg pooling fast path", "[ops][pooling]") {
+  PoolCase pc;
+  pc.type = "avg", pc.global = true;
+  uint64_t seed = 300;
+  for (const std::vector<int64_t>& spatial :
+       std::vector<std::vector<int64_t>>{{1, 1}, {3, 5}, {4, 4}, {1, 17}, {7, 7}, {13, 13}, {31}, {2, 3, 5}}) {
+    std::vector<int64_t> dims = {2, 5};
+    dims.insert(dims.end(), spatial.begin(), spatial.end());
+    const std::string what = StrCat("spatial ", TShape(spatial));
+    INFO(what);
+    const NDArray x = RandomArray(TShape(dims), ++seed, 0.5f, 1.5f);
+    RequireClose(RunPool(pc, x, true), NaivePool(x, pc), 0.0f, 1e-6f, what);
+    RequireClose(RunPool(pc, x, true), RunPool(pc, x, false), 0.0f, 1e-6f, what);
+  }
+  const NDArray x = RandomArray(TShape({2, 200, 13, 13}), 9);
+  std::vector<NDArray> ys;
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    ys.push_back(RunPool(pc, x, true));
+  }
+  RequireSameBits(ys[1], ys[0], "2 threads");
+  RequireSameBits(ys[2], ys[0], "4 threads");
 }
