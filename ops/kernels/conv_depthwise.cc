@@ -91,8 +91,10 @@ SYMBIND_DEPTHWISE_PLANE(5, 2)
 // rows of 7 and 14 outputs (MobileNet v2's 576- and 960-channel layers) to scalar edge code.
 // Sums start at the bias and add every tap in (kh, kw) order, w * 0 for taps in the padding.
 // (GCC 12 warns inside its own avx512fintrin.h, as for the GEMM kernels' AVX-512 build.)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 template <int K, int S>
 __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const PlaneArgs& a, const float* w, float bias,
                                                     float* out, bool add) {
@@ -144,8 +146,9 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
     }
   }
 }
-
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 using PlaneFn = void (*)(const float*, const PlaneArgs&, const float*, float, float*, bool);
 PlaneFn ChoosePlane(int64_t k, int64_t s, int64_t width) {
