@@ -260,8 +260,46 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   });
 }
 
+bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g) {
+  constexpr int64_t kMinColumns = 32;  // as PackedGemmApplies: fewer columns are mostly padding
+  return n.groups == 1 && g.out_size() >= kMinColumns;
+}
+
+void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
+                        const ConvGeom& g, OpReq req) {
+  if (req == OpReq::kNull) return;
+  const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
+  // col = W^T dy for every image: W^T (kdim x out_c) packed once per call, not per image.
+  std::vector<float> wt(static_cast<size_t>(kdim * n.out_c));
+  ParallelFor(kdim, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n.out_c)),
+              [&](int64_t r0, int64_t r1) {
+                for (int64_t r = r0; r < r1; ++r)
+                  for (int64_t f = 0; f < n.out_c; ++f) wt[static_cast<size_t>(r * n.out_c + f)] = w[f * kdim + r];
+              });
+  const PackedGemmA packed(wt.data(), kdim, n.out_c, n.out_c, ChooseGemmTiling(kdim, osize, n.out_c));
+  const bool direct = g.is_pointwise() && req != OpReq::kAdd;  // col2im is the identity
+  ForEachImage(n.batch, [&](int64_t i, bool parallel) {
+    float* dxi = dx + i * n.in_c * isize;
+    if (direct) return GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, dxi, osize);
+    std::vector<float> col(static_cast<size_t>(kdim * osize));
+    GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, col.data(), osize);
+    if (g.is_pointwise()) return AssignWithReq(dxi, col.data(), kdim * osize, req);
+    if (req != OpReq::kAdd) std::fill(dxi, dxi + n.in_c * isize, 0.0f);
+    if (!parallel) return Col2ImAdd(col.data(), g, 0, n.in_c, dxi);
+    ParallelFor(n.in_c, ChannelGrain(g), [&](int64_t c0, int64_t c1) {
+      Col2ImAdd(col.data() + c0 * g.k_size() * osize, g, c0, c1, dxi);
+    });
+  });
+}
+
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req) {
+  if (FastPathsEnabled() && PackedBackwardDataApplies(n, g)) return PackedBackwardData(dy, w, dx, n, g, req);
+  ConvBackwardDataIm2Col(dy, w, dx, n, g, req);
+}
+
+void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const ConvDims& n,
+                            const ConvGeom& g, OpReq req) {
   if (req == OpReq::kNull) return;
   const int64_t isize = g.in_size(), osize = g.out_size(), ks = g.k_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * ks;

@@ -69,9 +69,18 @@ std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64
 bool FastPathsEnabled();
 void SetFastPathsEnabled(bool enabled);
 
-// dx (as req says) = the data gradient of conv for head gradient dy.
+// dx (as req says) = the data gradient of conv for head gradient dy (Deconvolution's forward):
+// PackedBackwardData where it applies and fast paths are on, else ConvBackwardDataIm2Col.
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req);
+// The reference: per image col = W^T dy by Gemm, then col2im (none for 1x1 stride-1 unpadded).
+void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const ConvDims& n,
+                            const ConvGeom& g, OpReq req);
+// The same with W^T packed once per call for GemmPacked (tiled by ChooseGemmTiling): ungrouped
+// convolutions of at least 32 output positions.
+bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g);
+void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
+                        const ConvGeom& g, OpReq req);
 // dw (as req says) = the weight gradient of conv for head gradient dy and input x.
 void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
                         const ConvGeom& g, OpReq req);

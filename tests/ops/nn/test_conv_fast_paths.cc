@@ -229,6 +229,77 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
 }
 
 namespace {
+// dx[n,c,ih,iw] = sum of dy[n,f,oh,ow] * w[f,c,kh,kw] over the taps that read (ih, iw), in
+// double (a scatter, independent of im2col/col2im). Ungrouped.
+std::vector<double> NaiveDataGradient(const std::vector<float>& dy, const std::vector<float>& w, const Case& c,
+                                      const ConvGeom& g) {
+  const int64_t OH = g.out[1], OW = g.out[2];
+  std::vector<double> dx(static_cast<size_t>(c.batch * c.in_c * c.h * c.w));
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t f = 0; f < c.out_c; ++f)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const double d = dy[static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow)];
+          for (int64_t ch = 0; ch < c.in_c; ++ch)
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
+                const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                dx[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)] +=
+                    d * w[static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw)];
+              }
+        }
+  return dx;
+}
+}  // namespace
+
+TEST_CASE("Packed-GEMM data gradient matches a naive scatter and the im2col reference", "[conv][conv_fast][grad]") {
+  // 1x1 (written straight into dx), padded 3x3, strided, the 7x7 stride-2 stem, a dilated
+  // kernel, deep 7x7 outputs (tall tiles, depth over one slice), tile edges in rows and columns.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad(, dilate)
+      {2, 16, 24, 1, 9, 11, 1, 1, 0},  {3, 13, 7, 1, 12, 10, 3, 1, 1},  {2, 16, 24, 1, 12, 13, 3, 2, 1},
+      {1, 3, 17, 1, 30, 29, 7, 2, 3},  {2, 4, 6, 1, 12, 12, 3, 1, 2, 2}, {2, 40, 520, 1, 7, 7, 3, 1, 1},
+      {2, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},
+  };
+  uint64_t seed = 2600;
+  for (const Case& c : cases) {
+    CAPTURE(c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.dilate);
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    REQUIRE(PackedBackwardDataApplies(n, g));
+    const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
+    const auto w = Random(c.out_c * c.in_c * c.k * c.k, seed + 1);
+    const int64_t xsize = c.batch * c.in_c * c.h * c.w;
+    const auto naive = NaiveDataGradient(dy, w, c, g);
+    std::vector<float> ref(static_cast<size_t>(xsize)), got(static_cast<size_t>(xsize), -3.0f);
+    ConvBackwardDataIm2Col(dy.data(), w.data(), ref.data(), n, g, OpReq::kWrite);
+    PackedBackwardData(dy.data(), w.data(), got.data(), n, g, OpReq::kWrite);
+    CHECK(RelativeError(ref, naive) < 1e-5);
+    CHECK(RelativeError(got, naive) < 1e-4);
+    CHECK(RelativeError(got, ref) < 1e-4);
+    // kAdd: dx = previous dx + gradient.
+    const auto before = Random(xsize, seed + 2);
+    std::vector<float> added = before;
+    PackedBackwardData(dy.data(), w.data(), added.data(), n, g, OpReq::kAdd);
+    std::vector<double> want_added(naive);
+    for (size_t i = 0; i < want_added.size(); ++i) want_added[i] += before[i];
+    CHECK(RelativeError(added, want_added) < 1e-4);
+    for (int threads : {1, 2, 4}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      std::vector<float> again(static_cast<size_t>(xsize), 5.0f);
+      ConvBackwardData(dy.data(), w.data(), again.data(), n, g, OpReq::kWrite);
+      INFO("threads " << threads);
+      CHECK(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+  // Grouped convolutions and outputs under 32 positions stay on the reference.
+  CHECK_FALSE(PackedBackwardDataApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));
+  CHECK_FALSE(PackedBackwardDataApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
+}
+
+namespace {
 // C = epilogue(A * B) in double, C being M x N.
 std::vector<double> NaiveGemm(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& bias,
                               int64_t M, int64_t N, int64_t K, int64_t ldb) {
