@@ -81,9 +81,18 @@ void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const Co
 bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g);
 void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                         const ConvGeom& g, OpReq req);
-// dw (as req says) = the weight gradient of conv for head gradient dy and input x.
+// dw (as req says) = the weight gradient of conv for head gradient dy and input x:
+// PackedBackwardWeight where it applies and fast paths are on, else ConvBackwardWeightIm2Col.
 void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
                         const ConvGeom& g, OpReq req);
+// The reference: per image im2col, then Gemm accumulating into fixed chunks' partial sums.
+void ConvBackwardWeightIm2Col(const float* dy, const float* x, float* dw, const ConvDims& n,
+                              const ConvGeom& g, OpReq req);
+// The same chunks, each one GemmPacked over all its images' columns (dw^T = col dy^T, the
+// columns packed once): ungrouped convolutions.
+bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);
+void PackedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
+                          OpReq req);
 // db[c] (as req says) = sum of dy over batch and `spatial` positions for channel c.
 void BiasBackward(const float* dy, float* db, int64_t batch, int64_t channels, int64_t spatial,
                   OpReq req);

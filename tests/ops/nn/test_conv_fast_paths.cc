@@ -300,6 +300,75 @@ TEST_CASE("Packed-GEMM data gradient matches a naive scatter and the im2col refe
 }
 
 namespace {
+// dw[f,c,kh,kw] = sum over images and output positions of dy[n,f,oh,ow] * x[n,c,ih,iw], in
+// double, straight from the definition. Ungrouped.
+std::vector<double> NaiveWeightGradient(const std::vector<float>& dy, const std::vector<float>& x, const Case& c,
+                                        const ConvGeom& g) {
+  const int64_t OH = g.out[1], OW = g.out[2];
+  std::vector<double> dw(static_cast<size_t>(c.out_c * c.in_c * c.k * c.k));
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t f = 0; f < c.out_c; ++f)
+      for (int64_t ch = 0; ch < c.in_c; ++ch)
+        for (int64_t kh = 0; kh < c.k; ++kh)
+          for (int64_t kw = 0; kw < c.k; ++kw) {
+            double acc = 0;
+            for (int64_t oh = 0; oh < OH; ++oh)
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
+                const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                acc += double(dy[static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow)]) *
+                       x[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)];
+              }
+            dw[static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw)] += acc;
+          }
+  return dw;
+}
+}  // namespace
+
+TEST_CASE("Packed-GEMM weight gradient matches a naive sum and the im2col reference", "[conv][conv_fast][grad]") {
+  // Batches that split into uneven chunks (10 = 5 chunks of 2, 3, 1), 7x7 outputs (several images
+  // per chunk), 1x1, strided, padded, dilated and the 7x7 stem; tile edges in rows and columns.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad(, dilate)
+      {10, 16, 24, 1, 9, 11, 1, 1, 0}, {3, 13, 7, 1, 12, 10, 3, 1, 1},   {2, 16, 24, 1, 12, 13, 3, 2, 1},
+      {1, 3, 17, 1, 30, 29, 7, 2, 3},  {5, 4, 6, 1, 12, 12, 3, 1, 2, 2},  {16, 40, 70, 1, 7, 7, 3, 1, 1},
+      {9, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},     {3, 3, 5, 1, 2, 2, 3, 1, 1},
+  };
+  uint64_t seed = 3900;
+  for (const Case& c : cases) {
+    CAPTURE(c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.dilate);
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    REQUIRE(PackedBackwardWeightApplies(n, g));
+    const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
+    const auto x = Random(c.batch * c.in_c * c.h * c.w, seed + 1);
+    const int64_t wsize = c.out_c * c.in_c * c.k * c.k;
+    const auto naive = NaiveWeightGradient(dy, x, c, g);
+    std::vector<float> ref(static_cast<size_t>(wsize)), got(static_cast<size_t>(wsize), -3.0f);
+    ConvBackwardWeightIm2Col(dy.data(), x.data(), ref.data(), n, g, OpReq::kWrite);
+    PackedBackwardWeight(dy.data(), x.data(), got.data(), n, g, OpReq::kWrite);
+    CHECK(RelativeError(ref, naive) < 1e-5);
+    CHECK(RelativeError(got, naive) < 1e-4);
+    CHECK(RelativeError(got, ref) < 1e-4);
+    const auto before = Random(wsize, seed + 2);  // kAdd: dw = previous dw + gradient
+    std::vector<float> added = before;
+    PackedBackwardWeight(dy.data(), x.data(), added.data(), n, g, OpReq::kAdd);
+    std::vector<double> want_added(naive);
+    for (size_t i = 0; i < want_added.size(); ++i) want_added[i] += before[i];
+    CHECK(RelativeError(added, want_added) < 1e-4);
+    for (int threads : {1, 2, 4}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      std::vector<float> again(static_cast<size_t>(wsize), 5.0f);
+      ConvBackwardWeight(dy.data(), x.data(), again.data(), n, g, OpReq::kWrite);
+      INFO("threads " << threads);
+      CHECK(std::memcmp(again.data(), got.data(), got.size() * sizeof(float)) == 0);
+    }
+  }
+  CHECK_FALSE(PackedBackwardWeightApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));  // grouped
+}
+
+namespace {
 // C = epilogue(A * B) in double, C being M x N.
 std::vector<double> NaiveGemm(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& bias,
                               int64_t M, int64_t N, int64_t K, int64_t ldb) {
