@@ -89,7 +89,7 @@ void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDi
 void ConvBackwardWeightIm2Col(const float* dy, const float* x, float* dw, const ConvDims& n,
                               const ConvGeom& g, OpReq req);
 // The same chunks, each one GemmPacked over all its images' columns (dw^T = col dy^T, the
-// columns packed once): ungrouped convolutions.
+// columns packed once): ungrouped convolutions with outputs under 128 positions (where it wins).
 bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);
 void PackedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
                           OpReq req);
