@@ -351,7 +351,7 @@ bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g) {
   // Measured on ResNet-18's layers, batch 16: 7x7 outputs 95 -> 62 ms, but 14x14 and larger
   // slower than im2col + Eigen (56x56: 64 -> 97 ms; 112x112 stem 86 -> 125 ms).
   constexpr int64_t kBelowPositions = 128;
-  return n.groups == 1 && g.out_size() < kBelowPositions;
+  return n.groups == 1 && g.out_size() > 0 && g.out_size() < kBelowPositions;
 }
 
 void PackedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
@@ -363,8 +363,8 @@ void PackedBackwardWeight(const float* dy, const float* x, float* dw, const Conv
   // ~64 MB, and at least kMinDepth positions per chunk: each GEMM writes all of its partial,
   // which for the 7x7 layers (512 x 4608) costs more than 49 steps of depth compute.
   constexpr int64_t kMinDepth = 512;
-  const int64_t most = std::max<int64_t>(1, std::min({n.batch, int64_t{8}, (int64_t{1} << 24) / wsize}));
-  const int64_t per_chunk = std::min(n.batch, std::max((n.batch + most - 1) / most, (kMinDepth + g.out_size() - 1) / g.out_size()));
+  const int64_t most = std::max<int64_t>(1, std::min({n.batch, int64_t{8}, (int64_t{1} << 24) / std::max<int64_t>(1, wsize)}));
+  const int64_t per_chunk = std::min(n.batch, std::max((n.batch + most - 1) / most, (kMinDepth + g.out_size() - 1) / std::max<int64_t>(1, g.out_size())));
   const int64_t chunks = (n.batch + per_chunk - 1) / per_chunk;
   std::vector<float> partial(static_cast<size_t>(chunks * wsize));
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
