@@ -1,7 +1,8 @@
 // The convolution fast paths (direct depthwise, Winograd F(4x4,3x3), packed GEMM) against a
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
-// activation after the convolution; the weight caches never going stale.
+// activation after the convolution; the weight caches never going stale; the packed-GEMM data and
+// weight gradients against naive double-precision gradients and the im2col + GEMM ones.
 #include <cmath>
 #include <cstring>
 #include <memory>
