@@ -69,12 +69,30 @@ std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64
 bool FastPathsEnabled();
 void SetFastPathsEnabled(bool enabled);
 
-// dx (as req says) = the data gradient of conv for head gradient dy.
+// dx (as req says) = the data gradient of conv for head gradient dy (Deconvolution's forward):
+// PackedBackwardData where it applies and fast paths are on, else ConvBackwardDataIm2Col.
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req);
-// dw (as req says) = the weight gradient of conv for head gradient dy and input x.
+// The reference: per image col = W^T dy by Gemm, then col2im (none for 1x1 stride-1 unpadded).
+void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const ConvDims& n,
+                            const ConvGeom& g, OpReq req);
+// The same with W^T packed once per call for GemmPacked (tiled by ChooseGemmTiling): ungrouped
+// convolutions of at least 32 output positions.
+bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g);
+void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
+                        const ConvGeom& g, OpReq req);
+// dw (as req says) = the weight gradient of conv for head gradient dy and input x:
+// PackedBackwardWeight where it applies and fast paths are on, else ConvBackwardWeightIm2Col.
 void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
                         const ConvGeom& g, OpReq req);
+// The reference: per image im2col, then Gemm accumulating into fixed chunks' partial sums.
+void ConvBackwardWeightIm2Col(const float* dy, const float* x, float* dw, const ConvDims& n,
+                              const ConvGeom& g, OpReq req);
+// The same chunks, each one GemmPacked over all its images' columns (dw^T = col dy^T, the
+// columns packed once): ungrouped convolutions with outputs under 128 positions (where it wins).
+bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);
+void PackedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
+                          OpReq req);
 // db[c] (as req says) = sum of dy over batch and `spatial` positions for channel c.
 void BiasBackward(const float* dy, float* db, int64_t batch, int64_t channels, int64_t spatial,
                   OpReq req);

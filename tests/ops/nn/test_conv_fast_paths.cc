@@ -1,7 +1,8 @@
 // The convolution fast paths (direct depthwise, Winograd F(4x4,3x3), packed GEMM) against a
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
-// activation after the convolution; the weight caches never going stale.
+// activation after the convolution; the weight caches never going stale; the packed-GEMM data and
+// weight gradients against naive double-precision gradients and the im2col + GEMM ones.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -226,6 +227,145 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   CHECK(PackedGemmApplies(deep, g7, &read_only));
   CHECK(PackedGemmApplies(deep, g7, &writable));
   CHECK_FALSE(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &writable));  // wide tiles
+}
+
+namespace {
+// The signature of the gradient kernels: (dy, w or x, gradient, dims, geometry, req).
+using GradientFn = void (*)(const float*, const float*, float*, const ConvDims&, const ConvGeom&, OpReq);
+
+// `fast` against the naive gradient and the `reference` path (within 1e-4; the reference
+// within 1e-5 of naive), in write and add mode, bit-identical for 1, 2 and 4 threads; when
+// given, `dispatch` (what the ops call, for cases it sends to `fast`) gives the same bits.
+void CheckGradientPath(GradientFn fast, GradientFn reference, GradientFn dispatch, const std::vector<float>& dy,
+                       const std::vector<float>& other, const std::vector<double>& naive, const ConvDims& n,
+                       const ConvGeom& g, uint64_t seed) {
+  const size_t size = naive.size();
+  std::vector<float> ref(size), got(size, -3.0f);
+  reference(dy.data(), other.data(), ref.data(), n, g, OpReq::kWrite);
+  fast(dy.data(), other.data(), got.data(), n, g, OpReq::kWrite);
+  CHECK(RelativeError(ref, naive) < 1e-5);
+  CHECK(RelativeError(got, naive) < 1e-4);
+  CHECK(RelativeError(got, ref) < 1e-4);
+  const auto before = Random(static_cast<int64_t>(size), seed);  // kAdd: previous + gradient
+  std::vector<float> added = before;
+  fast(dy.data(), other.data(), added.data(), n, g, OpReq::kAdd);
+  std::vector<double> want_added(naive);
+  for (size_t i = 0; i < size; ++i) want_added[i] += before[i];
+  CHECK(RelativeError(added, want_added) < 1e-4);
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    std::vector<float> again(size, 5.0f);
+    fast(dy.data(), other.data(), again.data(), n, g, OpReq::kWrite);
+    INFO("threads " << threads);
+    CHECK(std::memcmp(again.data(), got.data(), size * sizeof(float)) == 0);
+  }
+  if (!dispatch) return;
+  std::vector<float> dispatched(size, 5.0f);
+  dispatch(dy.data(), other.data(), dispatched.data(), n, g, OpReq::kWrite);
+  CHECK(std::memcmp(dispatched.data(), got.data(), size * sizeof(float)) == 0);
+}
+
+// dx[n,c,ih,iw] = sum of dy[n,f,oh,ow] * w[f,c,kh,kw] over the taps that read (ih, iw), in
+// double (a scatter, independent of im2col/col2im). Ungrouped.
+std::vector<double> NaiveDataGradient(const std::vector<float>& dy, const std::vector<float>& w, const Case& c,
+                                      const ConvGeom& g) {
+  const int64_t OH = g.out[1], OW = g.out[2];
+  std::vector<double> dx(static_cast<size_t>(c.batch * c.in_c * c.h * c.w));
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t f = 0; f < c.out_c; ++f)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const double d = dy[static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow)];
+          for (int64_t ch = 0; ch < c.in_c; ++ch)
+            for (int64_t kh = 0; kh < c.k; ++kh)
+              for (int64_t kw = 0; kw < c.k; ++kw) {
+                const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
+                const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                dx[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)] +=
+                    d * w[static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw)];
+              }
+        }
+  return dx;
+}
+}  // namespace
+
+TEST_CASE("Packed-GEMM data gradient matches a naive scatter and the im2col reference", "[conv][conv_fast][grad]") {
+  // 1x1 (written straight into dx), padded 3x3, strided, the 7x7 stride-2 stem, a dilated
+  // kernel, deep 7x7 outputs (tall tiles, depth over one slice), tile edges in rows and columns.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad(, dilate)
+      {2, 16, 24, 1, 9, 11, 1, 1, 0},  {3, 13, 7, 1, 12, 10, 3, 1, 1},  {2, 16, 24, 1, 12, 13, 3, 2, 1},
+      {1, 3, 17, 1, 30, 29, 7, 2, 3},  {2, 4, 6, 1, 12, 12, 3, 1, 2, 2}, {2, 40, 520, 1, 7, 7, 3, 1, 1},
+      {2, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},
+  };
+  uint64_t seed = 2600;
+  for (const Case& c : cases) {
+    CAPTURE(c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.dilate);
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    REQUIRE(PackedBackwardDataApplies(n, g));
+    const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
+    const auto w = Random(c.out_c * c.in_c * c.k * c.k, seed + 1);
+    CheckGradientPath(PackedBackwardData, ConvBackwardDataIm2Col, ConvBackwardData, dy, w,
+                      NaiveDataGradient(dy, w, c, g), n, g, seed + 2);
+  }
+  // Grouped convolutions and outputs under 32 positions stay on the reference.
+  CHECK_FALSE(PackedBackwardDataApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));
+  CHECK_FALSE(PackedBackwardDataApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
+}
+
+namespace {
+// dw[f,c,kh,kw] = sum over images and output positions of dy[n,f,oh,ow] * x[n,c,ih,iw], in
+// double, straight from the definition. Ungrouped.
+std::vector<double> NaiveWeightGradient(const std::vector<float>& dy, const std::vector<float>& x, const Case& c,
+                                        const ConvGeom& g) {
+  const int64_t OH = g.out[1], OW = g.out[2];
+  std::vector<double> dw(static_cast<size_t>(c.out_c * c.in_c * c.k * c.k));
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t f = 0; f < c.out_c; ++f)
+      for (int64_t ch = 0; ch < c.in_c; ++ch)
+        for (int64_t kh = 0; kh < c.k; ++kh)
+          for (int64_t kw = 0; kw < c.k; ++kw) {
+            double acc = 0;
+            for (int64_t oh = 0; oh < OH; ++oh)
+              for (int64_t ow = 0; ow < OW; ++ow) {
+                const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
+                const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
+                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+                acc += double(dy[static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow)]) *
+                       x[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)];
+              }
+            dw[static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw)] += acc;
+          }
+  return dw;
+}
+}  // namespace
+
+TEST_CASE("Packed-GEMM weight gradient matches a naive sum and the im2col reference", "[conv][conv_fast][grad]") {
+  // Batches that split into uneven chunks (10 = 6 + 4 images, 9 = 3 x 3, 16 at 7x7 = 11 + 5),
+  // 1x1, strided, padded, dilated and the 7x7 stem; tile edges in rows and columns.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad(, dilate)
+      {10, 16, 24, 1, 9, 11, 1, 1, 0}, {3, 13, 7, 1, 12, 10, 3, 1, 1},   {2, 16, 24, 1, 12, 13, 3, 2, 1},
+      {1, 3, 17, 1, 30, 29, 7, 2, 3},  {5, 4, 6, 1, 12, 12, 3, 1, 2, 2},  {16, 40, 70, 1, 7, 7, 3, 1, 1},
+      {9, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},     {3, 3, 5, 1, 2, 2, 3, 1, 1},
+  };
+  uint64_t seed = 3900;
+  for (const Case& c : cases) {
+    CAPTURE(c.batch, c.in_c, c.out_c, c.h, c.w, c.k, c.stride, c.pad, c.dilate);
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
+    const auto x = Random(c.batch * c.in_c * c.h * c.w, seed + 1);
+    CheckGradientPath(PackedBackwardWeight, ConvBackwardWeightIm2Col,
+                      PackedBackwardWeightApplies(n, g) ? ConvBackwardWeight : nullptr, dy, x,
+                      NaiveWeightGradient(dy, x, c, g), n, g, seed + 2);
+  }
+  // What ConvBackwardWeight takes it for: ungrouped, outputs under 128 positions.
+  CHECK(PackedBackwardWeightApplies({16, 40, 70, 1}, Geom(cases[5])));
+  CHECK_FALSE(PackedBackwardWeightApplies({1, 3, 17, 1}, Geom(cases[3])));  // 15 x 15 positions
+  CHECK_FALSE(PackedBackwardWeightApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));  // grouped
 }
 
 namespace {
