@@ -62,9 +62,10 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
 bool WinogradPays(const ConvDims& n, const ConvGeom& g);
 // U[p][f][c] = (G w[f][c] G^T)[p] for the 36 positions p: the transformed weights.
 std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64_t in_c);
-// Whether ConvForward takes the fast paths: true unless SYMBIND_CONV_FAST_PATHS=0 is set when
-// the first convolution runs; then it always takes ConvForwardIm2Col (for measuring the fast
-// paths and for bisecting a numeric doubt). The setter is for tests and benchmarks that compare
+// Whether convolutions (forward and backward) and 2-D / global pooling take their fast paths:
+// true unless SYMBIND_CONV_FAST_PATHS=0 is set when the first one runs; then they always take
+// the reference paths (ConvForwardIm2Col, the im2col gradients, the general pooling loops), for
+// measuring the fast paths and for bisecting a numeric doubt. The setter is for tests and benchmarks that compare
 // whole models both ways in one process.
 bool FastPathsEnabled();
 void SetFastPathsEnabled(bool enabled);

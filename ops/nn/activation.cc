@@ -46,13 +46,20 @@ float Derivative(float x, float y) {
 // run the compare and multiply for every element, so it branched per element and stayed scalar
 // (14x the forward); without trapping math it computes the same values branch-free. ivdep: dx
 // may be dy's own buffer (in-place backward), and element i reads only index i before writing it.
-__attribute__((optimize("no-trapping-math"))) void ReluBackward(float* dx, const float* dy, const float* x,
-                                                                 int64_t b, int64_t e, bool add) {
+#if defined(__clang__)
+#define SYMBIND_RELU_GRAD_FLAGS
+#define SYMBIND_IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#else
+#define SYMBIND_RELU_GRAD_FLAGS __attribute__((optimize("no-trapping-math")))
+#define SYMBIND_IVDEP _Pragma("GCC ivdep")
+#endif
+SYMBIND_RELU_GRAD_FLAGS void ReluBackward(float* dx, const float* dy, const float* x, int64_t b,
+                                          int64_t e, bool add) {
   if (add) {
-#pragma GCC ivdep
+    SYMBIND_IVDEP
     for (int64_t i = b; i < e; ++i) dx[i] += dy[i] * (x[i] > 0 ? 1.0f : 0.0f);
   } else {
-#pragma GCC ivdep
+    SYMBIND_IVDEP
     for (int64_t i = b; i < e; ++i) dx[i] = dy[i] * (x[i] > 0 ? 1.0f : 0.0f);
   }
 }
