@@ -103,23 +103,28 @@ def build(depth):
             body = residual_unit(g, body, filter_list[stage + 1], stride, unit > 0,
                                  "stage%d_unit%d" % (stage + 1, unit + 1), bottleneck)
     body = g.relu(g.batch_norm(body, "bn1"), "relu1")
-    body = g.op("Pooling", "pool1", {"global_pool": "True", "kernel": "(7,7)", "pad": "(0,0)",
-                                     "pool_type": "avg", "pooling_convention": "valid",
-                                     "stride": "(1,1)"}, [body])
-    body = g.op("Flatten", "flatten0", None, [body])
+    return classifier_head(g, body, ("pool1", "flatten0", "fc1"), "(7,7)",
+                           {"grad_scale": "1", "ignore_label": "-1", "multi_output": "False",
+                            "normalization": "null", "out_grad": "False",
+                            "preserve_shape": "False", "use_ignore": "False"})
+
+
+def classifier_head(g, body, names, pool_kernel, softmax_attrs):
+    """Global average pool, flatten, FullyConnected(1000), SoftmaxOutput; the symbol JSON."""
+    pool, flatten, fc = names
+    body = g.op("Pooling", pool, {"global_pool": "True", "kernel": pool_kernel, "pad": "(0,0)",
+                                  "pool_type": "avg", "pooling_convention": "valid",
+                                  "stride": "(1,1)"}, [body])
+    body = g.op("Flatten", flatten, None, [body])
     fc_attrs = {"no_bias": "False", "num_hidden": "1000"}
-    weight = g.variable("fc1_weight", fc_attrs)
-    bias = g.variable("fc1_bias", fc_attrs)
-    body = g.op("FullyConnected", "fc1", fc_attrs, [body, weight, bias])
+    weight = g.variable(fc + "_weight", fc_attrs)
+    bias = g.variable(fc + "_bias", fc_attrs)
+    body = g.op("FullyConnected", fc, fc_attrs, [body, weight, bias])
     label = g.variable("softmax_label")
-    out = g.op("SoftmaxOutput", "softmax", {"grad_scale": "1", "ignore_label": "-1",
-                                            "multi_output": "False", "normalization": "null",
-                                            "out_grad": "False", "preserve_shape": "False",
-                                            "use_ignore": "False"}, [body, label])
+    out = g.op("SoftmaxOutput", "softmax", softmax_attrs, [body, label])
     return {"nodes": g.nodes, "arg_nodes": g.arg_nodes,
             "node_row_ptr": list(range(len(g.nodes) + 1)), "heads": [[out, 0, 0]],
             "attrs": {"mxnet_version": ["int", 10600]}}
-
 
 def emit(graph, out):
     """Writes the JSON to file `out`, or to stdout when it is None."""

@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_resnet50_symbol import Graph, emit  # noqa: E402
+from make_resnet50_symbol import Graph, classifier_head, emit  # noqa: E402
 
 
 def basic_block(g, x, filters, stride, downsample, name):
@@ -50,20 +50,8 @@ def build(units=(2, 2, 2, 2)):
             body = basic_block(g, body, filters, stride, stride != 1 or channels != filters,
                                "layer%d_%d" % (stage + 1, unit))
             channels = filters
-    body = g.op("Pooling", "avgpool", {"global_pool": "True", "kernel": "(1,1)", "pad": "(0,0)",
-                                       "pool_type": "avg", "pooling_convention": "valid",
-                                       "stride": "(1,1)"}, [body])
-    body = g.op("Flatten", "flatten", None, [body])
-    fc_attrs = {"no_bias": "False", "num_hidden": "1000"}
-    weight = g.variable("fc_weight", fc_attrs)
-    bias = g.variable("fc_bias", fc_attrs)
-    body = g.op("FullyConnected", "fc", fc_attrs, [body, weight, bias])
-    label = g.variable("softmax_label")
-    out = g.op("SoftmaxOutput", "softmax", {"grad_scale": "1", "normalization": "batch"}, [body, label])
-    return {"nodes": g.nodes, "arg_nodes": g.arg_nodes,
-            "node_row_ptr": list(range(len(g.nodes) + 1)), "heads": [[out, 0, 0]],
-            "attrs": {"mxnet_version": ["int", 10600]}}
-
+    return classifier_head(g, body, ("avgpool", "flatten", "fc"), "(1,1)",
+                           {"grad_scale": "1", "normalization": "batch"})
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -265,27 +265,33 @@ void CheckGradientPath(GradientFn fast, GradientFn reference, GradientFn dispatc
   CHECK(std::memcmp(dispatched.data(), got.data(), size * sizeof(float)) == 0);
 }
 
-// dx[n,c,ih,iw] = sum of dy[n,f,oh,ow] * w[f,c,kh,kw] over the taps that read (ih, iw), in
-// double (a scatter, independent of im2col/col2im). Ungrouped.
-std::vector<double> NaiveDataGradient(const std::vector<float>& dy, const std::vector<float>& w, const Case& c,
-                                      const ConvGeom& g) {
+// Every tap of an ungrouped convolution: fn(dy index, x index, w index) for each output
+// position, input channel and kernel offset whose input lies inside the image.
+template <typename F>
+void ForEachTap(const Case& c, const ConvGeom& g, const F& fn) {
   const int64_t OH = g.out[1], OW = g.out[2];
-  std::vector<double> dx(static_cast<size_t>(c.batch * c.in_c * c.h * c.w));
   for (int64_t n = 0; n < c.batch; ++n)
     for (int64_t f = 0; f < c.out_c; ++f)
       for (int64_t oh = 0; oh < OH; ++oh)
-        for (int64_t ow = 0; ow < OW; ++ow) {
-          const double d = dy[static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow)];
+        for (int64_t ow = 0; ow < OW; ++ow)
           for (int64_t ch = 0; ch < c.in_c; ++ch)
             for (int64_t kh = 0; kh < c.k; ++kh)
               for (int64_t kw = 0; kw < c.k; ++kw) {
                 const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
                 const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
                 if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
-                dx[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)] +=
-                    d * w[static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw)];
+                fn(static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow),
+                   static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw),
+                   static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw));
               }
-        }
+}
+
+// dx[n,c,ih,iw] = sum of dy[n,f,oh,ow] * w[f,c,kh,kw] over the taps that read (ih, iw), in
+// double (a scatter, independent of im2col/col2im). Ungrouped.
+std::vector<double> NaiveDataGradient(const std::vector<float>& dy, const std::vector<float>& w, const Case& c,
+                                      const ConvGeom& g) {
+  std::vector<double> dx(static_cast<size_t>(c.batch * c.in_c * c.h * c.w));
+  ForEachTap(c, g, [&](size_t yi, size_t xi, size_t wi) { dx[xi] += double(dy[yi]) * w[wi]; });
   return dx;
 }
 }  // namespace
@@ -320,24 +326,8 @@ namespace {
 // double, straight from the definition. Ungrouped.
 std::vector<double> NaiveWeightGradient(const std::vector<float>& dy, const std::vector<float>& x, const Case& c,
                                         const ConvGeom& g) {
-  const int64_t OH = g.out[1], OW = g.out[2];
   std::vector<double> dw(static_cast<size_t>(c.out_c * c.in_c * c.k * c.k));
-  for (int64_t n = 0; n < c.batch; ++n)
-    for (int64_t f = 0; f < c.out_c; ++f)
-      for (int64_t ch = 0; ch < c.in_c; ++ch)
-        for (int64_t kh = 0; kh < c.k; ++kh)
-          for (int64_t kw = 0; kw < c.k; ++kw) {
-            double acc = 0;
-            for (int64_t oh = 0; oh < OH; ++oh)
-              for (int64_t ow = 0; ow < OW; ++ow) {
-                const int64_t ih = oh * c.stride - c.pad + kh * c.dilate;
-                const int64_t iw = ow * c.stride - c.pad + kw * c.dilate;
-                if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
-                acc += double(dy[static_cast<size_t>(((n * c.out_c + f) * OH + oh) * OW + ow)]) *
-                       x[static_cast<size_t>(((n * c.in_c + ch) * c.h + ih) * c.w + iw)];
-              }
-            dw[static_cast<size_t>(((f * c.in_c + ch) * c.k + kh) * c.k + kw)] += acc;
-          }
+  ForEachTap(c, g, [&](size_t yi, size_t xi, size_t wi) { dw[wi] += double(dy[yi]) * x[xi]; });
   return dw;
 }
 }  // namespace
