@@ -381,3 +381,32 @@ TEST_CASE("Global avg pooling fast path", "[ops][pooling]") {
   RequireSameBits(ys[1], ys[0], "2 threads");
   RequireSameBits(ys[2], ys[0], "4 threads");
 }
+
+// Under kAdd the fast paths add each pooled value to what the output held: the same bits as
+// the written result added afterwards.
+TEST_CASE("Pooling fast paths add into the output under kAdd", "[ops][pooling]") {
+  const Op& op = OpRegistry::Global().Get("Pooling");
+  PoolCase max_3x3, avg_2x2, global_avg;
+  max_3x3.kernel = {3, 3}, max_3x3.stride = {2, 2}, max_3x3.pad = {1, 1};
+  avg_2x2.type = "avg", avg_2x2.kernel = {2, 2}, avg_2x2.stride = {2, 2};
+  global_avg.type = "avg", global_avg.global = true;
+  uint64_t seed = 500;
+  for (const PoolCase* pc : {&max_3x3, &avg_2x2, &global_avg}) {
+    INFO(pc->type << (pc->global ? " global" : ""));
+    const NDArray x = RandomArray(TShape({2, 3, 13, 21}), ++seed);
+    const NDArray written = RunPool(*pc, x, true);
+    const NDArray out = RandomArray(written.shape(), ++seed);
+    NDArray want(written.shape());
+    for (int64_t i = 0; i < want.Size(); ++i) want.SetFlat(i, out.GetFlat(i) + written.GetFlat(i));
+    NodeAttrs attrs;
+    attrs.op = &op;
+    attrs.name = "pool";
+    attrs.dict = pc->Params();
+    op.ParseAttrs(&attrs);
+    const bool was = conv::FastPathsEnabled();
+    conv::SetFastPathsEnabled(true);
+    op.forward(OpContext{}, attrs, {x}, {OpReq::kAdd}, {out});
+    conv::SetFastPathsEnabled(was);
+    RequireSameBits(out, want, "kAdd");
+  }
+}
