@@ -141,10 +141,6 @@ Op& RunAs(Op& legacy, const std::string& modern) {
       })
       .set_backward([target](const OpContext& ctx, const NodeAttrs& a, const BackwardArgs& args) {
         target().backward(ctx, a, args);
-      })
-      .set_mac_count([target](const NodeAttrs& a, const std::vector<TShape>& in,
-                              const std::vector<TShape>& out) -> int64_t {
-        return target().mac_count ? target().mac_count(a, in, out) : 0;
       });
   return legacy;
 }
@@ -206,6 +202,12 @@ inline void SameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TSh
 inline int64_t WeightRowMacs(const TShape& base, const TShape& weight) {
   if (weight.ndim() < 1 || weight[0] <= 0) return 0;
   return CheckedMul(base.Size(), weight.Size() / weight[0], "multiply-adds of a ", base, " output");
+}
+
+// The MacCountFn of Convolution and FullyConnected: each output element meets one weight row.
+inline int64_t OutputWeightRowMacs(const NodeAttrs&, const std::vector<TShape>& in,
+                                   const std::vector<TShape>& out) {
+  return WeightRowMacs(out[0], in[1]);
 }
 
 inline std::vector<std::string> NumberedNames(const std::string& prefix, int n) {

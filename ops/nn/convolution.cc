@@ -155,8 +155,7 @@ the filters, and the results concatenated.)")
     .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
     .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .set_infer_shape(InferShapeConv<ConvolutionParam>)
-    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
-                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[1]); })
+    .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardConv<ConvolutionParam>)
     .set_backward(BackwardConv);
 
@@ -172,8 +171,7 @@ then act_type, a_min, a_max.)")
     .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
     .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .set_infer_shape(InferShapeConv<FusedConvParam>)
-    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
-                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[1]); })
+    .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardConv<FusedConvParam>);
 
 }  // namespace symbind

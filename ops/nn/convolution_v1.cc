@@ -40,6 +40,7 @@ struct ConvolutionV1Param : ConvFields, Parameter<ConvolutionV1Param> {
 [[maybe_unused]] static Op& convolution_v1 =
     RunAs<ConvolutionV1Param>(OpRegistry::Global().Register("Convolution_v1"), "Convolution")
         .describe("Legacy convolution (MXNet's Convolution_v1): 2-D or 3-D convolution of NCHW or NCDHW "
-                  "input, computed as Convolution with the same parameters.");
+                  "input, computed as Convolution with the same parameters.")
+        .set_mac_count(OutputWeightRowMacs);
 
 }  // namespace symbind

@@ -106,8 +106,7 @@ SYMBIND_REGISTER_OP(FullyConnected)
     .add_argument_doc("weight", "Weight matrix: (num_hidden, input_dim).")
     .add_argument_doc("bias", "Bias parameter: (num_hidden,); absent when no_bias.")
     .set_infer_shape(InferShapeFC)
-    .set_mac_count([](const NodeAttrs&, const std::vector<TShape>& in,
-                      const std::vector<TShape>& out) { return WeightRowMacs(out[0], in[1]); })
+    .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardFC)
     .set_backward(BackwardFC);
 
