@@ -238,7 +238,7 @@ def make_weights(symbol_path, size=224, seed=0):
     """Weights that keep activations finite: conv/fc weights N(0, 2/fan_in), biases and BN
     parameters small perturbations of the identity (so BN and fix_gamma are exercised), PReLU
     slopes near 0.25."""
-    probe = MXNetNet(symbol_path)
+    probe = MXNetNet(symbol_path).eval()  # batch statistics of one image fail on 1x1 maps
     with torch.no_grad():
         probe(torch.zeros(1, 3, size, size))
     rng = np.random.default_rng(seed)
