@@ -2,7 +2,6 @@
 #include <symbind/ops/kernels/conv_inverted_residual.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -53,8 +52,14 @@ bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const Inverted
 }
 
 bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
-  static const bool always = std::getenv("IR_ALWAYS") != nullptr;  // TEMP tuning
-  return always || d.batch > 1;
+  // Several images: one task per image, its expanded rows in cache instead of the whole batch's
+  // expanded tensor (8 x 4.8 MB for MobileNet v2's first block) going through memory: whole
+  // model at batch 8, 2 threads, 11-14% less CPU time. One image: the two threads split its rows
+  // into two parts, each recomputing the rows the other expands at the seam; 2-4% more CPU
+  // time than the layers one after another (each parallel inside), 13-16% with four parts, and
+  // on one thread (one part) 0-3% less: the expanded tensor of one image stays in L3 (32 MB)
+  // either way. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion).
+  return d.batch > 1;
 }
 
 void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, float* y,
@@ -121,14 +126,16 @@ std::shared_ptr<const PackedPointwise> Packed(const float* w, const NDArray* arr
 // How the output rows are cut: bands of `band` rows, whose expanded input rows (`buffer_rows`
 // of them at most) take about kBandFloats; for one image, `parts` runs of `part_rows` rows in
 // parallel (each recomputes the kernel - stride expanded rows it shares with the part before).
-// A function of the problem only.
+// A function of the problem only (and the bits do not depend on it).
 struct BandPlan {
   int64_t band, buffer_rows, parts, part_rows;
 };
 BandPlan PlanBands(const InvertedResidualDims& d) {
-  // TEMP tuning
-  static const int64_t kBandFloats = std::getenv("IR_BAND") ? std::atoll(std::getenv("IR_BAND")) : int64_t{1} << 18;
-  static const int64_t kPartsPerImage = std::getenv("IR_PARTS") ? std::atoll(std::getenv("IR_PARTS")) : 2;
+  // 1 MB of expanded rows: at batch 8, 2 threads, the whole model's CPU time was 0.87 of the
+  // unfused one with 1 MB, 0.86 with 4 MB, 0.90 with 256 KB (a band within L2 costs more in
+  // per-band overhead, small GEMMs and depthwise calls, than it saves).
+  constexpr int64_t kBandFloats = int64_t{1} << 18;
+  constexpr int64_t kPartsPerImage = 2;
   const int64_t OH = d.out_height();
   const int64_t rows_fit = kBandFloats / std::max<int64_t>(1, d.hidden_c * d.width);
   BandPlan p;
