@@ -54,7 +54,7 @@ bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const Inverted
 bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
   // Several images: one task per image, its expanded rows in cache instead of the whole batch's
   // expanded tensor (8 x 4.8 MB for MobileNet v2's first block) going through memory: whole
-  // model at batch 8, 2 threads, 11-14% less CPU time. One image: the two threads split its rows
+  // model at batch 8, 2 threads, 10-14% less CPU time. One image: the two threads split its rows
   // into two parts, each recomputing the rows the other expands at the seam; 2-4% more CPU
   // time than the layers one after another (each parallel inside), 13-16% with four parts, and
   // on one thread (one part) 0-3% less: the expanded tensor of one image stays in L3 (32 MB)
