@@ -4,9 +4,9 @@
 //   bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]
 //       whole model: R rounds of (K forwards with fast paths off, K with them on); prints the
 //       min and median CPU ms per forward of each and the ratio of the minima.
-//   bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse [--threads T] [--rounds R] [--runs K]
-//       whole model bound twice, without and with one Predictor rewrite (BatchNorm folding or
-//       activation fusion), timed the same way.
+//   bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]
+//       whole model bound twice, without and with one Predictor rewrite (BatchNorm folding,
+//       activation fusion or inverted-residual block fusion), timed the same way.
 //   bench_conv_paths layer N C F G H W K S P [--threads T]
 //       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
@@ -39,7 +39,7 @@ double CpuMs() {
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
-               "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse [--threads T] [--rounds R] [--runs K]\n"
+               "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]\n"
                "       bench_conv_paths layer N C F G H W K S P [--threads T]\n");
   std::exit(2);
 }
@@ -75,14 +75,15 @@ void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
 }
 
 void TimeRewrite(const std::vector<std::string>& a, int rounds, int runs) {
-  if (a.size() != 4 || (a[3] != "fold" && a[3] != "fuse")) Usage();
+  if (a.size() != 4 || (a[3] != "fold" && a[3] != "fuse" && a[3] != "blocks")) Usage();
   Model model = LoadModelFiles(a[0], a[1]);
   std::map<std::string, TShape> shapes;
   shapes.insert(ParseShapeSpec("data=" + a[2]));
   std::vector<Predictor> predictors;
   for (int with = 0; with < 2; ++with) {
     PredictorOptions options;
-    (a[3] == "fold" ? options.fold_batch_norm : options.fuse_activations) = with == 1;
+    (a[3] == "fold" ? options.fold_batch_norm : a[3] == "fuse" ? options.fuse_activations
+                                                                : options.fuse_inverted_residuals) = with == 1;
     predictors.emplace_back(model.symbol, model.args, model.aux, shapes, options);
   }
   std::vector<double> ms[2];

@@ -17,7 +17,7 @@
 // --logits cuts a SoftmaxOutput head off and returns its input (probabilities saturate with
 // random weights and would hide differences); another single head (an embedding) is kept.
 // --no-fold binds without folding BatchNorm into the layer before it, --no-fuse without fusing
-// relu / clip into the convolution before it (PredictorOptions). Every argument except data and labels must be
+// relu / clip into the convolution before it nor inverted residual blocks into one node (PredictorOptions). Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
     options.seed = 1;
     options.fold_batch_norm = o.fold;
     options.fuse_activations = o.fuse;
+    options.fuse_inverted_residuals = o.fuse;
     Predictor predictor(sym, args, aux, o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights
     aux.clear();

@@ -196,3 +196,108 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
 }
 
 }  // namespace symbind
+
+namespace symbind {
+
+namespace {
+// A 2-D Convolution or _fused_conv_act with a bias, as the block rewrite needs to see it.
+struct Conv2D {
+  int64_t kernel = 0, stride = 0, pad = 0, filters = 0, groups = 0;
+  std::string act = "none", lo = "0", hi = "0";  // the fused activation and clip bounds
+};
+bool SquareConvWithBias(const Node& n, Conv2D* c) {
+  const bool fused = IsOp(n, "_fused_conv_act");
+  if (!fused && !IsOp(n, "Convolution")) return false;
+  const NodeAttrs& a = n.attrs;
+  const TShape kernel = ParamOr(a, "kernel", TShape()), stride = ParamOr(a, "stride", TShape());
+  const TShape pad = ParamOr(a, "pad", TShape()), dilate = ParamOr(a, "dilate", TShape());
+  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || ParamOr(a, "no_bias", false) || n.inputs.size() != 3) return false;
+  // The one value of a tuple equal in both dims (`fallback` when not given), or -1.
+  auto square = [](const TShape& t, int64_t fallback) -> int64_t {
+    if (t.ndim() <= 0) return fallback;  // not given
+    return t.ndim() == 2 && t[0] == t[1] ? t[0] : -1;
+  };
+  c->stride = square(stride, 1);
+  c->pad = square(pad, 0);
+  if (c->stride < 0 || c->pad < 0 || square(dilate, 1) != 1) return false;
+  c->kernel = kernel[0];
+  c->filters = ParamOr<int64_t>(a, "num_filter", 0);
+  c->groups = ParamOr<int64_t>(a, "num_group", 1);
+  if (fused) {
+    c->act = a.dict.at("act_type");
+    if (c->act == "clip") {
+      c->lo = a.dict.at("a_min");
+      c->hi = a.dict.at("a_max");
+    }
+  }
+  return true;
+}
+bool Pointwise(const Conv2D& c) { return c.kernel == 1 && c.stride == 1 && c.pad == 0 && c.groups == 1; }
+}  // namespace
+
+RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                                     const std::map<std::string, NDArray>& aux) {
+  RewrittenGraph out = CopyOf(symbol, args, aux);
+  const Graph g(out.symbol);
+  const std::vector<int> uses = CountUses(g);
+  const std::set<uint32_t> heads = HeadEntries(g);
+  const Op& fused_op = OpRegistry::Global().Get("_fused_inverted_residual");
+  std::map<uint32_t, uint32_t> add_reading;  // entry read by an elemwise_add -> that add's node
+  for (uint32_t n = 0; n < g.num_nodes(); ++n)
+    if (IsOp(*g.node(n).node, "elemwise_add"))
+      for (const auto& in : g.node(n).inputs) add_reading[g.entry_id(in)] = n;
+  // The one reader of entry `e` when it is read once, by no head, by node `of` input 0.
+  auto only_input_of = [&](const Graph::EntryRef& e, uint32_t n) {
+    return e.index == 0 && uses[g.entry_id(e)] == 1 && !heads.count(g.entry_id(e)) && g.node(n).inputs[0].node_id == e.node_id;
+  };
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& project = g.node(n);
+    Conv2D pc, dc, ec;
+    if (!IsOp(*project.node, "Convolution") || !SquareConvWithBias(*project.node, &pc) || !Pointwise(pc)) continue;
+    const Graph::EntryRef d = project.inputs[0];
+    const auto& depthwise = g.node(d.node_id);
+    if (!only_input_of(d, n) || !SquareConvWithBias(*depthwise.node, &dc) || dc.groups != dc.filters ||
+        !(dc.kernel == 3 || dc.kernel == 5) || !(dc.stride == 1 || dc.stride == 2))
+      continue;
+    const Graph::EntryRef e = depthwise.inputs[0];
+    const auto& expand = g.node(e.node_id);
+    if (!only_input_of(e, d.node_id) || !SquareConvWithBias(*expand.node, &ec) || !Pointwise(ec) ||
+        ec.filters != dc.filters)
+      continue;
+    const Graph::EntryRef x = expand.inputs[0];
+    // Residual: the projection's output read only by an add of it and the block's input.
+    const uint32_t p_entry = g.entry_id(n, 0);
+    std::shared_ptr<Node> last = project.node;
+    bool residual = false;
+    if (uses[p_entry] == 1 && !heads.count(p_entry) && add_reading.count(p_entry)) {
+      const auto& add = g.node(add_reading.at(p_entry));
+      const uint32_t a = g.entry_id(add.inputs[0]), b = g.entry_id(add.inputs[1]);  // p + x or x + p: same bits
+      const bool inputs_match = (a == p_entry && b == g.entry_id(x)) || (b == p_entry && a == g.entry_id(x));
+      if (inputs_match && dc.stride == 1 && 2 * dc.pad == dc.kernel - 1) {
+        last = add.node;
+        residual = true;
+      }
+    }
+    NodeAttrs attrs;
+    attrs.op = &fused_op;
+    attrs.name = last->attrs.name;
+    attrs.dict = {{"num_hidden", std::to_string(dc.filters)}, {"num_filter", std::to_string(pc.filters)},
+                  {"kernel", std::to_string(dc.kernel)},      {"stride", std::to_string(dc.stride)},
+                  {"pad", std::to_string(dc.pad)},            {"expand_act", ec.act},
+                  {"expand_min", ec.lo},                      {"expand_max", ec.hi},
+                  {"depthwise_act", dc.act},                  {"depthwise_min", dc.lo},
+                  {"depthwise_max", dc.hi},                   {"residual", residual ? "True" : "False"}};
+    fused_op.ParseAttrs(&attrs);
+    std::vector<NodeEntry> inputs = {expand.node->inputs[0],    expand.node->inputs[1],  expand.node->inputs[2],
+                                     depthwise.node->inputs[1], depthwise.node->inputs[2], project.node->inputs[1],
+                                     project.node->inputs[2]};
+    out.folded.push_back(expand.node->name());
+    out.folded.push_back(depthwise.node->name());
+    if (residual) out.folded.push_back(project.node->name());
+    last->attrs = std::move(attrs);
+    last->inputs = std::move(inputs);
+  }
+  return out;
+}
+
+}  // namespace symbind

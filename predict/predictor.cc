@@ -74,6 +74,11 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
     symbol_ = std::move(fused.symbol);
     fused_ = std::move(fused.folded);
   }
+  if (options_.fuse_inverted_residuals) {
+    RewrittenGraph fused = FuseInvertedResiduals(symbol_, args_, aux_);
+    symbol_ = std::move(fused.symbol);
+    fused_blocks_ = std::move(fused.folded);
+  }
   Bind(input_shapes);
 }
 
@@ -126,6 +131,7 @@ Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) 
   p.options_ = options_;
   p.folded_ = folded_;
   p.fused_ = fused_;
+  p.fused_blocks_ = fused_blocks_;
   p.Bind(input_shapes);
   return p;
 }

@@ -44,6 +44,10 @@ struct PredictorOptions {
   // Fuse each relu / clip into the Convolution before it (FuseActivations in graph_rewrites.h):
   // the activation is applied as the convolution writes its output. Bit-identical results.
   bool fuse_activations = true;
+  // Fuse each MobileNet v2 inverted residual block (expansion, depthwise, projection, residual
+  // add) into one node computed a band of rows at a time (FuseInvertedResiduals in
+  // graph_rewrites.h; needs the blocks' activations fused). Bit-identical results.
+  bool fuse_inverted_residuals = true;
 };
 
 class Predictor {
@@ -83,6 +87,9 @@ class Predictor {
   const std::vector<std::string>& folded() const { return folded_; }
   // Activation / clip nodes fused into the convolution before them (without fuse_activations: none).
   const std::vector<std::string>& fused() const { return fused_; }
+  // Nodes of inverted residual blocks fused into the block's last node (without
+  // fuse_inverted_residuals: none).
+  const std::vector<std::string>& fused_blocks() const { return fused_blocks_; }
   Executor& executor() { return *exec_; }
   const Executor& executor() const { return *exec_; }
 
@@ -94,7 +101,7 @@ class Predictor {
   std::map<std::string, NDArray> args_, aux_;  // parameters as bound (float32, used ones only)
   PredictorOptions options_;
   InputRoles roles_;
-  std::vector<std::string> output_names_, filled_, folded_, fused_;
+  std::vector<std::string> output_names_, filled_, folded_, fused_, fused_blocks_;
   std::unique_ptr<Executor> exec_;
 };
 

@@ -772,6 +772,17 @@ std::vector<ErrorCase> Cases() {
     Symbol::Create("_fused_conv_act", "c", {{"kernel", "(1,1)"}, {"num_filter", "2"}, {"act_type", "clip"}, {"a_min", "2"}, {"a_max", "1"}},
                    {{"data", Var("data")}});
   }, "ParamError", "_fused_conv_act: a_min must not exceed a_max (got a_min=2, a_max=1)");
+  add("_fused_inverted_residual residual block from 8 to 12 channels", [] {
+    InferShape(Symbol::Create("_fused_inverted_residual", "b",
+                              {{"num_hidden", "24"}, {"num_filter", "12"}, {"kernel", "3"}, {"pad", "1"}, {"residual", "True"}},
+                              {{"data", Var("data")}}),
+               {{"data", TShape({1, 8, 6, 6})}});
+  }, "ShapeError", "Error in operator b (_fused_inverted_residual): _fused_inverted_residual: a residual block's output (1,12,6,6) must have its input's shape (1,8,6,6)");
+  add("_fused_inverted_residual on 3-D data", [] {
+    InferShape(Symbol::Create("_fused_inverted_residual", "b", {{"num_hidden", "24"}, {"num_filter", "8"}, {"kernel", "3"}},
+                              {{"data", Var("data")}}),
+               {{"data", TShape({1, 8, 6})}});
+  }, "ShapeError", "Error in operator b (_fused_inverted_residual): _fused_inverted_residual: input data should be 4D in batch-channel-y-x, got data shape (1,8,6)");
   add("Pooling kernel (2,2) pad (2,0)", [] {
     Symbol::Create("Pooling", "p", {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}, {{"data", Var("data")}});
   }, "ParamError", "Pooling: every pad must be smaller than the kernel (got kernel=(2, 2), pad=(2, 0))");

@@ -198,17 +198,23 @@ TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see; weights and b
 }
 
 namespace {
-// Runs `m` with and without activation fusion (both with BatchNorm folded, at 1, 2 and 4
-// threads, with the convolution fast paths on and off): the outputs must be bit-identical, and
-// the caller's symbol and arrays unchanged. Returns the fused predictor's fused() list.
-std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TShape& data_shape) {
+// Runs `m` with and without activation fusion (or, with `blocks`, with and without only the
+// inverted-residual block fusion; both with BatchNorm folded, at 1, 2 and 4 threads, with the
+// convolution fast paths on and off): the outputs must be bit-identical, and the caller's
+// symbol and arrays unchanged. Returns the fused predictor's fused() (fused_blocks()) list.
+std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TShape& data_shape, bool blocks = false) {
   const std::string json_before = SaveSymbolJSON(m.symbol);
   const auto params_before = DeepCopy(m.params);
   PredictorOptions unfused_options;
-  unfused_options.fuse_activations = false;
+  (blocks ? unfused_options.fuse_inverted_residuals : unfused_options.fuse_activations) = false;
   BoundPair pair = BindWithAndWithout(m, data_shape, unfused_options);
   Predictor &reference = pair.reference, &fused = pair.rewritten;
-  CHECK(reference.fused().empty());
+  if (blocks) {
+    CHECK(reference.fused_blocks().empty());
+    CHECK(reference.fused() == fused.fused());
+  } else {
+    CHECK(reference.fused().empty());
+  }
   CHECK(fused.executor().graph().ListArguments() == reference.executor().graph().ListArguments());
   const bool fast_paths = conv::FastPathsEnabled();
   for (bool fast : {true, false}) {
@@ -224,7 +230,7 @@ std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TSha
   conv::SetFastPathsEnabled(fast_paths);
   CHECK(SaveSymbolJSON(m.symbol) == json_before);
   CHECK(SameBits(m.params, params_before));
-  return fused.fused();
+  return blocks ? fused.fused_blocks() : fused.fused();
 }
 }  // namespace
 
@@ -285,4 +291,68 @@ TEST_CASE("FuseActivations: MobileNet v2, ResNet-18 and SqueezeNet bit-identical
     INFO(c.path);
     CHECK(CheckFusedBitIdentical(GeneratedModel(c.path, c.shape), c.shape).size() == c.fused);
   }
+}
+
+TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical; the rest left as is",
+          "[predict][rewrite][inverted_residual]") {
+  auto conv = [](const std::string& name, const Symbol& in, int kernel, int filters, int stride = 1, int groups = 1) {
+    auto pair = [](int v) { return "(" + std::to_string(v) + "," + std::to_string(v) + ")"; };
+    return OpBuilder("Convolution").SetParam("kernel", pair(kernel)).SetParam("stride", pair(stride))
+        .SetParam("pad", pair(kernel / 2)).SetParam("num_filter", filters).SetParam("num_group", groups)
+        .SetInput("data", in).CreateSymbol(name);
+  };
+  auto relu6 = [](const std::string& name, const Symbol& in) {
+    return OpBuilder("clip").SetParam("a_min", "0").SetParam("a_max", "6").SetInput("data", in).CreateSymbol(name);
+  };
+  auto add = [](const std::string& name, const Symbol& a, const Symbol& b) {
+    return OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", b).CreateSymbol(name);
+  };
+  // Expansion (relu6), depthwise (relu6 or relu), projection: returns the projection.
+  auto block = [&](const std::string& n, const Symbol& x, int hidden, int out, int kernel, int stride) {
+    Symbol e = relu6(n + "_expand_relu6", conv(n + "_expand", x, 1, hidden));
+    Symbol d = conv(n + "_dw", e, kernel, hidden, stride, hidden);
+    d = kernel == 5 ? OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", d).CreateSymbol(n + "_dw_relu")
+                    : relu6(n + "_dw_relu6", d);
+    return conv(n + "_project", d, 1, out);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol a = add("a_plus", block("a", data, 24, 8, 3, 1), data);  // residual: the add fused too
+  Symbol b = block("b", a, 16, 12, 3, 2);                          // stride 2, no add
+  // c: the expansion also read by a pooling: not fused.
+  Symbol c_expand = relu6("c_expand_relu6", conv("c_expand", b, 1, 24));
+  Symbol c_project = conv("c_project", relu6("c_dw_relu6", conv("c_dw", c_expand, 3, 24, 1, 24)), 1, 12);
+  Symbol c_pool = OpBuilder("Pooling").SetParam("kernel", "(2,2)").SetParam("global_pool", "True")
+                      .SetInput("data", c_expand).CreateSymbol("c_pool");
+  Symbol c = add("c_plus", b, c_project);
+  Symbol d = block("d", c, 36, 12, 5, 1);  // 5x5; its projection is a head and read by e_plus: no add fused
+  Symbol e = add("e_plus", block("e", c, 24, 12, 3, 1), d);        // added to another block's output
+  Symbol f = add("f_plus", c, block("f", c, 20, 12, 3, 1));        // x + projection: fused with the add
+  Symbol net = Symbol::Group({e, d, c_pool, f});
+  const TShape shape({2, 8, 12, 12});
+  SharedModel m = GaussianModel(net, shape);
+
+  RewrittenGraph fused_acts = FuseActivations(net, m.params, m.aux);
+  RewrittenGraph r = FuseInvertedResiduals(fused_acts.symbol, m.params, m.aux);
+  std::vector<std::string> folded = r.folded;
+  std::sort(folded.begin(), folded.end());
+  CHECK(folded == std::vector<std::string>{"a_dw", "a_expand", "a_project", "b_dw", "b_expand", "d_dw", "d_expand",
+                                           "e_dw", "e_expand", "f_dw", "f_expand", "f_project"});
+  CHECK(r.symbol.ListOutputs() == net.ListOutputs());
+  CHECK(r.symbol.ListArguments() == net.ListArguments());
+  CHECK(CountOps(r.symbol, "_fused_inverted_residual") == 5);
+  CHECK(CountOps(r.symbol, "elemwise_add") == 2);  // c_plus, e_plus
+  CHECK(CountOps(fused_acts.symbol, "_fused_inverted_residual") == 0);  // the rewrite's input is untouched
+  std::vector<std::string> blocks = CheckFusedBitIdentical(m, shape, true);
+  std::sort(blocks.begin(), blocks.end());
+  CHECK(blocks == folded);
+  // Without activation fusion nothing matches (the relu6 nodes sit between the convolutions).
+  CHECK(FuseInvertedResiduals(net, m.params, m.aux).folded.empty());
+}
+
+TEST_CASE("FuseInvertedResiduals: MobileNet v2 bit-identical to the unfused blocks", "[predict][rewrite][inverted_residual][real]") {
+  // 16 blocks with an expansion: 10 residual (expansion, depthwise and projection fused into the
+  // add), 6 not (expansion and depthwise fused into the projection).
+  const std::string path = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/mobilenet-v2-symbol.json";
+  const TShape shape({2, 3, 64, 64});
+  CHECK(CheckFusedBitIdentical(GeneratedModel(path, shape), shape, true).size() == 10 * 3 + 6 * 2);
 }

@@ -1,7 +1,7 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
-//   [--no-fold] [--no-fuse]
+//   [--no-fold] [--no-fuse] [--no-fuse-blocks]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
@@ -33,7 +33,7 @@ struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
   std::vector<std::string> shapes, inputs, outputs;
   float scale = 1.0f;
-  bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false;
+  bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false, no_fuse_blocks = false;
   int bench = 0;
   std::string threads;
 };
@@ -178,6 +178,7 @@ void Run(const RunArgs& a) {
   options.outputs = a.outputs;
   options.fold_batch_norm = !a.no_fold;
   options.fuse_activations = !a.no_fuse;
+  options.fuse_inverted_residuals = !a.no_fuse && !a.no_fuse_blocks;
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, model.args, model.aux, shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
@@ -245,7 +246,10 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--no-fold", a->no_fold,
                 "run every BatchNorm as its own node instead of folding it into the convolution before it");
   sub->add_flag("--no-fuse", a->no_fuse,
-                "run every relu / clip as its own node instead of fusing it into the convolution before it");
+                "run every relu / clip as its own node instead of fusing it into the convolution before it, and "
+                "every convolution of an inverted residual block as its own node");
+  sub->add_flag("--no-fuse-blocks", a->no_fuse_blocks,
+                "run the convolutions of each inverted residual block (MobileNet v2's) as their own nodes");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");
   sub->callback([a] { Run(*a); });
 }

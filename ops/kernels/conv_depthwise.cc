@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
 
@@ -23,12 +24,7 @@ bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
 
 namespace {
 
-// One plane's geometry; `zeros` is a row of W zeros standing in for rows in the padding.
-struct PlaneArgs {
-  int64_t H, W, ph, pw, OH, OW;
-  const float* zeros;
-  FusedActivation act;  // applied to each finished output row (only with kWrite)
-};
+using PlaneArgs = DepthwisePlaneArgs;
 
 // One output plane read straight from the input (no padded copy: copying cost more than the
 // convolution at stride 2). Each output is the bias plus the in-image taps in (kh, kw) order,
@@ -165,6 +161,8 @@ PlaneFn ChoosePlane(int64_t k, int64_t s, int64_t width) {
 }
 
 }  // namespace
+
+DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride, int64_t width) { return ChoosePlane(k, stride, width); }
 
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
                           const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act) {

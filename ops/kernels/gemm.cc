@@ -132,8 +132,9 @@ void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int6
 }
 }  // namespace
 
-void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
-                const GemmEpilogue& epilogue) {
+namespace {
+void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                   const GemmEpilogue& epilogue, bool parallel) {
   const int64_t M = A.rows(), K = A.depth();
   if (M <= 0 || N <= 0) return;
   const Dispatch& d = Selected();
@@ -154,12 +155,12 @@ void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, fl
   const int64_t col_blocks = (N + nc - 1) / nc;
   // Few column blocks: rows are split too, so that two threads have work.
   const int64_t panels = (M + mr - 1) / mr;
-  constexpr int64_t kMinTasks = 4;
-  const int64_t row_blocks = std::min(panels, (kMinTasks + col_blocks - 1) / col_blocks);
+  const int64_t min_tasks = parallel ? 4 : 1;
+  const int64_t row_blocks = std::min(panels, (min_tasks + col_blocks - 1) / col_blocks);
   const int64_t panels_per_block = (panels + row_blocks - 1) / row_blocks;
   const int64_t tasks = col_blocks * row_blocks;
   const int64_t flops_per_task = 2 * M * std::min(N, nc) * K / row_blocks;
-  ParallelFor(tasks, flops_per_task >= (int64_t{1} << 20) ? 1 : tasks, [&](int64_t t0, int64_t t1) {
+  ParallelFor(tasks, parallel && flops_per_task >= (int64_t{1} << 20) ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     // One buffer per thread, reused across calls (tasks never nest inside one another's body).
     thread_local std::vector<float> packed_b;
     if (!tall && packed_b.size() < static_cast<size_t>(kc_max * nc)) packed_b.resize(static_cast<size_t>(kc_max * nc));
@@ -183,6 +184,18 @@ void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, fl
       }
     }
   });
+}
+
+}  // namespace
+
+void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                const GemmEpilogue& epilogue) {
+  RunGemmPacked(A, N, B, ldb, C, ldc, epilogue, true);
+}
+
+void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                      const GemmEpilogue& epilogue) {
+  RunGemmPacked(A, N, B, ldb, C, ldc, epilogue, false);
 }
 
 }  // namespace symbind

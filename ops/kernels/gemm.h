@@ -85,5 +85,9 @@ class PackedGemmA {
 // B's columns packed per block of C; tall ones read B in place.
 void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                 const GemmEpilogue& epilogue = {});
+// The same on the calling thread only, in one block of rows (B packed once per column block):
+// for kernels that already run tiles of their own in parallel tasks. The same bits.
+void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                      const GemmEpilogue& epilogue = {});
 
 }  // namespace symbind

@@ -56,6 +56,15 @@ TEST_CASE("mac_count: convolution, deconvolution and dense ops against counted m
     fused["act_type"] = "relu";
     CHECK(MacCount("_fused_conv_act", fused, {{"data", TShape({N, C, H, W})}}) == multiplies);
   }
+  SECTION("inverted residual block: expansion, depthwise and projection, stride 2") {
+    const int64_t N = 2, C = 4, E = 12, F = 5, H = 7, W = 9, K = 3;
+    const int64_t OH = OutSize(H, K, 2, 1), OW = OutSize(W, K, 2, 1);
+    const int64_t multiplies = CountIterations({N, E, H * W, C}) + CountIterations({N, E, OH * OW, K * K}) +
+                               CountIterations({N, F, OH * OW, E});
+    CHECK(MacCount("_fused_inverted_residual",
+                   {{"num_hidden", "12"}, {"num_filter", "5"}, {"kernel", "3"}, {"stride", "2"}, {"pad", "1"}},
+                   {{"data", TShape({N, C, H, W})}}) == multiplies);
+  }
   SECTION("grouped deconvolution: every input element meets num_filter/num_group kernels") {
     const int64_t N = 1, C = 4, F = 6, G = 2, H = 3, W = 5, K = 3;
     // batch, input channels, input positions, filters of the group, kernel taps

@@ -1,0 +1,203 @@
+// The inverted residual block in bands of output rows (see conv_inverted_residual.h).
+#include <symbind/ops/kernels/conv_inverted_residual.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/conv_depthwise.h>
+#include <symbind/ops/kernels/weight_cache.h>
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+namespace conv {
+
+namespace {
+ConvGeom PlaneGeom(int64_t h, int64_t w, int64_t k, int64_t s, int64_t p) {
+  ConvGeom g;
+  g.in[1] = h;
+  g.in[2] = w;
+  g.k[1] = g.k[2] = k;
+  g.s[1] = g.s[2] = s;
+  g.p[1] = g.p[2] = p;
+  for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * p - k) / s + 1;
+  return g;
+}
+
+ConvDims DepthwiseDims(const InvertedResidualDims& d) { return {d.batch, d.hidden_c, d.hidden_c, d.hidden_c}; }
+ConvGeom DepthwiseGeom(const InvertedResidualDims& d) {
+  return PlaneGeom(d.height, d.width, d.kernel, d.stride, d.pad);
+}
+
+// y[f, positions] += x[f, positions] for `channels` planes, `count` positions from `offset`.
+void AddResidual(const float* x, float* y, int64_t channels, int64_t plane, int64_t offset, int64_t count) {
+  for (int64_t f = 0; f < channels; ++f) {
+    const float* __restrict xs = x + f * plane + offset;
+    float* __restrict ys = y + f * plane + offset;
+    for (int64_t j = 0; j < count; ++j) ys[j] += xs[j];
+  }
+}
+}  // namespace
+
+bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const InvertedResidualWeights& w) {
+  if (!DepthwiseApplies(DepthwiseDims(d), DepthwiseGeom(d))) return false;
+  if (d.residual &&
+      !(d.stride == 1 && d.out_c == d.in_c && d.out_height() == d.height && d.out_width() == d.width))
+    return false;
+  return PackedGemmApplies({d.batch, d.in_c, d.hidden_c, 1}, PlaneGeom(d.height, d.width, 1, 1, 0), w.expand) &&
+         PackedGemmApplies({d.batch, d.hidden_c, d.out_c, 1}, PlaneGeom(d.out_height(), d.out_width(), 1, 1, 0),
+                           w.project);
+}
+
+bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
+  // Several images: one task per image, its expanded rows in cache instead of the whole batch's
+  // expanded tensor (8 x 4.8 MB for MobileNet v2's first block) going through memory: whole
+  // model at batch 8, 2 threads, 10-14% less CPU time. One image: the two threads split its rows
+  // into two parts, each recomputing the rows the other expands at the seam; 2-4% more CPU
+  // time than the layers one after another (each parallel inside), 13-16% with four parts, and
+  // on one thread (one part) 0-3% less: the expanded tensor of one image stays in L3 (32 MB)
+  // either way. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion).
+  return d.batch > 1;
+}
+
+void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, float* y,
+                             const InvertedResidualDims& d, OpReq req) {
+  if (req == OpReq::kNull) return;
+  if (FastPathsEnabled() && req != OpReq::kAdd && InvertedResidualFusionApplies(d, w) && InvertedResidualFusionPays(d))
+    return InvertedResidualFused(x, w, y, d);
+  InvertedResidualUnfused(x, w, y, d, req);
+}
+
+void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, float* y,
+                             const InvertedResidualDims& d, OpReq req) {
+  if (req == OpReq::kNull) return;
+  const ConvGeom pointwise = PlaneGeom(d.height, d.width, 1, 1, 0), depthwise = DepthwiseGeom(d);
+  const ConvGeom projection = PlaneGeom(depthwise.out[1], depthwise.out[2], 1, 1, 0);
+  const int64_t hidden_in = d.batch * d.hidden_c * pointwise.out_size();
+  const int64_t hidden_out = d.batch * d.hidden_c * depthwise.out_size();
+  const int64_t out_plane = projection.out_size(), out_size = d.batch * d.out_c * out_plane;
+  std::unique_ptr<float[]> expanded(new float[static_cast<size_t>(hidden_in)]);
+  std::unique_ptr<float[]> filtered(new float[static_cast<size_t>(hidden_out)]);
+  ConvForward(x, w.expand_w, w.expand_b, expanded.get(), {d.batch, d.in_c, d.hidden_c, 1}, pointwise,
+              OpReq::kWrite, w.expand, d.expand_act);
+  ConvForward(expanded.get(), w.depthwise_w, w.depthwise_b, filtered.get(), DepthwiseDims(d), depthwise,
+              OpReq::kWrite, w.depthwise, d.depthwise_act);
+  std::unique_ptr<float[]> sum;
+  float* out = y;
+  if (req == OpReq::kAdd) {  // the block's output is added to y
+    sum.reset(new float[static_cast<size_t>(out_size)]);
+    out = sum.get();
+  }
+  ConvForward(filtered.get(), w.project_w, w.project_b, out, {d.batch, d.hidden_c, d.out_c, 1}, projection,
+              OpReq::kWrite, w.project);
+  if (d.residual)  // as elemwise_add(projection, x)
+    ParallelFor(d.batch * d.out_c, GrainFor(out_plane), [&](int64_t p0, int64_t p1) {
+      AddResidual(x + p0 * out_plane, out + p0 * out_plane, p1 - p0, out_plane, 0, out_plane);
+    });
+  if (req == OpReq::kAdd) AssignWithReq(y, out, out_size, req);
+}
+
+namespace {
+// 1x1 weights (rows x depth) packed for GemmPacked, with a copy of the writable weights they
+// were made from (to tell when those change; empty for read-only ones).
+struct PackedPointwise {
+  PackedGemmA packed;
+  std::vector<float> source;
+};
+
+std::shared_ptr<const PackedPointwise> Packed(const float* w, const NDArray* array, int64_t rows, int64_t depth,
+                                              int64_t columns, const char* role) {
+  const GemmTiling tiling = ChooseGemmTiling(rows, columns, depth);
+  auto make = [&](const float* data) {
+    return PackedPointwise{PackedGemmA(data, rows, depth, depth, tiling),
+                           array && !array->read_only() ? std::vector<float>(data, data + rows * depth)
+                                                        : std::vector<float>()};
+  };
+  if (!array) return std::make_shared<const PackedPointwise>(make(w));
+  return CachedDerived<PackedPointwise>(
+      *array, StrCat("inverted-residual ", role, tiling == GemmTiling::kTall ? " tall " : " wide ", rows, "x", depth),
+      make, [&](const PackedPointwise& p, const float* data) {
+        return std::memcmp(p.source.data(), data, p.source.size() * sizeof(float)) == 0;
+      });
+}
+
+// How the output rows are cut: bands of `band` rows, whose expanded input rows (`buffer_rows`
+// of them at most) take about kBandFloats; for one image, `parts` runs of `part_rows` rows in
+// parallel (each recomputes the kernel - stride expanded rows it shares with the part before).
+// A function of the problem only (and the bits do not depend on it).
+struct BandPlan {
+  int64_t band, buffer_rows, parts, part_rows;
+};
+BandPlan PlanBands(const InvertedResidualDims& d) {
+  // 1 MB of expanded rows: at batch 8, 2 threads, the whole model's CPU time was 0.87 of the
+  // unfused one with 1 MB, 0.86 with 4 MB, 0.90 with 256 KB (a band within L2 costs more in
+  // per-band overhead, small GEMMs and depthwise calls, than it saves).
+  constexpr int64_t kBandFloats = int64_t{1} << 18;
+  constexpr int64_t kPartsPerImage = 2;
+  const int64_t OH = d.out_height();
+  const int64_t rows_fit = kBandFloats / std::max<int64_t>(1, d.hidden_c * d.width);
+  BandPlan p;
+  p.band = std::clamp<int64_t>((rows_fit - d.kernel) / d.stride + 1, 1, OH);
+  p.buffer_rows = (p.band - 1) * d.stride + d.kernel;
+  p.parts = d.batch == 1 ? std::min(OH, kPartsPerImage) : 1;
+  p.part_rows = (OH + p.parts - 1) / p.parts;
+  p.parts = (OH + p.part_rows - 1) / p.part_rows;
+  return p;
+}
+}  // namespace
+
+void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, float* y,
+                           const InvertedResidualDims& d) {
+  const int64_t H = d.height, W = d.width, OH = d.out_height(), OW = d.out_width(), K = d.kernel, S = d.stride;
+  const BandPlan plan = PlanBands(d);
+  const int64_t R = plan.buffer_rows;
+  const auto expand = Packed(w.expand_w, w.expand, d.hidden_c, d.in_c, plan.band * S * W, "expand");
+  const auto project = Packed(w.project_w, w.project, d.out_c, d.hidden_c, plan.band * OW, "project");
+  const DepthwisePlaneFn plane = ChooseDepthwisePlane(K, S, W);
+  const std::vector<float> zeros(static_cast<size_t>(W), 0.0f);
+  const GemmEpilogue expand_epilogue{w.expand_b, d.expand_act}, project_epilogue{w.project_b, {}};
+  ParallelFor(d.batch * plan.parts, 1, [&](int64_t t0, int64_t t1) {
+    // Per thread, reused across calls (no task of this loop waits inside another's body).
+    thread_local std::vector<float> expanded, filtered;
+    if (expanded.size() < static_cast<size_t>(d.hidden_c * R * W)) expanded.resize(static_cast<size_t>(d.hidden_c * R * W));
+    if (filtered.size() < static_cast<size_t>(d.hidden_c * plan.band * OW))
+      filtered.resize(static_cast<size_t>(d.hidden_c * plan.band * OW));
+    float* E = expanded.data();
+    float* D = filtered.data();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t i = t / plan.parts, first = (t % plan.parts) * plan.part_rows;
+      const int64_t last = std::min(OH, first + plan.part_rows);
+      const float* xi = x + i * d.in_c * H * W;
+      float* yi = y + i * d.out_c * OH * OW;
+      int64_t base = 0, have = 0;  // E holds the expanded image rows [base, base + have)
+      for (int64_t o0 = first; o0 < last; o0 += plan.band) {
+        const int64_t o1 = std::min(last, o0 + plan.band);
+        const int64_t lo = std::max<int64_t>(0, o0 * S - d.pad), hi = std::min(H, (o1 - 1) * S - d.pad + K);
+        // Rows the band before expanded and this one needs move to the front of each plane.
+        const int64_t keep = have > 0 && lo >= base && lo < base + have ? base + have - lo : 0;
+        if (keep > 0 && lo > base)
+          for (int64_t c = 0; c < d.hidden_c; ++c)
+            std::memmove(E + c * R * W, E + c * R * W + (lo - base) * W, sizeof(float) * static_cast<size_t>(keep * W));
+        base = lo;
+        have = keep;
+        if (hi > base + have) {
+          GemmPackedSerial(expand->packed, (hi - base - have) * W, xi + (base + have) * W, H * W, E + have * W,
+                           R * W, expand_epilogue);
+          have = hi - base;
+        }
+        const int64_t rows = o1 - o0, columns = rows * OW;
+        const DepthwisePlaneArgs args{have, W, base + d.pad - o0 * S, d.pad, rows, OW, zeros.data(), d.depthwise_act};
+        for (int64_t c = 0; c < d.hidden_c; ++c)
+          plane(E + c * R * W, args, w.depthwise_w + c * K * K, w.depthwise_b ? w.depthwise_b[c] : 0.0f,
+                D + c * columns, false);
+        GemmPackedSerial(project->packed, columns, D, columns, yi + o0 * OW, OH * OW, project_epilogue);
+        if (d.residual) AddResidual(xi, yi, d.out_c, OH * OW, o0 * OW, columns);
+      }
+    }
+  });
+}
+
+}  // namespace conv
+}  // namespace symbind
