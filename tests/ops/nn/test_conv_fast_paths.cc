@@ -1,8 +1,9 @@
 // The convolution fast paths (direct depthwise, Winograd F(4x4,3x3), packed GEMM) against a
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
-// activation after the convolution; the weight caches never going stale; the packed-GEMM data and
-// weight gradients against naive double-precision gradients and the im2col + GEMM ones.
+// activation after the convolution; the weight caches (and their SameFloats check) never going
+// stale; the packed-GEMM data and weight gradients against naive double-precision gradients and
+// the im2col + GEMM ones.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <tbb/global_control.h>
 
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/predict/predictor.h>
 
 #include "../../model_test_util.h"
@@ -174,6 +176,8 @@ TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_f
       {1, 16, 16, 1, 8, 8, 3, 1, 1},   {2, 17, 19, 1, 11, 9, 3, 1, 1},  {1, 16, 24, 1, 13, 10, 3, 1, 0},
       {3, 20, 16, 1, 7, 7, 3, 1, 1},   {1, 32, 16, 1, 5, 6, 3, 1, 2},   {1, 64, 64, 1, 28, 28, 3, 1, 1},
       {2, 16, 32, 1, 3, 3, 3, 1, 0},   {1, 128, 96, 1, 14, 14, 3, 1, 1},
+      // Chunks of equal tiles: 81 tiles as 41 + 40; 160 over two images as 54 + 54 + 52.
+      {1, 16, 16, 1, 36, 36, 3, 1, 1}, {2, 16, 24, 1, 30, 37, 3, 1, 1},
   };
   uint64_t seed = 500;
   for (const Case& c : cases) {
@@ -200,6 +204,8 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
       {1, 200, 40, 1, 3, 4, 1, 1, 0},
       // im2col's strided rows: stride 3 with wide padding, stride 2 dilated, a 7x7 stride-2 stem.
       {1, 3, 8, 1, 17, 19, 3, 3, 2},   {1, 4, 6, 1, 15, 16, 3, 2, 3, 2}, {1, 3, 16, 1, 37, 35, 7, 2, 3},
+      // Several im2col tiles of equal rows (one image: 100 rows as 34 + 34 + 32; two images).
+      {1, 3, 8, 1, 100, 100, 3, 1, 1}, {2, 4, 8, 1, 70, 60, 3, 2, 1},
   };
   uint64_t seed = 1300;
   for (const Case& c : cases) {
@@ -568,6 +574,34 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   WinogradConvForward(x.data(), w7.data(), b.data(), direct.data(), n, g, OpReq::kWrite);
   const auto cached = exec->outputs()[0].ToVector();
   CHECK(std::memcmp(cached.data(), direct.data(), direct.size() * 4) == 0);
+}
+
+TEST_CASE("SameFloats: the weight caches' check sees one changed bit in any chunk, for every thread count",
+          "[conv][conv_fast]") {
+  // Several of its parallel chunks (2^16 floats each) and a partial last one.
+  const int64_t n = 5 * (int64_t{1} << 16) + 123;
+  const auto a = Random(n, 21);
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    INFO("threads " << threads);
+    auto b = a;
+    CHECK(SameFloats(a.data(), b.data(), n));
+    CHECK(SameFloats(a.data(), b.data(), 0));
+    for (int64_t at : {int64_t{0}, int64_t{1} << 16, n - 1}) {
+      b = a;
+      uint32_t bits;
+      std::memcpy(&bits, &b[static_cast<size_t>(at)], 4);
+      bits ^= 1;  // the lowest mantissa bit
+      std::memcpy(&b[static_cast<size_t>(at)], &bits, 4);
+      CHECK_FALSE(SameFloats(a.data(), b.data(), n));
+      CHECK(SameFloats(a.data(), b.data(), at));  // the prefix before the change
+    }
+    b = a;  // bits, not values: -0 differs from +0
+    b[7] = 0.0f;
+    auto c = b;
+    c[7] = -0.0f;
+    CHECK_FALSE(SameFloats(b.data(), c.data(), n));
+  }
 }
 
 TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][conv_fast]") {
