@@ -196,10 +196,13 @@ bool WinogradPays(const ConvDims& n, const ConvGeom& g) {
   // (256 at 14x14: 1.16 vs 2.35 ms packed; 64 at 12x12: 0.085 vs 0.142) but not below, where
   // the transforms dominate (16 -> 64 at 14x14: 0.070 vs 0.049). 36 x filters x channels
   // transformed weights beyond ~16 MB cost more to write per call, or to stream from memory,
-  // than they save (512 x 512 at 7x7, batch 8: 2x slower).
-  constexpr int64_t kMinTiles = 40, kMinTallTiles = 9, kMinTallChannels = 48;
+  // than they save (512 x 512 at 7x7, batch 8: 2x slower). Below 32 input channels the packed
+  // path wins at any size (SqueezeNet's 16 -> 64 at 55x55: 0.64 vs 0.83 ms; 32 -> 128 at
+  // 27x27 is Winograd's, 0.47 vs 0.56).
+  constexpr int64_t kMinTiles = 40, kMinTallTiles = 9, kMinInChannels = 32, kMinTallChannels = 48;
   constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
-  if (!WinogradApplies(n, g) || kPoints * n.out_c * n.in_c > kMaxTransformedFloats) return false;
+  if (!WinogradApplies(n, g) || n.in_c < kMinInChannels || kPoints * n.out_c * n.in_c > kMaxTransformedFloats)
+    return false;
   const Tiling t = MakeTiling(n, g);
   if (t.total >= kMinTiles) return true;
   return t.total >= kMinTallTiles && n.in_c >= kMinTallChannels && n.out_c >= kMinTallChannels &&
@@ -261,13 +264,16 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tiling));
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
+  // Channels (filters) per transform task: ~1024 tile-channels, so that a chunk of 16 tiles
+  // (14x14 outputs, one chunk) still gives both threads work (4096 made it one serial task).
+  const int64_t transform_grain = std::max<int64_t>(1, 1024 / tl.chunk);
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
     // Every element of v and m is written before it is read: no zero-filling.
     std::unique_ptr<float[]> v(new float[static_cast<size_t>(kPoints * C * tl.chunk)]);
     std::unique_ptr<float[]> m(new float[static_cast<size_t>(kPoints * F * tl.chunk)]);
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t t0 = ch * tl.chunk, len = std::min(tl.chunk, tl.total - t0);
-      ParallelFor(C, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
+      ParallelFor(C, transform_grain, [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>(2 * kPoints * len));
         for (int64_t c = b; c < e; ++c)
           TransformInputChannel(x, n, g, tl, c, t0, len, scratch.data(),
@@ -277,7 +283,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
         for (int64_t p = p0; p < p1; ++p)
           GemmPacked(u->packed[static_cast<size_t>(p)], len, v.get() + p * C * len, len, m.get() + p * F * len, len);
       });
-      ParallelFor(F, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
+      ParallelFor(F, transform_grain, [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
         for (int64_t f = b; f < e; ++f)
           TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add, act,

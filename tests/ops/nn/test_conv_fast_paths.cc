@@ -511,11 +511,15 @@ TEST_CASE("Packed GEMM: epilogue keeps the activation ops' NaN and signed-zero r
 TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path", "[conv][conv_fast]") {
   // Depthwise, Winograd, 1x1 (GEMM on the input), and grouped / strided ones left to im2col.
   const std::vector<Case> cases = {
-      {2, 8, 8, 8, 10, 10, 3, 1, 1}, {1, 16, 32, 1, 30, 27, 3, 1, 1}, {2, 12, 20, 1, 6, 7, 1, 1, 0},
+      {2, 8, 8, 8, 10, 10, 3, 1, 1}, {1, 32, 32, 1, 30, 27, 3, 1, 1}, {2, 12, 20, 1, 6, 7, 1, 1, 0},
       {1, 12, 12, 3, 9, 8, 3, 1, 1}, {1, 16, 16, 1, 9, 9, 3, 2, 1}, {1, 4, 4, 4, 9, 9, 3, 1, 2, 2},
+      {1, 48, 64, 1, 12, 12, 3, 1, 1},
   };
-  REQUIRE(WinogradPays({1, 16, 32, 1}, Geom(cases[1])));
-  CHECK_FALSE(WinogradPays({1, 16, 32, 1}, Geom({1, 16, 32, 1, 9, 9, 3, 1, 1})));
+  REQUIRE(WinogradPays({1, 32, 32, 1}, Geom(cases[1])));  // 56 tiles
+  CHECK_FALSE(WinogradPays({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})));  // 9 tiles, 32 channels
+  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom(cases[6])));  // 9 tiles on tall tiles
+  CHECK_FALSE(WinogradPays({1, 48, 64, 1}, Geom({1, 48, 64, 1, 8, 8, 3, 1, 1})));  // 4 tiles
+  CHECK_FALSE(WinogradPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})));  // 16 channels in
   uint64_t seed = 900;
   for (const Case& c : cases) {
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
@@ -526,12 +530,12 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
 
 TEST_CASE("Winograd weight cache never serves stale transformed weights",
           "[conv][conv_fast]") {
-  const Case c{1, 16, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles: ConvForward takes Winograd
+  const Case c{1, 32, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles: ConvForward takes Winograd
   const ConvGeom g = Geom(c);
-  const ConvDims n{1, 16, 16, 1};
+  const ConvDims n{1, 32, 16, 1};
   REQUIRE(WinogradPays(n, g));
-  const TShape wshape({16, 16, 3, 3});
-  const auto x = Random(16 * 32 * 32, 1);
+  const TShape wshape({16, 32, 3, 3});
+  const auto x = Random(32 * 32 * 32, 1);
   const auto b = Random(16, 2);
   // One aligned buffer viewed as read-only weights twice, with different contents between the
   // two views: the second storage has the same data pointer but must not hit the first's entry.
@@ -555,7 +559,7 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   // Writable weights overwritten between forwards of a bound Convolution: the second forward
   // sees the new weights.
   KwArgs params = {{"kernel", "(3,3)"}, {"num_filter", "16"}, {"pad", "(1,1)"}};
-  NDArray data({1, 16, 32, 32}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
+  NDArray data({1, 32, 32, 32}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
   auto exec = test::BindSingleOp("Convolution", params,
                                  {{"data", data}, {"weight", weight}, {"bias", bias}}, {}, OpReq::kNull);
   exec->Forward(false);
@@ -651,7 +655,7 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
     TShape data;
   };
   // Input sizes chosen so that Winograd has enough tiles for some layers (ResNet-18's 28x28
-  // stage, the MTCNN nets' 3x3 layers with >= 16 channels) while the rest stay on im2col.
+  // stage and its 14x14 one on tall tiles; the MTCNN nets' 3x3 layers go to the packed path).
   std::vector<Model> models = {{"resnet-18", test::ResNet18Logits(TShape({2, 3, 112, 112})), TShape({2, 3, 112, 112})},
                                {"det1", test::LoadMtcnnModel("det1"), TShape({1, 3, 120, 160})},
                                {"det2", test::LoadMtcnnModel("det2"), TShape({8, 3, 24, 24})},
