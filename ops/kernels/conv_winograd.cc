@@ -264,9 +264,11 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tiling));
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
-  // Channels (filters) per transform task: ~1024 tile-channels, so that a chunk of 16 tiles
-  // (14x14 outputs, one chunk) still gives both threads work (4096 made it one serial task).
-  const int64_t transform_grain = std::max<int64_t>(1, 1024 / tl.chunk);
+  // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles
+  // (14x14 outputs, one chunk) still gives both threads work. 2 threads, wall ms (min of 60,
+  // SCHED_FIFO): 256 channels at 14x14 1.02-1.08 with 4096 (one serial task), 0.73-0.80 with
+  // 256; 64 -> 256 at 13x13 0.43-0.45 -> 0.33.
+  const int64_t transform_grain = std::max<int64_t>(1, 256 / tl.chunk);
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
     // Every element of v and m is written before it is read: no zero-filling.
     std::unique_ptr<float[]> v(new float[static_cast<size_t>(kPoints * C * tl.chunk)]);
