@@ -7,17 +7,25 @@
 //   bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]
 //       whole model bound twice, without and with one Predictor rewrite (BatchNorm folding,
 //       activation fusion or inverted-residual block fusion), timed the same way.
+//   bench_conv_paths scaling SYMBOL PARAMS N,C,H,W [--rounds R] [--runs K]
+//       two-thread scaling, node by node: R rounds of (K profiled forwards on 1 thread, K on 2);
+//       per node the fastest round's ms per forward on each, and for the whole forward the
+//       1-thread CPU time, the 2-thread wall time and the parallel efficiency
+//       cpu_1 / (2 * wall_2) (minimums over the rounds).
 //   bench_conv_paths layer N C F G H W K S P [--threads T]
 //       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
-//       (Winograd here transforms the weights on every call: no cache), and for ungrouped ones
+//       (Winograd here transforms the weights on every call: no cache; then with its weights
+//       cached, checked and read-only), and for ungrouped ones
 //       whether ConvForward takes the packed-GEMM path and its times with the weights packed
 //       per call, cached and checked, cached read-only.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -40,6 +48,7 @@ double CpuMs() {
   std::fprintf(stderr,
                "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
                "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]\n"
+               "       bench_conv_paths scaling SYMBOL PARAMS N,C,H,W [--rounds R] [--runs K]\n"
                "       bench_conv_paths layer N C F G H W K S P [--threads T]\n");
   std::exit(2);
 }
@@ -53,12 +62,17 @@ int Option(std::vector<std::string>* args, const std::string& name, int fallback
   return v;
 }
 
-void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
+// SYMBOL PARAMS N,C,H,W bound as a Predictor with its default rewrites.
+Predictor BindModel(const std::vector<std::string>& a) {
   if (a.size() != 3) Usage();
   Model model = LoadModelFiles(a[0], a[1]);
   std::map<std::string, TShape> shapes;
   shapes.insert(ParseShapeSpec("data=" + a[2]));
-  Predictor predictor(model.symbol, model.args, model.aux, shapes, PredictorOptions());
+  return Predictor(model.symbol, model.args, model.aux, shapes, PredictorOptions());
+}
+
+void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
+  Predictor predictor = BindModel(a);
   Executor& exec = predictor.executor();
   std::vector<double> ms[2];
   for (int r = 0; r < rounds; ++r)
@@ -98,6 +112,53 @@ void TimeRewrite(const std::vector<std::string>& a, int rounds, int runs) {
   for (auto& v : ms) std::sort(v.begin(), v.end());
   std::printf("cpu_ms_without min %.2f median %.2f\ncpu_ms_with min %.2f median %.2f\nratio_min %.2f\n", ms[0][0],
               ms[0][rounds / 2], ms[1][0], ms[1][rounds / 2], ms[1][0] / ms[0][0]);
+}
+
+double WallMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void TimeScaling(const std::vector<std::string>& a, int rounds, int runs) {
+  Predictor predictor = BindModel(a);
+  Executor& exec = predictor.executor();
+  // [threads - 1]: per node the fastest round's ms per forward; whole forwards' wall and CPU ms.
+  std::vector<double> node_ms[2];
+  double wall[2] = {1e300, 1e300}, cpu[2] = {1e300, 1e300}, summed[2] = {1e300, 1e300};
+  for (int r = 0; r < rounds; ++r)
+    for (int t = 0; t < 2; ++t) {
+      SetNumThreads(t + 1);
+      exec.Forward(false);  // warm-up (and the weight caches)
+      const double c0 = CpuMs();
+      for (int i = 0; i < runs; ++i) {
+        const double w0 = WallMs();
+        exec.Forward(false);
+        wall[t] = std::min(wall[t], WallMs() - w0);
+      }
+      cpu[t] = std::min(cpu[t], (CpuMs() - c0) / runs);
+      exec.SetProfiling(true);
+      for (int i = 0; i < runs; ++i) exec.Forward(false);
+      exec.SetProfiling(false);
+      const std::vector<NodeTiming> rows = exec.ForwardProfile();
+      node_ms[t].resize(rows.size(), 1e300);
+      double sum = 0;
+      for (size_t k = 0; k < rows.size(); ++k) {
+        const double ms = rows[k].calls ? rows[k].total_ms / static_cast<double>(rows[k].calls) : 0.0;
+        node_ms[t][k] = std::min(node_ms[t][k], ms);
+        sum += ms;
+      }
+      summed[t] = std::min(summed[t], sum);
+    }
+  const std::vector<NodeTiming> rows = exec.ForwardProfile();
+  std::printf("%-28s %-18s %-18s %9s %9s %8s\n", "node", "op", "output", "1T ms", "2T ms", "1T/2T");
+  for (size_t k = 0; k < rows.size(); ++k) {
+    std::ostringstream shape;
+    shape << rows[k].output_shape;
+    std::printf("%-28s %-18s %-18s %9.3f %9.3f %7.2fx\n", rows[k].name.c_str(), rows[k].op.c_str(),
+                shape.str().c_str(), node_ms[0][k], node_ms[1][k], node_ms[0][k] / std::max(node_ms[1][k], 1e-9));
+  }
+  std::printf("nodes_summed_ms 1T %.3f 2T %.3f\nforward_wall_ms 1T %.3f 2T %.3f\nforward_cpu_ms 1T %.3f 2T %.3f\n",
+              summed[0], summed[1], wall[0], wall[1], cpu[0], cpu[1]);
+  std::printf("speedup_wall %.2f\nparallel_efficiency %.3f\n", wall[0] / wall[1], cpu[0] / (2 * wall[1]));
 }
 
 void TimeLayer(const std::vector<std::string>& a) {
@@ -142,14 +203,24 @@ void TimeLayer(const std::vector<std::string>& a) {
     });
   }
   std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\n", ref, fast, path);
-  if (n.groups != 1) return;
-  // The packed-GEMM path: weights packed on every call; cached for a writable array (each call
-  // checks the cached panels against the weights); cached for read-only (memory-mapped) weights.
+  // Weights cached for a writable array (each call checks the cached form against the
+  // weights) and for read-only (memory-mapped) weights.
   const TShape wshape({static_cast<int64_t>(w.size())});
   NDArray writable(wshape, w);
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, w.size() * 4 + 64)), std::free);
   std::copy(w.begin(), w.end(), buffer.get());
   NDArray read_only = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
+  if (conv::WinogradApplies(n, g)) {
+    double cached[2];
+    const NDArray* arrays[2] = {&writable, &read_only};
+    for (int i = 0; i < 2; ++i)
+      cached[i] = fastest([&] {
+        conv::WinogradConvForward(x.data(), arrays[i]->fdata(), b.data(), y.data(), n, g, OpReq::kWrite, arrays[i]);
+      });
+    std::printf("cpu_ms_winograd_cached_checked %.3f\ncpu_ms_winograd_cached_read_only %.3f\n", cached[0], cached[1]);
+  }
+  if (n.groups != 1) return;
+  // The packed-GEMM path: weights packed on every call, cached and checked, cached read-only.
   // Whether ConvForward takes it when the weights come in an array (as in any executor).
   std::printf("packed_taken_by_ConvForward %d\n", conv::PackedGemmApplies(n, g, &writable) ? 1 : 0);
   double packed[3];
@@ -173,6 +244,7 @@ int main(int argc, char** argv) {
   const int rounds = Option(&args, "--rounds", 5), runs = Option(&args, "--runs", 5);
   if (mode == "model") TimeModel(args, rounds, runs);
   else if (mode == "rewrite") TimeRewrite(args, rounds, runs);
+  else if (mode == "scaling") TimeScaling(args, rounds, runs);
   else if (mode == "layer") TimeLayer(args);
   else Usage();
 }

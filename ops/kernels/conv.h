@@ -57,7 +57,8 @@ bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
                          const NDArray* weights = nullptr, const FusedActivation& act = {});
-// WinogradApplies and enough tiles (over the batch) and small enough weights to win: what
+// WinogradApplies and enough tiles (over the batch; fewer when its products get tall tiles and
+// both sides have >= 48 channels), >= 32 input channels and small enough weights to win: what
 // ConvForward asks.
 bool WinogradPays(const ConvDims& n, const ConvGeom& g);
 // U[p][f][c] = (G w[f][c] G^T)[p] for the 36 positions p: the transformed weights.

@@ -63,10 +63,12 @@ Tiling MakeTiling(const ConvDims& n, const ConvGeom& g) {
   t.tiles_w = (g.out[2] + kTile - 1) / kTile;
   t.per_image = t.tiles_h * t.tiles_w;
   t.total = n.batch * t.per_image;
-  // 64 tiles per chunk measured best against 32 and 128 and against chunks sized by bytes
-  // (ResNet 3x3 shapes, one thread).
+  // At most 64 tiles per chunk (measured best against 32 and 128 and against chunks sized by
+  // bytes, ResNet 3x3 shapes, one thread), in chunks of equal size: 56x56 as 4 x 49 tiles, not
+  // 3 x 64 + 4, which left one thread a sliver (and, on tall tiles, 1.79-1.87 vs 2.16-2.20 ms).
   constexpr int64_t kChunkTiles = 64;
-  t.chunk = std::min(t.total, kChunkTiles);
+  const int64_t chunks = (t.total + kChunkTiles - 1) / kChunkTiles;
+  t.chunk = std::max<int64_t>(1, (t.total + chunks - 1) / std::max<int64_t>(chunks, 1));
   return t;
 }
 
@@ -157,20 +159,23 @@ struct WinogradWeights {
   std::vector<PackedGemmA> packed;
 };
 
-WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, bool keep_source) {
+WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, bool keep_source,
+                                    GemmTiling tiling) {
   WinogradWeights e;
   if (keep_source) e.source.assign(w, w + out_c * in_c * 9);
   const std::vector<float> u = WinogradTransformWeights(w, out_c, in_c);
-  for (int64_t p = 0; p < kPoints; ++p) e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c);
+  for (int64_t p = 0; p < kPoints; ++p)
+    e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c, tiling);
   return e;
 }
 
-std::shared_ptr<const WinogradWeights> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c) {
+std::shared_ptr<const WinogradWeights> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c,
+                                                     GemmTiling tiling) {
   return CachedDerived<WinogradWeights>(
-      w, StrCat("winograd ", out_c, "x", in_c),
-      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only()); },
+      w, StrCat("winograd ", tiling == GemmTiling::kTall ? "tall " : "wide ", out_c, "x", in_c),
+      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only(), tiling); },
       [&](const WinogradWeights& e, const float* data) {
-        return std::memcmp(e.source.data(), data, e.source.size() * sizeof(float)) == 0;
+        return SameFloats(e.source.data(), data, static_cast<int64_t>(e.source.size()));
       });
 }
 }  // namespace
@@ -184,15 +189,24 @@ bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
 }
 
 bool WinogradPays(const ConvDims& n, const ConvGeom& g) {
-  // Measured on ResNet's 3x3 layers, one thread: the 36 GEMMs of (filters x channels) x
-  // (channels x tiles) are only efficient with tens of tiles (256 channels at 14x14: 16 tiles
-  // 2.3x slower than im2col, 48 tiles even, 128 tiles 1.5x faster), and 36 x filters x channels
-  // transformed weights beyond ~16 MB cost more to write per call than they save (512 x 512
-  // at 7x7, batch 8: 2x slower).
-  constexpr int64_t kMinTiles = 40, kMaxTransformedFloats = int64_t{1} << 22;
-  if (!WinogradApplies(n, g)) return false;
+  // Measured on ResNet's 3x3 layers, one thread: with wide tiles the 36 GEMMs of (filters x
+  // channels) x (channels x tiles) are only efficient with tens of tiles (256 channels at
+  // 14x14: 16 tiles 2.3x slower than im2col, 48 tiles even, 128 tiles 1.5x faster). Tall tiles
+  // (ChooseGemmTiling's pick for so few columns) make 9-16 tiles pay from 48 channels on
+  // (256 at 14x14: 1.16 vs 2.35 ms packed; 64 at 12x12: 0.085 vs 0.142) but not below, where
+  // the transforms dominate (16 -> 64 at 14x14: 0.070 vs 0.049). 36 x filters x channels
+  // transformed weights beyond ~16 MB cost more to write per call, or to stream from memory,
+  // than they save (512 x 512 at 7x7, batch 8: 2x slower). Below 32 input channels the packed
+  // path wins at any size (SqueezeNet's 16 -> 64 at 55x55: 0.64 vs 0.83 ms; 32 -> 128 at
+  // 27x27 is Winograd's, 0.47 vs 0.56).
+  constexpr int64_t kMinTiles = 40, kMinTallTiles = 9, kMinInChannels = 32, kMinTallChannels = 48;
+  constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
+  if (!WinogradApplies(n, g) || n.in_c < kMinInChannels || kPoints * n.out_c * n.in_c > kMaxTransformedFloats)
+    return false;
   const Tiling t = MakeTiling(n, g);
-  return t.total >= kMinTiles && kPoints * n.out_c * n.in_c <= kMaxTransformedFloats;
+  if (t.total >= kMinTiles) return true;
+  return t.total >= kMinTallTiles && n.in_c >= kMinTallChannels && n.out_c >= kMinTallChannels &&
+         ChooseGemmTiling(n.out_c, t.chunk, n.in_c) == GemmTiling::kTall;
 }
 
 namespace {
@@ -241,19 +255,27 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
                          const FusedActivation& act) {
   if (req == OpReq::kNull) return;
   const int64_t C = n.in_c, F = n.out_c;
-  std::shared_ptr<const WinogradWeights> u;
-  if (weights) u = CachedWeights(*weights, F, C);
-  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false));
   const Tiling tl = MakeTiling(n, g);
+  // The tiling of the 36 products (filters x channels) x (channels x chunk tiles): tall tiles
+  // where a chunk's few tiles would mostly pad wide ones (14x14 outputs: 16 tiles).
+  const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk, C);
+  std::shared_ptr<const WinogradWeights> u;
+  if (weights) u = CachedWeights(*weights, F, C, tiling);
+  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tiling));
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
+  // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles
+  // (14x14 outputs, one chunk) still gives both threads work. 2 threads, wall ms (min of 60,
+  // SCHED_FIFO): 256 channels at 14x14 1.02-1.08 with 4096 (one serial task), 0.73-0.80 with
+  // 256; 64 -> 256 at 13x13 0.43-0.45 -> 0.33.
+  const int64_t transform_grain = std::max<int64_t>(1, 256 / tl.chunk);
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
     // Every element of v and m is written before it is read: no zero-filling.
     std::unique_ptr<float[]> v(new float[static_cast<size_t>(kPoints * C * tl.chunk)]);
     std::unique_ptr<float[]> m(new float[static_cast<size_t>(kPoints * F * tl.chunk)]);
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t t0 = ch * tl.chunk, len = std::min(tl.chunk, tl.total - t0);
-      ParallelFor(C, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
+      ParallelFor(C, transform_grain, [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>(2 * kPoints * len));
         for (int64_t c = b; c < e; ++c)
           TransformInputChannel(x, n, g, tl, c, t0, len, scratch.data(),
@@ -263,7 +285,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
         for (int64_t p = p0; p < p1; ++p)
           GemmPacked(u->packed[static_cast<size_t>(p)], len, v.get() + p * C * len, len, m.get() + p * F * len, len);
       });
-      ParallelFor(F, std::max<int64_t>(1, 4096 / len), [&](int64_t b, int64_t e) {
+      ParallelFor(F, transform_grain, [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
         for (int64_t f = b; f < e; ++f)
           TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add, act,

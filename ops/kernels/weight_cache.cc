@@ -1,8 +1,12 @@
 #include <symbind/ops/kernels/weight_cache.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <mutex>
 #include <vector>
+
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
@@ -40,6 +44,16 @@ DerivedWeights CachedDerivedWeights(const NDArray& weights, const std::string& k
   cache.erase(std::remove_if(cache.begin(), cache.end(), same_array), cache.end());
   cache.push_back(entry);
   return entry->derived;
+}
+
+bool SameFloats(const float* a, const float* b, int64_t n) {
+  std::atomic<bool> same{true};
+  ParallelFor(n, int64_t{1} << 16, [&](int64_t lo, int64_t hi) {
+    if (same.load(std::memory_order_relaxed) &&
+        std::memcmp(a + lo, b + lo, static_cast<size_t>(hi - lo) * sizeof(float)) != 0)
+      same.store(false, std::memory_order_relaxed);
+  });
+  return same.load();
 }
 
 }  // namespace symbind

@@ -1,8 +1,9 @@
 // The convolution fast paths (direct depthwise, Winograd F(4x4,3x3), packed GEMM) against a
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
-// activation after the convolution; the weight caches never going stale; the packed-GEMM data and
-// weight gradients against naive double-precision gradients and the im2col + GEMM ones.
+// activation after the convolution; the weight caches (and their SameFloats check) never going
+// stale; the packed-GEMM data and weight gradients against naive double-precision gradients and
+// the im2col + GEMM ones.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <tbb/global_control.h>
 
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/predict/predictor.h>
 
 #include "../../model_test_util.h"
@@ -174,6 +176,8 @@ TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_f
       {1, 16, 16, 1, 8, 8, 3, 1, 1},   {2, 17, 19, 1, 11, 9, 3, 1, 1},  {1, 16, 24, 1, 13, 10, 3, 1, 0},
       {3, 20, 16, 1, 7, 7, 3, 1, 1},   {1, 32, 16, 1, 5, 6, 3, 1, 2},   {1, 64, 64, 1, 28, 28, 3, 1, 1},
       {2, 16, 32, 1, 3, 3, 3, 1, 0},   {1, 128, 96, 1, 14, 14, 3, 1, 1},
+      // Chunks of equal tiles: 81 tiles as 41 + 40; 160 over two images as 54 + 54 + 52.
+      {1, 16, 16, 1, 36, 36, 3, 1, 1}, {2, 16, 24, 1, 30, 37, 3, 1, 1},
   };
   uint64_t seed = 500;
   for (const Case& c : cases) {
@@ -200,6 +204,8 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
       {1, 200, 40, 1, 3, 4, 1, 1, 0},
       // im2col's strided rows: stride 3 with wide padding, stride 2 dilated, a 7x7 stride-2 stem.
       {1, 3, 8, 1, 17, 19, 3, 3, 2},   {1, 4, 6, 1, 15, 16, 3, 2, 3, 2}, {1, 3, 16, 1, 37, 35, 7, 2, 3},
+      // Several im2col tiles of equal rows (one image: 100 rows as 34 + 34 + 32; two images).
+      {1, 3, 8, 1, 100, 100, 3, 1, 1}, {2, 4, 8, 1, 70, 60, 3, 2, 1},
   };
   uint64_t seed = 1300;
   for (const Case& c : cases) {
@@ -505,11 +511,15 @@ TEST_CASE("Packed GEMM: epilogue keeps the activation ops' NaN and signed-zero r
 TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path", "[conv][conv_fast]") {
   // Depthwise, Winograd, 1x1 (GEMM on the input), and grouped / strided ones left to im2col.
   const std::vector<Case> cases = {
-      {2, 8, 8, 8, 10, 10, 3, 1, 1}, {1, 16, 32, 1, 30, 27, 3, 1, 1}, {2, 12, 20, 1, 6, 7, 1, 1, 0},
+      {2, 8, 8, 8, 10, 10, 3, 1, 1}, {1, 32, 32, 1, 30, 27, 3, 1, 1}, {2, 12, 20, 1, 6, 7, 1, 1, 0},
       {1, 12, 12, 3, 9, 8, 3, 1, 1}, {1, 16, 16, 1, 9, 9, 3, 2, 1}, {1, 4, 4, 4, 9, 9, 3, 1, 2, 2},
+      {1, 48, 64, 1, 12, 12, 3, 1, 1},
   };
-  REQUIRE(WinogradPays({1, 16, 32, 1}, Geom(cases[1])));
-  CHECK_FALSE(WinogradPays({1, 16, 32, 1}, Geom({1, 16, 32, 1, 9, 9, 3, 1, 1})));
+  REQUIRE(WinogradPays({1, 32, 32, 1}, Geom(cases[1])));  // 56 tiles
+  CHECK_FALSE(WinogradPays({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})));  // 9 tiles, 32 channels
+  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom(cases[6])));  // 9 tiles on tall tiles
+  CHECK_FALSE(WinogradPays({1, 48, 64, 1}, Geom({1, 48, 64, 1, 8, 8, 3, 1, 1})));  // 4 tiles
+  CHECK_FALSE(WinogradPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})));  // 16 channels in
   uint64_t seed = 900;
   for (const Case& c : cases) {
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
@@ -520,12 +530,12 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
 
 TEST_CASE("Winograd weight cache never serves stale transformed weights",
           "[conv][conv_fast]") {
-  const Case c{1, 16, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles: ConvForward takes Winograd
+  const Case c{1, 32, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles: ConvForward takes Winograd
   const ConvGeom g = Geom(c);
-  const ConvDims n{1, 16, 16, 1};
+  const ConvDims n{1, 32, 16, 1};
   REQUIRE(WinogradPays(n, g));
-  const TShape wshape({16, 16, 3, 3});
-  const auto x = Random(16 * 32 * 32, 1);
+  const TShape wshape({16, 32, 3, 3});
+  const auto x = Random(32 * 32 * 32, 1);
   const auto b = Random(16, 2);
   // One aligned buffer viewed as read-only weights twice, with different contents between the
   // two views: the second storage has the same data pointer but must not hit the first's entry.
@@ -549,7 +559,7 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   // Writable weights overwritten between forwards of a bound Convolution: the second forward
   // sees the new weights.
   KwArgs params = {{"kernel", "(3,3)"}, {"num_filter", "16"}, {"pad", "(1,1)"}};
-  NDArray data({1, 16, 32, 32}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
+  NDArray data({1, 32, 32, 32}, x), bias({16}, b), weight(wshape, Random(wshape.Size(), 5));
   auto exec = test::BindSingleOp("Convolution", params,
                                  {{"data", data}, {"weight", weight}, {"bias", bias}}, {}, OpReq::kNull);
   exec->Forward(false);
@@ -568,6 +578,34 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   WinogradConvForward(x.data(), w7.data(), b.data(), direct.data(), n, g, OpReq::kWrite);
   const auto cached = exec->outputs()[0].ToVector();
   CHECK(std::memcmp(cached.data(), direct.data(), direct.size() * 4) == 0);
+}
+
+TEST_CASE("SameFloats: the weight caches' check sees one changed bit in any chunk, for every thread count",
+          "[conv][conv_fast]") {
+  // Several of its parallel chunks (2^16 floats each) and a partial last one.
+  const int64_t n = 5 * (int64_t{1} << 16) + 123;
+  const auto a = Random(n, 21);
+  for (int threads : {1, 2, 4}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    INFO("threads " << threads);
+    auto b = a;
+    CHECK(SameFloats(a.data(), b.data(), n));
+    CHECK(SameFloats(a.data(), b.data(), 0));
+    for (int64_t at : {int64_t{0}, int64_t{1} << 16, n - 1}) {
+      b = a;
+      uint32_t bits;
+      std::memcpy(&bits, &b[static_cast<size_t>(at)], 4);
+      bits ^= 1;  // the lowest mantissa bit
+      std::memcpy(&b[static_cast<size_t>(at)], &bits, 4);
+      CHECK_FALSE(SameFloats(a.data(), b.data(), n));
+      CHECK(SameFloats(a.data(), b.data(), at));  // the prefix before the change
+    }
+    b = a;  // bits, not values: -0 differs from +0
+    b[7] = 0.0f;
+    auto c = b;
+    c[7] = -0.0f;
+    CHECK_FALSE(SameFloats(b.data(), c.data(), n));
+  }
 }
 
 TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][conv_fast]") {
@@ -617,7 +655,7 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
     TShape data;
   };
   // Input sizes chosen so that Winograd has enough tiles for some layers (ResNet-18's 28x28
-  // stage, the MTCNN nets' 3x3 layers with >= 16 channels) while the rest stay on im2col.
+  // stage and its 14x14 one on tall tiles; the MTCNN nets' 3x3 layers go to the packed path).
   std::vector<Model> models = {{"resnet-18", test::ResNet18Logits(TShape({2, 3, 112, 112})), TShape({2, 3, 112, 112})},
                                {"det1", test::LoadMtcnnModel("det1"), TShape({1, 3, 120, 160})},
                                {"det2", test::LoadMtcnnModel("det2"), TShape({8, 3, 24, 24})},
