@@ -42,8 +42,10 @@ class Graph:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
-    def batch_norm(self, x, name, fix_gamma=False):
+    def batch_norm(self, x, name, fix_gamma=False, eps=None):
         attrs = dict(BN_ATTRS, fix_gamma=str(fix_gamma))
+        if eps is not None:
+            attrs["eps"] = eps
         # MXNet 1.x lists the aux states as variables carrying their initialiser.
         gamma = self.variable(name + "_gamma", attrs)
         beta = self.variable(name + "_beta", attrs)
