@@ -35,7 +35,8 @@ if [ ! -f "$src/CMakeLists.txt" ]; then
   if [ "$(cat "$tree/.exported-commit" 2>/dev/null)" != "$commit" ]; then
     rm -rf "$tree"
     mkdir -p "$tree"
-    git --git-dir="$src" archive HEAD | tar -x -C "$tree"
+    # Without examples/ (not built here): a mirror may lack its large example weights.
+    git --git-dir="$src" archive HEAD -- . ':(exclude)examples' | tar -x -C "$tree"
     echo "$commit" >"$tree/.exported-commit"
   fi
   src=$tree

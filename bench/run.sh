@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every symbind benchmark side by side with its peers (ONNX Runtime, PyTorch eager, OpenCV DNN)
-# in one run, one table per goal, with ratios. Usage: bench/run.sh [--quick] [threads]
-# (default 2 threads). --quick: only the ONNX Runtime table, fewer runs (a few minutes).
+# in one run, one table per goal, with ratios. Usage: bench/run.sh [--quick | --ncnn-only] [threads]
+# (default 2 threads). --quick: only the ONNX Runtime table, fewer runs (a few minutes);
+# --ncnn-only: only the ncnn table (needs SYMBIND_BENCH_NCNN), as many runs as --quick.
 #
 # Ratios are "speed vs peer": peer time / symbind time (or symbind rate / peer rate), so
 # above 1 means symbind is faster. Each classification net runs with the same weights
@@ -17,8 +18,9 @@
 # ncnn install made by bench/build_ncnn.sh: adds the ncnn table, also with --quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=0
+quick=0 ncnn_only=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
+if [ "${1:-}" = --ncnn-only ]; then quick=1 ncnn_only=1; shift; fi
 threads=${1:-2}
 build=${SYMBIND_BENCH_BUILD:-build}
 runs=${SYMBIND_BENCH_RUNS:-$([ $quick = 1 ] && echo 6 || echo 15)}
@@ -41,6 +43,10 @@ fi
 export ORT_NODE_MODULES
 ORT_NODE_MODULES=$(cd "$work/ort" && pwd)/node_modules
 ncnn=${SYMBIND_BENCH_NCNN:-}
+if [ $ncnn_only = 1 ] && [ -z "$ncnn" ]; then
+  echo "run.sh: --ncnn-only needs SYMBIND_BENCH_NCNN=<ncnn install dir> (bench/build_ncnn.sh makes one)" >&2
+  exit 2
+fi
 if [ -n "$ncnn" ]; then
   ncnn=$(cd "$ncnn" && pwd)
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSYMBIND_BENCH_NCNN_DIR="$ncnn" >/dev/null
@@ -134,9 +140,9 @@ peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/mod
 
 # The ncnn table (SYMBIND_BENCH_NCNN): the five nets above (files of bench/peers.py classify) and
 # two 640x480 detectors: RetinaFace-MobileNet0.25 (bench/models/retinaface-mnet25-symbol.json
-# from bench/make_retinaface_symbol.py, Gaussian weights from bench/make_gaussian_params.py) and MTCNN's det1 (its released weights). Each is
-# converted as an ncnn user would: mxnet2ncnn on the symbol JSON and .params, then ncnnoptimize
-# (fp32 weights). Correctness: ncnn's outputs against `symbind run --all-outputs` on one input
+# from bench/make_retinaface_symbol.py, Gaussian weights from bench/make_gaussian_params.py)
+# and MTCNN's det1 (its released weights). Each is converted as an ncnn user would: mxnet2ncnn
+# on the symbol JSON and .params, then ncnnoptimize (fp32 weights). Correctness: ncnn's outputs against `symbind run --all-outputs` on one input
 # (the logits, i.e. the SoftmaxOutput's input, for the classifiers; every head for the
 # detectors). Timing: $rounds interleaved rounds of symbind (bench_models) and ncnn
 # (bench/ncnn_peer.cc, fp32 storage, packed layouts, $threads OpenMP threads under the
@@ -180,7 +186,7 @@ if sys.argv[2] == "logits":
     h = heads[0]
     heads = [n[h["inputs"][0][0]]] if h["op"] == "SoftmaxOutput" else heads
 print(" ".join(h["name"] for h in heads))' "$symbol" "$what")
-    rm -rf "$refs"
+    rm -rf "$refs" && mkdir -p "$refs"
     local outs=() expects=() b
     for b in $blobs; do outs+=("${b}_output"); expects+=(--expect "$b=$refs/${b}_output.npy"); done
     "$tool" run "$symbol" "$params" --input "data=$input" --outputs "$(IFS=,; echo "${outs[*]}")" \
@@ -188,8 +194,10 @@ print(" ".join(h["name"] for h in heads))' "$symbol" "$what")
     local d
     d=$("$bin/ncnn_peer" "$base.param" "$base.bin" --input "data=$input" "${expects[@]}" --threads "$threads" |
         awk '$1 ~ /^rel_diff/ {print $2}' | sort -g | tail -1)
-    local sb=("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=$shape")
-    local nc=("$bin/ncnn_peer" "$base.param" "$base.bin" --shape "data=$shape" --threads "$threads")
+    # The same input file for both; the classifiers without their softmax in both.
+    local sb=("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=$shape" --input "data=$input")
+    [ "$what" = heads ] || sb+=(--logits)
+    local nc=("$bin/ncnn_peer" "$base.param" "$base.bin" --input "data=$input" --threads "$threads")
     for b in $blobs; do nc+=(--output "$b"); done
     local s1= n1= nc1= r
     for r in $(seq "$rounds"); do
@@ -211,7 +219,7 @@ cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
 
 if [ $quick = 1 ]; then
   $py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]}" >/dev/null
-  ort_table
+  [ $ncnn_only = 1 ] || ort_table
   [ -z "$ncnn" ] || ncnn_table
   exit 0
 fi
