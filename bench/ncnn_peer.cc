@@ -240,7 +240,8 @@ int main(int argc, char** argv) {
                                          " has ", want.size()));
       double diff = 0, scale = 1e-30;
       for (size_t i = 0; i < got.size(); ++i) {
-        diff = std::max(diff, std::fabs(double(got[i]) - want[i]));
+        const double d = std::fabs(double(got[i]) - want[i]);
+        diff = std::isnan(d) || d > diff ? d : diff;  // a NaN anywhere is the answer, not skipped
         scale = std::max(scale, std::fabs(double(want[i])));
       }
       std::printf("max_abs_diff_%s %.3g\nrel_diff_%s %.3g\n", blob.c_str(), diff, blob.c_str(), diff / scale);
