@@ -179,6 +179,7 @@ void Profile(Peer& peer, int runs) {
     std::vector<double> ms;
     for (int r = 0; r < runs; ++r) {
       ncnn::Extractor ex = peer.Start();
+      ex.set_light_mode(false);  // keep the inputs computed first instead of recycling them
       ncnn::Mat m;
       for (int b : layer->bottoms) peer.Extract(ex, blobs[static_cast<size_t>(b)].name, &m, 1);
       const double t0 = WallMs();
@@ -214,7 +215,6 @@ int main(int argc, char** argv) {
       opt.use_fp16_packed = opt.use_fp16_storage = opt.use_fp16_arithmetic = false;
       opt.use_bf16_storage = opt.use_bf16_packed = false;
     }
-    if (o.profile) opt.lightmode = false;  // keep every computed blob in the extractor
     if (peer.net.load_param(o.param.c_str()) != 0)
       throw symbind::IOError(StrCat("ncnn_peer: cannot load ", o.param, " (ncnn's messages above say why)"));
     if (peer.net.load_model(o.bin.c_str()) != 0)

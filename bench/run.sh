@@ -142,12 +142,13 @@ peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/mod
 # two 640x480 detectors: RetinaFace-MobileNet0.25 (bench/models/retinaface-mnet25-symbol.json
 # from bench/make_retinaface_symbol.py, Gaussian weights from bench/make_gaussian_params.py)
 # and MTCNN's det1 (its released weights). Each is converted as an ncnn user would: mxnet2ncnn
-# on the symbol JSON and .params, then ncnnoptimize (fp32 weights). Correctness: ncnn's outputs against `symbind run --all-outputs` on one input
-# (the logits, i.e. the SoftmaxOutput's input, for the classifiers; every head for the
-# detectors). Timing: $rounds interleaved rounds of symbind (bench_models) and ncnn
-# (bench/ncnn_peer.cc, fp32 storage, packed layouts, $threads OpenMP threads under the
-# environment's OMP_WAIT_POLICY), then ncnn once more with OMP_WAIT_POLICY=PASSIVE for its CPU
-# time (spinning threads would count as work); symbind's CPU time is from its own runs.
+# on the symbol JSON and .params, then ncnnoptimize (fp32 weights). Correctness: ncnn's outputs
+# against `symbind run --all-outputs` on one input (the logits, i.e. the SoftmaxOutput's input,
+# for the classifiers; every head for the detectors). Timing: $rounds interleaved rounds of
+# symbind (bench_models) and ncnn (bench/ncnn_peer.cc, fp32 storage, packed layouts, $threads
+# OpenMP threads under the environment's OMP_WAIT_POLICY), then ncnn once more with
+# OMP_WAIT_POLICY=PASSIVE for its CPU time (spinning threads would count as work); symbind's
+# CPU time is from its own runs.
 ncnn_table() {
   local per=$(( (runs + rounds - 1) / rounds ))
   local nd=$work/ncnn-models tool=$build/tools/symbind
