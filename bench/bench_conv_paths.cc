@@ -35,15 +35,11 @@
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/predict/predictor.h>
 
+#include "bench_util.h"
+
 using namespace symbind;
 
 namespace {
-double CpuMs() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
-
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
@@ -79,9 +75,9 @@ void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
     for (int fast = 0; fast < 2; ++fast) {
       conv::SetFastPathsEnabled(fast == 1);
       exec.Forward(false);  // warm-up (and the Winograd weight cache)
-      const double t0 = CpuMs();
+      const double t0 = bench::ProcessCpuMs();
       for (int i = 0; i < runs; ++i) exec.Forward(false);
-      ms[fast].push_back((CpuMs() - t0) / runs);
+      ms[fast].push_back((bench::ProcessCpuMs() - t0) / runs);
     }
   for (auto& v : ms) std::sort(v.begin(), v.end());
   std::printf("cpu_ms_im2col min %.2f median %.2f\ncpu_ms_fast min %.2f median %.2f\nratio_min %.2f\n",
@@ -105,9 +101,9 @@ void TimeRewrite(const std::vector<std::string>& a, int rounds, int runs) {
     for (int with = 0; with < 2; ++with) {
       Executor& exec = predictors[static_cast<size_t>(with)].executor();
       exec.Forward(false);  // warm-up
-      const double t0 = CpuMs();
+      const double t0 = bench::ProcessCpuMs();
       for (int i = 0; i < runs; ++i) exec.Forward(false);
-      ms[with].push_back((CpuMs() - t0) / runs);
+      ms[with].push_back((bench::ProcessCpuMs() - t0) / runs);
     }
   for (auto& v : ms) std::sort(v.begin(), v.end());
   std::printf("cpu_ms_without min %.2f median %.2f\ncpu_ms_with min %.2f median %.2f\nratio_min %.2f\n", ms[0][0],
@@ -180,9 +176,9 @@ void TimeLayer(const std::vector<std::string>& a) {
   auto fastest = [](const std::function<void()>& fn) {
     double best = 1e300;
     for (int r = 0; r < 15; ++r) {
-      const double t0 = CpuMs();
+      const double t0 = bench::ProcessCpuMs();
       fn();
-      best = std::min(best, CpuMs() - t0);
+      best = std::min(best, bench::ProcessCpuMs() - t0);
     }
     return best;
   };

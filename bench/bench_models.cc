@@ -6,7 +6,8 @@
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
 //                 (the fastest: the least disturbed by other load), images_per_s (batch / median),
-//                 times_ms (every run, for pooling the runs of several interleaved processes)
+//                 times_ms (every run, for pooling the runs of several interleaved processes),
+//                 cpu_times_ms (process CPU time of every run, all threads)
 //   --expect      (OUTPUT defaults to the first output) max_abs_diff_<OUTPUT> and rel_diff_<OUTPUT> (max |ours - ref| / max |ref|)
 //                 after one forward on --input, the fairness check against the peers
 //   --memory      rss_at_start_mb, peak_rss_before_bind_mb (parameters loaded), peak_rss_mb
@@ -39,6 +40,8 @@
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/predict/predictor.h>
+
+#include "bench_util.h"
 
 using namespace symbind;
 
@@ -194,14 +197,19 @@ int main(int argc, char** argv) {
     }
     if (o.runs > 0) {
       using Clock = std::chrono::steady_clock;
-      std::vector<double> ms;
+      std::vector<double> ms, cpu_ms;
       for (int i = 0; i < o.runs + 2; ++i) {
         auto t0 = Clock::now();
+        const double c0 = bench::ProcessCpuMs();
         exec->Forward(false);
-        if (i >= 2) ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        if (i < 2) continue;
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        cpu_ms.push_back(bench::ProcessCpuMs() - c0);
       }
       std::printf("times_ms");
       for (double t : ms) std::printf(" %.3f", t);
+      std::printf("\ncpu_times_ms");
+      for (double t : cpu_ms) std::printf(" %.3f", t);
       std::printf("\n");
       std::sort(ms.begin(), ms.end());
       const double median = ms[ms.size() / 2];

@@ -1,10 +1,20 @@
 // Shared by the benchmarks: timing helpers.
 #pragma once
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
 namespace symbind::bench {
+
+// CPU time of every thread of this process so far, in milliseconds: the measure that a shared,
+// loaded machine disturbs least (wall time there mostly measures waiting for a core).
+inline double ProcessCpuMs() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+}
 
 // The median wall time of `runs` calls of fn, in milliseconds, after `warmup` untimed calls.
 template <typename F>

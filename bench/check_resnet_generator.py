@@ -3,7 +3,8 @@
 ../shared/models/symbols): with --depth 18 the generator must reproduce every op node's name,
 op, parameters and inputs (by name), so the ResNet-50 it emits follows the same conventions.
 Also checks that the committed bench/models/resnet-50-symbol.json is what it generates now, and
-the committed MobileNet v2 / MobileFaceNet files what bench/make_mobile_symbols.py generates.
+the committed MobileNet v2 / MobileFaceNet files what bench/make_mobile_symbols.py generates
+and the RetinaFace one what bench/make_retinaface_symbol.py does.
 Exits 1 with the first difference."""
 import json
 import os
@@ -12,6 +13,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_mobile_symbols  # noqa: E402
 import make_resnet50_symbol  # noqa: E402
+import make_retinaface_symbol  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REFERENCE = os.path.join(HERE, "../../shared/models/symbols/resnet-18-symbol.json")
@@ -49,7 +51,9 @@ def main():
                  (os.path.join(HERE, "models/mobilenet-v2-symbol.json"), make_mobile_symbols.mobilenet_v2(),
                   "make_mobile_symbols.py mobilenet-v2"),
                  (os.path.join(HERE, "models/mobilefacenet-symbol.json"), make_mobile_symbols.mobilefacenet(),
-                  "make_mobile_symbols.py mobilefacenet")]
+                  "make_mobile_symbols.py mobilefacenet"),
+                 (os.path.join(HERE, "models/retinaface-mnet25-symbol.json"), make_retinaface_symbol.build(),
+                  "make_retinaface_symbol.py")]
     for path, graph, command in committed:
         with open(path) as f:
             if json.load(f) != graph:

@@ -42,8 +42,10 @@ class Graph:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
-    def batch_norm(self, x, name, fix_gamma=False):
+    def batch_norm(self, x, name, fix_gamma=False, eps=None):
         attrs = dict(BN_ATTRS, fix_gamma=str(fix_gamma))
+        if eps is not None:
+            attrs["eps"] = eps
         # MXNet 1.x lists the aux states as variables carrying their initialiser.
         gamma = self.variable(name + "_gamma", attrs)
         beta = self.variable(name + "_beta", attrs)
@@ -126,9 +128,25 @@ def classifier_head(g, body, names, pool_kernel, softmax_attrs):
             "node_row_ptr": list(range(len(g.nodes) + 1)), "heads": [[out, 0, 0]],
             "attrs": {"mxnet_version": ["int", 10600]}}
 
+def mxnet_json(graph):
+    """The JSON text in the layout MXNet's own files have: one line per node field, attributes
+    one per line, each node's inputs on one line. Tools that read symbol files line by line
+    (ncnn's mxnet2ncnn) need exactly this."""
+    def node(n):
+        fields = ['      "op": %s' % json.dumps(n["op"]), '      "name": %s' % json.dumps(n["name"])]
+        if n.get("attrs"):
+            fields.append('      "attrs": {\n%s\n      }' % ",\n".join(
+                "        %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in n["attrs"].items()))
+        fields.append('      "inputs": %s' % json.dumps(n["inputs"]))
+        return "    {\n%s\n    }" % ",\n".join(fields)
+    parts = ['  "nodes": [\n%s\n  ]' % ",\n".join(node(n) for n in graph["nodes"])]
+    parts += ["  %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in graph.items() if k != "nodes"]
+    return "{\n%s\n}\n" % ",\n".join(parts)
+
+
 def emit(graph, out):
     """Writes the JSON to file `out`, or to stdout when it is None."""
-    text = json.dumps(graph, indent=2) + "\n"
+    text = mxnet_json(graph)
     if out:
         with open(out, "w") as f:
             f.write(text)

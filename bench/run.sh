@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every symbind benchmark side by side with its peers (ONNX Runtime, PyTorch eager, OpenCV DNN)
-# in one run, one table per goal, with ratios. Usage: bench/run.sh [--quick] [threads]
-# (default 2 threads). --quick: only the ONNX Runtime table, fewer runs (a few minutes).
+# in one run, one table per goal, with ratios. Usage: bench/run.sh [--quick | --ncnn-only] [threads]
+# (default 2 threads). --quick: only the ONNX Runtime table, fewer runs (a few minutes);
+# --ncnn-only: only the ncnn table (needs SYMBIND_BENCH_NCNN), as many runs as --quick.
 #
 # Ratios are "speed vs peer": peer time / symbind time (or symbind rate / peer rate), so
 # above 1 means symbind is faster. Each classification net runs with the same weights
@@ -13,11 +14,13 @@
 # Environment: SYMBIND_BENCH_BUILD (build directory, default build), SYMBIND_BENCH_RUNS
 # (batch-1 repetitions, default 15; 6 with --quick), SYMBIND_BENCH_ROUNDS (interleaved rounds,
 # default 3), SYMBIND_BENCH_ORT_NO_SPIN=1 (ONNX Runtime's threads sleep instead of spinning),
-# SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224).
+# SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224), SYMBIND_BENCH_NCNN (an
+# ncnn install made by bench/build_ncnn.sh: adds the ncnn table, also with --quick).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=0
+quick=0 ncnn_only=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
+if [ "${1:-}" = --ncnn-only ]; then quick=1 ncnn_only=1; shift; fi
 threads=${1:-2}
 build=${SYMBIND_BENCH_BUILD:-build}
 runs=${SYMBIND_BENCH_RUNS:-$([ $quick = 1 ] && echo 6 || echo 15)}
@@ -39,7 +42,18 @@ if [ ! -f "$work/ort/node_modules/onnxruntime-node/package.json" ] ||
 fi
 export ORT_NODE_MODULES
 ORT_NODE_MODULES=$(cd "$work/ort" && pwd)/node_modules
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+ncnn=${SYMBIND_BENCH_NCNN:-}
+if [ $ncnn_only = 1 ] && [ -z "$ncnn" ]; then
+  echo "run.sh: --ncnn-only needs SYMBIND_BENCH_NCNN=<ncnn install dir> (bench/build_ncnn.sh makes one)" >&2
+  exit 2
+fi
+if [ -n "$ncnn" ]; then
+  ncnn=$(cd "$ncnn" && pwd)
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSYMBIND_BENCH_NCNN_DIR="$ncnn" >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target ncnn_peer symbind_cli >/dev/null
+else
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
 if [ $quick = 1 ]; then
   cmake --build "$build" -j "$(nproc)" --target bench_models >/dev/null
 else
@@ -123,9 +137,100 @@ ort_table() {
 peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
            squeezenet-1.1="$models/symbols/squeezenet_v1.1-symbol.json"
            mobilenet-v2=bench/models/mobilenet-v2-symbol.json mobilefacenet=bench/models/mobilefacenet-symbol.json@112)
+
+# The ncnn table (SYMBIND_BENCH_NCNN): the five nets above (files of bench/peers.py classify) and
+# two 640x480 detectors: RetinaFace-MobileNet0.25 (bench/models/retinaface-mnet25-symbol.json
+# from bench/make_retinaface_symbol.py, Gaussian weights from bench/make_gaussian_params.py)
+# and MTCNN's det1 (its released weights). Each is converted as an ncnn user would: mxnet2ncnn
+# on the symbol JSON and .params, then ncnnoptimize (fp32 weights). Correctness: ncnn's outputs
+# against `symbind run --all-outputs` on one input (the logits, i.e. the SoftmaxOutput's input,
+# for the classifiers; every head for the detectors). Timing: $rounds interleaved rounds of
+# symbind (bench_models) and ncnn (bench/ncnn_peer.cc, fp32 storage, packed layouts, $threads
+# OpenMP threads under the environment's OMP_WAIT_POLICY), then ncnn once more with
+# OMP_WAIT_POLICY=PASSIVE for its CPU time (spinning threads would count as work); symbind's
+# CPU time is from its own runs.
+ncnn_table() {
+  local per=$(( (runs + rounds - 1) / rounds ))
+  local nd=$work/ncnn-models tool=$build/tools/symbind
+  mkdir -p "$nd"
+  local rf=bench/models/retinaface-mnet25-symbol.json rf_params=$nd/retinaface-mnet25-0000.params
+  [ -f "$rf_params" ] || $py bench/make_gaussian_params.py "$tool" "$rf" 1,3,480,640 "$rf_params"
+  $py -c 'import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(3).uniform(-1, 1, (1, 3, 480, 640)).astype(np.float32))' \
+    "$nd/input-640x480.npy"
+  local specs=() spec
+  for spec in "${peer_nets[@]}"; do
+    local name=${spec%%=*} symbol=${spec#*=} size=224
+    if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
+    specs+=("$name|$symbol|$work/$name.params|1,3,$size,$size|$work/$name/input.npy|logits")
+  done
+  specs+=("retinaface-mnet25|$rf|$rf_params|1,3,480,640|$nd/input-640x480.npy|heads"
+          "mtcnn-det1|$models/mtcnn/det1-symbol.json|$models/mtcnn/det1-0001.params|1,3,480,640|$nd/input-640x480.npy|heads")
+  echo
+  echo "## symbind vs ncnn (master, built by bench/build_ncnn.sh), $threads threads, interleaved ($rounds rounds) $(loadavg)"
+  echo "Wall: median (min) ms of $(( per * rounds )) runs pooled over the rounds; CPU: process CPU ms per forward"
+  echo "(all threads), median (min); ncnn's CPU with OMP_WAIT_POLICY=PASSIVE. Ratios ncnn / symbind (above 1:"
+  echo "symbind faster). rel diff: max |ncnn - symbind| / max |symbind| over the compared outputs."
+  row net input "rel diff" "symbind ms" "ncnn ms" "vs ncnn" "symbind CPU ms" "ncnn CPU ms" "CPU vs ncnn"
+  local name symbol params shape input what
+  for spec in "${specs[@]}"; do
+    IFS='|' read -r name symbol params shape input what <<<"$spec"
+    local base=$nd/$name refs=$nd/$name-symbind
+    # mxnet2ncnn takes BatchNorm's moving mean and variance from the node's inputs, which MXNet
+    # 0.8 files (the model zoo's resnet-18) do not list: it converts the same graph as MXNet 1.x
+    # saves it (make_resnet50_symbol.py --depth 18 reproduces the zoo file node by node).
+    local convert=$symbol
+    if [ "$name" = resnet-18 ]; then
+      convert=$nd/resnet-18-mxnet1x-symbol.json
+      $py bench/make_resnet50_symbol.py --depth 18 "$convert"
+    fi
+    { "$ncnn/bin/mxnet2ncnn" "$convert" "$params" "$base-raw.param" "$base-raw.bin" &&
+      "$ncnn/bin/ncnnoptimize" "$base-raw.param" "$base-raw.bin" "$base.param" "$base.bin" 0; } >"$base-convert.log" 2>&1 ||
+      { cat "$base-convert.log" >&2; return 1; }
+    # Blobs to compare: mxnet2ncnn names a blob after the node producing it, and ncnnoptimize
+    # keeps the last name of a fused chain (conv+bn+relu is the relu's blob).
+    local blobs
+    blobs=$($py -c '
+import json, sys
+g = json.load(open(sys.argv[1])); n = g["nodes"]; heads = [n[h[0]] for h in g["heads"]]
+if sys.argv[2] == "logits":
+    h = heads[0]
+    heads = [n[h["inputs"][0][0]]] if h["op"] == "SoftmaxOutput" else heads
+print(" ".join(h["name"] for h in heads))' "$symbol" "$what")
+    rm -rf "$refs" && mkdir -p "$refs"
+    local outs=() expects=() b
+    for b in $blobs; do outs+=("${b}_output"); expects+=(--expect "$b=$refs/${b}_output.npy"); done
+    "$tool" run "$symbol" "$params" --input "data=$input" --outputs "$(IFS=,; echo "${outs[*]}")" \
+      --all-outputs "$refs" --threads "$threads" >/dev/null
+    local d
+    d=$("$bin/ncnn_peer" "$base.param" "$base.bin" --input "data=$input" "${expects[@]}" --threads "$threads" |
+        awk '$1 ~ /^rel_diff/ {print $2}' | sort -g | tail -1)
+    # The same input file for both; the classifiers without their softmax in both.
+    local sb=("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=$shape" --input "data=$input")
+    [ "$what" = heads ] || sb+=(--logits)
+    local nc=("$bin/ncnn_peer" "$base.param" "$base.bin" --input "data=$input" --threads "$threads")
+    for b in $blobs; do nc+=(--output "$b"); done
+    local s1= n1= nc1= r
+    for r in $(seq "$rounds"); do
+      s1+=$'\n'$("${sb[@]}" --runs "$per")
+      n1+=$'\n'$("${nc[@]}" --runs "$per")
+      nc1+=$'\n'$(OMP_WAIT_POLICY=PASSIVE "${nc[@]}" --runs "$per")
+    done
+    local sm smin nm nmin scm scmin ncm ncmin
+    read -r sm smin <<<"$(pooled "$s1")"
+    read -r nm nmin <<<"$(pooled "$n1")"
+    read -r scm scmin <<<"$(pooled "$(cpu "$s1")")"
+    read -r ncm ncmin <<<"$(pooled "$(cpu "$nc1")")"
+    row "$name" "${shape#1,3,}" "$d" "$sm ($smin)" "$nm ($nmin)" "$(faster "$nm" "$sm") ($(faster "$nmin" "$smin"))" \
+      "$scm ($scmin)" "$ncm ($ncmin)" "$(faster "$ncm" "$scm") ($(faster "$ncmin" "$scmin"))"
+  done
+}
+# cpu OUTPUT: its cpu_times_ms lines renamed times_ms, for pooled.
+cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
+
 if [ $quick = 1 ]; then
   $py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]}" >/dev/null
-  ort_table
+  [ $ncnn_only = 1 ] || ort_table
+  [ -z "$ncnn" ] || ncnn_table
   exit 0
 fi
 
@@ -169,6 +274,7 @@ done
 # The mobile nets have no torch/OpenCV timing above: their files only, then the ORT table.
 $py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]:3}" >/dev/null
 ort_table
+[ -z "$ncnn" ] || ncnn_table
 
 # ---------------------------------------------------------------------------------------------
 echo
@@ -230,7 +336,6 @@ echo "ResNet-18: step ms median (min) of $(( 2 * rounds )) steps in $rounds inte
   "pytorch $pm ($pmin); parameters $(val "$st" parameters) / $(val "$pt" parameters); first round's forward /" \
   "backward / update ms: symbind $(val "$st" forward_ms) / $(val "$st" backward_ms) / $(val "$st" update_ms)," \
   "pytorch $(val "$pt" forward_ms) / $(val "$pt" backward_ms) / $(val "$pt" update_ms)"
-cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
 read -r scm scmin <<<"$(pooled "$(cpu "$st")")"
 read -r pcm pcmin <<<"$(pooled "$(cpu "$pt")")"
 echo "ResNet-18: process CPU ms per step (all threads; PyTorch's OpenMP wait policy ${OMP_WAIT_POLICY:-ACTIVE, spinning time counts}) median (min):" \

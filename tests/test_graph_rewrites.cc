@@ -122,7 +122,7 @@ TEST_CASE("FoldBatchNorm: real models without BatchNorm are run as they are", "[
   CHECK(CompareFolded(squeezenet, TShape({1, 3, 96, 96})).worst == 0);
 }
 
-TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2 and MobileFaceNet match the unfolded graph", "[predict][rewrite][real]") {
+TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2, MobileFaceNet and RetinaFace match the unfolded graph", "[predict][rewrite][real]") {
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   struct Case {
     std::string path;
@@ -133,7 +133,9 @@ TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2 and MobileFaceNet match the
       {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({2, 3, 64, 64}), -1},
       {bench + "resnet-50-symbol.json", TShape({1, 3, 64, 64}), -1},
       {bench + "mobilenet-v2-symbol.json", TShape({1, 3, 96, 96}), 0},
-      {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 1}};
+      {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 1},
+      // 100x100: the FPN's upsampled maps (8x8, 14x14) are really cropped (to 7x7, 13x13).
+      {bench + "retinaface-mnet25-symbol.json", TShape({1, 3, 100, 100}), 0}};
   for (const Case& c : cases) {
     INFO(c.path);
     SharedModel m = GeneratedModel(c.path, c.shape);

@@ -116,10 +116,27 @@ void NearestForward(const OpContext&, const NodeAttrs& attrs, const std::vector<
   std::vector<int64_t> chan_begin(in.size() + 1, 0);
   for (size_t i = 0; i < in.size(); ++i)
     chan_begin[i + 1] = chan_begin[i] + (p.multi_input_mode == kSum ? 0 : in[i].shape()[1]);
+  // One input per output plane (concat mode, or a single input) written, not added: each input
+  // row becomes one output row of f-fold repeated values, copied f - 1 times (the general loop
+  // below divides twice per element: 12% of RetinaFace-MobileNet's time at 640x480).
+  const bool one_source = req[0] == OpReq::kWrite && (p.multi_input_mode != kSum || in.size() == 1);
   ParallelFor(N * OC, std::max<int64_t>(1, kElementwiseGrain / (OH * OW)), [&](int64_t b, int64_t e) {
     for (int64_t plane = b; plane < e; ++plane) {
       int64_t n = plane / OC, oc = plane % OC;
       float* dst = y + plane * OH * OW;
+      if (one_source) {
+        size_t i = 0;
+        while (oc >= chan_begin[i + 1] && i + 1 < in.size()) ++i;
+        const TShape& s = in[i].shape();
+        const int64_t H = s[2], W = s[3], f = OH / H;
+        const float* src = in[i].fdata() + ((n * s[1] + oc - chan_begin[i]) * H) * W;
+        for (int64_t iy = 0; iy < H; ++iy, src += W) {
+          float* row = dst + iy * f * OW;
+          for (int64_t x = 0; x < W; ++x) std::fill_n(row + x * f, f, src[x]);
+          for (int64_t dy = 1; dy < f; ++dy) std::copy_n(row, OW, row + dy * OW);
+        }
+        continue;
+      }
       for (int64_t k = 0; k < OH * OW; ++k) {
         int64_t oy = k / OW, ox = k % OW;
         float v = 0.0f;
