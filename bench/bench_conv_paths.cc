@@ -124,13 +124,13 @@ void TimeScaling(const std::vector<std::string>& a, int rounds, int runs) {
     for (int t = 0; t < 2; ++t) {
       SetNumThreads(t + 1);
       exec.Forward(false);  // warm-up (and the weight caches)
-      const double c0 = CpuMs();
+      const double c0 = bench::ProcessCpuMs();
       for (int i = 0; i < runs; ++i) {
         const double w0 = WallMs();
         exec.Forward(false);
         wall[t] = std::min(wall[t], WallMs() - w0);
       }
-      cpu[t] = std::min(cpu[t], (CpuMs() - c0) / runs);
+      cpu[t] = std::min(cpu[t], (bench::ProcessCpuMs() - c0) / runs);
       exec.SetProfiling(true);
       for (int i = 0; i < runs; ++i) exec.Forward(false);
       exec.SetProfiling(false);
