@@ -1,10 +1,19 @@
 // Shared by the benchmarks: timing helpers.
 #pragma once
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
 namespace symbind::bench {
+
+// Process CPU time (all threads) in milliseconds: steadier than wall time on a loaded machine.
+inline double CpuMs() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 // The median wall time of `runs` calls of fn, in milliseconds, after `warmup` untimed calls.
 template <typename F>

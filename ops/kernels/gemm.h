@@ -86,4 +86,11 @@ class PackedGemmA {
 void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                 const GemmEpilogue& epilogue = {});
 
+// C[M,N] (ldc apart) = (accumulate ? C : 0) + A * B, A packed for tall tiles, B given transposed:
+// Bt is N x K row-major (ldbt apart), B's columns as rows, as a weight gradient's im2col rows
+// hold positions. Tall tiles broadcast B where it lies, so neither B nor Bt is packed. Runs on
+// the calling thread (callers parallelise over independent products); each sum in k order.
+void GemmPackedTallBt(const PackedGemmA& A, int64_t N, const float* Bt, int64_t ldbt, float* C, int64_t ldc,
+                      bool accumulate);
+
 }  // namespace symbind
