@@ -269,15 +269,10 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
                         const ConvGeom& g, OpReq req) {
   if (req == OpReq::kNull) return;
   const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
-  // col = W^T dy for every image: W^T (kdim x out_c) packed once per call, not per image.
-  std::vector<float> wt(static_cast<size_t>(kdim * n.out_c));
-  ParallelFor(kdim, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n.out_c)),
-              [&](int64_t r0, int64_t r1) {
-                for (int64_t r = r0; r < r1; ++r)
-                  for (int64_t f = 0; f < n.out_c; ++f) wt[static_cast<size_t>(r * n.out_c + f)] = w[f * kdim + r];
-              });
+  // col = W^T dy for every image: W^T (kdim x out_c) packed once per call (straight from W, its
+  // transpose), not per image.
   if (g.is_pointwise()) {  // col2im is the identity
-    const PackedGemmA packed(wt.data(), kdim, n.out_c, n.out_c, ChooseGemmTiling(kdim, osize, n.out_c));
+    const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim, ChooseGemmTiling(kdim, osize, n.out_c));
     ForEachImage(n.batch, [&](int64_t i, bool) {
       float* dxi = dx + i * n.in_c * isize;
       if (req != OpReq::kAdd) return GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, dxi, osize);
@@ -287,14 +282,53 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
     });
     return;
   }
+  constexpr int64_t kTileFloats = int64_t{1} << 17;
+  // Small outputs (7x7) of several images: one GEMM per block of input channels over the
+  // columns of many images side by side (tall tiles read them in place), so each panel of W^T
+  // is read once for all of them, not once per image's 49 columns; the block's columns are
+  // folded back while they are in cache. Blocks run in parallel, each writing its own
+  // channels of dx.
+  constexpr int64_t kSmallOutput = 128, kMaxGroupColumns = 2048;
+  if (osize < kSmallOutput && n.batch > 1) {
+    const int64_t ks = g.k_size(), rows = g.out[0] * g.out[1];
+    const int64_t per_group = std::clamp<int64_t>(kMaxGroupColumns / osize, 1, n.batch);
+    const int64_t group_cols = per_group * osize;
+    constexpr int64_t kMinBlocks = 4;  // work for two threads besides the GEMM's own split
+    const int64_t channels_per_block =
+        std::clamp<int64_t>(2 * kTileFloats / (ks * group_cols), 1, (n.in_c + kMinBlocks - 1) / kMinBlocks);
+    const int64_t blocks = (n.in_c + channels_per_block - 1) / channels_per_block;
+    std::vector<float> b(static_cast<size_t>(n.out_c * group_cols));
+    for (int64_t i0 = 0; i0 < n.batch; i0 += per_group) {
+      const int64_t i1 = std::min(n.batch, i0 + per_group), ncols = (i1 - i0) * osize;
+      ParallelFor(n.out_c, GrainFor(ncols), [&](int64_t f0, int64_t f1) {  // dy of the group: out_c x ncols
+        for (int64_t f = f0; f < f1; ++f)
+          for (int64_t i = i0; i < i1; ++i)
+            std::copy(dy + (i * n.out_c + f) * osize, dy + (i * n.out_c + f + 1) * osize,
+                      b.data() + f * ncols + (i - i0) * osize);
+      });
+      ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+        std::vector<float> col(static_cast<size_t>(channels_per_block * ks * ncols));
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t c0 = blk * channels_per_block, c1 = std::min(n.in_c, c0 + channels_per_block);
+          const PackedGemmA a(PackedGemmA::Transposed{}, w + c0 * ks, (c1 - c0) * ks, n.out_c, kdim, GemmTiling::kTall);
+          GemmPacked(a, ncols, b.data(), ncols, col.data(), ncols);
+          for (int64_t i = i0; i < i1; ++i) {
+            float* dxi = dx + i * n.in_c * isize;
+            if (req != OpReq::kAdd) std::fill(dxi + c0 * isize, dxi + c1 * isize, 0.0f);
+            Col2ImAdd(col.data() + (i - i0) * osize, g, c0, c1, 0, rows, ncols, dxi);
+          }
+        }
+      });
+    }
+    return;
+  }
   // Output rows in tiles whose columns (~512 KB) are folded back while they are in cache; W^T is
   // packed once, so narrow tiles cost no re-packing. An image's tiles run in order, since
   // neighbouring tiles add into the same input rows.
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
-  constexpr int64_t kTileFloats = int64_t{1} << 17;
   const int64_t rows_per_tile = std::clamp<int64_t>(kTileFloats / std::max<int64_t>(1, kdim * OW), 1, rows);
   const int64_t tile_cols = rows_per_tile * OW;
-  const PackedGemmA packed(wt.data(), kdim, n.out_c, n.out_c,
+  const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim,
                            ChooseGemmTiling(kdim, std::min(osize, tile_cols), n.out_c));
   ForEachImage(n.batch, [&](int64_t i, bool parallel) {
     float* dxi = dx + i * n.in_c * isize;

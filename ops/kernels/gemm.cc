@@ -138,6 +138,20 @@ PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, Gemm
   });
 }
 
+PackedGemmA::PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int64_t ldat, GemmTiling tiling)
+    : M_(M), K_(K), mr_(tiling == GemmTiling::kTall ? Selected().tall_shape.mr : Selected().shape.mr),
+      tiling_(tiling) {
+  const int64_t panels = (M + mr_ - 1) / mr_;
+  data_.resize(static_cast<size_t>(panels * K * mr_));  // zeros: the last panel's padding
+  ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t r0 = p * mr_, rows = std::min<int64_t>(mr_, M - r0);
+      float* dst = data_.data() + p * K * mr_;
+      for (int64_t k = 0; k < K; ++k) std::copy(At + k * ldat + r0, At + k * ldat + r0 + rows, dst + k * mr_);
+    }
+  });
+}
+
 namespace {
 // B[k0:k0+kc, j0:j0+nc] as nr-column panels, each kc x nr, zero-padded on the right.
 void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,

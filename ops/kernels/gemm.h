@@ -66,6 +66,11 @@ GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K);
 class PackedGemmA {
  public:
   PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling = GemmTiling::kWide);
+  // The same panels from A given transposed: At is K x M row-major (ldat apart), e.g. a
+  // convolution's weights (filters x depth) for the data gradient's W^T. Each panel step is
+  // then a contiguous copy, not a transpose.
+  struct Transposed {};
+  PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int64_t ldat, GemmTiling tiling = GemmTiling::kWide);
   int64_t rows() const { return M_; }
   int64_t depth() const { return K_; }
   const float* panel(int64_t i) const { return data_.data() + i * K_ * mr_; }
