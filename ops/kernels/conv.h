@@ -80,8 +80,9 @@ void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const Co
                             const ConvGeom& g, OpReq req);
 // The same with W^T packed once per call for GemmPacked (tiled by ChooseGemmTiling), the
 // columns folded back while in cache: in tiles of output rows per image, or for outputs under
-// 128 positions in blocks of input channels over many images' columns side by side (each panel
-// of W^T read once for all of them). Ungrouped convolutions of at least 32 output positions.
+// 128 positions with weights of 1 MB and more in blocks of input channels over many images'
+// columns side by side (each panel of W^T read once for all of them). Ungrouped convolutions
+// of at least 32 output positions.
 bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g);
 void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                         const ConvGeom& g, OpReq req);
