@@ -4,11 +4,11 @@
 //   bench_conv_backward N C F H W K S P [--threads T] [--runs R]
 //       one ungrouped convolution (batch N, C -> F channels, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of R calls (default 7) of each weight-gradient path
-//       (ConvBackwardWeightIm2Col, BlockedBackwardWeight) and each
+//       (ConvBackwardWeightIm2Col, BlockedBackwardWeight, PackedBackwardWeight) and each
 //       data-gradient path (ConvBackwardDataIm2Col, PackedBackwardData, WinogradBackwardData
 //       where it applies), and which ones
 //       ConvBackwardWeight / ConvBackwardData take. Prints "key value" lines. --only KEY times
-//       one path alone (weight_im2col, weight_blocked, data_im2col, data_packed,
+//       one path alone (weight_im2col, weight_blocked, weight_packed, data_im2col, data_packed,
 //       data_winograd), for a profiler.
 #include <algorithm>
 #include <cstdio>
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   if (!only.empty()) {  // one path alone (for a profiler): weight_im2col, data_winograd, ...
     const std::map<std::string, std::pair<GradientFn, bool>> paths = {
         {"weight_im2col", {conv::ConvBackwardWeightIm2Col, true}}, {"weight_blocked", {conv::BlockedBackwardWeight, true}},
+        {"weight_packed", {conv::PackedBackwardWeight, true}},
         {"data_im2col", {conv::ConvBackwardDataIm2Col, false}},    {"data_packed", {conv::PackedBackwardData, false}},
         {"data_winograd", {conv::WinogradBackwardData, false}}};
     const auto it = paths.find(only);
@@ -82,8 +83,11 @@ int main(int argc, char** argv) {
   std::printf("gflop_per_gradient %.3f\n", gflop);
   std::printf("weight_cpu_ms_im2col %.3f\n", time(conv::ConvBackwardWeightIm2Col, x, &dw));
   std::printf("weight_cpu_ms_blocked %.3f\n", time(conv::BlockedBackwardWeight, x, &dw));
+  std::printf("weight_cpu_ms_packed %.3f\n", time(conv::PackedBackwardWeight, x, &dw));
   std::printf("weight_cpu_ms_dispatch %.3f\n", time(conv::ConvBackwardWeight, x, &dw));
-  std::printf("weight_dispatch %s\n", conv::BlockedBackwardWeightApplies(n, g) ? "blocked" : "im2col");
+  std::printf("weight_dispatch %s\n", conv::BlockedBackwardWeightApplies(n, g)  ? "blocked"
+                                      : conv::PackedBackwardWeightApplies(n, g) ? "packed"
+                                                                                : "im2col");
   std::printf("data_cpu_ms_im2col %.3f\n", time(conv::ConvBackwardDataIm2Col, w, &dx));
   std::printf("data_cpu_ms_packed %.3f\n", time(conv::PackedBackwardData, w, &dx));
   if (conv::WinogradBackwardDataApplies(n, g))

@@ -326,8 +326,12 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
   // Output rows in tiles whose columns (~512 KB) are folded back while they are in cache; W^T is
   // packed once, so narrow tiles cost no re-packing. An image's tiles run in order, since
   // neighbouring tiles add into the same input rows.
+  // At least kMinTileColumns columns: deep weights (FCN's fc6, 411 MB of W^T) are streamed
+  // once per tile, so one-row tiles of 16 columns read them 16 times per image.
+  constexpr int64_t kMinTileColumns = 256;
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
-  const int64_t rows_per_tile = std::clamp<int64_t>(kTileFloats / std::max<int64_t>(1, kdim * OW), 1, rows);
+  const int64_t rows_per_tile = std::clamp<int64_t>(
+      std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileColumns + OW - 1) / OW), 1, rows);
   const int64_t tile_cols = rows_per_tile * OW;
   const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim,
                            ChooseGemmTiling(kdim, std::min(osize, tile_cols), n.out_c));
@@ -418,9 +422,64 @@ void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const Co
   });
 }
 
+namespace {
+// dw^T (kdim x out_c) = sum over images [i0, i1) of col_i dy_i^T, as one GemmPacked of depth
+// (i1 - i0) * positions: the images' columns side by side (packed once as A, kdim x depth) and
+// their head gradients transposed below one another (B, depth x out_c). Ungrouped.
+void WeightGradientPacked(const float* dy, const float* x, int64_t i0, int64_t i1, const ConvDims& n,
+                          const ConvGeom& g, float* dwt) {
+  const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
+  const int64_t images = i1 - i0, depth = images * osize, rows = g.out[0] * g.out[1];
+  std::vector<float> col(static_cast<size_t>(kdim * depth)), dyt(static_cast<size_t>(depth * n.out_c));
+  for (int64_t i = i0; i < i1; ++i) {
+    Im2Col(x + i * n.in_c * isize, g, 0, n.in_c, 0, rows, depth, col.data() + (i - i0) * osize);
+    const float* dyi = dy + i * n.out_c * osize;
+    float* b = dyt.data() + (i - i0) * osize * n.out_c;
+    for (int64_t f = 0; f < n.out_c; ++f)
+      for (int64_t o = 0; o < osize; ++o) b[o * n.out_c + f] = dyi[f * osize + o];
+  }
+  const PackedGemmA a(col.data(), kdim, depth, depth, ChooseGemmTiling(kdim, n.out_c, depth));
+  GemmPacked(a, n.out_c, dyt.data(), n.out_c, dwt, n.out_c);
+}
+}  // namespace
+
+bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g) {
+  // Measured on ResNet-18's layers, batch 16: 7x7 outputs 95 -> 62 ms, but 14x14 and larger
+  // slower than im2col + Eigen (56x56: 64 -> 97 ms; 112x112 stem 86 -> 125 ms).
+  constexpr int64_t kBelowPositions = 128;
+  return n.groups == 1 && g.out_size() > 0 && g.out_size() < kBelowPositions;
+}
+
+void PackedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
+                          OpReq req) {
+  if (req == OpReq::kNull) return;
+  const int64_t kdim = n.in_c * g.k_size(), wsize = n.out_c * kdim;
+  // Fixed chunks of the batch (a function of the problem only), each one GEMM into its own
+  // transposed partial; partials summed in chunk order. At most 8 chunks, partials of at most
+  // ~64 MB, and at least kMinDepth positions per chunk: each GEMM writes all of its partial,
+  // which for the 7x7 layers (512 x 4608) costs more than 49 steps of depth compute.
+  constexpr int64_t kMinDepth = 512;
+  const int64_t most = std::max<int64_t>(1, std::min({n.batch, int64_t{8}, (int64_t{1} << 24) / std::max<int64_t>(1, wsize)}));
+  const int64_t per_chunk = std::min(n.batch, std::max((n.batch + most - 1) / most, (kMinDepth + g.out_size() - 1) / std::max<int64_t>(1, g.out_size())));
+  const int64_t chunks = (n.batch + per_chunk - 1) / per_chunk;
+  std::vector<float> partial(static_cast<size_t>(chunks * wsize));
+  ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      WeightGradientPacked(dy, x, c * per_chunk, std::min(n.batch, (c + 1) * per_chunk), n, g,
+                           partial.data() + c * wsize);
+  });
+  MapWithReq(dw, wsize, req, [&](int64_t j) {  // j = f * kdim + r; partials are (r, f)
+    const int64_t f = j / kdim, r = j % kdim;
+    float s = 0.0f;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[static_cast<size_t>(c * wsize + r * n.out_c + f)];
+    return s;
+  });
+}
+
 void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
                         const ConvGeom& g, OpReq req) {
   if (FastPathsEnabled() && BlockedBackwardWeightApplies(n, g)) return BlockedBackwardWeight(dy, x, dw, n, g, req);
+  if (FastPathsEnabled() && PackedBackwardWeightApplies(n, g)) return PackedBackwardWeight(dy, x, dw, n, g, req);
   ConvBackwardWeightIm2Col(dy, x, dw, n, g, req);
 }
 

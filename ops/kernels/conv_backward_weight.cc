@@ -65,8 +65,12 @@ bool BlockedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g) {
   if (n.groups != 1 || n.batch <= 0 || g.out_size() <= 0 || n.in_c <= 0 || n.out_c <= 0) return false;
   // Measured (bench_conv_backward, CPU time): ResNet-18's layers at batch 16 0.5-0.9x the
   // reference's time (7x7 outputs 0.5x), LeNet's (20 and 50 filters padded to 32 and 64 rows)
-  // 1.1-1.4x.
-  return ChooseGemmTiling(n.out_c, n.in_c * g.k_size(), n.batch * g.out_size()) == GemmTiling::kTall;
+  // 1.1-1.4x. Its only parallelism is its tasks (the reference's GEMM splits one image's
+  // product), so it needs a few of them: not one image with few channels (FCN's first layers).
+  constexpr int64_t kMinTasks = 4;
+  const BlockedWeightPlan p = PlanBlockedWeight(n, g);
+  return p.chunks * p.blocks >= kMinTasks &&
+         ChooseGemmTiling(n.out_c, n.in_c * g.k_size(), n.batch * g.out_size()) == GemmTiling::kTall;
 }
 
 void BlockedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,

@@ -370,7 +370,7 @@ std::vector<double> NaiveWeightGradient(const std::vector<float>& dy, const std:
 }
 }  // namespace
 
-TEST_CASE("Blocked weight gradient matches a naive sum and the im2col reference", "[conv][conv_fast][grad]") {
+TEST_CASE("Blocked and packed weight gradients match a naive sum and the im2col reference", "[conv][conv_fast][grad]") {
   // Batches split into chunks of images (10 into 5 x 2, 16 at 7x7 into 8 x 2), 1x1, strided,
   // padded, dilated and the 7x7 stem; one image (dw written or added directly), several images per
   // slice (the 1x1 and 7x7 cases), outputs cut into row slices (31 x 30 with 64 channels),
@@ -382,7 +382,7 @@ TEST_CASE("Blocked weight gradient matches a naive sum and the im2col reference"
       {1, 3, 17, 1, 30, 29, 7, 2, 3},  {5, 4, 6, 1, 12, 12, 3, 1, 2, 2},  {16, 40, 70, 1, 7, 7, 3, 1, 1},
       {9, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},     {3, 3, 5, 1, 2, 2, 3, 1, 1},
       {2, 64, 40, 1, 31, 30, 3, 1, 1}, {1, 100, 20, 1, 6, 5, 3, 1, 1},   {4, 7, 65, 1, 11, 9, 5, 2, 2},
-      {2, 16, 64, 1, 9, 10, 3, 1, 1},
+      {4, 16, 64, 1, 9, 10, 3, 1, 1},
   };
   uint64_t seed = 3900;
   for (const Case& c : cases) {
@@ -391,18 +391,29 @@ TEST_CASE("Blocked weight gradient matches a naive sum and the im2col reference"
     const ConvDims n{c.batch, c.in_c, c.out_c, 1};
     const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
     const auto x = Random(c.batch * c.in_c * c.h * c.w, seed + 1);
-    CheckGradientPath(BlockedBackwardWeight, ConvBackwardWeightIm2Col,
-                      BlockedBackwardWeightApplies(n, g) ? ConvBackwardWeight : nullptr, dy, x,
-                      NaiveWeightGradient(dy, x, c, g), n, g, seed + 2);
+    const auto naive = NaiveWeightGradient(dy, x, c, g);
+    {
+      INFO("blocked");
+      CheckGradientPath(BlockedBackwardWeight, ConvBackwardWeightIm2Col,
+                        BlockedBackwardWeightApplies(n, g) ? ConvBackwardWeight : nullptr, dy, x, naive, n, g, seed + 2);
+    }
+    INFO("packed");
+    const bool packed_taken = !BlockedBackwardWeightApplies(n, g) && PackedBackwardWeightApplies(n, g);
+    CheckGradientPath(PackedBackwardWeight, ConvBackwardWeightIm2Col, packed_taken ? ConvBackwardWeight : nullptr, dy,
+                      x, naive, n, g, seed + 3);
   }
   // What ConvBackwardWeight takes it for: ungrouped convolutions whose filters tall tiles pad no
   // more than wide ones (64 filters: yes; LeNet's 20 and 50: no); grouped ones stay on the reference.
   CHECK(BlockedBackwardWeightApplies({16, 64, 64, 1}, Geom({16, 64, 64, 1, 56, 56, 3, 1, 1})));
   CHECK(BlockedBackwardWeightApplies({16, 512, 512, 1}, Geom({16, 512, 512, 1, 7, 7, 3, 1, 1})));
-  CHECK(BlockedBackwardWeightApplies({2, 16, 64, 1}, Geom(cases.back())));
+  CHECK(BlockedBackwardWeightApplies({4, 16, 64, 1}, Geom(cases.back())));
+  CHECK_FALSE(BlockedBackwardWeightApplies({1, 64, 64, 1}, Geom({1, 64, 64, 1, 56, 56, 3, 1, 1})));  // 3 tasks
   CHECK_FALSE(BlockedBackwardWeightApplies({100, 1, 20, 1}, Geom({100, 1, 20, 1, 28, 28, 5, 1, 0})));
   CHECK_FALSE(BlockedBackwardWeightApplies({100, 20, 50, 1}, Geom({100, 20, 50, 1, 12, 12, 5, 1, 0})));
   CHECK_FALSE(BlockedBackwardWeightApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));  // grouped
+  // The packed path where the blocked one does not apply, under 128 positions (LeNet's conv2).
+  CHECK(PackedBackwardWeightApplies({100, 20, 50, 1}, Geom({100, 20, 50, 1, 12, 12, 5, 1, 0})));
+  CHECK_FALSE(PackedBackwardWeightApplies({100, 1, 20, 1}, Geom({100, 1, 20, 1, 28, 28, 5, 1, 0})));
 }
 
 namespace {
