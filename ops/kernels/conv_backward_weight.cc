@@ -1,9 +1,9 @@
 // The blocked weight gradient (BlockedBackwardWeight in conv.h): dw (out_c x kdim) = the sum over
 // images and output positions of dy times the im2col columns, in tasks of (chunk of images,
 // block of input channels). A task walks its images' positions in slices; per slice it writes
-// the im2col rows of its channels only (a buffer that stays in cache), packs the slice of dy for
-// tall tiles and accumulates its block of dw with GemmPackedTallBt, which broadcasts the im2col
-// rows where they lie. The columns are written once and never re-packed: copying them into GEMM
+// the im2col rows of its channels only (a buffer that stays in cache) and accumulates its block
+// of dw with GemmPackedTallBt, which broadcasts the im2col rows where they lie, against the
+// slice of dy packed for tall tiles (once for all blocks). The columns are written once and never re-packed: copying them into GEMM
 // panels a second time is what made the packed weight gradient lose at 14x14 and larger.
 #include <algorithm>
 #include <memory>
