@@ -18,15 +18,12 @@
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_inverted_residual.h>
 
+#include "bench_util.h"
+
 using namespace symbind;
 using namespace symbind::conv;
 
 namespace {
-double CpuMs() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
 double WallMs() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -111,9 +108,9 @@ int main(int argc, char** argv) {
             for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
         };
         call();  // warm-up (packed weights, buffers)
-        const double c0 = CpuMs(), w0 = WallMs();
+        const double c0 = bench::ProcessCpuMs(), w0 = WallMs();
         for (int i = 0; i < runs; ++i) call();
-        best[fused] = std::min(best[fused], (CpuMs() - c0) / runs);
+        best[fused] = std::min(best[fused], (bench::ProcessCpuMs() - c0) / runs);
         best[2 + fused] = std::min(best[2 + fused], (WallMs() - w0) / runs);
       }
     for (int i = 0; i < 4; ++i) total[i] += best[i];

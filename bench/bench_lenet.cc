@@ -2,7 +2,8 @@
 // checkpoint's graph (models/lenet-fashion-mnist/lenet-symbol.json), batch 100, Xavier
 // initialisation, SGD lr 0.05 momentum 0.9 weight decay 1e-4, batches from a shuffling
 // MNISTIter copied into the executor. bench/peers.py lenet-train is the PyTorch peer.
-// Usage: bench_lenet [threads] [batches]   prints "lenet_train_samples_per_s N".
+// Usage: bench_lenet [threads] [batches]   prints "lenet_train_samples_per_s N" and
+// "lenet_train_cpu_ms_per_batch T" (process CPU time, all threads: steadier under load).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <symbind/io/mnist.h>
 #include <symbind/io/symbol_json.h>
 
+#include "bench_util.h"
 #include "training.h"
 
 using namespace symbind;
@@ -43,9 +45,11 @@ int main(int argc, char** argv) {
     };
     for (int i = 0; i < 5; ++i) step();
     auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = bench::ProcessCpuMs();
     for (int i = 0; i < batches; ++i) step();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("lenet_train_samples_per_s %.0f\n", batches * batch / secs);
+    std::printf("lenet_train_cpu_ms_per_batch %.2f\n", (bench::ProcessCpuMs() - cpu0) / batches);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_lenet: error: %s\n", e.what());
     return 1;

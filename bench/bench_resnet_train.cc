@@ -81,12 +81,6 @@ double Ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-double CpuMs() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -226,7 +220,7 @@ int main(int argc, char** argv) {
     std::vector<double> step, fwd, bwd, upd, cpu;
     for (int r = 0; r < o.warmup + o.runs; ++r) {
       if (r == o.warmup && o.per_node > 0) exec->SetProfiling(true);
-      const double cpu0 = CpuMs();
+      const double cpu0 = bench::ProcessCpuMs();
       auto t0 = Clock::now();
       exec->Forward(true);
       auto t1 = Clock::now();
@@ -234,7 +228,7 @@ int main(int argc, char** argv) {
       auto t2 = Clock::now();
       sgd.Step(*exec);
       auto t3 = Clock::now();
-      const double cpu1 = CpuMs();
+      const double cpu1 = bench::ProcessCpuMs();
       if (r < o.warmup) continue;
       cpu.push_back(cpu1 - cpu0);
       step.push_back(Ms(t0, t3));

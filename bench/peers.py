@@ -442,10 +442,11 @@ def cmd_lenet_train(a):
     warm = list(batches())
     for x, y in warm[:5]:
         step(x, y)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     for x, y in batches():  # the batch assembly is inside the loop as in symbind's MNISTIter
         step(x, y)
     print("lenet_train_samples_per_s %.0f" % (a.batches * batch / (time.perf_counter() - t0)))
+    print("lenet_train_cpu_ms_per_batch %.2f" % ((time.process_time() - cpu0) * 1e3 / a.batches))
 
 
 def max_rss_mb():

@@ -280,31 +280,127 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
                         const ConvGeom& g, OpReq req) {
   if (req == OpReq::kNull) return;
   const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
-  // col = W^T dy for every image: W^T (kdim x out_c) packed once per call, not per image.
-  std::vector<float> wt(static_cast<size_t>(kdim * n.out_c));
-  ParallelFor(kdim, std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, n.out_c)),
-              [&](int64_t r0, int64_t r1) {
-                for (int64_t r = r0; r < r1; ++r)
-                  for (int64_t f = 0; f < n.out_c; ++f) wt[static_cast<size_t>(r * n.out_c + f)] = w[f * kdim + r];
-              });
-  const PackedGemmA packed(wt.data(), kdim, n.out_c, n.out_c, ChooseGemmTiling(kdim, osize, n.out_c));
-  const bool direct = g.is_pointwise() && req != OpReq::kAdd;  // col2im is the identity
+  // col = W^T dy for every image: W^T (kdim x out_c) packed once per call (straight from W, its
+  // transpose), not per image.
+  if (g.is_pointwise()) {  // col2im is the identity
+    const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim, ChooseGemmTiling(kdim, osize, n.out_c));
+    ForEachImage(n.batch, [&](int64_t i, bool) {
+      float* dxi = dx + i * n.in_c * isize;
+      if (req != OpReq::kAdd) return GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, dxi, osize);
+      std::vector<float> col(static_cast<size_t>(kdim * osize));
+      GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, col.data(), osize);
+      AssignWithReq(dxi, col.data(), kdim * osize, req);
+    });
+    return;
+  }
+  constexpr int64_t kTileFloats = int64_t{1} << 17;
+  // Small outputs (7x7) of several images with weights past L2 (1 MB): one GEMM per block of
+  // input channels over the columns of many images side by side (tall tiles read them in
+  // place), so each panel of W^T is read once for all of them, not once per image's 49
+  // columns; the block's columns are folded back while they are in cache. Blocks run in
+  // parallel, each writing its own channels of dx. (Smaller weights stay in cache: LeNet's
+  // 50 x 500 measured 10% slower this way.)
+  constexpr int64_t kSmallOutput = 128, kMaxGroupColumns = 2048, kLargeWeights = int64_t{1} << 18;
+  if (osize < kSmallOutput && n.batch > 1 && kdim * n.out_c >= kLargeWeights) {
+    const int64_t ks = g.k_size(), rows = g.out[0] * g.out[1];
+    const int64_t per_group = std::clamp<int64_t>(kMaxGroupColumns / osize, 1, n.batch);
+    const int64_t group_cols = per_group * osize;
+    constexpr int64_t kMinBlocks = 4;  // work for two threads besides the GEMM's own split
+    const int64_t channels_per_block =
+        std::clamp<int64_t>(2 * kTileFloats / (ks * group_cols), 1, (n.in_c + kMinBlocks - 1) / kMinBlocks);
+    const int64_t blocks = (n.in_c + channels_per_block - 1) / channels_per_block;
+    std::vector<float> b(static_cast<size_t>(n.out_c * group_cols));
+    for (int64_t i0 = 0; i0 < n.batch; i0 += per_group) {
+      const int64_t i1 = std::min(n.batch, i0 + per_group), ncols = (i1 - i0) * osize;
+      ParallelFor(n.out_c, GrainFor(ncols), [&](int64_t f0, int64_t f1) {  // dy of the group: out_c x ncols
+        for (int64_t f = f0; f < f1; ++f)
+          for (int64_t i = i0; i < i1; ++i)
+            std::copy(dy + (i * n.out_c + f) * osize, dy + (i * n.out_c + f + 1) * osize,
+                      b.data() + f * ncols + (i - i0) * osize);
+      });
+      ParallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+        std::vector<float> col(static_cast<size_t>(channels_per_block * ks * ncols));
+        for (int64_t blk = b0; blk < b1; ++blk) {
+          const int64_t c0 = blk * channels_per_block, c1 = std::min(n.in_c, c0 + channels_per_block);
+          const PackedGemmA a(PackedGemmA::Transposed{}, w + c0 * ks, (c1 - c0) * ks, n.out_c, kdim, GemmTiling::kTall);
+          GemmPacked(a, ncols, b.data(), ncols, col.data(), ncols);
+          for (int64_t i = i0; i < i1; ++i) {
+            float* dxi = dx + i * n.in_c * isize;
+            if (req != OpReq::kAdd) std::fill(dxi + c0 * isize, dxi + c1 * isize, 0.0f);
+            Col2ImAdd(col.data() + (i - i0) * osize, g, c0, c1, 0, rows, ncols, dxi);
+          }
+        }
+      });
+    }
+    return;
+  }
+  // Output rows in tiles whose columns (~512 KB) are folded back while they are in cache; W^T is
+  // packed once, so narrow tiles cost no re-packing. An image's tiles run in order, since
+  // neighbouring tiles add into the same input rows.
+  // At least kMinTileColumns columns: deep weights (FCN's fc6, 411 MB of W^T) are streamed
+  // once per tile, so one-row tiles of 16 columns read them 16 times per image.
+  constexpr int64_t kMinTileColumns = 256;
+  const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
+  const int64_t rows_per_tile = std::clamp<int64_t>(
+      std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileColumns + OW - 1) / OW), 1, rows);
+  const int64_t tile_cols = rows_per_tile * OW;
+  const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim,
+                           ChooseGemmTiling(kdim, std::min(osize, tile_cols), n.out_c));
   ForEachImage(n.batch, [&](int64_t i, bool parallel) {
     float* dxi = dx + i * n.in_c * isize;
-    if (direct) return GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, dxi, osize);
-    std::vector<float> col(static_cast<size_t>(kdim * osize));
-    GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, col.data(), osize);
-    if (g.is_pointwise()) return AssignWithReq(dxi, col.data(), kdim * osize, req);
+    std::vector<float> col(static_cast<size_t>(kdim * tile_cols));
     if (req != OpReq::kAdd) std::fill(dxi, dxi + n.in_c * isize, 0.0f);
-    if (!parallel) return Col2ImAdd(col.data(), g, 0, n.in_c, dxi);
-    ParallelFor(n.in_c, ChannelGrain(g), [&](int64_t c0, int64_t c1) {
-      Col2ImAdd(col.data() + c0 * g.k_size() * osize, g, c0, c1, dxi);
-    });
+    for (int64_t r0 = 0; r0 < rows; r0 += rows_per_tile) {
+      const int64_t r1 = std::min(rows, r0 + rows_per_tile), ncols = (r1 - r0) * OW;
+      GemmPacked(packed, ncols, dy + i * n.out_c * osize + r0 * OW, osize, col.data(), ncols);
+      if (!parallel) {
+        Col2ImAdd(col.data(), g, 0, n.in_c, r0, r1, ncols, dxi);
+        continue;
+      }
+      ParallelFor(n.in_c, ChannelGrain(g), [&](int64_t c0, int64_t c1) {
+        Col2ImAdd(col.data() + c0 * g.k_size() * ncols, g, c0, c1, r0, r1, ncols, dxi);
+      });
+    }
   });
+}
+
+namespace {
+// The data gradient of a 3x3 stride-1 convolution as the forward convolution it is: dy (the
+// image now) with the weights flipped and transposed, padded 2 - pad, giving dx (the columns).
+ConvDims TransposedDims(const ConvDims& n) { return {n.batch, n.out_c, n.in_c, n.groups}; }
+ConvGeom TransposedGeom(const ConvGeom& g) {
+  ConvGeom t = g;
+  for (int a = 0; a < 3; ++a) {
+    std::swap(t.in[a], t.out[a]);
+    t.p[a] = (g.k[a] - 1) * g.d[a] - g.p[a];
+  }
+  return t;
+}
+}  // namespace
+
+bool WinogradBackwardDataApplies(const ConvDims& n, const ConvGeom& g) {
+  if (!g.is_planar() || g.s[1] != 1 || g.s[2] != 1 || g.k[1] != 3 || g.k[2] != 3) return false;
+  if (g.p[1] > 2 || g.p[2] > 2) return false;  // the transposed padding would be negative
+  return WinogradPays(TransposedDims(n), TransposedGeom(g));
+}
+
+void WinogradBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n, const ConvGeom& g,
+                          OpReq req) {
+  if (req == OpReq::kNull) return;
+  const int64_t taps = g.k_size();
+  std::vector<float> flipped(static_cast<size_t>(n.in_c * n.out_c * taps));  // [c][f][taps reversed]
+  ParallelFor(n.in_c, GrainFor(n.out_c * taps), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t f = 0; f < n.out_c; ++f)
+        for (int64_t t = 0; t < taps; ++t)
+          flipped[static_cast<size_t>((c * n.out_c + f) * taps + t)] = w[(f * n.in_c + c) * taps + taps - 1 - t];
+  });
+  WinogradConvForward(dy, flipped.data(), nullptr, dx, TransposedDims(n), TransposedGeom(g), req);
 }
 
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req) {
+  if (FastPathsEnabled() && WinogradBackwardDataApplies(n, g)) return WinogradBackwardData(dy, w, dx, n, g, req);
   if (FastPathsEnabled() && PackedBackwardDataApplies(n, g)) return PackedBackwardData(dy, w, dx, n, g, req);
   ConvBackwardDataIm2Col(dy, w, dx, n, g, req);
 }
@@ -393,6 +489,7 @@ void PackedBackwardWeight(const float* dy, const float* x, float* dw, const Conv
 
 void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
                         const ConvGeom& g, OpReq req) {
+  if (FastPathsEnabled() && BlockedBackwardWeightApplies(n, g)) return BlockedBackwardWeight(dy, x, dw, n, g, req);
   if (FastPathsEnabled() && PackedBackwardWeightApplies(n, g)) return PackedBackwardWeight(dy, x, dw, n, g, req);
   ConvBackwardWeightIm2Col(dy, x, dw, n, g, req);
 }

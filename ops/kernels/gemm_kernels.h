@@ -26,7 +26,7 @@ struct PackedTileArgs {
   int64_t kc;
   const float* a;
   const float* b;
-  int64_t ldb;  // tall tiles only (wide ones read B packed, nr apart)
+  int64_t ldb;  // tall tiles only (wide ones read B packed, nr apart); transposed B: column stride
   float* c;
   int64_t ldc;
   int rows, cols;
@@ -40,12 +40,14 @@ struct GemmMicroShape {
 
 // C[r0:r1, c0:c1] of the product described by `g`; PackedTile (GemmTiling::kWide: columns in
 // vectors) and PackedTallTile (kTall: rows in vectors, columns broadcast; the B panel is
-// PackedTallShape().nr wide, args.cols at most that) and the tile shapes they take.
+// PackedTallShape().nr wide, args.cols at most that) and the tile shapes they take;
+// PackedTallTileBt: the tall tile with B transposed (column c at args.b + c * args.ldb).
 #define SYMBIND_GEMM_VARIANT_DECLS                                                      \
   void GemmBlock(const GemmArgs& g, int64_t r0, int64_t r1, int64_t c0, int64_t c1); \
   void PackedTile(const PackedTileArgs& t);                                            \
   GemmMicroShape PackedShape();                                                        \
   void PackedTallTile(const PackedTileArgs& t);                                        \
+  void PackedTallTileBt(const PackedTileArgs& t);                                      \
   GemmMicroShape PackedTallShape();
 namespace gemm_base { SYMBIND_GEMM_VARIANT_DECLS }
 namespace gemm_avx2 { SYMBIND_GEMM_VARIANT_DECLS }

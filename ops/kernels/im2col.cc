@@ -50,32 +50,38 @@ void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* 
   Im2Col(img, g, c0, c1, 0, g.out[0] * g.out[1], g.out_size(), col);
 }
 
-void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img) {
+void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1, int64_t ld,
+               float* img) {
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
-  const int64_t OD = g.out[0], OH = g.out[1], OW = g.out[2];
-  const int64_t osize = g.out_size();
+  const int64_t OH = g.out[1], OW = g.out[2], SW = g.s[2];
   for (int64_t c = c0; c < c1; ++c) {
     float* plane = img + c * D * H * W;
     for (int64_t kd = 0; kd < g.k[0]; ++kd)
       for (int64_t kh = 0; kh < g.k[1]; ++kh)
         for (int64_t kw = 0; kw < g.k[2]; ++kw) {
           const int64_t row = ((c * g.k[0] + kd) * g.k[1] + kh) * g.k[2] + kw;
-          const float* src = col + (row - c0 * g.k_size()) * osize;
-          for (int64_t od = 0; od < OD; ++od) {
+          const float* src = col + (row - c0 * g.k_size()) * ld;
+          const int64_t off = kw * g.d[2] - g.p[2];
+          // Output columns [lo, hi) land inside the row (as in Im2Col); the rest fell on padding.
+          const int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + SW - 1) / SW);
+          const int64_t hi = std::max(lo, std::min(OW, W - off <= 0 ? 0 : (W - off + SW - 1) / SW));
+          for (int64_t r = r0; r < r1; ++r, src += OW) {
+            const int64_t od = r / OH, oh = r % OH;
             const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-            for (int64_t oh = 0; oh < OH; ++oh, src += OW) {
-              const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-              if (id < 0 || id >= D || ih < 0 || ih >= H) continue;
-              float* dst = plane + (id * H + ih) * W;
-              const int64_t off = kw * g.d[2] - g.p[2];
-              for (int64_t ow = 0; ow < OW; ++ow) {
-                const int64_t iw = ow * g.s[2] + off;
-                if (iw >= 0 && iw < W) dst[iw] += src[ow];
-              }
-            }
+            const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            if (id < 0 || id >= D || ih < 0 || ih >= H) continue;
+            float* dst = plane + (id * H + ih) * W;
+            if (SW == 1)  // as its own loop, which vectorises
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow + off] += src[ow];
+            else
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow * SW + off] += src[ow];
           }
         }
   }
+}
+
+void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img) {
+  Col2ImAdd(col, g, c0, c1, 0, g.out[0] * g.out[1], g.out_size(), img);
 }
 
 }  // namespace conv

@@ -32,8 +32,11 @@ struct ConvGeom {
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* col);
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
             int64_t ld, float* col);
-// img += the column buffer folded back, for channels [c0, c1).
+// img += the column buffer folded back, for channels [c0, c1); the overload with r0, r1 folds
+// the columns of output rows [r0, r1) only, laid out as Im2Col's overload writes them.
 void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img);
+void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1, int64_t ld,
+               float* img);
 
 }  // namespace conv
 }  // namespace symbind

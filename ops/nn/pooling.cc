@@ -272,19 +272,17 @@ void PoolMaxPlane(const float* x, float* y, const ConvGeom& g, OpReq req) {
 void UnpoolMaxPlane(const float* dy, const float* x, const float* y, float* dx, const ConvGeom& g) {
   const int64_t H = g.in[1], W = g.in[2];
   if (g.in[0] == 1 && g.k[0] == 1) {  // 2-D: the same scan without the depth axis
+    // The window is scanned backwards keeping the last match, i.e. the first in scan order,
+    // with a select instead of a branch on the data (which mispredicted about once per window).
     const std::vector<Window> cols = ColumnWindows(g);
     for (int64_t oh = 0, oi = 0; oh < g.out[1]; ++oh) {
       const Window wh = AxisWindow(g, 1, oh, false);
       for (int64_t ow = 0; ow < g.out[2]; ++ow, ++oi) {
         const float target = y[oi];
-        bool found = false;
-        for (int64_t h = wh.start; h < wh.end && !found; ++h)
-          for (int64_t w = cols[ow].start; w < cols[ow].end; ++w)
-            if (x[h * W + w] == target) {
-              dx[h * W + w] += dy[oi];
-              found = true;
-              break;
-            }
+        int64_t first = -1;
+        for (int64_t h = wh.end - 1; h >= wh.start; --h)
+          for (int64_t w = cols[ow].end - 1; w >= cols[ow].start; --w) first = x[h * W + w] == target ? h * W + w : first;
+        if (first >= 0) dx[first] += dy[oi];
       }
     }
     return;

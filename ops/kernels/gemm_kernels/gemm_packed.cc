@@ -155,7 +155,9 @@ namespace {
 // loads one float wherever it lies, so B needs no packing). Every sum is the wide tile's: zero (or C), one multiply-add per k in k order, + bias,
 // the activation; so both tilings give the same bits. C is row-major, so the column vectors are
 // transposed through a small buffer at the load and the store (a few percent of a deep tile).
-template <int kCols>
+// kBt: B given transposed (column c at b + c * ldb, its k consecutive), as a weight gradient's
+// im2col rows are.
+template <int kCols, bool kBt>
 void TallTile(const PackedTileArgs& t) {
   Vec acc[kCols][kVecs];
   alignas(64) float buf[kTallCols * kTallRows];
@@ -171,11 +173,11 @@ void TallTile(const PackedTileArgs& t) {
   }
   const float* a = t.a;
   const float* b = t.b;
-  for (int64_t k = 0; k < t.kc; ++k, a += kTallRows, b += t.ldb) {
+  for (int64_t k = 0; k < t.kc; ++k, a += kTallRows, b += kBt ? 1 : t.ldb) {
     Vec av[kVecs];
     for (int v = 0; v < kVecs; ++v) av[v] = Load(a + v * kLanes);
     for (int c = 0; c < kCols; ++c) {
-      const Vec bv = Splat(b[c]);
+      const Vec bv = Splat(kBt ? b[c * t.ldb] : b[c]);
       for (int v = 0; v < kVecs; ++v) acc[c][v] = MulAdd(av[v], bv, acc[c][v]);
     }
   }
@@ -201,14 +203,19 @@ void TallTile(const PackedTileArgs& t) {
 }
 
 using TallFn = void (*)(const PackedTileArgs&);
-template <int... kCols>
+template <bool kBt, int... kCols>
 constexpr std::array<TallFn, sizeof...(kCols)> TallTiles(std::integer_sequence<int, kCols...>) {
-  return {TallTile<kCols + 1>...};
+  return {TallTile<kCols + 1, kBt>...};
 }
 }  // namespace
 
 void PackedTallTile(const PackedTileArgs& t) {
-  static constexpr auto kTiles = TallTiles(std::make_integer_sequence<int, kTallCols>{});
+  static constexpr auto kTiles = TallTiles<false>(std::make_integer_sequence<int, kTallCols>{});
+  kTiles[static_cast<size_t>(t.cols - 1)](t);
+}
+
+void PackedTallTileBt(const PackedTileArgs& t) {
+  static constexpr auto kTiles = TallTiles<true>(std::make_integer_sequence<int, kTallCols>{});
   kTiles[static_cast<size_t>(t.cols - 1)](t);
 }
 

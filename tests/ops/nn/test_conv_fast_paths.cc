@@ -2,8 +2,10 @@
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
 // activation after the convolution; the weight caches (and their SameFloats check) never going
-// stale; the packed-GEMM data and weight gradients against naive double-precision gradients and
-// the im2col + GEMM ones.
+// stale; the packed-GEMM and Winograd data gradients and the blocked weight gradient against
+// naive double-precision gradients and the im2col + GEMM ones; a whole model's training
+// gradients both ways.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -313,6 +315,13 @@ TEST_CASE("Packed-GEMM data gradient matches a naive scatter and the im2col refe
       {2, 16, 24, 1, 9, 11, 1, 1, 0},  {3, 13, 7, 1, 12, 10, 3, 1, 1},  {2, 16, 24, 1, 12, 13, 3, 2, 1},
       {1, 3, 17, 1, 30, 29, 7, 2, 3},  {2, 4, 6, 1, 12, 12, 3, 1, 2, 2}, {2, 40, 520, 1, 7, 7, 3, 1, 1},
       {2, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},
+      // Deep enough that the output rows fold back in several tiles (one image: channels in
+      // parallel; strided; dilated).
+      {1, 64, 40, 1, 31, 30, 3, 1, 1}, {2, 96, 8, 1, 40, 38, 3, 2, 1}, {1, 40, 12, 1, 30, 33, 3, 1, 2, 2},
+      // Outputs under 128 positions of several images with weights of 2^18 floats and more:
+      // blocks of channels over the images side by side (one group: two groups need over 2048
+      // columns, too slow for the naive gradient under ASan).
+      {2, 64, 460, 1, 9, 9, 3, 1, 0}, {3, 90, 120, 1, 17, 15, 5, 2, 2},
   };
   uint64_t seed = 2600;
   for (const Case& c : cases) {
@@ -322,12 +331,41 @@ TEST_CASE("Packed-GEMM data gradient matches a naive scatter and the im2col refe
     REQUIRE(PackedBackwardDataApplies(n, g));
     const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
     const auto w = Random(c.out_c * c.in_c * c.k * c.k, seed + 1);
-    CheckGradientPath(PackedBackwardData, ConvBackwardDataIm2Col, ConvBackwardData, dy, w,
+    CheckGradientPath(PackedBackwardData, ConvBackwardDataIm2Col,
+                      WinogradBackwardDataApplies(n, g) ? nullptr : ConvBackwardData, dy, w,
                       NaiveDataGradient(dy, w, c, g), n, g, seed + 2);
   }
   // Grouped convolutions and outputs under 32 positions stay on the reference.
   CHECK_FALSE(PackedBackwardDataApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));
   CHECK_FALSE(PackedBackwardDataApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
+}
+
+TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive scatter and the im2col reference",
+          "[conv][conv_fast][grad]") {
+  // Pads 0, 1 and 2 (transposed pads 2, 1, 0), odd sizes, more filters than channels and fewer;
+  // tiles past the image edge.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad
+      {2, 16, 24, 1, 18, 17, 3, 1, 1}, {1, 20, 16, 1, 30, 27, 3, 1, 0}, {3, 16, 17, 1, 14, 15, 3, 1, 2},
+      {3, 33, 18, 1, 11, 23, 3, 1, 1},
+  };
+  uint64_t seed = 3300;
+  for (const Case& c : cases) {
+    CAPTURE(c.batch, c.in_c, c.out_c, c.h, c.w, c.pad);
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    REQUIRE(WinogradBackwardDataApplies(n, g));
+    const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
+    const auto w = Random(c.out_c * c.in_c * c.k * c.k, seed + 1);
+    CheckGradientPath(WinogradBackwardData, ConvBackwardDataIm2Col, ConvBackwardData, dy, w,
+                      NaiveDataGradient(dy, w, c, g), n, g, seed + 2);
+  }
+  // Not for strides, other kernels, pads past 2, few channels or few tiles.
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 24, 1}, Geom({2, 16, 24, 1, 18, 17, 3, 2, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 24, 1}, Geom({2, 16, 24, 1, 18, 17, 5, 1, 2})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 24, 1}, Geom({2, 16, 24, 1, 18, 17, 3, 1, 3})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 8, 24, 1}, Geom({2, 8, 24, 1, 18, 17, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 24, 1}, Geom({1, 16, 24, 1, 8, 8, 3, 1, 1})));
 }
 
 namespace {
@@ -341,14 +379,19 @@ std::vector<double> NaiveWeightGradient(const std::vector<float>& dy, const std:
 }
 }  // namespace
 
-TEST_CASE("Packed-GEMM weight gradient matches a naive sum and the im2col reference", "[conv][conv_fast][grad]") {
-  // Batches that split into uneven chunks (10 = 6 + 4 images, 9 = 3 x 3, 16 at 7x7 = 11 + 5),
-  // 1x1, strided, padded, dilated and the 7x7 stem; tile edges in rows and columns.
+TEST_CASE("Blocked and packed weight gradients match a naive sum and the im2col reference", "[conv][conv_fast][grad]") {
+  // Batches split into chunks of images (10 into 5 x 2, 16 at 7x7 into 8 x 2), 1x1, strided,
+  // padded, dilated and the 7x7 stem; one image (dw written or added directly), several images per
+  // slice (the 1x1 and 7x7 cases), outputs cut into row slices (31 x 30 with 64 channels),
+  // channel blocks with a short last one (100 channels), filters past one tall panel and not a
+  // multiple of it; tile edges in rows and columns.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad(, dilate)
       {10, 16, 24, 1, 9, 11, 1, 1, 0}, {3, 13, 7, 1, 12, 10, 3, 1, 1},   {2, 16, 24, 1, 12, 13, 3, 2, 1},
       {1, 3, 17, 1, 30, 29, 7, 2, 3},  {5, 4, 6, 1, 12, 12, 3, 1, 2, 2},  {16, 40, 70, 1, 7, 7, 3, 1, 1},
       {9, 64, 33, 1, 14, 14, 1, 2, 0}, {1, 5, 9, 1, 40, 3, 1, 1, 0},     {3, 3, 5, 1, 2, 2, 3, 1, 1},
+      {2, 64, 40, 1, 31, 30, 3, 1, 1}, {1, 100, 20, 1, 6, 5, 3, 1, 1},   {4, 7, 65, 1, 11, 9, 5, 2, 2},
+      {4, 16, 64, 1, 9, 10, 3, 1, 1},
   };
   uint64_t seed = 3900;
   for (const Case& c : cases) {
@@ -357,14 +400,29 @@ TEST_CASE("Packed-GEMM weight gradient matches a naive sum and the im2col refere
     const ConvDims n{c.batch, c.in_c, c.out_c, 1};
     const auto dy = Random(c.batch * c.out_c * g.out_size(), seed += 10);
     const auto x = Random(c.batch * c.in_c * c.h * c.w, seed + 1);
-    CheckGradientPath(PackedBackwardWeight, ConvBackwardWeightIm2Col,
-                      PackedBackwardWeightApplies(n, g) ? ConvBackwardWeight : nullptr, dy, x,
-                      NaiveWeightGradient(dy, x, c, g), n, g, seed + 2);
+    const auto naive = NaiveWeightGradient(dy, x, c, g);
+    {
+      INFO("blocked");
+      CheckGradientPath(BlockedBackwardWeight, ConvBackwardWeightIm2Col,
+                        BlockedBackwardWeightApplies(n, g) ? ConvBackwardWeight : nullptr, dy, x, naive, n, g, seed + 2);
+    }
+    INFO("packed");
+    const bool packed_taken = !BlockedBackwardWeightApplies(n, g) && PackedBackwardWeightApplies(n, g);
+    CheckGradientPath(PackedBackwardWeight, ConvBackwardWeightIm2Col, packed_taken ? ConvBackwardWeight : nullptr, dy,
+                      x, naive, n, g, seed + 3);
   }
-  // What ConvBackwardWeight takes it for: ungrouped, outputs under 128 positions.
-  CHECK(PackedBackwardWeightApplies({16, 40, 70, 1}, Geom(cases[5])));
-  CHECK_FALSE(PackedBackwardWeightApplies({1, 3, 17, 1}, Geom(cases[3])));  // 15 x 15 positions
-  CHECK_FALSE(PackedBackwardWeightApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));  // grouped
+  // What ConvBackwardWeight takes it for: ungrouped convolutions whose filters tall tiles pad no
+  // more than wide ones (64 filters: yes; LeNet's 20 and 50: no); grouped ones stay on the reference.
+  CHECK(BlockedBackwardWeightApplies({16, 64, 64, 1}, Geom({16, 64, 64, 1, 56, 56, 3, 1, 1})));
+  CHECK(BlockedBackwardWeightApplies({16, 512, 512, 1}, Geom({16, 512, 512, 1, 7, 7, 3, 1, 1})));
+  CHECK(BlockedBackwardWeightApplies({4, 16, 64, 1}, Geom(cases.back())));
+  CHECK_FALSE(BlockedBackwardWeightApplies({1, 64, 64, 1}, Geom({1, 64, 64, 1, 56, 56, 3, 1, 1})));  // 3 tasks
+  CHECK_FALSE(BlockedBackwardWeightApplies({100, 1, 20, 1}, Geom({100, 1, 20, 1, 28, 28, 5, 1, 0})));
+  CHECK_FALSE(BlockedBackwardWeightApplies({100, 20, 50, 1}, Geom({100, 20, 50, 1, 12, 12, 5, 1, 0})));
+  CHECK_FALSE(BlockedBackwardWeightApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));  // grouped
+  // The packed path where the blocked one does not apply, under 128 positions (LeNet's conv2).
+  CHECK(PackedBackwardWeightApplies({100, 20, 50, 1}, Geom({100, 20, 50, 1, 12, 12, 5, 1, 0})));
+  CHECK_FALSE(PackedBackwardWeightApplies({100, 1, 20, 1}, Geom({100, 1, 20, 1, 28, 28, 5, 1, 0})));
 }
 
 namespace {
@@ -425,6 +483,41 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   CHECK(ChooseGemmTiling(320, 49, 960) == GemmTiling::kTall);
   CHECK(ChooseGemmTiling(96, 12544, 16) == GemmTiling::kWide);
   CHECK(ChooseGemmTiling(24, 3136, 96) == GemmTiling::kWide);
+}
+
+TEST_CASE("Packed GEMM with B transposed: the tall tiles' bits, accumulating into C", "[conv][conv_fast][grad]") {
+  // GemmPackedTallBt reads B's columns as rows of Bt (im2col rows for a weight gradient); each
+  // sum runs in k order from zero like GemmPacked's tall tiles, so the two agree bit for bit at
+  // row and column edges and across depth slices (> 1024); with accumulate it adds into C.
+  struct Shape {
+    int64_t M, N, K;
+  };
+  const std::vector<Shape> shapes = {{1, 1, 1}, {33, 49, 960}, {64, 13, 1280}, {40, 13, 7}, {96, 26, 70}, {17, 5, 2100}};
+  uint64_t seed = 2300;
+  for (const Shape& sh : shapes) {
+    CAPTURE(sh.M, sh.N, sh.K);
+    const int64_t ldbt = sh.K + 5, ldc = sh.N + 3;
+    const auto a = Random(sh.M * sh.K, seed += 10), bt = Random(sh.N * ldbt, seed + 1);
+    std::vector<float> b(static_cast<size_t>(sh.K * sh.N));  // B row-major, for GemmPacked
+    for (int64_t k = 0; k < sh.K; ++k)
+      for (int64_t j = 0; j < sh.N; ++j) b[static_cast<size_t>(k * sh.N + j)] = bt[static_cast<size_t>(j * ldbt + k)];
+    const PackedGemmA tall(a.data(), sh.M, sh.K, sh.K, GemmTiling::kTall);
+    std::vector<float> want(static_cast<size_t>(sh.M * ldc), -7.0f), got = want;
+    GemmPacked(tall, sh.N, b.data(), sh.N, want.data(), ldc);
+    GemmPackedTallBt(tall, sh.N, bt.data(), ldbt, got.data(), ldc, false);
+    CHECK(std::memcmp(want.data(), got.data(), got.size() * sizeof(float)) == 0);  // untouched padding too
+    const auto before = Random(sh.M * ldc, seed + 2);
+    std::vector<float> added = before;
+    GemmPackedTallBt(tall, sh.N, bt.data(), ldbt, added.data(), ldc, true);
+    std::vector<double> want_added(before.begin(), before.end());
+    for (int64_t i = 0; i < sh.M; ++i)
+      for (int64_t j = 0; j < sh.N; ++j) want_added[static_cast<size_t>(i * ldc + j)] += want[static_cast<size_t>(i * ldc + j)];
+    CHECK(RelativeError(added, want_added) < 1e-5);
+  }
+  const float one = 1.0f;
+  float c = 0.0f;
+  const PackedGemmA wide(&one, 1, 1, 1, GemmTiling::kWide);
+  CHECK_THROWS_WITH(GemmPackedTallBt(wide, 1, &one, 1, &c, 1, false), Catch::Contains("tall tiles"));
 }
 
 namespace {
@@ -691,6 +784,55 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
     }
   }
   SetFastPathsEnabled(was_enabled);
+}
+
+TEST_CASE("Whole-model training: gradients on the fast paths within 1e-4 of the reference paths, bit-identical over threads",
+          "[conv][conv_fast][grad][real]") {
+  // ResNet-18 at 112x112, batch 2, in training mode: every gradient path of its layers (the
+  // blocked weight gradient at 56x56 to 14x14 and the stem, the packed one at 7x7, Winograd and
+  // packed data gradients, BatchNorm, relu and pooling backward), with a gradient for the data
+  // too (the stem's data gradient).
+  const TShape shape({2, 3, 112, 112});
+  const test::SharedModel m = test::ResNet18Logits(shape);
+  std::map<std::string, NDArray> args = m.params;
+  args["data"] = test::RandomArray(shape, 5);
+  std::map<std::string, OpReq> reqs;
+  for (const std::string& name : m.symbol.ListArguments()) reqs[name] = OpReq::kWrite;
+  auto exec = SimpleBind(m.symbol, Context::CPU(), args, {}, reqs, m.aux);
+  const NDArray head = test::RandomArray(exec->outputs()[0].shape(), 7);
+  auto gradients = [&] {
+    exec->Forward(true);
+    exec->Backward({head});
+    std::vector<NDArray> copies;
+    for (const NDArray& g : exec->grad_arrays()) copies.push_back(g.Copy());
+    return copies;
+  };
+  const bool was_enabled = FastPathsEnabled();
+  SetFastPathsEnabled(false);
+  const auto reference = gradients();
+  SetFastPathsEnabled(true);
+  const auto fast = gradients();
+  SetFastPathsEnabled(was_enabled);
+  CHECK_FALSE(test::BitIdentical(fast, reference));  // a fast path did run
+  // BatchNorm's gamma gradient sums xhat * dy, whose terms cancel (xhat sums to zero per
+  // channel): it turns the paths' differences in dy (1e-5 relative in the other gradients)
+  // into up to ~1e-3 (bn0, after 17 layers of backward); its beta gradient and every weight
+  // gradient stay within 1e-4. fix_gamma's zero gradients must stay zero.
+  const auto names = m.symbol.ListArguments();
+  for (size_t i = 0; i < fast.size(); ++i) {
+    INFO(names[i]);
+    const auto want = reference[i].ToVector(), got = fast[i].ToVector();
+    if (std::all_of(want.begin(), want.end(), [](float v) { return v == 0.0f; })) {
+      CHECK(got == want);
+      continue;
+    }
+    CHECK(RelativeError(got, want) < (EndsWith(names[i], "_gamma") ? 2e-3 : 1e-4));
+  }
+  for (int threads : {1, 2, 4}) {
+    test::ScopedNumThreads scoped(threads);
+    INFO("threads " << threads);
+    CHECK(test::BitIdentical(gradients(), fast));
+  }
 }
 
 TEST_CASE("Predictor models at 224x224: deep layers on tall tiles within 1e-4 of im2col, bit-identical over threads",

@@ -214,6 +214,32 @@ TEST_CASE("Max pooling backward routes to the first maximum", "[ops][pooling]") 
   CHECK(g.GetFlat(3) == 0.0f);
 }
 
+TEST_CASE("Max pooling backward with many ties routes each window to its first maximum", "[ops][pooling][grad]") {
+  // Values from {0, 1, 2} on a 7x6 plane, 3x3 windows, stride 2, pad 1: most windows hold their
+  // maximum several times; the gradient goes to the first in (row, column) order, computed
+  // here naively.
+  const int64_t H = 7, W = 6, OH = 4, OW = 3;
+  std::vector<float> xs(static_cast<size_t>(H * W)), dys(static_cast<size_t>(OH * OW));
+  for (int64_t i = 0; i < H * W; ++i) xs[static_cast<size_t>(i)] = static_cast<float>((i * 7 + i / 5) % 3);
+  for (int64_t i = 0; i < OH * OW; ++i) dys[static_cast<size_t>(i)] = 1.0f + static_cast<float>(i);
+  std::vector<float> want(xs.size(), 0.0f);
+  for (int64_t oh = 0; oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      int64_t first = -1;
+      for (int64_t h = std::max<int64_t>(0, oh * 2 - 1); h < std::min(H, oh * 2 + 2); ++h)
+        for (int64_t w = std::max<int64_t>(0, ow * 2 - 1); w < std::min(W, ow * 2 + 2); ++w)
+          if (first < 0 || xs[static_cast<size_t>(h * W + w)] > xs[static_cast<size_t>(first)]) first = h * W + w;
+      want[static_cast<size_t>(first)] += dys[static_cast<size_t>(oh * OW + ow)];
+    }
+  auto exec = BindSingleOp("Pooling", {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}},
+                           {{"data", NDArray(TShape({1, 1, H, W}), xs)}});
+  exec->Forward(true);
+  REQUIRE(exec->outputs()[0].shape() == TShape({1, 1, OH, OW}));
+  exec->Backward({NDArray(TShape({1, 1, OH, OW}), dys)});
+  const NDArray& g = exec->grad_arrays()[0];
+  for (int64_t i = 0; i < H * W; ++i) CHECK(g.GetFlat(i) == want[static_cast<size_t>(i)]);
+}
+
 TEST_CASE("Pooling gradients", "[ops][pooling][grad]") {
   struct G {
     PoolCase pc;
