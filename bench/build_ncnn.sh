@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds Tencent's ncnn as a benchmark peer (CPU only) and installs it, tools included.
 #
-#   bench/build_ncnn.sh SRC_DIR_OR_GIT_MIRROR [OUT_DIR]
+#   bench/build_ncnn.sh SRC_DIR_OR_GIT_MIRROR_OR_BUILD [OUT_DIR]
 #
 # SRC: an ncnn source tree, or a (bare) git repository of ncnn, whose HEAD is exported into
-# OUT_DIR-src first. OUT_DIR (default build/bench-work/ncnn) receives the install: lib/libncnn.a,
+# OUT_DIR-src first; or an ncnn you built yourself, given as its CMake build directory or as the
+# path of its benchmark/benchncnn (built with tools on, ncnn's default): then nothing is built,
+# its library, headers and tools are only installed into OUT_DIR. OUT_DIR (default build/bench-work/ncnn) receives the install: lib/libncnn.a,
 # the CMake package (lib/cmake/ncnn), include/ncnn, and in bin/ the converter mxnet2ncnn, the
 # optimiser ncnnoptimize and benchncnn. The build directory is OUT_DIR-build.
 #
@@ -24,6 +26,26 @@ out=${2:-build/bench-work/ncnn}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 jobs=${SYMBIND_NCNN_JOBS:-2}
+
+# install_from BUILD_DIR: the library's own install script (headers, libncnn.a, CMake package)
+# and the three tools, copied by hand (ncnn does not install them).
+install_from() {
+  cmake -DCMAKE_INSTALL_PREFIX="$out" -P "$1/src/cmake_install.cmake" >/dev/null
+  mkdir -p "$out/bin"
+  local tool
+  for tool in tools/mxnet/mxnet2ncnn tools/ncnnoptimize benchmark/benchncnn; do
+    [ -x "$1/$tool" ] || { echo "build_ncnn.sh: $1/$tool is missing: build ncnn with NCNN_BUILD_TOOLS=ON and NCNN_BUILD_BENCHMARK=ON" >&2; exit 1; }
+    install -m 755 "$1/$tool" "$out/bin/"
+  done
+  ls "$out"/lib*/cmake/ncnn/ncnnConfig.cmake >/dev/null 2>&1 || { echo "build_ncnn.sh: no CMake package in $out" >&2; exit 1; }
+  echo "ncnn from $1 installed in $out"
+}
+# A build of ncnn already made (its benchncnn, or its build directory).
+if [ -f "$src" ] && [ "$(basename "$src")" = benchncnn ]; then src=$(cd "$(dirname "$src")/.." && pwd); fi
+if [ -f "$src/CMakeCache.txt" ] && grep -q '^CMAKE_PROJECT_NAME:STATIC=ncnn$' "$src/CMakeCache.txt"; then
+  install_from "$src"
+  exit 0
+fi
 
 if [ ! -f "$src/CMakeLists.txt" ]; then
   if ! git --git-dir="$src" rev-parse --verify -q HEAD >/dev/null; then
@@ -47,12 +69,6 @@ cmake -S "$src" -B "$out-build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFI
   -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
   -DNCNN_VULKAN=OFF -DNCNN_BUILD_TOOLS=ON -DNCNN_BUILD_BENCHMARK=ON \
   -DNCNN_BUILD_EXAMPLES=OFF -DNCNN_BUILD_TESTS=OFF -DNCNN_PYTHON=OFF >/dev/null
-# Only the library and the three tools (the other converters want protobuf or OpenCV): the
-# library's own install script (headers, libncnn.a, CMake package), the tools copied by hand.
+# Only the library and the three tools (the other converters want protobuf or OpenCV).
 cmake --build "$out-build" -j "$jobs" --target ncnn mxnet2ncnn ncnnoptimize benchncnn
-cmake -DCMAKE_INSTALL_PREFIX="$out" -P "$out-build/src/cmake_install.cmake" >/dev/null
-mkdir -p "$out/bin"
-install -m 755 "$out-build/tools/mxnet/mxnet2ncnn" "$out-build/tools/ncnnoptimize" \
-  "$out-build/benchmark/benchncnn" "$out/bin/"
-ls "$out"/lib*/cmake/ncnn/ncnnConfig.cmake >/dev/null 2>&1 || { echo "build_ncnn.sh: no CMake package in $out" >&2; exit 1; }
-echo "ncnn from $src installed in $out"
+install_from "$out-build"

@@ -14,8 +14,9 @@
 # Environment: SYMBIND_BENCH_BUILD (build directory, default build), SYMBIND_BENCH_RUNS
 # (batch-1 repetitions, default 15; 6 with --quick), SYMBIND_BENCH_ROUNDS (interleaved rounds,
 # default 3), SYMBIND_BENCH_ORT_NO_SPIN=1 (ONNX Runtime's threads sleep instead of spinning),
-# SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224), SYMBIND_BENCH_NCNN (an
-# ncnn install made by bench/build_ncnn.sh: adds the ncnn table, also with --quick).
+# SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224), SYMBIND_BENCH_NCNN (adds the
+# ncnn table, also with --quick: an ncnn install made by bench/build_ncnn.sh, or a built
+# benchncnn / ncnn build directory, which bench/build_ncnn.sh then installs into $build/bench-work).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0 ncnn_only=0
@@ -46,6 +47,10 @@ ncnn=${SYMBIND_BENCH_NCNN:-}
 if [ $ncnn_only = 1 ] && [ -z "$ncnn" ]; then
   echo "run.sh: --ncnn-only needs SYMBIND_BENCH_NCNN=<ncnn install dir> (bench/build_ncnn.sh makes one)" >&2
   exit 2
+fi
+if [ -n "$ncnn" ] && [ ! -x "$ncnn/bin/mxnet2ncnn" ]; then
+  bench/build_ncnn.sh "$ncnn" "$work/ncnn-installed" >&2
+  ncnn=$work/ncnn-installed
 fi
 if [ -n "$ncnn" ]; then
   ncnn=$(cd "$ncnn" && pwd)
