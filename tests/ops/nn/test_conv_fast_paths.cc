@@ -346,8 +346,9 @@ TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive s
   // tiles past the image edge.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
-      {2, 16, 24, 1, 18, 17, 3, 1, 1}, {1, 20, 16, 1, 30, 27, 3, 1, 0}, {3, 16, 17, 1, 14, 15, 3, 1, 2},
-      {3, 33, 18, 1, 11, 23, 3, 1, 1},
+      // (The data gradient is a convolution from out_c to in_c channels: Winograd wants out_c >= 32.)
+      {2, 16, 40, 1, 18, 17, 3, 1, 1}, {1, 20, 32, 1, 30, 27, 3, 1, 0}, {3, 16, 33, 1, 14, 15, 3, 1, 2},
+      {3, 33, 36, 1, 11, 23, 3, 1, 1},
   };
   uint64_t seed = 3300;
   for (const Case& c : cases) {
@@ -361,11 +362,11 @@ TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive s
                       NaiveDataGradient(dy, w, c, g), n, g, seed + 2);
   }
   // Not for strides, other kernels, pads past 2, few channels or few tiles.
-  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 24, 1}, Geom({2, 16, 24, 1, 18, 17, 3, 2, 1})));
-  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 24, 1}, Geom({2, 16, 24, 1, 18, 17, 5, 1, 2})));
-  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 24, 1}, Geom({2, 16, 24, 1, 18, 17, 3, 1, 3})));
-  CHECK_FALSE(WinogradBackwardDataApplies({2, 8, 24, 1}, Geom({2, 8, 24, 1, 18, 17, 3, 1, 1})));
-  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 24, 1}, Geom({1, 16, 24, 1, 8, 8, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 3, 2, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 5, 1, 2})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 3, 1, 3})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 40, 24, 1}, Geom({2, 40, 24, 1, 18, 17, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 40, 1}, Geom({1, 16, 40, 1, 8, 8, 3, 1, 1})));
 }
 
 namespace {
