@@ -41,13 +41,7 @@ int main(int argc, char** argv) {
   }
   SetNumThreads(threads);
   const conv::ConvDims n{v[0], v[1], v[2], 1};
-  conv::ConvGeom g;
-  g.in[1] = v[3];
-  g.in[2] = v[4];
-  g.k[1] = g.k[2] = v[5];
-  g.s[1] = g.s[2] = v[6];
-  g.p[1] = g.p[2] = v[7];
-  for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * g.p[i] - g.k[i]) / g.s[i] + 1;
+  const conv::ConvGeom g = conv::ConvGeom::Planar(v[3], v[4], v[5], v[6], v[7]);
   std::vector<float> x(static_cast<size_t>(n.batch * n.in_c * g.in_size()), 0.5f), dx(x.size());
   std::vector<float> w(static_cast<size_t>(n.out_c * n.in_c * g.k_size()), 0.1f), dw(w.size());
   std::vector<float> dy(static_cast<size_t>(n.batch * n.out_c * g.out_size()), 0.25f);

@@ -162,13 +162,7 @@ void TimeLayer(const std::vector<std::string>& a) {
   int64_t v[9];
   for (int i = 0; i < 9; ++i) v[i] = std::atoll(a[static_cast<size_t>(i)].c_str());
   const conv::ConvDims n{v[0], v[1], v[2], v[3]};
-  conv::ConvGeom g;
-  g.in[1] = v[4];
-  g.in[2] = v[5];
-  g.k[1] = g.k[2] = v[6];
-  g.s[1] = g.s[2] = v[7];
-  g.p[1] = g.p[2] = v[8];
-  for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * g.p[i] - g.k[i]) / g.s[i] + 1;
+  const conv::ConvGeom g = conv::ConvGeom::Planar(v[4], v[5], v[6], v[7], v[8]);
   std::vector<float> x(static_cast<size_t>(n.batch * n.in_c * g.in_size()), 0.5f);
   std::vector<float> w(static_cast<size_t>(n.out_c * (n.in_c / n.groups) * g.k_size()), 0.1f);
   std::vector<float> b(static_cast<size_t>(n.out_c), 0.0f);

@@ -81,17 +81,9 @@ int main(int argc, char** argv) {
     std::vector<float> y(static_cast<size_t>(batch * b.out_c * d.out_height() * d.out_width()));
     std::vector<float> expanded(static_cast<size_t>(batch * b.hidden * b.size * b.size));
     std::vector<float> filtered(static_cast<size_t>(batch * b.hidden * d.out_height() * d.out_width()));
-    auto geom = [](int64_t size, int64_t k, int64_t s, int64_t p) {
-      ConvGeom g;
-      g.in[1] = g.in[2] = size;
-      g.k[1] = g.k[2] = k;
-      g.s[1] = g.s[2] = s;
-      g.p[1] = g.p[2] = p;
-      g.out[1] = g.out[2] = (size + 2 * p - k) / s + 1;
-      return g;
-    };
-    const ConvGeom pointwise = geom(b.size, 1, 1, 0), depthwise = geom(b.size, 3, b.stride, 1);
-    const ConvGeom projection = geom(d.out_height(), 1, 1, 0);
+    const ConvGeom pointwise = ConvGeom::Planar(b.size, b.size, 1, 1, 0);
+    const ConvGeom depthwise = ConvGeom::Planar(b.size, b.size, 3, b.stride, 1);
+    const ConvGeom projection = ConvGeom::Planar(d.out_height(), d.out_width(), 1, 1, 0);
     double best[4] = {1e300, 1e300, 1e300, 1e300};  // cpu unfused, cpu fused, wall unfused, wall fused
     for (int r = 0; r < rounds; ++r)
       for (int fused = 0; fused < 2; ++fused) {

@@ -195,10 +195,6 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
   return out;
 }
 
-}  // namespace symbind
-
-namespace symbind {
-
 namespace {
 // A 2-D Convolution or _fused_conv_act with a bias, as the block rewrite needs to see it.
 struct Conv2D {

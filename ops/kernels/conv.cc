@@ -173,14 +173,6 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
 }
 
 namespace {
-// The weights of every group packed for GemmPacked, with a copy of the writable weights they
-// were made from: comparing it (SameFloats) costs less than packing again, which
-// made ResNet-18 16% slower than Eigen's GEMM.
-struct PackedConvWeights {
-  std::vector<PackedGemmA> groups;
-  std::vector<float> source;  // empty for read-only weights, which cannot change
-};
-
 PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim, GemmTiling tiling,
                                   bool keep_source) {
   PackedConvWeights p;
@@ -202,6 +194,18 @@ GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
 }
 }  // namespace
 
+std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w, const NDArray* weights,
+                                                                 int64_t groups, int64_t fg, int64_t kdim,
+                                                                 GemmTiling tiling) {
+  if (!weights) return std::make_shared<const PackedConvWeights>(PackConvWeights(w, groups, fg, kdim, tiling, false));
+  return CachedDerived<PackedConvWeights>(
+      *weights, StrCat("gemm-packed ", tiling == GemmTiling::kTall ? "tall " : "wide ", groups, "x", fg, "x", kdim),
+      [&](const float* data) { return PackConvWeights(data, groups, fg, kdim, tiling, !weights->read_only()); },
+      [&](const PackedConvWeights& p, const float* data) {
+        return SameFloats(p.source.data(), data, static_cast<int64_t>(p.source.size()));
+      });
+}
+
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
   // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen;
   // below 32 output positions the micro-kernel's columns are mostly padding.
@@ -222,18 +226,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
                            const NDArray* weights) {
   const int64_t isize = g.in_size(), osize = g.out_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
-  const GemmTiling tiling = PackedConvTiling(n, g);
-  std::shared_ptr<const PackedConvWeights> packed;
-  if (weights)
-    packed = CachedDerived<PackedConvWeights>(
-        *weights,
-        StrCat("gemm-packed ", tiling == GemmTiling::kTall ? "tall " : "wide ", n.groups, "x", fg, "x", kdim),
-        [&](const float* data) { return PackConvWeights(data, n.groups, fg, kdim, tiling, !weights->read_only()); },
-        [&](const PackedConvWeights& p, const float* data) {
-          return SameFloats(p.source.data(), data, static_cast<int64_t>(p.source.size()));
-        });
-  else
-    packed = std::make_shared<const PackedConvWeights>(PackConvWeights(w, n.groups, fg, kdim, tiling, false));
+  const auto packed = CachedPackedConvWeights(w, weights, n.groups, fg, kdim, PackedConvTiling(n, g));
   auto epilogue = [&](int64_t gr) { return GemmEpilogue{bias ? bias + gr * fg : nullptr, act}; };
   if (g.is_pointwise()) {  // the image is its own column buffer
     ForEachImage(n.batch, [&](int64_t i, bool) {

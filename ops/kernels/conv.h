@@ -3,6 +3,7 @@
 // ConvForward picks a fast path where one applies (see conv.cc) and falls back to im2col + GEMM.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <symbind/core/ndarray.h>
@@ -43,6 +44,17 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
 // outputs of at least 32 positions and depths (channels x kernel size) of at most 384, and
 // deeper ones that get tall tiles when their packed weights can be cached (`weights` given).
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
+// The weights (groups x fg filters of depth kdim) of every group packed for GemmPacked, with a
+// copy of the writable weights they were made from: comparing it (SameFloats) costs less than
+// packing again, which made ResNet-18 16% slower than Eigen's GEMM. Cached on `weights` when
+// given (one entry per tiling, shared by every kernel packing these weights), else packed now.
+struct PackedConvWeights {
+  std::vector<PackedGemmA> groups;
+  std::vector<float> source;  // empty for read-only weights, which cannot change
+};
+std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w, const NDArray* weights,
+                                                                 int64_t groups, int64_t fg, int64_t kdim,
+                                                                 GemmTiling tiling);
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
                            const NDArray* weights = nullptr);

@@ -8,27 +8,15 @@
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_depthwise.h>
-#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
 namespace conv {
 
 namespace {
-ConvGeom PlaneGeom(int64_t h, int64_t w, int64_t k, int64_t s, int64_t p) {
-  ConvGeom g;
-  g.in[1] = h;
-  g.in[2] = w;
-  g.k[1] = g.k[2] = k;
-  g.s[1] = g.s[2] = s;
-  g.p[1] = g.p[2] = p;
-  for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * p - k) / s + 1;
-  return g;
-}
-
 ConvDims DepthwiseDims(const InvertedResidualDims& d) { return {d.batch, d.hidden_c, d.hidden_c, d.hidden_c}; }
 ConvGeom DepthwiseGeom(const InvertedResidualDims& d) {
-  return PlaneGeom(d.height, d.width, d.kernel, d.stride, d.pad);
+  return ConvGeom::Planar(d.height, d.width, d.kernel, d.stride, d.pad);
 }
 
 // y[f, positions] += x[f, positions] for `channels` planes, `count` positions from `offset`.
@@ -46,8 +34,8 @@ bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const Inverted
   if (d.residual &&
       !(d.stride == 1 && d.out_c == d.in_c && d.out_height() == d.height && d.out_width() == d.width))
     return false;
-  return PackedGemmApplies({d.batch, d.in_c, d.hidden_c, 1}, PlaneGeom(d.height, d.width, 1, 1, 0), w.expand) &&
-         PackedGemmApplies({d.batch, d.hidden_c, d.out_c, 1}, PlaneGeom(d.out_height(), d.out_width(), 1, 1, 0),
+  return PackedGemmApplies({d.batch, d.in_c, d.hidden_c, 1}, ConvGeom::Planar(d.height, d.width, 1, 1, 0), w.expand) &&
+         PackedGemmApplies({d.batch, d.hidden_c, d.out_c, 1}, ConvGeom::Planar(d.out_height(), d.out_width(), 1, 1, 0),
                            w.project);
 }
 
@@ -73,8 +61,8 @@ void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, f
 void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, float* y,
                              const InvertedResidualDims& d, OpReq req) {
   if (req == OpReq::kNull) return;
-  const ConvGeom pointwise = PlaneGeom(d.height, d.width, 1, 1, 0), depthwise = DepthwiseGeom(d);
-  const ConvGeom projection = PlaneGeom(depthwise.out[1], depthwise.out[2], 1, 1, 0);
+  const ConvGeom pointwise = ConvGeom::Planar(d.height, d.width, 1, 1, 0), depthwise = DepthwiseGeom(d);
+  const ConvGeom projection = ConvGeom::Planar(depthwise.out[1], depthwise.out[2], 1, 1, 0);
   const int64_t hidden_in = d.batch * d.hidden_c * pointwise.out_size();
   const int64_t hidden_out = d.batch * d.hidden_c * depthwise.out_size();
   const int64_t out_plane = projection.out_size(), out_size = d.batch * d.out_c * out_plane;
@@ -100,29 +88,6 @@ void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, f
 }
 
 namespace {
-// 1x1 weights (rows x depth) packed for GemmPacked, with a copy of the writable weights they
-// were made from (to tell when those change; empty for read-only ones).
-struct PackedPointwise {
-  PackedGemmA packed;
-  std::vector<float> source;
-};
-
-std::shared_ptr<const PackedPointwise> Packed(const float* w, const NDArray* array, int64_t rows, int64_t depth,
-                                              int64_t columns, const char* role) {
-  const GemmTiling tiling = ChooseGemmTiling(rows, columns, depth);
-  auto make = [&](const float* data) {
-    return PackedPointwise{PackedGemmA(data, rows, depth, depth, tiling),
-                           array && !array->read_only() ? std::vector<float>(data, data + rows * depth)
-                                                        : std::vector<float>()};
-  };
-  if (!array) return std::make_shared<const PackedPointwise>(make(w));
-  return CachedDerived<PackedPointwise>(
-      *array, StrCat("inverted-residual ", role, tiling == GemmTiling::kTall ? " tall " : " wide ", rows, "x", depth),
-      make, [&](const PackedPointwise& p, const float* data) {
-        return std::memcmp(p.source.data(), data, p.source.size() * sizeof(float)) == 0;
-      });
-}
-
 // How the output rows are cut: bands of `band` rows, whose expanded input rows (`buffer_rows`
 // of them at most) take about kBandFloats; for one image, `parts` runs of `part_rows` rows in
 // parallel (each recomputes the kernel - stride expanded rows it shares with the part before).
@@ -153,8 +118,10 @@ void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, flo
   const int64_t H = d.height, W = d.width, OH = d.out_height(), OW = d.out_width(), K = d.kernel, S = d.stride;
   const BandPlan plan = PlanBands(d);
   const int64_t R = plan.buffer_rows;
-  const auto expand = Packed(w.expand_w, w.expand, d.hidden_c, d.in_c, plan.band * S * W, "expand");
-  const auto project = Packed(w.project_w, w.project, d.out_c, d.hidden_c, plan.band * OW, "project");
+  const auto expand = CachedPackedConvWeights(w.expand_w, w.expand, 1, d.hidden_c, d.in_c,
+                                              ChooseGemmTiling(d.hidden_c, plan.band * S * W, d.in_c));
+  const auto project = CachedPackedConvWeights(w.project_w, w.project, 1, d.out_c, d.hidden_c,
+                                               ChooseGemmTiling(d.out_c, plan.band * OW, d.hidden_c));
   const DepthwisePlaneFn plane = ChooseDepthwisePlane(K, S, W);
   const std::vector<float> zeros(static_cast<size_t>(W), 0.0f);
   const GemmEpilogue expand_epilogue{w.expand_b, d.expand_act}, project_epilogue{w.project_b, {}};
@@ -183,7 +150,7 @@ void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, flo
         base = lo;
         have = keep;
         if (hi > base + have) {
-          GemmPackedSerial(expand->packed, (hi - base - have) * W, xi + (base + have) * W, H * W, E + have * W,
+          GemmPackedSerial(expand->groups[0], (hi - base - have) * W, xi + (base + have) * W, H * W, E + have * W,
                            R * W, expand_epilogue);
           have = hi - base;
         }
@@ -192,7 +159,7 @@ void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, flo
         for (int64_t c = 0; c < d.hidden_c; ++c)
           plane(E + c * R * W, args, w.depthwise_w + c * K * K, w.depthwise_b ? w.depthwise_b[c] : 0.0f,
                 D + c * columns, false);
-        GemmPackedSerial(project->packed, columns, D, columns, yi + o0 * OW, OH * OW, project_epilogue);
+        GemmPackedSerial(project->groups[0], columns, D, columns, yi + o0 * OW, OH * OW, project_epilogue);
         if (d.residual) AddResidual(xi, yi, d.out_c, OH * OW, o0 * OW, columns);
       }
     }

@@ -12,6 +12,19 @@ namespace conv {
 struct ConvGeom {
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1},
           p[3] = {0, 0, 0}, d[3] = {1, 1, 1};
+  // A 2-D h x w image, a square kernel, the same stride and padding in both dims, dilation 1.
+  static ConvGeom Planar(int64_t h, int64_t w, int64_t kernel, int64_t stride, int64_t pad) {
+    ConvGeom g;
+    g.in[1] = h;
+    g.in[2] = w;
+    for (int i = 1; i < 3; ++i) {
+      g.k[i] = kernel;
+      g.s[i] = stride;
+      g.p[i] = pad;
+      g.out[i] = (g.in[i] + 2 * pad - kernel) / stride + 1;
+    }
+    return g;
+  }
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
   int64_t k_size() const { return k[0] * k[1] * k[2]; }
