@@ -77,12 +77,13 @@ def symbind_convolutions(symbol, shapes):
 
 
 def ort_profile(build, onnx, threads, runs, size):
-    """[(node name, op, weight shape or None, output shape, ms per run)] in ORT's execution order."""
+    """[(node name, op, weight shape or None, output shape, ms per run)] in ORT's execution order, and
+    ORT's median forward time (ms, profiled)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, ORT_NODE_MODULES=os.path.join(build, "bench-work", "ort", "node_modules"))
-        subprocess.run(["node", os.path.join(ROOT, "bench", "ort_peer.js"), onnx, "--threads", str(threads),
-                        "--runs", str(runs), "--size", "%d,%d" % (size, size), "--profile",
-                        os.path.join(tmp, "ort")], check=True, capture_output=True, env=env)
+        out = subprocess.run(["node", os.path.join(ROOT, "bench", "ort_peer.js"), onnx, "--threads", str(threads),
+                              "--runs", str(runs), "--size", "%d,%d" % (size, size), "--profile",
+                              os.path.join(tmp, "ort")], check=True, capture_output=True, env=env, text=True).stdout
         events = json.load(open(glob.glob(os.path.join(tmp, "ort*.json"))[0]))
     nodes = [e for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
     per_run = len(nodes) // (runs + 2)
@@ -98,7 +99,8 @@ def ort_profile(build, onnx, threads, runs, size):
             weight = tuple(ins[1]) if args.get("op_name") in ("Conv", "FusedConv") and len(ins) > 1 else None
             durations[key] = [args.get("op_name", "?"), weight, tuple(outs[0]) if outs else (), 0.0]
         durations[key][3] += e["dur"] / 1e3 / runs
-    return [(k, v[0], v[1], v[2], v[3]) for k, v in durations.items()]
+    latency = re.search(r"latency_ms ([\d.]+)", out)
+    return [(k, v[0], v[1], v[2], v[3]) for k, v in durations.items()], latency.group(1) if latency else "-"
 
 
 def main():
@@ -117,27 +119,32 @@ def main():
     shapes = weight_shapes(build, symbol)
     mine, mine_total, latency = symbind_profile(build, symbol, os.path.join(work, a.net + ".params"), inp,
                                                 a.threads, a.runs, a.symbind_args.split())
-    theirs = ort_profile(build, os.path.join(work, a.net, "b1.onnx"), a.threads, a.runs, size)
+    theirs, ort_latency = ort_profile(build, os.path.join(work, a.net, "b1.onnx"), a.threads, a.runs, size)
 
     # Match each symbind convolution to the next unmatched ORT Conv of the same weight shape and
-    # output plane (ORT's NCHWc convolutions pad the channels of their outputs to its block).
+    # output plane. ORT's NCHWc convolutions pad filters and channels to its block of 16 (MobileNet
+    # v2's 24-channel layers run as 32), so channel counts are compared rounded up to 16.
+    def key(weight, out):
+        block = lambda c: c if c < 8 else (c + 15) // 16 * 16
+        return (block(weight[0]), block(weight[1])) + tuple(weight[2:]) + tuple(out[2:])
     pending = collections.defaultdict(collections.deque)
     for name, op, weight, out, ms in theirs:
         if weight is not None and len(weight) == 4:
-            pending[(weight, out[2:])].append((name, ms))
+            pending[key(weight, out)].append((name, ms))
     rows, matched = [], set()
     for name, weight in symbind_convolutions(symbol, shapes):
         if name not in mine:
             continue  # folded away or fused into another node
         op, out, ms = mine[name]
-        queue = pending.get((weight, out[2:]))
+        queue = pending.get(key(weight, out))
         ort_name, ort_ms = queue.popleft() if queue else (None, None)
         if ort_name:
             matched.add(ort_name)
         rows.append((name, weight, out, ms, ort_ms))
 
-    print("# %s, batch 1, %d threads, %d runs; symbind forward median %s ms (min %s), load average %s" %
-          (a.net, a.threads, a.runs, latency[0], latency[1], " ".join(open("/proc/loadavg").read().split()[:3])))
+    print("# %s, batch 1, %d threads, %d runs (profiled); forward median: symbind %s ms (min %s), ORT %s ms; "
+          "load average %s" % (a.net, a.threads, a.runs, latency[0], latency[1], ort_latency,
+                               " ".join(open("/proc/loadavg").read().split()[:3])))
     print("%-32s %-18s %-16s %9s %9s %8s" % ("symbind node", "weight", "output", "symbind", "ORT", "ORT/sb"))
     fmt = lambda t: "x".join(str(d) for d in t) if t else "-"
     shown = sorted(rows, key=lambda r: -(r[3] - (r[4] or 0)))
