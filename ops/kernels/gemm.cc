@@ -193,8 +193,11 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // Columns in blocks of whole tiles whose packed B slice is ~256 KB, rows in blocks of panels
   // when there are few column blocks; the tiles spread evenly over the blocks and, when run in
   // parallel, the blocks number at least 4 and are even in count, so that two threads get the
-  // same work (4 blocks of 25, 25, 25, 23 column tiles, not 32, 32, 32, 2). The split changes
-  // no bits: every sum runs in k order within its tile whatever the block.
+  // same work (4 blocks of 25, 25, 25, 23 column tiles, not 32, 32, 32, 2). Tasks run row
+  // blocks outermost, so each thread writes whole rows of C: ordered by column block first, two
+  // threads wrote the two halves of the same rows at once, sharing the cache line at the
+  // boundary of every row that is not line-aligned (512 x 784 x 128 on 2 threads: 0.95 vs 0.56
+  // ms). The split changes no bits: every sum runs in k order within its tile whatever the block.
   const int64_t col_tiles = (N + nr - 1) / nr, panels = (M + mr - 1) / mr;
   const int64_t max_block_tiles = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr);
   int64_t col_blocks = (col_tiles + max_block_tiles - 1) / max_block_tiles;
@@ -212,7 +215,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
     thread_local std::vector<float> packed_b;
     if (!tall && packed_b.size() < static_cast<size_t>(kc_max * nc)) packed_b.resize(static_cast<size_t>(kc_max * nc));
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t cb = t / row_blocks, rb = t % row_blocks;
+      const int64_t rb = t / col_blocks, cb = t % col_blocks;
       const int64_t j0 = cb * col_tiles / col_blocks * nr;
       const int64_t cols_here = std::min(N, (cb + 1) * col_tiles / col_blocks * nr) - j0;
       const int64_t p_lo = rb * panels / row_blocks, p_hi = (rb + 1) * panels / row_blocks;
