@@ -184,20 +184,18 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   const int mr = shape.mr, nr = shape.nr;
   // Depth in slices of at most 384 for wide tiles (a B panel slice of 384 x nr stays in L1 with
   // the A panel), 1024 for tall ones (each slice transposes its tile of C in and out); sums of
-  // later slices continue from C. Columns in blocks whose packed B slice is ~256 KB (in L2
-  // while every A panel passes over it). All sizes depend on the problem only.
+  // later slices continue from C. All sizes depend on the problem only.
   const int64_t kMaxDepth = tall ? 1024 : 384;
   constexpr int64_t kBlockFloats = int64_t{1} << 16;
   const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
   const int64_t kc_max = (K + slices - 1) / slices;
-  // Columns in blocks of whole tiles whose packed B slice is ~256 KB, rows in blocks of panels
-  // when there are few column blocks; the tiles spread evenly over the blocks and, when run in
+  // Columns in blocks of whole tiles whose packed B slice is ~256 KB (in L2 while every A panel
+  // passes over it), rows in blocks of panels when there are few column blocks; the tiles spread evenly over the blocks and, when run in
   // parallel, the blocks number at least 4 and are even in count, so that two threads get the
   // same work (4 blocks of 25, 25, 25, 23 column tiles, not 32, 32, 32, 2). Tasks run row
   // blocks outermost, so each thread writes whole rows of C: ordered by column block first, two
-  // threads wrote the two halves of the same rows at once, sharing the cache line at the
-  // boundary of every row that is not line-aligned (512 x 784 x 128 on 2 threads: 0.95 vs 0.56
-  // ms). The split changes no bits: every sum runs in k order within its tile whatever the block.
+  // threads wrote the two halves of the same rows at once (512 x 784 x 128 on 2 threads: 0.95
+  // vs 0.56 ms; likely the cache line shared at the boundary of rows that are not line-aligned). The split changes no bits: every sum runs in k order within its tile whatever the block.
   const int64_t col_tiles = (N + nr - 1) / nr, panels = (M + mr - 1) / mr;
   const int64_t max_block_tiles = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr);
   int64_t col_blocks = (col_tiles + max_block_tiles - 1) / max_block_tiles;
