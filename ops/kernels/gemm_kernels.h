@@ -33,6 +33,12 @@ struct PackedTileArgs {
   bool load_c;
   const GemmEpilogue* epilogue;  // null: store the sums as they are
   int64_t row0;
+  // Tall tiles: memory to bring into cache while computing (the next A panel, whose first
+  // reading would otherwise wait on DRAM: weights streamed once per forward at batch 1), as
+  // prefetch_lines_per_step 64-byte lines per k step from prefetch up to prefetch_end.
+  const char* prefetch = nullptr;
+  const char* prefetch_end = nullptr;
+  int prefetch_lines_per_step = 0;
 };
 struct GemmMicroShape {
   int mr, nr;  // rows and columns of C one micro-kernel call computes

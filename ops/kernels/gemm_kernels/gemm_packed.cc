@@ -173,7 +173,10 @@ void TallTile(const PackedTileArgs& t) {
   }
   const float* a = t.a;
   const float* b = t.b;
+  const char* prefetch = t.prefetch;
   for (int64_t k = 0; k < t.kc; ++k, a += kTallRows, b += kBt ? 1 : t.ldb) {
+    if (prefetch < t.prefetch_end)
+      for (int l = 0; l < t.prefetch_lines_per_step; ++l, prefetch += 64) _mm_prefetch(prefetch, _MM_HINT_T1);
     Vec av[kVecs];
     for (int v = 0; v < kVecs; ++v) av[v] = Load(a + v * kLanes);
     for (int c = 0; c < kCols; ++c) {

@@ -445,11 +445,14 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   // Tall tiles hold filters in vectors and broadcast columns; both tilings sum every output in
   // k order from zero, then add the bias and apply the activation, so they must agree exactly,
   // at row and column edges, across depth slices (> 384 wide, > 1024 tall) and thread counts.
+  // 17 x 5120 x 64: five column blocks of wide tiles made six, so that two threads share them
+  // evenly; 200 x 30 x 2100: tall tiles prefetching the next panel, and across the depth slice
+  // the first panel of the next slice.
   struct Shape {
     int64_t M, N, K;
   };
-  const std::vector<Shape> shapes = {{1, 1, 1},    {33, 49, 960}, {64, 1, 1280}, {40, 13, 7},
-                                     {96, 196, 70}, {17, 5, 1100}, {320, 49, 160}};
+  const std::vector<Shape> shapes = {{1, 1, 1},     {33, 49, 960},   {64, 1, 1280},  {40, 13, 7},    {96, 196, 70},
+                                     {17, 5, 1100}, {320, 49, 160}, {17, 5120, 64}, {200, 30, 2100}};
   uint64_t seed = 2100;
   for (const Shape& sh : shapes)
     for (const FusedActivation& act : {FusedActivation{}, FusedActivation{FusedActivation::kClip, -0.5f, 0.5f}}) {
@@ -474,10 +477,11 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
         CHECK(c_tall[static_cast<size_t>(i * ldc + sh.N)] == -7.0f);  // nothing written past a row
       }
       CHECK(RelativeError(got, want) < 1e-4);
-      for (int threads : {1, 2, 4}) {
+      for (int threads : {1, 2, 3, 4}) {
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
         INFO("threads " << threads);
         CHECK(run(tall) == c_tall);
+        CHECK(run(wide) == c_tall);
       }
     }
   // Tall tiles where they pad less (7x7 outputs) or as little and the product is deep.
