@@ -3,7 +3,7 @@
 // the ONNX files bench/peers.py exports for the OpenCV column.
 //
 //   node bench/ort_peer.js MODEL.onnx --threads T [--runs R] [--batch N --size H,W]
-//        [--input X.npy --expect REF.npy] [--no-spin]
+//        [--input X.npy --expect REF.npy] [--no-spin] [--profile PREFIX]
 //
 // Prints "key value" lines: with --expect, rel_diff (max |ort - ref| / max |ref|) of the first
 // output on X; with --runs, times_ms (every run after 2 warm-ups; input uniform in [-1, 1]),
@@ -11,6 +11,8 @@
 // thread, sequential execution, all graph optimisations (ONNX Runtime's defaults otherwise:
 // its pool threads spin while waiting for work; --no-spin makes them sleep, the fairer choice
 // on a machine loaded by other processes, as OMP_WAIT_POLICY=PASSIVE is for PyTorch).
+// --profile PREFIX: ONNX Runtime's own profiler writes PREFIX_<date>.json, one event per node
+// and run ("<node>_kernel_time", dur in microseconds), to compare layers with symbind's --profile.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -32,6 +34,7 @@ function parseArgs(argv) {
       case '--input': a.input = next(); break;
       case '--expect': a.expect = next(); break;
       case '--no-spin': a.noSpin = true; break;
+      case '--profile': a.profile = next(); break;
       default:
         if (argv[i].startsWith('--')) throw new Error('unknown option ' + argv[i]);
         a.model = argv[i];
@@ -66,6 +69,7 @@ async function main() {
   const options = {intraOpNumThreads: a.threads, interOpNumThreads: 1, executionMode: 'sequential',
                    graphOptimizationLevel: 'all'};
   if (a.noSpin) options.extra = {session: {intra_op: {allow_spinning: '0'}}};
+  if (a.profile) Object.assign(options, {enableProfiling: true, profileFilePrefix: a.profile});
   const session = await ort.InferenceSession.create(a.model, options);
   const inputName = session.inputNames[0];
   const outputName = session.outputNames[0];
@@ -101,6 +105,7 @@ async function main() {
     console.log('latency_ms ' + median(times).toFixed(3));
     console.log('latency_min_ms ' + Math.min(...times).toFixed(3));
   }
+  if (a.profile) session.endProfiling();
 }
 
 main().catch((e) => {
