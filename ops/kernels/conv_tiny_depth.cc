@@ -34,6 +34,21 @@ struct PhasedInput {
   }
 };
 
+// dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0.
+template <int S>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRow(const float* src, int64_t W, int64_t q,
+                                                                         int64_t pad, int64_t length, float* dst) {
+  int64_t lo = 0, hi = 0;  // j range reading inside the row
+  if (src) {
+    lo = std::min(length, std::max<int64_t>(0, (pad - q + S - 1) / S));
+    hi = std::max(lo, std::min(length, (W - 1 + pad - q) / S + 1));
+  }
+  std::fill(dst, dst + lo, 0.0f);
+  const float* from = src ? src + q - pad : nullptr;
+  for (int64_t j = lo; j < hi; ++j) dst[j] = from[j * S];
+  std::fill(dst + hi, dst + length, 0.0f);
+}
+
 PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
   PhasedInput in;
   const int64_t H = g.in[1], W = g.in[2], S = g.s[2], ph = g.p[1], pw = g.p[2];
@@ -47,10 +62,8 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
       const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
       for (int64_t q = 0; q < S; ++q) {
         float* dst = in.data.get() + (r * S + q) * in.length;
-        for (int64_t j = 0; j < in.length; ++j) {  // padded column j * S + q
-          const int64_t ix = j * S + q - pw;
-          dst[j] = src && ix >= 0 && ix < W ? src[ix] : 0.0f;
-        }
+        if (S == 1) SplitRow<1>(src, W, q, pw, in.length, dst);
+        else SplitRow<2>(src, W, q, pw, in.length, dst);
       }
     }
   });
@@ -150,18 +163,22 @@ RowFn ChooseRow(int64_t k, int64_t s) {
     if (s == 1) return avx512 ? RowAvx512<3, 1> : RowPlain<3, 1>;
     return avx512 ? RowAvx512<3, 2> : RowPlain<3, 2>;
   }
-  if (s == 1) return avx512 ? RowAvx512<5, 1> : RowPlain<5, 1>;
-  return avx512 ? RowAvx512<5, 2> : RowPlain<5, 2>;
+  if (k == 5) {
+    if (s == 1) return avx512 ? RowAvx512<5, 1> : RowPlain<5, 1>;
+    return avx512 ? RowAvx512<5, 2> : RowPlain<5, 2>;
+  }
+  if (s == 1) return avx512 ? RowAvx512<7, 1> : RowPlain<7, 1>;
+  return avx512 ? RowAvx512<7, 2> : RowPlain<7, 2>;
 }
 }  // namespace
 
 bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g) {
-  // Rows of at least 64 outputs (CPU ms, one thread, against the packed GEMM the layer took
-  // before: SqueezeNet's conv1 0.60 vs 0.65, MobileNet v2's first layer 0.36 vs 0.39, MTCNN
-  // det1's conv1 at 640x480 3.46 vs 5.58; MobileFaceNet's 56-wide first layer was slower,
-  // 0.18 vs 0.16, its last register tile mostly padding).
-  constexpr int64_t kMinRow = 64;
-  const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5);
+  // Rows of at least one vector. CPU ms on one thread against the packed GEMM these layers
+  // took before: SqueezeNet's conv1 0.51 vs 0.62, MobileNet v2's first layer 0.27 vs 0.39,
+  // MobileFaceNet's 0.15 vs 0.16, ResNet's 7x7 conv0 2.22 vs 2.77, MTCNN det1's conv1 at
+  // 640x480 3.11 vs 5.47.
+  constexpr int64_t kMinRow = 16;
+  const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5 || g.k[1] == 7);
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
   return n.groups == 1 && n.in_c <= kMaxChannels && g.is_planar() && square && stride &&
          g.p[1] == g.p[2] && g.d[1] == 1 && g.d[2] == 1 && g.out[2] >= kMinRow &&

@@ -176,12 +176,12 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
 TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fast][tiny_depth]") {
   // Run also with SYMBIND_GEMM_ISA=avx2 (ctest conv_tiny_depth_plain): the AVX-512 kernel (8
   // filters by 32 or 16 columns) and the plain loops. Filter counts not a multiple of 8, rows
-  // ending in a partial register tile, padding, batches.
+  // ending in a partial register tile, padding, batches, 3x3 to 7x7.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
       {1, 3, 64, 1, 23, 131, 3, 2, 0}, {2, 3, 10, 1, 9, 70, 3, 1, 0},  {1, 1, 5, 1, 9, 140, 5, 2, 2},
       {1, 4, 16, 1, 8, 66, 5, 1, 1},   {3, 2, 9, 1, 7, 133, 3, 2, 1},  {1, 3, 12, 1, 12, 100, 3, 1, 1},
-      {1, 3, 8, 1, 6, 64, 3, 1, 1},
+      {1, 3, 8, 1, 6, 64, 3, 1, 1},    {2, 3, 16, 1, 11, 45, 7, 2, 3}, {1, 3, 7, 1, 5, 16, 3, 1, 1},
   };
   const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0;
   uint64_t seed = 2500;
@@ -191,11 +191,11 @@ TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fa
                      const ConvGeom& g, OpReq) { TinyDepthConvForward(x, w, b, y, n, g); },
                   c, seed += 10, false);
   }
-  // What it leaves to the packed GEMM: 5 channels, rows under 64, stride 3, 7x7, groups.
+  // What it leaves to the packed GEMM: 5 channels, rows under 16, stride 3, 9x9, groups.
   CHECK_FALSE(TinyDepthApplies({1, 5, 8, 1}, Geom({1, 5, 8, 1, 9, 70, 3, 1, 1})));
-  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 60, 3, 1, 1})));
+  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 29, 3, 2, 1})));
   CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 300, 3, 3, 1})));
-  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 140, 7, 2, 3})));
+  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 140, 9, 2, 4})));
   CHECK_FALSE(TinyDepthApplies({1, 4, 8, 2}, Geom({1, 4, 8, 2, 9, 70, 3, 1, 1})));
 }
 
