@@ -123,7 +123,11 @@ __attribute__((target("avx512f"), always_inline)) inline void TileAvx512(const T
       __m512 r = acc[f][v];
       if (a.act.kind == FusedActivation::kRelu) r = _mm512_max_ps(r, zero);  // NaN -> 0, as x > 0 ? x : 0
       else if (a.act.kind == FusedActivation::kClip) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));  // NaN kept
-      _mm512_mask_storeu_ps(y + f * a.osize + oh * a.OW + col, mask, r);
+      float* out = y + f * a.osize + oh * a.OW + col;
+      _mm512_mask_storeu_ps(out, mask, r);
+      if (a.act.kind != FusedActivation::kNone && a.act.kind != FusedActivation::kRelu &&
+          a.act.kind != FusedActivation::kClip)
+        ActivateInPlace(out, left, a.act);  // any other fused activation, as written
     }
 }
 
