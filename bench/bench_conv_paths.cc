@@ -186,6 +186,9 @@ void TimeLayer(const std::vector<std::string>& a) {
     fast = fastest([&] {
       conv::DepthwiseConvForward(x.data(), w.data(), b.data(), y.data(), n, g, OpReq::kWrite);
     });
+  } else if (conv::TinyDepthApplies(n, g)) {
+    path = "tiny_depth";
+    fast = fastest([&] { conv::TinyDepthConvForward(x.data(), w.data(), b.data(), y.data(), n, g); });
   } else if (conv::WinogradApplies(n, g)) {
     path = conv::WinogradPays(n, g) ? "winograd" : "winograd(not taken by ConvForward)";
     fast = fastest([&] {

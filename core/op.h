@@ -122,6 +122,10 @@ struct Op {
   // Forward may write output 0 over input 0 (same size, element by element), so executors
   // that compute no gradient run it in place when nothing else reads input 0 afterwards.
   bool forward_inplace = false;
+  // For ops whose forward copies every input, whole and in order, into output 0 along an axis
+  // (Concat): that axis for an output of `ndim` dims. Executors that plan memory may then
+  // place inputs inside the output, and forward must skip an input already in its place.
+  std::function<int(const NodeAttrs&, int ndim)> join_axis;
 
   Op& describe(std::string d) { description = std::move(d); return *this; }
   Op& add_alias(const std::string& alias);
@@ -166,6 +170,10 @@ struct Op {
   const std::string& ArgumentDoc(const std::string& input_name) const;
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
   Op& set_forward_inplace(bool v = true) { forward_inplace = v; return *this; }
+  Op& set_join_axis(std::function<int(const NodeAttrs&, int ndim)> f) {
+    join_axis = std::move(f);
+    return *this;
+  }
 
   // Parses `dict` into attrs->parsed; errors name the op and node.
   void ParseAttrs(NodeAttrs* attrs) const;

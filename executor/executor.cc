@@ -149,8 +149,12 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
   memory_.planned = !needs_gradients && (sharing_ == BufferSharing::kDefault ? plan_by_default
                                          : sharing_ != BufferSharing::kOff);
 
-  std::vector<size_t> entry_bytes(graph_.num_entries(), 0);
-  std::vector<bool> keep(graph_.num_entries(), true);
+  MemoryPlanInputs plan_inputs;
+  plan_inputs.op_nodes = op_nodes_;
+  std::vector<size_t>& entry_bytes = plan_inputs.entry_bytes;
+  std::vector<bool>& keep = plan_inputs.keep;
+  entry_bytes.assign(graph_.num_entries(), 0);
+  keep.assign(graph_.num_entries(), true);
   for (uint32_t nid : op_nodes_)
     for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
       uint32_t e = graph_.entry_id(nid, i);
@@ -162,10 +166,13 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
 
   MemoryPlan plan;
   if (memory_.planned) {
-    std::vector<bool> inplace(op_nodes_.size());
-    for (size_t t = 0; t < op_nodes_.size(); ++t)
-      inplace[t] = graph_.node(op_nodes_[t]).node->attrs.op->forward_inplace;
-    plan = PlanMemory(graph_, op_nodes_, entry_bytes, keep, inplace);
+    for (uint32_t nid : op_nodes_) {
+      const NodeAttrs& attrs = graph_.node(nid).node->attrs;
+      plan_inputs.inplace.push_back(attrs.op->forward_inplace);
+      plan_inputs.join_offsets.push_back(JoinOffsets(nid, shapes, types));
+    }
+    plan = PlanMemory(graph_, plan_inputs);
+    memory_.joined_in_place = plan.num_joined;
   }
   std::vector<std::shared_ptr<Storage>> blocks(plan.block_bytes.size());
   std::vector<size_t> by_size(blocks.size());
@@ -182,9 +189,11 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
     }
     memory_.output_bytes += plan.block_bytes[b];
   }
+  auto joined = [&](uint32_t e) { return memory_.planned && plan.joined_into[e] != MemoryPlan::kNotJoined; };
   for (uint32_t nid : op_nodes_)
     for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
       uint32_t e = graph_.entry_id(nid, i);
+      if (joined(e)) continue;
       int b = memory_.planned ? plan.block_of_entry[e] : MemoryPlan::kOwnStorage;
       if (b == MemoryPlan::kOwnStorage) {
         entry_arrays_[e] = NDArray(shapes[e], EntryDType(types, e), ctx_);
@@ -193,7 +202,39 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
         entry_arrays_[e] = NDArray::View(blocks[static_cast<size_t>(b)], 0, shapes[e], EntryDType(types, e), ctx_);
       }
     }
+  // Joined entries are views into their join output, which starts its storage (own or block).
+  for (uint32_t nid : op_nodes_)
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
+      uint32_t e = graph_.entry_id(nid, i);
+      if (!joined(e)) continue;
+      const NDArray& holder = entry_arrays_[static_cast<size_t>(plan.joined_into[e])];
+      entry_arrays_[e] = NDArray::View(holder.storage(), plan.joined_offset[e], shapes[e], EntryDType(types, e), ctx_);
+    }
   reuse_dependencies_ = std::move(plan.reuse_dependencies);
+}
+
+std::vector<size_t> Executor::JoinOffsets(uint32_t nid, const std::vector<TShape>& shapes,
+                                          const std::vector<int>& types) const {
+  const auto& node = graph_.node(nid);
+  const NodeAttrs& attrs = node.node->attrs;
+  const uint32_t out = graph_.entry_id(nid, 0);
+  const TShape& shape = shapes[out];
+  if (!attrs.op->join_axis || shape.ndim() == 0) return {};
+  const int axis = attrs.op->join_axis(attrs, static_cast<int>(shape.ndim()));
+  // Each input is one contiguous run of the output only when nothing precedes the axis.
+  for (int d = 0; d < axis; ++d)
+    if (shape[static_cast<size_t>(d)] != 1) return {};
+  const DType dtype = EntryDType(types, out);
+  std::vector<size_t> offsets;
+  size_t at = 0;
+  for (auto& in : node.inputs) {
+    const uint32_t e = graph_.entry_id(in);
+    if (EntryDType(types, e) != dtype) return {};
+    offsets.push_back(at);
+    at += static_cast<size_t>(shapes[e].Size()) * DTypeSize(dtype);
+  }
+  if (at != static_cast<size_t>(shape.Size()) * DTypeSize(dtype)) return {};
+  return offsets;
 }
 
 void Executor::SetProfiling(bool on) {

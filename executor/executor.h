@@ -47,6 +47,7 @@ struct ExecutorMemory {
   bool planned = false;
   size_t output_bytes = 0;        // op outputs as allocated (shared blocks counted once)
   size_t unplanned_bytes = 0;     // what one buffer per op output would take
+  size_t joined_in_place = 0;     // Concat inputs written straight into the Concat's output
 };
 
 // Intermediate buffers shared by executors that run one at a time (MXNet's shared_buffer).
@@ -144,6 +145,10 @@ class Executor {
   struct BackwardPlan;
   void BuildBackwardPlan();
   void AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types);
+  // MemoryPlanInputs::join_offsets of node `nid`: empty unless it is a join (Op::join_axis)
+  // whose inputs lie end to end in its output.
+  std::vector<size_t> JoinOffsets(uint32_t nid, const std::vector<TShape>& shapes,
+                                  const std::vector<int>& types) const;
   uint64_t NodeSeed(uint32_t node_id) const;
   void CheckCanForward(bool is_train) const;
   void RunForwardNode(uint32_t task, bool is_train);

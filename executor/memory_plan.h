@@ -11,21 +11,42 @@ namespace symbind {
 
 struct MemoryPlan {
   static constexpr int kOwnStorage = -1;
+  static constexpr int64_t kNotJoined = -1;
   // Per graph entry: index of the shared block it lives in, or kOwnStorage.
   std::vector<int> block_of_entry;
   std::vector<size_t> block_bytes;
+  // Per graph entry written straight into a join's output (a Concat input): the entry it lives
+  // in (the outermost join output when joins nest, itself never joined) and the byte offset
+  // there; kNotJoined otherwise. Such an entry's block_of_entry is that of its join output.
+  std::vector<int64_t> joined_into;
+  std::vector<size_t> joined_offset;
+  size_t num_joined = 0;
   // (before, after) task pairs: a task that reuses a block waits for every task that read or
   // wrote the block's previous tenant, so parallel branches never overwrite live data.
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies;
 };
 
-// op_nodes: op node ids in execution (topological) order; task t runs op_nodes[t].
-// entry_bytes: size of every entry; keep: entries that need their own storage (graph outputs,
-// variables). Entries are assigned to blocks best-fit, growing a free block when none fits.
-// inplace[t]: task t may write its output 0 over its input 0 (Op::forward_inplace); it does
-// when that input is planned, the same size, and read by no later task.
-MemoryPlan PlanMemory(const Graph& graph, const std::vector<uint32_t>& op_nodes,
-                      const std::vector<size_t>& entry_bytes, const std::vector<bool>& keep,
-                      const std::vector<bool>& inplace);
+// What the planner is told about each task and entry.
+struct MemoryPlanInputs {
+  // Op node ids in execution (topological) order; task t runs op_nodes[t].
+  std::vector<uint32_t> op_nodes;
+  // Size of every entry.
+  std::vector<size_t> entry_bytes;
+  // Entries that need their own storage (graph outputs, variables).
+  std::vector<bool> keep;
+  // inplace[t]: task t may write its output 0 over its input 0 (Op::forward_inplace); it does
+  // when that input is planned, the same size, and read by no later task.
+  std::vector<bool> inplace;
+  // join_offsets[t] (empty, or one per input): task t's output 0 holds its inputs end to end,
+  // input k at byte join_offsets[t][k] (a Concat with nothing before its axis). An input that
+  // is an op output, not kept, read once by task t and joined nowhere else, is then planned
+  // inside output 0: its producer writes it in place and the join has nothing to copy.
+  std::vector<std::vector<size_t>> join_offsets;
+};
+
+// Entries are assigned to blocks best-fit, growing a free block when none fits. A join output
+// (with the inputs planned inside it) holds its block from the first of their producers on
+// until the last read of it or of any of them.
+MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in);
 
 }  // namespace symbind

@@ -39,7 +39,7 @@ PlanRun RunInference(const Symbol& sym, const std::map<std::string, NDArray>& ar
 }
 
 // Same inputs and weights, planned (buffers poisoned with NaN) and unplanned.
-void CheckPlannedEqualsUnplanned(const Symbol& sym, const std::map<std::string, NDArray>& args,
+size_t CheckPlannedEqualsUnplanned(const Symbol& sym, const std::map<std::string, NDArray>& args,
                                  const std::map<std::string, NDArray>& aux,
                                  const SimpleBindOptions& options = {}) {
   PlanRun plain = RunInference(sym, args, aux, BufferSharing::kOff, options);
@@ -53,17 +53,68 @@ void CheckPlannedEqualsUnplanned(const Symbol& sym, const std::map<std::string, 
     INFO("output " << i);
     CHECK(plain.outputs[i] == planned.outputs[i]);
   }
+  CHECK(plain.memory.joined_in_place == 0);
+  return planned.memory.joined_in_place;
 }
 
 // The zoo graph up to its softmax input, bound with Gaussian weights shared by both runs.
-void CheckZooGraph(const std::string& file, const TShape& data_shape) {
+// Returns how many Concat inputs the planned run wrote in place.
+size_t CheckZooGraph(const std::string& file, const TShape& data_shape) {
   Symbol full = LoadSymbolFile(kShared + "/models/symbols/" + file);
   Symbol logits = full.GetChildren()[0];
   std::map<std::string, NDArray> args, aux;
   auto init = SimpleBind(logits, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions{{{"data", data_shape}}, 7});
   args = init->arg_dict();
   aux = init->aux_dict();
-  CheckPlannedEqualsUnplanned(logits, args, aux);
+  return CheckPlannedEqualsUnplanned(logits, args, aux);
+}
+
+Symbol Conv(const Symbol& x, int filters, int kernel, const std::string& name) {
+  return OpBuilder("Convolution").SetParam("kernel", TShape({kernel, kernel}))
+      .SetParam("pad", TShape({kernel / 2, kernel / 2})).SetParam("num_filter", filters)
+      .SetInput("data", x).CreateSymbol(name);
+}
+Symbol Act(const Symbol& x, const std::string& type, const std::string& name) {
+  return OpBuilder("Activation").SetParam("act_type", type).SetInput("data", x).CreateSymbol(name);
+}
+Symbol Join(const std::vector<Symbol>& parts, int dim, const std::string& name) {
+  OpBuilder b("Concat");
+  b.SetParam("num_args", parts.size()).SetParam("dim", dim);
+  for (auto& p : parts) b.PushInput(p);
+  return b.CreateSymbol(name);
+}
+// SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands joined on the channels.
+Symbol Fire(const Symbol& x, const std::string& name) {
+  Symbol squeeze = Act(Conv(x, 3, 1, name + "_s"), "relu", name + "_s_relu");
+  Symbol e1 = Act(Conv(squeeze, 4, 1, name + "_e1"), "relu", name + "_e1_relu");
+  Symbol e3 = Act(Conv(squeeze, 5, 3, name + "_e3"), "relu", name + "_e3_relu");
+  return Join({e1, e3}, 1, name + "_concat");
+}
+
+// Binds `sym` (input "data" of `data_shape`, other shapes from `shapes`, Gaussian weights) without gradients, planned
+// with NaN-filled buffers and unplanned, on 1 and 2 threads; every output must agree bit for
+// bit. Returns how many Concat inputs the planned run wrote in place.
+size_t CheckJoins(const Symbol& sym, const TShape& data_shape, std::map<std::string, TShape> shapes = {}) {
+  shapes["data"] = data_shape;
+  auto init = SimpleBind(sym, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions{shapes, 11});
+  auto args = init->arg_dict();
+  args["data"] = symbind::test::RandomArray(data_shape, 5);
+  size_t joined = 0;
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    SetNumThreads(threads);
+    PlanRun plain = RunInference(sym, args, init->aux_dict(), BufferSharing::kOff);
+    PlanRun planned = RunInference(sym, args, init->aux_dict(), BufferSharing::kOnNaNFilled);
+    CHECK(plain.memory.joined_in_place == 0);
+    REQUIRE(plain.outputs.size() == planned.outputs.size());
+    for (size_t i = 0; i < plain.outputs.size(); ++i) {
+      INFO("output " << i);
+      CHECK(plain.outputs[i] == planned.outputs[i]);
+    }
+    joined = planned.memory.joined_in_place;
+  }
+  SetNumThreads(0);
+  return joined;
 }
 }  // namespace
 
@@ -72,7 +123,10 @@ TEST_CASE("memory plan: zoo graphs equal their unplanned runs bit for bit", "[ex
     INFO(threads << " threads");
     SetNumThreads(threads);
     CheckZooGraph("resnet-18-symbol.json", TShape({1, 3, 96, 96}));
-    CheckZooGraph("squeezenet_v1.1-symbol.json", TShape({2, 3, 96, 96}));
+    // Batch 2 joins nothing (each image's channels are a separate run of the Concat's
+    // output); batch 1 writes both expands of all 8 fire modules in place.
+    CHECK(CheckZooGraph("squeezenet_v1.1-symbol.json", TShape({2, 3, 96, 96})) == 0);
+    CHECK(CheckZooGraph("squeezenet_v1.1-symbol.json", TShape({1, 3, 96, 96})) == 16);
     CheckZooGraph("caffenet-symbol.json", TShape({1, 3, 227, 227}));
     CheckZooGraph("fcn32s-symbol.json", TShape({1, 3, 64, 64}));
   }
@@ -109,4 +163,50 @@ TEST_CASE("memory plan: executors that compute gradients keep every buffer", "[e
   auto exec = SimpleBind(sym, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions{{{"data", TShape({1, 3, 64, 64})}}, 0});
   CHECK_FALSE(exec->memory().planned);
   CHECK(exec->memory().output_bytes == exec->memory().unplanned_bytes);
+}
+
+TEST_CASE("memory plan: Concat inputs written in place equal the unplanned run", "[executor][memory_plan][join]") {
+  Symbol data = Symbol::Variable("data");
+  SECTION("fire modules, batch 1 in place, batch 2 copied") {
+    Symbol net = Conv(Fire(Fire(data, "fire1"), "fire2"), 3, 1, "head");
+    CHECK(CheckJoins(net, TShape({1, 3, 9, 9})) == 4);
+    CHECK(CheckJoins(net, TShape({2, 3, 9, 9})) == 0);
+  }
+  SECTION("on axis 0 the parts are contiguous for any batch") {
+    Symbol net = Join({Act(Conv(data, 2, 3, "a"), "relu", "a_relu"), Conv(data, 2, 1, "b")}, 0, "rows");
+    CHECK(CheckJoins(Conv(net, 2, 1, "head"), TShape({3, 2, 5, 5})) == 2);
+  }
+  SECTION("nested joins, a multi-output producer, a repeated input and a variable") {
+    Symbol parts = OpBuilder("SliceChannel").SetParam("num_outputs", 3).SetParam("axis", 1)
+                       .SetInput("data", Conv(data, 6, 3, "c")).CreateSymbol("parts");
+    Symbol inner = Join({parts[2], parts[0]}, 1, "inner");
+    // parts[1] twice: it cannot sit in both places, so both are copies; `extra` is bound.
+    Symbol outer = Join({inner, parts[1], Symbol::Variable("extra"), parts[1]}, 1, "outer");
+    CHECK(CheckJoins(Conv(outer, 3, 1, "head"), TShape({1, 2, 5, 5}), {{"extra", TShape({1, 2, 5, 5})}}) == 3);
+  }
+}
+
+TEST_CASE("memory plan: a Concat input that is also an output or read later keeps its value", "[executor][memory_plan][join]") {
+  Symbol data = Symbol::Variable("data");
+  Symbol squeeze = Act(Conv(data, 3, 1, "s"), "relu", "s_relu");
+  Symbol e1 = Conv(squeeze, 4, 1, "e1");
+  Symbol e3 = Act(Conv(squeeze, 5, 3, "e3"), "relu", "e3_relu");
+  Symbol after = Conv(Join({e1, e3}, 1, "concat"), 9, 1, "after");
+  SECTION("an input the user reads as an output has its own array") {
+    CHECK(CheckJoins(Symbol::Group({after, e1}), TShape({1, 3, 7, 7})) == 1);
+  }
+  // DFS order runs `after` (the Concat's only reader) before these late readers of e1: e1's
+  // slice must stay allocated, and not be overwritten, until they have run.
+  SECTION("an input read again after the Concat's last reader, by an op with a new output") {
+    // Its output is exactly the Concat's size, the best fit for the Concat's block if freed.
+    Symbol late = Conv(e1, 9, 1, "late");
+    Symbol sum = OpBuilder("broadcast_add").SetInput("lhs", after).SetInput("rhs", late).CreateSymbol("sum");
+    CHECK(CheckJoins(Conv(sum, 2, 3, "head"), TShape({1, 3, 7, 7})) == 2);
+  }
+  SECTION("an input read again after the Concat's last reader, by an in-place op") {
+    Symbol late = Act(e1, "sigmoid", "e1_sigmoid");
+    Symbol sum = OpBuilder("broadcast_add").SetInput("lhs", Conv(after, 4, 1, "after4"))
+                     .SetInput("rhs", late).CreateSymbol("sum");
+    CHECK(CheckJoins(Conv(sum, 2, 3, "head"), TShape({1, 3, 7, 7})) == 2);
+  }
 }

@@ -74,6 +74,8 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
     return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
   if (FastPathsEnabled() && WinogradPays(n, g))
     return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
+  if (FastPathsEnabled() && req != OpReq::kAdd && TinyDepthApplies(n, g))
+    return TinyDepthConvForward(x, w, bias, y, n, g, act);
   if (FastPathsEnabled() && req != OpReq::kAdd && PackedGemmApplies(n, g, weights))
     return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
   ConvForwardIm2Col(x, w, bias, y, n, g, req, act);

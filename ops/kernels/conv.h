@@ -63,6 +63,14 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
                           const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act = {});
+// Direct convolution of images with at most 4 channels (RGB first layers; conv_tiny_depth.cc):
+// 2-D, one group, square 3x3, 5x5 or 7x7 kernels, stride 1 or 2 in both dims, dilation 1,
+// output rows of at least 16, on CPUs with AVX-512 (TinyDepthConvForward also runs without it).
+// Sums start at the bias and add the taps in (c, kh, kw) order; `act` is applied as rows are
+// written. req kWrite.
+bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g);
+void TinyDepthConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                          const ConvGeom& g, const FusedActivation& act = {});
 // Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, dilation 1, one group, >= 16 channels in and out.
 // `weights` as for ConvForward (null: transform the weights on this call).
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);

@@ -25,7 +25,7 @@ namespace {
 template <int K, int S, bool kMax>
 inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, const ConvGeom& g,
                                                      bool include_pad, bool add,
-                                                     const float* fill) {
+                                                     const float* fill, float* __restrict column_max) {
   const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], pw = g.p[2];
   const int64_t mid_lo = std::min(OW, (pw + S - 1) / S);
   const int64_t last = W - K + pw;  // the largest ow * S whose window lies inside the row
@@ -59,10 +59,18 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, c
     const int64_t hi = wh.end > wh.start ? mid_hi : mid_lo;
     for (int64_t ow = 0; ow < mid_lo; ++ow) edge(ow);
     if constexpr (kMax) {
+      // Max over the window's rows once per input column, then over K of those per output:
+      // K + K loads per output instead of K * K strided ones. The same bits: max ignores the
+      // order (NaN never replaces the running -FLT_MAX-started maximum either way).
+      const int64_t c0 = mid_lo * S - pw, c1 = (hi - 1) * S - pw + K;
+      for (int64_t w = c0; w < c1; ++w) {
+        float v = -FLT_MAX;
+        for (int kh = 0; kh < K; ++kh) v = std::max(v, rows[kh][w]);
+        column_max[w] = v;
+      }
       for (int64_t ow = mid_lo; ow < hi; ++ow) {
         float v = -FLT_MAX;
-        for (int kh = 0; kh < K; ++kh)
-          for (int kw = 0; kw < K; ++kw) v = std::max(v, rows[kh][ow * S - pw + kw]);
+        for (int kw = 0; kw < K; ++kw) v = std::max(v, column_max[ow * S - pw + kw]);
         o[ow] = add ? o[ow] + v : v;
       }
     } else {
@@ -78,15 +86,16 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, c
   }
 }
 
-using PlaneFn = void (*)(const float*, float*, const ConvGeom&, bool, bool, const float*);
+// column_max: W floats of scratch (max pooling).
+using PlaneFn = void (*)(const float*, float*, const ConvGeom&, bool, bool, const float*, float*);
 
 // Compiled for AVX-512, AVX2 and the baseline, chosen at load time (GCC function
 // multiversioning), so the middle loops vectorise as wide as the CPU allows without -march.
 #define SYMBIND_POOL_PLANE(K, S, kMax, Name)                                               \
   __attribute__((target_clones("avx512f", "avx2", "default"))) void Name##K##s##S(         \
       const float* x, float* y, const ConvGeom& g, bool include_pad, bool add,             \
-      const float* fill) {                                                                 \
-    PlaneImpl<K, S, kMax>(x, y, g, include_pad, add, fill);                                \
+      const float* fill, float* column_max) {                                              \
+    PlaneImpl<K, S, kMax>(x, y, g, include_pad, add, fill, column_max);                    \
   }
 SYMBIND_POOL_PLANE(2, 1, true, MaxPlane)
 SYMBIND_POOL_PLANE(2, 2, true, MaxPlane)
@@ -140,8 +149,9 @@ void Pool2dForward(const float* x, float* y, int64_t planes, const ConvGeom& g, 
   const int64_t isize = g.in_size(), osize = g.out_size();
   const int64_t work = std::max(isize, osize * g.k_size());
   ParallelFor(planes, GrainFor(work), [&](int64_t p0, int64_t p1) {
+    std::vector<float> column_max(static_cast<size_t>(g.in[2]));
     for (int64_t p = p0; p < p1; ++p)
-      plane(x + p * isize, y + p * osize, g, include_pad, add, fill.data());
+      plane(x + p * isize, y + p * osize, g, include_pad, add, fill.data(), column_max.data());
   });
 }
 

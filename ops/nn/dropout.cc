@@ -89,8 +89,8 @@ void DropoutForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
   const int64_t n = in[0].Size(), m = out[1].Size();
   if (!Active(ctx, p)) {
     MapWithReq(mask, m, OpReq::kWrite, [](int64_t) { return 1.0f; });
-    MapWithReq(y, n, req[0], [&](int64_t i) { return x[i]; });
-    return;
+    if (y != x || req[0] == OpReq::kAdd) MapWithReq(y, n, req[0], [&](int64_t i) { return x[i]; });
+    return;  // in place (an inference executor's plan): the identity has nothing to write
   }
   // Keep with probability 1 - p; the engine is seeded per node and run by the executor.
   const double keep = 1.0 - static_cast<double>(p.p);
@@ -126,6 +126,7 @@ SYMBIND_REGISTER_OP(Dropout)
     .set_num_visible_outputs([](const NodeAttrs&) { return 1; })
     .set_infer_shape(InferDropout)
     .set_forward(DropoutForward)
+    .set_forward_inplace()  // element by element: y[i] from x[i] (and the mask)
     .set_backward(DropoutBackward);
 
 }  // namespace symbind

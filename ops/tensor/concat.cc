@@ -78,6 +78,9 @@ SYMBIND_REGISTER_OP(Concat)
     .set_key_var_num_args("num_args")
     .set_arguments([](const NodeAttrs& a) { return NumberedNames("arg", a.param<ConcatParam>().num_args); })
     .set_infer_shape(InferShapeConcat)
+    .set_join_axis([](const NodeAttrs& attrs, int ndim) {
+      return NormalizeAxis(attrs.param<ConcatParam>().dim, ndim, "Concat");
+    })
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       int axis = NormalizeAxis(attrs.param<ConcatParam>().dim, out[0].shape().ndim(), "Concat");

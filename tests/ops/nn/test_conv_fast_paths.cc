@@ -15,6 +15,7 @@
 #include <tbb/global_control.h>
 
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/predict/predictor.h>
 
@@ -170,6 +171,32 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
   padded_depth.out[0] = 3;
   CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, padded_depth));
   CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, padded_depth));
+}
+
+TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fast][tiny_depth]") {
+  // Run also with SYMBIND_GEMM_ISA=avx2 (ctest conv_tiny_depth_plain): the AVX-512 kernel (8
+  // filters by 32 or 16 columns) and the plain loops. Filter counts not a multiple of 8, rows
+  // ending in a partial register tile, padding, batches, 3x3 to 7x7.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad
+      {1, 3, 64, 1, 23, 131, 3, 2, 0}, {2, 3, 10, 1, 9, 70, 3, 1, 0},  {1, 1, 5, 1, 9, 140, 5, 2, 2},
+      {1, 4, 16, 1, 8, 66, 5, 1, 1},   {3, 2, 9, 1, 7, 133, 3, 2, 1},  {1, 3, 12, 1, 12, 100, 3, 1, 1},
+      {1, 3, 8, 1, 6, 64, 3, 1, 1},    {2, 3, 16, 1, 11, 45, 7, 2, 3}, {1, 3, 7, 1, 5, 16, 3, 1, 1},
+  };
+  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0;
+  uint64_t seed = 2500;
+  for (const Case& c : cases) {
+    CHECK(TinyDepthApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)) == avx512);
+    CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                     const ConvGeom& g, OpReq) { TinyDepthConvForward(x, w, b, y, n, g); },
+                  c, seed += 10, false);
+  }
+  // What it leaves to the packed GEMM: 5 channels, rows under 16, stride 3, 9x9, groups.
+  CHECK_FALSE(TinyDepthApplies({1, 5, 8, 1}, Geom({1, 5, 8, 1, 9, 70, 3, 1, 1})));
+  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 29, 3, 2, 1})));
+  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 300, 3, 3, 1})));
+  CHECK_FALSE(TinyDepthApplies({1, 3, 8, 1}, Geom({1, 3, 8, 1, 9, 140, 9, 2, 4})));
+  CHECK_FALSE(TinyDepthApplies({1, 4, 8, 2}, Geom({1, 4, 8, 2, 9, 70, 3, 1, 1})));
 }
 
 TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
@@ -547,6 +574,7 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
     const std::string p = path;
     if (p == "depthwise") DepthwiseConvForward(x.data(), w.data(), b.data(), y, n, g, req, a);
     else if (p == "winograd") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a);
+    else if (p == "tiny_depth") TinyDepthConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "packed") PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "im2col") ConvForwardIm2Col(x.data(), w.data(), b.data(), y, n, g, req, a);
     else ConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a);
@@ -587,6 +615,7 @@ TEST_CASE("Fused relu / clip on every convolution path: the same bits as the act
       {"packed", {2, 8, 12, 1, 11, 10, 3, 2, 1}},   {"im2col", {1, 6, 10, 2, 9, 8, 3, 1, 1}},
       {"dispatch", {1, 6, 10, 2, 9, 8, 3, 1, 1}},   {"dispatch", {1, 16, 32, 1, 30, 27, 3, 1, 1}},
       {"dispatch", {2, 12, 20, 1, 6, 7, 1, 1, 0}},  {"dispatch", {1, 4, 4, 4, 9, 9, 3, 2, 1}},
+      {"tiny_depth", {1, 3, 10, 1, 7, 133, 3, 2, 1}}, {"dispatch", {2, 3, 12, 1, 6, 70, 3, 1, 1}},
   };
   uint64_t seed = 1700;
   for (const PathCase& pc : cases)

@@ -1,0 +1,219 @@
+// Direct convolution of images with few channels (a network's first layer on RGB: SqueezeNet's
+// conv1, 3 channels, 3x3 stride 2). As im2col + GEMM its depth (channels x taps, 27) is too
+// shallow for the packed micro-kernel: every output costs a column of 27 copied floats and a
+// tile of accumulators loaded and stored for 27 multiply-adds.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+namespace conv {
+
+namespace {
+constexpr int64_t kFilterBlock = 8;   // filters per task and per register tile
+constexpr int64_t kLanes = 16;
+constexpr int64_t kTileColumns = 2 * kLanes;  // output columns per register tile
+constexpr int64_t kMaxChannels = 4;
+
+// The input of one image zero-padded and split by column phase (padded column mod stride S):
+// phase q of padded row y of channel c holds padded columns q, q + S, q + 2S, ... so tap kx of
+// output columns ox.. reads phase kx % S from ox + kx / S on, contiguous. Rows end in zeros
+// past the image, so whole register tiles can be loaded at the right edge.
+struct PhasedInput {
+  std::unique_ptr<float[]> data;  // every element written by SplitPhases (no zero-fill pass)
+  int64_t rows = 0, stride = 1, length = 0;
+  const float* Row(int64_t c, int64_t y, int64_t phase) const {
+    return data.get() + ((c * rows + y) * stride + phase) * length;
+  }
+};
+
+// dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0.
+template <int S>
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRow(const float* src, int64_t W, int64_t q,
+                                                                         int64_t pad, int64_t length, float* dst) {
+  int64_t lo = 0, hi = 0;  // j range reading inside the row
+  if (src) {
+    lo = std::min(length, std::max<int64_t>(0, (pad - q + S - 1) / S));
+    hi = std::max(lo, std::min(length, (W - 1 + pad - q) / S + 1));
+  }
+  std::fill(dst, dst + lo, 0.0f);
+  const float* from = src ? src + q - pad : nullptr;
+  for (int64_t j = lo; j < hi; ++j) dst[j] = from[j * S];
+  std::fill(dst + hi, dst + length, 0.0f);
+}
+
+PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
+  PhasedInput in;
+  const int64_t H = g.in[1], W = g.in[2], S = g.s[2], ph = g.p[1], pw = g.p[2];
+  in.rows = H + 2 * ph;
+  in.stride = S;
+  in.length = g.out[2] + (g.k[2] - 1) / S + kTileColumns;
+  in.data.reset(new float[static_cast<size_t>(channels * in.rows * S * in.length)]);
+  ParallelFor(channels * in.rows, std::max<int64_t>(1, kElementwiseGrain / (S * in.length)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r / in.rows, y = r % in.rows - ph;
+      const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
+      for (int64_t q = 0; q < S; ++q) {
+        float* dst = in.data.get() + (r * S + q) * in.length;
+        if (S == 1) SplitRow<1>(src, W, q, pw, in.length, dst);
+        else SplitRow<2>(src, W, q, pw, in.length, dst);
+      }
+    }
+  });
+  return in;
+}
+
+// The weights of every block of kFilterBlock filters as [block][c][ky][kx][filter]: one tap's
+// filters side by side (zero past out_c).
+std::vector<float> PackTinyWeights(const float* w, int64_t out_c, int64_t taps) {
+  const int64_t blocks = (out_c + kFilterBlock - 1) / kFilterBlock;
+  std::vector<float> packed(static_cast<size_t>(blocks * taps * kFilterBlock), 0.0f);
+  for (int64_t f = 0; f < out_c; ++f)
+    for (int64_t t = 0; t < taps; ++t)
+      packed[static_cast<size_t>(((f / kFilterBlock) * taps + t) * kFilterBlock + f % kFilterBlock)] = w[f * taps + t];
+  return packed;
+}
+
+struct TinyArgs {
+  const PhasedInput* in;
+  int64_t channels, OW, osize, filters;  // filters: of this block (<= kFilterBlock)
+  FusedActivation act;
+};
+
+// Output row oh of one filter block: y[f][oh][:] = act(bias[f] + taps in (c, ky, kx) order).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// V vectors of output columns from ox on (masked at the row's end) for every filter of a block.
+template <int K, int S, int V>
+__attribute__((target("avx512f"), always_inline)) inline void TileAvx512(const TinyArgs& a, int64_t oh, int64_t ox,
+                                                                     const float* wb, const float* bias, float* y) {
+  __m512 acc[kFilterBlock][V];
+  for (int f = 0; f < kFilterBlock; ++f)
+    for (int v = 0; v < V; ++v) acc[f][v] = _mm512_set1_ps(bias[f]);
+  const float* wt = wb;
+  for (int64_t c = 0; c < a.channels; ++c)
+    for (int ky = 0; ky < K; ++ky) {
+      const float* phase[S];
+      for (int q = 0; q < S; ++q) phase[q] = a.in->Row(c, oh * S + ky, q) + ox;
+      for (int kx = 0; kx < K; ++kx, wt += kFilterBlock) {
+        const float* p = phase[kx % S] + kx / S;
+        __m512 x[V];
+        for (int v = 0; v < V; ++v) x[v] = _mm512_loadu_ps(p + v * kLanes);
+        for (int f = 0; f < kFilterBlock; ++f) {
+          const __m512 wf = _mm512_set1_ps(wt[f]);
+          for (int v = 0; v < V; ++v) acc[f][v] = _mm512_fmadd_ps(wf, x[v], acc[f][v]);
+        }
+      }
+    }
+  const __m512 zero = _mm512_setzero_ps(), lo = _mm512_set1_ps(a.act.lo), hi = _mm512_set1_ps(a.act.hi);
+  for (int f = 0; f < kFilterBlock; ++f)  // compile-time indices keep acc in registers
+    for (int v = 0; v < V; ++v) {
+      const int64_t col = ox + v * kLanes, left = std::min<int64_t>(kLanes, a.OW - col);
+      if (f >= a.filters || left <= 0) continue;
+      const __mmask16 mask = static_cast<__mmask16>((1u << left) - 1u);
+      __m512 r = acc[f][v];
+      if (a.act.kind == FusedActivation::kRelu) r = _mm512_max_ps(r, zero);  // NaN -> 0, as x > 0 ? x : 0
+      else if (a.act.kind == FusedActivation::kClip) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));  // NaN kept
+      float* out = y + f * a.osize + oh * a.OW + col;
+      _mm512_mask_storeu_ps(out, mask, r);
+      if (a.act.kind != FusedActivation::kNone && a.act.kind != FusedActivation::kRelu &&
+          a.act.kind != FusedActivation::kClip)
+        ActivateInPlace(out, left, a.act);  // any other fused activation, as written
+    }
+}
+
+template <int K, int S>
+__attribute__((target("avx512f"))) void RowAvx512(const TinyArgs& a, int64_t oh, const float* wb, const float* bias,
+                                                  float* y) {
+  int64_t ox = 0;
+  for (; ox + kLanes < a.OW; ox += kTileColumns) TileAvx512<K, S, 2>(a, oh, ox, wb, bias, y);
+  if (ox < a.OW) TileAvx512<K, S, 1>(a, oh, ox, wb, bias, y);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+// The same sums in the same order without AVX-512 (plain loops; for CPUs without it).
+template <int K, int S>
+void RowPlain(const TinyArgs& a, int64_t oh, const float* wb, const float* bias, float* y) {
+  for (int64_t f = 0; f < a.filters; ++f) {
+    float* out = y + f * a.osize + oh * a.OW;
+    for (int64_t ox = 0; ox < a.OW; ++ox) {
+      float s = bias[f];
+      const float* wt = wb + f;
+      for (int64_t c = 0; c < a.channels; ++c)
+        for (int ky = 0; ky < K; ++ky)
+          for (int kx = 0; kx < K; ++kx, wt += kFilterBlock)
+            s += *wt * a.in->Row(c, oh * S + ky, kx % S)[ox + kx / S];
+      out[ox] = s;
+    }
+    ActivateInPlace(out, a.OW, a.act);
+  }
+}
+
+using RowFn = void (*)(const TinyArgs&, int64_t, const float*, const float*, float*);
+RowFn ChooseRow(int64_t k, int64_t s) {
+  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0;
+  if (k == 3) {
+    if (s == 1) return avx512 ? RowAvx512<3, 1> : RowPlain<3, 1>;
+    return avx512 ? RowAvx512<3, 2> : RowPlain<3, 2>;
+  }
+  if (k == 5) {
+    if (s == 1) return avx512 ? RowAvx512<5, 1> : RowPlain<5, 1>;
+    return avx512 ? RowAvx512<5, 2> : RowPlain<5, 2>;
+  }
+  if (s == 1) return avx512 ? RowAvx512<7, 1> : RowPlain<7, 1>;
+  return avx512 ? RowAvx512<7, 2> : RowPlain<7, 2>;
+}
+}  // namespace
+
+bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g) {
+  // Rows of at least one vector. CPU ms on one thread against the packed GEMM these layers
+  // took before: SqueezeNet's conv1 0.51 vs 0.62, MobileNet v2's first layer 0.27 vs 0.39,
+  // MobileFaceNet's 0.15 vs 0.16, ResNet's 7x7 conv0 2.22 vs 2.77, MTCNN det1's conv1 at
+  // 640x480 3.11 vs 5.47.
+  constexpr int64_t kMinRow = 16;
+  const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5 || g.k[1] == 7);
+  const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
+  return n.groups == 1 && n.in_c <= kMaxChannels && g.is_planar() && square && stride &&
+         g.p[1] == g.p[2] && g.d[1] == 1 && g.d[2] == 1 && g.out[2] >= kMinRow &&
+         std::strcmp(GemmIsa(), "avx512") == 0;
+}
+
+void TinyDepthConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                          const ConvGeom& g, const FusedActivation& act) {
+  const int64_t K = g.k[2], taps = n.in_c * K * K, OH = g.out[1], osize = g.out_size();
+  const int64_t blocks = (n.out_c + kFilterBlock - 1) / kFilterBlock;
+  const std::vector<float> packed = PackTinyWeights(w, n.out_c, taps);
+  std::vector<float> padded_bias(static_cast<size_t>(blocks * kFilterBlock), 0.0f);
+  if (bias) std::copy(bias, bias + n.out_c, padded_bias.begin());
+  const RowFn row = ChooseRow(K, g.s[2]);
+  // Tasks of (image, band of rows, filter block), blocks innermost so that neighbouring tasks
+  // read the same input rows; every output is one task's, so any split gives the same bits.
+  const int64_t band = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.out[2] * taps));
+  const int64_t bands = (OH + band - 1) / band;
+  for (int64_t i = 0; i < n.batch; ++i) {
+    const PhasedInput in = SplitPhases(x + i * n.in_c * g.in_size(), n.in_c, g);
+    ParallelFor(bands * blocks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t b = t % blocks, r0 = (t / blocks) * band, r1 = std::min(OH, r0 + band);
+        const TinyArgs args{&in, n.in_c, g.out[2], osize, std::min(kFilterBlock, n.out_c - b * kFilterBlock), act};
+        float* out = y + (i * n.out_c + b * kFilterBlock) * osize;
+        for (int64_t oh = r0; oh < r1; ++oh)
+          row(args, oh, packed.data() + b * taps * kFilterBlock, padded_bias.data() + b * kFilterBlock, out);
+      }
+    });
+  }
+}
+
+}  // namespace conv
+}  // namespace symbind
