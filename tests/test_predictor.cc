@@ -228,7 +228,7 @@ TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one
   Executor& exec = stepped.executor();
   const size_t steps = exec.num_forward_steps();
   CHECK(steps == exec.ForwardProfile().size());  // one row per op node
-  REQUIRE(steps > 10);
+  REQUIRE(steps > 5);  // det2: 10 ops once its prelus are fused into the convolutions
   for (size_t step = 0; step < steps; ++step) {
     const size_t left = exec.PartialForward(false, step);
     CHECK(left == steps - step - 1);

@@ -190,8 +190,11 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   constexpr int64_t kBlockFloats = int64_t{1} << 16;
   const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
   const int64_t kc_max = (K + slices - 1) / slices;
-  const int64_t nc = std::min((N + nr - 1) / nr * nr,
-                              std::max<int64_t>(nr, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr * nr));
+  const int64_t nc_max = std::max<int64_t>(nr, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr * nr);
+  // Blocks of equal width in whole panels, so that the last is no sliver: 784 columns in blocks
+  // of 512 + 272 left one of two threads with 1024 of the 1568 columns' work.
+  const int64_t blocks_needed = (N + nc_max - 1) / nc_max;
+  const int64_t nc = ((N + blocks_needed - 1) / blocks_needed + nr - 1) / nr * nr;
   const int64_t col_blocks = (N + nc - 1) / nc;
   // Few column blocks: rows are split too, so that two threads have work.
   const int64_t panels = (M + mr - 1) / mr;
@@ -200,7 +203,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   const int64_t panels_per_block = (panels + row_blocks - 1) / row_blocks;
   const int64_t tasks = col_blocks * row_blocks;
   const int64_t flops_per_task = 2 * M * std::min(N, nc) * K / row_blocks;
-  ParallelFor(tasks, parallel && flops_per_task >= (int64_t{1} << 20) ? 1 : tasks, [&](int64_t t0, int64_t t1) {
+  ParallelFor(tasks, parallel && flops_per_task >= (int64_t{1} << 18) ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     // One buffer per thread, reused across calls (tasks never nest inside one another's body).
     thread_local std::vector<float> packed_b;
     if (!tall && packed_b.size() < static_cast<size_t>(kc_max * nc)) packed_b.resize(static_cast<size_t>(kc_max * nc));
