@@ -146,7 +146,7 @@ TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2, MobileFaceNet and RetinaFa
   }
 }
 
-TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see; weights and bias as BatchNorm scales them", "[predict][rewrite]") {
+TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see, weights and bias as BatchNorm scales them", "[predict][rewrite]") {
   // conv (with bias) -> bn (learned gamma) -> fc -> bn2 -> relu: both folded. conv2's output
   // is also a head, and bn4 is one, so their BatchNorms stay.
   Symbol data = Symbol::Variable("data");
@@ -236,7 +236,7 @@ std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TSha
 }
 }  // namespace
 
-TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identical; the rest left as is", "[predict][rewrite]") {
+TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identical, the rest left as is", "[predict][rewrite]") {
   auto conv = [](const char* name, const Symbol& in, const char* kernel, int filters) {
     return OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", std::string(kernel) == "(3,3)" ? "(1,1)" : "(0,0)")
         .SetParam("num_filter", filters).SetInput("data", in).CreateSymbol(name);
@@ -276,7 +276,7 @@ TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identic
   CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
 }
 
-TEST_CASE("FuseActivations: LeakyReLU leaky and prelu after a Convolution fused, bit-identical; gamma stays an argument",
+TEST_CASE("FuseActivations: LeakyReLU leaky and prelu after a Convolution fused, bit-identical, gamma stays an argument",
           "[predict][rewrite]") {
   auto conv = [](const char* name, const Symbol& in, const char* kernel, int filters, int groups = 1) {
     return OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", std::string(kernel) == "(1,1)" ? "(0,0)" : "(1,1)")
@@ -344,7 +344,7 @@ TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNe
   }
 }
 
-TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical; the rest left as is",
+TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical, the rest left as is",
           "[predict][rewrite][inverted_residual]") {
   auto conv = [](const std::string& name, const Symbol& in, int kernel, int filters, int stride = 1, int groups = 1) {
     auto pair = [](int v) { return "(" + std::to_string(v) + "," + std::to_string(v) + ")"; };
