@@ -12,6 +12,11 @@
 //       per node the fastest round's ms per forward on each, and for the whole forward the
 //       1-thread CPU time, the 2-thread wall time and the parallel efficiency
 //       cpu_1 / (2 * wall_2) (minimums over the rounds).
+//   bench_conv_paths regions US
+//       the cost of one parallel region: ParallelFor (ops/op_util.h) over 1-64 equal chunks of
+//       about US microseconds of work in all, 200 regions back to back inside one task (as the
+//       executor runs ops), and the same after a serial gap of 1 ms each (the idle worker gone
+//       to sleep); fastest of 7 rounds, us per region, on 1 and 2 threads.
 //   bench_conv_paths layer N C F G H W K S P [--threads T]
 //       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
@@ -27,12 +32,16 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <tbb/task_group.h>
 
 #include <symbind/executor/threading.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/op_util.h>
 #include <symbind/predict/predictor.h>
 
 #include "bench_util.h"
@@ -45,6 +54,7 @@ namespace {
                "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
                "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]\n"
                "       bench_conv_paths scaling SYMBOL PARAMS N,C,H,W [--rounds R] [--runs K]\n"
+               "       bench_conv_paths regions US\n"
                "       bench_conv_paths layer N C F G H W K S P [--threads T]\n");
   std::exit(2);
 }
@@ -226,6 +236,49 @@ void TimeLayer(const std::vector<std::string>& a) {
   std::printf("cpu_ms_packed_per_call %.3f\ncpu_ms_packed_cached_checked %.3f\ncpu_ms_packed_cached_read_only %.3f\n",
               packed[0], packed[1], packed[2]);
 }
+// Spin work of about `us` microseconds (calibrated once).
+void SpinFor(double us) {
+  static const double per_us = [] {
+    volatile float sink = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 10000000; ++i) sink = sink + 0.5f;
+    return 10000000 / std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }();
+  volatile float sink = 0;
+  for (int64_t i = 0, n = static_cast<int64_t>(us * per_us); i < n; ++i) sink = sink + 0.5f;
+}
+
+void TimeRegions(const std::vector<std::string>& a) {
+  if (a.size() != 1) Usage();
+  const double us = std::atof(a[0].c_str());
+  std::printf("%-8s %10s %12s %12s %12s %12s\n", "chunks", "work_us", "1T_us", "2T_us", "1T_gap_us", "2T_gap_us");
+  for (int64_t chunks : {1, 2, 4, 8, 16, 64}) {
+    double best[2][2];  // [threads - 1][after a gap]
+    for (int t = 0; t < 2; ++t) {
+      SetNumThreads(t + 1);
+      for (int gap = 0; gap < 2; ++gap) {
+        const int regions = gap ? 20 : 200;
+        best[t][gap] = 1e30;
+        for (int round = 0; round < 7; ++round) {
+          double total = 0;
+          tbb::task_group group;  // regions nested in a task, as the executor's forward runs them
+          group.run([&] {
+            for (int r = 0; r < regions; ++r) {
+              if (gap) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+              const auto t0 = std::chrono::steady_clock::now();
+              ParallelFor(chunks, 1, [&](int64_t b, int64_t e) { SpinFor(us * static_cast<double>(e - b) / chunks); });
+              total += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+            }
+          });
+          group.wait();
+          best[t][gap] = std::min(best[t][gap], total / regions);
+        }
+      }
+    }
+    std::printf("%-8lld %10.1f %12.2f %12.2f %12.2f %12.2f\n", static_cast<long long>(chunks), us, best[0][0], best[1][0],
+                best[0][1], best[1][1]);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -239,5 +292,6 @@ int main(int argc, char** argv) {
   else if (mode == "rewrite") TimeRewrite(args, rounds, runs);
   else if (mode == "scaling") TimeScaling(args, rounds, runs);
   else if (mode == "layer") TimeLayer(args);
+  else if (mode == "regions") TimeRegions(args);
   else Usage();
 }

@@ -173,20 +173,29 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
   std::map<const Node*, NodeEntry> replaced;  // activation node -> the fused convolution
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& act = g.node(n);
-    const bool relu = IsOp(*act.node, "Activation") && act.node->attrs.dict.count("act_type") &&
-                      act.node->attrs.dict.at("act_type") == "relu";
+    const NodeAttrs& act_attrs = act.node->attrs;
+    const bool leaky_relu = IsOp(*act.node, "LeakyReLU");  // its act_type defaults to leaky
+    const std::string act_type = ParamOr<std::string>(act_attrs, "act_type", leaky_relu ? "leaky" : "");
+    const bool relu = IsOp(*act.node, "Activation") && act_type == "relu";
     const bool clip = IsOp(*act.node, "clip");
-    if (!(relu || clip) || act.inputs.size() != 1 || heads.count(g.entry_id(n, 0))) continue;
+    const bool leaky = leaky_relu && act_type == "leaky", prelu = leaky_relu && act_type == "prelu";
+    if (!(relu || clip || leaky || prelu) || act.inputs.empty() || heads.count(g.entry_id(n, 0))) continue;
     const Graph::EntryRef src = act.inputs[0];
     const std::shared_ptr<Node>& conv = g.node(src.node_id).node;
     if (!IsOp(*conv, "Convolution") || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
+    // prelu: one slope per filter, a given array (gamma (1,) or (N, C) stays unfused).
+    const NDArray* gamma = prelu && act.inputs.size() == 2 ? Given(g, n, 1, args) : nullptr;
+    if (prelu && (!gamma || gamma->shape().ndim() != 1 || gamma->Size() != ParamOr<int64_t>(conv->attrs, "num_filter", -1)))
+      continue;
     NodeAttrs& attrs = conv->attrs;
     attrs.op = &fused_op;
-    attrs.dict["act_type"] = relu ? "relu" : "clip";
+    attrs.dict["act_type"] = clip ? "clip" : act_type;
     if (clip) {
-      attrs.dict["a_min"] = act.node->attrs.dict.at("a_min");
-      attrs.dict["a_max"] = act.node->attrs.dict.at("a_max");
+      attrs.dict["a_min"] = act_attrs.dict.at("a_min");
+      attrs.dict["a_max"] = act_attrs.dict.at("a_max");
     }
+    if (leaky) attrs.dict["slope"] = act_attrs.dict.count("slope") ? act_attrs.dict.at("slope") : "0.25";
+    if (prelu) conv->inputs.push_back(act.node->inputs[1]);  // gamma, still an argument
     fused_op.ParseAttrs(&attrs);
     replaced[act.node.get()] = NodeEntry{conv, 0};
     out.folded.push_back(act.node->name());
@@ -221,6 +230,7 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   c->groups = ParamOr<int64_t>(a, "num_group", 1);
   if (fused) {
     c->act = a.dict.at("act_type");
+    if (c->act != "relu" && c->act != "clip") return false;  // the block kernel fuses these two
     if (c->act == "clip") {
       c->lo = a.dict.at("a_min");
       c->hi = a.dict.at("a_max");

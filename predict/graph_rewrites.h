@@ -30,10 +30,12 @@ struct RewrittenGraph {
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                              const std::map<std::string, NDArray>& aux);
 
-// Fuses each Activation(act_type=relu) and clip that reads a Convolution into it: the pair
-// becomes one _fused_conv_act node (the convolution's name, inputs and parameters plus the
-// activation), which applies the activation where it writes its output, saving a pass over
-// memory; results are bit-identical to the pair's. Only when nothing else can tell: the
+// Fuses each Activation(act_type=relu), clip and LeakyReLU(act_type=leaky or prelu) that reads
+// a Convolution into it: the pair becomes one _fused_conv_act node (the convolution's name,
+// inputs and parameters plus the activation; prelu's gamma joins as a last input, so it stays
+// an argument and ListArguments keeps its order), which applies the activation where it writes
+// its output, saving a pass over memory; results are bit-identical to the pair's. prelu only
+// with a given gamma of one slope per filter. Only when nothing else can tell: the
 // convolution's output feeds nothing but the activation and is no head, and the activation is
 // no head (outputs keep their names). `fused` lists the activation nodes fused away; the
 // arrays are unchanged.

@@ -41,7 +41,7 @@ struct PredictorOptions {
   // graph_rewrites.h): one pass over memory less per pair. Results match the unfolded graph
   // to float rounding (about 1e-6 relative), not bit for bit.
   bool fold_batch_norm = true;
-  // Fuse each relu / clip into the Convolution before it (FuseActivations in graph_rewrites.h):
+  // Fuse each relu / clip / LeakyReLU (leaky, prelu) into the Convolution before it (FuseActivations in graph_rewrites.h):
   // the activation is applied as the convolution writes its output. Bit-identical results.
   bool fuse_activations = true;
   // Fuse each MobileNet v2 inverted residual block (expansion, depthwise, projection, residual

@@ -119,7 +119,7 @@ TEST_CASE("compat: Adam, RMSProp, AdaGrad and AdaDelta follow MXNet's rules", "[
   }
 }
 
-TEST_CASE("compat: optimizer state is per index; FactorScheduler", "[compat]") {
+TEST_CASE("compat: optimizer state is per index, FactorScheduler", "[compat]") {
   auto opt = Make("sgd");
   opt->SetParam("momentum", 0.9f);
   NDArray w0 = Filled(1), w1 = Filled(1), g = Filled(0.5f);

@@ -866,7 +866,7 @@ std::vector<ErrorCase> Cases() {
     int rc = MXPredPartialForward(p, 3, &left);
     MXPredFree(p);
     CApi(rc);
-  }, "Error", "MXPredPartialForward: Executor::PartialForward: step 3 requested, but the next step is 1 (steps run in order, from 0, one op each; 17 in all)");
+  }, "Error", "MXPredPartialForward: Executor::PartialForward: step 3 requested, but the next step is 1 (steps run in order, from 0, one op each; 13 in all)");
   add("C API: MXNDListFree given a PredictorHandle", [predictor] {
     PredictorHandle p = predictor();
     int rc = MXNDListFree(p);

@@ -147,7 +147,7 @@ TEST_CASE("SimpleBind matches arrays by name and allocates the rest", "[executor
   CHECK_THROWS_WITH(SimpleBind(net, Context::CPU(), {{"dat", data}}), Catch::Contains("'dat'"));
 }
 
-TEST_CASE("An entry used twice sums its gradients; grad_req add accumulates", "[executor]") {
+TEST_CASE("An entry used twice sums its gradients, grad_req add accumulates", "[executor]") {
   Symbol x = Symbol::Variable("x");
   Symbol sq = Symbol::Create("elemwise_mul", "sq", {}, {{"lhs", x}, {"rhs", x}});
   Symbol y = Symbol::Create("elemwise_add", "y", {}, {{"lhs", sq}, {"rhs", x}});  // x^2 + x
@@ -362,7 +362,7 @@ TEST_CASE("Binding refuses arrays beyond the memory limit before allocating", "[
   CHECK_THROWS_AS(SimpleBind(fc, Context::CPU(), {}, {}, {}, {}, o), OutOfMemoryError);
 }
 
-TEST_CASE("The bind memory limit refuses larger binds; SYMBIND_MAX_BIND_BYTES is parsed strictly",
+TEST_CASE("The bind memory limit refuses larger binds, SYMBIND_MAX_BIND_BYTES is parsed strictly",
           "[executor][memory]") {
   CHECK(ParseMaxBindBytes("1000") == 1000);
   ScopedBindLimit bytes_1000(1000);

@@ -146,7 +146,7 @@ TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2, MobileFaceNet and RetinaFa
   }
 }
 
-TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see; weights and bias as BatchNorm scales them", "[predict][rewrite]") {
+TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see, weights and bias as BatchNorm scales them", "[predict][rewrite]") {
   // conv (with bias) -> bn (learned gamma) -> fc -> bn2 -> relu: both folded. conv2's output
   // is also a head, and bn4 is one, so their BatchNorms stay.
   Symbol data = Symbol::Variable("data");
@@ -236,7 +236,7 @@ std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TSha
 }
 }  // namespace
 
-TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identical; the rest left as is", "[predict][rewrite]") {
+TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identical, the rest left as is", "[predict][rewrite]") {
   auto conv = [](const char* name, const Symbol& in, const char* kernel, int filters) {
     return OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", std::string(kernel) == "(3,3)" ? "(1,1)" : "(0,0)")
         .SetParam("num_filter", filters).SetInput("data", in).CreateSymbol(name);
@@ -276,7 +276,54 @@ TEST_CASE("FuseActivations: relu and clip after a Convolution fused, bit-identic
   CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
 }
 
-TEST_CASE("FuseActivations: MobileNet v2, ResNet-18 and SqueezeNet bit-identical to the unfused graph", "[predict][rewrite][real]") {
+TEST_CASE("FuseActivations: LeakyReLU leaky and prelu after a Convolution fused, bit-identical, gamma stays an argument",
+          "[predict][rewrite]") {
+  auto conv = [](const char* name, const Symbol& in, const char* kernel, int filters, int groups = 1) {
+    return OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", std::string(kernel) == "(1,1)" ? "(0,0)" : "(1,1)")
+        .SetParam("num_filter", filters).SetParam("num_group", groups).SetInput("data", in).CreateSymbol(name);
+  };
+  auto leaky = [](const char* name, const Symbol& in, const char* type, const Symbol* gamma = nullptr) {
+    OpBuilder b("LeakyReLU");
+    if (type) b.SetParam("act_type", type);
+    b.SetInput("data", in);
+    if (gamma) b.SetInput("gamma", *gamma);
+    return b.CreateSymbol(name);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol g1 = Symbol::Variable("prelu1_gamma"), g2 = Symbol::Variable("prelu2_gamma"), g3 = Symbol::Variable("prelu3_gamma");
+  Symbol g5 = Symbol::Variable("prelu5_gamma");
+  Symbol prelu1 = leaky("prelu1", conv("conv1", data, "(3,3)", 16), "prelu", &g1);       // fused (packed / im2col)
+  Symbol prelu2 = leaky("prelu2", conv("conv2", prelu1, "(3,3)", 16, 16), "prelu", &g2);  // fused (depthwise)
+  Symbol prelu3 = leaky("prelu3", conv("conv3", prelu2, "(1,1)", 24), "prelu", &g3);      // fused (packed GEMM)
+  Symbol leaky4 = OpBuilder("LeakyReLU").SetParam("act_type", "leaky").SetParam("slope", "0.1")
+                      .SetInput("data", conv("conv4", prelu3, "(3,3)", 40)).CreateSymbol("leaky4");  // fused (Winograd)
+  Symbol default5 = leaky("leaky5", conv("conv5", leaky4, "(1,1)", 8), nullptr);          // fused: act_type defaults to leaky
+  Symbol prelu6 = leaky("prelu6", conv("conv6", leaky4, "(1,1)", 8), "prelu", &g5);       // gamma (1,): left
+  Symbol elu7 = leaky("elu7", conv("conv7", leaky4, "(1,1)", 8), "elu");                  // not leaky / prelu
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 6).SetInput("data", leaky4).CreateSymbol("fc");
+  Symbol prelu8 = OpBuilder("LeakyReLU").SetParam("act_type", "leaky").SetInput("data", fc).CreateSymbol("leaky8");  // not a convolution
+  Symbol flat5 = OpBuilder("Flatten").SetInput("data", default5).CreateSymbol("flat5");    // leaky5 no head
+  Symbol net = Symbol::Group({flat5, prelu6, elu7, prelu8});
+  const TShape shape({2, 3, 14, 13});
+  SharedModel m = GaussianModel(net, shape);
+  // Slopes of both signs, zero (x < 0 then gives -0) and above 1, not the near-1 Gaussians.
+  for (const char* name : {"prelu1_gamma", "prelu2_gamma", "prelu3_gamma"}) {
+    float* p = m.params.at(name).fdata();
+    for (int64_t i = 0; i < m.params.at(name).Size(); ++i) p[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+  }
+  m.params["prelu5_gamma"] = NDArray(TShape({1}));  // one slope broadcast over the channels
+  m.params["prelu5_gamma"].fdata()[0] = 0.3f;
+
+  RewrittenGraph r = FuseActivations(net, m.params, m.aux);
+  CHECK(r.folded == std::vector<std::string>{"prelu1", "prelu2", "prelu3", "leaky4", "leaky5"});
+  CHECK(r.symbol.ListArguments() == net.ListArguments());  // every gamma still read, in its place
+  CHECK(r.symbol.ListOutputs() == net.ListOutputs());
+  CHECK(CountOps(r.symbol, "_fused_conv_act") == 5);
+  CHECK(CountOps(r.symbol, "LeakyReLU") == 3);
+  CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
+}
+
+TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNet bit-identical to the unfused graph", "[predict][rewrite][real]") {
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   struct Case {
     std::string path;
@@ -286,7 +333,9 @@ TEST_CASE("FuseActivations: MobileNet v2, ResNet-18 and SqueezeNet bit-identical
   // ResNet-18 (pre-activation): relus follow BatchNorms; fused are those after a folded one
   // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8). MobileNet v2: 35 clips after
   // convolutions. SqueezeNet: 26 relus, each after a convolution (conv1, 8 fires x 3, conv10).
+  // MobileFaceNet: 33 prelus, each after a convolution (with BatchNorm folded in between).
   const std::vector<Case> cases{{bench + "mobilenet-v2-symbol.json", TShape({1, 3, 64, 64}), 35},
+                                {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33},
                                 {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9},
                                 {SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64}), 26}};
   for (const Case& c : cases) {
@@ -295,7 +344,7 @@ TEST_CASE("FuseActivations: MobileNet v2, ResNet-18 and SqueezeNet bit-identical
   }
 }
 
-TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical; the rest left as is",
+TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical, the rest left as is",
           "[predict][rewrite][inverted_residual]") {
   auto conv = [](const std::string& name, const Symbol& in, int kernel, int filters, int stride = 1, int groups = 1) {
     auto pair = [](int v) { return "(" + std::to_string(v) + "," + std::to_string(v) + ")"; };

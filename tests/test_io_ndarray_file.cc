@@ -382,7 +382,7 @@ TEST_CASE("io: every truncation of a valid file fails cleanly", "[io]") {
   }
 }
 
-TEST_CASE("io: file-level errors name the path; arg/aux split", "[io]") {
+TEST_CASE("io: file-level errors name the path, arg/aux split", "[io]") {
   try {
     LoadNDArrayFile("/nonexistent/x.params");
     FAIL("expected IOError");

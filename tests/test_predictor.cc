@@ -81,7 +81,7 @@ TEST_CASE("Predictor: MTCNN outputs bit-identical to a SimpleBind executor, weig
   }
 }
 
-TEST_CASE("Predictor: Reshape shares parameters; outputs by name, internal outputs", "[predict][real]") {
+TEST_CASE("Predictor: Reshape shares parameters, outputs by name, internal outputs", "[predict][real]") {
   SharedModel m = LoadMtcnnModel("det1");
   Predictor p(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 12, 12})}});
   Predictor wide = p.Reshape({{"data", TShape({1, 3, 20, 30})}});
@@ -148,7 +148,7 @@ TEST_CASE("LoadPredictor reads a checkpoint and converts non-float32 parameters 
   CHECK(SameBits(p.Output(0), f32.Output(0)));
 }
 
-TEST_CASE("SimpleBind grad policies: MXNet's name rule, none, all; grad_req_type still wins", "[predict][executor]") {
+TEST_CASE("SimpleBind grad policies: MXNet's name rule, none, all, grad_req_type still wins", "[predict][executor]") {
   Symbol net = TwoInputNet();
   const std::map<std::string, TShape> shapes{{"image", TShape({2, 1, 5, 5})}, {"extra_input", TShape({2, 3})},
                                              {"scale", TShape({1, 1})}};
@@ -228,7 +228,7 @@ TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one
   Executor& exec = stepped.executor();
   const size_t steps = exec.num_forward_steps();
   CHECK(steps == exec.ForwardProfile().size());  // one row per op node
-  REQUIRE(steps > 10);
+  REQUIRE(steps > 5);  // det2: 10 ops once its prelus are fused into the convolutions
   for (size_t step = 0; step < steps; ++step) {
     const size_t left = exec.PartialForward(false, step);
     CHECK(left == steps - step - 1);

@@ -222,7 +222,7 @@ TEST_CASE("tool: run --image decodes, resizes and normalises as the library does
   for (int64_t i = 0; i < got.Size(); ++i) CHECK(got.GetFlat(i) == exec->outputs()[0].GetFlat(i));
 }
 
-TEST_CASE("tool: convert to .symbind and back; every subcommand takes the .symbind file", "[io][tool][run][model_file]") {
+TEST_CASE("tool: convert to .symbind and back, every subcommand takes the .symbind file", "[io][tool][run][model_file]") {
   if (!ToolBuilt()) return;
   const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
   const std::string goldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";

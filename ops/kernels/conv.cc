@@ -102,8 +102,10 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
   if (req == OpReq::kNull) return;
   if (act.kind != FusedActivation::kNone) {  // the reference: convolution, then the activation
     ConvForwardIm2Col(x, w, bias, y, n, g, req);
-    const int64_t size = n.batch * n.out_c * g.out_size();
-    return ParallelFor(size, kElementwiseGrain, [&](int64_t b, int64_t e) { ActivateInPlace(y + b, e - b, act); });
+    const int64_t osize = g.out_size();  // one plane per (image, channel): prelu's slope per channel
+    return ParallelFor(n.batch * n.out_c, GrainFor(osize), [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p) ActivateInPlace(y + p * osize, osize, act.ForRow(p % n.out_c));
+    });
   }
   const int64_t isize = g.in_size(), osize = g.out_size(), ks = g.k_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * ks;
@@ -229,7 +231,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   const int64_t isize = g.in_size(), osize = g.out_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
   const auto packed = CachedPackedConvWeights(w, weights, n.groups, fg, kdim, PackedConvTiling(n, g));
-  auto epilogue = [&](int64_t gr) { return GemmEpilogue{bias ? bias + gr * fg : nullptr, act}; };
+  auto epilogue = [&](int64_t gr) { return GemmEpilogue{bias ? bias + gr * fg : nullptr, act.FromRow(gr * fg)}; };
   if (g.is_pointwise()) {  // the image is its own column buffer
     ForEachImage(n.batch, [&](int64_t i, bool) {
       for (int64_t gr = 0; gr < n.groups; ++gr)

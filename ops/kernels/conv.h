@@ -58,7 +58,7 @@ std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w,
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
                            const NDArray* weights = nullptr);
-// Direct depthwise 2-D (groups == in_c == out_c; 3x3 or 5x5, stride 1 or 2 in both dims,
+// Direct depthwise 2-D (groups == in_c == out_c; 3x3, 5x5 or 7x7, stride 1 or 2 in both dims,
 // dilation 1, any padding).
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,

@@ -16,7 +16,7 @@ namespace symbind {
 namespace conv {
 
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g) {
-  const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5);
+  const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5 || g.k[1] == 7);
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
   return n.groups == n.in_c && n.out_c == n.in_c && g.is_planar() && square && stride &&
          g.d[1] == 1 && g.d[2] == 1;
@@ -78,6 +78,8 @@ SYMBIND_DEPTHWISE_PLANE(3, 1)
 SYMBIND_DEPTHWISE_PLANE(3, 2)
 SYMBIND_DEPTHWISE_PLANE(5, 1)
 SYMBIND_DEPTHWISE_PLANE(5, 2)
+SYMBIND_DEPTHWISE_PLANE(7, 1)  // 7x7: MobileFaceNet's global depthwise layer (7x7 input, 1x1 output)
+SYMBIND_DEPTHWISE_PLANE(7, 2)
 #undef SYMBIND_DEPTHWISE_PLANE
 
 // AVX-512: output rows in chunks of 16 columns, four rows at a time (four independent sums per
@@ -104,7 +106,8 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
   __m512 wk[K * K];
   for (int i = 0; i < K * K; ++i) wk[i] = _mm512_set1_ps(w[i]);
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512 zero = _mm512_setzero_ps(), lo = _mm512_set1_ps(a.act.lo), hi = _mm512_set1_ps(a.act.hi);
+  const __m512 zero = _mm512_setzero_ps(), lo = _mm512_set1_ps(a.act.lo), hi = _mm512_set1_ps(a.act.hi),
+               slope = _mm512_set1_ps(a.act.slope);
   for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
     const __mmask16 out_mask = lanes(0, a.OW - c0);
     int64_t start[K];  // the input column of lane 0, per kw
@@ -137,6 +140,8 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
         if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(out_mask, o), v);
         if (a.act.kind == FusedActivation::kRelu) v = _mm512_max_ps(v, zero);  // NaN -> 0, as x > 0 ? x : 0
         else if (a.act.kind == FusedActivation::kClip) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));  // NaN kept
+        else if (a.act.kind == FusedActivation::kLeaky)  // x > 0 ? x : slope * x
+          v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), _mm512_mul_ps(slope, v), v);
         _mm512_mask_storeu_ps(o, out_mask, v);
       }
     }
@@ -152,6 +157,7 @@ PlaneFn ChoosePlane(int64_t k, int64_t s, int64_t width) {
   // the plane loops, whose strided loads cost less there than two loads and a permutation per
   // tap. SYMBIND_GEMM_ISA=avx2 selects the plane loops everywhere (for tests).
   constexpr int64_t kMaxStride2Width = 64;
+  if (k == 7) return s == 1 ? Plane7x7s1 : Plane7x7s2;  // plane loops only (rare, small layers)
   if (std::strcmp(GemmIsa(), "avx512") == 0 && (s == 1 || width <= kMaxStride2Width)) {
     if (k == 3) return s == 1 ? PlaneAvx512<3, 1> : PlaneAvx512<3, 2>;
     return s == 1 ? PlaneAvx512<5, 1> : PlaneAvx512<5, 2>;
@@ -172,12 +178,17 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   const PlaneFn plane = ChoosePlane(K, g.s[2], g.in[2]);
   const std::vector<float> zeros(static_cast<size_t>(g.in[2]), 0.0f);
   const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data(), act};
-  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, osize * K * K));
+  const bool per_channel = act.kind == FusedActivation::kPRelu;
+  // Planes per task: ~32k multiply-adds, a plane's call counted as ~1k more (a 7x7 plane of
+  // one output is mostly call: 512 of them took 37 us on one task).
+  constexpr int64_t kPlaneCallCost = 1024;
+  const int64_t grain = GrainFor(osize * K * K + kPlaneCallCost);
   ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % C;
-      plane(x + p * isize, args, w + c * K * K, bias ? bias[c] : 0.0f, y + p * osize,
-            req == OpReq::kAdd);
+      PlaneArgs channel_args = args;
+      if (per_channel) channel_args.act = act.ForRow(c);
+      plane(x + p * isize, channel_args, w + c * K * K, bias ? bias[c] : 0.0f, y + p * osize, req == OpReq::kAdd);
     }
   });
 }

@@ -15,7 +15,7 @@ namespace conv {
 struct DepthwisePlaneArgs {
   int64_t H, W, ph, pw, OH, OW;
   const float* zeros;
-  FusedActivation act;  // applied to each finished output row (only with kWrite)
+  FusedActivation act;  // applied to each finished output row (only with kWrite); kPRelu resolved (ForRow)
 };
 
 // out (+= when add) = act(bias + the K x K filter w over in at stride S), every output summed
@@ -24,7 +24,7 @@ struct DepthwisePlaneArgs {
 using DepthwisePlaneFn = void (*)(const float* in, const DepthwisePlaneArgs& a, const float* w, float bias,
                                   float* out, bool add);
 // The plane kernel DepthwiseConvForward uses for a k x k filter at `stride` on input rows of
-// `width` (k 3 or 5, stride 1 or 2, as DepthwiseApplies).
+// `width` (k 3, 5 or 7, stride 1 or 2, as DepthwiseApplies).
 DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride, int64_t width);
 
 }  // namespace conv

@@ -84,7 +84,7 @@ std::vector<float> PackTinyWeights(const float* w, int64_t out_c, int64_t taps) 
 struct TinyArgs {
   const PhasedInput* in;
   int64_t channels, OW, osize, filters;  // filters: of this block (<= kFilterBlock)
-  FusedActivation act;
+  FusedActivation act;  // of this block's first filter (prelu's slopes from there on)
 };
 
 // Output row oh of one filter block: y[f][oh][:] = act(bias[f] + taps in (c, ky, kx) order).
@@ -127,7 +127,7 @@ __attribute__((target("avx512f"), always_inline)) inline void TileAvx512(const T
       _mm512_mask_storeu_ps(out, mask, r);
       if (a.act.kind != FusedActivation::kNone && a.act.kind != FusedActivation::kRelu &&
           a.act.kind != FusedActivation::kClip)
-        ActivateInPlace(out, left, a.act);  // any other fused activation, as written
+        ActivateInPlace(out, left, a.act.ForRow(f));  // any other fused activation, as written
     }
 }
 
@@ -156,7 +156,7 @@ void RowPlain(const TinyArgs& a, int64_t oh, const float* wb, const float* bias,
             s += *wt * a.in->Row(c, oh * S + ky, kx % S)[ox + kx / S];
       out[ox] = s;
     }
-    ActivateInPlace(out, a.OW, a.act);
+    ActivateInPlace(out, a.OW, a.act.ForRow(f));
   }
 }
 
@@ -206,7 +206,8 @@ void TinyDepthConvForward(const float* x, const float* w, const float* bias, flo
     ParallelFor(bands * blocks, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t b = t % blocks, r0 = (t / blocks) * band, r1 = std::min(OH, r0 + band);
-        const TinyArgs args{&in, n.in_c, g.out[2], osize, std::min(kFilterBlock, n.out_c - b * kFilterBlock), act};
+        const TinyArgs args{&in, n.in_c, g.out[2], osize, std::min(kFilterBlock, n.out_c - b * kFilterBlock),
+                             act.FromRow(b * kFilterBlock)};
         float* out = y + (i * n.out_c + b * kFilterBlock) * osize;
         for (int64_t oh = r0; oh < r1; ++oh)
           row(args, oh, packed.data() + b * taps * kFilterBlock, padded_bias.data() + b * kFilterBlock, out);

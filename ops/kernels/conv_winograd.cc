@@ -288,7 +288,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
       ParallelFor(F, transform_grain, [&](int64_t b, int64_t e) {
         std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
         for (int64_t f = b; f < e; ++f)
-          TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add, act,
+          TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add, act.ForRow(f),
                                 scratch.data(), scratch.data() + kTile * kAlpha * len, y);
       });
     }

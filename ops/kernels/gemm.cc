@@ -190,12 +190,14 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
   const int64_t kc_max = (K + slices - 1) / slices;
   // Columns in blocks of whole tiles whose packed B slice is ~256 KB (in L2 while every A panel
-  // passes over it), rows in blocks of panels when there are few column blocks; the tiles spread evenly over the blocks and, when run in
-  // parallel, the blocks number at least 4 and are even in count, so that two threads get the
-  // same work (4 blocks of 25, 25, 25, 23 column tiles, not 32, 32, 32, 2). Tasks run row
-  // blocks outermost, so each thread writes whole rows of C: ordered by column block first, two
-  // threads wrote the two halves of the same rows at once (512 x 784 x 128 on 2 threads: 0.95
-  // vs 0.56 ms; likely the cache line shared at the boundary of rows that are not line-aligned). The split changes no bits: every sum runs in k order within its tile whatever the block.
+  // passes over it), rows in blocks of panels when there are few column blocks; the tiles spread
+  // evenly over the blocks and, when run in parallel, the blocks number at least 4 and are even
+  // in count, so that two threads get the same work (4 blocks of 25, 25, 25, 23 column tiles,
+  // not 32, 32, 32, 2). Tasks run row blocks outermost, so each thread writes whole rows of C:
+  // ordered by column block first, two threads wrote the two halves of the same rows at once
+  // (512 x 784 x 128 on 2 threads: 0.95 vs 0.56 ms; likely the cache line shared at the boundary
+  // of rows that are not line-aligned). The split changes no bits: every sum runs in k order
+  // within its tile whatever the block.
   const int64_t col_tiles = (N + nr - 1) / nr, panels = (M + mr - 1) / mr;
   const int64_t max_block_tiles = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr);
   int64_t col_blocks = (col_tiles + max_block_tiles - 1) / max_block_tiles;
@@ -206,9 +208,11 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
     else if (col_blocks < col_tiles) ++col_blocks;
   }
   const int64_t tasks = col_blocks * row_blocks;
+  // Parallel from 256k flops per task (MobileFaceNet's small 1x1 layers; 1M kept them serial).
+  constexpr int64_t kMinParallelTaskFlops = int64_t{1} << 18;
   const int64_t flops_per_task = 2 * M * N * K / tasks;
   const int64_t nc = (col_tiles + col_blocks - 1) / col_blocks * nr;  // the widest block
-  ParallelFor(tasks, parallel && flops_per_task >= (int64_t{1} << 20) ? 1 : tasks, [&](int64_t t0, int64_t t1) {
+  ParallelFor(tasks, parallel && flops_per_task >= kMinParallelTaskFlops ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     // One buffer per thread, reused across calls (tasks never nest inside one another's body).
     thread_local std::vector<float> packed_b;
     if (!tall && packed_b.size() < static_cast<size_t>(kc_max * nc)) packed_b.resize(static_cast<size_t>(kc_max * nc));

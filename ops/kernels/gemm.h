@@ -15,30 +15,53 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 
 // An activation fused into the loop that writes an op's output, computed exactly as the
 // unfused op (NaN and signed zeros included): relu as Activation's `x > 0 ? x : 0`, clip as
-// clip's `x > hi ? hi : (x < lo ? lo : x)`.
+// clip's `x > hi ? hi : (x < lo ? lo : x)`, leaky as LeakyReLU's `x > 0 ? x : slope * x`.
+// prelu is leaky with one slope per output channel (a row of the product, a plane of the
+// output): kernels resolve it per row with ForRow before applying it to values.
 struct FusedActivation {
-  enum Kind { kNone, kRelu, kClip };
+  enum Kind { kNone, kRelu, kClip, kLeaky, kPRelu };
   Kind kind = kNone;
-  float lo = 0, hi = 0;  // kClip's bounds
+  float lo = 0, hi = 0;            // kClip's bounds
+  float slope = 0;                 // kLeaky's slope
+  const float* slopes = nullptr;   // kPRelu's slope per output channel
+  // The activation of output channel `row`: kPRelu becomes kLeaky with that channel's slope.
+  FusedActivation ForRow(int64_t row) const {
+    if (kind != kPRelu) return *this;
+    FusedActivation a = *this;
+    a.kind = kLeaky;
+    a.slope = slopes[row];
+    return a;
+  }
+  // The activation of the channels from `first` on (a group's filters): kPRelu's slopes advanced.
+  FusedActivation FromRow(int64_t first) const {
+    FusedActivation a = *this;
+    if (kind == kPRelu) a.slopes = slopes + first;
+    return a;
+  }
   float operator()(float x) const {
     switch (kind) {
       case kRelu: return x > 0 ? x : 0.0f;
       case kClip: return x > hi ? hi : (x < lo ? lo : x);
-      default: return x;
+      case kLeaky: return x > 0 ? x : slope * x;
+      default: return x;  // kPRelu unresolved: kernels call ForRow first
     }
   }
 };
 
 // p[0:n] = act(p[0:n]), with the kind's branch outside the loop so that each loop vectorises
-// (inlined into the caller, which may be compiled for a wider instruction set).
+// (inlined into the caller, which may be compiled for a wider instruction set). p lies in one
+// output channel: kPRelu resolved by the caller (ForRow).
 inline __attribute__((always_inline)) void ActivateInPlace(float* __restrict p, int64_t n, FusedActivation act) {
-  const float lo = act.lo, hi = act.hi;
+  const float lo = act.lo, hi = act.hi, slope = act.slope;
   switch (act.kind) {
     case FusedActivation::kRelu:
       for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0 ? p[i] : 0.0f;
       break;
     case FusedActivation::kClip:
       for (int64_t i = 0; i < n; ++i) p[i] = p[i] > hi ? hi : (p[i] < lo ? lo : p[i]);
+      break;
+    case FusedActivation::kLeaky:
+      for (int64_t i = 0; i < n; ++i) p[i] = p[i] > 0 ? p[i] : slope * p[i];
       break;
     default: break;
   }
@@ -47,7 +70,7 @@ inline __attribute__((always_inline)) void ActivateInPlace(float* __restrict p, 
 // What GemmPacked applies to each sum before storing it: + bias[row], then the activation.
 struct GemmEpilogue {
   const float* bias = nullptr;  // one per row of C, or null
-  FusedActivation act;
+  FusedActivation act;          // kPRelu: act.slopes one per row of C
 };
 
 // How GemmPacked's micro-kernel lays a tile of C over the vector registers. kWide: columns in

@@ -1,5 +1,7 @@
 // The Convolution operator (1-D, 2-D, 3-D, grouped, dilated); its kernels are in
 // ops/kernels/conv.cc.
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include <symbind/ops/nn/conv_util.h>
@@ -18,7 +20,7 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
   std::optional<int> cudnn_tune;
   bool cudnn_off;
   int act_type = FusedActivation::kNone;
-  float a_min = 0, a_max = 0;
+  float a_min = 0, a_max = 0, slope = 0;
   static void Declare(ParamDeclarer<P>& d) {
     const ConvFieldSpec spec = ConvolutionFieldSpec("(w,), (h, w) or (d, h, w)");
     DeclareConvWindow(d, spec);
@@ -28,9 +30,12 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
     if constexpr (kFused) {
       d.field("act_type", &P::act_type)
           .add_enum("relu", FusedActivation::kRelu).add_enum("clip", FusedActivation::kClip)
-          .describe("The activation applied to each output: relu (Activation's) or clip to [a_min, a_max].");
+          .add_enum("leaky", FusedActivation::kLeaky).add_enum("prelu", FusedActivation::kPRelu)
+          .describe("The activation applied to each output: relu (Activation's), clip to [a_min, a_max], "
+                    "leaky (LeakyReLU's, `slope`) or prelu (LeakyReLU's, one slope per filter from input gamma).");
       d.field("a_min", &P::a_min).set_default(0.0f).describe("Lower bound of clip.");
       d.field("a_max", &P::a_max).set_default(0.0f).describe("Upper bound of clip.");
+      d.field("slope", &P::slope).set_default(0.0f).describe("The slope of leaky for negative inputs.");
       d.check([](const P& p) { return p.a_min <= p.a_max; }, "_fused_conv_act: a_min must not exceed a_max",
               {"a_min", "a_max"});
     }
@@ -42,12 +47,22 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
     CheckChannelFirstLayout("Convolution", p.layout, p.kernel.ndim());
     return p;
   }
-  FusedActivation activation() const {
-    return {static_cast<FusedActivation::Kind>(act_type), a_min, a_max};
+  // prelu's slopes are the node's last input.
+  FusedActivation activation(const std::vector<NDArray>& in) const {
+    FusedActivation a{static_cast<FusedActivation::Kind>(act_type), a_min, a_max, slope};
+    if (a.kind == FusedActivation::kPRelu) a.slopes = in.back().fdata();
+    return a;
   }
 };
 using ConvolutionParam = ConvParams<false>;
 using FusedConvParam = ConvParams<true>;
+
+// _fused_conv_act's inputs: Convolution's, then prelu's gamma (the LeakyReLU's, still an argument).
+std::vector<std::string> FusedConvArguments(const NodeAttrs& a) {
+  std::vector<std::string> names = DataWeightBiasArguments<FusedConvParam>(a);
+  if (a.param<FusedConvParam>().act_type == FusedActivation::kPRelu) names.push_back("gamma");
+  return names;
+}
 
 const char* DataRankHint(int spatial) {
   switch (spatial) {
@@ -77,6 +92,8 @@ void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   for (int i = 0; i < ns; ++i) w.push_back(p.kernel[i]);
   ShapeAssignCheck(in, 1, TShape(w));
   if (!p.no_bias) ShapeAssignCheck(in, 2, TShape({p.num_filter}));
+  if constexpr (std::is_same_v<P, FusedConvParam>)
+    if (p.act_type == FusedActivation::kPRelu) ShapeAssignCheck(in, p.no_bias ? 2 : 3, TShape({p.num_filter}));
 
   std::vector<int64_t> o = {dshape[0], p.num_filter};
   for (int i = 0; i < ns; ++i) {
@@ -124,7 +141,7 @@ void ForwardConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector
   // Training changes the weights every step: derived forms (packed, Winograd-transformed) are
   // then made per call instead of cached, checked and replaced each time.
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
-              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1], p.activation());
+              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1], p.activation(in));
 }
 
 void BackwardConv(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
@@ -161,15 +178,17 @@ the filters, and the results concatenated.)")
 
 // Made by the Predictor's FuseActivations rewrite (predict/graph_rewrites.h), not by models.
 SYMBIND_REGISTER_OP(_fused_conv_act)
-    .describe(R"(Convolution followed by relu or clip, computed in one pass: the activation is
-applied where the convolution writes its output. Inference only; made from a Convolution and the
-Activation(relu) / clip reading it by the Predictor's graph rewrite. Parameters: Convolution's,
-then act_type, a_min, a_max.)")
+    .describe(R"(Convolution followed by relu, clip, leaky or prelu, computed in one pass: the
+activation is applied where the convolution writes its output. Inference only; made from a
+Convolution and the Activation(relu) / clip / LeakyReLU(leaky, prelu) reading it by the
+Predictor's graph rewrite. Parameters: Convolution's, then act_type, a_min, a_max, slope; prelu
+reads its per-filter slopes from a last input, gamma.)")
     .set_params<FusedConvParam>()
-    .set_arguments(DataWeightBiasArguments<FusedConvParam>)
+    .set_arguments(FusedConvArguments)
     .add_argument_doc("data", "Input data to the convolution: (batch, channel, [depth,] height, width).")
     .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
     .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
+    .add_argument_doc("gamma", "prelu's slopes: (num_filter,); only with act_type prelu.")
     .set_infer_shape(InferShapeConv<FusedConvParam>)
     .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardConv<FusedConvParam>);

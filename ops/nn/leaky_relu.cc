@@ -91,8 +91,9 @@ void InferLeakyReLU(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   if (p.act_type == kRReLU) ShapeAssignCheck(out, 1, d);
 }
 
-// x for x > 0, slope * x otherwise, written with max/min instead of a branch so loops vectorise.
-inline float Leaky(float x, float slope) { return std::max(x, 0.0f) + slope * std::min(x, 0.0f); }
+// x for x > 0, slope * x otherwise: MXNet's xelu (and FusedActivation's kLeaky, so a LeakyReLU
+// fused into a convolution gives the same bits); a select the loops vectorise as a blend.
+inline float Leaky(float x, float slope) { return x > 0 ? x : slope * x; }
 
 float Gelu(float x) { return static_cast<float>(0.5 * x * (1.0 + std::erf(x / kSqrt2))); }
 float GeluGrad(float x) {

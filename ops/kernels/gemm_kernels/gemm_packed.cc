@@ -28,6 +28,9 @@ inline Vec MulAdd(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
 inline Vec Max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
 inline Vec Min(Vec a, Vec b) { return _mm512_min_ps(a, b); }
+inline Vec Leaky(Vec x, Vec s) {  // x > 0 ? x : s * x
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, Zero(), _CMP_GT_OQ), _mm512_mul_ps(s, x), x);
+}
 #elif defined(__AVX2__)
 using Vec = __m256;
 constexpr int kLanes = 8, kMr = 6, kVecs = 2;  // 12 accumulators of 16
@@ -40,6 +43,7 @@ inline Vec MulAdd(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 inline Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
 inline Vec Max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
 inline Vec Min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
+inline Vec Leaky(Vec x, Vec s) { return _mm256_blendv_ps(_mm256_mul_ps(s, x), x, _mm256_cmp_ps(x, Zero(), _CMP_GT_OQ)); }
 #else
 using Vec = __m128;
 constexpr int kLanes = 4, kMr = 4, kVecs = 2;  // 8 accumulators of 16 (SSE2, no FMA)
@@ -52,17 +56,23 @@ inline Vec MulAdd(Vec a, Vec b, Vec c) { return _mm_add_ps(_mm_mul_ps(a, b), c);
 inline Vec Add(Vec a, Vec b) { return _mm_add_ps(a, b); }
 inline Vec Max(Vec a, Vec b) { return _mm_max_ps(a, b); }
 inline Vec Min(Vec a, Vec b) { return _mm_min_ps(a, b); }
+inline Vec Leaky(Vec x, Vec s) {
+  const Vec positive = _mm_cmpgt_ps(x, Zero());
+  return _mm_or_ps(_mm_and_ps(positive, x), _mm_andnot_ps(positive, _mm_mul_ps(s, x)));
+}
 #endif
 constexpr int kNr = kLanes * kVecs;
 constexpr int kTallRows = kLanes * kVecs;
 
 // FusedActivation's operator() on a vector: max/min return their second operand when either is
 // NaN or both are zeros, so relu takes x first (NaN -> 0) and clip the bound first (NaN and -0
-// kept).
-inline Vec Activate(Vec v, FusedActivation::Kind kind, Vec lo, Vec hi) {
+// kept). `slope`: kLeaky's, or kPRelu's for the vector's row(s).
+inline Vec Activate(Vec v, FusedActivation::Kind kind, Vec lo, Vec hi, Vec slope) {
   switch (kind) {
     case FusedActivation::kRelu: return Max(v, Zero());
     case FusedActivation::kClip: return Min(hi, Max(lo, v));
+    case FusedActivation::kLeaky:
+    case FusedActivation::kPRelu: return Leaky(v, slope);
     default: return v;
   }
 }
@@ -110,9 +120,14 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     }
   }
   if constexpr (kAct != FusedActivation::kNone) {
-    const Vec lo = Splat(t.epilogue->act.lo), hi = Splat(t.epilogue->act.hi);
-    for (int r = 0; r < kMr; ++r)
-      for (int v = 0; v < kVecs; ++v) acc[r][v] = Activate(acc[r][v], kAct, lo, hi);
+    const FusedActivation& act = t.epilogue->act;
+    const Vec lo = Splat(act.lo), hi = Splat(act.hi);
+    for (int r = 0; r < kMr; ++r) {
+      // Rows past the edge take row0's slope, as for the bias.
+      const Vec slope = Splat(kAct == FusedActivation::kPRelu ? act.slopes[t.row0 + (kFull || r < t.rows ? r : 0)]
+                                                               : act.slope);
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = Activate(acc[r][v], kAct, lo, hi, slope);
+    }
   }
   if constexpr (kFull) {
     for (int r = 0; r < kMr; ++r)
@@ -136,6 +151,12 @@ void TileFor(const PackedTileArgs& t) {
     case FusedActivation::kClip:
       return bias ? Tile<kFull, kLoadC, true, FusedActivation::kClip>(t)
                   : Tile<kFull, kLoadC, false, FusedActivation::kClip>(t);
+    case FusedActivation::kLeaky:
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kLeaky>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kLeaky>(t);
+    case FusedActivation::kPRelu:
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kPRelu>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kPRelu>(t);
     default:
       return bias ? Tile<kFull, kLoadC, true, FusedActivation::kNone>(t)
                   : Tile<kFull, kLoadC, false, FusedActivation::kNone>(t);
@@ -195,8 +216,14 @@ void TallTile(const PackedTileArgs& t) {
     }
     if (ep->act.kind != FusedActivation::kNone) {
       const Vec lo = Splat(ep->act.lo), hi = Splat(ep->act.hi);
-      for (int c = 0; c < kCols; ++c)
-        for (int v = 0; v < kVecs; ++v) acc[c][v] = Activate(acc[c][v], ep->act.kind, lo, hi);
+      alignas(64) float slopes[kTallRows];  // per row (kPRelu; rows past the edge never stored)
+      std::fill(slopes, slopes + kTallRows, ep->act.slope);
+      if (ep->act.kind == FusedActivation::kPRelu)
+        std::copy(ep->act.slopes + t.row0, ep->act.slopes + t.row0 + t.rows, slopes);
+      for (int v = 0; v < kVecs; ++v) {
+        const Vec slope = Load(slopes + v * kLanes);
+        for (int c = 0; c < kCols; ++c) acc[c][v] = Activate(acc[c][v], ep->act.kind, lo, hi, slope);
+      }
     }
   }
   for (int c = 0; c < kCols; ++c)

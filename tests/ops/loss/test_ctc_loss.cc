@@ -132,7 +132,7 @@ TEST_CASE("CTCLoss names its outputs as MXNet does and rejects bad labels and le
   CHECK(RunForward("CTCLoss", CTCParams("first"), {{"data", two}, {"label", NDArray({1, 2}, {1, 1})}}).GetFlat(0) == 0.0f);
 }
 
-TEST_CASE("WarpCTC forward is the softmax; backward is the CTC gradient of the loss", "[ops][ctc]") {
+TEST_CASE("WarpCTC forward is the softmax, backward is the CTC gradient of the loss", "[ops][ctc]") {
   // input_length 4, batch 2, alphabet 3; rows are time-major (t * 2 + n).
   const NDArray data = RandomArray({8, 3}, 21, -2, 2);
   const NDArray label({4}, {1, 2, 2, 0});  // label_length 2: (1, 2) and (2) after dropping the 0

@@ -153,16 +153,18 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
       {1, 8, 8, 8, 14, 14, 3, 1, 1},   {1, 8, 8, 8, 7, 7, 3, 1, 1},    {1, 4, 4, 4, 14, 14, 3, 2, 1},
       {2, 3, 3, 3, 37, 40, 3, 1, 1},   {1, 2, 2, 2, 21, 35, 5, 2, 2},  {1, 2, 2, 2, 6, 40, 5, 1, 0},
       {1, 2, 2, 2, 9, 70, 3, 2, 1},    {1, 3, 3, 3, 5, 34, 3, 2, 0},
+      // 7x7: MobileFaceNet's global depthwise layer (7x7 -> 1x1), padded and strided ones.
+      {1, 12, 12, 12, 7, 7, 7, 1, 0},  {2, 3, 3, 3, 11, 9, 7, 1, 3},  {1, 4, 4, 4, 15, 16, 7, 2, 3},
   };
   uint64_t seed = 10;
   for (const Case& c : cases) {
     REQUIRE(DepthwiseApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)));
     CheckFastPath(Depthwise, c, seed += 10);
   }
-  // What it does not take: dilation, channel multipliers, 7x7, stride 3, ordinary groups.
+  // What it does not take: dilation, channel multipliers, 9x9, stride 3, ordinary groups.
   CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 3, 1, 2, 2})));
   CHECK_FALSE(DepthwiseApplies({1, 4, 8, 4}, Geom({1, 4, 8, 4, 9, 9, 3, 1, 1})));
-  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 7, 1, 3})));
+  CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 11, 11, 9, 1, 4})));
   CHECK_FALSE(DepthwiseApplies({1, 4, 4, 4}, Geom({1, 4, 4, 4, 9, 9, 3, 3, 1})));
   CHECK_FALSE(DepthwiseApplies({1, 8, 8, 2}, Geom({1, 8, 8, 2, 9, 9, 3, 1, 1})));
   // A 3-D convolution of depth 1 with depth padding has output depth 3: not a plane.
@@ -582,7 +584,8 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
   std::vector<float> fused(ysize), unfused(ysize), ref(ysize);
   run(act, fused.data(), OpReq::kWrite);
   run({}, unfused.data(), OpReq::kWrite);
-  for (float& v : unfused) v = act(v);
+  const int64_t osize = g.out_size();  // prelu: each output channel's plane its own slope
+  for (size_t i = 0; i < ysize; ++i) unfused[i] = act.ForRow(static_cast<int64_t>(i) / osize % c.out_c)(unfused[i]);
   CHECK(std::memcmp(fused.data(), unfused.data(), ysize * sizeof(float)) == 0);
   ConvForwardIm2Col(x.data(), w.data(), b.data(), ref.data(), n, g, OpReq::kWrite, act);
   CHECK(RelativeError(fused, ref) < 1e-4);
@@ -602,9 +605,15 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
 }
 }  // namespace
 
-TEST_CASE("Fused relu / clip on every convolution path: the same bits as the activation after it", "[conv][conv_fast]") {
-  const std::vector<FusedActivation> acts = {
-      {FusedActivation::kRelu, 0, 0}, {FusedActivation::kClip, 0, 6}, {FusedActivation::kClip, -0.5f, 0.25f}};
+TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same bits as the activation after it", "[conv][conv_fast]") {
+  // prelu: slopes of both signs, zero and above 1, one per output channel (at most 64 here).
+  std::vector<float> slopes(64);
+  for (size_t i = 0; i < slopes.size(); ++i) slopes[i] = 0.25f * static_cast<float>(i % 9) - 0.75f;
+  FusedActivation prelu{FusedActivation::kPRelu};
+  prelu.slopes = slopes.data();
+  const std::vector<FusedActivation> acts = {{FusedActivation::kRelu, 0, 0},       {FusedActivation::kClip, 0, 6},
+                                             {FusedActivation::kClip, -0.5f, 0.25f}, {FusedActivation::kLeaky, 0, 0, 0.1f},
+                                             {FusedActivation::kLeaky, 0, 0, -1.5f}, prelu};
   struct PathCase {
     const char* path;
     Case c;
@@ -616,6 +625,9 @@ TEST_CASE("Fused relu / clip on every convolution path: the same bits as the act
       {"dispatch", {1, 6, 10, 2, 9, 8, 3, 1, 1}},   {"dispatch", {1, 16, 32, 1, 30, 27, 3, 1, 1}},
       {"dispatch", {2, 12, 20, 1, 6, 7, 1, 1, 0}},  {"dispatch", {1, 4, 4, 4, 9, 9, 3, 2, 1}},
       {"tiny_depth", {1, 3, 10, 1, 7, 133, 3, 2, 1}}, {"dispatch", {2, 3, 12, 1, 6, 70, 3, 1, 1}},
+      // Groups on the packed path (prelu's slopes per group), a tall tile (few columns).
+      {"packed", {1, 8, 12, 2, 9, 9, 3, 1, 1}},     {"packed", {1, 64, 48, 1, 5, 5, 1, 1, 0}},
+      {"depthwise", {1, 16, 16, 16, 7, 7, 7, 1, 0}},
   };
   uint64_t seed = 1700;
   for (const PathCase& pc : cases)
@@ -627,14 +639,19 @@ TEST_CASE("Packed GEMM: epilogue keeps the activation ops' NaN and signed-zero r
   const std::vector<float> b = {NAN, -0.0f, 0.0f, -1.0f, 7.0f, 0.1f, -3.0f, 2.0f};
   const float one = 1.0f, zero = 0.0f;
   PackedGemmA a(&one, 1, 1, 1);
+  const float slope = -0.5f;
+  FusedActivation prelu{FusedActivation::kPRelu};
+  prelu.slopes = &slope;
   for (const FusedActivation& act : {FusedActivation{FusedActivation::kRelu, 0, 0},
                                      FusedActivation{FusedActivation::kClip, 0, 6},
-                                     FusedActivation{FusedActivation::kClip, -2, 1}}) {
+                                     FusedActivation{FusedActivation::kClip, -2, 1},
+                                     FusedActivation{FusedActivation::kLeaky, 0, 0, 0.0f},
+                                     FusedActivation{FusedActivation::kLeaky, 0, 0, 0.25f}, prelu}) {
     std::vector<float> c(b.size());
     GemmPacked(a, static_cast<int64_t>(b.size()), b.data(), static_cast<int64_t>(b.size()), c.data(),
                static_cast<int64_t>(b.size()), GemmEpilogue{&zero, act});
     for (size_t i = 0; i < b.size(); ++i) {
-      const float want = act(b[i] + 0.0f);
+      const float want = act.ForRow(0)(b[i] + 0.0f);
       INFO("act " << int(act.kind) << " x " << b[i]);
       CHECK(std::memcmp(&c[i], &want, sizeof(float)) == 0);
     }
@@ -642,6 +659,9 @@ TEST_CASE("Packed GEMM: epilogue keeps the activation ops' NaN and signed-zero r
   // Relu of NaN is 0 (Activation's `x > 0 ? x : 0`), clip keeps it (clip's comparisons).
   CHECK(FusedActivation{FusedActivation::kRelu, 0, 0}(NAN) == 0.0f);
   CHECK(std::isnan(FusedActivation{FusedActivation::kClip, 0, 6}(NAN)));
+  // Leaky keeps NaN and gives slope * x below zero: -0 for slope 0 (LeakyReLU's `x > 0 ? x : slope * x`).
+  CHECK(std::isnan(FusedActivation{FusedActivation::kLeaky, 0, 0, 0.5f}(NAN)));
+  CHECK(std::signbit(FusedActivation{FusedActivation::kLeaky, 0, 0, 0.0f}(-3.0f)));
 }
 
 TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path", "[conv][conv_fast]") {

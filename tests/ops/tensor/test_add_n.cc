@@ -21,7 +21,7 @@ TEST_CASE("add_n sums its inputs element-wise", "[ops][add_n][grad]") {
   }
 }
 
-TEST_CASE("add_n shapes: any input fills the others; num_args is checked", "[ops][add_n][shape]") {
+TEST_CASE("add_n shapes: any input fills the others, num_args is checked", "[ops][add_n][shape]") {
   Symbol s = Symbol::Create("add_n", "s", {{"num_args", "3"}},
                             {{"arg0", Symbol::Variable("a")}, {"arg1", Symbol::Variable("b")}, {"arg2", Symbol::Variable("c")}});
   CHECK(s.ListArguments() == std::vector<std::string>{"a", "b", "c"});
