@@ -167,36 +167,92 @@ int ChunkOrigins(const Tiling& tl, int64_t t0, int64_t len, TileOrigin* out) {
   return static_cast<int>(len);
 }
 
+// Eight floats as one vector (GCC's generic vectors: one AVX register, two SSE ones).
+typedef float Row8 __attribute__((vector_size(32)));
+typedef int Row8Index __attribute__((vector_size(32)));
+
+// r[i][j] -> r[j][i]: three rounds of two-input shuffles (unpack, 64-bit pairs, 128-bit halves).
+inline __attribute__((always_inline)) void Transpose8x8(Row8 r[8]) {
+  const Row8Index lo32 = {0, 8, 1, 9, 4, 12, 5, 13}, hi32 = {2, 10, 3, 11, 6, 14, 7, 15};
+  const Row8Index lo64 = {0, 1, 8, 9, 4, 5, 12, 13}, hi64 = {2, 3, 10, 11, 6, 7, 14, 15};
+  const Row8Index lo128 = {0, 1, 2, 3, 8, 9, 10, 11}, hi128 = {4, 5, 6, 7, 12, 13, 14, 15};
+  Row8 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], lo32);
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi32);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], lo64);
+      u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], hi64);
+    }
+  // u[0..3] hold columns 0, 1, 2, 3 of rows 0-3 (and 4-7 of them in the upper halves); u[4..7] of rows 4-7.
+  for (int j = 0; j < 4; ++j) {
+    r[j] = __builtin_shuffle(u[j], u[j + 4], lo128);
+    r[j + 4] = __builtin_shuffle(u[j], u[j + 4], hi128);
+  }
+}
+
+// d[k * A + j][l] = row k, column j of the input patch of lane l's tile (zero outside the
+// image), for lanes [0, lanes) (zeros in the rest). Each patch row is read as 8 floats, and
+// eight lanes' rows are transposed into the lane vectors at once: 8 loads and stores per row
+// and 8 tiles instead of 64 each. Tiles at the image's edge (or whose 8-float rows would pass
+// its right edge) are first copied, zero-padded, to `edge`.
+template <int kTile>
+inline __attribute__((always_inline)) void GatherPatches(const float* x, const ConvDims& n, const ConvGeom& g,
+                                                         const TileOrigin* org, int64_t c, int lanes, Lanes* d,
+                                                         float (*edge)[64]) {
+  constexpr int A = kTile + 2;
+  static const float zeros[8] = {};
+  const int64_t H = g.in[1], W = g.in[2];
+  const float* row0[kLanes];
+  int64_t stride[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    if (l >= lanes) {
+      row0[l] = zeros;
+      stride[l] = 0;
+      continue;
+    }
+    const TileOrigin& o = org[l];
+    const int64_t y0 = o.oy - g.p[1], x0 = o.ox - g.p[2];
+    const float* plane = x + (o.img * n.in_c + c) * H * W;
+    if (y0 >= 0 && x0 >= 0 && y0 + A <= H && x0 + 8 <= W) {
+      row0[l] = plane + y0 * W + x0;
+      stride[l] = W;
+      continue;
+    }
+    std::fill(edge[l], edge[l] + 64, 0.0f);
+    const int k0 = static_cast<int>(std::max<int64_t>(0, -y0)), k1 = static_cast<int>(std::min<int64_t>(A, H - y0));
+    const int j0 = static_cast<int>(std::max<int64_t>(0, -x0)), j1 = static_cast<int>(std::min<int64_t>(A, W - x0));
+    for (int k = k0; k < k1; ++k)
+      for (int j = j0; j < j1; ++j) edge[l][k * 8 + j] = plane[(y0 + k) * W + x0 + j];
+    row0[l] = edge[l];
+    stride[l] = 8;
+  }
+  for (int l0 = 0; l0 < kLanes; l0 += 8)
+    for (int k = 0; k < A; ++k) {
+      Row8 r[8];
+      for (int i = 0; i < 8; ++i) std::memcpy(&r[i], row0[l0 + i] + k * stride[l0 + i], sizeof(Row8));
+      Transpose8x8(r);
+      for (int j = 0; j < A; ++j) std::memcpy(d[k * A + j] + l0, &r[j], sizeof(Row8));
+    }
+}
+
 // V[p][c][j] for tiles [t0, t0 + len) of channel c: each (kTile+2)^2 input patch (zero outside
 // the image) transformed as B^T d B, kLanes tiles at a time.
-// d: the caller's (kTile+2)^2 lane vectors, initialised (a last block's spare lanes are
-// transformed too, never stored).
+// d: the caller's (kTile+2)^2 lane vectors, edge its scratch for tiles at the image's edge.
 template <int kTile>
 inline __attribute__((always_inline)) void TransformInputChannel(const float* x, const ConvDims& n,
                                                                  const ConvGeom& g, const TileOrigin* org,
-                                                                 int64_t c, int64_t len, Lanes* d, float* v) {
+                                                                 int64_t c, int64_t len, Lanes* d,
+                                                                 float (*edge)[64], float* v) {
   using T = Transforms<kTile>;
   constexpr int A = T::kAlpha;
-  const int64_t H = g.in[1], W = g.in[2], plane_stride = n.in_c * len;
+  const int64_t plane_stride = n.in_c * len;
   alignas(64) Lanes tmp[A * A], r[A];
   for (int64_t b = 0; b < len; b += kLanes) {
     const int lanes = static_cast<int>(std::min<int64_t>(kLanes, len - b));
-    for (int l = 0; l < lanes; ++l) {
-      const TileOrigin& o = org[b + l];
-      const int64_t y0 = o.oy - g.p[1], x0 = o.ox - g.p[2];
-      const float* plane = x + (o.img * n.in_c + c) * H * W;
-      if (y0 >= 0 && x0 >= 0 && y0 + A <= H && x0 + A <= W) {
-        const float* at = plane + y0 * W + x0;
-        for (int k = 0; k < A; ++k)
-          for (int j = 0; j < A; ++j) d[k * A + j][l] = at[k * W + j];
-      } else {  // zeros, then the part inside the image
-        for (int p = 0; p < A * A; ++p) d[p][l] = 0.0f;
-        const int k0 = static_cast<int>(std::max<int64_t>(0, -y0)), k1 = static_cast<int>(std::min<int64_t>(A, H - y0));
-        const int j0 = static_cast<int>(std::max<int64_t>(0, -x0)), j1 = static_cast<int>(std::min<int64_t>(A, W - x0));
-        for (int k = k0; k < k1; ++k)
-          for (int j = j0; j < j1; ++j) d[k * A + j][l] = plane[(y0 + k) * W + x0 + j];
-      }
-    }
+    GatherPatches<kTile>(x, n, g, org + b, c, lanes, d, edge);
     // Columns first: tmp[i * A + j] = sum_k B^T[i][k] d[k * A + j]; then rows.
     for (int j = 0; j < A; ++j) T::Input(d + j, A, tmp + j, A);
     for (int i = 0; i < A; ++i) {
@@ -212,10 +268,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInput
     int64_t len, float* v) {
   TileOrigin org[kChunkTiles];
   ChunkOrigins(tl, t0, len, org);
-  alignas(64) Lanes d[64] = {};
+  alignas(64) Lanes d[64];
+  alignas(64) float edge[kLanes][64];
   for (int64_t c = c0; c < c1; ++c) {
-    if (tl.side == 6) TransformInputChannel<6>(x, n, g, org, c, len, d, v);
-    else TransformInputChannel<4>(x, n, g, org, c, len, d, v);
+    if (tl.side == 6) TransformInputChannel<6>(x, n, g, org, c, len, d, edge, v);
+    else TransformInputChannel<4>(x, n, g, org, c, len, d, edge, v);
   }
 }
 
@@ -241,20 +298,35 @@ inline __attribute__((always_inline)) void TransformOutputFilter(const float* m,
     for (int p = 0; p < kTile * kTile; ++p)
       for (int l = 0; l < kLanes; ++l) res[p][l] += bias;
     if (!add) ActivateInPlace(res[0], kTile * kTile * kLanes, act);
-    for (int l = 0; l < lanes; ++l) {
-      const TileOrigin& o = org[b + l];
-      float* out = y + (o.img * n.out_c + f) * OH * OW + o.oy * OW + o.ox;
-      const int rows = static_cast<int>(std::min<int64_t>(kTile, OH - o.oy));
-      const int cols = static_cast<int>(std::min<int64_t>(kTile, OW - o.ox));
-      if (add) {
-        for (int a = 0; a < rows; ++a)
-          for (int j = 0; j < cols; ++j) out[a * OW + j] += res[a * kTile + j][l];
-      } else if (rows == kTile && cols == kTile) {
-        for (int a = 0; a < kTile; ++a)
-          for (int j = 0; j < kTile; ++j) out[a * OW + j] = res[a * kTile + j][l];
-      } else {
-        for (int a = 0; a < rows; ++a)
-          for (int j = 0; j < cols; ++j) out[a * OW + j] = res[a * kTile + j][l];
+    // Back to rows of each tile: eight lanes' row a transposed at once (columns past kTile are
+    // copies, never stored); whole rows stored as kTile floats, tiles at the output's edge cut.
+    for (int l0 = 0; l0 < lanes; l0 += 8) {
+      float* out[8] = {};
+      int rows[8] = {}, cols[8] = {};
+      for (int i = 0; i < 8 && l0 + i < lanes; ++i) {
+        const TileOrigin& o = org[b + l0 + i];
+        out[i] = y + (o.img * n.out_c + f) * OH * OW + o.oy * OW + o.ox;
+        rows[i] = static_cast<int>(std::min<int64_t>(kTile, OH - o.oy));
+        cols[i] = static_cast<int>(std::min<int64_t>(kTile, OW - o.ox));
+      }
+      for (int a = 0; a < kTile; ++a) {
+        Row8 r[8];
+        for (int j = 0; j < 8; ++j) std::memcpy(&r[j], res[a * kTile + std::min(j, kTile - 1)] + l0, sizeof(Row8));
+        Transpose8x8(r);
+        for (int i = 0; i < 8 && l0 + i < lanes; ++i) {
+          if (a >= rows[i]) continue;
+          float* row = out[i] + a * OW;
+          if (cols[i] == kTile) {
+            Row8 o = r[i];
+            if (add) {
+              std::memcpy(&o, row, kTile * sizeof(float));
+              o += r[i];
+            }
+            std::memcpy(row, &o, kTile * sizeof(float));
+          } else {
+            for (int j = 0; j < cols[i]; ++j) row[j] = add ? row[j] + r[i][j] : r[i][j];
+          }
+        }
       }
     }
   }
