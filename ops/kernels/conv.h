@@ -72,10 +72,10 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
                          const ConvDims& n, const ConvGeom& g, OpReq req,
                          const NDArray* weights = nullptr, const FusedActivation& act = {},
                          WinogradTile tile = WinogradTile::kNone);
-// The Winograd variant faster than the packed path for this convolution, or kNone: WinogradApplies
-// and enough tiles (over the batch; fewer when its products get tall tiles and both sides have
-// >= 48 channels), >= 32 input channels and small enough transformed weights; F(6,3) where its
-// 8x8 tiles pad the output little enough to win (conv_winograd.cc).
+// The Winograd variant faster than the packed path for this convolution, or kNone: WinogradApplies,
+// small enough transformed weights and enough 4x4 tiles (over the batch: 16, or 4 that pad the
+// output by at most half with >= 32 input channels); F(6,3) where its 8x8 tiles pad the output
+// little enough to win (conv_winograd.cc).
 WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g);
 // ChooseWinogradTile != kNone: what ConvForward asks.
 bool WinogradPays(const ConvDims& n, const ConvGeom& g);

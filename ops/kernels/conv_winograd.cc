@@ -421,24 +421,24 @@ namespace {
 // The most transformed weights (points x filters x channels) worth keeping: see F4Pays.
 constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
 
-// Whether F(4,3) beats the packed path. Measured on ResNet's 3x3 layers, one thread: with wide
-// tiles the 36 GEMMs of (filters x channels) x (channels x tiles) are only efficient with tens
-// of tiles (256 channels at 14x14: 16 tiles 2.3x slower than im2col, 48 tiles even, 128 tiles
-// 1.5x faster). Tall tiles (ChooseGemmTiling's pick for so few columns) make 9-16 tiles pay
-// from 48 channels on (256 at 14x14: 1.16 vs 2.35 ms packed; 64 at 12x12: 0.085 vs 0.142) but
-// not below, where the transforms dominate (16 -> 64 at 14x14: 0.070 vs 0.049). 36 x filters x
-// channels transformed weights beyond ~16 MB cost more to write per call, or to stream from
-// memory, than they save (512 x 512 at 7x7, batch 8: 2x slower). Below 32 input channels the
-// packed path wins at any size (SqueezeNet's 16 -> 64 at 55x55: 0.64 vs 0.83 ms; 32 -> 128 at
-// 27x27 is Winograd's, 0.47 vs 0.56).
+// Whether Winograd beats the packed path. Measured with the vectorised transforms (1 thread,
+// CPU ms, the better variant vs packed, weights cached): from 16 tiles on at any channel count
+// WinogradApplies allows (16 -> 64 at 55x55, SqueezeNet's fire2/3 expand: 0.53 vs 0.65; det1's
+// conv3, 16 -> 32 at 237x317: 8.5 vs 9.9; 16 -> 16 at 60x80 0.28 vs 0.46, at 14x14 (16 tiles)
+// 0.028 vs 0.030), and on 4-15 tiles (over the batch) that pad the output by at most half,
+// with >= 32 input channels (7x7: 32 channels 0.017 vs 0.023, 128 0.088 vs 0.19; 48 at 8x8
+// 0.028 vs 0.058; 64 -> 32 at 15x20 0.081 vs 0.168) but not 5x5 (2x2 tiles of 4 cover 8x8:
+// 32 -> 64 0.024 vs 0.019). (The scalar transforms before needed 40 tiles, or 9 on tall GEMM
+// tiles with 48 channels, and 32 input channels.) 36 x filters x channels transformed weights
+// beyond ~16 MB cost more to write per call, or to stream from memory, than they save (512 x
+// 512 at 7x7, batch 8: 2x slower).
 bool F4Pays(const ConvDims& n, const ConvGeom& g) {
-  constexpr int64_t kMinTiles = 40, kMinTallTiles = 9, kMinInChannels = 32, kMinTallChannels = 48;
-  if (!WinogradApplies(n, g) || n.in_c < kMinInChannels || 36 * n.out_c * n.in_c > kMaxTransformedFloats)
-    return false;
+  constexpr int64_t kMinTiles = 16, kMinFewTiles = 4, kMinFewTilesChannels = 32;
+  if (!WinogradApplies(n, g) || 36 * n.out_c * n.in_c > kMaxTransformedFloats) return false;
   const Tiling t = MakeTiling(n, g, WinogradTile::kF4);
   if (t.total >= kMinTiles) return true;
-  return t.total >= kMinTallTiles && n.in_c >= kMinTallChannels && n.out_c >= kMinTallChannels &&
-         ChooseGemmTiling(n.out_c, t.chunk, n.in_c) == GemmTiling::kTall;
+  const int64_t padded = n.batch * t.tiles_h * t.tiles_w * 16, outputs = n.batch * g.out[1] * g.out[2];
+  return t.total >= kMinFewTiles && n.in_c >= kMinFewTilesChannels && 2 * padded <= 3 * outputs;
 }
 }  // namespace
 
@@ -446,10 +446,11 @@ WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g) {
   if (!F4Pays(n, g)) return WinogradTile::kNone;
   // F(6,3) where its tiles x 64 points, which both the products and the transforms scale with,
   // are at most 0.92 of F(4,3)'s tiles x 36. Measured (1 thread, CPU ms, F(4,3) vs F(6,3),
-  // cached weights): 60x80, 64 -> 64 (ratio 0.83) 2.29 vs 1.59, 64 -> 32 1.50 vs 1.02; 56x56
-  // and 28x28 (0.91) 1.26 vs 1.19 and 0.93 vs 0.88, batch 8 13.3 vs 12.7; 27x27 (0.91) even;
-  // 14x14 and 13x13 (1.0: 3x3 tiles of 6 pad 14 to 18) 0.93 vs 1.07 and 0.30 vs 0.33. The
-  // transformed weights (64 x filters x channels) stay within the same bound as F(4,3)'s.
+  // cached weights): 60x80, 64 -> 64 (ratio 0.83) 2.18 vs 1.58, 64 -> 32 1.31 vs 0.87; 30x40
+  // (0.78) 0.46 vs 0.37; 56x56 (0.91) 1.15 vs 1.06, batch 8 11.6 vs 11.4; 28x28 (0.91) 0.84
+  // vs 0.80; 27x27 (0.91) even; 14x14 and 13x13 (1.0: 3x3 tiles of 6 pad 14 to 18) 0.88 vs
+  // 1.16 and 0.30 vs 0.34; 15x20 (1.07) 0.081 vs 0.088. The transformed weights (64 x
+  // filters x channels) stay within the same bound as F(4,3)'s.
   const int64_t f4 = MakeTiling(n, g, WinogradTile::kF4).total * 36, f6 = MakeTiling(n, g, WinogradTile::kF6).total * 64;
   if (100 * f6 <= 92 * f4 && 64 * n.out_c * n.in_c <= kMaxTransformedFloats) return WinogradTile::kF6;
   return WinogradTile::kF4;

@@ -392,7 +392,7 @@ TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive s
   // tiles past the image edge.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
-      // (The data gradient is a convolution from out_c to in_c channels: Winograd wants out_c >= 32.)
+      // (The data gradient is a convolution from out_c to in_c channels.)
       {2, 16, 40, 1, 18, 17, 3, 1, 1}, {1, 20, 32, 1, 30, 27, 3, 1, 0}, {3, 16, 33, 1, 14, 15, 3, 1, 2},
       {3, 33, 36, 1, 11, 23, 3, 1, 1},
   };
@@ -407,12 +407,13 @@ TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive s
     CheckGradientPath(WinogradBackwardData, ConvBackwardDataIm2Col, ConvBackwardData, dy, w,
                       NaiveDataGradient(dy, w, c, g), n, g, seed + 2);
   }
-  // Not for strides, other kernels, pads past 2, few channels or few tiles.
+  // Not for strides, other kernels, pads past 2, few channels (under 16 filters: the transposed
+  // convolution's input) or few tiles (5x5: 4 tiles of 4 padding it to 8x8).
   CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 3, 2, 1})));
   CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 5, 1, 2})));
   CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 3, 1, 3})));
-  CHECK_FALSE(WinogradBackwardDataApplies({2, 40, 24, 1}, Geom({2, 40, 24, 1, 18, 17, 3, 1, 1})));
-  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 40, 1}, Geom({1, 16, 40, 1, 8, 8, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 40, 12, 1}, Geom({2, 40, 12, 1, 18, 17, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 40, 1}, Geom({1, 16, 40, 1, 5, 5, 3, 1, 1})));
 }
 
 namespace {
@@ -669,10 +670,15 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
       {1, 48, 64, 1, 12, 12, 3, 1, 1},
   };
   REQUIRE(WinogradPays({1, 32, 32, 1}, Geom(cases[1])));  // 56 tiles
-  CHECK_FALSE(WinogradPays({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})));  // 9 tiles, 32 channels
-  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom(cases[6])));  // 9 tiles on tall tiles
-  CHECK_FALSE(WinogradPays({1, 48, 64, 1}, Geom({1, 48, 64, 1, 8, 8, 3, 1, 1})));  // 4 tiles
-  CHECK_FALSE(WinogradPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})));  // 16 channels in
+  REQUIRE(WinogradPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})));  // 16 channels, 196 tiles
+  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom(cases[6])));  // 9 tiles covering the output exactly
+  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom({1, 48, 64, 1, 8, 8, 3, 1, 1})));  // 4 tiles, exactly
+  // Under 16 tiles: not when they pad the output by more than half (9x9 as 12x12, 5x5 as 8x8),
+  // nor below 32 input channels, nor under 4 tiles.
+  CHECK_FALSE(WinogradPays({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})));
+  CHECK_FALSE(WinogradPays({1, 32, 64, 1}, Geom({1, 32, 64, 1, 5, 5, 3, 1, 1})));
+  CHECK_FALSE(WinogradPays({1, 24, 64, 1}, Geom({1, 24, 64, 1, 8, 8, 3, 1, 1})));
+  CHECK_FALSE(WinogradPays({1, 64, 64, 1}, Geom({1, 64, 64, 1, 4, 8, 3, 1, 1})));
   // F(6,3) where its 8x8 tiles pad little: 30x27 as 5x5 tiles (1600 products per channel pair
   // against F(4,3)'s 56 x 36 = 2016), RetinaFace's 60x80, ResNet's 56x56 and 28x28; F(4,3) at
   // 14x14 (3x3 tiles of 6: as many products) and where 64 x filters x channels would pass the
@@ -684,7 +690,9 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
   CHECK(ChooseWinogradTile({1, 256, 256, 1}, Geom({1, 256, 256, 1, 14, 14, 3, 1, 1})) == WinogradTile::kF4);
   CHECK(ChooseWinogradTile({1, 48, 64, 1}, Geom(cases[6])) == WinogradTile::kF6);  // 2x2 tiles: even
   CHECK(ChooseWinogradTile({1, 320, 320, 1}, Geom({1, 320, 320, 1, 28, 28, 3, 1, 1})) == WinogradTile::kF4);
-  CHECK(ChooseWinogradTile({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})) == WinogradTile::kNone);
+  CHECK(ChooseWinogradTile({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})) == WinogradTile::kF6);
+  CHECK(ChooseWinogradTile({1, 64, 32, 1}, Geom({1, 64, 32, 1, 15, 20, 3, 1, 1})) == WinogradTile::kF4);
+  CHECK(ChooseWinogradTile({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})) == WinogradTile::kNone);
   uint64_t seed = 900;
   for (const Case& c : cases) {
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
