@@ -21,7 +21,7 @@
 //       one convolution (batch N, C -> F channels, G groups, HxW input, KxK kernel, stride S,
 //       pad P): the fastest of 15 calls of ConvForwardIm2Col and of the fast path that applies
 //       (Winograd here transforms the weights on every call: no cache; then with its weights
-//       cached, checked and read-only), and for ungrouped ones
+//       cached, checked and read-only; and F(4,3) and F(6,3) each, cached read-only), and for ungrouped ones
 //       whether ConvForward takes the packed-GEMM path and its times with the weights packed
 //       per call, cached and checked, cached read-only.
 #include <algorithm>
@@ -214,6 +214,10 @@ void TimeLayer(const std::vector<std::string>& a) {
   std::copy(w.begin(), w.end(), buffer.get());
   NDArray read_only = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
   if (conv::WinogradApplies(n, g)) {
+    const conv::WinogradTile chosen = conv::ChooseWinogradTile(n, g);
+    std::printf("winograd_chosen %s\n", chosen == conv::WinogradTile::kF6   ? "F(6,3)"
+                                        : chosen == conv::WinogradTile::kF4 ? "F(4,3)"
+                                                                             : "none");
     double cached[2];
     const NDArray* arrays[2] = {&writable, &read_only};
     for (int i = 0; i < 2; ++i)
@@ -221,6 +225,12 @@ void TimeLayer(const std::vector<std::string>& a) {
         conv::WinogradConvForward(x.data(), arrays[i]->fdata(), b.data(), y.data(), n, g, OpReq::kWrite, arrays[i]);
       });
     std::printf("cpu_ms_winograd_cached_checked %.3f\ncpu_ms_winograd_cached_read_only %.3f\n", cached[0], cached[1]);
+    // Each variant with its weights cached read-only, whichever ChooseWinogradTile picks.
+    for (conv::WinogradTile tile : {conv::WinogradTile::kF4, conv::WinogradTile::kF6})
+      std::printf("cpu_ms_winograd_%s_read_only %.3f\n", tile == conv::WinogradTile::kF6 ? "f6" : "f4", fastest([&] {
+                    conv::WinogradConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, OpReq::kWrite,
+                                              &read_only, {}, tile);
+                  }));
   }
   if (n.groups != 1) return;
   // The packed-GEMM path: weights packed on every call, cached and checked, cached read-only.

@@ -71,18 +71,22 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
 bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g);
 void TinyDepthConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                           const ConvGeom& g, const FusedActivation& act = {});
-// Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, dilation 1, one group, >= 16 channels in and out.
-// `weights` as for ConvForward (null: transform the weights on this call).
+// Winograd F(4x4, 3x3) or F(6x6, 3x3) (conv_winograd.cc): 2-D, 3x3, stride 1, dilation 1, one
+// group, >= 16 channels in and out. `weights` as for ConvForward (null: transform the weights on
+// this call); `tile` kNone: ChooseWinogradTile's pick (F(4,3) where neither pays).
+enum class WinogradTile { kNone, kF4, kF6 };
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
-                         const NDArray* weights = nullptr, const FusedActivation& act = {});
-// WinogradApplies and enough tiles (over the batch; fewer when its products get tall tiles and
-// both sides have >= 48 channels), >= 32 input channels and small enough weights to win: what
-// ConvForward asks.
+                         const NDArray* weights = nullptr, const FusedActivation& act = {},
+                         WinogradTile tile = WinogradTile::kNone);
+// The Winograd variant faster than the packed path for this convolution, or kNone: WinogradApplies,
+// small enough transformed weights and enough 4x4 tiles (over the batch: 16, or 4 that pad the
+// output by at most half with >= 32 input channels); F(6,3) where its 8x8 tiles pad the output
+// little enough to win (conv_winograd.cc).
+WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g);
+// ChooseWinogradTile != kNone: what ConvForward asks.
 bool WinogradPays(const ConvDims& n, const ConvGeom& g);
-// U[p][f][c] = (G w[f][c] G^T)[p] for the 36 positions p: the transformed weights.
-std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64_t in_c);
 // Whether convolutions (forward and backward) and 2-D / global pooling take their fast paths:
 // true unless SYMBIND_CONV_FAST_PATHS=0 is set when the first one runs; then they always take
 // the reference paths (ConvForwardIm2Col, the im2col gradients, the general pooling loops), for

@@ -1,10 +1,16 @@
-// Winograd F(4x4, 3x3) convolution (Lavin & Gray 2015, interpolation points 0, +-1, +-2): each
-// 6x6 input tile and 3x3 filter are transformed so that a 4x4 output tile costs 36 products per
-// channel pair instead of 144, the products being 36 GEMMs (filters x channels) x (channels x
-// tiles).
+// Winograd F(4x4, 3x3) and F(6x6, 3x3) convolution (Lavin & Gray 2015): each (m+2)x(m+2) input
+// tile and 3x3 filter are transformed so that an m x m output tile costs (m+2)^2 products per
+// channel pair instead of 9 m^2, the products being (m+2)^2 GEMMs (filters x channels) x
+// (channels x tiles). F(4,3) interpolates at 0, +-1, +-2, inf (36 products per 16 outputs),
+// F(6,3) at 0, +-1, +-2, +-1/2, inf (64 per 36: 21% fewer, but its 8x8 tiles pad more).
 //
-// Accuracy: the transforms scale values by at most 8 and 5, so the float error grows by a small
-// constant over im2col + GEMM; the tests hold it to 1e-4 of the output's magnitude.
+// The transforms run on kLanes tiles at once (one AVX-512 vector, two AVX2 ones), in local
+// arrays the compiler vectorises; only the gather of the input patches and the scatter of the
+// outputs touch single floats.
+//
+// Accuracy: F(4,3)'s transforms scale values by at most 8 and 5, F(6,3)'s by up to 32 (A^T) and
+// 21/4 (B^T) with fractions such as 2/9 and 1/90 in G, so its float error is several times
+// larger; the tests hold both to 1e-4 of the output's magnitude against a double reference.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -19,161 +25,401 @@ namespace symbind {
 namespace conv {
 
 namespace {
-constexpr int kTile = 4;               // outputs per tile side
-constexpr int kAlpha = kTile + 2;      // inputs per tile side
-constexpr int kPoints = kAlpha * kAlpha;  // 36 transformed positions
+constexpr int kLanes = 16;  // tiles transformed together
+using Lanes = float[kLanes];
 
-// out_i = (B^T in)_i for six vectors of `len` floats: the input transform applied along one axis.
-inline __attribute__((always_inline)) void InputRows(const float* const in[kAlpha],
-                                                     float* const out[kAlpha], int64_t len) {
-  const float *r0 = in[0], *r1 = in[1], *r2 = in[2], *r3 = in[3], *r4 = in[4], *r5 = in[5];
-  for (int64_t t = 0; t < len; ++t) {
-    out[0][t] = 4 * r0[t] - 5 * r2[t] + r4[t];
-    out[1][t] = -4 * (r1[t] + r2[t]) + r3[t] + r4[t];
-    out[2][t] = 4 * (r1[t] - r2[t]) - r3[t] + r4[t];
-    out[3][t] = 2 * (r3[t] - r1[t]) - r2[t] + r4[t];
-    out[4][t] = 2 * (r1[t] - r3[t]) - r2[t] + r4[t];
-    out[5][t] = 4 * r1[t] - 5 * r3[t] + r5[t];
+// The transforms of F(kTile x kTile, 3x3) along one axis, on lane vectors: out[i * os] =
+// (B^T in)_i with in[k * is] (Input), out[a * os] = (A^T in)_a (Output), and the filter's
+// out = G in for taps in[0], in[s], in[2 s] (Filter).
+template <int kTile>
+struct Transforms;
+
+template <>
+struct Transforms<4> {
+  static constexpr int kAlpha = 6;
+  static inline __attribute__((always_inline)) void Input(const Lanes* in, int is, Lanes* out, int os) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float r0 = in[0][l], r1 = in[is][l], r2 = in[2 * is][l], r3 = in[3 * is][l], r4 = in[4 * is][l],
+                  r5 = in[5 * is][l];
+      out[0][l] = 4 * r0 - 5 * r2 + r4;
+      out[os][l] = -4 * (r1 + r2) + r3 + r4;
+      out[2 * os][l] = 4 * (r1 - r2) - r3 + r4;
+      out[3 * os][l] = 2 * (r3 - r1) - r2 + r4;
+      out[4 * os][l] = 2 * (r1 - r3) - r2 + r4;
+      out[5 * os][l] = 4 * r1 - 5 * r3 + r5;
+    }
   }
-}
-
-// out_a = (A^T in)_a for six vectors: the output transform along one axis.
-inline __attribute__((always_inline)) void OutputRows(const float* const in[kAlpha],
-                                                      float* const out[kTile], int64_t len) {
-  const float *m0 = in[0], *m1 = in[1], *m2 = in[2], *m3 = in[3], *m4 = in[4], *m5 = in[5];
-  for (int64_t t = 0; t < len; ++t) {
-    const float s12 = m1[t] + m2[t], d12 = m1[t] - m2[t];
-    const float s34 = m3[t] + m4[t], d34 = m3[t] - m4[t];
-    out[0][t] = m0[t] + s12 + s34;
-    out[1][t] = d12 + 2 * d34;
-    out[2][t] = s12 + 4 * s34;
-    out[3][t] = d12 + 8 * d34 + m5[t];
+  static inline __attribute__((always_inline)) void Output(const Lanes* in, int is, Lanes* out, int os) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float m0 = in[0][l], m1 = in[is][l], m2 = in[2 * is][l], m3 = in[3 * is][l], m4 = in[4 * is][l],
+                  m5 = in[5 * is][l];
+      const float s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
+      out[0][l] = m0 + s12 + s34;
+      out[os][l] = d12 + 2 * d34;
+      out[2 * os][l] = s12 + 4 * s34;
+      out[3 * os][l] = d12 + 8 * d34 + m5;
+    }
   }
-}
-
-// The problem split into chunks of tiles (over all images, so batches fill the GEMMs); each
-// chunk's transformed input is 36 x channels x tiles, its products 36 x filters x tiles.
-struct Tiling {
-  int64_t tiles_h, tiles_w, per_image, total, chunk;
+  static void Filter(const float* in, int64_t s, float out[kAlpha]) {
+    const float a = in[0], b = in[s], c = in[2 * s];
+    out[0] = a * (1.0f / 4);
+    out[1] = -(a + b + c) * (1.0f / 6);
+    out[2] = -(a - b + c) * (1.0f / 6);
+    out[3] = a * (1.0f / 24) + b * (1.0f / 12) + c * (1.0f / 6);
+    out[4] = a * (1.0f / 24) - b * (1.0f / 12) + c * (1.0f / 6);
+    out[5] = c;
+  }
 };
 
-Tiling MakeTiling(const ConvDims& n, const ConvGeom& g) {
+// Points 0, 1, -1, 2, -2, 1/2, -1/2, inf.
+template <>
+struct Transforms<6> {
+  static constexpr int kAlpha = 8;
+  static inline __attribute__((always_inline)) void Input(const Lanes* in, int is, Lanes* out, int os) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float d0 = in[0][l], d1 = in[is][l], d2 = in[2 * is][l], d3 = in[3 * is][l], d4 = in[4 * is][l],
+                  d5 = in[5 * is][l], d6 = in[6 * is][l], d7 = in[7 * is][l];
+      out[0][l] = d0 - d6 + (d4 - d2) * 5.25f;
+      out[7 * os][l] = d7 - d1 + (d3 - d5) * 5.25f;
+      const float a1 = d2 + d6 - d4 * 4.25f, b1 = d1 + d5 - d3 * 4.25f;
+      out[os][l] = a1 + b1;
+      out[2 * os][l] = a1 - b1;
+      const float a2 = d6 + d2 * 0.25f - d4 * 1.25f, b2 = d1 * 0.5f - d3 * 2.5f + d5 * 2;
+      out[3 * os][l] = a2 + b2;
+      out[4 * os][l] = a2 - b2;
+      const float a3 = d6 + (d2 - d4 * 1.25f) * 4, b3 = d1 * 2 - d3 * 2.5f + d5 * 0.5f;
+      out[5 * os][l] = a3 + b3;
+      out[6 * os][l] = a3 - b3;
+    }
+  }
+  static inline __attribute__((always_inline)) void Output(const Lanes* in, int is, Lanes* out, int os) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float m0 = in[0][l], m1 = in[is][l], m2 = in[2 * is][l], m3 = in[3 * is][l], m4 = in[4 * is][l],
+                  m5 = in[5 * is][l], m6 = in[6 * is][l], m7 = in[7 * is][l];
+      const float s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4, s56 = m5 + m6, d56 = m5 - m6;
+      out[0][l] = m0 + s12 + s34 + s56;
+      out[os][l] = d12 + 2 * d34 + 0.5f * d56;
+      out[2 * os][l] = s12 + 4 * s34 + 0.25f * s56;
+      out[3 * os][l] = d12 + 8 * d34 + 0.125f * d56;
+      out[4 * os][l] = s12 + 16 * s34 + 0.0625f * s56;
+      out[5 * os][l] = d12 + 32 * d34 + 0.03125f * d56 + m7;
+    }
+  }
+  static void Filter(const float* in, int64_t s, float out[kAlpha]) {
+    const float a = in[0], b = in[s], c = in[2 * s];
+    out[0] = a;
+    out[1] = -(a + b + c) * (2.0f / 9);
+    out[2] = -(a - b + c) * (2.0f / 9);
+    out[3] = a * (1.0f / 90) + b * (1.0f / 45) + c * (2.0f / 45);
+    out[4] = a * (1.0f / 90) - b * (1.0f / 45) + c * (2.0f / 45);
+    out[5] = a * (32.0f / 45) + b * (16.0f / 45) + c * (8.0f / 45);
+    out[6] = a * (32.0f / 45) - b * (16.0f / 45) + c * (8.0f / 45);
+    out[7] = c;
+  }
+};
+
+// dst[0:lanes] = src[0:lanes] in moves of fixed size: a variable-length loop or memcpy became
+// `rep movsq` or a call to memcpy (a fifth, then 6% of a 56x56 layer's time).
+inline __attribute__((always_inline)) void CopyLanes(float* dst, const float* src, int lanes) {
+  static_assert(kLanes == 16, "the moves below cover 16 lanes");
+  if (lanes == kLanes) {
+    std::memcpy(dst, src, kLanes * sizeof(float));
+    return;
+  }
+  int l = 0;
+  if (lanes >= 8) {
+    std::memcpy(dst, src, 8 * sizeof(float));
+    l = 8;
+  }
+  if (lanes - l >= 4) {
+    std::memcpy(dst + l, src + l, 4 * sizeof(float));
+    l += 4;
+  }
+  if (lanes - l >= 2) {
+    std::memcpy(dst + l, src + l, 2 * sizeof(float));
+    l += 2;
+  }
+  if (l < lanes) dst[l] = src[l];
+}
+
+int TileSide(WinogradTile tile) { return tile == WinogradTile::kF6 ? 6 : 4; }
+int Points(WinogradTile tile) { return (TileSide(tile) + 2) * (TileSide(tile) + 2); }
+
+// The problem split into chunks of tiles (over all images, so batches fill the GEMMs); each
+// chunk's transformed input is points x channels x tiles, its products points x filters x tiles.
+constexpr int64_t kChunkTiles = 64;
+struct Tiling {
+  int64_t side, tiles_h, tiles_w, per_image, total, chunk;
+};
+
+Tiling MakeTiling(const ConvDims& n, const ConvGeom& g, WinogradTile tile) {
   Tiling t{};
-  t.tiles_h = (g.out[1] + kTile - 1) / kTile;
-  t.tiles_w = (g.out[2] + kTile - 1) / kTile;
+  t.side = TileSide(tile);
+  t.tiles_h = (g.out[1] + t.side - 1) / t.side;
+  t.tiles_w = (g.out[2] + t.side - 1) / t.side;
   t.per_image = t.tiles_h * t.tiles_w;
   t.total = n.batch * t.per_image;
   // At most 64 tiles per chunk (measured best against 32 and 128 and against chunks sized by
   // bytes, ResNet 3x3 shapes, one thread), in chunks of equal size: 56x56 as 4 x 49 tiles, not
   // 3 x 64 + 4, which left one thread a sliver (and, on tall tiles, 1.79-1.87 vs 2.16-2.20 ms).
-  constexpr int64_t kChunkTiles = 64;
   const int64_t chunks = (t.total + kChunkTiles - 1) / kChunkTiles;
   t.chunk = std::max<int64_t>(1, (t.total + chunks - 1) / std::max<int64_t>(chunks, 1));
   return t;
 }
 
-// V[p][c][j] for tiles [t0, t0 + len) of channel c: the 6x6 input patch (zero outside the
-// image) transformed as B^T d B.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInputChannel(
-    const float* x, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t c, int64_t t0,
-    int64_t len, float* patch, float* tmp, float* v) {
-  const int64_t H = g.in[1], W = g.in[2];
-  // patch[(k * 6 + j) * len + t]: row k, column j of tile t.
+// Where each tile of a chunk starts: its image and its top-left output (= input, before the
+// padding) position; computed once per task instead of dividing per tile and channel.
+struct TileOrigin {
+  int64_t img, oy, ox;
+};
+int ChunkOrigins(const Tiling& tl, int64_t t0, int64_t len, TileOrigin* out) {
   for (int64_t t = 0; t < len; ++t) {
-    const int64_t tile = t0 + t, img = tile / tl.per_image, in_img = tile % tl.per_image;
-    const int64_t y0 = (in_img / tl.tiles_w) * kTile - g.p[1];
-    const int64_t x0 = (in_img % tl.tiles_w) * kTile - g.p[2];
-    const float* plane = x + (img * n.in_c + c) * H * W;
-    const bool inside = y0 >= 0 && x0 >= 0 && y0 + kAlpha <= H && x0 + kAlpha <= W;
-    for (int k = 0; k < kAlpha; ++k)
-      for (int j = 0; j < kAlpha; ++j) {
-        const int64_t iy = y0 + k, ix = x0 + j;
-        patch[(k * kAlpha + j) * len + t] =
-            (inside || (iy >= 0 && iy < H && ix >= 0 && ix < W)) ? plane[iy * W + ix] : 0.0f;
-      }
+    const int64_t tile = t0 + t, in_img = tile % tl.per_image;
+    out[t] = {tile / tl.per_image, (in_img / tl.tiles_w) * tl.side, (in_img % tl.tiles_w) * tl.side};
   }
-  // Columns first: tmp[(i * 6 + j)] = sum_k B^T[i][k] patch[k * 6 + j].
-  for (int j = 0; j < kAlpha; ++j) {
-    const float* in[kAlpha];
-    float* out[kAlpha];
-    for (int k = 0; k < kAlpha; ++k) {
-      in[k] = patch + (k * kAlpha + j) * len;
-      out[k] = tmp + (k * kAlpha + j) * len;
+  return static_cast<int>(len);
+}
+
+// Eight floats as one vector (GCC's generic vectors: one AVX register, two SSE ones).
+typedef float Row8 __attribute__((vector_size(32)));
+typedef int Row8Index __attribute__((vector_size(32)));
+
+// r[i][j] -> r[j][i]: three rounds of two-input shuffles (unpack, 64-bit pairs, 128-bit halves).
+inline __attribute__((always_inline)) void Transpose8x8(Row8 r[8]) {
+  const Row8Index lo32 = {0, 8, 1, 9, 4, 12, 5, 13}, hi32 = {2, 10, 3, 11, 6, 14, 7, 15};
+  const Row8Index lo64 = {0, 1, 8, 9, 4, 5, 12, 13}, hi64 = {2, 3, 10, 11, 6, 7, 14, 15};
+  const Row8Index lo128 = {0, 1, 2, 3, 8, 9, 10, 11}, hi128 = {4, 5, 6, 7, 12, 13, 14, 15};
+  Row8 t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shuffle(r[i], r[i + 1], lo32);
+    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi32);
+  }
+  for (int i = 0; i < 8; i += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], lo64);
+      u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], hi64);
     }
-    InputRows(in, out, len);
+  // u[0..3] hold columns 0, 1, 2, 3 of rows 0-3 (and 4-7 of them in the upper halves); u[4..7] of rows 4-7.
+  for (int j = 0; j < 4; ++j) {
+    r[j] = __builtin_shuffle(u[j], u[j + 4], lo128);
+    r[j + 4] = __builtin_shuffle(u[j], u[j + 4], hi128);
   }
-  // Then rows: V[i * 6 + j] = sum_k tmp[i * 6 + k] B^T[j][k].
+}
+
+// d[k * A + j][l] = row k, column j of the input patch of lane l's tile (zero outside the
+// image), for lanes [0, lanes) (zeros in the rest). Each patch row is read as 8 floats, and
+// eight lanes' rows are transposed into the lane vectors at once: 8 loads and stores per row
+// and 8 tiles instead of 64 each. Tiles at the image's edge (or whose 8-float rows would pass
+// its right edge) are first copied, zero-padded, to `edge`.
+template <int kTile>
+inline __attribute__((always_inline)) void GatherPatches(const float* x, const ConvDims& n, const ConvGeom& g,
+                                                         const TileOrigin* org, int64_t c, int lanes, Lanes* d,
+                                                         float (*edge)[64]) {
+  constexpr int A = kTile + 2;
+  static const float zeros[8] = {};
+  const int64_t H = g.in[1], W = g.in[2];
+  const float* row0[kLanes];
+  int64_t stride[kLanes];
+  for (int l = 0; l < kLanes; ++l) {
+    if (l >= lanes) {
+      row0[l] = zeros;
+      stride[l] = 0;
+      continue;
+    }
+    const TileOrigin& o = org[l];
+    const int64_t y0 = o.oy - g.p[1], x0 = o.ox - g.p[2];
+    const float* plane = x + (o.img * n.in_c + c) * H * W;
+    if (y0 >= 0 && x0 >= 0 && y0 + A <= H && x0 + 8 <= W) {
+      row0[l] = plane + y0 * W + x0;
+      stride[l] = W;
+      continue;
+    }
+    // Fixed-length loops with the bounds as conditions (masked moves, not memset and memcpy calls).
+    const int j0 = static_cast<int>(std::max<int64_t>(0, -x0)), j1 = static_cast<int>(std::min<int64_t>(A, W - x0));
+    for (int k = 0; k < 8; ++k) {
+      const int64_t iy = y0 + k;
+      const bool row_inside = k < A && iy >= 0 && iy < H;
+      const int64_t at = iy * W + x0;  // read only at columns inside the image
+      for (int j = 0; j < 8; ++j) edge[l][k * 8 + j] = row_inside && j >= j0 && j < j1 ? plane[at + j] : 0.0f;
+    }
+    row0[l] = edge[l];
+    stride[l] = 8;
+  }
+  for (int l0 = 0; l0 < kLanes; l0 += 8)
+    for (int k = 0; k < A; ++k) {
+      Row8 r[8];
+      for (int i = 0; i < 8; ++i) std::memcpy(&r[i], row0[l0 + i] + k * stride[l0 + i], sizeof(Row8));
+      Transpose8x8(r);
+      for (int j = 0; j < A; ++j) std::memcpy(d[k * A + j] + l0, &r[j], sizeof(Row8));
+    }
+}
+
+// V[p][c][j] for tiles [t0, t0 + len) of channel c: each (kTile+2)^2 input patch (zero outside
+// the image) transformed as B^T d B, kLanes tiles at a time.
+// d: the caller's (kTile+2)^2 lane vectors, edge its scratch for tiles at the image's edge.
+template <int kTile>
+inline __attribute__((always_inline)) void TransformInputChannel(const float* x, const ConvDims& n,
+                                                                 const ConvGeom& g, const TileOrigin* org,
+                                                                 int64_t c, int64_t len, Lanes* d,
+                                                                 float (*edge)[64], float* v) {
+  using T = Transforms<kTile>;
+  constexpr int A = T::kAlpha;
   const int64_t plane_stride = n.in_c * len;
-  for (int i = 0; i < kAlpha; ++i) {
-    const float* in[kAlpha];
-    float* out[kAlpha];
-    for (int k = 0; k < kAlpha; ++k) {
-      in[k] = tmp + (i * kAlpha + k) * len;
-      out[k] = v + (i * kAlpha + k) * plane_stride + c * len;
+  alignas(64) Lanes tmp[A * A], r[A];
+  for (int64_t b = 0; b < len; b += kLanes) {
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, len - b));
+    GatherPatches<kTile>(x, n, g, org + b, c, lanes, d, edge);
+    // Columns first: tmp[i * A + j] = sum_k B^T[i][k] d[k * A + j]; then rows.
+    for (int j = 0; j < A; ++j) T::Input(d + j, A, tmp + j, A);
+    for (int i = 0; i < A; ++i) {
+      T::Input(tmp + i * A, 1, r, 1);
+      float* out = v + i * A * plane_stride + c * len + b;
+      for (int j = 0; j < A; ++j) CopyLanes(out + j * plane_stride, r[j], lanes);
     }
-    InputRows(in, out, len);
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInputChannels(
+    const float* x, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t c0, int64_t c1, int64_t t0,
+    int64_t len, float* v) {
+  TileOrigin org[kChunkTiles];
+  ChunkOrigins(tl, t0, len, org);
+  alignas(64) Lanes d[64];
+  alignas(64) float edge[kLanes][64];
+  for (int64_t c = c0; c < c1; ++c) {
+    if (tl.side == 6) TransformInputChannel<6>(x, n, g, org, c, len, d, edge, v);
+    else TransformInputChannel<4>(x, n, g, org, c, len, d, edge, v);
   }
 }
 
 // y for filter f over tiles [t0, t0 + len) from M[p][f][j]: A^T m A, plus bias, clipped to the
 // output's edge; the activation applied unless adding (ConvForward never asks for both).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutputFilter(
-    const float* m, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t f, int64_t t0,
-    int64_t len, float bias, bool add, const FusedActivation& act, float* tmp, float* res, float* y) {
+// d as for TransformInputChannel.
+template <int kTile>
+inline __attribute__((always_inline)) void TransformOutputFilter(const float* m, const ConvDims& n,
+                                                                 const ConvGeom& g, const TileOrigin* org,
+                                                                 int64_t f, int64_t len, float bias, bool add,
+                                                                 const FusedActivation& act, Lanes* d, float* y) {
+  using T = Transforms<kTile>;
+  constexpr int A = T::kAlpha;
   const int64_t OH = g.out[1], OW = g.out[2], plane_stride = n.out_c * len;
-  // tmp[a * 6 + j] = sum_i A^T[a][i] M[i * 6 + j].
-  for (int j = 0; j < kAlpha; ++j) {
-    const float* in[kAlpha];
-    float* out[kTile];
-    for (int i = 0; i < kAlpha; ++i) in[i] = m + (i * kAlpha + j) * plane_stride + f * len;
-    for (int a = 0; a < kTile; ++a) out[a] = tmp + (a * kAlpha + j) * len;
-    OutputRows(in, out, len);
-  }
-  // res[a * 4 + b] = sum_j tmp[a * 6 + j] A^T[b][j].
-  for (int a = 0; a < kTile; ++a) {
-    const float* in[kAlpha];
-    float* out[kTile];
-    for (int j = 0; j < kAlpha; ++j) in[j] = tmp + (a * kAlpha + j) * len;
-    for (int b = 0; b < kTile; ++b) out[b] = res + (a * kTile + b) * len;
-    OutputRows(in, out, len);
-  }
-  for (int64_t t = 0; t < len; ++t) {
-    const int64_t tile = t0 + t, img = tile / tl.per_image, in_img = tile % tl.per_image;
-    const int64_t oy = (in_img / tl.tiles_w) * kTile, ox = (in_img % tl.tiles_w) * kTile;
-    float* plane = y + (img * n.out_c + f) * OH * OW;
-    const int rows = static_cast<int>(std::min<int64_t>(kTile, OH - oy));
-    const int cols = static_cast<int>(std::min<int64_t>(kTile, OW - ox));
-    for (int a = 0; a < rows; ++a)
-      for (int b = 0; b < cols; ++b) {
-        float& o = plane[(oy + a) * OW + ox + b];
-        const float r = res[(a * kTile + b) * len + t] + bias;
-        o = add ? o + r : act(r);
+  alignas(64) Lanes tmp[kTile * A], res[kTile * kTile];
+  for (int64_t b = 0; b < len; b += kLanes) {
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, len - b));
+    const float* in = m + f * len + b;
+    for (int p = 0; p < A * A; ++p) CopyLanes(d[p], in + p * plane_stride, lanes);
+    // tmp[a * A + j] = sum_i A^T[a][i] M[i * A + j]; res[a * kTile + b] = sum_j tmp[a * A + j] A^T[b][j].
+    for (int j = 0; j < A; ++j) T::Output(d + j, A, tmp + j, A);
+    for (int a = 0; a < kTile; ++a) T::Output(tmp + a * A, 1, res + a * kTile, 1);
+    for (int p = 0; p < kTile * kTile; ++p)
+      for (int l = 0; l < kLanes; ++l) res[p][l] += bias;
+    if (!add) ActivateInPlace(res[0], kTile * kTile * kLanes, act);
+    // Back to rows of each tile: eight lanes' row a transposed at once (columns past kTile are
+    // copies, never stored); whole rows stored as kTile floats, tiles at the output's edge cut.
+    for (int l0 = 0; l0 < lanes; l0 += 8) {
+      float* out[8] = {};
+      int rows[8] = {}, cols[8] = {};
+      for (int i = 0; i < 8 && l0 + i < lanes; ++i) {
+        const TileOrigin& o = org[b + l0 + i];
+        out[i] = y + (o.img * n.out_c + f) * OH * OW + o.oy * OW + o.ox;
+        rows[i] = static_cast<int>(std::min<int64_t>(kTile, OH - o.oy));
+        cols[i] = static_cast<int>(std::min<int64_t>(kTile, OW - o.ox));
       }
+      for (int a = 0; a < kTile; ++a) {
+        Row8 r[8];
+        for (int j = 0; j < 8; ++j) std::memcpy(&r[j], res[a * kTile + std::min(j, kTile - 1)] + l0, sizeof(Row8));
+        Transpose8x8(r);
+        for (int i = 0; i < 8 && l0 + i < lanes; ++i) {
+          if (a >= rows[i]) continue;
+          float* row = out[i] + a * OW;
+          if (cols[i] == kTile) {
+            Row8 o = r[i];
+            if (add) {
+              std::memcpy(&o, row, kTile * sizeof(float));
+              o += r[i];
+            }
+            std::memcpy(row, &o, kTile * sizeof(float));
+          } else {
+            for (int j = 0; j < kTile; ++j)
+              if (j < cols[i]) row[j] = add ? row[j] + r[i][j] : r[i][j];
+          }
+        }
+      }
+    }
   }
 }
 
-// The 36 transformed weight matrices (filters x channels) packed for GemmPacked, with a copy of
-// the writable weights they were made from: comparing it reads 1/4 of what a transform writes.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutputFilters(
+    const float* m, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t f0, int64_t f1, int64_t t0,
+    int64_t len, const float* bias, bool add, const FusedActivation& act, float* y) {
+  TileOrigin org[kChunkTiles];
+  ChunkOrigins(tl, t0, len, org);
+  alignas(64) Lanes d[64] = {};
+  for (int64_t f = f0; f < f1; ++f) {
+    const float bf = bias ? bias[f] : 0.0f;
+    if (tl.side == 6) TransformOutputFilter<6>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
+    else TransformOutputFilter<4>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
+  }
+}
+
+// U[p][f][c] = (G w[f][c] G^T)[p] for the points p: the transformed weights.
+template <int kTile>
+std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c) {
+  using T = Transforms<kTile>;
+  constexpr int A = T::kAlpha, P = A * A;
+  std::vector<float> u(static_cast<size_t>(P * out_c * in_c));
+  // One filter's in_c x P values at a time, then copied out as P contiguous rows: writing
+  // each (f, c)'s values straight to their planes (in_c floats apart, the same cache sets
+  // for in_c = 512) took 150 ms for 512 x 512 filters.
+  ParallelFor(out_c, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, in_c)), [&](int64_t f0, int64_t f1) {
+    std::vector<float> row(static_cast<size_t>(P * in_c));
+    for (int64_t f = f0; f < f1; ++f) {
+      for (int64_t c = 0; c < in_c; ++c) {
+        const float* k = w + (f * in_c + c) * 9;
+        float gk[3][A];  // (G k)^T: gk[j][i] = (G k)[i][j]
+        for (int j = 0; j < 3; ++j) T::Filter(k + j, 3, gk[j]);
+        for (int i = 0; i < A; ++i) {
+          const float col[3] = {gk[0][i], gk[1][i], gk[2][i]};
+          float out[A];
+          T::Filter(col, 1, out);
+          for (int j = 0; j < A; ++j) row[static_cast<size_t>(c * P + i * A + j)] = out[j];
+        }
+      }
+      for (int64_t p = 0; p < P; ++p) {
+        float* dst = u.data() + (p * out_c + f) * in_c;
+        for (int64_t c = 0; c < in_c; ++c) dst[c] = row[static_cast<size_t>(c * P + p)];
+      }
+    }
+  });
+  return u;
+}
+
+// The transformed weight matrices (filters x channels), one per point, packed for GemmPacked,
+// with a copy of the writable weights they were made from: comparing it reads 9/36 (F(4,3))
+// or 9/64 of what a transform writes.
 struct WinogradWeights {
   std::vector<float> source;  // empty for read-only weights, which cannot change
   std::vector<PackedGemmA> packed;
 };
 
 WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, bool keep_source,
-                                    GemmTiling tiling) {
+                                    WinogradTile tile, GemmTiling tiling) {
   WinogradWeights e;
   if (keep_source) e.source.assign(w, w + out_c * in_c * 9);
-  const std::vector<float> u = WinogradTransformWeights(w, out_c, in_c);
-  for (int64_t p = 0; p < kPoints; ++p)
+  const std::vector<float> u =
+      tile == WinogradTile::kF6 ? TransformWeights<6>(w, out_c, in_c) : TransformWeights<4>(w, out_c, in_c);
+  for (int64_t p = 0; p < Points(tile); ++p)
     e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c, tiling);
   return e;
 }
 
 std::shared_ptr<const WinogradWeights> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c,
-                                                     GemmTiling tiling) {
+                                                     WinogradTile tile, GemmTiling tiling) {
   return CachedDerived<WinogradWeights>(
-      w, StrCat("winograd ", tiling == GemmTiling::kTall ? "tall " : "wide ", out_c, "x", in_c),
-      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only(), tiling); },
+      w,
+      StrCat("winograd F(", TileSide(tile), ",3) ", tiling == GemmTiling::kTall ? "tall " : "wide ", out_c, "x",
+             in_c),
+      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only(), tile, tiling); },
       [&](const WinogradWeights& e, const float* data) {
         return SameFloats(e.source.data(), data, static_cast<int64_t>(e.source.size()));
       });
@@ -188,80 +434,61 @@ bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
          g.d[1] == 1 && g.d[2] == 1;
 }
 
-bool WinogradPays(const ConvDims& n, const ConvGeom& g) {
-  // Measured on ResNet's 3x3 layers, one thread: with wide tiles the 36 GEMMs of (filters x
-  // channels) x (channels x tiles) are only efficient with tens of tiles (256 channels at
-  // 14x14: 16 tiles 2.3x slower than im2col, 48 tiles even, 128 tiles 1.5x faster). Tall tiles
-  // (ChooseGemmTiling's pick for so few columns) make 9-16 tiles pay from 48 channels on
-  // (256 at 14x14: 1.16 vs 2.35 ms packed; 64 at 12x12: 0.085 vs 0.142) but not below, where
-  // the transforms dominate (16 -> 64 at 14x14: 0.070 vs 0.049). 36 x filters x channels
-  // transformed weights beyond ~16 MB cost more to write per call, or to stream from memory,
-  // than they save (512 x 512 at 7x7, batch 8: 2x slower). Below 32 input channels the packed
-  // path wins at any size (SqueezeNet's 16 -> 64 at 55x55: 0.64 vs 0.83 ms; 32 -> 128 at
-  // 27x27 is Winograd's, 0.47 vs 0.56).
-  constexpr int64_t kMinTiles = 40, kMinTallTiles = 9, kMinInChannels = 32, kMinTallChannels = 48;
-  constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
-  if (!WinogradApplies(n, g) || n.in_c < kMinInChannels || kPoints * n.out_c * n.in_c > kMaxTransformedFloats)
-    return false;
-  const Tiling t = MakeTiling(n, g);
-  if (t.total >= kMinTiles) return true;
-  return t.total >= kMinTallTiles && n.in_c >= kMinTallChannels && n.out_c >= kMinTallChannels &&
-         ChooseGemmTiling(n.out_c, t.chunk, n.in_c) == GemmTiling::kTall;
-}
-
 namespace {
-// out = G in for the three taps in[0], in[s], in[2 s]: the weight transform along one axis.
-inline void FilterColumn(const float* in, int64_t s, float out[kAlpha]) {
-  const float a = in[0], b = in[s], c = in[2 * s];
-  out[0] = a * (1.0f / 4);
-  out[1] = -(a + b + c) * (1.0f / 6);
-  out[2] = -(a - b + c) * (1.0f / 6);
-  out[3] = a * (1.0f / 24) + b * (1.0f / 12) + c * (1.0f / 6);
-  out[4] = a * (1.0f / 24) - b * (1.0f / 12) + c * (1.0f / 6);
-  out[5] = c;
+// The most transformed weights (points x filters x channels) worth keeping: see F4Pays.
+constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
+
+// Whether Winograd beats the packed path. Measured with the vectorised transforms (1 thread,
+// CPU ms, the better variant vs packed, weights cached): from 16 tiles on at any channel count
+// WinogradApplies allows (16 -> 64 at 55x55, SqueezeNet's fire2/3 expand: 0.53 vs 0.65; det1's
+// conv3, 16 -> 32 at 237x317: 8.5 vs 9.9; 16 -> 16 at 60x80 0.28 vs 0.46, at 14x14 (16 tiles)
+// 0.028 vs 0.030), and on 4-15 tiles (over the batch) that pad the output by at most half,
+// with >= 32 input channels (7x7: 32 channels 0.017 vs 0.023, 128 0.088 vs 0.19; 48 at 8x8
+// 0.028 vs 0.058; 64 -> 32 at 15x20 0.081 vs 0.168) but not 5x5 (2x2 tiles of 4 cover 8x8:
+// 32 -> 64 0.024 vs 0.019). (The scalar transforms before needed 40 tiles, or 9 on tall GEMM
+// tiles with 48 channels, and 32 input channels.) 36 x filters x channels transformed weights
+// beyond ~16 MB cost more to write per call, or to stream from memory, than they save (512 x
+// 512 at 7x7, batch 8: 2x slower).
+bool F4Pays(const ConvDims& n, const ConvGeom& g) {
+  constexpr int64_t kMinTiles = 16, kMinFewTiles = 4, kMinFewTilesChannels = 32;
+  if (!WinogradApplies(n, g) || 36 * n.out_c * n.in_c > kMaxTransformedFloats) return false;
+  const Tiling t = MakeTiling(n, g, WinogradTile::kF4);
+  if (t.total >= kMinTiles) return true;
+  const int64_t padded = n.batch * t.tiles_h * t.tiles_w * 16, outputs = n.batch * g.out[1] * g.out[2];
+  return t.total >= kMinFewTiles && n.in_c >= kMinFewTilesChannels && 2 * padded <= 3 * outputs;
 }
 }  // namespace
 
-std::vector<float> WinogradTransformWeights(const float* w, int64_t out_c, int64_t in_c) {
-  std::vector<float> u(static_cast<size_t>(kPoints * out_c * in_c));
-  // One filter's in_c x 36 values at a time, then copied out as 36 contiguous rows: writing
-  // each (f, c)'s 36 values straight to their planes (in_c floats apart, the same cache sets
-  // for in_c = 512) took 150 ms for 512 x 512 filters.
-  ParallelFor(out_c, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, in_c)), [&](int64_t f0, int64_t f1) {
-    std::vector<float> row(static_cast<size_t>(kPoints * in_c));
-    for (int64_t f = f0; f < f1; ++f) {
-      for (int64_t c = 0; c < in_c; ++c) {
-        const float* k = w + (f * in_c + c) * 9;
-        float gk[3][kAlpha];  // (G k)^T: gk[j][i] = (G k)[i][j]
-        for (int j = 0; j < 3; ++j) FilterColumn(k + j, 3, gk[j]);
-        for (int i = 0; i < kAlpha; ++i) {
-          const float col[3] = {gk[0][i], gk[1][i], gk[2][i]};
-          float out[kAlpha];
-          FilterColumn(col, 1, out);
-          for (int j = 0; j < kAlpha; ++j) row[static_cast<size_t>(c * kPoints + i * kAlpha + j)] = out[j];
-        }
-      }
-      for (int64_t p = 0; p < kPoints; ++p) {
-        float* dst = u.data() + (p * out_c + f) * in_c;
-        for (int64_t c = 0; c < in_c; ++c) dst[c] = row[static_cast<size_t>(c * kPoints + p)];
-      }
-    }
-  });
-  return u;
+WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g) {
+  if (!F4Pays(n, g)) return WinogradTile::kNone;
+  // F(6,3) where its tiles x 64 points, which both the products and the transforms scale with,
+  // are at most 0.92 of F(4,3)'s tiles x 36. Measured (1 thread, CPU ms, F(4,3) vs F(6,3),
+  // cached weights): 60x80, 64 -> 64 (ratio 0.83) 2.18 vs 1.58, 64 -> 32 1.31 vs 0.87; 30x40
+  // (0.78) 0.46 vs 0.37; 56x56 (0.91) 1.15 vs 1.06, batch 8 11.6 vs 11.4; 28x28 (0.91) 0.84
+  // vs 0.80; 27x27 (0.91) even; 14x14 and 13x13 (1.0: 3x3 tiles of 6 pad 14 to 18) 0.88 vs
+  // 1.16 and 0.30 vs 0.34; 15x20 (1.07) 0.081 vs 0.088. The transformed weights (64 x
+  // filters x channels) stay within the same bound as F(4,3)'s.
+  const int64_t f4 = MakeTiling(n, g, WinogradTile::kF4).total * 36, f6 = MakeTiling(n, g, WinogradTile::kF6).total * 64;
+  if (100 * f6 <= 92 * f4 && 64 * n.out_c * n.in_c <= kMaxTransformedFloats) return WinogradTile::kF6;
+  return WinogradTile::kF4;
 }
 
-void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
-                         const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights,
-                         const FusedActivation& act) {
+bool WinogradPays(const ConvDims& n, const ConvGeom& g) { return ChooseWinogradTile(n, g) != WinogradTile::kNone; }
+
+void WinogradConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                         const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
+                         WinogradTile tile) {
   if (req == OpReq::kNull) return;
-  const int64_t C = n.in_c, F = n.out_c;
-  const Tiling tl = MakeTiling(n, g);
-  // The tiling of the 36 products (filters x channels) x (channels x chunk tiles): tall tiles
+  if (tile == WinogradTile::kNone) tile = ChooseWinogradTile(n, g);
+  if (tile == WinogradTile::kNone) tile = WinogradTile::kF4;  // asked for directly where it does not pay
+  const int64_t C = n.in_c, F = n.out_c, P = Points(tile);
+  const Tiling tl = MakeTiling(n, g, tile);
+  // The tiling of the products (filters x channels) x (channels x chunk tiles): tall tiles
   // where a chunk's few tiles would mostly pad wide ones (14x14 outputs: 16 tiles).
   const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk, C);
   std::shared_ptr<const WinogradWeights> u;
-  if (weights) u = CachedWeights(*weights, F, C, tiling);
-  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tiling));
+  if (weights) u = CachedWeights(*weights, F, C, tile, tiling);
+  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tile, tiling));
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
   // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles
@@ -271,25 +498,18 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   const int64_t transform_grain = std::max<int64_t>(1, 256 / tl.chunk);
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
     // Every element of v and m is written before it is read: no zero-filling.
-    std::unique_ptr<float[]> v(new float[static_cast<size_t>(kPoints * C * tl.chunk)]);
-    std::unique_ptr<float[]> m(new float[static_cast<size_t>(kPoints * F * tl.chunk)]);
+    std::unique_ptr<float[]> v(new float[static_cast<size_t>(P * C * tl.chunk)]);
+    std::unique_ptr<float[]> m(new float[static_cast<size_t>(P * F * tl.chunk)]);
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t t0 = ch * tl.chunk, len = std::min(tl.chunk, tl.total - t0);
-      ParallelFor(C, transform_grain, [&](int64_t b, int64_t e) {
-        std::vector<float> scratch(static_cast<size_t>(2 * kPoints * len));
-        for (int64_t c = b; c < e; ++c)
-          TransformInputChannel(x, n, g, tl, c, t0, len, scratch.data(),
-                                scratch.data() + kPoints * len, v.get());
-      });
-      ParallelFor(kPoints, 1, [&](int64_t p0, int64_t p1) {
+      ParallelFor(C, transform_grain,
+                  [&](int64_t b, int64_t e) { TransformInputChannels(x, n, g, tl, b, e, t0, len, v.get()); });
+      ParallelFor(P, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
           GemmPacked(u->packed[static_cast<size_t>(p)], len, v.get() + p * C * len, len, m.get() + p * F * len, len);
       });
       ParallelFor(F, transform_grain, [&](int64_t b, int64_t e) {
-        std::vector<float> scratch(static_cast<size_t>((kTile * kAlpha + kTile * kTile) * len));
-        for (int64_t f = b; f < e; ++f)
-          TransformOutputFilter(m.get(), n, g, tl, f, t0, len, bias ? bias[f] : 0.0f, add, act.ForRow(f),
-                                scratch.data(), scratch.data() + kTile * kAlpha * len, y);
+        TransformOutputFilters(m.get(), n, g, tl, b, e, t0, len, bias, add, act, y);
       });
     }
   });

@@ -1,4 +1,4 @@
-// The convolution fast paths (direct depthwise, Winograd F(4x4,3x3), packed GEMM) against a
+// The convolution fast paths (direct depthwise, Winograd F(4x4,3x3) and F(6x6,3x3), packed GEMM) against a
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
 // activation after the convolution; the weight caches (and their SameFloats check) never going
@@ -90,9 +90,14 @@ double RelativeError(const std::vector<A>& got, const std::vector<B>& want) {
 using ForwardFn = void (*)(const float*, const float*, const float*, float*, const ConvDims&,
                            const ConvGeom&, OpReq);
 
-void WinogradNoCache(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
-                     const ConvGeom& g, OpReq req) {
-  WinogradConvForward(x, w, b, y, n, g, req);
+void WinogradF4NoCache(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                       const ConvGeom& g, OpReq req) {
+  WinogradConvForward(x, w, b, y, n, g, req, nullptr, {}, WinogradTile::kF4);
+}
+
+void WinogradF6NoCache(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                       const ConvGeom& g, OpReq req) {
+  WinogradConvForward(x, w, b, y, n, g, req, nullptr, {}, WinogradTile::kF6);
 }
 
 void Depthwise(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
@@ -202,23 +207,64 @@ TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fa
 }
 
 TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
+  // Each case through F(4,3) and F(6,3): tiles past the image edge (sizes not a multiple of 4
+  // or 6, pads 0-2), tiles of one chunk in two images, chunks of equal tiles (F(4,3): 81 tiles
+  // as 41 + 40, 160 over two images as 54 + 54 + 52), partly filled blocks of 16 tiles (the
+  // transforms' vector lanes), one tile per image.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
       {1, 16, 16, 1, 8, 8, 3, 1, 1},   {2, 17, 19, 1, 11, 9, 3, 1, 1},  {1, 16, 24, 1, 13, 10, 3, 1, 0},
       {3, 20, 16, 1, 7, 7, 3, 1, 1},   {1, 32, 16, 1, 5, 6, 3, 1, 2},   {1, 64, 64, 1, 28, 28, 3, 1, 1},
       {2, 16, 32, 1, 3, 3, 3, 1, 0},   {1, 128, 96, 1, 14, 14, 3, 1, 1},
-      // Chunks of equal tiles: 81 tiles as 41 + 40; 160 over two images as 54 + 54 + 52.
-      {1, 16, 16, 1, 36, 36, 3, 1, 1}, {2, 16, 24, 1, 30, 37, 3, 1, 1},
+      {1, 16, 16, 1, 36, 36, 3, 1, 1}, {2, 16, 24, 1, 30, 37, 3, 1, 1}, {3, 24, 17, 1, 25, 19, 3, 1, 1},
+      {1, 40, 32, 1, 60, 20, 3, 1, 1},
   };
   uint64_t seed = 500;
   for (const Case& c : cases) {
     REQUIRE(WinogradApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)));
-    CheckFastPath(WinogradNoCache, c, seed += 10);
+    for (const bool f6 : {false, true}) {
+      INFO((f6 ? "F(6,3)" : "F(4,3)"));
+      CheckFastPath(f6 ? WinogradF6NoCache : WinogradF4NoCache, c, seed += 10);
+    }
   }
   CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, Geom({1, 16, 16, 1, 9, 9, 3, 2, 1})));
   CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, Geom({1, 16, 16, 1, 9, 9, 3, 1, 2, 2})));
   CHECK_FALSE(WinogradApplies({1, 32, 32, 2}, Geom({1, 32, 32, 2, 9, 9, 3, 1, 1})));
   CHECK_FALSE(WinogradApplies({1, 8, 16, 1}, Geom({1, 8, 16, 1, 9, 9, 3, 1, 1})));
+}
+
+TEST_CASE("Winograd F6x6 and F4x4 on realistic weights and activations stay within 1e-4 of double precision",
+          "[conv][conv_fast]") {
+  // F(6,3)'s transforms (points +-1/2, entries up to 32 and 21/4, 1/90 in G) lose more than
+  // F(4,3)'s. A trained network's scales: He-initialised filters (std sqrt(2 / (9 channels))),
+  // inputs as after BatchNorm + relu (half of them 0, the rest |N(0, 1)|), small biases; deep
+  // sums (256 channels) as in ResNet's 14x14 layers.
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad
+      {1, 64, 64, 1, 30, 30, 3, 1, 1}, {1, 256, 24, 1, 12, 14, 3, 1, 1}, {2, 32, 40, 1, 20, 17, 3, 1, 1}};
+  std::mt19937_64 rng(77);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const Case& c : cases) {
+    CAPTURE(c.batch, c.in_c, c.out_c, c.h, c.w);
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    std::vector<float> x(static_cast<size_t>(c.batch * c.in_c * c.h * c.w)), w(static_cast<size_t>(c.out_c * c.in_c * 9)),
+        b(static_cast<size_t>(c.out_c));
+    for (float& v : x) v = std::max(0.0f, normal(rng));
+    const float he = std::sqrt(2.0f / (9.0f * static_cast<float>(c.in_c)));
+    for (float& v : w) v = he * normal(rng);
+    for (float& v : b) v = 0.1f * normal(rng);
+    const auto naive = NaiveConv(x, w, b, c, g);
+    const size_t ysize = naive.size();
+    std::vector<float> ref(ysize), f4(ysize), f6(ysize);
+    ConvForwardIm2Col(x.data(), w.data(), b.data(), ref.data(), n, g, OpReq::kWrite);
+    WinogradConvForward(x.data(), w.data(), b.data(), f4.data(), n, g, OpReq::kWrite, nullptr, {}, WinogradTile::kF4);
+    WinogradConvForward(x.data(), w.data(), b.data(), f6.data(), n, g, OpReq::kWrite, nullptr, {}, WinogradTile::kF6);
+    CHECK(RelativeError(ref, naive) < 1e-5);
+    CHECK(RelativeError(f4, naive) < 1e-4);
+    CHECK(RelativeError(f6, naive) < 1e-4);
+    CHECK(RelativeError(f6, ref) < 1e-4);
+  }
 }
 
 TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") {
@@ -375,7 +421,7 @@ TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive s
   // tiles past the image edge.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
-      // (The data gradient is a convolution from out_c to in_c channels: Winograd wants out_c >= 32.)
+      // (The data gradient is a convolution from out_c to in_c channels.)
       {2, 16, 40, 1, 18, 17, 3, 1, 1}, {1, 20, 32, 1, 30, 27, 3, 1, 0}, {3, 16, 33, 1, 14, 15, 3, 1, 2},
       {3, 33, 36, 1, 11, 23, 3, 1, 1},
   };
@@ -390,12 +436,13 @@ TEST_CASE("Winograd data gradient of 3x3 stride-1 convolutions matches a naive s
     CheckGradientPath(WinogradBackwardData, ConvBackwardDataIm2Col, ConvBackwardData, dy, w,
                       NaiveDataGradient(dy, w, c, g), n, g, seed + 2);
   }
-  // Not for strides, other kernels, pads past 2, few channels or few tiles.
+  // Not for strides, other kernels, pads past 2, few channels (under 16 filters: the transposed
+  // convolution's input) or few tiles (5x5: 4 tiles of 4 padding it to 8x8).
   CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 3, 2, 1})));
   CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 5, 1, 2})));
   CHECK_FALSE(WinogradBackwardDataApplies({2, 16, 40, 1}, Geom({2, 16, 40, 1, 18, 17, 3, 1, 3})));
-  CHECK_FALSE(WinogradBackwardDataApplies({2, 40, 24, 1}, Geom({2, 40, 24, 1, 18, 17, 3, 1, 1})));
-  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 40, 1}, Geom({1, 16, 40, 1, 8, 8, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({2, 40, 12, 1}, Geom({2, 40, 12, 1, 18, 17, 3, 1, 1})));
+  CHECK_FALSE(WinogradBackwardDataApplies({1, 16, 40, 1}, Geom({1, 16, 40, 1, 5, 5, 3, 1, 1})));
 }
 
 namespace {
@@ -575,7 +622,8 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
   auto run = [&](const FusedActivation& a, float* y, OpReq req) {
     const std::string p = path;
     if (p == "depthwise") DepthwiseConvForward(x.data(), w.data(), b.data(), y, n, g, req, a);
-    else if (p == "winograd") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a);
+    else if (p == "winograd") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF4);
+    else if (p == "winograd6") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF6);
     else if (p == "tiny_depth") TinyDepthConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "packed") PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "im2col") ConvForwardIm2Col(x.data(), w.data(), b.data(), y, n, g, req, a);
@@ -588,7 +636,15 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
   for (size_t i = 0; i < ysize; ++i) unfused[i] = act.ForRow(static_cast<int64_t>(i) / osize % c.out_c)(unfused[i]);
   CHECK(std::memcmp(fused.data(), unfused.data(), ysize * sizeof(float)) == 0);
   ConvForwardIm2Col(x.data(), w.data(), b.data(), ref.data(), n, g, OpReq::kWrite, act);
-  CHECK(RelativeError(fused, ref) < 1e-4);
+  // Relative to the convolution's magnitude, not the clipped one's (clip to 0.25 shrinks it).
+  std::vector<float> conv_ref(ysize);
+  ConvForwardIm2Col(x.data(), w.data(), b.data(), conv_ref.data(), n, g, OpReq::kWrite);
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < ysize; ++i) {
+    diff = std::max(diff, std::fabs(double(fused[i]) - ref[i]));
+    scale = std::max(scale, std::fabs(double(conv_ref[i])));
+  }
+  CHECK(diff / scale < 1e-4);
   for (int threads : {1, 2, 4}) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     std::vector<float> again(ysize, -7.0f);
@@ -620,7 +676,8 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
   };
   const std::vector<PathCase> cases = {
       {"depthwise", {2, 8, 8, 8, 11, 10, 3, 1, 1}}, {"depthwise", {1, 6, 6, 6, 13, 12, 5, 2, 2}},
-      {"winograd", {1, 16, 24, 1, 13, 10, 3, 1, 1}}, {"packed", {1, 16, 40, 1, 9, 11, 1, 1, 0}},
+      {"winograd", {1, 16, 24, 1, 13, 10, 3, 1, 1}}, {"winograd6", {2, 16, 24, 1, 13, 20, 3, 1, 1}},
+      {"packed", {1, 16, 40, 1, 9, 11, 1, 1, 0}},
       {"packed", {2, 8, 12, 1, 11, 10, 3, 2, 1}},   {"im2col", {1, 6, 10, 2, 9, 8, 3, 1, 1}},
       {"dispatch", {1, 6, 10, 2, 9, 8, 3, 1, 1}},   {"dispatch", {1, 16, 32, 1, 30, 27, 3, 1, 1}},
       {"dispatch", {2, 12, 20, 1, 6, 7, 1, 1, 0}},  {"dispatch", {1, 4, 4, 4, 9, 9, 3, 2, 1}},
@@ -672,10 +729,29 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
       {1, 48, 64, 1, 12, 12, 3, 1, 1},
   };
   REQUIRE(WinogradPays({1, 32, 32, 1}, Geom(cases[1])));  // 56 tiles
-  CHECK_FALSE(WinogradPays({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})));  // 9 tiles, 32 channels
-  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom(cases[6])));  // 9 tiles on tall tiles
-  CHECK_FALSE(WinogradPays({1, 48, 64, 1}, Geom({1, 48, 64, 1, 8, 8, 3, 1, 1})));  // 4 tiles
-  CHECK_FALSE(WinogradPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})));  // 16 channels in
+  REQUIRE(WinogradPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})));  // 16 channels, 196 tiles
+  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom(cases[6])));  // 9 tiles covering the output exactly
+  REQUIRE(WinogradPays({1, 48, 64, 1}, Geom({1, 48, 64, 1, 8, 8, 3, 1, 1})));  // 4 tiles, exactly
+  // Under 16 tiles: not when they pad the output by more than half (9x9 as 12x12, 5x5 as 8x8),
+  // nor below 32 input channels, nor under 4 tiles.
+  CHECK_FALSE(WinogradPays({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})));
+  CHECK_FALSE(WinogradPays({1, 32, 64, 1}, Geom({1, 32, 64, 1, 5, 5, 3, 1, 1})));
+  CHECK_FALSE(WinogradPays({1, 24, 64, 1}, Geom({1, 24, 64, 1, 8, 8, 3, 1, 1})));
+  CHECK_FALSE(WinogradPays({1, 64, 64, 1}, Geom({1, 64, 64, 1, 4, 8, 3, 1, 1})));
+  // F(6,3) where its 8x8 tiles pad little: 30x27 as 5x5 tiles (1600 products per channel pair
+  // against F(4,3)'s 56 x 36 = 2016), RetinaFace's 60x80, ResNet's 56x56 and 28x28; F(4,3) at
+  // 14x14 (3x3 tiles of 6: as many products) and where 64 x filters x channels would pass the
+  // transformed weights' bound.
+  CHECK(ChooseWinogradTile({1, 32, 32, 1}, Geom(cases[1])) == WinogradTile::kF6);
+  CHECK(ChooseWinogradTile({1, 64, 64, 1}, Geom({1, 64, 64, 1, 60, 80, 3, 1, 1})) == WinogradTile::kF6);
+  CHECK(ChooseWinogradTile({1, 64, 64, 1}, Geom({1, 64, 64, 1, 56, 56, 3, 1, 1})) == WinogradTile::kF6);
+  CHECK(ChooseWinogradTile({8, 128, 128, 1}, Geom({8, 128, 128, 1, 28, 28, 3, 1, 1})) == WinogradTile::kF6);
+  CHECK(ChooseWinogradTile({1, 256, 256, 1}, Geom({1, 256, 256, 1, 14, 14, 3, 1, 1})) == WinogradTile::kF4);
+  CHECK(ChooseWinogradTile({1, 48, 64, 1}, Geom(cases[6])) == WinogradTile::kF6);  // 2x2 tiles: even
+  CHECK(ChooseWinogradTile({1, 320, 320, 1}, Geom({1, 320, 320, 1, 28, 28, 3, 1, 1})) == WinogradTile::kF4);
+  CHECK(ChooseWinogradTile({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})) == WinogradTile::kF6);
+  CHECK(ChooseWinogradTile({1, 64, 32, 1}, Geom({1, 64, 32, 1, 15, 20, 3, 1, 1})) == WinogradTile::kF4);
+  CHECK(ChooseWinogradTile({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})) == WinogradTile::kNone);
   uint64_t seed = 900;
   for (const Case& c : cases) {
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
@@ -708,6 +784,16 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
     WinogradConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, OpReq::kWrite, &weights);
     CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);  // the cached transform
     CHECK(RelativeError(y, NaiveConv(x, w, b, c, g)) < 1e-4);
+    // F(6,3) on the same array: its own entry beside F(4,3)'s, not F(4,3)'s transform.
+    std::vector<float> y6(16 * 1024), y6_again(16 * 1024), uncached(16 * 1024);
+    for (std::vector<float>* out : {&y6, &y6_again})
+      WinogradConvForward(x.data(), weights.fdata(), b.data(), out->data(), n, g, OpReq::kWrite, &weights, {},
+                          WinogradTile::kF6);
+    WinogradConvForward(x.data(), w.data(), b.data(), uncached.data(), n, g, OpReq::kWrite, nullptr, {},
+                        WinogradTile::kF6);
+    CHECK(std::memcmp(y6.data(), uncached.data(), y6.size() * 4) == 0);
+    CHECK(std::memcmp(y6_again.data(), uncached.data(), y6.size() * 4) == 0);
+    CHECK(RelativeError(y6, NaiveConv(x, w, b, c, g)) < 1e-4);
   };
   run_read_only(3);
   run_read_only(4);
