@@ -36,8 +36,8 @@ struct PhasedInput {
 
 // dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0.
 template <int S>
-__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRow(const float* src, int64_t W, int64_t q,
-                                                                         int64_t pad, int64_t length, float* dst) {
+inline __attribute__((always_inline)) void SplitRow(const float* src, int64_t W, int64_t q, int64_t pad,
+                                                    int64_t length, float* dst) {
   int64_t lo = 0, hi = 0;  // j range reading inside the row
   if (src) {
     lo = std::min(length, std::max<int64_t>(0, (pad - q + S - 1) / S));
@@ -47,6 +47,18 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRow(const
   const float* from = src ? src + q - pad : nullptr;
   for (int64_t j = lo; j < hi; ++j) dst[j] = from[j * S];
   std::fill(dst + hi, dst + length, 0.0f);
+}
+
+// SplitRow compiled per instruction set (clang's target_clones takes no templates).
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRowStride1(const float* src, int64_t W,
+                                                                                int64_t q, int64_t pad,
+                                                                                int64_t length, float* dst) {
+  SplitRow<1>(src, W, q, pad, length, dst);
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRowStride2(const float* src, int64_t W,
+                                                                                int64_t q, int64_t pad,
+                                                                                int64_t length, float* dst) {
+  SplitRow<2>(src, W, q, pad, length, dst);
 }
 
 PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
@@ -62,8 +74,8 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
       const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
       for (int64_t q = 0; q < S; ++q) {
         float* dst = in.data.get() + (r * S + q) * in.length;
-        if (S == 1) SplitRow<1>(src, W, q, pw, in.length, dst);
-        else SplitRow<2>(src, W, q, pw, in.length, dst);
+        if (S == 1) SplitRowStride1(src, W, q, pw, in.length, dst);
+        else SplitRowStride2(src, W, q, pw, in.length, dst);
       }
     }
   });

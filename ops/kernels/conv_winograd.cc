@@ -182,27 +182,24 @@ int ChunkOrigins(const Tiling& tl, int64_t t0, int64_t len, TileOrigin* out) {
 
 // Eight floats as one vector (GCC's generic vectors: one AVX register, two SSE ones).
 typedef float Row8 __attribute__((vector_size(32)));
-typedef int Row8Index __attribute__((vector_size(32)));
 
-// r[i][j] -> r[j][i]: three rounds of two-input shuffles (unpack, 64-bit pairs, 128-bit halves).
+// r[i][j] -> r[j][i]: three rounds of two-input shuffles (unpack, 64-bit pairs, 128-bit halves;
+// __builtin_shufflevector: GCC 12 and clang both have it).
 inline __attribute__((always_inline)) void Transpose8x8(Row8 r[8]) {
-  const Row8Index lo32 = {0, 8, 1, 9, 4, 12, 5, 13}, hi32 = {2, 10, 3, 11, 6, 14, 7, 15};
-  const Row8Index lo64 = {0, 1, 8, 9, 4, 5, 12, 13}, hi64 = {2, 3, 10, 11, 6, 7, 14, 15};
-  const Row8Index lo128 = {0, 1, 2, 3, 8, 9, 10, 11}, hi128 = {4, 5, 6, 7, 12, 13, 14, 15};
   Row8 t[8], u[8];
   for (int i = 0; i < 8; i += 2) {
-    t[i] = __builtin_shuffle(r[i], r[i + 1], lo32);
-    t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi32);
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
   }
   for (int i = 0; i < 8; i += 4)
     for (int h = 0; h < 2; ++h) {
-      u[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], lo64);
-      u[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], hi64);
+      u[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * h + 1] = __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
     }
   // u[0..3] hold columns 0, 1, 2, 3 of rows 0-3 (and 4-7 of them in the upper halves); u[4..7] of rows 4-7.
   for (int j = 0; j < 4; ++j) {
-    r[j] = __builtin_shuffle(u[j], u[j + 4], lo128);
-    r[j + 4] = __builtin_shuffle(u[j], u[j + 4], hi128);
+    r[j] = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    r[j + 4] = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
   }
 }
 
