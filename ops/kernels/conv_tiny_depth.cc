@@ -11,6 +11,7 @@
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/im2col.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -34,10 +35,9 @@ struct PhasedInput {
   }
 };
 
-// dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0.
-template <int S>
-inline __attribute__((always_inline)) void SplitRow(const float* src, int64_t W, int64_t q, int64_t pad,
-                                                    int64_t length, float* dst) {
+// dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0;
+// S is 1 or 2.
+void SplitRow(const float* src, int64_t W, int64_t S, int64_t q, int64_t pad, int64_t length, float* dst) {
   int64_t lo = 0, hi = 0;  // j range reading inside the row
   if (src) {
     lo = std::min(length, std::max<int64_t>(0, (pad - q + S - 1) / S));
@@ -45,20 +45,9 @@ inline __attribute__((always_inline)) void SplitRow(const float* src, int64_t W,
   }
   std::fill(dst, dst + lo, 0.0f);
   const float* from = src ? src + q - pad : nullptr;
-  for (int64_t j = lo; j < hi; ++j) dst[j] = from[j * S];
+  if (S == 1) std::copy(from + lo, from + hi, dst + lo);
+  else if (hi > lo) GatherStride2(from + 2 * lo, hi - lo, dst + lo);
   std::fill(dst + hi, dst + length, 0.0f);
-}
-
-// SplitRow compiled per instruction set (clang's target_clones takes no templates).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRowStride1(const float* src, int64_t W,
-                                                                                int64_t q, int64_t pad,
-                                                                                int64_t length, float* dst) {
-  SplitRow<1>(src, W, q, pad, length, dst);
-}
-__attribute__((target_clones("avx512f", "avx2", "default"))) void SplitRowStride2(const float* src, int64_t W,
-                                                                                int64_t q, int64_t pad,
-                                                                                int64_t length, float* dst) {
-  SplitRow<2>(src, W, q, pad, length, dst);
 }
 
 PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
@@ -74,8 +63,7 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
       const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
       for (int64_t q = 0; q < S; ++q) {
         float* dst = in.data.get() + (r * S + q) * in.length;
-        if (S == 1) SplitRowStride1(src, W, q, pw, in.length, dst);
-        else SplitRowStride2(src, W, q, pw, in.length, dst);
+        SplitRow(src, W, S, q, pw, in.length, dst);
       }
     }
   });

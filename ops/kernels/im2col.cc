@@ -5,15 +5,12 @@
 namespace symbind {
 namespace conv {
 
-namespace {
-// dst[i] = src[2 * i] for i < n: the stride-2 gather of stems (ResNet's 7x7 from 3 channels
-// writes 7.4 MB of columns per image), cloned per instruction set so that it runs on wide
-// permutes (28% of ResNet-50's conv0 on SSE2 shuffles).
+// Cloned per instruction set so that it runs on wide permutes (28% of ResNet-50's conv0 on
+// SSE2 shuffles).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void GatherStride2(const float* __restrict src,
                                                                                int64_t n, float* __restrict dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
 }
-}  // namespace
 
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
             int64_t ld, float* col) {

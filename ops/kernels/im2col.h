@@ -38,6 +38,9 @@ struct ConvGeom {
   }
 };
 
+// dst[i] = src[2 * i] for i < n: the stride-2 gather of stems (ResNet's 7x7 from 3 channels
+// writes 7.4 MB of columns per image; the tiny-depth kernel splits its input by it).
+void GatherStride2(const float* __restrict src, int64_t n, float* __restrict dst);
 // Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
 // Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
 // with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns
