@@ -3,9 +3,13 @@
 // lies inside the image run branch-free over K row pointers (rows in the padding point at a
 // fill row that cannot change the result), vectorised by the compiler across output columns;
 // the few border columns clip their windows like the general path.
+#include <immintrin.h>
+
 #include <cfloat>
+#include <cstring>
 #include <vector>
 
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/pool.h>
 #include <symbind/ops/op_util.h>
 
@@ -19,10 +23,67 @@ bool Pool2dFastApplies(const ConvGeom& g) {
 
 namespace {
 
+// AVX-512 middle of a stride-2 max-pooling row: o[j] (+= when add) = the max of rows[kh][c0 +
+// 2j + kw] over the K x K window, for j in [0, n), every column read inside the row. Per 16
+// outputs: the column maxima of 32 (K = 3: 48) columns, their even and odd lanes picked by two
+// permutations (and the even lanes shifted by one for the third tap), where the plane loops
+// gather strided columns one by one. The same bits as the plane loops: each maximum starts from
+// -FLT_MAX and takes the rows, then the columns, in order, the running value as the second
+// operand of vmaxps (which returns it when either is NaN or both are zeros, as
+// std::max(running, x) does).
+// (GCC 12 warns inside its own avx512fintrin.h, as for the depthwise and GEMM kernels.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// The maximum over K rows of 16 columns from c (columns from `end` on read as -FLT_MAX).
+template <int K>
+__attribute__((target("avx512f"), always_inline)) inline __m512 ColumnMaxAvx512(const float* const* rows, int64_t c,
+                                                                              int64_t end) {
+  const __m512 lowest = _mm512_set1_ps(-FLT_MAX);
+  const int64_t valid = std::clamp<int64_t>(end - c, 0, 16);
+  const __mmask16 m = static_cast<__mmask16>((1u << valid) - 1u);
+  __m512 v = lowest;
+  for (int kh = 0; kh < K; ++kh) v = _mm512_max_ps(_mm512_mask_loadu_ps(lowest, m, rows[kh] + c), v);
+  return v;
+}
+
+template <int K>
+__attribute__((target("avx512f"))) void MaxRowStride2Avx512(const float* const* rows, float* o, int64_t c0,
+                                                            int64_t n, bool add) {
+  constexpr int kLanes = 16;
+  const int64_t end = c0 + 2 * n - 2 + K;  // one past the last column read
+  const __m512 lowest = _mm512_set1_ps(-FLT_MAX);
+  const __m512i even_lanes = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
+  __m512 a = ColumnMaxAvx512<K>(rows, c0, end);
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const int64_t c = c0 + 2 * j;
+    const __m512 b = ColumnMaxAvx512<K>(rows, c + kLanes, end);
+    const __m512 even = _mm512_permutex2var_ps(a, even_lanes, b);
+    __m512 v = _mm512_max_ps(_mm512_permutex2var_ps(a, odd_lanes, b), even);
+    const __m512 next = K == 3 || j + kLanes < n ? ColumnMaxAvx512<K>(rows, c + 2 * kLanes, end) : lowest;
+    if constexpr (K == 3) {  // columns 2j + 2: the even lanes moved down one, the next block's first
+      const __m512i shifted = _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(even), 1);
+      v = _mm512_max_ps(_mm512_castsi512_ps(shifted), v);
+    }
+    const int64_t count = std::min<int64_t>(kLanes, n - j);
+    const __mmask16 out = static_cast<__mmask16>((1u << count) - 1u);
+    if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(out, o + j), v);
+    _mm512_mask_storeu_ps(o + j, out, v);
+    a = next;
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 // `fill`: a row of W floats standing in for rows in the padding: -FLT_MAX for max (never wins
 // over the accumulator's start), +0 for avg (adding +0 to a sum that started at +0 changes no
 // bit).
-template <int K, int S, bool kMax>
+// kAvx512Middle: max pooling at stride 2 takes MaxRowStride2Avx512 for its middle columns.
+template <int K, int S, bool kMax, bool kAvx512Middle = false>
 inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, const ConvGeom& g,
                                                      bool include_pad, bool add,
                                                      const float* fill, float* __restrict column_max) {
@@ -58,10 +119,14 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, c
     // Rows wholly in the padding (possible with the full convention) leave no middle: 0 / 0.
     const int64_t hi = wh.end > wh.start ? mid_hi : mid_lo;
     for (int64_t ow = 0; ow < mid_lo; ++ow) edge(ow);
-    if constexpr (kMax) {
+    if constexpr (kAvx512Middle) {
+      static_assert(kMax && S == 2, "the AVX-512 middle is max pooling at stride 2");
+      if (hi > mid_lo) MaxRowStride2Avx512<K>(rows, o + mid_lo, mid_lo * S - pw, hi - mid_lo, add);
+    } else if constexpr (kMax) {
       // Max over the window's rows once per input column, then over K of those per output:
-      // K + K loads per output instead of K * K strided ones. The same bits: max ignores the
-      // order (NaN never replaces the running -FLT_MAX-started maximum either way).
+      // K + K loads per output instead of K * K strided ones. The same values: NaN never
+      // replaces the running -FLT_MAX-started maximum either way; only a zero's sign can
+      // depend on the order (pool.h).
       const int64_t c0 = mid_lo * S - pw, c1 = (hi - 1) * S - pw + K;
       for (int64_t w = c0; w < c1; ++w) {
         float v = -FLT_MAX;
@@ -106,8 +171,17 @@ SYMBIND_POOL_PLANE(2, 2, false, AvgPlane)
 SYMBIND_POOL_PLANE(3, 1, false, AvgPlane)
 SYMBIND_POOL_PLANE(3, 2, false, AvgPlane)
 #undef SYMBIND_POOL_PLANE
+template <int K>
+__attribute__((target("avx512f"))) void MaxPlaneStride2Avx512(const float* x, float* y, const ConvGeom& g,
+                                                              bool include_pad, bool add, const float* fill,
+                                                              float* column_max) {
+  PlaneImpl<K, 2, true, true>(x, y, g, include_pad, add, fill, column_max);
+}
 
 PlaneFn ChoosePlane(int64_t k, int64_t s, bool max) {
+  // SYMBIND_GEMM_ISA=avx2 keeps the plane loops (for tests).
+  if (max && s == 2 && std::strcmp(GemmIsa(), "avx512") == 0)
+    return k == 2 ? MaxPlaneStride2Avx512<2> : MaxPlaneStride2Avx512<3>;
   if (max) {
     if (k == 2) return s == 1 ? MaxPlane2s1 : MaxPlane2s2;
     return s == 1 ? MaxPlane3s1 : MaxPlane3s2;

@@ -29,7 +29,10 @@ bool Pool2dFastApplies(const ConvGeom& g);
 // Max or avg pooling of `planes` planes (x: planes * in_size, y: planes * out_size), in parallel
 // over planes. Gives the same bits as the general path: every output folds its in-image
 // elements in (row, column) order, avg dividing each term by the window size (clipped to the
-// padded input, or to the input without include_pad); max starts from -FLT_MAX. `add`: y +=.
+// padded input, or to the input without include_pad); max starts from -FLT_MAX and ignores NaN.
+// One exception: max takes the window's columns, then its rows, so where the maximum is zero
+// and the window holds both +0 and -0, the sign may differ from the general path's (the first
+// zero in row order). `add`: y +=.
 void Pool2dForward(const float* x, float* y, int64_t planes, const ConvGeom& g, bool max,
                    bool include_pad, bool add);
 

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <tbb/global_control.h>
 
@@ -324,10 +325,11 @@ TEST_CASE("Pooling errors", "[ops][pooling][error]") {
 
 // The 2-D max/avg fast path (ops/kernels/pool.cc) over the shapes it takes: 2x2 and 3x3
 // windows, strides 1 and 2, padding, both conventions, planes narrower than a vector and wider
-// than several, odd sizes. Each case against the general path (same bits) and the naive
+// than several (stride-2 max pooling on AVX-512 reads 32-48 columns per 16 outputs: 71 and 112
+// take several blocks and a partial one), odd sizes. Each case against the general path (same bits) and the naive
 // reference (max exact, avg within 1e-6).
 TEST_CASE("Pooling 2-D fast path equals the general path", "[ops][pooling]") {
-  const std::vector<int64_t> heights = {2, 3, 6, 11}, widths = {2, 3, 5, 8, 17, 33, 40};
+  const std::vector<int64_t> heights = {2, 3, 6, 11}, widths = {2, 3, 5, 8, 17, 33, 40, 71, 112};
   int cases = 0;
   uint64_t seed = 100;
   for (const std::string type : {"max", "avg"})
@@ -364,6 +366,34 @@ TEST_CASE("Pooling 2-D fast path equals the general path", "[ops][pooling]") {
               }
     }
   CHECK(cases > 1000);
+}
+
+// Max pooling ignores NaN (every maximum starts at -FLT_MAX and keeps its running value when
+// either is NaN): the fast path agrees with the general one bit for bit on planes of NaN, +0,
+// -0, ties and -FLT_MAX, for each window and stride, but for the sign of a zero maximum where a
+// window holds both zeros (the fast path takes columns first: pool.h).
+TEST_CASE("Max pooling fast path keeps the general path's NaN and signed-zero results", "[ops][pooling]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> values = {nan, 0.0f, -0.0f, 1.0f, 1.0f, -FLT_MAX, -2.0f, nan, -0.0f};
+  NDArray x(TShape({1, 2, 9, 75}));
+  uint64_t state = 17;
+  for (int64_t i = 0; i < x.Size(); ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    x.SetFlat(i, values[(state >> 33) % values.size()]);
+  }
+  for (int64_t k : {2, 3})
+    for (int64_t stride : {1, 2})
+      for (int64_t pad = 0; pad < k; ++pad) {
+        PoolCase pc;
+        pc.kernel = {k, k}, pc.stride = {stride, stride}, pc.pad = {pad, pad};
+        const std::string what = StrCat("k ", k, " stride ", stride, " pad ", pad);
+        const NDArray fast = RunPool(pc, x, true), general = RunPool(pc, x, false);
+        for (int64_t i = 0; i < fast.Size(); ++i) {
+          const float f = fast.GetFlat(i), g = general.GetFlat(i);
+          if (std::memcmp(&f, &g, sizeof f) != 0 && !(f == 0.0f && g == 0.0f))
+            FAIL(what << " element " << i << ": got " << f << ", want " << g);
+        }
+      }
 }
 
 TEST_CASE("Pooling 2-D fast path is bit-identical for 1, 2 and 4 threads", "[ops][pooling]") {
