@@ -212,15 +212,49 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   constexpr int64_t kMinParallelTaskFlops = int64_t{1} << 18;
   const int64_t flops_per_task = 2 * M * N * K / tasks;
   const int64_t nc = (col_tiles + col_blocks - 1) / col_blocks * nr;  // the widest block
+  // Few rows (SqueezeNet's squeezes: 16-64 filters): wide tiles read B where it lies, every row
+  // panel of C over one column tile before the next, so each B tile comes from memory once and
+  // from L1 for the other panels. Packing B first cost more than the product there (its copy
+  // from memory does not overlap any arithmetic); with more panels each B element is used
+  // often enough to pay for it, and B's rows, far apart, would no longer stay in L1.
+  constexpr int64_t kMaxInPlacePanels = 8;
+  const bool b_in_place = !tall && panels <= kMaxInPlacePanels;
   ParallelFor(tasks, parallel && flops_per_task >= kMinParallelTaskFlops ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     // One buffer per thread, reused across calls (tasks never nest inside one another's body).
     thread_local std::vector<float> packed_b;
-    if (!tall && packed_b.size() < static_cast<size_t>(kc_max * nc)) packed_b.resize(static_cast<size_t>(kc_max * nc));
+    const int64_t packed_cols = b_in_place ? nr : nc;  // in place, only a last partial tile is packed
+    if (!tall && packed_b.size() < static_cast<size_t>(kc_max * packed_cols))
+      packed_b.resize(static_cast<size_t>(kc_max * packed_cols));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / col_blocks, cb = t % col_blocks;
       const int64_t j0 = cb * col_tiles / col_blocks * nr;
       const int64_t cols_here = std::min(N, (cb + 1) * col_tiles / col_blocks * nr) - j0;
       const int64_t p_lo = rb * panels / row_blocks, p_hi = (rb + 1) * panels / row_blocks;
+      if (b_in_place) {
+        for (int64_t s = 0; s < slices; ++s) {
+          const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
+          for (int64_t j = 0; j < cols_here; j += nr) {
+            const int cols = static_cast<int>(std::min<int64_t>(nr, cols_here - j));
+            const float* b = B + k0 * ldb + j0 + j;
+            int64_t b_step = ldb;
+            if (cols < nr) {  // a full-width read would pass the end of B's rows
+              PackB(B, ldb, k0, kc, j0 + j, cols, nr, packed_b.data());
+              b = packed_b.data();
+              b_step = nr;
+            }
+            for (int64_t p = p_lo; p < p_hi; ++p) {
+              const int rows = static_cast<int>(std::min<int64_t>(mr, M - p * mr));
+              PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, b_step, C + p * mr * ldc + j0 + j, ldc, rows, cols,
+                                  s > 0, s + 1 == slices ? &epilogue : nullptr, p * mr};
+              // The first panel streams the next tile's B rows in (strided rows defeat the
+              // hardware prefetcher); the other panels find this tile's in L1.
+              if (p == p_lo && b_step == ldb && j + nr < cols_here) args.b_prefetch_ahead = nr;
+              tile(args);
+            }
+          }
+        }
+        continue;
+      }
       for (int64_t s = 0; s < slices; ++s) {
         const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
         if (!tall) PackB(B, ldb, k0, kc, j0, cols_here, nr, packed_b.data());
@@ -239,7 +273,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
           const int pf_per_step = static_cast<int>((pf_lines_per_tile + kc - 1) / kc);
           for (int64_t j = 0, jt = 0; j < cols_here; j += nr, ++jt) {
             const float* b = tall ? B + k0 * ldb + j0 + j : packed_b.data() + j * kc;
-            PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, ldb, C + p * mr * ldc + j0 + j,
+            PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, tall ? ldb : nr, C + p * mr * ldc + j0 + j,
                                 ldc, rows, static_cast<int>(std::min<int64_t>(nr, cols_here - j)), s > 0,
                                 s + 1 == slices ? &epilogue : nullptr, p * mr};
             const int64_t pf_tile = pf_tiles == 1 ? 0 : jt - 1;

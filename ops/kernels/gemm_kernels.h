@@ -26,7 +26,8 @@ struct PackedTileArgs {
   int64_t kc;
   const float* a;
   const float* b;
-  int64_t ldb;  // tall tiles only (wide ones read B packed, nr apart); transposed B: column stride
+  int64_t ldb;  // the step between B's k rows: nr for a packed wide panel, B's row stride where a tile
+                // reads B in place; transposed B (tall tiles): the column stride
   float* c;
   int64_t ldc;
   int rows, cols;
@@ -39,6 +40,9 @@ struct PackedTileArgs {
   const char* prefetch = nullptr;
   const char* prefetch_end = nullptr;
   int prefetch_lines_per_step = 0;
+  // Wide tiles reading B in place: at each k step, also bring B's row k from b_prefetch_ahead
+  // floats on into cache (the next tile's columns; 0: none).
+  int64_t b_prefetch_ahead = 0;
 };
 struct GemmMicroShape {
   int mr, nr;  // rows and columns of C one micro-kernel call computes

@@ -104,7 +104,10 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   }
   const float* a = t.a;
   const float* b = t.b;
-  for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += kNr) {
+  const int64_t ahead = t.b_prefetch_ahead;
+  for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += t.ldb) {
+    if (ahead)
+      for (int l = 0; l < kNr; l += 16) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + l), _MM_HINT_T0);
     Vec bv[kVecs];
     for (int v = 0; v < kVecs; ++v) bv[v] = Load(b + v * kLanes);
     for (int r = 0; r < kMr; ++r) {

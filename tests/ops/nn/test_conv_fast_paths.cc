@@ -529,12 +529,15 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   // at row and column edges, across depth slices (> 384 wide, > 1024 tall) and thread counts.
   // 17 x 5120 x 64: five column blocks of wide tiles made six, so that two threads share them
   // evenly; 200 x 30 x 2100: tall tiles prefetching the next panel, and across the depth slice
-  // the first panel of the next slice.
+  // the first panel of the next slice. Up to 8 panels of 8 rows (M <= 64), wide tiles read B in
+  // place and pack only a partial last column tile: 16 x 3025 x 128 (SqueezeNet's squeeze),
+  // 64 x 100 x 400 (two depth slices, the second adding to C).
   struct Shape {
     int64_t M, N, K;
   };
   const std::vector<Shape> shapes = {{1, 1, 1},     {33, 49, 960},   {64, 1, 1280},  {40, 13, 7},    {96, 196, 70},
-                                     {17, 5, 1100}, {320, 49, 160}, {17, 5120, 64}, {200, 30, 2100}};
+                                     {17, 5, 1100}, {320, 49, 160}, {17, 5120, 64}, {200, 30, 2100},
+                                     {16, 3025, 128}, {64, 100, 400}};
   uint64_t seed = 2100;
   for (const Shape& sh : shapes)
     for (const FusedActivation& act : {FusedActivation{}, FusedActivation{FusedActivation::kClip, -0.5f, 0.5f}}) {
