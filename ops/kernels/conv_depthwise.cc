@@ -82,68 +82,128 @@ SYMBIND_DEPTHWISE_PLANE(7, 1)  // 7x7: MobileFaceNet's global depthwise layer (7
 SYMBIND_DEPTHWISE_PLANE(7, 2)
 #undef SYMBIND_DEPTHWISE_PLANE
 
-// AVX-512: output rows in chunks of 16 columns, four rows at a time (four independent sums per
-// tap hide the multiply-add latency); every tap one masked load (zeros outside the image;
-// masked-off lanes never fault) and one multiply-add per chunk; stride 2 through two loads and
-// a lane permutation picking the even elements. Auto-vectorising the plane loop above leaves
-// rows of 7 and 14 outputs (MobileNet v2's 576- and 960-channel layers) to scalar edge code.
-// Sums start at the bias and add every tap in (kh, kw) order, w * 0 for taps in the padding.
+// AVX-512, stride 1: output rows in chunks of 16 columns, four rows at a time (four independent
+// sums per tap hide the multiply-add latency); every tap one masked load (zeros outside the
+// image; masked-off lanes never fault) and one multiply-add per chunk. Auto-vectorising the
+// plane loop above leaves rows of 7 and 14 outputs (MobileNet v2's 576- and 960-channel layers)
+// to scalar edge code. Sums start at the bias and add every tap in (kh, kw) order, w * 0 for
+// taps in the padding.
 // (GCC 12 warns inside its own avx512fintrin.h, as for the GEMM kernels' AVX-512 build.)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-template <int K, int S>
-__attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const PlaneArgs& a, const float* w, float bias,
-                                                    float* out, bool add) {
-  constexpr int kLanes = 16, kRows = 4;
-  // Lanes [lo, hi) of a 16-lane mask (empty when hi <= lo).
-  auto lanes = [](int64_t lo, int64_t hi) -> __mmask16 {
-    lo = std::max<int64_t>(lo, 0);
-    hi = std::min<int64_t>(hi, kLanes);
-    return hi <= lo ? 0 : static_cast<__mmask16>(((1u << (hi - lo)) - 1u) << lo);
-  };
+// Lanes [lo, hi) of a 16-lane mask (empty when hi <= lo).
+inline __mmask16 LaneRange(int64_t lo, int64_t hi) {
+  lo = std::max<int64_t>(lo, 0);
+  hi = std::min<int64_t>(hi, 16);
+  return hi <= lo ? 0 : static_cast<__mmask16>(((1u << (hi - lo)) - 1u) << lo);
+}
+
+// o[lanes of mask] = act(v (+ o when add)), FusedActivation's operator() lane by lane.
+__attribute__((target("avx512f"), always_inline)) inline void StoreOutputAvx512(float* o, __mmask16 mask, __m512 v,
+                                                                              const FusedActivation& act, bool add) {
+  const __m512 zero = _mm512_setzero_ps();
+  if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, o), v);
+  if (act.kind == FusedActivation::kRelu) v = _mm512_max_ps(v, zero);  // NaN -> 0, as x > 0 ? x : 0
+  else if (act.kind == FusedActivation::kClip)
+    v = _mm512_min_ps(_mm512_set1_ps(act.hi), _mm512_max_ps(_mm512_set1_ps(act.lo), v));  // NaN kept
+  else if (act.kind == FusedActivation::kLeaky)  // x > 0 ? x : slope * x
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), _mm512_mul_ps(_mm512_set1_ps(act.slope), v), v);
+  _mm512_mask_storeu_ps(o, mask, v);
+}
+
+// AVX-512, stride 2: 16 output columns read 32 + K - 2 input columns of a row. Each input row a
+// chunk touches is loaded once (three masked loads) and split into its K tap vectors, x[2i + kw]
+// for kw = 0..K-1: the even and odd lanes by permutations, the later taps by moving those down
+// one or two lanes with the next block's first lanes; every output row that reads the input
+// row (at stride 2, rows of four outputs share 2 * 4 + K - 2 input rows) takes its taps from
+// them. The sums are the stride-1 kernel's: bias, then every tap in (kh, kw) order, w * 0 in
+// the padding.
+template <int K>
+__attribute__((target("avx512f"))) void PlaneStride2Avx512(const float* in, const PlaneArgs& a, const float* w,
+                                                           float bias, float* out, bool add) {
+  constexpr int kLanes = 16, kRows = 4, kInputRows = 2 * (kRows - 1) + K;
   __m512 wk[K * K];
   for (int i = 0; i < K * K; ++i) wk[i] = _mm512_set1_ps(w[i]);
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512 zero = _mm512_setzero_ps(), lo = _mm512_set1_ps(a.act.lo), hi = _mm512_set1_ps(a.act.hi),
-               slope = _mm512_set1_ps(a.act.slope);
-  for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
-    const __mmask16 out_mask = lanes(0, a.OW - c0);
-    int64_t start[K];  // the input column of lane 0, per kw
-    __mmask16 first[K], second[K];  // in-image lanes of [start, start + 16) and the next 16
-    for (int kw = 0; kw < K; ++kw) {
-      start[kw] = c0 * S - a.pw + kw;
-      first[kw] = lanes(-start[kw], a.W - start[kw]);
-      second[kw] = lanes(-start[kw] - kLanes, a.W - start[kw] - kLanes);
-    }
-    for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows) {
-      const float* rows[kRows][K];  // rows past the plane or in the padding read zeros
-      for (int r = 0; r < kRows; ++r)
-        for (int kh = 0; kh < K; ++kh) {
-          const int64_t ih = (oh0 + r) * S - a.ph + kh;
-          rows[r][kh] = oh0 + r < a.OH && ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros;
-        }
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  // Rows of four outputs outermost: their input rows stay in L1 across the chunks.
+  for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows) {
+    for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
+      const __mmask16 out_mask = LaneRange(0, a.OW - c0);
+      const int64_t base = 2 * c0 - a.pw;  // the input column of tap kw = 0 for lane 0
+      const __mmask16 m0 = LaneRange(-base, a.W - base), m1 = LaneRange(-base - kLanes, a.W - base - kLanes),
+                      m2 = LaneRange(-base - 2 * kLanes, a.W - base - 2 * kLanes) & LaneRange(0, K - 1);
       __m512 acc[kRows];
       for (int r = 0; r < kRows; ++r) acc[r] = _mm512_set1_ps(bias);
-      for (int kh = 0; kh < K; ++kh)
-        for (int kw = 0; kw < K; ++kw)
-          for (int r = 0; r < kRows; ++r) {
-            const float* p = rows[r][kh] + start[kw];
-            __m512 x = _mm512_maskz_loadu_ps(first[kw], p);
-            if constexpr (S == 2) x = _mm512_permutex2var_ps(x, even, _mm512_maskz_loadu_ps(second[kw], p + kLanes));
-            acc[r] = _mm512_fmadd_ps(wk[kh * K + kw], x, acc[r]);
-          }
-      for (int r = 0; r < kRows && oh0 + r < a.OH; ++r) {
-        float* o = out + (oh0 + r) * a.OW + c0;
-        __m512 v = acc[r];
-        if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(out_mask, o), v);
-        if (a.act.kind == FusedActivation::kRelu) v = _mm512_max_ps(v, zero);  // NaN -> 0, as x > 0 ? x : 0
-        else if (a.act.kind == FusedActivation::kClip) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));  // NaN kept
-        else if (a.act.kind == FusedActivation::kLeaky)  // x > 0 ? x : slope * x
-          v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), _mm512_mul_ps(slope, v), v);
-        _mm512_mask_storeu_ps(o, out_mask, v);
+#pragma GCC unroll 16
+      for (int q = 0; q < kInputRows; ++q) {
+        const int64_t ih = 2 * oh0 - a.ph + q;
+        const float* row = ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros;
+        const __m512 lo = _mm512_maskz_loadu_ps(m0, row + base), hi = _mm512_maskz_loadu_ps(m1, row + base + kLanes);
+        const __m512 next = _mm512_maskz_loadu_ps(m2, row + base + 2 * kLanes);
+        __m512 tap[K];
+        tap[0] = _mm512_permutex2var_ps(lo, even, hi);  // x[base + 2i]
+        tap[1] = _mm512_permutex2var_ps(lo, odd, hi);   // x[base + 2i + 1]
+        const __m512i next_even = _mm512_castps_si512(_mm512_permutexvar_ps(even, next));
+        tap[2] = _mm512_castsi512_ps(_mm512_alignr_epi32(next_even, _mm512_castps_si512(tap[0]), 1));
+        if constexpr (K == 5) {
+          const __m512i next_odd = _mm512_castps_si512(_mm512_permutexvar_ps(odd, next));
+          tap[3] = _mm512_castsi512_ps(_mm512_alignr_epi32(next_odd, _mm512_castps_si512(tap[1]), 1));
+          tap[4] = _mm512_castsi512_ps(_mm512_alignr_epi32(next_even, _mm512_castps_si512(tap[0]), 2));
+        }
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          const int kh = q - 2 * r;
+          if (kh < 0 || kh >= K) continue;
+#pragma GCC unroll 8
+          for (int kw = 0; kw < K; ++kw) acc[r] = _mm512_fmadd_ps(wk[kh * K + kw], tap[kw], acc[r]);
+        }
       }
+      for (int r = 0; r < kRows && oh0 + r < a.OH; ++r)
+        StoreOutputAvx512(out + (oh0 + r) * a.OW + c0, out_mask, acc[r], a.act, add);
+    }
+  }
+}
+
+template <int K>
+__attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const PlaneArgs& a, const float* w, float bias,
+                                                    float* out, bool add) {
+  constexpr int kLanes = 16, kRows = 4, kInputRows = kRows + K - 1;
+  __m512 wk[K * K];
+  for (int i = 0; i < K * K; ++i) wk[i] = _mm512_set1_ps(w[i]);
+  // Rows of four outputs outermost: their input rows stay in L1 across the chunks.
+  for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows) {
+    const float* rows[kInputRows];  // rows in the padding read zeros
+    for (int q = 0; q < kInputRows; ++q) {
+      const int64_t ih = oh0 - a.ph + q;
+      rows[q] = ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros;
+    }
+    for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
+      const __mmask16 out_mask = LaneRange(0, a.OW - c0);
+      __m512 acc[kRows];
+      for (int r = 0; r < kRows; ++r) acc[r] = _mm512_set1_ps(bias);
+      int64_t start[K];    // the input column of lane 0, per kw
+      __mmask16 inside[K];  // its in-image lanes
+      for (int kw = 0; kw < K; ++kw) {
+        start[kw] = c0 - a.pw + kw;
+        inside[kw] = LaneRange(-start[kw], a.W - start[kw]);
+      }
+      // Each input row's K shifted vectors loaded once, for every output row reading them.
+#pragma GCC unroll 16
+      for (int q = 0; q < kInputRows; ++q)
+#pragma GCC unroll 8
+        for (int kw = 0; kw < K; ++kw) {
+          const __m512 x = _mm512_maskz_loadu_ps(inside[kw], rows[q] + start[kw]);
+#pragma GCC unroll 4
+          for (int r = 0; r < kRows; ++r) {
+            const int kh = q - r;
+            if (kh >= 0 && kh < K) acc[r] = _mm512_fmadd_ps(wk[kh * K + kw], x, acc[r]);
+          }
+        }
+      for (int r = 0; r < kRows && oh0 + r < a.OH; ++r)
+        StoreOutputAvx512(out + (oh0 + r) * a.OW + c0, out_mask, acc[r], a.act, add);
     }
   }
 }
@@ -152,15 +212,12 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
 #endif
 
 using PlaneFn = void (*)(const float*, const PlaneArgs&, const float*, float, float*, bool);
-PlaneFn ChoosePlane(int64_t k, int64_t s, int64_t width) {
-  // Stride 2 on planes wider than 64 (MobileNet v2's 112x112 layer: 0.30 vs 0.26 ms) is left to
-  // the plane loops, whose strided loads cost less there than two loads and a permutation per
-  // tap. SYMBIND_GEMM_ISA=avx2 selects the plane loops everywhere (for tests).
-  constexpr int64_t kMaxStride2Width = 64;
+PlaneFn ChoosePlane(int64_t k, int64_t s) {
+  // SYMBIND_GEMM_ISA=avx2 selects the plane loops everywhere (for tests).
   if (k == 7) return s == 1 ? Plane7x7s1 : Plane7x7s2;  // plane loops only (rare, small layers)
-  if (std::strcmp(GemmIsa(), "avx512") == 0 && (s == 1 || width <= kMaxStride2Width)) {
-    if (k == 3) return s == 1 ? PlaneAvx512<3, 1> : PlaneAvx512<3, 2>;
-    return s == 1 ? PlaneAvx512<5, 1> : PlaneAvx512<5, 2>;
+  if (std::strcmp(GemmIsa(), "avx512") == 0) {
+    if (k == 3) return s == 1 ? PlaneAvx512<3> : PlaneStride2Avx512<3>;
+    return s == 1 ? PlaneAvx512<5> : PlaneStride2Avx512<5>;
   }
   if (k == 3) return s == 1 ? Plane3x3s1 : Plane3x3s2;
   return s == 1 ? Plane5x5s1 : Plane5x5s2;
@@ -168,14 +225,14 @@ PlaneFn ChoosePlane(int64_t k, int64_t s, int64_t width) {
 
 }  // namespace
 
-DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride, int64_t width) { return ChoosePlane(k, stride, width); }
+DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride) { return ChoosePlane(k, stride); }
 
 void DepthwiseConvForward(const float* x, const float* w, const float* bias, float* y,
                           const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act) {
   if (req == OpReq::kNull) return;
   const int64_t K = g.k[2], C = n.in_c;
   const int64_t isize = g.in_size(), osize = g.out_size();
-  const PlaneFn plane = ChoosePlane(K, g.s[2], g.in[2]);
+  const PlaneFn plane = ChoosePlane(K, g.s[2]);
   const std::vector<float> zeros(static_cast<size_t>(g.in[2]), 0.0f);
   const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data(), act};
   const bool per_channel = act.kind == FusedActivation::kPRelu;

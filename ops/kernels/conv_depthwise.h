@@ -23,9 +23,9 @@ struct DepthwisePlaneArgs {
 // call covers. On the calling thread.
 using DepthwisePlaneFn = void (*)(const float* in, const DepthwisePlaneArgs& a, const float* w, float bias,
                                   float* out, bool add);
-// The plane kernel DepthwiseConvForward uses for a k x k filter at `stride` on input rows of
-// `width` (k 3, 5 or 7, stride 1 or 2, as DepthwiseApplies).
-DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride, int64_t width);
+// The plane kernel DepthwiseConvForward uses for a k x k filter at `stride` (k 3, 5 or 7,
+// stride 1 or 2, as DepthwiseApplies).
+DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride);
 
 }  // namespace conv
 }  // namespace symbind

@@ -122,7 +122,7 @@ void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, flo
                                               ChooseGemmTiling(d.hidden_c, plan.band * S * W, d.in_c));
   const auto project = CachedPackedConvWeights(w.project_w, w.project, 1, d.out_c, d.hidden_c,
                                                ChooseGemmTiling(d.out_c, plan.band * OW, d.hidden_c));
-  const DepthwisePlaneFn plane = ChooseDepthwisePlane(K, S, W);
+  const DepthwisePlaneFn plane = ChooseDepthwisePlane(K, S);
   const std::vector<float> zeros(static_cast<size_t>(W), 0.0f);
   const GemmEpilogue expand_epilogue{w.expand_b, d.expand_act}, project_epilogue{w.project_b, {}};
   ParallelFor(d.batch * plan.parts, 1, [&](int64_t t0, int64_t t1) {
