@@ -40,8 +40,8 @@ struct PackedTileArgs {
   const char* prefetch = nullptr;
   const char* prefetch_end = nullptr;
   int prefetch_lines_per_step = 0;
-  // Wide tiles reading B in place: at each k step, also bring B's row k from b_prefetch_ahead
-  // floats on into cache (the next tile's columns; 0: none).
+  // Tiles reading B in place (tall, or wide over few panels): at each k step, also bring B's
+  // row k from b_prefetch_ahead floats on into L2 (a later tile's columns; 0: none).
   int64_t b_prefetch_ahead = 0;
 };
 struct GemmMicroShape {

@@ -107,7 +107,7 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   const int64_t ahead = t.b_prefetch_ahead;
   for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += t.ldb) {
     if (ahead)
-      for (int l = 0; l < kNr; l += 16) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + l), _MM_HINT_T0);
+      for (int l = 0; l < kNr; l += 16) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + l), _MM_HINT_T1);
     Vec bv[kVecs];
     for (int v = 0; v < kVecs; ++v) bv[v] = Load(b + v * kLanes);
     for (int r = 0; r < kMr; ++r) {
@@ -198,9 +198,14 @@ void TallTile(const PackedTileArgs& t) {
   const float* a = t.a;
   const float* b = t.b;
   const char* prefetch = t.prefetch;
+  const int64_t ahead = kBt ? 0 : t.b_prefetch_ahead;
   for (int64_t k = 0; k < t.kc; ++k, a += kTallRows, b += kBt ? 1 : t.ldb) {
     if (prefetch < t.prefetch_end)
       for (int l = 0; l < t.prefetch_lines_per_step; ++l, prefetch += 64) _mm_prefetch(prefetch, _MM_HINT_T1);
+    if (ahead) {  // both ends of a later tile's kTallCols columns of B's row k
+      _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(b + ahead + kTallCols - 1), _MM_HINT_T1);
+    }
     Vec av[kVecs];
     for (int v = 0; v < kVecs; ++v) av[v] = Load(a + v * kLanes);
     for (int c = 0; c < kCols; ++c) {
