@@ -153,20 +153,20 @@ PackedGemmA::PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int6
 }
 
 namespace {
-// B[k0:k0+kc, j0:j0+nc] as nr-column panels, each kc x nr, zero-padded on the right.
+// B[k0:k0+kc, j0:j0+nc] as nr-column panels, each kc x nr, zero-padded on the right. Row by row,
+// so that B is read sequentially (panel by panel, each row's short piece of every panel was a
+// stream of its own, which the hardware prefetcher did not follow when B came from memory).
 void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
            float* dst) {
-  for (int64_t j = 0; j < nc; j += nr, dst += kc * nr) {
-    const int64_t cols = std::min<int64_t>(nr, nc - j);
-    for (int64_t k = 0; k < kc; ++k) {
-      const float* src = B + (k0 + k) * ldb + j0 + j;
-      float* d = dst + k * nr;
-      if (cols == nr) {
-        std::memcpy(d, src, sizeof(float) * static_cast<size_t>(nr));
-      } else {
-        std::memcpy(d, src, sizeof(float) * static_cast<size_t>(cols));
-        std::fill(d + cols, d + nr, 0.0f);
-      }
+  const int64_t full = nc / nr * nr;
+  for (int64_t k = 0; k < kc; ++k) {
+    const float* src = B + (k0 + k) * ldb + j0;
+    float* d = dst + k * nr;
+    for (int64_t j = 0; j < full; j += nr, d += kc * nr)
+      std::memcpy(d, src + j, sizeof(float) * static_cast<size_t>(nr));
+    if (full < nc) {
+      std::memcpy(d, src + full, sizeof(float) * static_cast<size_t>(nc - full));
+      std::fill(d + (nc - full), d + nr, 0.0f);
     }
   }
 }
