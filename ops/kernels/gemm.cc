@@ -4,6 +4,8 @@
 
 #include <xmmintrin.h>
 
+#include <tbb/task_arena.h>
+
 #include <symbind/core/error.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
@@ -173,6 +175,44 @@ void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int6
 }  // namespace
 
 namespace {
+// A product's blocks: `rows` blocks of row panels by `cols` blocks of column tiles.
+struct Blocks {
+  int64_t rows, cols;
+};
+constexpr int64_t kMaxTasks = 16;
+// The split of `panels` x `tiles` into at most max_tasks blocks (at least min_cols column
+// blocks) whose slowest thread has the least work, counted as rounds of tasks (tasks / threads,
+// rounded up) times the largest block; ties go to fewer tasks. Blocks of uneven size cost
+// their largest: 3 panels in 2 row blocks by 2 column blocks left one thread 4 of 6 units
+// (96 x 196 x 576 on 2 threads), 1 row block by 2 column blocks gives each 3. Searched over up
+// to 8 row blocks and min_cols to min_cols + 7 column blocks (a few hundred cycles: products
+// run in parallel from 512k flops).
+Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t max_tasks) {
+  constexpr int64_t kChoices = 8;
+  min_cols = std::clamp<int64_t>(min_cols, 1, tiles);
+  Blocks best{1, min_cols};
+  if (max_tasks <= 1) return best;
+  const int64_t threads = std::max(2, tbb::this_task_arena::max_concurrency());
+  int64_t rows_per[kChoices + 1], tiles_per[kChoices];  // the largest block for r row blocks, min_cols + i column blocks
+  for (int64_t r = 1; r <= kChoices; ++r) rows_per[r] = (panels + r - 1) / r;
+  for (int64_t i = 0; i < kChoices; ++i) tiles_per[i] = (tiles + min_cols + i - 1) / (min_cols + i);
+  // At least two tasks per thread where the product allows, so that a thread busy elsewhere
+  // (independent nodes run concurrently) leaves the other one work to take.
+  const int64_t min_tasks = std::min(2 * threads, std::min(max_tasks, panels * tiles));
+  int64_t best_span = -1;
+  for (int64_t r = 1; r <= std::min(panels, kChoices); ++r)
+    for (int64_t i = 0; i < kChoices && min_cols + i <= tiles && r * (min_cols + i) <= max_tasks; ++i) {
+      const int64_t tasks = r * (min_cols + i);
+      if (tasks < min_tasks) continue;
+      const int64_t span = (tasks + threads - 1) / threads * rows_per[r] * tiles_per[i];
+      if (best_span < 0 || span < best_span || (span == best_span && tasks < best.rows * best.cols)) {
+        best = {r, min_cols + i};
+        best_span = span;
+      }
+    }
+  return best;
+}
+
 void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                    const GemmEpilogue& epilogue, bool parallel) {
   const int64_t M = A.rows(), K = A.depth();
@@ -190,27 +230,23 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
   const int64_t kc_max = (K + slices - 1) / slices;
   // Columns in blocks of whole tiles whose packed B slice is ~256 KB (in L2 while every A panel
-  // passes over it), rows in blocks of panels when there are few column blocks; the tiles spread
-  // evenly over the blocks and, when run in parallel, the blocks number at least 4 and are even
-  // in count, so that two threads get the same work (4 blocks of 25, 25, 25, 23 column tiles,
-  // not 32, 32, 32, 2). Tasks run row blocks outermost, so each thread writes whole rows of C:
-  // ordered by column block first, two threads wrote the two halves of the same rows at once
-  // (512 x 784 x 128 on 2 threads: 0.95 vs 0.56 ms; likely the cache line shared at the boundary
-  // of rows that are not line-aligned). The split changes no bits: every sum runs in k order
-  // within its tile whatever the block.
+  // passes over it); when run in parallel, rows in blocks of panels and maybe more column blocks,
+  // chosen by BalancedBlocks so that the threads get even shares. Tasks run row blocks
+  // outermost, so each thread writes whole rows of C: ordered by column block first, two
+  // threads wrote the two halves of the same rows at once (512 x 784 x 128 on 2 threads: 0.95
+  // vs 0.56 ms; likely the cache line shared at the boundary of rows that are not
+  // line-aligned). The split changes no bits: every sum runs in k order within its tile
+  // whatever the block.
   const int64_t col_tiles = (N + nr - 1) / nr, panels = (M + mr - 1) / mr;
   const int64_t max_block_tiles = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr);
-  int64_t col_blocks = (col_tiles + max_block_tiles - 1) / max_block_tiles;
-  const int64_t min_tasks = parallel ? 4 : 1;
-  int64_t row_blocks = std::min(panels, (min_tasks + col_blocks - 1) / col_blocks);
-  if (parallel && col_blocks * row_blocks % 2 == 1 && col_blocks * row_blocks > 1) {
-    if (row_blocks > 1 && row_blocks < panels) ++row_blocks;
-    else if (col_blocks < col_tiles) ++col_blocks;
-  }
-  const int64_t tasks = col_blocks * row_blocks;
   // Parallel from 256k flops per task (MobileFaceNet's small 1x1 layers; 1M kept them serial).
   constexpr int64_t kMinParallelTaskFlops = int64_t{1} << 18;
-  const int64_t flops_per_task = 2 * M * N * K / tasks;
+  const int64_t flops = 2 * M * N * K;
+  const Blocks blocks = BalancedBlocks(panels, col_tiles, (col_tiles + max_block_tiles - 1) / max_block_tiles,
+                                       parallel ? std::min<int64_t>(kMaxTasks, flops / kMinParallelTaskFlops) : 1);
+  const int64_t col_blocks = blocks.cols, row_blocks = blocks.rows;
+  const int64_t tasks = col_blocks * row_blocks;
+  const int64_t flops_per_task = flops / tasks;
   const int64_t nc = (col_tiles + col_blocks - 1) / col_blocks * nr;  // the widest block
   // Few rows (SqueezeNet's squeezes: 16-64 filters): wide tiles read B where it lies, every row
   // panel of C over one column tile before the next, so each B tile comes from memory once and
