@@ -531,9 +531,10 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   // at row and column edges, across depth slices (> 384 wide, > 1024 tall) and thread counts.
   // 17 x 5120 x 64: five column blocks of wide tiles made six, so that two threads share them
   // evenly; 200 x 30 x 2100: tall tiles prefetching the next panel, and across the depth slice
-  // the first panel of the next slice. Up to 8 panels of 8 rows (M <= 64), wide tiles read B in
-  // place and pack only a partial last column tile: 16 x 3025 x 128 (SqueezeNet's squeeze),
-  // 64 x 100 x 400 (two depth slices, the second adding to C).
+  // the first panel of the next slice. Up to 8 panels of 8 rows (M <= 64), or 16 with a small B,
+  // wide tiles read B in place and pack only a partial last column tile: 16 x 3025 x 128
+  // (SqueezeNet's squeeze), 64 x 100 x 400 (two depth slices, the second adding to C),
+  // 96 x 196 x 70 (12 panels).
   struct Shape {
     int64_t M, N, K;
   };
