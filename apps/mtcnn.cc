@@ -233,6 +233,8 @@ std::vector<double> PyramidScales(int min_side, double min_size, double factor) 
 
 Net::Net(const std::string& prefix, std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {
   LoadCheckpoint(prefix, 1, &symbol_, &args_, &aux_);
+  args_ = ReadOnlyViews(args_);  // held by this net's predictors alone
+  aux_ = ReadOnlyViews(aux_);
   loaded_ = true;
 }
 

@@ -74,7 +74,7 @@ Predictor BindModel(const std::vector<std::string>& a) {
   Model model = LoadModelFiles(a[0], a[1]);
   std::map<std::string, TShape> shapes;
   shapes.insert(ParseShapeSpec("data=" + a[2]));
-  return Predictor(model.symbol, model.args, model.aux, shapes, PredictorOptions());
+  return Predictor(model.symbol, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), shapes, PredictorOptions());
 }
 
 void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {

@@ -140,7 +140,9 @@ void CreatePredictors(const CreateRequest& r, int count, PredictorHandle* out) {
   options.outputs = r.output_keys;
   std::vector<std::unique_ptr<PredictorBox>> made;
   made.push_back(MakePredictor(
-      symbind::Predictor(model.symbol, model.args, model.aux, shapes, options), shapes));
+      symbind::Predictor(model.symbol, symbind::ReadOnlyViews(model.args), symbind::ReadOnlyViews(model.aux), shapes,
+                         options),
+      shapes));
   // The others share the first one's parameter arrays (as converted once).
   for (int i = 1; i < count; ++i) made.push_back(MakePredictor(made[0]->native.Reshape(shapes), shapes));
   for (int i = 0; i < count; ++i) {

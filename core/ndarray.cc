@@ -210,4 +210,12 @@ std::ostream& operator<<(std::ostream& os, const NDArray& a) {
   return os << "]";
 }
 
+NDArray ReadOnlyView(const NDArray& a, const std::string& what) {
+  if (a.is_none() || a.read_only() || a.bytes() == 0 ||
+      reinterpret_cast<uintptr_t>(a.raw_data()) % Storage::kAlignment != 0)
+    return a;
+  return NDArray::View(Storage::External(a.raw_data(), a.bytes(), a.storage(), what), 0, a.shape(), a.dtype(),
+                       a.ctx());
+}
+
 }  // namespace symbind

@@ -117,4 +117,11 @@ class NDArray {
 // Prints shape, dtype and (up to a limit) the values.
 std::ostream& operator<<(std::ostream& os, const NDArray& a);
 
+// `a`'s bytes as a read-only array (no copy; the view keeps a's storage alive), named `what` in
+// errors. For arrays nothing else will write: kernels may then derive packed or transformed
+// forms once instead of checking on every call that the array did not change
+// (ops/kernels/weight_cache.h). Arrays already read-only, empty or not 64-byte aligned are
+// returned as they are.
+NDArray ReadOnlyView(const NDArray& a, const std::string& what);
+
 }  // namespace symbind

@@ -75,10 +75,7 @@ void Rewire(const Graph& g, const std::map<const Node*, NodeEntry>& replaced) {
 
 // `a` as a read-only array: only the rewrite holds it, and nothing may change it afterwards, so
 // kernels may cache forms derived from it without checking it on every call (weight_cache.h).
-NDArray Frozen(const NDArray& a) {
-  return NDArray::View(Storage::External(a.raw_data(), a.bytes(), a.storage(), "a folded weight"), 0,
-                       a.shape(), a.dtype());
-}
+NDArray Frozen(const NDArray& a) { return ReadOnlyView(a, "a folded weight"); }
 }  // namespace
 
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,

@@ -175,7 +175,13 @@ Predictor LoadPredictor(const std::string& prefix, int epoch,
   Symbol symbol;
   std::map<std::string, NDArray> args, aux;
   LoadCheckpoint(prefix, epoch, &symbol, &args, &aux);
-  return Predictor(symbol, args, aux, input_shapes, options);
+  return Predictor(symbol, ReadOnlyViews(args), ReadOnlyViews(aux), input_shapes, options);
+}
+
+std::map<std::string, NDArray> ReadOnlyViews(const std::map<std::string, NDArray>& arrays) {
+  std::map<std::string, NDArray> views;
+  for (const auto& [name, array] : arrays) views.emplace(name, ReadOnlyView(array, "parameter '" + name + "'"));
+  return views;
 }
 
 }  // namespace symbind

@@ -253,3 +253,42 @@ TEST_CASE("SelectOutputs takes an op node's name for its output, as MXNet's part
   Predictor p(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 12, 12})}}, by_node);
   CHECK(p.output_names() == std::vector<std::string>{"conv2_output", "prob1_output"});
 }
+
+// LoadPredictor holds the arrays it loads alone, so it binds read-only views of them
+// (ReadOnlyViews): the kernels' weight caches then skip their per-call check. The outputs are
+// those of a Predictor over writable copies, and writing into a bound parameter is refused.
+TEST_CASE("LoadPredictor binds its loaded parameters read-only: the same outputs, writes refused", "[predict][real]") {
+  SharedModel m = LoadMtcnnModel("det2");
+  const std::string prefix = symbind_test::TempPath("predictor-det2-read-only");
+  SaveCheckpoint(prefix, 1, m.symbol, m.params, m.aux);
+  const std::map<std::string, TShape> shapes = {{"data", TShape({2, 3, 24, 24})}};
+  Predictor loaded = LoadPredictor(prefix, 1, shapes);
+  Predictor writable(m.symbol, m.params, m.aux, shapes);
+  const auto bound = loaded.executor().arg_dict(), writable_bound = writable.executor().arg_dict();
+  REQUIRE_FALSE(loaded.roles().parameters.empty());
+  for (const std::string& name : loaded.roles().parameters) {
+    INFO(name);
+    CHECK(bound.at(name).read_only());
+    CHECK_FALSE(writable_bound.at(name).read_only());
+  }
+  NDArray input(TShape({2, 3, 24, 24}));
+  FillGaussian(input, 11, "x");
+  for (int run = 0; run < 2; ++run) {  // the second run on cached packed weights
+    loaded.SetInput("data", input);
+    writable.SetInput("data", input);
+    loaded.Forward();
+    writable.Forward();
+    for (size_t i = 0; i < loaded.Outputs().size(); ++i) CHECK(SameBits(loaded.Output(i), writable.Output(i)));
+  }
+  const NDArray weight = bound.at(loaded.roles().parameters.front());
+  CHECK_THROWS_WITH(weight.SetFlat(0, 1.0f), Catch::Contains("read-only") && Catch::Contains("parameter '"));
+
+  // ReadOnlyView: the same bytes, no copy; read-only arrays and empty ones come back as they are.
+  NDArray a(TShape({4, 4}));
+  a.Fill(2.0f);
+  const NDArray view = ReadOnlyView(a, "a");
+  CHECK(view.read_only());
+  CHECK(view.raw_data() == a.raw_data());
+  CHECK(ReadOnlyView(view, "again").SharesStorageWith(view));
+  CHECK(ReadOnlyView(NDArray(), "none").is_none());
+}

@@ -180,7 +180,7 @@ void Run(const RunArgs& a) {
   options.fuse_activations = !a.no_fuse;
   options.fuse_inverted_residuals = !a.no_fuse && !a.no_fuse_blocks;
   const auto bind_start = std::chrono::steady_clock::now();
-  Predictor predictor(sym, model.args, model.aux, shapes, options);
+  Predictor predictor(sym, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
   if (!predictor.filled().empty())
     std::cerr << "symbind: warning: filling from N(0,1): " << JoinNames(predictor.filled()) << "\n";
