@@ -114,7 +114,8 @@ class PackedGemmA {
 // tall ones read B in place.
 void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                 const GemmEpilogue& epilogue = {});
-// The same on the calling thread only, in one block of rows (B packed once per column block):
+// The same on the calling thread only, in one block of rows (B packed once per column block,
+// or read in place as above):
 // for kernels that already run tiles of their own in parallel tasks. The same bits.
 void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                       const GemmEpilogue& epilogue = {});
