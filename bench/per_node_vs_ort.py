@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Per-layer time of symbind against ONNX Runtime on the same net, weights and input.
 
-    bench/per_node_vs_ort.py NET [--threads T] [--runs R] [--repeat N] [--all] [--symbind-args "ARGS"]
+    bench/per_node_vs_ort.py NET [--threads T] [--runs R] [--repeat N] [--all] [--batch B] [--symbind-args "ARGS"]
 
 NET: resnet-18, resnet-50, squeezenet-1.1, mobilenet-v2, mobilefacenet (the nets bench/run.sh
 writes into build/bench-work; SYMBIND_BENCH_BUILD names another build directory). Runs
@@ -17,7 +17,8 @@ the script under `chrt -f 50` (both engines inherit it) with --repeat N: N alter
 of both, per node the least of its N means. --all: every convolution row sorted
 by the gap (symbind - ORT ms), not only the 25 largest. --symbind-args: more options of
 `symbind run`, e.g. "--no-fuse-blocks" to time MobileNet v2's inverted-residual blocks layer by
-layer.
+layer. --batch B (1 or 8, the ONNX files bench/run.sh writes): both engines on B images; at B > 1
+symbind's input is random (the same weights, other values), which does not change the time.
 """
 import argparse
 import collections
@@ -36,10 +37,9 @@ SYMBOLS = {
 }
 
 
-def symbind_profile(build, symbol, params, inp, threads, runs, extra):
-    """{node: (op, output shape tuple, ms per run)} from `symbind run --profile`."""
-    out = subprocess.run([os.path.join(build, "tools", "symbind"), "run", symbol, params, "--input",
-                          "data=" + inp, "--bench", str(runs), "--profile", "--threads", str(threads)] + extra,
+def symbind_profile(build, symbol, params, feed, threads, runs, extra):
+    """{node: (op, output shape tuple, ms per run)} from `symbind run --profile`; feed: its input options."""
+    out = subprocess.run([os.path.join(build, "tools", "symbind"), "run", symbol, params] + feed + ["--bench", str(runs), "--profile", "--threads", str(threads)] + extra,
                          check=True, capture_output=True, text=True).stdout
     rows, total = {}, None
     for line in out.splitlines():
@@ -77,13 +77,13 @@ def symbind_convolutions(symbol, shapes):
     return convs
 
 
-def ort_profile(build, onnx, threads, runs, size):
+def ort_profile(build, onnx, threads, runs, size, batch):
     """[(node name, op, weight shape or None, output shape, ms per run)] in ORT's execution order, and
     ORT's median forward time (ms, profiled)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, ORT_NODE_MODULES=os.path.join(build, "bench-work", "ort", "node_modules"))
         out = subprocess.run(["node", os.path.join(ROOT, "bench", "ort_peer.js"), onnx, "--threads", str(threads),
-                              "--runs", str(runs), "--size", "%d,%d" % (size, size), "--profile",
+                              "--runs", str(runs), "--batch", str(batch), "--size", "%d,%d" % (size, size), "--profile",
                               os.path.join(tmp, "ort")], check=True, capture_output=True, env=env, text=True).stdout
         events = json.load(open(glob.glob(os.path.join(tmp, "ort*.json"))[0]))
     nodes = [e for e in events if e.get("cat") == "Node" and e["name"].endswith("_kernel_time")]
@@ -112,20 +112,23 @@ def main():
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--symbind-args", default="")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--batch", type=int, default=1)
     a = ap.parse_args()
     build = os.path.abspath(os.environ.get("SYMBIND_BENCH_BUILD", os.path.join(ROOT, "build")))
     work = os.path.join(build, "bench-work")
     symbol = os.path.join(ROOT, SYMBOLS.get(a.net, "bench/models/%s-symbol.json" % a.net))
     size = 112 if a.net == "mobilefacenet" else 224
-    inp = os.path.join(work, a.net, "input.npy")
+    feed = (["--input", "data=" + os.path.join(work, a.net, "input.npy")] if a.batch == 1 else
+            ["--shape", "data=%d,3,%d,%d" % (a.batch, size, size)])
     shapes = weight_shapes(build, symbol)
     # --repeat R: R alternating rounds of both engines; per node the round with the least time
     # (a loaded machine disturbs single layers of single rounds by milliseconds).
     mine, theirs, mine_total, latency, ort_latency = {}, None, None, None, None
     for _ in range(a.repeat):
-        m, m_total, m_latency = symbind_profile(build, symbol, os.path.join(work, a.net + ".params"), inp,
+        m, m_total, m_latency = symbind_profile(build, symbol, os.path.join(work, a.net + ".params"), feed,
                                                 a.threads, a.runs, a.symbind_args.split())
-        t, t_latency = ort_profile(build, os.path.join(work, a.net, "b1.onnx"), a.threads, a.runs, size)
+        t, t_latency = ort_profile(build, os.path.join(work, a.net, "b%d.onnx" % a.batch), a.threads, a.runs, size,
+                                  a.batch)
         for name, row in m.items():
             if name not in mine or row[2] < mine[name][2]:
                 mine[name] = row
@@ -156,8 +159,8 @@ def main():
             matched.add(ort_name)
         rows.append((name, weight, out, ms, ort_ms))
 
-    print("# %s, batch 1, %d threads, %d runs (profiled) x %d rounds; forward median: symbind %s ms (min %s), "
-          "ORT %s ms; load average %s" % (a.net, a.threads, a.runs, a.repeat, latency[0], latency[1], ort_latency,
+    print("# %s, batch %d, %d threads, %d runs (profiled) x %d rounds; forward median: symbind %s ms (min %s), "
+          "ORT %s ms; load average %s" % (a.net, a.batch, a.threads, a.runs, a.repeat, latency[0], latency[1], ort_latency,
                                " ".join(open("/proc/loadavg").read().split()[:3])))
     print("%-32s %-18s %-16s %9s %9s %8s" % ("symbind node", "weight", "output", "symbind", "ORT", "ORT/sb"))
     fmt = lambda t: "x".join(str(d) for d in t) if t else "-"

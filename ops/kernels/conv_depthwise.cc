@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
@@ -93,26 +94,6 @@ SYMBIND_DEPTHWISE_PLANE(7, 2)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-// Lanes [lo, hi) of a 16-lane mask (empty when hi <= lo).
-inline __mmask16 LaneRange(int64_t lo, int64_t hi) {
-  lo = std::max<int64_t>(lo, 0);
-  hi = std::min<int64_t>(hi, 16);
-  return hi <= lo ? 0 : static_cast<__mmask16>(((1u << (hi - lo)) - 1u) << lo);
-}
-
-// o[lanes of mask] = act(v (+ o when add)), FusedActivation's operator() lane by lane.
-__attribute__((target("avx512f"), always_inline)) inline void StoreOutputAvx512(float* o, __mmask16 mask, __m512 v,
-                                                                              const FusedActivation& act, bool add) {
-  const __m512 zero = _mm512_setzero_ps();
-  if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, o), v);
-  if (act.kind == FusedActivation::kRelu) v = _mm512_max_ps(v, zero);  // NaN -> 0, as x > 0 ? x : 0
-  else if (act.kind == FusedActivation::kClip)
-    v = _mm512_min_ps(_mm512_set1_ps(act.hi), _mm512_max_ps(_mm512_set1_ps(act.lo), v));  // NaN kept
-  else if (act.kind == FusedActivation::kLeaky)  // x > 0 ? x : slope * x
-    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ), _mm512_mul_ps(_mm512_set1_ps(act.slope), v), v);
-  _mm512_mask_storeu_ps(o, mask, v);
-}
-
 // AVX-512, stride 2: 16 output columns read 32 + K - 2 input columns of a row. Each input row a
 // chunk touches is loaded once (three masked loads) and split into its K tap vectors, x[2i + kw]
 // for kw = 0..K-1: the even and odd lanes by permutations, the later taps by moving those down
@@ -162,7 +143,7 @@ __attribute__((target("avx512f"))) void PlaneStride2Avx512(const float* in, cons
         }
       }
       for (int r = 0; r < kRows && oh0 + r < a.OH; ++r)
-        StoreOutputAvx512(out + (oh0 + r) * a.OW + c0, out_mask, acc[r], a.act, add);
+        StoreActivatedAvx512(out + (oh0 + r) * a.OW + c0, out_mask, acc[r], a.act, add);
     }
   }
 }
@@ -203,7 +184,7 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
           }
         }
       for (int r = 0; r < kRows && oh0 + r < a.OH; ++r)
-        StoreOutputAvx512(out + (oh0 + r) * a.OW + c0, out_mask, acc[r], a.act, add);
+        StoreActivatedAvx512(out + (oh0 + r) * a.OW + c0, out_mask, acc[r], a.act, add);
     }
   }
 }

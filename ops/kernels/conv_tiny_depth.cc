@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/im2col.h>
@@ -114,27 +115,13 @@ __attribute__((target("avx512f"), always_inline)) inline void TileAvx512(const T
         }
       }
     }
-  const __m512 zero = _mm512_setzero_ps(), lo = _mm512_set1_ps(a.act.lo), hi = _mm512_set1_ps(a.act.hi);
+  __mmask16 mask[V];  // the row's end
+  for (int v = 0; v < V; ++v) mask[v] = LaneRange(0, a.OW - (ox + v * kLanes));
   for (int f = 0; f < kFilterBlock; ++f)  // compile-time indices keep acc in registers
-    for (int v = 0; v < V; ++v) {
-      const int64_t col = ox + v * kLanes, left = std::min<int64_t>(kLanes, a.OW - col);
-      if (f >= a.filters || left <= 0) continue;
-      const __mmask16 mask = static_cast<__mmask16>((1u << left) - 1u);
-      __m512 r = acc[f][v];
-      if (a.act.kind == FusedActivation::kRelu) r = _mm512_max_ps(r, zero);  // NaN -> 0, as x > 0 ? x : 0
-      else if (a.act.kind == FusedActivation::kClip) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));  // NaN kept
-      else if (a.act.kind == FusedActivation::kLeaky || a.act.kind == FusedActivation::kPRelu) {
-        // x > 0 ? x : slope * x, prelu's slope per filter (MobileFaceNet's first layer)
-        const __m512 slope = _mm512_set1_ps(a.act.ForRow(f).slope);
-        r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, zero, _CMP_GT_OQ), _mm512_mul_ps(slope, r), r);
-      }
-      float* out = y + f * a.osize + oh * a.OW + col;
-      _mm512_mask_storeu_ps(out, mask, r);
-      if (a.act.kind != FusedActivation::kNone && a.act.kind != FusedActivation::kRelu &&
-          a.act.kind != FusedActivation::kClip && a.act.kind != FusedActivation::kLeaky &&
-          a.act.kind != FusedActivation::kPRelu)
-        ActivateInPlace(out, left, a.act.ForRow(f));  // any other fused activation, as written
-    }
+    for (int v = 0; v < V; ++v)
+      if (f < a.filters && mask[v] != 0)
+        StoreActivatedAvx512(y + f * a.osize + oh * a.OW + ox + v * kLanes, mask[v], acc[f][v], a.act.ForRow(f),
+                             false);
 }
 
 template <int K, int S>

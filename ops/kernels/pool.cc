@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/pool.h>
 #include <symbind/ops/op_util.h>
@@ -41,8 +42,7 @@ template <int K>
 __attribute__((target("avx512f"), always_inline)) inline __m512 ColumnMaxAvx512(const float* const* rows, int64_t c,
                                                                               int64_t end) {
   const __m512 lowest = _mm512_set1_ps(-FLT_MAX);
-  const int64_t valid = std::clamp<int64_t>(end - c, 0, 16);
-  const __mmask16 m = static_cast<__mmask16>((1u << valid) - 1u);
+  const __mmask16 m = LaneRange(0, end - c);
   __m512 v = lowest;
   for (int kh = 0; kh < K; ++kh) v = _mm512_max_ps(_mm512_mask_loadu_ps(lowest, m, rows[kh] + c), v);
   return v;
@@ -67,8 +67,7 @@ __attribute__((target("avx512f"))) void MaxRowStride2Avx512(const float* const* 
       const __m512i shifted = _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(even), 1);
       v = _mm512_max_ps(_mm512_castsi512_ps(shifted), v);
     }
-    const int64_t count = std::min<int64_t>(kLanes, n - j);
-    const __mmask16 out = static_cast<__mmask16>((1u << count) - 1u);
+    const __mmask16 out = LaneRange(0, n - j);
     if (add) v = _mm512_add_ps(_mm512_maskz_loadu_ps(out, o + j), v);
     _mm512_mask_storeu_ps(o + j, out, v);
     a = next;
