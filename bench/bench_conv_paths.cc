@@ -4,9 +4,9 @@
 //   bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]
 //       whole model: R rounds of (K forwards with fast paths off, K with them on); prints the
 //       min and median CPU ms per forward of each and the ratio of the minima.
-//   bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]
+//   bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks|residual [--threads T] [--rounds R] [--runs K]
 //       whole model bound twice, without and with one Predictor rewrite (BatchNorm folding,
-//       activation fusion or inverted-residual block fusion), timed the same way.
+//       activation fusion, inverted-residual block fusion or residual add fusion), timed the same way.
 //   bench_conv_paths scaling SYMBOL PARAMS N,C,H,W [--rounds R] [--runs K]
 //       two-thread scaling, node by node: R rounds of (K profiled forwards on 1 thread, K on 2);
 //       per node the fastest round's ms per forward on each, and for the whole forward the
@@ -52,7 +52,7 @@ namespace {
 [[noreturn]] void Usage() {
   std::fprintf(stderr,
                "usage: bench_conv_paths model SYMBOL PARAMS N,C,H,W [--threads T] [--rounds R] [--runs K]\n"
-               "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks [--threads T] [--rounds R] [--runs K]\n"
+               "       bench_conv_paths rewrite SYMBOL PARAMS N,C,H,W fold|fuse|blocks|residual [--threads T] [--rounds R] [--runs K]\n"
                "       bench_conv_paths scaling SYMBOL PARAMS N,C,H,W [--rounds R] [--runs K]\n"
                "       bench_conv_paths regions US\n"
                "       bench_conv_paths layer N C F G H W K S P [--threads T]\n");
@@ -95,15 +95,17 @@ void TimeModel(const std::vector<std::string>& a, int rounds, int runs) {
 }
 
 void TimeRewrite(const std::vector<std::string>& a, int rounds, int runs) {
-  if (a.size() != 4 || (a[3] != "fold" && a[3] != "fuse" && a[3] != "blocks")) Usage();
+  if (a.size() != 4 || (a[3] != "fold" && a[3] != "fuse" && a[3] != "blocks" && a[3] != "residual")) Usage();
   Model model = LoadModelFiles(a[0], a[1]);
   std::map<std::string, TShape> shapes;
   shapes.insert(ParseShapeSpec("data=" + a[2]));
   std::vector<Predictor> predictors;
   for (int with = 0; with < 2; ++with) {
     PredictorOptions options;
-    (a[3] == "fold" ? options.fold_batch_norm : a[3] == "fuse" ? options.fuse_activations
-                                                                : options.fuse_inverted_residuals) = with == 1;
+    (a[3] == "fold"     ? options.fold_batch_norm
+     : a[3] == "fuse"   ? options.fuse_activations
+     : a[3] == "blocks" ? options.fuse_inverted_residuals
+                        : options.fuse_residual_adds) = with == 1;
     predictors.emplace_back(model.symbol, model.args, model.aux, shapes, options);
   }
   std::vector<double> ms[2];

@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
     options.fold_batch_norm = o.fold;
     options.fuse_activations = o.fuse;
     options.fuse_inverted_residuals = o.fuse;
+    options.fuse_residual_adds = o.fuse;
     // As LoadPredictor and `symbind run` bind loaded weights: read-only, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights

@@ -73,6 +73,19 @@ void Rewire(const Graph& g, const std::map<const Node*, NodeEntry>& replaced) {
     }
 }
 
+// _fused_conv_act's parameters for applying activation node `act` (Activation relu, clip,
+// LeakyReLU leaky or prelu): act_type and its own a_min / a_max or slope; empty for any other node.
+std::map<std::string, std::string> FusedActivationParams(const Node& act) {
+  const bool leaky_relu = IsOp(act, "LeakyReLU");  // its act_type defaults to leaky
+  const std::string type = ParamOr<std::string>(act.attrs, "act_type", leaky_relu ? "leaky" : "");
+  if (IsOp(act, "clip")) return {{"act_type", "clip"}, {"a_min", act.attrs.dict.at("a_min")}, {"a_max", act.attrs.dict.at("a_max")}};
+  if (IsOp(act, "Activation") && type == "relu") return {{"act_type", "relu"}};
+  if (leaky_relu && type == "leaky")
+    return {{"act_type", "leaky"}, {"slope", act.attrs.dict.count("slope") ? act.attrs.dict.at("slope") : "0.25"}};
+  if (leaky_relu && type == "prelu") return {{"act_type", "prelu"}};
+  return {};
+}
+
 // `a` as a read-only array: only the rewrite holds it, and nothing may change it afterwards, so
 // kernels may cache forms derived from it without checking it on every call (weight_cache.h).
 NDArray Frozen(const NDArray& a) { return ReadOnlyView(a, "a folded weight"); }
@@ -170,13 +183,9 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
   std::map<const Node*, NodeEntry> replaced;  // activation node -> the fused convolution
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& act = g.node(n);
-    const NodeAttrs& act_attrs = act.node->attrs;
-    const bool leaky_relu = IsOp(*act.node, "LeakyReLU");  // its act_type defaults to leaky
-    const std::string act_type = ParamOr<std::string>(act_attrs, "act_type", leaky_relu ? "leaky" : "");
-    const bool relu = IsOp(*act.node, "Activation") && act_type == "relu";
-    const bool clip = IsOp(*act.node, "clip");
-    const bool leaky = leaky_relu && act_type == "leaky", prelu = leaky_relu && act_type == "prelu";
-    if (!(relu || clip || leaky || prelu) || act.inputs.empty() || heads.count(g.entry_id(n, 0))) continue;
+    const std::map<std::string, std::string> act_params = FusedActivationParams(*act.node);
+    const bool prelu = !act_params.empty() && act_params.at("act_type") == "prelu";
+    if (act_params.empty() || act.inputs.empty() || heads.count(g.entry_id(n, 0))) continue;
     const Graph::EntryRef src = act.inputs[0];
     const std::shared_ptr<Node>& conv = g.node(src.node_id).node;
     if (!IsOp(*conv, "Convolution") || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
@@ -186,12 +195,7 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
       continue;
     NodeAttrs& attrs = conv->attrs;
     attrs.op = &fused_op;
-    attrs.dict["act_type"] = clip ? "clip" : act_type;
-    if (clip) {
-      attrs.dict["a_min"] = act_attrs.dict.at("a_min");
-      attrs.dict["a_max"] = act_attrs.dict.at("a_max");
-    }
-    if (leaky) attrs.dict["slope"] = act_attrs.dict.count("slope") ? act_attrs.dict.at("slope") : "0.25";
+    for (auto& [key, value] : act_params) attrs.dict[key] = value;
     if (prelu) conv->inputs.push_back(act.node->inputs[1]);  // gamma, still an argument
     fused_op.ParseAttrs(&attrs);
     replaced[act.node.get()] = NodeEntry{conv, 0};
@@ -297,6 +301,61 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
     out.folded.push_back(expand.node->name());
     out.folded.push_back(depthwise.node->name());
     if (residual) out.folded.push_back(project.node->name());
+    last->attrs = std::move(attrs);
+    last->inputs = std::move(inputs);
+  }
+  return out;
+}
+
+RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                                const std::map<std::string, NDArray>& aux) {
+  RewrittenGraph out = CopyOf(symbol, args, aux);
+  const Graph g(out.symbol);
+  const std::vector<int> uses = CountUses(g);
+  const std::set<uint32_t> heads = HeadEntries(g);
+  const Op& fused_op = OpRegistry::Global().Get("_fused_conv_act");
+  std::map<uint32_t, uint32_t> reader;  // entry -> the node reading it (the last one seen)
+  for (uint32_t n = 0; n < g.num_nodes(); ++n)
+    for (const auto& in : g.node(n).inputs) reader[g.entry_id(in)] = n;
+  // A Convolution's output read by nothing else and no head.
+  auto own_conv = [&](const Graph::EntryRef& e) {
+    return e.index == 0 && IsOp(*g.node(e.node_id).node, "Convolution") && uses[g.entry_id(e)] == 1 &&
+           !heads.count(g.entry_id(e));
+  };
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& add = g.node(n);
+    const bool two_input_sum = IsOp(*add.node, "elemwise_add") ||
+                               (IsOp(*add.node, "add_n") && add.inputs.size() == 2);  // in0 + in1 either way
+    if (!two_input_sum || add.inputs.size() != 2) continue;
+    const size_t k = own_conv(add.inputs[0]) ? 0 : own_conv(add.inputs[1]) ? 1 : 2;
+    if (k == 2 || g.entry_id(add.inputs[0]) == g.entry_id(add.inputs[1])) continue;
+    const std::shared_ptr<Node>& conv = g.node(add.inputs[k].node_id).node;
+    // relu / clip / leaky reading only the sum joins too (ResNet v1's relu after the add); not
+    // prelu, whose gamma input would come after the residual.
+    std::shared_ptr<Node> last = add.node;
+    std::map<std::string, std::string> act_params = {{"act_type", "none"}};
+    const uint32_t sum = g.entry_id(n, 0);
+    if (uses[sum] == 1 && !heads.count(sum) && reader.count(sum)) {
+      const std::shared_ptr<Node>& act = g.node(reader.at(sum)).node;
+      std::map<std::string, std::string> params = FusedActivationParams(*act);
+      if (!params.empty() && params.at("act_type") != "prelu") {
+        last = act;
+        act_params = std::move(params);
+      }
+    }
+    NodeAttrs attrs = conv->attrs;
+    attrs.op = &fused_op;
+    attrs.name = last->attrs.name;
+    for (auto& [key, value] : act_params) attrs.dict[key] = value;
+    // The residual where the add read it: the graph's depth-first order, and so ListArguments, stays.
+    attrs.dict["residual"] = k == 0 ? "last" : "first";
+    fused_op.ParseAttrs(&attrs);
+    std::vector<NodeEntry> inputs = conv->inputs;
+    const NodeEntry residual = add.node->inputs[1 - k];
+    if (k == 0) inputs.push_back(residual);
+    else inputs.insert(inputs.begin(), residual);
+    out.folded.push_back(conv->name());
+    if (last != add.node) out.folded.push_back(add.node->name());
     last->attrs = std::move(attrs);
     last->inputs = std::move(inputs);
   }

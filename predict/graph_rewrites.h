@@ -56,4 +56,19 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
 RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                      const std::map<std::string, NDArray>& aux);
 
+// Fuses each residual add into the Convolution feeding it: elemwise_add (or add_n of two) of a
+// Convolution's output and any other entry, and a relu / clip / leaky LeakyReLU reading only
+// the sum, become one _fused_conv_act node with that entry as its `residual` input, which adds it
+// where the convolution writes its output (after the bias, before the activation): one or two
+// passes over memory less per residual block (ResNet's). Run after FuseActivations and
+// FuseInvertedResiduals (whose blocks take MobileNet v2's adds). Only when nothing else can tell:
+// the convolution's output feeds nothing but the add and is no head; the activation joins only
+// when the sum feeds nothing else and is no head. The last node (the activation, else the add)
+// keeps its name, so it may be a head. The residual stays where the add read it (the node's
+// first or last input), so ListArguments keeps its order. Results are the bits of the unfused
+// graph (but for which NaN's payload a sum of two NaNs keeps). `folded` lists the nodes fused
+// away; the arrays are unchanged.
+RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                                const std::map<std::string, NDArray>& aux);
+
 }  // namespace symbind

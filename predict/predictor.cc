@@ -79,6 +79,11 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
     symbol_ = std::move(fused.symbol);
     fused_blocks_ = std::move(fused.folded);
   }
+  if (options_.fuse_residual_adds) {
+    RewrittenGraph fused = FuseResidualAdds(symbol_, args_, aux_);
+    symbol_ = std::move(fused.symbol);
+    fused_.insert(fused_.end(), fused.folded.begin(), fused.folded.end());
+  }
   Bind(input_shapes);
 }
 

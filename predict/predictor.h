@@ -50,6 +50,10 @@ struct PredictorOptions {
   // add) into one node computed a band of rows at a time (FuseInvertedResiduals in
   // graph_rewrites.h; needs the blocks' activations fused). Bit-identical results.
   bool fuse_inverted_residuals = true;
+  // Fuse each residual add (and a relu / clip / leaky after it) into the Convolution before it
+  // (FuseResidualAdds in graph_rewrites.h): ResNet's sums made as the convolution writes its
+  // output. Bit-identical results.
+  bool fuse_residual_adds = true;
 };
 
 class Predictor {
@@ -87,7 +91,9 @@ class Predictor {
   const std::vector<std::string>& filled() const { return filled_; }
   // BatchNorm nodes folded into the layer before them (empty without fold_batch_norm).
   const std::vector<std::string>& folded() const { return folded_; }
-  // Activation / clip nodes fused into the convolution before them (without fuse_activations: none).
+  // Activation / clip nodes fused into the convolution before them, and convolutions fused into
+  // the residual add after them with the add itself when an activation follows it (without
+  // fuse_activations and fuse_residual_adds: none).
   const std::vector<std::string>& fused() const { return fused_; }
   // Nodes of inverted residual blocks fused into the block's last node (without
   // fuse_inverted_residuals: none).

@@ -200,22 +200,34 @@ TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see, weights and b
 }
 
 namespace {
-// Runs `m` with and without activation fusion (or, with `blocks`, with and without only the
-// inverted-residual block fusion; both with BatchNorm folded, at 1, 2 and 4 threads, with the
-// convolution fast paths on and off): the outputs must be bit-identical, and the caller's
-// symbol and arrays unchanged. Returns the fused predictor's fused() (fused_blocks()) list.
-std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TShape& data_shape, bool blocks = false) {
+enum class Fusion { kActivations, kBlocks, kResidualAdds };
+// Runs `m` with every rewrite and without one fusion and the residual-add fusion (which takes
+// the convolutions and adds the others leave; kResidualAdds: without it alone), all with
+// BatchNorm folded, at 1, 2 and 4 threads, with the convolution fast paths on and off: the
+// outputs must be bit-identical, the arguments listed alike, and the caller's symbol and arrays
+// unchanged. Returns the nodes that fusion took away (fused_blocks() for kBlocks).
+std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TShape& data_shape,
+                                                Fusion fusion = Fusion::kActivations) {
   const std::string json_before = SaveSymbolJSON(m.symbol);
   const auto params_before = DeepCopy(m.params);
   PredictorOptions unfused_options;
-  (blocks ? unfused_options.fuse_inverted_residuals : unfused_options.fuse_activations) = false;
+  if (fusion == Fusion::kBlocks) unfused_options.fuse_inverted_residuals = false;
+  if (fusion == Fusion::kActivations) unfused_options.fuse_activations = false;
+  unfused_options.fuse_residual_adds = false;
   BoundPair pair = BindWithAndWithout(m, data_shape, unfused_options);
   Predictor &reference = pair.reference, &fused = pair.rewritten;
-  if (blocks) {
+  // fused(): the activations' fusions, then the residual adds'.
+  const std::vector<std::string>& before = reference.fused();
+  REQUIRE(fused.fused().size() >= before.size());
+  CHECK(std::equal(before.begin(), before.end(), fused.fused().begin()));
+  std::vector<std::string> taken = fused.fused();
+  if (fusion == Fusion::kBlocks) {
     CHECK(reference.fused_blocks().empty());
-    CHECK(reference.fused() == fused.fused());
+    taken = fused.fused_blocks();
+  } else if (fusion == Fusion::kActivations) {
+    CHECK(before.empty());
   } else {
-    CHECK(reference.fused().empty());
+    taken.erase(taken.begin(), taken.begin() + static_cast<std::ptrdiff_t>(before.size()));
   }
   CHECK(fused.executor().graph().ListArguments() == reference.executor().graph().ListArguments());
   const bool fast_paths = conv::FastPathsEnabled();
@@ -232,7 +244,7 @@ std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TSha
   conv::SetFastPathsEnabled(fast_paths);
   CHECK(SaveSymbolJSON(m.symbol) == json_before);
   CHECK(SameBits(m.params, params_before));
-  return blocks ? fused.fused_blocks() : fused.fused();
+  return taken;
 }
 }  // namespace
 
@@ -328,19 +340,93 @@ TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNe
   struct Case {
     std::string path;
     TShape shape;
-    size_t fused;  // relu / clip nodes that follow a convolution read by nothing else
+    size_t fused;  // relu / clip nodes that follow a convolution read by nothing else, and residual adds' convolutions
   };
   // ResNet-18 (pre-activation): relus follow BatchNorms; fused are those after a folded one
-  // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8). MobileNet v2: 35 clips after
-  // convolutions. SqueezeNet: 26 relus, each after a convolution (conv1, 8 fires x 3, conv10).
-  // MobileFaceNet: 33 prelus, each after a convolution (with BatchNorm folded in between).
+  // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8), and each unit's conv2 into its
+  // add (8). MobileNet v2: 35 clips after convolutions (its adds go into the blocks). SqueezeNet:
+  // 26 relus, each after a convolution (conv1, 8 fires x 3, conv10). MobileFaceNet: 33 prelus,
+  // each after a convolution (with BatchNorm folded in between), and 12 projections into their adds.
   const std::vector<Case> cases{{bench + "mobilenet-v2-symbol.json", TShape({1, 3, 64, 64}), 35},
-                                {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33},
-                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9},
+                                {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33 + 12},
+                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9 + 8},
                                 {SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64}), 26}};
   for (const Case& c : cases) {
     INFO(c.path);
     CHECK(CheckFusedBitIdentical(GeneratedModel(c.path, c.shape), c.shape).size() == c.fused);
+  }
+}
+
+TEST_CASE("FuseResidualAdds: residual adds and the activation after them fused into the convolution, bit-identical",
+          "[predict][rewrite]") {
+  auto conv = [](const std::string& name, const Symbol& in, int kernel, int filters) {
+    auto pair = [](int v) { return "(" + std::to_string(v) + "," + std::to_string(v) + ")"; };
+    return OpBuilder("Convolution").SetParam("kernel", pair(kernel)).SetParam("pad", pair(kernel / 2))
+        .SetParam("num_filter", filters).SetInput("data", in).CreateSymbol(name);
+  };
+  auto add = [](const std::string& name, const Symbol& a, const Symbol& b) {
+    return OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", b).CreateSymbol(name);
+  };
+  auto relu = [](const std::string& name, const Symbol& in) {
+    return OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", in).CreateSymbol(name);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol s1 = add("s1", conv("c1", data, 3, 16), data);             // fused, residual last; s1 read twice
+  Symbol r2 = relu("r2", add("s2", s1, conv("c2", s1, 1, 16)));     // fused with the relu, residual first
+  Symbol s3 = OpBuilder("add_n").SetParam("num_args", 2).SetInput("arg0", conv("c3", r2, 1, 16)).SetInput("arg1", r2)
+                  .CreateSymbol("s3");
+  Symbol k3 = OpBuilder("clip").SetParam("a_min", "-1").SetParam("a_max", "0.5").SetInput("data", s3)
+                  .CreateSymbol("k3");                                // add_n of two: fused with the clip
+  Symbol s4 = add("s4", conv("c4", k3, 3, 16), k3);                 // a head: fused, the relu after it not
+  Symbol r4 = relu("r4", s4);
+  Symbol c5 = conv("c5", r4, 1, 16);
+  Symbol s5 = add("s5", c5, r4);                                    // c5 also read by a pooling: not fused
+  Symbol p5 = OpBuilder("Pooling").SetParam("kernel", "(2,2)").SetParam("global_pool", "True").SetInput("data", c5)
+                  .CreateSymbol("p5");
+  Symbol s6 = add("s6", relu("r6", conv("c6", s5, 1, 16)), s5);     // relu before the add: c6 + r6 fused, no residual
+  Symbol c7 = conv("c7", s6, 1, 16);
+  Symbol s7 = add("s7", c7, c7);                                    // the same output twice: not fused
+  // Wide 1x1 tiles (many positions), a 3x3 convolution (16 channels: Winograd), and at 4x4 the
+  // deep 1x1 layer's tall tiles.
+  Symbol c8 = conv("c8", s7, 1, 64);
+  Symbol s8 = relu("r8", add("s8", conv("c8b", c8, 1, 64), c8));
+  Symbol pool = OpBuilder("Pooling").SetParam("kernel", "(4,4)").SetParam("stride", "(4,4)").SetInput("data", s8)
+                    .CreateSymbol("pool");
+  Symbol s9 = add("s9", conv("c9", pool, 1, 64), pool);
+  Symbol net = Symbol::Group({s4, p5, s9});
+  const TShape shape({2, 16, 16, 16});
+  SharedModel m = GaussianModel(net, shape);
+
+  RewrittenGraph acts = FuseActivations(net, m.params, m.aux);
+  RewrittenGraph r = FuseResidualAdds(acts.symbol, m.params, m.aux);
+  CHECK(acts.folded == std::vector<std::string>{"r6"});
+  CHECK(r.folded == std::vector<std::string>{"c1", "c2", "s2", "c3", "s3", "c4", "c8b", "s8", "c9"});
+  CHECK(r.symbol.ListOutputs() == net.ListOutputs());
+  CHECK(r.symbol.ListArguments() == net.ListArguments());  // residuals where the adds read them
+  CHECK(r.symbol.ListAuxiliaryStates() == net.ListAuxiliaryStates());
+  CHECK(CountOps(r.symbol, "elemwise_add") == 3);  // s5, s6, s7
+  CHECK(CountOps(r.symbol, "add_n") == 0);
+  CHECK(CountOps(r.symbol, "Activation") == 1);  // r4, after a head
+  CHECK(CountOps(acts.symbol, "elemwise_add") == 8);  // the rewrite's input is untouched
+  CHECK(CheckFusedBitIdentical(m, shape, Fusion::kResidualAdds) == r.folded);
+  // Without the relu fused first, c6 is a Convolution read by the relu, not the add: the same.
+  CHECK(FuseResidualAdds(net, m.params, m.aux).folded == r.folded);
+}
+
+TEST_CASE("FuseResidualAdds: ResNet-18 and ResNet-50 (pre-activation) and MobileFaceNet bit-identical to the unfused adds",
+          "[predict][rewrite][real]") {
+  const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
+  struct Case {
+    std::string path;
+    TShape shape;
+    size_t fused;  // the convolution before each add: one per ResNet unit, per MobileFaceNet residual block
+  };
+  const std::vector<Case> cases{{SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 8},
+                                {bench + "resnet-50-symbol.json", TShape({2, 3, 64, 64}), 16},
+                                {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 12}};
+  for (const Case& c : cases) {
+    INFO(c.path);
+    CHECK(CheckFusedBitIdentical(GeneratedModel(c.path, c.shape), c.shape, Fusion::kResidualAdds).size() == c.fused);
   }
 }
 
@@ -393,7 +479,7 @@ TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical, the
   CHECK(CountOps(r.symbol, "_fused_inverted_residual") == 5);
   CHECK(CountOps(r.symbol, "elemwise_add") == 2);  // c_plus, e_plus
   CHECK(CountOps(fused_acts.symbol, "_fused_inverted_residual") == 0);  // the rewrite's input is untouched
-  std::vector<std::string> blocks = CheckFusedBitIdentical(m, shape, true);
+  std::vector<std::string> blocks = CheckFusedBitIdentical(m, shape, Fusion::kBlocks);
   std::sort(blocks.begin(), blocks.end());
   CHECK(blocks == folded);
   // Without activation fusion nothing matches (the relu6 nodes sit between the convolutions).
@@ -405,5 +491,5 @@ TEST_CASE("FuseInvertedResiduals: MobileNet v2 bit-identical to the unfused bloc
   // add), 6 not (expansion and depthwise fused into the projection).
   const std::string path = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/mobilenet-v2-symbol.json";
   const TShape shape({2, 3, 64, 64});
-  CHECK(CheckFusedBitIdentical(GeneratedModel(path, shape), shape, true).size() == 10 * 3 + 6 * 2);
+  CHECK(CheckFusedBitIdentical(GeneratedModel(path, shape), shape, Fusion::kBlocks).size() == 10 * 3 + 6 * 2);
 }

@@ -33,7 +33,8 @@ struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
   std::vector<std::string> shapes, inputs, outputs;
   float scale = 1.0f;
-  bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false, no_fuse_blocks = false;
+  bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false, no_fuse_blocks = false,
+       no_fuse_residuals = false;
   int bench = 0;
   std::string threads;
 };
@@ -179,6 +180,7 @@ void Run(const RunArgs& a) {
   options.fold_batch_norm = !a.no_fold;
   options.fuse_activations = !a.no_fuse;
   options.fuse_inverted_residuals = !a.no_fuse && !a.no_fuse_blocks;
+  options.fuse_residual_adds = !a.no_fuse && !a.no_fuse_residuals;
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
@@ -246,10 +248,12 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--no-fold", a->no_fold,
                 "run every BatchNorm as its own node instead of folding it into the convolution before it");
   sub->add_flag("--no-fuse", a->no_fuse,
-                "run every relu / clip / LeakyReLU as its own node instead of fusing it into the convolution before it, and "
-                "every convolution of an inverted residual block as its own node");
+                "run every relu / clip / LeakyReLU as its own node instead of fusing it into the convolution before it, "
+                "every residual add as its own node, and every convolution of an inverted residual block as its own node");
   sub->add_flag("--no-fuse-blocks", a->no_fuse_blocks,
                 "run the convolutions of each inverted residual block (MobileNet v2's) as their own nodes");
+  sub->add_flag("--no-fuse-residuals", a->no_fuse_residuals,
+                "run each residual add (and the activation after it) as its own node instead of in the convolution before it");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");
   sub->callback([a] { Run(*a); });
 }

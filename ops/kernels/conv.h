@@ -26,9 +26,13 @@ struct ConvDims {
 // (Winograd-transformed or GEMM-packed weights) are then cached across calls, checked against
 // the current weights so that overwriting them is always seen (see weight_cache.h); without
 // it they are recomputed on every call.
+// `residual` (a residual connection's other operand, laid out as y and not overlapping it):
+// y = act((conv(x, w) + bias) + residual), the bits of the convolution, elemwise_add and
+// activation run one after another; added where the packed GEMM stores its wide tiles, on the
+// other paths in one pass after the convolution. req kWrite.
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, const NDArray* weights = nullptr,
-                 const FusedActivation& act = {});
+                 const FusedActivation& act = {}, const float* residual = nullptr);
 
 // The paths ConvForward chooses from, callable directly so tests can compare them.
 // The fast paths take req kWrite (or kWriteInplace) and apply `act` as they write; ConvForward
@@ -57,7 +61,7 @@ std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w,
                                                                  GemmTiling tiling);
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
-                           const NDArray* weights = nullptr);
+                           const NDArray* weights = nullptr, const float* residual = nullptr);
 // Direct depthwise 2-D (groups == in_c == out_c; 3x3, 5x5 or 7x7, stride 1 or 2 in both dims,
 // dilation 1, any padding).
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);

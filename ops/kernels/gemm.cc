@@ -213,6 +213,12 @@ Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t m
   return best;
 }
 
+// The residual of the tile at C + offset, for the tiles of the last depth slice (which apply the
+// epilogue).
+const float* ResidualAt(const GemmEpilogue& epilogue, bool last_slice, int64_t offset) {
+  return last_slice && epilogue.residual ? epilogue.residual + offset : nullptr;
+}
+
 void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                    const GemmEpilogue& epilogue, bool parallel) {
   const int64_t M = A.rows(), K = A.depth();
@@ -286,6 +292,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
               const int rows = static_cast<int>(std::min<int64_t>(mr, M - p * mr));
               PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, b_step, C + p * mr * ldc + j0 + j, ldc, rows, cols,
                                   s > 0, s + 1 == slices ? &epilogue : nullptr, p * mr};
+              args.residual = ResidualAt(epilogue, s + 1 == slices, p * mr * ldc + j0 + j);
               // The first panel streams the B rows of the tile after next into L2 (strided rows
               // defeat the hardware prefetcher; one tile ahead, into L1, hid half as much of
               // the latency: SqueezeNet's 128 -> 16 squeeze at batch 8, 1 thread, 2.2 ms, 1.05
@@ -318,6 +325,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
             PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, tall ? ldb : nr, C + p * mr * ldc + j0 + j,
                                 ldc, rows, static_cast<int>(std::min<int64_t>(nr, cols_here - j)), s > 0,
                                 s + 1 == slices ? &epilogue : nullptr, p * mr};
+            args.residual = ResidualAt(epilogue, s + 1 == slices, p * mr * ldc + j0 + j);
             // The first panel also streams in the B rows of the tile after next (see above).
             if (tall && p == p_lo && j + nr < cols_here) args.b_prefetch_ahead = 2 * nr;
             const int64_t pf_tile = pf_tiles == 1 ? 0 : jt - 1;

@@ -67,10 +67,13 @@ inline __attribute__((always_inline)) void ActivateInPlace(float* __restrict p, 
   }
 }
 
-// What GemmPacked applies to each sum before storing it: + bias[row], then the activation.
+// What GemmPacked applies to each sum before storing it: + bias[row], + residual (a residual
+// connection's other operand), then the activation; so C = act((A * B + bias) + R) in the
+// rounding order of the unfused convolution, elemwise_add and activation.
 struct GemmEpilogue {
   const float* bias = nullptr;  // one per row of C, or null
   FusedActivation act;          // kPRelu: act.slopes one per row of C
+  const float* residual = nullptr;  // R laid out as C (ldc apart, not overlapping it), or null
 };
 
 // How GemmPacked's micro-kernel lays a tile of C over the vector registers. kWide: columns in

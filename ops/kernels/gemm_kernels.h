@@ -21,7 +21,8 @@ struct GemmArgs {
 
 // One tile of a packed GEMM (gemm_packed.cc): C[rows, cols] (ldc apart) = (load_c ? C : 0) +
 // the kc-step product of a packed A panel (kc x mr) and B panel (kc x nr; for the tall tile
-// B's own rows, ldb apart), then the epilogue when given (bias[row0 + r] and the activation).
+// B's own rows, ldb apart), then the epilogue when given (bias[row0 + r], the residual tile and
+// the activation).
 struct PackedTileArgs {
   int64_t kc;
   const float* a;
@@ -34,6 +35,7 @@ struct PackedTileArgs {
   bool load_c;
   const GemmEpilogue* epilogue;  // null: store the sums as they are
   int64_t row0;
+  const float* residual = nullptr;  // the epilogue's residual at this tile (ldc apart), or null
   // Tall tiles: memory to bring into cache while computing (the next A panel, whose first
   // reading would otherwise wait on DRAM: weights streamed once per forward at batch 1), as
   // prefetch_lines_per_step 64-byte lines per k step from prefetch up to prefetch_end.

@@ -21,6 +21,8 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
   bool cudnn_off;
   int act_type = FusedActivation::kNone;
   float a_min = 0, a_max = 0, slope = 0;
+  enum Residual { kNoResidual, kResidualFirst, kResidualLast };
+  int residual = kNoResidual;
   static void Declare(ParamDeclarer<P>& d) {
     const ConvFieldSpec spec = ConvolutionFieldSpec("(w,), (h, w) or (d, h, w)");
     DeclareConvWindow(d, spec);
@@ -29,10 +31,18 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
     DeclareCudnnAndLayout(d, spec);
     if constexpr (kFused) {
       d.field("act_type", &P::act_type)
+          .add_enum("none", FusedActivation::kNone)
           .add_enum("relu", FusedActivation::kRelu).add_enum("clip", FusedActivation::kClip)
           .add_enum("leaky", FusedActivation::kLeaky).add_enum("prelu", FusedActivation::kPRelu)
-          .describe("The activation applied to each output: relu (Activation's), clip to [a_min, a_max], "
+          .set_default(FusedActivation::kNone)
+          .describe("The activation applied to each output: none, relu (Activation's), clip to [a_min, a_max], "
                     "leaky (LeakyReLU's, `slope`) or prelu (LeakyReLU's, one slope per filter from input gamma).");
+      d.field("residual", &P::residual)
+          .add_enum("none", kNoResidual).add_enum("first", kResidualFirst).add_enum("last", kResidualLast)
+          .set_default(kNoResidual)
+          .describe("A residual input added to the convolution (after the bias, before the activation), as "
+                    "elemwise_add(convolution, residual) would: none, or the node's first or last input (where "
+                    "the add read it, so the graph lists its arguments in the same order).");
       d.field("a_min", &P::a_min).set_default(0.0f).describe("Lower bound of clip.");
       d.field("a_max", &P::a_max).set_default(0.0f).describe("Upper bound of clip.");
       d.field("slope", &P::slope).set_default(0.0f).describe("The slope of leaky for negative inputs.");
@@ -47,20 +57,28 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
     CheckChannelFirstLayout("Convolution", p.layout, p.kernel.ndim());
     return p;
   }
-  // prelu's slopes are the node's last input.
+  // Where the node's inputs sit: the convolution's (data, weight, bias) from `first_conv_input`,
+  // then prelu's gamma, with the residual before or after all of them.
+  int first_conv_input() const { return residual == kResidualFirst ? 1 : 0; }
+  int gamma_input() const { return first_conv_input() + (no_bias ? 2 : 3); }
+  int residual_input() const { return residual == kResidualFirst ? 0 : gamma_input() + (act_type == FusedActivation::kPRelu); }
   FusedActivation activation(const std::vector<NDArray>& in) const {
     FusedActivation a{static_cast<FusedActivation::Kind>(act_type), a_min, a_max, slope};
-    if (a.kind == FusedActivation::kPRelu) a.slopes = in.back().fdata();
+    if (a.kind == FusedActivation::kPRelu) a.slopes = in[static_cast<size_t>(gamma_input())].fdata();
     return a;
   }
 };
 using ConvolutionParam = ConvParams<false>;
 using FusedConvParam = ConvParams<true>;
 
-// _fused_conv_act's inputs: Convolution's, then prelu's gamma (the LeakyReLU's, still an argument).
+// _fused_conv_act's inputs: Convolution's, then prelu's gamma (the LeakyReLU's, still an argument),
+// and the residual first or last.
 std::vector<std::string> FusedConvArguments(const NodeAttrs& a) {
+  const auto& p = a.param<FusedConvParam>();
   std::vector<std::string> names = DataWeightBiasArguments<FusedConvParam>(a);
-  if (a.param<FusedConvParam>().act_type == FusedActivation::kPRelu) names.push_back("gamma");
+  if (p.act_type == FusedActivation::kPRelu) names.push_back("gamma");
+  if (p.residual == FusedConvParam::kResidualFirst) names.insert(names.begin(), "residual");
+  if (p.residual == FusedConvParam::kResidualLast) names.push_back("residual");
   return names;
 }
 
@@ -123,6 +141,22 @@ void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   ShapeAssignCheck(in, 0, dshape);
 }
 
+// _fused_conv_act: the convolution's shapes with its inputs moved past a first residual, and
+// the residual shaped as the output (both ways, as elemwise_add).
+void InferShapeFusedConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const auto& p = attrs.param<FusedConvParam>();
+  if (p.residual == FusedConvParam::kNoResidual) return InferShapeConv<FusedConvParam>(attrs, in, out);
+  const size_t r = static_cast<size_t>(p.residual_input());
+  std::vector<TShape> conv_in(*in);
+  conv_in.erase(conv_in.begin() + static_cast<std::ptrdiff_t>(r));
+  if (out->at(0).ndim() == 0 && (*in)[r].ndim() != 0) ShapeAssignCheck(out, 0, (*in)[r]);
+  InferShapeConv<FusedConvParam>(attrs, &conv_in, out);
+  conv_in.insert(conv_in.begin() + static_cast<std::ptrdiff_t>(r), (*out)[0]);
+  for (size_t i = 0; i < in->size(); ++i)
+    if (i != r) ShapeAssignCheck(in, i, conv_in[i]);
+  ShapeAssignCheck(in, r, (*out)[0]);
+}
+
 struct ConvSetup {
   ConvDims dims;
   ConvGeom geom;
@@ -133,15 +167,26 @@ ConvSetup Setup(const P& p, const TShape& data, const TShape& outp) {
           MakeGeom(data, outp, p.kernel, p.stride, p.dilate, p.pad)};
 }
 
-template <typename P>
-void ForwardConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
-                 const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-  const auto& p = attrs.param<P>();
+void ForwardConvolution(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<ConvolutionParam>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
   // Training changes the weights every step: derived forms (packed, Winograd-transformed) are
   // then made per call instead of cached, checked and replaced each time.
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
-              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1], p.activation(in));
+              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1]);
+}
+
+void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                      const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<FusedConvParam>();
+  const size_t c = static_cast<size_t>(p.first_conv_input());
+  auto s = Setup(p, in[c].shape(), out[0].shape());
+  const bool residual = p.residual != FusedConvParam::kNoResidual;
+  const OpReq write = req[0] == OpReq::kWriteInplace ? OpReq::kWrite : req[0];
+  ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
+              s.dims, s.geom, residual ? write : req[0], ctx.is_train ? nullptr : &in[c + 1], p.activation(in),
+              residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr);
 }
 
 void BackwardConv(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
@@ -173,7 +218,7 @@ the filters, and the results concatenated.)")
     .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .set_infer_shape(InferShapeConv<ConvolutionParam>)
     .set_mac_count(OutputWeightRowMacs)
-    .set_forward(ForwardConv<ConvolutionParam>)
+    .set_forward(ForwardConvolution)
     .set_backward(BackwardConv);
 
 // Made by the Predictor's FuseActivations rewrite (predict/graph_rewrites.h), not by models.
@@ -181,16 +226,22 @@ SYMBIND_REGISTER_OP(_fused_conv_act)
     .describe(R"(Convolution followed by relu, clip, leaky or prelu, computed in one pass: the
 activation is applied where the convolution writes its output. Inference only; made from a
 Convolution and the Activation(relu) / clip / LeakyReLU(leaky, prelu) reading it by the
-Predictor's graph rewrite. Parameters: Convolution's, then act_type, a_min, a_max, slope; prelu
-reads its per-filter slopes from a last input, gamma.)")
+Predictor's graph rewrites. Parameters: Convolution's, then act_type, a_min, a_max, slope; prelu
+reads its per-filter slopes from input gamma. With residual first or last, an input of the
+output's shape is added before the activation: a Convolution, the elemwise_add of it and another
+node's output, and an activation after the add, in one pass.)")
     .set_params<FusedConvParam>()
     .set_arguments(FusedConvArguments)
     .add_argument_doc("data", "Input data to the convolution: (batch, channel, [depth,] height, width).")
     .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
     .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .add_argument_doc("gamma", "prelu's slopes: (num_filter,); only with act_type prelu.")
-    .set_infer_shape(InferShapeConv<FusedConvParam>)
-    .set_mac_count(OutputWeightRowMacs)
-    .set_forward(ForwardConv<FusedConvParam>);
+    .add_argument_doc("residual", "Added to the convolution's output: (batch, num_filter, [depth,] height, width); "
+                                  "only with residual first or last.")
+    .set_infer_shape(InferShapeFusedConv)
+    .set_mac_count([](const NodeAttrs& attrs, const std::vector<TShape>& in, const std::vector<TShape>& out) {
+      return WeightRowMacs(out[0], in[static_cast<size_t>(attrs.param<FusedConvParam>().first_conv_input()) + 1]);
+    })
+    .set_forward(ForwardFusedConv);
 
 }  // namespace symbind

@@ -102,6 +102,9 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     for (int r = 0; r < kMr; ++r)
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Zero();
   }
+  if (t.residual)  // read after the products: on its way meanwhile (it was written long before)
+    for (int r = 0; r < t.rows; ++r)
+      for (int l = 0; l <= t.cols; l += 16) _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * t.ldc + std::min(l, t.cols - 1)), _MM_HINT_T0);
   const float* a = t.a;
   const float* b = t.b;
   const int64_t ahead = t.b_prefetch_ahead;
@@ -120,6 +123,18 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     for (int r = 0; r < kMr; ++r) {
       const Vec bias = Splat(t.epilogue->bias[t.row0 + (kFull || r < t.rows ? r : 0)]);
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], bias);
+    }
+  }
+  if (t.residual) {  // after the bias, before the activation: the unfused add's operands
+    if constexpr (kFull) {
+      for (int r = 0; r < kMr; ++r)
+        for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(t.residual + r * t.ldc + v * kLanes));
+    } else {
+      std::fill(edge, edge + kMr * kNr, 0.0f);
+      for (int r = 0; r < t.rows; ++r)
+        std::copy(t.residual + r * t.ldc, t.residual + r * t.ldc + t.cols, edge + r * kNr);
+      for (int r = 0; r < kMr; ++r)
+        for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(edge + r * kNr + v * kLanes));
     }
   }
   if constexpr (kAct != FusedActivation::kNone) {
@@ -195,6 +210,11 @@ void TallTile(const PackedTileArgs& t) {
     for (int c = 0; c < kCols; ++c)
       for (int v = 0; v < kVecs; ++v) acc[c][v] = Zero();
   }
+  if (t.residual)  // as for the wide tile
+    for (int r = 0; r < t.rows; ++r) {
+      _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * t.ldc), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * t.ldc + kCols - 1), _MM_HINT_T0);
+    }
   const float* a = t.a;
   const float* b = t.b;
   const char* prefetch = t.prefetch;
@@ -221,6 +241,13 @@ void TallTile(const PackedTileArgs& t) {
         const Vec bv = Load(bias + v * kLanes);
         for (int c = 0; c < kCols; ++c) acc[c][v] = Add(acc[c][v], bv);
       }
+    }
+    if (t.residual) {  // transposed in as C is for load_c
+      if (t.rows < kTallRows) std::fill(buf, buf + kCols * kTallRows, 0.0f);
+      for (int r = 0; r < t.rows; ++r)
+        for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = t.residual[r * t.ldc + c];
+      for (int c = 0; c < kCols; ++c)
+        for (int v = 0; v < kVecs; ++v) acc[c][v] = Add(acc[c][v], Load(buf + c * kTallRows + v * kLanes));
     }
     if (ep->act.kind != FusedActivation::kNone) {
       const Vec lo = Splat(ep->act.lo), hi = Splat(ep->act.hi);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -571,6 +572,22 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
         CHECK(run(tall) == c_tall);
         CHECK(run(wide) == c_tall);
       }
+      // A residual R (laid out as C): act((A * B + bias) + R), the bits of the product, an
+      // elemwise_add and the activation one after another; nothing written past a row.
+      const auto residual = Random(sh.M * ldc, seed + 3);
+      std::vector<float> want_r(static_cast<size_t>(sh.M * ldc), -7.0f), plain(want_r);
+      GemmPacked(wide, sh.N, b.data(), ldb, plain.data(), ldc, GemmEpilogue{bias.data(), {}});
+      for (int64_t i = 0; i < sh.M; ++i)
+        for (int64_t j = 0; j < sh.N; ++j) {
+          const size_t at = static_cast<size_t>(i * ldc + j);
+          want_r[at] = act(plain[at] + residual[at]);
+        }
+      for (const PackedGemmA* packed : {&tall, &wide}) {
+        std::vector<float> c(static_cast<size_t>(sh.M * ldc), -7.0f);
+        GemmPacked(*packed, sh.N, b.data(), ldb, c.data(), ldc, GemmEpilogue{bias.data(), act, residual.data()});
+        INFO("residual, " << (packed == &tall ? "tall" : "wide"));
+        CHECK(std::memcmp(c.data(), want_r.data(), c.size() * sizeof(float)) == 0);
+      }
     }
   // Tall tiles where they pad less (7x7 outputs) or as little and the product is deep.
   CHECK(ChooseGemmTiling(320, 49, 960) == GemmTiling::kTall);
@@ -658,6 +675,26 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
     INFO("threads " << threads);
     CHECK(std::memcmp(again.data(), fused.data(), ysize * sizeof(float)) == 0);
   }
+  // A residual added before the activation, through ConvForward's choice of path (and the
+  // packed path called directly): the bits of the convolution, an elemwise_add and the
+  // activation one after another.
+  const auto residual = Random(static_cast<int64_t>(ysize), seed + 4);
+  auto check_residual = [&](const char* how, const std::function<void(const FusedActivation&, const float*, float*)>& conv) {
+    std::vector<float> want(ysize, -7.0f), got(ysize, -7.0f);
+    conv({}, nullptr, want.data());
+    for (size_t i = 0; i < ysize; ++i)
+      want[i] = act.ForRow(static_cast<int64_t>(i) / osize % c.out_c)(want[i] + residual[i]);
+    conv(act, residual.data(), got.data());
+    INFO("residual, " << how);
+    CHECK(std::memcmp(got.data(), want.data(), ysize * sizeof(float)) == 0);
+  };
+  check_residual("ConvForward", [&](const FusedActivation& a, const float* r, float* y) {
+    ConvForward(x.data(), w.data(), b.data(), y, n, g, OpReq::kWrite, nullptr, a, r);
+  });
+  if (std::string(path) == "packed")
+    check_residual("packed", [&](const FusedActivation& a, const float* r, float* y) {
+      PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a, nullptr, r);
+    });
   if (std::string(path) == "dispatch") {
     const auto before = Random(static_cast<int64_t>(ysize), seed + 3);
     std::vector<float> added = before;
@@ -667,7 +704,8 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
 }
 }  // namespace
 
-TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same bits as the activation after it", "[conv][conv_fast]") {
+TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same bits as the activation after it, "
+          "with and without a residual added before it", "[conv][conv_fast]") {
   // prelu: slopes of both signs, zero and above 1, one per output channel (at most 64 here).
   std::vector<float> slopes(64);
   for (size_t i = 0; i < slopes.size(); ++i) slopes[i] = 0.25f * static_cast<float>(i % 9) - 0.75f;
