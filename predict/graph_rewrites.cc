@@ -179,26 +179,38 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
   const Graph g(out.symbol);
   const std::vector<int> uses = CountUses(g);
   const std::set<uint32_t> heads = HeadEntries(g);
-  const Op& fused_op = OpRegistry::Global().Get("_fused_conv_act");
-  std::map<const Node*, NodeEntry> replaced;  // activation node -> the fused convolution
+  const Op& fused_conv = OpRegistry::Global().Get("_fused_conv_act");
+  const Op& fused_batch_norm = OpRegistry::Global().Get("_fused_batch_norm_act");
+  std::map<const Node*, NodeEntry> replaced;  // activation node -> the fused convolution or BatchNorm
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& act = g.node(n);
     const std::map<std::string, std::string> act_params = FusedActivationParams(*act.node);
     const bool prelu = !act_params.empty() && act_params.at("act_type") == "prelu";
     if (act_params.empty() || act.inputs.empty() || heads.count(g.entry_id(n, 0))) continue;
     const Graph::EntryRef src = act.inputs[0];
-    const std::shared_ptr<Node>& conv = g.node(src.node_id).node;
-    if (!IsOp(*conv, "Convolution") || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
-    // prelu: one slope per filter, a given array (gamma (1,) or (N, C) stays unfused).
-    const NDArray* gamma = prelu && act.inputs.size() == 2 ? Given(g, n, 1, args) : nullptr;
-    if (prelu && (!gamma || gamma->shape().ndim() != 1 || gamma->Size() != ParamOr<int64_t>(conv->attrs, "num_filter", -1)))
+    const std::shared_ptr<Node>& producer = g.node(src.node_id).node;
+    if (src.index != 0 || uses[g.entry_id(src)] != 1) continue;
+    const Op* fused_op = nullptr;
+    if (IsOp(*producer, "Convolution")) {
+      // prelu: one slope per filter, a given array (gamma (1,) or (N, C) stays unfused).
+      const NDArray* gamma = prelu && act.inputs.size() == 2 ? Given(g, n, 1, args) : nullptr;
+      if (prelu && (!gamma || gamma->shape().ndim() != 1 ||
+                    gamma->Size() != ParamOr<int64_t>(producer->attrs, "num_filter", -1)))
+        continue;
+      fused_op = &fused_conv;
+    } else if (IsOp(*producer, "BatchNorm") && !prelu) {
+      // One the folding left (after a residual add: pre-activation ResNet's), its mean / var unread.
+      if (uses[g.entry_id(src.node_id, 1)] != 0 || uses[g.entry_id(src.node_id, 2)] != 0) continue;
+      fused_op = &fused_batch_norm;
+    } else {
       continue;
-    NodeAttrs& attrs = conv->attrs;
-    attrs.op = &fused_op;
+    }
+    NodeAttrs& attrs = producer->attrs;
+    attrs.op = fused_op;
     for (auto& [key, value] : act_params) attrs.dict[key] = value;
-    if (prelu) conv->inputs.push_back(act.node->inputs[1]);  // gamma, still an argument
-    fused_op.ParseAttrs(&attrs);
-    replaced[act.node.get()] = NodeEntry{conv, 0};
+    if (prelu) producer->inputs.push_back(act.node->inputs[1]);  // gamma, still an argument
+    fused_op->ParseAttrs(&attrs);
+    replaced[act.node.get()] = NodeEntry{producer, 0};
     out.folded.push_back(act.node->name());
   }
   Rewire(g, replaced);

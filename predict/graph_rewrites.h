@@ -37,8 +37,11 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
 // its output, saving a pass over memory; results are bit-identical to the pair's. prelu only
 // with a given gamma of one slope per filter. Only when nothing else can tell: the
 // convolution's output feeds nothing but the activation and is no head, and the activation is
-// no head (outputs keep their names). `fused` lists the activation nodes fused away; the
-// arrays are unchanged.
+// no head (outputs keep their names). Likewise relu, clip and leaky (not prelu) reading a
+// BatchNorm become one _fused_batch_norm_act node (the BatchNorm's name, inputs and parameters
+// plus the activation; the BatchNorms FoldBatchNorm leaves, e.g. pre-activation ResNet's after
+// each residual add), when its hidden mean / var outputs are unread. `fused` lists the
+// activation nodes fused away; the arrays are unchanged.
 RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                const std::map<std::string, NDArray>& aux);
 

@@ -335,6 +335,40 @@ TEST_CASE("FuseActivations: LeakyReLU leaky and prelu after a Convolution fused,
   CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
 }
 
+TEST_CASE("FuseActivations: relu, clip and leaky after a BatchNorm left unfolded fused into it, bit-identical",
+          "[predict][rewrite]") {
+  auto bn = [](const std::string& name, const Symbol& in, bool mean_var = false) {
+    OpBuilder b("BatchNorm");
+    b.SetParam("fix_gamma", "False").SetInput("data", in);
+    if (mean_var) b.SetParam("output_mean_var", "True");
+    return b.CreateSymbol(name);
+  };
+  auto act = [](const std::string& op, const std::string& name, const Symbol& in,
+                const std::vector<std::pair<std::string, std::string>>& params) {
+    OpBuilder b(op);
+    for (auto& [k, v] : params) b.SetParam(k, v);
+    return b.SetInput("data", in).CreateSymbol(name);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol pool = OpBuilder("Pooling").SetParam("kernel", "(2,2)").SetParam("stride", "(2,2)").SetInput("data", data)
+                    .CreateSymbol("pool");  // no layer to fold into
+  Symbol r1 = act("Activation", "r1", bn("bn1", pool), {{"act_type", "relu"}});                   // fused
+  Symbol k2 = act("clip", "k2", bn("bn2", r1), {{"a_min", "-0.5"}, {"a_max", "0.25"}});           // fused
+  Symbol l3 = act("LeakyReLU", "l3", bn("bn3", k2), {{"act_type", "leaky"}, {"slope", "0.3"}});   // fused
+  Symbol bn4 = bn("bn4", l3, true);
+  Symbol r4 = act("Activation", "r4", bn4[0], {{"act_type", "relu"}});  // bn4's mean and var are outputs too
+  Symbol s5 = act("Activation", "s5", bn("bn5", r4), {{"act_type", "sigmoid"}});                  // not relu
+  Symbol net = Symbol::Group({s5, bn4[1], bn4[2]});
+  const TShape shape({2, 6, 10, 10});
+  SharedModel m = GaussianModel(net, shape);
+  RewrittenGraph r = FuseActivations(net, m.params, m.aux);
+  CHECK(r.folded == std::vector<std::string>{"r1", "k2", "l3"});
+  CHECK(r.symbol.ListArguments() == net.ListArguments());
+  CHECK(r.symbol.ListAuxiliaryStates() == net.ListAuxiliaryStates());
+  CHECK(CountOps(r.symbol, "_fused_batch_norm_act") == 3);
+  CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
+}
+
 TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNet bit-identical to the unfused graph", "[predict][rewrite][real]") {
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   struct Case {
@@ -343,13 +377,14 @@ TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNe
     size_t fused;  // relu / clip nodes that follow a convolution read by nothing else, and residual adds' convolutions
   };
   // ResNet-18 (pre-activation): relus follow BatchNorms; fused are those after a folded one
-  // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8), and each unit's conv2 into its
-  // add (8). MobileNet v2: 35 clips after convolutions (its adds go into the blocks). SqueezeNet:
+  // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8), those after a BatchNorm left
+  // (each unit's bn1 after the previous add, and bn1 before the pooling: 8 + 1), and each unit's
+  // conv2 into its add (8). MobileNet v2: 35 clips after convolutions (its adds go into the blocks). SqueezeNet:
   // 26 relus, each after a convolution (conv1, 8 fires x 3, conv10). MobileFaceNet: 33 prelus,
   // each after a convolution (with BatchNorm folded in between), and 12 projections into their adds.
   const std::vector<Case> cases{{bench + "mobilenet-v2-symbol.json", TShape({1, 3, 64, 64}), 35},
                                 {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33 + 12},
-                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9 + 8},
+                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9 + 9 + 8},
                                 {SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64}), 26}};
   for (const Case& c : cases) {
     INFO(c.path);

@@ -13,13 +13,17 @@
 // - Gradients of the `mean` and `var` outputs are ignored.
 #include <cmath>
 
+#include <symbind/ops/nn/fused_activation_param.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
 
-struct BatchNormParam : Parameter<BatchNormParam> {
+// BatchNorm's parameters; with kFused also the activation of _fused_batch_norm_act.
+template <bool kFused>
+struct BatchNormParams : FusedActivationFields, Parameter<BatchNormParams<kFused>> {
+  using BatchNormParam = BatchNormParams<kFused>;
   double eps;
   float momentum;
   bool fix_gamma;
@@ -52,12 +56,16 @@ struct BatchNormParam : Parameter<BatchNormParam> {
     d.field("max_calib_range", &BatchNormParam::max_calib_range).set_default(std::nullopt)
         .describe("The maximum scalar value in the form of float32 obtained through calibration "
                   "(used by quantized batch norm only; ignored here).");
+    if constexpr (kFused) DeclareFusedActivation(d, "_fused_batch_norm_act", false);
   }
 };
+using BatchNormParam = BatchNormParams<false>;
+using FusedBatchNormParam = BatchNormParams<true>;
 
 enum { kData, kGamma, kBeta, kMovingMean, kMovingVar };
 
-AxisLayout ChannelLayout(const BatchNormParam& p, const TShape& s) {
+template <typename P>
+AxisLayout ChannelLayout(const P& p, const TShape& s) {
   return LayoutAround(s, NormalizeAxis(p.axis, s.ndim(), "BatchNorm"));
 }
 
@@ -70,8 +78,9 @@ void ForChannel(const AxisLayout& l, int64_t c, const F& f) {
   }
 }
 
+template <typename P>
 void InferBatchNormShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const auto& p = attrs.param<BatchNormParam>();
+  const auto& p = attrs.param<P>();
   ShapeAssignCheck(in, kData, (*out)[0]);
   const TShape& d = (*in)[kData];
   if (!d.ndim_known()) return;
@@ -83,9 +92,11 @@ void InferBatchNormShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::v
   ShapeAssignCheck(out, 2, c);
 }
 
+template <typename P>
 void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-  const auto& p = attrs.param<BatchNormParam>();
+  const auto& p = attrs.param<P>();
+  const FusedActivation act = p.activation();  // none for BatchNorm
   const AxisLayout l = ChannelLayout(p, in[kData].shape());
   const int64_t per_channel = l.outer * l.inner;
   const bool batch_stats = ctx.is_train && !p.use_global_stats;
@@ -120,14 +131,15 @@ void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
       const float m = static_cast<float>(mean);
       const float scale = static_cast<float>(invstd) * (p.fix_gamma ? 1.0f : gamma[c]);
       const float shift = beta[c];
-      if (req[0] != OpReq::kWrite) {
-        ForChannel(l, c, [&](int64_t at) { Put(y + at, (x[at] - m) * scale + shift, req[0]); });
+      if (req[0] != OpReq::kWrite && req[0] != OpReq::kWriteInplace) {
+        ForChannel(l, c, [&](int64_t at) { Put(y + at, act((x[at] - m) * scale + shift), req[0]); });
         continue;
       }
       for (int64_t o = 0; o < l.outer; ++o) {  // the common case as plain loops, vectorised
         const float* xs = x + l.Index(o, c, 0);
         float* ys = y + l.Index(o, c, 0);
         for (int64_t i = 0; i < l.inner; ++i) ys[i] = (xs[i] - m) * scale + shift;
+        ActivateInPlace(ys, l.inner, act);  // the row still in L1
       }
     }
   });
@@ -232,8 +244,32 @@ SYMBIND_REGISTER_OP(BatchNorm)
     .add_argument_doc("beta", "Shift per channel: (channel,).")
     .add_argument_doc("moving_mean", "Running mean per channel (aux state), used when not training.")
     .add_argument_doc("moving_var", "Running variance per channel (aux state), used when not training.")
-    .set_infer_shape(InferBatchNormShape)
-    .set_forward(BatchNormForward)
+    .set_infer_shape(InferBatchNormShape<BatchNormParam>)
+    .set_forward(BatchNormForward<BatchNormParam>)
     .set_backward(BatchNormBackward);
+
+// Made by the Predictor's FuseActivations rewrite (predict/graph_rewrites.h), not by models.
+SYMBIND_REGISTER_OP(_fused_batch_norm_act)
+    .set_forward_inplace()
+    .describe(
+        "BatchNorm followed by relu, clip or leaky, computed in one pass: the activation is applied "
+        "as the normalised output is written. Inference only; made from a BatchNorm (one the rewrites "
+        "could not fold into the layer before it, e.g. after a residual add) and the Activation(relu) / "
+        "clip / LeakyReLU(leaky) reading it by the Predictor's graph rewrite. Parameters: BatchNorm's, "
+        "then act_type, a_min, a_max, slope.")
+    .set_params<FusedBatchNormParam>()
+    .set_arguments({"data", "gamma", "beta"})
+    .set_aux_states({"moving_mean", "moving_var"})
+    .set_outputs({"output", "mean", "var"})
+    .set_num_visible_outputs([](const NodeAttrs& a) {
+      return a.param<FusedBatchNormParam>().output_mean_var ? 3 : 1;
+    })
+    .add_argument_doc("data", "Input data to batch normalization: (batch, channel, ...) with channels on `axis`.")
+    .add_argument_doc("gamma", "Scale per channel: (channel,); held at 1 when fix_gamma.")
+    .add_argument_doc("beta", "Shift per channel: (channel,).")
+    .add_argument_doc("moving_mean", "Running mean per channel (aux state), used when not training.")
+    .add_argument_doc("moving_var", "Running variance per channel (aux state), used when not training.")
+    .set_infer_shape(InferBatchNormShape<FusedBatchNormParam>)
+    .set_forward(BatchNormForward<FusedBatchNormParam>);
 
 }  // namespace symbind

@@ -4,8 +4,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <symbind/ops/nn/conv_util.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/nn/conv_util.h>
+#include <symbind/ops/nn/fused_activation_param.h>
 
 namespace symbind {
 
@@ -15,12 +16,10 @@ using namespace conv;
 // Convolution's parameters; with kFused also the activation of _fused_conv_act (the fields
 // exist in both, Convolution declares and parses only its own).
 template <bool kFused>
-struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
+struct ConvParams : ConvFields, FusedActivationFields, Parameter<ConvParams<kFused>> {
   using P = ConvParams<kFused>;
   std::optional<int> cudnn_tune;
   bool cudnn_off;
-  int act_type = FusedActivation::kNone;
-  float a_min = 0, a_max = 0, slope = 0;
   enum Residual { kNoResidual, kResidualFirst, kResidualLast };
   int residual = kNoResidual;
   static void Declare(ParamDeclarer<P>& d) {
@@ -30,24 +29,13 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
     DeclareConvWorkspaceAndBias(d, spec);
     DeclareCudnnAndLayout(d, spec);
     if constexpr (kFused) {
-      d.field("act_type", &P::act_type)
-          .add_enum("none", FusedActivation::kNone)
-          .add_enum("relu", FusedActivation::kRelu).add_enum("clip", FusedActivation::kClip)
-          .add_enum("leaky", FusedActivation::kLeaky).add_enum("prelu", FusedActivation::kPRelu)
-          .set_default(FusedActivation::kNone)
-          .describe("The activation applied to each output: none, relu (Activation's), clip to [a_min, a_max], "
-                    "leaky (LeakyReLU's, `slope`) or prelu (LeakyReLU's, one slope per filter from input gamma).");
+      DeclareFusedActivation(d, "_fused_conv_act", true);
       d.field("residual", &P::residual)
           .add_enum("none", kNoResidual).add_enum("first", kResidualFirst).add_enum("last", kResidualLast)
           .set_default(kNoResidual)
           .describe("A residual input added to the convolution (after the bias, before the activation), as "
                     "elemwise_add(convolution, residual) would: none, or the node's first or last input (where "
                     "the add read it, so the graph lists its arguments in the same order).");
-      d.field("a_min", &P::a_min).set_default(0.0f).describe("Lower bound of clip.");
-      d.field("a_max", &P::a_max).set_default(0.0f).describe("Upper bound of clip.");
-      d.field("slope", &P::slope).set_default(0.0f).describe("The slope of leaky for negative inputs.");
-      d.check([](const P& p) { return p.a_min <= p.a_max; }, "_fused_conv_act: a_min must not exceed a_max",
-              {"a_min", "a_max"});
     }
   }
   // MXNet's ConvolutionParamParser: fills stride/dilate/pad defaults and checks their lengths.
@@ -63,9 +51,8 @@ struct ConvParams : ConvFields, Parameter<ConvParams<kFused>> {
   int gamma_input() const { return first_conv_input() + (no_bias ? 2 : 3); }
   int residual_input() const { return residual == kResidualFirst ? 0 : gamma_input() + (act_type == FusedActivation::kPRelu); }
   FusedActivation activation(const std::vector<NDArray>& in) const {
-    FusedActivation a{static_cast<FusedActivation::Kind>(act_type), a_min, a_max, slope};
-    if (a.kind == FusedActivation::kPRelu) a.slopes = in[static_cast<size_t>(gamma_input())].fdata();
-    return a;
+    return FusedActivationFields::activation(
+        act_type == FusedActivation::kPRelu ? in[static_cast<size_t>(gamma_input())].fdata() : nullptr);
   }
 };
 using ConvolutionParam = ConvParams<false>;
