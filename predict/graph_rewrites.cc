@@ -319,6 +319,51 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
   return out;
 }
 
+namespace {
+// FuseResidualAdds' second step: a BatchNorm (or _fused_batch_norm_act) reading a fused residual
+// sum that others read too (pre-activation ResNet's next unit: its bn1 and its shortcut) becomes
+// the sum's second output. All or none: when the graph would list its arguments or aux states in
+// another order, it is left as it was.
+void FuseBatchNormsOfSums(RewrittenGraph* out) {
+  const Symbol before = out->symbol.Copy();
+  const Graph g(out->symbol);
+  const std::vector<int> uses = CountUses(g);
+  const std::set<uint32_t> heads = HeadEntries(g);
+  const Op& fused_op = OpRegistry::Global().Get("_fused_conv_act");
+  std::map<const Node*, NodeEntry> replaced;
+  std::vector<std::string> fused;
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& bn = g.node(n);
+    const bool fused_bn = IsOp(*bn.node, "_fused_batch_norm_act");
+    if (!(fused_bn || IsOp(*bn.node, "BatchNorm")) || bn.inputs.size() != 5 || bn.inputs[0].index != 0) continue;
+    const std::shared_ptr<Node>& sum = g.node(bn.inputs[0].node_id).node;
+    if (!IsOp(*sum, "_fused_conv_act") || ParamOr<std::string>(sum->attrs, "residual", "none") == "none" ||
+        sum->attrs.dict.count("normalize") || ParamOr<int>(bn.node->attrs, "axis", 1) != 1)
+      continue;
+    const uint32_t y = g.entry_id(n, 0);
+    if (heads.count(y) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
+    const NodeAttrs& b = bn.node->attrs;
+    NodeAttrs& attrs = sum->attrs;
+    attrs.dict["normalize"] = "True";
+    attrs.dict["norm_eps"] = b.dict.count("eps") ? b.dict.at("eps") : "0.001";
+    attrs.dict["norm_fix_gamma"] = b.dict.count("fix_gamma") ? b.dict.at("fix_gamma") : "True";
+    for (const char* key : {"act_type", "a_min", "a_max", "slope"})
+      if (fused_bn && b.dict.count(key)) attrs.dict[std::string("norm_") + key] = b.dict.at(key);
+    fused_op.ParseAttrs(&attrs);
+    for (size_t i = 1; i < 5; ++i) sum->inputs.push_back(bn.node->inputs[i]);  // gamma, beta; the moving statistics
+    replaced[bn.node.get()] = NodeEntry{sum, 1};
+    fused.push_back(bn.node->name());
+  }
+  Rewire(g, replaced);
+  if (out->symbol.ListArguments() != before.ListArguments() ||
+      out->symbol.ListAuxiliaryStates() != before.ListAuxiliaryStates()) {
+    out->symbol = before;
+    return;
+  }
+  out->folded.insert(out->folded.end(), fused.begin(), fused.end());
+}
+}  // namespace
+
 RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                 const std::map<std::string, NDArray>& aux) {
   RewrittenGraph out = CopyOf(symbol, args, aux);
@@ -371,6 +416,7 @@ RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string
     last->attrs = std::move(attrs);
     last->inputs = std::move(inputs);
   }
+  FuseBatchNormsOfSums(&out);
   return out;
 }
 

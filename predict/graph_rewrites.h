@@ -68,9 +68,14 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
 // the convolution's output feeds nothing but the add and is no head; the activation joins only
 // when the sum feeds nothing else and is no head. The last node (the activation, else the add)
 // keeps its name, so it may be a head. The residual stays where the add read it (the node's
-// first or last input), so ListArguments keeps its order. Results are the bits of the unfused
-// graph (but for which NaN's payload a sum of two NaNs keeps). `folded` lists the nodes fused
-// away; the arrays are unchanged.
+// first or last input), so ListArguments keeps its order. Then a BatchNorm (or
+// _fused_batch_norm_act) reading such a sum, which others read too (pre-activation ResNet's next
+// unit: its bn1 and its shortcut), becomes the fused node's second output, made per image while
+// the sum is in cache (its gamma and beta join the node's arguments, its moving statistics the
+// aux states; its hidden outputs unread, channels on axis 1; only when no argument or aux state
+// moves in the depth-first order, else none). Results are the bits of the unfused graph (but for
+// which NaN's payload a sum of two NaNs keeps). `folded` lists the nodes fused away; the arrays
+// are unchanged.
 RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                 const std::map<std::string, NDArray>& aux);
 

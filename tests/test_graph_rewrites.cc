@@ -378,13 +378,13 @@ TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNe
   };
   // ResNet-18 (pre-activation): relus follow BatchNorms; fused are those after a folded one
   // (relu0 after conv0 and each unit's relu2 after conv1: 1 + 8), those after a BatchNorm left
-  // (each unit's bn1 after the previous add, and bn1 before the pooling: 8 + 1), and each unit's
-  // conv2 into its add (8). MobileNet v2: 35 clips after convolutions (its adds go into the blocks). SqueezeNet:
+  // (each unit's bn1 after the previous add, and bn1 before the pooling: 8 + 1), each unit's
+  // conv2 into its add (8) and the BatchNorms after the adds into them (8). MobileNet v2: 35 clips after convolutions (its adds go into the blocks). SqueezeNet:
   // 26 relus, each after a convolution (conv1, 8 fires x 3, conv10). MobileFaceNet: 33 prelus,
   // each after a convolution (with BatchNorm folded in between), and 12 projections into their adds.
   const std::vector<Case> cases{{bench + "mobilenet-v2-symbol.json", TShape({1, 3, 64, 64}), 35},
                                 {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33 + 12},
-                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9 + 9 + 8},
+                                {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9 + 9 + 8 + 8},
                                 {SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64}), 26}};
   for (const Case& c : cases) {
     INFO(c.path);
@@ -428,24 +428,64 @@ TEST_CASE("FuseResidualAdds: residual adds and the activation after them fused i
   Symbol pool = OpBuilder("Pooling").SetParam("kernel", "(4,4)").SetParam("stride", "(4,4)").SetInput("data", s8)
                     .CreateSymbol("pool");
   Symbol s9 = add("s9", conv("c9", pool, 1, 64), pool);
-  Symbol net = Symbol::Group({s4, p5, s9});
+  // Pre-activation units: each sum read by the next add and by a BatchNorm (+ relu) before the
+  // next convolution, which becomes the sum's second output (at 4x4 made by the pass after the
+  // convolution; the packed path's own is tested in test_conv_fast_paths.cc).
+  auto bn = [](const std::string& name, const Symbol& in) {
+    return OpBuilder("BatchNorm").SetParam("fix_gamma", "False").SetParam("eps", "2e-5").SetInput("data", in)
+        .CreateSymbol(name);
+  };
+  Symbol s10 = add("s10", conv("u1", relu("r9b", bn("bn9", s9)), 1, 64), s9);
+  Symbol s11 = add("s11", conv("u2", bn("b2", s10), 1, 64), s10);  // a BatchNorm without activation
+  Symbol net = Symbol::Group({s4, p5, s11});
   const TShape shape({2, 16, 16, 16});
   SharedModel m = GaussianModel(net, shape);
 
   RewrittenGraph acts = FuseActivations(net, m.params, m.aux);
   RewrittenGraph r = FuseResidualAdds(acts.symbol, m.params, m.aux);
-  CHECK(acts.folded == std::vector<std::string>{"r6"});
-  CHECK(r.folded == std::vector<std::string>{"c1", "c2", "s2", "c3", "s3", "c4", "c8b", "s8", "c9"});
+  CHECK(acts.folded == std::vector<std::string>{"r6", "r9b"});
+  CHECK(r.folded == std::vector<std::string>{"c1", "c2", "s2", "c3", "s3", "c4", "c8b", "s8", "c9", "u1", "u2",
+                                             "bn9", "b2"});
   CHECK(r.symbol.ListOutputs() == net.ListOutputs());
   CHECK(r.symbol.ListArguments() == net.ListArguments());  // residuals where the adds read them
   CHECK(r.symbol.ListAuxiliaryStates() == net.ListAuxiliaryStates());
   CHECK(CountOps(r.symbol, "elemwise_add") == 3);  // s5, s6, s7
   CHECK(CountOps(r.symbol, "add_n") == 0);
   CHECK(CountOps(r.symbol, "Activation") == 1);  // r4, after a head
-  CHECK(CountOps(acts.symbol, "elemwise_add") == 8);  // the rewrite's input is untouched
+  CHECK(CountOps(r.symbol, "BatchNorm") + CountOps(r.symbol, "_fused_batch_norm_act") == 0);
+  CHECK(CountOps(acts.symbol, "elemwise_add") == 10);  // the rewrite's input is untouched
   CHECK(CheckFusedBitIdentical(m, shape, Fusion::kResidualAdds) == r.folded);
-  // Without the relu fused first, c6 is a Convolution read by the relu, not the add: the same.
-  CHECK(FuseResidualAdds(net, m.params, m.aux).folded == r.folded);
+  // Without the relu fused first, c6 is a Convolution read by the relu, not the add, and bn9's
+  // relu stays on its own: only bn9's second output differs (a BatchNorm's, without the relu).
+  std::vector<std::string> unfused_acts = r.folded;
+  CHECK(FuseResidualAdds(net, m.params, m.aux).folded == unfused_acts);
+}
+
+TEST_CASE("FuseResidualAdds: a BatchNorm whose sum the depth-first order reaches first elsewhere stays a node",
+          "[predict][rewrite]") {
+  auto conv = [](const std::string& name, const Symbol& in) {
+    return OpBuilder("Convolution").SetParam("kernel", "(1,1)").SetParam("num_filter", 8).SetInput("data", in)
+        .CreateSymbol(name);
+  };
+  auto bn = [](const std::string& name, const Symbol& in) {
+    return OpBuilder("BatchNorm").SetInput("data", in).CreateSymbol(name);
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol s1 = OpBuilder("elemwise_add").SetInput("lhs", conv("c1", data)).SetInput("rhs", data).CreateSymbol("s1");
+  // shortcut + branch: the add visits s1 first, then the branch reaches c3 (and its weight)
+  // before bn2, so bn2's gamma, beta and statistics, as inputs of s1's node, would be listed
+  // before c3's weight.
+  Symbol mul = OpBuilder("elemwise_mul").SetInput("lhs", conv("c3", s1)).SetInput("rhs", bn("bn2", s1))
+                   .CreateSymbol("mul");
+  Symbol s2 = OpBuilder("elemwise_add").SetInput("lhs", s1).SetInput("rhs", conv("c2", mul)).CreateSymbol("s2");
+  const TShape shape({1, 8, 6, 6});
+  SharedModel m = GaussianModel(s2, shape);
+  RewrittenGraph r = FuseResidualAdds(s2, m.params, m.aux);
+  CHECK(r.folded == std::vector<std::string>{"c1", "c2"});
+  CHECK(CountOps(r.symbol, "BatchNorm") == 1);
+  CHECK(r.symbol.ListArguments() == s2.ListArguments());
+  CHECK(r.symbol.ListAuxiliaryStates() == s2.ListAuxiliaryStates());
+  CHECK(CheckFusedBitIdentical(m, shape, Fusion::kResidualAdds) == r.folded);
 }
 
 TEST_CASE("FuseResidualAdds: ResNet-18 and ResNet-50 (pre-activation) and MobileFaceNet bit-identical to the unfused adds",
@@ -456,8 +496,10 @@ TEST_CASE("FuseResidualAdds: ResNet-18 and ResNet-50 (pre-activation) and Mobile
     TShape shape;
     size_t fused;  // the convolution before each add: one per ResNet unit, per MobileFaceNet residual block
   };
-  const std::vector<Case> cases{{SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 8},
-                                {bench + "resnet-50-symbol.json", TShape({2, 3, 64, 64}), 16},
+  // ResNet's units: each sum's BatchNorm + relu too (the next unit's bn1, and bn1 before the
+  // pooling after the last).
+  const std::vector<Case> cases{{SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 8 + 8},
+                                {bench + "resnet-50-symbol.json", TShape({2, 3, 64, 64}), 16 + 16},
                                 {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 12}};
   for (const Case& c : cases) {
     INFO(c.path);

@@ -49,19 +49,52 @@ void ForEachImage(int64_t batch, const F& fn) {
 }  // namespace
 
 namespace {
-// y = act(y + residual), plane by plane: a residual on the paths that do not add it as they
-// write (the sums of elemwise_add and the activation after it).
-void AddResidualAndActivate(float* y, const float* residual, const ConvDims& n, const ConvGeom& g,
-                            const FusedActivation& act) {
+// y = act(y + residual) (residual may be null) and the normalized second output, plane by plane:
+// on the paths that do not make them as they write (the sums of elemwise_add, the activation
+// after it and a _fused_batch_norm_act after that).
+// One plane of it (r and z may be null), compiled per instruction set: a baseline loop took
+// longer than the elemwise_add and BatchNorm nodes it replaces. No multiply-add contracted into
+// an FMA (which the AVX-512 clone has): BatchNorm's own loop rounds the product first.
+#if defined(__clang__)
+#define SYMBIND_NO_FP_CONTRACT
+#else
+#define SYMBIND_NO_FP_CONTRACT optimize("fp-contract=off"),
+#endif
+__attribute__((SYMBIND_NO_FP_CONTRACT target_clones("avx512f", "avx2", "default"))) void FinishPlane(
+    float* __restrict y, const float* __restrict r, int64_t size, FusedActivation act, float* __restrict z, float mean,
+    float scale, float shift, FusedActivation z_act) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  if (r)
+    for (int64_t j = 0; j < size; ++j) y[j] += r[j];
+  ActivateInPlace(y, size, act);
+  if (!z) return;
+  for (int64_t j = 0; j < size; ++j) z[j] = (y[j] - mean) * scale + shift;
+  ActivateInPlace(z, size, z_act);
+}
+#undef SYMBIND_NO_FP_CONTRACT
+
+// Images [i0, i1) of it, the planes in parallel when `parallel`.
+void FinishOutput(float* y, const float* residual, const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
+                  const NormalizedOutput& normalized, int64_t i0, int64_t i1, bool parallel) {
   const int64_t osize = g.out_size();
-  ParallelFor(n.batch * n.out_c, GrainFor(osize), [&](int64_t b, int64_t e) {
+  auto planes = [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
-      float* yp = y + p * osize;
-      const float* rp = residual + p * osize;
-      for (int64_t j = 0; j < osize; ++j) yp[j] += rp[j];
-      ActivateInPlace(yp, osize, act.ForRow(p % n.out_c));
+      const int64_t c = p % n.out_c;
+      const bool z = normalized.y != nullptr;
+      FinishPlane(y + p * osize, residual ? residual + p * osize : nullptr, osize, act.ForRow(c),
+                  z ? normalized.y + p * osize : nullptr, z ? normalized.mean[c] : 0.0f, z ? normalized.scale[c] : 0.0f,
+                  z ? normalized.shift[c] : 0.0f, normalized.act);
     }
-  });
+  };
+  const int64_t first = i0 * n.out_c, count = (i1 - i0) * n.out_c;
+  if (parallel) ParallelFor(count, GrainFor(osize), [&](int64_t b, int64_t e) { planes(first + b, first + e); });
+  else planes(first, first + count);
+}
+void FinishOutput(float* y, const float* residual, const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
+                  const NormalizedOutput& normalized) {
+  FinishOutput(y, residual, n, g, act, normalized, 0, n.batch, true);
 }
 
 std::atomic<bool>& FastPathsFlag() {
@@ -78,16 +111,16 @@ void SetFastPathsEnabled(bool enabled) { FastPathsFlag().store(enabled, std::mem
 
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
-                 const float* residual) {
+                 const float* residual, const NormalizedOutput& normalized) {
   if (req == OpReq::kNull) return;
-  if (residual) {
-    if (req == OpReq::kAdd) throw Error("ConvForward: a residual needs req write, not add");
-    // The path the convolution takes without a residual, so the sums are the unfused ones'.
+  if (residual || normalized.y) {
+    if (req == OpReq::kAdd) throw Error("ConvForward: a residual or second output needs req write, not add");
+    // The path the convolution takes without them, so the sums are the unfused ones'.
     const bool packed = FastPathsEnabled() && !DepthwiseApplies(n, g) && !WinogradPays(n, g) &&
                         !TinyDepthApplies(n, g) && PackedGemmApplies(n, g, weights);
-    if (packed) return PackedGemmConvForward(x, w, bias, y, n, g, act, weights, residual);
+    if (packed) return PackedGemmConvForward(x, w, bias, y, n, g, act, weights, residual, normalized);
     ConvForward(x, w, bias, y, n, g, req, weights);
-    return AddResidualAndActivate(y, residual, n, g, act);
+    return FinishOutput(y, residual, n, g, act, normalized);
   }
   if (req == OpReq::kAdd && act.kind != FusedActivation::kNone) {  // y += act(conv): not in one loop
     const int64_t size = n.batch * n.out_c * g.out_size();
@@ -252,15 +285,15 @@ bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weig
 
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
-                           const NDArray* weights, const float* residual) {
+                           const NDArray* weights, const float* residual, const NormalizedOutput& normalized) {
   const int64_t isize = g.in_size(), osize = g.out_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
   const GemmTiling tiling = PackedConvTiling(n, g);
-  if (residual && tiling == GemmTiling::kTall) {
+  if ((residual || normalized.y) && tiling == GemmTiling::kTall) {
     // Tall tiles would transpose the residual in as they do C: slower than a separate pass
     // (ResNet-50's 1x1 layers at 14x14 and 7x7, batch 8: 8.7 -> 9.0 ms).
     PackedGemmConvForward(x, w, bias, y, n, g, {}, weights);
-    return AddResidualAndActivate(y, residual, n, g, act);
+    return FinishOutput(y, residual, n, g, act, normalized);
   }
   const auto packed = CachedPackedConvWeights(w, weights, n.groups, fg, kdim, tiling);
   // The epilogue of group gr's product written at y + offset (the residual at the same offset).
@@ -268,12 +301,15 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
     return GemmEpilogue{bias ? bias + gr * fg : nullptr, act.FromRow(gr * fg), residual ? residual + offset : nullptr};
   };
   if (g.is_pointwise()) {  // the image is its own column buffer
-    ForEachImage(n.batch, [&](int64_t i, bool) {
+    ForEachImage(n.batch, [&](int64_t i, bool parallel) {
       for (int64_t gr = 0; gr < n.groups; ++gr) {
         const int64_t at = i * n.out_c * osize + gr * fg * osize;
         GemmPacked(packed->groups[static_cast<size_t>(gr)], osize, x + i * n.in_c * isize + gr * kdim * osize,
                    osize, y + at, osize, epilogue(gr, at));
       }
+      // The second output while the image's output is still in cache (after the whole batch:
+      // from memory at batch 8).
+      if (normalized.y) FinishOutput(y, nullptr, n, g, {}, normalized, i, i + 1, parallel);
     });
     return;
   }
@@ -287,6 +323,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
       GemmPacked(packed->groups[static_cast<size_t>(gr)], osize, col.data(), osize, y + gr * fg * osize, osize,
                  epilogue(gr, gr * fg * osize));
     }
+    if (normalized.y) FinishOutput(y, nullptr, n, g, {}, normalized);
     return;
   }
   // Tiles of equal size (as many as RowsPerTile makes), so that the last is not a sliver.
@@ -304,6 +341,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
       }
     }
   });
+  if (normalized.y) FinishOutput(y, nullptr, n, g, {}, normalized);
 }
 
 bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g) {

@@ -14,6 +14,16 @@
 namespace symbind {
 namespace conv {
 
+// A second output written beside an op's output y (an op fused with the BatchNorm, and its
+// activation, that reads y while others read y too): y2 = act(((y - mean[c]) * scale[c]) +
+// shift[c]) per channel c, BatchNorm's inference formula with its coefficients
+// (InferenceBatchNorm in ops/nn/norm_util.h), so the bits a _fused_batch_norm_act gives.
+struct NormalizedOutput {
+  float* y = nullptr;  // laid out as the op's output; null: none
+  const float *mean = nullptr, *scale = nullptr, *shift = nullptr;  // one per channel
+  FusedActivation act;                                              // not kPRelu
+};
+
 // The sizes of a (grouped) convolution: image side x (batch, in_c, g.in), column side
 // y (batch, out_c, g.out), weight (out_c, in_c / groups, k...).
 struct ConvDims {
@@ -28,11 +38,13 @@ struct ConvDims {
 // it they are recomputed on every call.
 // `residual` (a residual connection's other operand, laid out as y and not overlapping it):
 // y = act((conv(x, w) + bias) + residual), the bits of the convolution, elemwise_add and
-// activation run one after another; added where the packed GEMM stores its wide tiles, on the
-// other paths in one pass after the convolution. req kWrite.
+// activation run one after another. `normalized.y`: also that second output of y (see
+// NormalizedOutput). Both are made where the packed GEMM stores its wide tiles, on the other
+// paths in one pass after the convolution; req kWrite.
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, const NDArray* weights = nullptr,
-                 const FusedActivation& act = {}, const float* residual = nullptr);
+                 const FusedActivation& act = {}, const float* residual = nullptr,
+                 const NormalizedOutput& normalized = {});
 
 // The paths ConvForward chooses from, callable directly so tests can compare them.
 // The fast paths take req kWrite (or kWriteInplace) and apply `act` as they write; ConvForward
@@ -61,7 +73,8 @@ std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w,
                                                                  GemmTiling tiling);
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
-                           const NDArray* weights = nullptr, const float* residual = nullptr);
+                           const NDArray* weights = nullptr, const float* residual = nullptr,
+                           const NormalizedOutput& normalized = {});
 // Direct depthwise 2-D (groups == in_c == out_c; 3x3, 5x5 or 7x7, stride 1 or 2 in both dims,
 // dilation 1, any padding).
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);

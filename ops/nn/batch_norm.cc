@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include <symbind/ops/nn/fused_activation_param.h>
+#include <symbind/ops/nn/norm_util.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -124,13 +125,12 @@ void BatchNormForward(const OpContext& ctx, const NodeAttrs& attrs, const std::v
         moving_var[c] = static_cast<float>(moving_var[c] * p.momentum + var * (1.0 - p.momentum));
       } else {
         mean = moving_mean[c];
-        invstd = 1.0 / std::sqrt(static_cast<double>(moving_var[c]) + p.eps);
+        invstd = MovingInvStd(moving_var[c], p.eps);
       }
       save_mean[c] = static_cast<float>(mean);
       save_invstd[c] = static_cast<float>(invstd);
-      const float m = static_cast<float>(mean);
-      const float scale = static_cast<float>(invstd) * (p.fix_gamma ? 1.0f : gamma[c]);
-      const float shift = beta[c];
+      const BatchNormAffine affine = BatchNormAffineOf(mean, invstd, gamma[c], beta[c], p.fix_gamma);
+      const float m = affine.mean, scale = affine.scale, shift = affine.shift;
       if (req[0] != OpReq::kWrite && req[0] != OpReq::kWriteInplace) {
         ForChannel(l, c, [&](int64_t at) { Put(y + at, act((x[at] - m) * scale + shift), req[0]); });
         continue;

@@ -7,6 +7,7 @@
 #include <symbind/ops/kernels/gemm.h>
 #include <symbind/ops/nn/conv_util.h>
 #include <symbind/ops/nn/fused_activation_param.h>
+#include <symbind/ops/nn/norm_util.h>
 
 namespace symbind {
 
@@ -22,6 +23,11 @@ struct ConvParams : ConvFields, FusedActivationFields, Parameter<ConvParams<kFus
   bool cudnn_off;
   enum Residual { kNoResidual, kResidualFirst, kResidualLast };
   int residual = kNoResidual;
+  bool normalize = false;  // the second output (NormalizedOutput): BatchNorm's eps, fix_gamma, activation
+  double norm_eps = 1e-3;
+  bool norm_fix_gamma = true;
+  int norm_act_type = FusedActivation::kNone;
+  float norm_a_min = 0, norm_a_max = 0, norm_slope = 0;
   static void Declare(ParamDeclarer<P>& d) {
     const ConvFieldSpec spec = ConvolutionFieldSpec("(w,), (h, w) or (d, h, w)");
     DeclareConvWindow(d, spec);
@@ -36,6 +42,16 @@ struct ConvParams : ConvFields, FusedActivationFields, Parameter<ConvParams<kFus
           .describe("A residual input added to the convolution (after the bias, before the activation), as "
                     "elemwise_add(convolution, residual) would: none, or the node's first or last input (where "
                     "the add read it, so the graph lists its arguments in the same order).");
+      d.field("normalize", &P::normalize).set_default(false)
+          .describe("A second output, `normalized`: output 0 normalised by a BatchNorm with its moving "
+                    "statistics (inference), then norm_act_type, as that BatchNorm and activation reading output 0 "
+                    "would compute it; the BatchNorm's gamma and beta are the node's last arguments, its "
+                    "moving_mean and moving_var its aux states.");
+      d.field("norm_eps", &P::norm_eps).set_default(1e-3).lower_bound(0).describe("The BatchNorm's eps.");
+      d.field("norm_fix_gamma", &P::norm_fix_gamma).set_default(true)
+          .describe("The BatchNorm's fix_gamma: gamma held at 1.");
+      DeclareActivationFields(d, "_fused_conv_act", false, "norm_", &P::norm_act_type, &P::norm_a_min, &P::norm_a_max,
+                              &P::norm_slope);
     }
   }
   // MXNet's ConvolutionParamParser: fills stride/dilate/pad defaults and checks their lengths.
@@ -54,6 +70,10 @@ struct ConvParams : ConvFields, FusedActivationFields, Parameter<ConvParams<kFus
     return FusedActivationFields::activation(
         act_type == FusedActivation::kPRelu ? in[static_cast<size_t>(gamma_input())].fdata() : nullptr);
   }
+  // The arguments before the normalized output's (gamma, beta), which the aux states follow.
+  int conv_arguments() const {
+    return (residual == kNoResidual ? 0 : 1) + (no_bias ? 2 : 3) + (act_type == FusedActivation::kPRelu ? 1 : 0);
+  }
 };
 using ConvolutionParam = ConvParams<false>;
 using FusedConvParam = ConvParams<true>;
@@ -66,6 +86,7 @@ std::vector<std::string> FusedConvArguments(const NodeAttrs& a) {
   if (p.act_type == FusedActivation::kPRelu) names.push_back("gamma");
   if (p.residual == FusedConvParam::kResidualFirst) names.insert(names.begin(), "residual");
   if (p.residual == FusedConvParam::kResidualLast) names.push_back("residual");
+  if (p.normalize) names.insert(names.end(), {"norm_gamma", "norm_beta"});
   return names;
 }
 
@@ -130,7 +151,7 @@ void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
 
 // _fused_conv_act: the convolution's shapes with its inputs moved past a first residual, and
 // the residual shaped as the output (both ways, as elemwise_add).
-void InferShapeFusedConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+void InferShapeConvAndResidual(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const auto& p = attrs.param<FusedConvParam>();
   if (p.residual == FusedConvParam::kNoResidual) return InferShapeConv<FusedConvParam>(attrs, in, out);
   const size_t r = static_cast<size_t>(p.residual_input());
@@ -142,6 +163,21 @@ void InferShapeFusedConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::v
   for (size_t i = 0; i < in->size(); ++i)
     if (i != r) ShapeAssignCheck(in, i, conv_in[i]);
   ShapeAssignCheck(in, r, (*out)[0]);
+}
+
+// With normalize, the BatchNorm's four inputs of one value per filter follow, and output 1 has
+// output 0's shape.
+void InferShapeFusedConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const auto& p = attrs.param<FusedConvParam>();
+  if (!p.normalize) return InferShapeConvAndResidual(attrs, in, out);
+  const size_t conv_inputs = static_cast<size_t>(p.conv_arguments());
+  std::vector<TShape> conv_in(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(conv_inputs));
+  std::vector<TShape> conv_out = {(*out)[0].ndim() != 0 ? (*out)[0] : (*out)[1]};
+  InferShapeConvAndResidual(attrs, &conv_in, &conv_out);
+  for (size_t i = 0; i < conv_inputs; ++i) ShapeAssignCheck(in, i, conv_in[i]);
+  for (size_t i = conv_inputs; i < in->size(); ++i) ShapeAssignCheck(in, i, TShape({p.num_filter}));
+  ShapeAssignCheck(out, 0, conv_out[0]);
+  ShapeAssignCheck(out, 1, conv_out[0]);
 }
 
 struct ConvSetup {
@@ -171,9 +207,26 @@ void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   auto s = Setup(p, in[c].shape(), out[0].shape());
   const bool residual = p.residual != FusedConvParam::kNoResidual;
   const OpReq write = req[0] == OpReq::kWriteInplace ? OpReq::kWrite : req[0];
+  NormalizedOutput normalized;
+  std::vector<float> affine;  // mean, scale, shift per filter, as BatchNorm computes them
+  if (p.normalize) {
+    const size_t at = static_cast<size_t>(p.conv_arguments());
+    const float *gamma = in[at].fdata(), *beta = in[at + 1].fdata(), *mean = in[at + 2].fdata(), *var = in[at + 3].fdata();
+    const int64_t f = p.num_filter;
+    affine.resize(static_cast<size_t>(3 * f));
+    for (int64_t k = 0; k < f; ++k) {
+      const BatchNormAffine a = InferenceBatchNorm(mean[k], var[k], gamma[k], beta[k], p.norm_eps, p.norm_fix_gamma);
+      affine[static_cast<size_t>(k)] = a.mean;
+      affine[static_cast<size_t>(f + k)] = a.scale;
+      affine[static_cast<size_t>(2 * f + k)] = a.shift;
+    }
+    normalized = {out[1].fdata(), affine.data(), affine.data() + f, affine.data() + 2 * f,
+                  FusedActivation{static_cast<FusedActivation::Kind>(p.norm_act_type), p.norm_a_min, p.norm_a_max,
+                                  p.norm_slope}};
+  }
   ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
-              s.dims, s.geom, residual ? write : req[0], ctx.is_train ? nullptr : &in[c + 1], p.activation(in),
-              residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr);
+              s.dims, s.geom, residual || p.normalize ? write : req[0], ctx.is_train ? nullptr : &in[c + 1],
+              p.activation(in), residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
 }
 
 void BackwardConv(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
@@ -219,12 +272,24 @@ output's shape is added before the activation: a Convolution, the elemwise_add o
 node's output, and an activation after the add, in one pass.)")
     .set_params<FusedConvParam>()
     .set_arguments(FusedConvArguments)
+    .set_aux_states([](const NodeAttrs& a) {
+      return a.param<FusedConvParam>().normalize ? std::vector<std::string>{"norm_moving_mean", "norm_moving_var"}
+                                                 : std::vector<std::string>{};
+    })
+    .set_outputs([](const NodeAttrs& a) {
+      return a.param<FusedConvParam>().normalize ? std::vector<std::string>{"output", "normalized"}
+                                                 : std::vector<std::string>{"output"};
+    })
     .add_argument_doc("data", "Input data to the convolution: (batch, channel, [depth,] height, width).")
     .add_argument_doc("weight", "Weight matrix: (num_filter, channel/num_group, kernel...).")
     .add_argument_doc("bias", "Bias parameter: (num_filter,); absent when no_bias.")
     .add_argument_doc("gamma", "prelu's slopes: (num_filter,); only with act_type prelu.")
     .add_argument_doc("residual", "Added to the convolution's output: (batch, num_filter, [depth,] height, width); "
                                   "only with residual first or last.")
+    .add_argument_doc("norm_gamma", "The second output's BatchNorm scale: (num_filter,); only with normalize.")
+    .add_argument_doc("norm_beta", "The second output's BatchNorm shift: (num_filter,); only with normalize.")
+    .add_argument_doc("norm_moving_mean", "The second output's BatchNorm moving mean (aux state): (num_filter,).")
+    .add_argument_doc("norm_moving_var", "The second output's BatchNorm moving variance (aux state): (num_filter,).")
     .set_infer_shape(InferShapeFusedConv)
     .set_mac_count([](const NodeAttrs& attrs, const std::vector<TShape>& in, const std::vector<TShape>& out) {
       return WeightRowMacs(out[0], in[static_cast<size_t>(attrs.param<FusedConvParam>().first_conv_input()) + 1]);

@@ -25,10 +25,20 @@ struct FusedActivationFields {
   }
 };
 
-// act_type (none by default; prelu only where the op reads slopes), a_min, a_max, slope.
+template <typename T>
+struct NotDeduced {
+  using type = T;
+};
+
+// PREFIXact_type (none by default; prelu only where the op reads slopes), PREFIXa_min,
+// PREFIXa_max, PREFIXslope, held in the given fields of P.
 template <typename P>
-void DeclareFusedActivation(ParamDeclarer<P>& d, const std::string& op, bool prelu) {
-  auto& type = d.template field<int>("act_type", &P::act_type)
+void DeclareActivationFields(ParamDeclarer<P>& d, const std::string& op, bool prelu, const std::string& prefix,
+                             typename NotDeduced<int P::*>::type type_field,
+                             typename NotDeduced<float P::*>::type lo_field,
+                             typename NotDeduced<float P::*>::type hi_field,
+                             typename NotDeduced<float P::*>::type slope_field) {
+  auto& type = d.template field<int>(prefix + "act_type", type_field)
                    .add_enum("none", FusedActivation::kNone)
                    .add_enum("relu", FusedActivation::kRelu)
                    .add_enum("clip", FusedActivation::kClip)
@@ -37,12 +47,20 @@ void DeclareFusedActivation(ParamDeclarer<P>& d, const std::string& op, bool pre
   type.set_default(FusedActivation::kNone)
       .describe(prelu ? "The activation applied to each output: none, relu (Activation's), clip to [a_min, a_max], "
                         "leaky (LeakyReLU's, `slope`) or prelu (LeakyReLU's, one slope per filter from input gamma)."
-                      : "The activation applied to each output: none, relu (Activation's), clip to [a_min, a_max] "
-                        "or leaky (LeakyReLU's, `slope`).");
-  d.template field<float>("a_min", &P::a_min).set_default(0.0f).describe("Lower bound of clip.");
-  d.template field<float>("a_max", &P::a_max).set_default(0.0f).describe("Upper bound of clip.");
-  d.template field<float>("slope", &P::slope).set_default(0.0f).describe("The slope of leaky for negative inputs.");
-  d.check([](const P& p) { return p.a_min <= p.a_max; }, op + ": a_min must not exceed a_max", {"a_min", "a_max"});
+                      : "The activation applied to each " + std::string(prefix.empty() ? "" : "second ") +
+                            "output: none, relu (Activation's), clip to [" + prefix + "a_min, " + prefix +
+                            "a_max] or leaky (LeakyReLU's, `" + prefix + "slope`).");
+  d.template field<float>(prefix + "a_min", lo_field).set_default(0.0f).describe("Lower bound of clip.");
+  d.template field<float>(prefix + "a_max", hi_field).set_default(0.0f).describe("Upper bound of clip.");
+  d.template field<float>(prefix + "slope", slope_field).set_default(0.0f).describe("The slope of leaky for negative inputs.");
+  d.check([lo_field, hi_field](const P& p) { return p.*lo_field <= p.*hi_field; },
+          op + ": " + prefix + "a_min must not exceed " + prefix + "a_max", {prefix + "a_min", prefix + "a_max"});
+}
+
+// The FusedActivationFields of P: act_type, a_min, a_max, slope.
+template <typename P>
+void DeclareFusedActivation(ParamDeclarer<P>& d, const std::string& op, bool prelu) {
+  DeclareActivationFields(d, op, prelu, "", &P::act_type, &P::a_min, &P::a_max, &P::slope);
 }
 
 }  // namespace symbind

@@ -8,6 +8,22 @@
 
 namespace symbind {
 
+// One channel of BatchNorm's output y = (x - mean) * scale + shift from its statistics (the
+// batch's in training, the moving ones in inference: InferenceBatchNorm), computed as BatchNorm
+// computes them, so every op that applies them gives BatchNorm's bits.
+struct BatchNormAffine {
+  float mean, scale, shift;
+};
+inline BatchNormAffine BatchNormAffineOf(double mean, double invstd, float gamma, float beta, bool fix_gamma) {
+  return {static_cast<float>(mean), static_cast<float>(invstd) * (fix_gamma ? 1.0f : gamma), beta};
+}
+// 1 / sqrt(var + eps) of a moving variance, in double as BatchNorm takes it.
+inline double MovingInvStd(float moving_var, double eps) { return 1.0 / std::sqrt(static_cast<double>(moving_var) + eps); }
+inline BatchNormAffine InferenceBatchNorm(float moving_mean, float moving_var, float gamma, float beta, double eps,
+                                          bool fix_gamma) {
+  return BatchNormAffineOf(moving_mean, MovingInvStd(moving_var, eps), gamma, beta, fix_gamma);
+}
+
 // Mean and biased variance of `count` elements `stride` apart (two passes, double sums).
 inline void GroupMoments(const float* x, int64_t count, int64_t stride, double* mean, double* var) {
   double s = 0;

@@ -675,25 +675,43 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
     INFO("threads " << threads);
     CHECK(std::memcmp(again.data(), fused.data(), ysize * sizeof(float)) == 0);
   }
-  // A residual added before the activation, through ConvForward's choice of path (and the
-  // packed path called directly): the bits of the convolution, an elemwise_add and the
-  // activation one after another.
+  // A residual added before the activation, and a second output normalised as a BatchNorm
+  // (+ leaky) reading the output would, through ConvForward's choice of path (and the packed
+  // path called directly): the bits of the convolution, an elemwise_add, the activation and
+  // the _fused_batch_norm_act one after another.
   const auto residual = Random(static_cast<int64_t>(ysize), seed + 4);
-  auto check_residual = [&](const char* how, const std::function<void(const FusedActivation&, const float*, float*)>& conv) {
-    std::vector<float> want(ysize, -7.0f), got(ysize, -7.0f);
-    conv({}, nullptr, want.data());
-    for (size_t i = 0; i < ysize; ++i)
-      want[i] = act.ForRow(static_cast<int64_t>(i) / osize % c.out_c)(want[i] + residual[i]);
-    conv(act, residual.data(), got.data());
-    INFO("residual, " << how);
-    CHECK(std::memcmp(got.data(), want.data(), ysize * sizeof(float)) == 0);
+  const auto coefficients = Random(3 * c.out_c, seed + 5);
+  const FusedActivation second_act{FusedActivation::kLeaky, 0, 0, 0.2f};
+  using Conv = std::function<void(const FusedActivation&, const float*, float*, const NormalizedOutput&)>;
+  auto check_residual = [&](const char* how, const Conv& conv) {
+    for (bool with_residual : {true, false}) {
+      std::vector<float> want(ysize, -7.0f), got(ysize, -7.0f), want_z(ysize), got_z(ysize, -7.0f);
+      conv({}, nullptr, want.data(), {});
+      for (size_t i = 0; i < ysize; ++i) {
+        const int64_t ch = static_cast<int64_t>(i) / osize % c.out_c;
+        want[i] = act.ForRow(ch)(with_residual ? want[i] + residual[i] : want[i]);
+        const float mean = coefficients[static_cast<size_t>(ch)], scale = coefficients[static_cast<size_t>(c.out_c + ch)];
+        want_z[i] = second_act((want[i] - mean) * scale + coefficients[static_cast<size_t>(2 * c.out_c + ch)]);
+      }
+      const NormalizedOutput z{got_z.data(), coefficients.data(), coefficients.data() + c.out_c,
+                               coefficients.data() + 2 * c.out_c, second_act};
+      conv(act, with_residual ? residual.data() : nullptr, got.data(), z);
+      INFO("residual " << with_residual << ", second output, " << how);
+      CHECK(std::memcmp(got.data(), want.data(), ysize * sizeof(float)) == 0);
+      CHECK(std::memcmp(got_z.data(), want_z.data(), ysize * sizeof(float)) == 0);
+      if (!with_residual) continue;
+      std::fill(got.begin(), got.end(), -7.0f);
+      conv(act, residual.data(), got.data(), {});
+      INFO("residual alone");
+      CHECK(std::memcmp(got.data(), want.data(), ysize * sizeof(float)) == 0);
+    }
   };
-  check_residual("ConvForward", [&](const FusedActivation& a, const float* r, float* y) {
-    ConvForward(x.data(), w.data(), b.data(), y, n, g, OpReq::kWrite, nullptr, a, r);
+  check_residual("ConvForward", [&](const FusedActivation& a, const float* r, float* y, const NormalizedOutput& z) {
+    ConvForward(x.data(), w.data(), b.data(), y, n, g, OpReq::kWrite, nullptr, a, r, z);
   });
   if (std::string(path) == "packed")
-    check_residual("packed", [&](const FusedActivation& a, const float* r, float* y) {
-      PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a, nullptr, r);
+    check_residual("packed", [&](const FusedActivation& a, const float* r, float* y, const NormalizedOutput& z) {
+      PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a, nullptr, r, z);
     });
   if (std::string(path) == "dispatch") {
     const auto before = Random(static_cast<int64_t>(ysize), seed + 3);
@@ -705,7 +723,7 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
 }  // namespace
 
 TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same bits as the activation after it, "
-          "with and without a residual added before it", "[conv][conv_fast]") {
+          "with and without a residual added before it and a normalized second output", "[conv][conv_fast]") {
   // prelu: slopes of both signs, zero and above 1, one per output channel (at most 64 here).
   std::vector<float> slopes(64);
   for (size_t i = 0; i < slopes.size(); ++i) slopes[i] = 0.25f * static_cast<float>(i % 9) - 0.75f;
