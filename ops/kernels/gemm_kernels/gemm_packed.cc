@@ -84,7 +84,7 @@ GemmMicroShape PackedTallShape() { return {kTallRows, kTallCols}; }
 namespace {
 // The tile with its edge handling and epilogue fixed at compile time, so that the
 // accumulators stay in registers from the first product to the store.
-template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct>
+template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual>
 inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   Vec acc[kMr][kVecs];
   alignas(64) float edge[kMr * kNr];
@@ -102,7 +102,7 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     for (int r = 0; r < kMr; ++r)
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Zero();
   }
-  if (t.residual)  // read after the products: on its way meanwhile (it was written long before)
+  if constexpr (kResidual)  // read after the products: on its way meanwhile (it was written long before)
     for (int r = 0; r < t.rows; ++r)
       for (int l = 0; l <= t.cols; l += 16) _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * t.ldc + std::min(l, t.cols - 1)), _MM_HINT_T0);
   const float* a = t.a;
@@ -125,7 +125,7 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], bias);
     }
   }
-  if (t.residual) {  // after the bias, before the activation: the unfused add's operands
+  if constexpr (kResidual) {  // after the bias, before the activation: the unfused add's operands
     if constexpr (kFull) {
       for (int r = 0; r < kMr; ++r)
         for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(t.residual + r * t.ldc + v * kLanes));
@@ -157,28 +157,34 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   }
 }
 
-template <bool kFull, bool kLoadC>
+// The tile with the epilogue's parts as template arguments (a residual check at run time cost
+// small-depth tiles 4-9%: 96 x 12544 x 16 0.54 -> 0.59 ms).
+template <bool kFull, bool kLoadC, bool kResidual>
 void TileFor(const PackedTileArgs& t) {
   const GemmEpilogue* ep = t.epilogue;
-  if (!ep) return Tile<kFull, kLoadC, false, FusedActivation::kNone>(t);
+  if (!ep) return Tile<kFull, kLoadC, false, FusedActivation::kNone, false>(t);
   const bool bias = ep->bias != nullptr;
   switch (ep->act.kind) {
     case FusedActivation::kRelu:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kRelu>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kRelu>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kRelu, kResidual>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kRelu, kResidual>(t);
     case FusedActivation::kClip:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kClip>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kClip>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kClip, kResidual>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kClip, kResidual>(t);
     case FusedActivation::kLeaky:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kLeaky>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kLeaky>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kLeaky, kResidual>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kLeaky, kResidual>(t);
     case FusedActivation::kPRelu:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kPRelu>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kPRelu>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kPRelu, kResidual>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kPRelu, kResidual>(t);
     default:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kNone>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kNone>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kNone, kResidual>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kNone, kResidual>(t);
   }
+}
+template <bool kFull, bool kLoadC>
+void TileFor(const PackedTileArgs& t) {
+  return t.residual ? TileFor<kFull, kLoadC, true>(t) : TileFor<kFull, kLoadC, false>(t);
 }
 }  // namespace
 
