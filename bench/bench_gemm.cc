@@ -3,7 +3,10 @@
 // 2 FMAs x 16 float lanes x 2 flops = 64 flops per core, at the clock /proc/cpuinfo reports
 // (nominal; turbo may exceed it). Shapes: square ones and the convolution GEMMs of ResNet-50
 // (filters x output pixels x C*kh*kw) at batch 1.
-// Prints "M N K gflops fraction_of_peak" lines. Usage: bench_gemm [threads]
+// Prints "gemm M N K gflops fraction_of_peak shape" lines; then "packed ..." lines the same for
+// GemmPacked (the convolutions' path: weights packed once, + bias in the store) on 1x1
+// convolutions of few input channels, whose short depth leaves per-tile work dominant.
+// Usage: bench_gemm [threads]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -73,6 +76,36 @@ int main(int argc, char** argv) {
     std::printf("gemm %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M),
                 static_cast<long long>(c.N), static_cast<long long>(c.K), gflops[2],
                 gflops[2] / peak, c.what);
+  }
+  const Case packed_cases[] = {{96, 12544, 16, "mobilenet-v2 1x1 expand, 112x112"},
+                               {192, 784, 32, "mobilenet-v2 1x1 expand, 28x28"},
+                               {384, 196, 64, "mobilenet-v2 1x1 expand, 14x14"},
+                               {64, 3025, 16, "squeezenet 1x1 expand, 55x55"},
+                               {256, 3136, 64, "resnet50 1x1 conv, 56x56"},
+                               {1024, 1024, 1024, "square"}};
+  for (const Case& c : packed_cases) {
+    std::vector<float> A(c.M * c.K), B(c.K * c.N), C(c.M * c.N), bias(c.M);
+    for (float& v : A) v = u(rng);
+    for (float& v : B) v = u(rng);
+    for (float& v : bias) v = u(rng);
+    const PackedGemmA packed(A.data(), c.M, c.K, c.K, ChooseGemmTiling(c.M, c.N, c.K));
+    GemmEpilogue epilogue;
+    epilogue.bias = bias.data();
+    auto run = [&] { GemmPacked(packed, c.N, B.data(), c.N, C.data(), c.N, epilogue); };
+    run();
+    auto t0 = Clock::now();
+    run();
+    const double once = std::max(1e-6, std::chrono::duration<double>(Clock::now() - t0).count());
+    const int reps = std::max(1, static_cast<int>(0.2 / once));
+    std::vector<double> gflops;
+    for (int t = 0; t < 5; ++t) {
+      auto s = Clock::now();
+      for (int r = 0; r < reps; ++r) run();
+      gflops.push_back(2.0 * c.M * c.N * c.K * reps / std::chrono::duration<double>(Clock::now() - s).count() / 1e9);
+    }
+    std::sort(gflops.begin(), gflops.end());
+    std::printf("packed %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M), static_cast<long long>(c.N),
+                static_cast<long long>(c.K), gflops[2], gflops[2] / peak, c.what);
   }
   return 0;
 }

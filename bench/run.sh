@@ -396,3 +396,8 @@ while read -r _ m n k g frac what; do
   t=$(awk -v m="$m" -v n="$n" -v k="$k" '$2==m && $3==n && $4==k {print $5}' <<<"$peer")
   row "$m $n $k" "$g" "$t" "$(faster "$g" "$t")" "$frac" "$what"
 done < <(grep '^gemm ' <<<"$gemm")
+echo "GemmPacked (the convolutions' path: packed weights, bias in the store), hot caches:"
+row "M N K" "symbind" "" "" "of peak" "shape"
+while read -r _ m n k g frac what; do
+  row "$m $n $k" "$g" "" "" "$frac" "$what"
+done < <(grep '^packed ' <<<"$gemm")
