@@ -31,6 +31,24 @@ double CpuMhz() {
     if (line.rfind("cpu MHz", 0) == 0) return std::atof(line.substr(line.find(':') + 1).c_str());
   return 0;
 }
+
+// GFLOP/s of run() (flops each), the median of 5 timings of about 0.2 s each.
+template <typename F>
+double MedianGflops(const F& run, double flops) {
+  run();
+  auto t0 = Clock::now();
+  run();
+  const double once = std::max(1e-6, std::chrono::duration<double>(Clock::now() - t0).count());
+  const int reps = std::max(1, static_cast<int>(0.2 / once));
+  std::vector<double> gflops;
+  for (int t = 0; t < 5; ++t) {
+    auto s = Clock::now();
+    for (int r = 0; r < reps; ++r) run();
+    gflops.push_back(flops * reps / std::chrono::duration<double>(Clock::now() - s).count() / 1e9);
+  }
+  std::sort(gflops.begin(), gflops.end());
+  return gflops[2];
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,23 +77,9 @@ int main(int argc, char** argv) {
     for (float& v : A) v = u(rng);
     for (float& v : B) v = u(rng);
     auto run = [&] { Gemm(false, false, c.M, c.N, c.K, 1.f, A.data(), c.K, B.data(), c.N, 0.f, C.data(), c.N); };
-    run();
-    // Repeat for about 0.2 s per timing, median of 5 timings.
-    auto t0 = Clock::now();
-    run();
-    const double once = std::max(1e-6, std::chrono::duration<double>(Clock::now() - t0).count());
-    const int reps = std::max(1, static_cast<int>(0.2 / once));
-    std::vector<double> gflops;
-    for (int t = 0; t < 5; ++t) {
-      auto s = Clock::now();
-      for (int r = 0; r < reps; ++r) run();
-      const double secs = std::chrono::duration<double>(Clock::now() - s).count();
-      gflops.push_back(2.0 * c.M * c.N * c.K * reps / secs / 1e9);
-    }
-    std::sort(gflops.begin(), gflops.end());
-    std::printf("gemm %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M),
-                static_cast<long long>(c.N), static_cast<long long>(c.K), gflops[2],
-                gflops[2] / peak, c.what);
+    const double g = MedianGflops(run, 2.0 * c.M * c.N * c.K);
+    std::printf("gemm %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M), static_cast<long long>(c.N),
+                static_cast<long long>(c.K), g, g / peak, c.what);
   }
   const Case packed_cases[] = {{96, 12544, 16, "mobilenet-v2 1x1 expand, 112x112"},
                                {192, 784, 32, "mobilenet-v2 1x1 expand, 28x28"},
@@ -92,20 +96,9 @@ int main(int argc, char** argv) {
     GemmEpilogue epilogue;
     epilogue.bias = bias.data();
     auto run = [&] { GemmPacked(packed, c.N, B.data(), c.N, C.data(), c.N, epilogue); };
-    run();
-    auto t0 = Clock::now();
-    run();
-    const double once = std::max(1e-6, std::chrono::duration<double>(Clock::now() - t0).count());
-    const int reps = std::max(1, static_cast<int>(0.2 / once));
-    std::vector<double> gflops;
-    for (int t = 0; t < 5; ++t) {
-      auto s = Clock::now();
-      for (int r = 0; r < reps; ++r) run();
-      gflops.push_back(2.0 * c.M * c.N * c.K * reps / std::chrono::duration<double>(Clock::now() - s).count() / 1e9);
-    }
-    std::sort(gflops.begin(), gflops.end());
+    const double g = MedianGflops(run, 2.0 * c.M * c.N * c.K);
     std::printf("packed %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M), static_cast<long long>(c.N),
-                static_cast<long long>(c.K), gflops[2], gflops[2] / peak, c.what);
+                static_cast<long long>(c.K), g, g / peak, c.what);
   }
   return 0;
 }
