@@ -90,16 +90,22 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   alignas(64) float edge[kMr * kNr];
   if constexpr (kLoadC) {
     if constexpr (kFull) {
+      #pragma GCC unroll 16
       for (int r = 0; r < kMr; ++r)
+        #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(t.c + r * t.ldc + v * kLanes);
     } else {
       std::fill(edge, edge + kMr * kNr, 0.0f);
       for (int r = 0; r < t.rows; ++r) std::copy(t.c + r * t.ldc, t.c + r * t.ldc + t.cols, edge + r * kNr);
+      #pragma GCC unroll 16
       for (int r = 0; r < kMr; ++r)
+        #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(edge + r * kNr + v * kLanes);
     }
   } else {
+    #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Zero();
   }
   if constexpr (kResidual)  // read after the products: on its way meanwhile (it was written long before)
@@ -112,46 +118,61 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     if (ahead)
       for (int l = 0; l < kNr; l += 16) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + l), _MM_HINT_T1);
     Vec bv[kVecs];
+    #pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) bv[v] = Load(b + v * kLanes);
+    #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r) {
       const Vec av = Splat(a[r]);
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[r][v] = MulAdd(av, bv[v], acc[r][v]);
     }
   }
   if constexpr (kBias) {
     // Rows past the edge read bias[row0] (any valid value: they are never stored).
+    #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r) {
       const Vec bias = Splat(t.epilogue->bias[t.row0 + (kFull || r < t.rows ? r : 0)]);
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], bias);
     }
   }
   if constexpr (kResidual) {  // after the bias, before the activation: the unfused add's operands
     if constexpr (kFull) {
+      #pragma GCC unroll 16
       for (int r = 0; r < kMr; ++r)
+        #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(t.residual + r * t.ldc + v * kLanes));
     } else {
       std::fill(edge, edge + kMr * kNr, 0.0f);
       for (int r = 0; r < t.rows; ++r)
         std::copy(t.residual + r * t.ldc, t.residual + r * t.ldc + t.cols, edge + r * kNr);
+      #pragma GCC unroll 16
       for (int r = 0; r < kMr; ++r)
+        #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(edge + r * kNr + v * kLanes));
     }
   }
   if constexpr (kAct != FusedActivation::kNone) {
     const FusedActivation& act = t.epilogue->act;
     const Vec lo = Splat(act.lo), hi = Splat(act.hi);
+    #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r) {
       // Rows past the edge take row0's slope, as for the bias.
       const Vec slope = Splat(kAct == FusedActivation::kPRelu ? act.slopes[t.row0 + (kFull || r < t.rows ? r : 0)]
                                                                : act.slope);
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[r][v] = Activate(acc[r][v], kAct, lo, hi, slope);
     }
   }
   if constexpr (kFull) {
+    #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) Store(t.c + r * t.ldc + v * kLanes, acc[r][v]);
   } else {
+    #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) Store(edge + r * kNr + v * kLanes, acc[r][v]);
     for (int r = 0; r < t.rows; ++r) std::copy(edge + r * kNr, edge + r * kNr + t.cols, t.c + r * t.ldc);
   }
@@ -209,11 +230,16 @@ void TallTile(const PackedTileArgs& t) {
   if (t.load_c) {
     std::fill(buf, buf + kCols * kTallRows, 0.0f);
     for (int r = 0; r < t.rows; ++r)
+      #pragma GCC unroll 16
       for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = t.c[r * t.ldc + c];
+    #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c)
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[c][v] = Load(buf + c * kTallRows + v * kLanes);
   } else {
+    #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c)
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[c][v] = Zero();
   }
   if (t.residual)  // as for the wide tile
@@ -233,9 +259,12 @@ void TallTile(const PackedTileArgs& t) {
       _mm_prefetch(reinterpret_cast<const char*>(b + ahead + kTallCols - 1), _MM_HINT_T1);
     }
     Vec av[kVecs];
+    #pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) av[v] = Load(a + v * kLanes);
+    #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c) {
       const Vec bv = Splat(kBt ? b[c * t.ldb] : b[c]);
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) acc[c][v] = MulAdd(av[v], bv, acc[c][v]);
     }
   }
@@ -243,16 +272,21 @@ void TallTile(const PackedTileArgs& t) {
     if (ep->bias) {
       alignas(64) float bias[kTallRows] = {};  // rows past the edge: never stored
       std::copy(ep->bias + t.row0, ep->bias + t.row0 + t.rows, bias);
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) {
         const Vec bv = Load(bias + v * kLanes);
+        #pragma GCC unroll 16
         for (int c = 0; c < kCols; ++c) acc[c][v] = Add(acc[c][v], bv);
       }
     }
     if (t.residual) {  // transposed in as C is for load_c
       if (t.rows < kTallRows) std::fill(buf, buf + kCols * kTallRows, 0.0f);
       for (int r = 0; r < t.rows; ++r)
+        #pragma GCC unroll 16
         for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = t.residual[r * t.ldc + c];
+      #pragma GCC unroll 16
       for (int c = 0; c < kCols; ++c)
+        #pragma GCC unroll 4
         for (int v = 0; v < kVecs; ++v) acc[c][v] = Add(acc[c][v], Load(buf + c * kTallRows + v * kLanes));
     }
     if (ep->act.kind != FusedActivation::kNone) {
@@ -261,15 +295,20 @@ void TallTile(const PackedTileArgs& t) {
       std::fill(slopes, slopes + kTallRows, ep->act.slope);
       if (ep->act.kind == FusedActivation::kPRelu)
         std::copy(ep->act.slopes + t.row0, ep->act.slopes + t.row0 + t.rows, slopes);
+      #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) {
         const Vec slope = Load(slopes + v * kLanes);
+        #pragma GCC unroll 16
         for (int c = 0; c < kCols; ++c) acc[c][v] = Activate(acc[c][v], ep->act.kind, lo, hi, slope);
       }
     }
   }
+  #pragma GCC unroll 16
   for (int c = 0; c < kCols; ++c)
+    #pragma GCC unroll 4
     for (int v = 0; v < kVecs; ++v) Store(buf + c * kTallRows + v * kLanes, acc[c][v]);
   for (int r = 0; r < t.rows; ++r)
+    #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c) t.c[r * t.ldc + c] = buf[c * kTallRows + r];
 }
 
