@@ -82,26 +82,29 @@ GemmMicroShape PackedShape() { return {kMr, kNr}; }
 GemmMicroShape PackedTallShape() { return {kTallRows, kTallCols}; }
 
 namespace {
+// Where a tile's rows of `src` (C's layout, ldc apart) are read from: in place when the tile is
+// full, else copied into `edge` (kNr apart, zero past the tile's rows and columns).
+template <bool kFull>
+inline __attribute__((always_inline)) const float* TileRows(const float* src, const PackedTileArgs& t, float* edge) {
+  if constexpr (kFull) return src;
+  std::fill(edge, edge + kMr * kNr, 0.0f);
+  for (int r = 0; r < t.rows; ++r) std::copy(src + r * t.ldc, src + r * t.ldc + t.cols, edge + r * kNr);
+  return edge;
+}
+
 // The tile with its edge handling and epilogue fixed at compile time, so that the
 // accumulators stay in registers from the first product to the store.
 template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual>
 inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   Vec acc[kMr][kVecs];
   alignas(64) float edge[kMr * kNr];
+  const int64_t ld = kFull ? t.ldc : kNr;  // of what TileRows gives
   if constexpr (kLoadC) {
-    if constexpr (kFull) {
-      #pragma GCC unroll 16
-      for (int r = 0; r < kMr; ++r)
-        #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(t.c + r * t.ldc + v * kLanes);
-    } else {
-      std::fill(edge, edge + kMr * kNr, 0.0f);
-      for (int r = 0; r < t.rows; ++r) std::copy(t.c + r * t.ldc, t.c + r * t.ldc + t.cols, edge + r * kNr);
-      #pragma GCC unroll 16
-      for (int r = 0; r < kMr; ++r)
-        #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(edge + r * kNr + v * kLanes);
-    }
+    const float* c = TileRows<kFull>(t.c, t, edge);
+    #pragma GCC unroll 16
+    for (int r = 0; r < kMr; ++r)
+      #pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = Load(c + r * ld + v * kLanes);
   } else {
     #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
@@ -137,20 +140,11 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     }
   }
   if constexpr (kResidual) {  // after the bias, before the activation: the unfused add's operands
-    if constexpr (kFull) {
-      #pragma GCC unroll 16
-      for (int r = 0; r < kMr; ++r)
-        #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(t.residual + r * t.ldc + v * kLanes));
-    } else {
-      std::fill(edge, edge + kMr * kNr, 0.0f);
-      for (int r = 0; r < t.rows; ++r)
-        std::copy(t.residual + r * t.ldc, t.residual + r * t.ldc + t.cols, edge + r * kNr);
-      #pragma GCC unroll 16
-      for (int r = 0; r < kMr; ++r)
-        #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(edge + r * kNr + v * kLanes));
-    }
+    const float* residual = TileRows<kFull>(t.residual, t, edge);
+    #pragma GCC unroll 16
+    for (int r = 0; r < kMr; ++r)
+      #pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) acc[r][v] = Add(acc[r][v], Load(residual + r * ld + v * kLanes));
   }
   if constexpr (kAct != FusedActivation::kNone) {
     const FusedActivation& act = t.epilogue->act;
@@ -223,15 +217,22 @@ namespace {
 // transposed through a small buffer at the load and the store (a few percent of a deep tile).
 // kBt: B given transposed (column c at b + c * ldb, its k consecutive), as a weight gradient's
 // im2col rows are.
+// buf[c * kTallRows + r] = src[r * ldc + c] over the tile's rows (C's layout; zero past them):
+// a tile of C in column vectors.
+template <int kCols>
+inline __attribute__((always_inline)) void TransposeIn(const float* src, const PackedTileArgs& t, float* buf) {
+  if (t.rows < kTallRows) std::fill(buf, buf + kCols * kTallRows, 0.0f);
+  for (int r = 0; r < t.rows; ++r)
+    #pragma GCC unroll 16
+    for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = src[r * t.ldc + c];
+}
+
 template <int kCols, bool kBt>
 void TallTile(const PackedTileArgs& t) {
   Vec acc[kCols][kVecs];
   alignas(64) float buf[kTallCols * kTallRows];
   if (t.load_c) {
-    std::fill(buf, buf + kCols * kTallRows, 0.0f);
-    for (int r = 0; r < t.rows; ++r)
-      #pragma GCC unroll 16
-      for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = t.c[r * t.ldc + c];
+    TransposeIn<kCols>(t.c, t, buf);
     #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c)
       #pragma GCC unroll 4
@@ -280,10 +281,7 @@ void TallTile(const PackedTileArgs& t) {
       }
     }
     if (t.residual) {  // transposed in as C is for load_c
-      if (t.rows < kTallRows) std::fill(buf, buf + kCols * kTallRows, 0.0f);
-      for (int r = 0; r < t.rows; ++r)
-        #pragma GCC unroll 16
-        for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = t.residual[r * t.ldc + c];
+      TransposeIn<kCols>(t.residual, t, buf);
       #pragma GCC unroll 16
       for (int c = 0; c < kCols; ++c)
         #pragma GCC unroll 4
