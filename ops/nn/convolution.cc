@@ -72,7 +72,7 @@ struct ConvParams : ConvFields, FusedActivationFields, Parameter<ConvParams<kFus
   }
   // The arguments before the normalized output's (gamma, beta), which the aux states follow.
   int conv_arguments() const {
-    return (residual == kNoResidual ? 0 : 1) + (no_bias ? 2 : 3) + (act_type == FusedActivation::kPRelu ? 1 : 0);
+    return gamma_input() + (act_type == FusedActivation::kPRelu) + (residual == kResidualLast);
   }
 };
 using ConvolutionParam = ConvParams<false>;
