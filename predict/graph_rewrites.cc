@@ -334,8 +334,9 @@ void FuseBatchNormsOfSums(RewrittenGraph* out) {
   std::vector<std::string> fused;
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& bn = g.node(n);
-    const bool fused_bn = IsOp(*bn.node, "_fused_batch_norm_act");
-    if (!(fused_bn || IsOp(*bn.node, "BatchNorm")) || bn.inputs.size() != 5 || bn.inputs[0].index != 0) continue;
+    if (!(IsOp(*bn.node, "_fused_batch_norm_act") || IsOp(*bn.node, "BatchNorm")) || bn.inputs.size() != 5 ||
+        bn.inputs[0].index != 0)
+      continue;
     const std::shared_ptr<Node>& sum = g.node(bn.inputs[0].node_id).node;
     if (!IsOp(*sum, "_fused_conv_act") || ParamOr<std::string>(sum->attrs, "residual", "none") == "none" ||
         sum->attrs.dict.count("normalize") || ParamOr<int>(bn.node->attrs, "axis", 1) != 1)
@@ -345,10 +346,9 @@ void FuseBatchNormsOfSums(RewrittenGraph* out) {
     const NodeAttrs& b = bn.node->attrs;
     NodeAttrs& attrs = sum->attrs;
     attrs.dict["normalize"] = "True";
-    attrs.dict["norm_eps"] = b.dict.count("eps") ? b.dict.at("eps") : "0.001";
-    attrs.dict["norm_fix_gamma"] = b.dict.count("fix_gamma") ? b.dict.at("fix_gamma") : "True";
-    for (const char* key : {"act_type", "a_min", "a_max", "slope"})
-      if (fused_bn && b.dict.count(key)) attrs.dict[std::string("norm_") + key] = b.dict.at(key);
+    // The norm_ parameters default as BatchNorm's do; the activation's only a fused one has.
+    for (const char* key : {"eps", "fix_gamma", "act_type", "a_min", "a_max", "slope"})
+      if (b.dict.count(key)) attrs.dict[std::string("norm_") + key] = b.dict.at(key);
     fused_op.ParseAttrs(&attrs);
     for (size_t i = 1; i < 5; ++i) sum->inputs.push_back(bn.node->inputs[i]);  // gamma, beta; the moving statistics
     replaced[bn.node.get()] = NodeEntry{sum, 1};

@@ -436,7 +436,9 @@ TEST_CASE("FuseResidualAdds: residual adds and the activation after them fused i
         .CreateSymbol(name);
   };
   Symbol s10 = add("s10", conv("u1", relu("r9b", bn("bn9", s9)), 1, 64), s9);
-  Symbol s11 = add("s11", conv("u2", bn("b2", s10), 1, 64), s10);  // a BatchNorm without activation
+  // A BatchNorm without activation, every parameter at its default (eps 1e-3, fix_gamma).
+  Symbol b2 = OpBuilder("BatchNorm").SetInput("data", s10).CreateSymbol("b2");
+  Symbol s11 = add("s11", conv("u2", b2, 1, 64), s10);
   Symbol net = Symbol::Group({s4, p5, s11});
   const TShape shape({2, 16, 16, 16});
   SharedModel m = GaussianModel(net, shape);

@@ -47,6 +47,7 @@ struct ConvParams : ConvFields, FusedActivationFields, Parameter<ConvParams<kFus
                     "statistics (inference), then norm_act_type, as that BatchNorm and activation reading output 0 "
                     "would compute it; the BatchNorm's gamma and beta are the node's last arguments, its "
                     "moving_mean and moving_var its aux states.");
+      // BatchNorm's defaults: the rewrite copies only the parameters a BatchNorm node sets.
       d.field("norm_eps", &P::norm_eps).set_default(1e-3).lower_bound(0).describe("The BatchNorm's eps.");
       d.field("norm_fix_gamma", &P::norm_fix_gamma).set_default(true)
           .describe("The BatchNorm's fix_gamma: gamma held at 1.");
