@@ -49,12 +49,9 @@ void ForEachImage(int64_t batch, const F& fn) {
 }  // namespace
 
 namespace {
-// y = act(y + residual) (residual may be null) and the normalized second output, plane by plane:
-// on the paths that do not make them as they write (the sums of elemwise_add, the activation
-// after it and a _fused_batch_norm_act after that).
-// One plane of it (r and z may be null), compiled per instruction set: a baseline loop took
-// longer than the elemwise_add and BatchNorm nodes it replaces. No multiply-add contracted into
-// an FMA (which the AVX-512 clone has): BatchNorm's own loop rounds the product first.
+// One plane of FinishOutput (r and z may be null), compiled per instruction set: a baseline loop
+// took longer than the elemwise_add and BatchNorm nodes it replaces. No multiply-add contracted
+// into an FMA (which the AVX-512 clone has): BatchNorm's own loop rounds the product first.
 #if defined(__clang__)
 #define SYMBIND_NO_FP_CONTRACT
 #else
@@ -75,14 +72,17 @@ __attribute__((SYMBIND_NO_FP_CONTRACT target_clones("avx512f", "avx2", "default"
 }
 #undef SYMBIND_NO_FP_CONTRACT
 
-// Images [i0, i1) of it, the planes in parallel when `parallel`.
+// y = act(y + residual) (residual may be null) and the normalized second output, plane by plane,
+// for images [i0, i1) (the planes in parallel when `parallel`): on the paths that do not make
+// them as they write (the sums of elemwise_add, the activation after it and a
+// _fused_batch_norm_act after that).
 void FinishOutput(float* y, const float* residual, const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
                   const NormalizedOutput& normalized, int64_t i0, int64_t i1, bool parallel) {
   const int64_t osize = g.out_size();
+  const bool z = normalized.y != nullptr;
   auto planes = [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       const int64_t c = p % n.out_c;
-      const bool z = normalized.y != nullptr;
       FinishPlane(y + p * osize, residual ? residual + p * osize : nullptr, osize, act.ForRow(c),
                   z ? normalized.y + p * osize : nullptr, z ? normalized.mean[c] : 0.0f, z ? normalized.scale[c] : 0.0f,
                   z ? normalized.shift[c] : 0.0f, normalized.act);
@@ -92,6 +92,7 @@ void FinishOutput(float* y, const float* residual, const ConvDims& n, const Conv
   if (parallel) ParallelFor(count, GrainFor(osize), [&](int64_t b, int64_t e) { planes(first + b, first + e); });
   else planes(first, first + count);
 }
+// The same over the whole batch.
 void FinishOutput(float* y, const float* residual, const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
                   const NormalizedOutput& normalized) {
   FinishOutput(y, residual, n, g, act, normalized, 0, n.batch, true);
