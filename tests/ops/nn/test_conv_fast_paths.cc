@@ -163,6 +163,9 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
       {1, 2, 2, 2, 8, 101, 5, 2, 2},   {1, 2, 2, 2, 12, 112, 3, 2, 1},
       // 7x7: MobileFaceNet's global depthwise layer (7x7 -> 1x1), padded and strided ones.
       {1, 12, 12, 12, 7, 7, 7, 1, 0},  {2, 3, 3, 3, 11, 9, 7, 1, 3},  {1, 4, 4, 4, 15, 16, 7, 2, 3},
+      // The window is the whole plane (dot products of K * K taps, 16 lanes and a tail): many
+      // channels over several tasks, batches, 3x3 and 5x5 (a tail only), strided.
+      {3, 700, 700, 700, 7, 7, 7, 1, 0}, {2, 5, 5, 5, 3, 3, 3, 1, 0},  {1, 4, 4, 4, 5, 5, 5, 2, 0},
   };
   uint64_t seed = 10;
   for (const Case& c : cases) {
