@@ -2,7 +2,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <xmmintrin.h>
+#include <immintrin.h>
 
 #include <tbb/task_arena.h>
 
@@ -50,10 +50,72 @@ const Dispatch& Selected() {
 
 const char* GemmIsa() { return Selected().isa; }
 
+namespace {
+// y[j] = alpha * (x . row j of W) (+ beta * y[j]) for rows [j0, j1) of W (ldw apart). Each dot
+// product runs in 16 lanes over k (k in lane k % 16, the tail masked), then sums the lanes;
+// eight rows at a time, so that x is loaded once per eight. Every output's sum has one order
+// however the rows are split. Eigen's matrix-vector product read ResNet-18's 512 -> 1000 weights
+// (2 MB) in 0.128-0.143 ms on two threads, this in 0.080-0.098 (ONNX Runtime: 0.082).
+// (GCC 12 warns inside its own avx512fintrin.h's reduction, as for the GEMM kernels' AVX-512 build.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+__attribute__((target("avx512f"))) inline void FinishGemvRow(__m512 acc, float alpha, float beta, float* y) {
+  const float dot = alpha * _mm512_reduce_add_ps(acc);
+  *y = beta == 0.0f ? dot : dot + beta * *y;
+}
+__attribute__((target("avx512f"))) void GemvRowsAvx512(const float* x, const float* W, int64_t ldw, int64_t K,
+                                                       float alpha, float beta, float* y, int64_t j0, int64_t j1) {
+  constexpr int64_t kLanes = 16, kRows = 8;
+  const int64_t full = K / kLanes * kLanes;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (K - full)) - 1u);
+  int64_t j = j0;
+  for (; j + kRows <= j1; j += kRows) {
+    const float* w0 = W + j * ldw;
+    __m512 acc[kRows];
+    for (int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < full; k += kLanes) {
+      const __m512 xv = _mm512_loadu_ps(x + k);
+      for (int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + r * ldw + k), xv, acc[r]);
+    }
+    if (tail) {
+      const __m512 xv = _mm512_maskz_loadu_ps(tail, x + full);
+      for (int64_t r = 0; r < kRows; ++r)
+        acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, w0 + r * ldw + full), xv, acc[r]);
+    }
+    for (int64_t r = 0; r < kRows; ++r) FinishGemvRow(acc[r], alpha, beta, y + j + r);
+  }
+  for (; j < j1; ++j) {
+    const float* w0 = W + j * ldw;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t k = 0; k < full; k += kLanes)
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k), _mm512_loadu_ps(x + k), acc);
+    if (tail) acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, w0 + full), _mm512_maskz_loadu_ps(tail, x + full), acc);
+    FinishGemvRow(acc, alpha, beta, y + j);
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+}  // namespace
+
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
           int64_t ldc) {
   if (M <= 0 || N <= 0) return;
+  // A matrix times a vector: one sample's FullyConnected (x W^T), a 1x1 convolution of one
+  // position (W x). Rows of the matrix in chunks of ~128 KB.
+  const bool row_times_matrix = M == 1 && !trans_a && trans_b;
+  const bool matrix_times_column = N == 1 && !trans_a && !trans_b && ldb == 1 && ldc == 1;
+  if ((row_times_matrix || matrix_times_column) && K >= 16 && std::strcmp(GemmIsa(), "avx512") == 0) {
+    const float* matrix = row_times_matrix ? B : A;
+    const float* vector = row_times_matrix ? A : B;
+    const int64_t ld = row_times_matrix ? ldb : lda;
+    return ParallelFor(row_times_matrix ? N : M, GrainFor(K), [&](int64_t j0, int64_t j1) {
+      GemvRowsAvx512(vector, matrix, ld, K, alpha, beta, C, j0, j1);
+    });
+  }
   const GemmArgs g{trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc};
   BlockFn block = Selected().block;
   // Split C into blocks of rows (or columns when there are few rows); block sizes depend only

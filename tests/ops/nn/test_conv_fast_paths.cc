@@ -598,6 +598,55 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   CHECK(ChooseGemmTiling(24, 3136, 96) == GemmTiling::kWide);
 }
 
+TEST_CASE("Gemm: matrix-vector products match a naive sum, every output's bits the same over threads",
+          "[conv][conv_fast][gemv]") {
+  // One sample's FullyConnected (x W^T: M = 1, B transposed) and a 1x1 convolution of one
+  // position (W x: N = 1): depths with and without a tail of the 16 lanes, row counts around the
+  // eight rows a step takes, padded leading dimensions, alpha and every kind of beta.
+  struct Product {
+    bool row_times_matrix;
+    int64_t rows, K, ld;
+    float alpha, beta;
+  };
+  const std::vector<Product> products = {
+      {true, 1000, 512, 512, 1.0f, 0.0f}, {true, 13, 17, 20, 0.5f, 1.0f}, {true, 8, 16, 16, 1.0f, 0.25f},
+      {true, 3, 1280, 1283, 2.0f, 0.0f},  {false, 1000, 1280, 1280, 1.0f, 0.0f}, {false, 37, 100, 103, 1.0f, 1.0f},
+      {false, 9, 31, 31, -1.0f, 0.5f},
+  };
+  uint64_t seed = 700;
+  for (const Product& p : products) {
+    CAPTURE(p.row_times_matrix, p.rows, p.K, p.ld, p.alpha, p.beta);
+    const auto matrix = Random(p.rows * p.ld, seed++);
+    const auto vector = Random(p.K, seed++);
+    const auto before = Random(p.rows, seed++);
+    std::vector<double> want(static_cast<size_t>(p.rows));
+    for (int64_t j = 0; j < p.rows; ++j) {
+      double dot = 0;
+      for (int64_t k = 0; k < p.K; ++k) dot += double(matrix[static_cast<size_t>(j * p.ld + k)]) * vector[static_cast<size_t>(k)];
+      want[static_cast<size_t>(j)] = p.alpha * dot + (p.beta == 0.0f ? 0.0 : double(p.beta) * before[static_cast<size_t>(j)]);
+    }
+    auto run = [&] {
+      std::vector<float> c = before;
+      if (p.row_times_matrix)
+        Gemm(false, true, 1, p.rows, p.K, p.alpha, vector.data(), p.K, matrix.data(), p.ld, p.beta, c.data(), p.rows);
+      else
+        Gemm(false, false, p.rows, 1, p.K, p.alpha, matrix.data(), p.ld, vector.data(), 1, p.beta, c.data(), 1);
+      return c;
+    };
+    const std::vector<float> got = run();
+    CHECK(RelativeError(got, want) < 1e-5);
+    for (int threads : {1, 2, 4}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      CHECK(run() == got);
+    }
+  }
+  // beta == 0 never reads C (it may hold NaN, as a fresh buffer can).
+  std::vector<float> c(4, std::nanf(""));
+  const auto w = Random(4 * 32, 1), x = Random(32, 2);
+  Gemm(false, true, 1, 4, 32, 1.0f, x.data(), 32, w.data(), 32, 0.0f, c.data(), 4);
+  for (float v : c) CHECK(std::isfinite(v));
+}
+
 TEST_CASE("Packed GEMM with B transposed: the tall tiles' bits, accumulating into C", "[conv][conv_fast][grad]") {
   // GemmPackedTallBt reads B's columns as rows of Bt (im2col rows for a weight gradient); each
   // sum runs in k order from zero like GemmPacked's tall tiles, so the two agree bit for bit at
