@@ -166,6 +166,11 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
       // The window is the whole plane (dot products of K * K taps, 16 lanes and a tail): many
       // channels over several tasks, batches, 3x3 and 5x5 (a tail only), strided.
       {3, 700, 700, 700, 7, 7, 7, 1, 0}, {2, 5, 5, 5, 3, 3, 3, 1, 0},  {1, 4, 4, 4, 5, 5, 5, 2, 0},
+      // Narrow planes at stride 1 with same padding, in flat chunks of 16 outputs spanning rows:
+      // widths 1 to 12 (12 the widest taken, 13 not), one chunk or several, a partial last one.
+      {2, 40, 40, 40, 7, 7, 3, 1, 1},  {1, 3, 3, 3, 5, 3, 3, 1, 1},   {1, 4, 4, 4, 9, 12, 3, 1, 1},
+      {1, 4, 4, 4, 9, 13, 3, 1, 1},    {2, 6, 6, 6, 7, 7, 5, 1, 2},   {1, 3, 3, 3, 4, 1, 3, 1, 1},
+      {1, 3, 3, 3, 2, 11, 5, 1, 2},
   };
   uint64_t seed = 10;
   for (const Case& c : cases) {
@@ -799,6 +804,8 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
       // Groups on the packed path (prelu's slopes per group), a tall tile (few columns).
       {"packed", {1, 8, 12, 2, 9, 9, 3, 1, 1}},     {"packed", {1, 64, 48, 1, 5, 5, 1, 1, 0}},
       {"depthwise", {1, 16, 16, 16, 7, 7, 7, 1, 0}},
+      // Narrow planes in flat chunks of 16 outputs (7x7 3x3, 6x9 5x5).
+      {"depthwise", {2, 9, 9, 9, 7, 7, 3, 1, 1}},   {"depthwise", {1, 5, 5, 5, 6, 9, 5, 1, 2}},
   };
   uint64_t seed = 1700;
   for (const PathCase& pc : cases)
