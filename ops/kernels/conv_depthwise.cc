@@ -236,7 +236,9 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
 // chunk covers several rows instead of leaving 9 of 16 lanes idle on a row of 7. Output o reads
 // tap (kh, kw) at o + (kh - p) * W + (kw - p), a contiguous load masked to the taps inside the
 // image (`masks`, per chunk and tap, the same for every plane). Sums are the row kernel's: bias,
-// then every tap in (kh, kw) order, w * 0 in the padding: the same bits.
+// then every tap in (kh, kw) order, w * 0 in the padding: the same bits. 960 channels of 7 x 7,
+// hot caches: one thread 46-67 -> 32-43 us, two 34-35 -> 22-24 (MobileNet v2's stage 6 and 7
+// layers in the model: 0.033-0.040 -> 0.026-0.029 ms).
 template <int K>
 __attribute__((target("avx512f"))) void FlatPlanesAvx512(const float* x, const float* w, const float* bias, float* y,
                                                          int64_t C, int64_t p0, int64_t p1, int64_t plane,
