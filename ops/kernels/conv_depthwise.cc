@@ -293,10 +293,14 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   const int64_t isize = g.in_size(), osize = g.out_size();
   if (g.in[1] == K && g.in[2] == K && g.p[1] == 0 && g.p[2] == 0) {  // the window is the whole plane
     const auto global = std::strcmp(GemmIsa(), "avx512") == 0 ? GlobalChannelsAvx512 : GlobalChannels;
-    for (int64_t b = 0; b < n.batch; ++b)
-      ParallelFor(C, GrainFor(K * K), [&](int64_t c0, int64_t c1) {
+    // Planes p = image * C + channel over every image, each task's run cut at image boundaries.
+    ParallelFor(n.batch * C, GrainFor(K * K), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1;) {
+        const int64_t b = p / C, c0 = p % C, c1 = std::min(C, c0 + (p1 - p));
         global(x + b * C * isize, isize, w, bias, y + b * C, c0, c1, req == OpReq::kAdd, act);
-      });
+        p += c1 - c0;
+      }
+    });
     return;
   }
   // Narrow planes at stride 1 with "same" padding: flat chunks (FlatPlanesAvx512).
