@@ -1,6 +1,8 @@
 // Direct depthwise 2-D convolution: every channel convolved with its own KxK filter, one plane
-// at a time (AVX-512 kernel with masked loads, or plane loops vectorised by the compiler). As
-// im2col + GEMM it is C products of one row each, dominated by the im2col copy.
+// at a time (AVX-512 kernel with masked loads, or plane loops vectorised by the compiler); planes
+// no wider than 12 in flat chunks of 16 outputs, and windows covering the whole plane (global
+// depthwise layers) as dot products. As im2col + GEMM it is C products of one row each,
+// dominated by the im2col copy.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -89,9 +91,8 @@ SYMBIND_DEPTHWISE_PLANE(7, 2)
 // 16 lanes (tap t in lane t % 16), summed pairwise, then added to the bias. One chain of K * K
 // dependent multiply-adds per channel, as the plane kernels run it, left the layer latency-bound
 // (512 channels of 7 x 7 on one thread, hot caches: 17.6 us, 16-lane gathers of 16 channels 18.2,
-// these dot products 5.8; in MobileFaceNet 43 -> 12 us). The
-// order is fixed by K alone, so the bits do not depend on threads; they differ from the plane
-// kernels' (another order of the same sum).
+// these dot products 5.8; in MobileFaceNet 43 -> 12 us). The order is fixed by K alone, so the
+// bits do not depend on threads; they differ from the plane kernels' (another order of the sum).
 constexpr int64_t kGlobalLanes = 16;
 // part[0] += part[j] for every lane, pairwise (the order both versions below sum in), then the
 // output as PlaneImpl stores it.
@@ -282,6 +283,23 @@ PlaneFn ChoosePlane(int64_t k, int64_t s) {
   return s == 1 ? Plane5x5s1 : Plane5x5s2;
 }
 
+// FlatPlanesAvx512's masks of an H x W plane under a K x K window (same padding): per chunk of 16
+// outputs, per tap, the lanes whose tap lies inside the image.
+std::vector<__mmask16> FlatTapMasks(int64_t H, int64_t W, int64_t K) {
+  const int64_t pad = (K - 1) / 2, outputs = H * W;
+  std::vector<__mmask16> masks;
+  for (int64_t o0 = 0; o0 < outputs; o0 += 16)
+    for (int64_t t = 0; t < K * K; ++t) {
+      __mmask16 m = 0;
+      for (int64_t l = 0; l < 16 && o0 + l < outputs; ++l) {
+        const int64_t ih = (o0 + l) / W + t / K - pad, iw = (o0 + l) % W + t % K - pad;
+        if (ih >= 0 && ih < H && iw >= 0 && iw < W) m = static_cast<__mmask16>(m | (1u << l));
+      }
+      masks.push_back(m);
+    }
+  return masks;
+}
+
 }  // namespace
 
 DepthwisePlaneFn ChooseDepthwisePlane(int64_t k, int64_t stride) { return ChoosePlane(k, stride); }
@@ -303,24 +321,18 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
     });
     return;
   }
+  // Planes per task: ~32k multiply-adds, a plane's call counted as ~1k more (a 7x7 plane of
+  // one output is mostly call: 512 of them took 37 us on one task).
+  constexpr int64_t kPlaneCallCost = 1024;
+  const int64_t grain = GrainFor(osize * K * K + kPlaneCallCost);
   // Narrow planes at stride 1 with "same" padding: flat chunks (FlatPlanesAvx512).
   constexpr int64_t kMaxFlatWidth = 12;
   if ((K == 3 || K == 5) && g.s[1] == 1 && g.s[2] == 1 && 2 * g.p[1] == K - 1 && 2 * g.p[2] == K - 1 &&
       g.in[2] <= kMaxFlatWidth && std::strcmp(GemmIsa(), "avx512") == 0) {
-    const int64_t H = g.in[1], W = g.in[2], pad = (K - 1) / 2, taps = K * K;
-    std::vector<__mmask16> masks;  // per chunk of 16 outputs, per tap: the lanes reading inside the image
-    for (int64_t o0 = 0; o0 < osize; o0 += 16)
-      for (int64_t t = 0; t < taps; ++t) {
-        __mmask16 m = 0;
-        for (int64_t l = 0; l < 16 && o0 + l < osize; ++l) {
-          const int64_t ih = (o0 + l) / W + t / K - pad, iw = (o0 + l) % W + t % K - pad;
-          if (ih >= 0 && ih < H && iw >= 0 && iw < W) m = static_cast<__mmask16>(m | (1u << l));
-        }
-        masks.push_back(m);
-      }
+    const std::vector<__mmask16> masks = FlatTapMasks(g.in[1], g.in[2], K);
     const auto flat = K == 3 ? FlatPlanesAvx512<3> : FlatPlanesAvx512<5>;
-    ParallelFor(n.batch * C, GrainFor(osize * K * K + 1024), [&](int64_t p0, int64_t p1) {
-      flat(x, w, bias, y, C, p0, p1, osize, W, masks.data(), req == OpReq::kAdd, act);
+    ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
+      flat(x, w, bias, y, C, p0, p1, osize, g.in[2], masks.data(), req == OpReq::kAdd, act);
     });
     return;
   }
@@ -328,10 +340,6 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   const std::vector<float> zeros(static_cast<size_t>(g.in[2]), 0.0f);
   const PlaneArgs args{g.in[1], g.in[2], g.p[1], g.p[2], g.out[1], g.out[2], zeros.data(), act};
   const bool per_channel = act.kind == FusedActivation::kPRelu;
-  // Planes per task: ~32k multiply-adds, a plane's call counted as ~1k more (a 7x7 plane of
-  // one output is mostly call: 512 of them took 37 us on one task).
-  constexpr int64_t kPlaneCallCost = 1024;
-  const int64_t grain = GrainFor(osize * K * K + kPlaneCallCost);
   ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t c = p % C;
