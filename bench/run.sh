@@ -97,6 +97,20 @@ pooled() {
   awk '$1 == "times_ms" { for (i = 2; i <= NF; ++i) print $i }' <<<"$1" | sort -g |
     awk '{ t[NR] = $1 } END { if (NR) printf "%.3f %.3f\n", t[int(NR / 2) + 1], t[1] }'
 }
+# paired PEER SYMBIND: the median over rounds of (the peer's median / symbind's median in that
+# round), from the rounds' times_ms lines in order: pairs each round with the one run beside
+# it, so a host that slows down for a while moves both sides of a ratio (pooled medians mix
+# fast and slow rounds).
+round_medians() {
+  local line
+  grep '^times_ms' <<<"$1" | while read -r line; do
+    tr ' ' '\n' <<<"${line#times_ms }" | sort -g | awk '{ t[NR] = $1 } END { printf "%.6f\n", t[int(NR / 2) + 1] }'
+  done
+}
+paired() {
+  paste <(round_medians "$1") <(round_medians "$2") | awk '$2 > 0 { print $1 / $2 }' | sort -g |
+    awk '{ r[NR] = $1 } END { if (NR) printf "%.2fx\n", r[int((NR + 1) / 2)]; else print "-" }'
+}
 ort_peer() { node bench/ort_peer.js "$@" --threads "$threads" ${SYMBIND_BENCH_ORT_NO_SPIN:+--no-spin}; }
 # The ONNX Runtime table: every net interleaved with symbind (default, and without the inference
 # rewrites, BatchNorm folding and activation fusion, at batch 1)
@@ -109,8 +123,10 @@ ort_table() {
   echo "Batch 1: median (min) ms of $(( per * rounds )) runs pooled over the rounds; ratios are ORT / symbind"
   echo "(above 1: symbind faster). Batch 8: images/s from the pooled median of $(( per8 * rounds )) runs."
   echo "rel diff: max |x - torch| / max |torch| of the logits, symbind / ORT. 'no rewrites': symbind"
-  echo "with --no-fold --no-fuse (every BatchNorm, relu and clip run as its own node)."
-  row net "rel diff" "symbind ms" "no rewrites ms" "ORT ms" "vs ORT" "b8 symbind img/s" "b8 ORT img/s" "b8 vs ORT"
+  echo "with --no-fold --no-fuse (every BatchNorm, relu and clip run as its own node). 'paired': the"
+  echo "median over the rounds of each round's ORT / symbind median (batch 1, then batch 8)."
+  row net "rel diff" "symbind ms" "no rewrites ms" "ORT ms" "vs ORT" "b8 symbind img/s" "b8 ORT img/s" "b8 vs ORT" \
+    "paired b1, b8"
   local spec name symbol size d s1 n1 o1 s8 o8 r
   for spec in "${peer_nets[@]}"; do
     name=${spec%%=*} symbol=${spec#*=} size=224
@@ -136,7 +152,7 @@ ort_table() {
     local s8r o8r
     s8r=$(awk -v t="$s8m" 'BEGIN {printf "%.1f", 8e3 / t}') o8r=$(awk -v t="$o8m" 'BEGIN {printf "%.1f", 8e3 / t}')
     row "$name $size" "$d" "$sm ($smin)" "$nm ($nmin)" "$om ($omin)" "$(faster "$om" "$sm") ($(faster "$omin" "$smin"))" \
-      "$s8r" "$o8r" "$(faster "$s8r" "$o8r")"
+      "$s8r" "$o8r" "$(faster "$s8r" "$o8r")" "$(paired "$o1" "$s1"), $(paired "$o8" "$s8")"
   done
 }
 peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
@@ -175,7 +191,8 @@ ncnn_table() {
   echo "Wall: median (min) ms of $(( per * rounds )) runs pooled over the rounds; CPU: process CPU ms per forward"
   echo "(all threads), median (min); ncnn's CPU with OMP_WAIT_POLICY=PASSIVE. Ratios ncnn / symbind (above 1:"
   echo "symbind faster). rel diff: max |ncnn - symbind| / max |symbind| over the compared outputs."
-  row net input "rel diff" "symbind ms" "ncnn ms" "vs ncnn" "symbind CPU ms" "ncnn CPU ms" "CPU vs ncnn"
+  echo "paired: the median over the rounds of each round's ncnn / symbind wall median."
+  row net input "rel diff" "symbind ms" "ncnn ms" "vs ncnn" "symbind CPU ms" "ncnn CPU ms" "CPU vs ncnn" "paired"
   local name symbol params shape input what
   for spec in "${specs[@]}"; do
     IFS='|' read -r name symbol params shape input what <<<"$spec"
@@ -226,7 +243,7 @@ print(" ".join(h["name"] for h in heads))' "$symbol" "$what")
     read -r scm scmin <<<"$(pooled "$(cpu "$s1")")"
     read -r ncm ncmin <<<"$(pooled "$(cpu "$nc1")")"
     row "$name" "${shape#1,3,}" "$d" "$sm ($smin)" "$nm ($nmin)" "$(faster "$nm" "$sm") ($(faster "$nmin" "$smin"))" \
-      "$scm ($scmin)" "$ncm ($ncmin)" "$(faster "$ncm" "$scm") ($(faster "$ncmin" "$scmin"))"
+      "$scm ($scmin)" "$ncm ($ncmin)" "$(faster "$ncm" "$scm") ($(faster "$ncmin" "$scmin"))" "$(paired "$n1" "$s1")"
   done
 }
 # cpu OUTPUT: its cpu_times_ms lines renamed times_ms, for pooled.
