@@ -85,45 +85,48 @@ SYMBIND_DEPTHWISE_PLANE(7, 1)  // 7x7: MobileFaceNet's global depthwise layer (7
 SYMBIND_DEPTHWISE_PLANE(7, 2)
 #undef SYMBIND_DEPTHWISE_PLANE
 
-// Channels [c0, c1) of one image whose K x K window is the whole plane (K x K input, pad 0: the
-// global depthwise layer of MobileFaceNet and InsightFace's other mobile nets). The window is
-// then contiguous, so each output is a dot product of two runs of K * K floats: partial sums in
-// 16 lanes (tap t in lane t % 16), summed pairwise, then added to the bias. One chain of K * K
-// dependent multiply-adds per channel, as the plane kernels run it, left the layer latency-bound
-// (512 channels of 7 x 7 on one thread, hot caches: 17.6 us, 16-lane gathers of 16 channels 18.2,
-// these dot products 5.8; in MobileFaceNet 43 -> 12 us). The order is fixed by K alone, so the
-// bits do not depend on threads; they differ from the plane kernels' (another order of the sum).
+// Planes [p0, p1) (p = image * C + channel) whose K x K window is the whole plane (K x K input,
+// pad 0: the global depthwise layer of MobileFaceNet and InsightFace's other mobile nets), one
+// output each. The window is then contiguous, so each output is a dot product of two runs of
+// K * K floats: partial sums in 16 lanes (tap t in lane t % 16), summed pairwise, then added to
+// the bias. One chain of K * K dependent multiply-adds per channel, as the plane kernels run it,
+// left the layer latency-bound (512 channels of 7 x 7 on one thread, hot caches: 17.6 us, 16-lane
+// gathers of 16 channels 18.2, these dot products 5.8; in MobileFaceNet 43 -> 12 us). The order
+// is fixed by K alone, so the bits do not depend on threads; they differ from the plane kernels'
+// (another order of the sum).
 constexpr int64_t kGlobalLanes = 16;
-// part[0] += part[j] for every lane, pairwise (the order both versions below sum in), then the
-// output as PlaneImpl stores it.
-inline void FinishGlobalChannel(float* part, const float* bias, float* y, int64_t c, bool add,
-                                const FusedActivation& act) {
+// part[0] += part[j] for every lane, pairwise (the order both versions below sum in), then plane
+// p's output as PlaneImpl stores it.
+inline void FinishGlobalPlane(float* part, const float* bias, float* y, int64_t p, int64_t c, bool add,
+                              const FusedActivation& act) {
   for (int64_t width = kGlobalLanes / 2; width > 0; width /= 2)
     for (int64_t j = 0; j < width; ++j) part[j] += part[j + width];
   const float sum = (bias ? bias[c] : 0.0f) + part[0];
-  y[c] = act.ForRow(c)(add ? y[c] + sum : sum);
+  y[p] = act.ForRow(c)(add ? y[p] + sum : sum);
 }
-__attribute__((target_clones("avx2", "default"))) void GlobalChannels(const float* x, int64_t taps, const float* w,
-                                                                      const float* bias, float* y, int64_t c0,
-                                                                      int64_t c1, bool add, const FusedActivation& act) {
-  for (int64_t c = c0; c < c1; ++c) {
+__attribute__((target_clones("avx2", "default"))) void GlobalPlanes(const float* x, int64_t taps, const float* w,
+                                                                    const float* bias, float* y, int64_t C,
+                                                                    int64_t p0, int64_t p1, bool add,
+                                                                    const FusedActivation& act) {
+  for (int64_t p = p0, c = p0 % C; p < p1; ++p, c = c + 1 == C ? 0 : c + 1) {  // p % C per plane: 5.8 -> 9.4 us
     float part[kGlobalLanes] = {};
-    for (int64_t t = 0; t < taps; ++t) part[t % kGlobalLanes] += w[c * taps + t] * x[c * taps + t];
-    FinishGlobalChannel(part, bias, y, c, add, act);
+    for (int64_t t = 0; t < taps; ++t) part[t % kGlobalLanes] += w[c * taps + t] * x[p * taps + t];
+    FinishGlobalPlane(part, bias, y, p, c, add, act);
   }
 }
-__attribute__((target("avx512f"))) void GlobalChannelsAvx512(const float* x, int64_t taps, const float* w,
-                                                             const float* bias, float* y, int64_t c0, int64_t c1,
-                                                             bool add, const FusedActivation& act) {
-  for (int64_t c = c0; c < c1; ++c) {
+__attribute__((target("avx512f"))) void GlobalPlanesAvx512(const float* x, int64_t taps, const float* w,
+                                                           const float* bias, float* y, int64_t C, int64_t p0,
+                                                           int64_t p1, bool add, const FusedActivation& act) {
+  for (int64_t p = p0, c = p0 % C; p < p1; ++p, c = c + 1 == C ? 0 : c + 1) {
     __m512 acc = _mm512_setzero_ps();
     for (int64_t t = 0; t < taps; t += kGlobalLanes) {
       const __mmask16 in = LaneRange(0, taps - t);
-      acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(in, w + c * taps + t), _mm512_maskz_loadu_ps(in, x + c * taps + t), acc);
+      acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(in, w + c * taps + t), _mm512_maskz_loadu_ps(in, x + p * taps + t),
+                            acc);
     }
     float part[kGlobalLanes];
     _mm512_storeu_ps(part, acc);
-    FinishGlobalChannel(part, bias, y, c, add, act);
+    FinishGlobalPlane(part, bias, y, p, c, add, act);
   }
 }
 
@@ -309,15 +312,11 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   if (req == OpReq::kNull) return;
   const int64_t K = g.k[2], C = n.in_c;
   const int64_t isize = g.in_size(), osize = g.out_size();
+  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0;
   if (g.in[1] == K && g.in[2] == K && g.p[1] == 0 && g.p[2] == 0) {  // the window is the whole plane
-    const auto global = std::strcmp(GemmIsa(), "avx512") == 0 ? GlobalChannelsAvx512 : GlobalChannels;
-    // Planes p = image * C + channel over every image, each task's run cut at image boundaries.
+    const auto global = avx512 ? GlobalPlanesAvx512 : GlobalPlanes;
     ParallelFor(n.batch * C, GrainFor(K * K), [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1;) {
-        const int64_t b = p / C, c0 = p % C, c1 = std::min(C, c0 + (p1 - p));
-        global(x + b * C * isize, isize, w, bias, y + b * C, c0, c1, req == OpReq::kAdd, act);
-        p += c1 - c0;
-      }
+      global(x, isize, w, bias, y, C, p0, p1, req == OpReq::kAdd, act);
     });
     return;
   }
@@ -328,7 +327,7 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   // Narrow planes at stride 1 with "same" padding: flat chunks (FlatPlanesAvx512).
   constexpr int64_t kMaxFlatWidth = 12;
   if ((K == 3 || K == 5) && g.s[1] == 1 && g.s[2] == 1 && 2 * g.p[1] == K - 1 && 2 * g.p[2] == K - 1 &&
-      g.in[2] <= kMaxFlatWidth && std::strcmp(GemmIsa(), "avx512") == 0) {
+      g.in[2] <= kMaxFlatWidth && avx512) {
     const std::vector<__mmask16> masks = FlatTapMasks(g.in[1], g.in[2], K);
     const auto flat = K == 3 ? FlatPlanesAvx512<3> : FlatPlanesAvx512<5>;
     ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {

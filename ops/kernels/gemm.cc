@@ -7,6 +7,7 @@
 #include <tbb/task_arena.h>
 
 #include <symbind/core/error.h>
+#include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
 
@@ -51,11 +52,6 @@ const Dispatch& Selected() {
 const char* GemmIsa() { return Selected().isa; }
 
 namespace {
-// y[j] = alpha * (x . row j of W) (+ beta * y[j]) for rows [j0, j1) of W (ldw apart). Each dot
-// product runs in 16 lanes over k (k in lane k % 16, the tail masked), then sums the lanes;
-// eight rows at a time, so that x is loaded once per eight. Every output's sum has one order
-// however the rows are split. Eigen's matrix-vector product read ResNet-18's 512 -> 1000 weights
-// (2 MB) in 0.128-0.143 ms on two threads, this in 0.080-0.098 (ONNX Runtime: 0.082).
 // (GCC 12 warns inside its own avx512fintrin.h's reduction, as for the GEMM kernels' AVX-512 build.)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
@@ -65,35 +61,39 @@ __attribute__((target("avx512f"))) inline void FinishGemvRow(__m512 acc, float a
   const float dot = alpha * _mm512_reduce_add_ps(acc);
   *y = beta == 0.0f ? dot : dot + beta * *y;
 }
+// kRows rows from row j: the dot products side by side, x loaded once per step for all of them.
+template <int kRows>
+__attribute__((target("avx512f"), always_inline)) inline void GemvRowBlock(const float* x, const float* W, int64_t ldw,
+                                                                           int64_t K, float alpha, float beta, float* y,
+                                                                           int64_t j) {
+  constexpr int64_t kLanes = 16;
+  const int64_t full = K / kLanes * kLanes;
+  const __mmask16 tail = conv::LaneRange(0, K - full);
+  const float* w0 = W + j * ldw;
+  __m512 acc[kRows];
+  for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < full; k += kLanes) {
+    const __m512 xv = _mm512_loadu_ps(x + k);
+    for (int r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + r * ldw + k), xv, acc[r]);
+  }
+  if (tail) {
+    const __m512 xv = _mm512_maskz_loadu_ps(tail, x + full);
+    for (int r = 0; r < kRows; ++r)
+      acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, w0 + r * ldw + full), xv, acc[r]);
+  }
+  for (int r = 0; r < kRows; ++r) FinishGemvRow(acc[r], alpha, beta, y + j + r);
+}
+// y[j] = alpha * (x . row j of W) (+ beta * y[j]) for rows [j0, j1) of W (ldw apart). Each dot
+// product runs in 16 lanes over k (k in lane k % 16, the tail masked), then sums the lanes;
+// eight rows at a time, so that x is loaded once per eight. Every output's sum has one order
+// however the rows are split. Eigen's matrix-vector product read ResNet-18's 512 -> 1000 weights
+// (2 MB) in 0.128-0.143 ms on two threads, this in 0.080-0.098 (ONNX Runtime: 0.082).
 __attribute__((target("avx512f"))) void GemvRowsAvx512(const float* x, const float* W, int64_t ldw, int64_t K,
                                                        float alpha, float beta, float* y, int64_t j0, int64_t j1) {
-  constexpr int64_t kLanes = 16, kRows = 8;
-  const int64_t full = K / kLanes * kLanes;
-  const __mmask16 tail = static_cast<__mmask16>((1u << (K - full)) - 1u);
+  constexpr int kRows = 8;
   int64_t j = j0;
-  for (; j + kRows <= j1; j += kRows) {
-    const float* w0 = W + j * ldw;
-    __m512 acc[kRows];
-    for (int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < full; k += kLanes) {
-      const __m512 xv = _mm512_loadu_ps(x + k);
-      for (int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + r * ldw + k), xv, acc[r]);
-    }
-    if (tail) {
-      const __m512 xv = _mm512_maskz_loadu_ps(tail, x + full);
-      for (int64_t r = 0; r < kRows; ++r)
-        acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, w0 + r * ldw + full), xv, acc[r]);
-    }
-    for (int64_t r = 0; r < kRows; ++r) FinishGemvRow(acc[r], alpha, beta, y + j + r);
-  }
-  for (; j < j1; ++j) {
-    const float* w0 = W + j * ldw;
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t k = 0; k < full; k += kLanes)
-      acc = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k), _mm512_loadu_ps(x + k), acc);
-    if (tail) acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, w0 + full), _mm512_maskz_loadu_ps(tail, x + full), acc);
-    FinishGemvRow(acc, alpha, beta, y + j);
-  }
+  for (; j + kRows <= j1; j += kRows) GemvRowBlock<kRows>(x, W, ldw, K, alpha, beta, y, j);
+  for (; j < j1; ++j) GemvRowBlock<1>(x, W, ldw, K, alpha, beta, y, j);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
