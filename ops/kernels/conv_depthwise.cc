@@ -250,8 +250,7 @@ __attribute__((target("avx512f"))) void FlatPlanesAvx512(const float* x, const f
                                                          const FusedActivation& act) {
   constexpr int kLanes = 16, kTaps = K * K;
   const int64_t pad = (K - 1) / 2;
-  for (int64_t p = p0; p < p1; ++p) {
-    const int64_t c = p % C;
+  for (int64_t p = p0, c = p0 % C; p < p1; ++p, c = c + 1 == C ? 0 : c + 1) {
     const float* in = x + p * plane;
     float* out = y + p * plane;
     __m512 wk[kTaps];
