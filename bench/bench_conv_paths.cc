@@ -216,9 +216,10 @@ void TimeLayer(const std::vector<std::string>& a) {
   std::copy(w.begin(), w.end(), buffer.get());
   NDArray read_only = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
   if (conv::WinogradApplies(n, g)) {
-    const conv::WinogradTile chosen = conv::ChooseWinogradTile(n, g);
+    const conv::WinogradTile chosen = conv::ChooseWinogradTile(n, g, &read_only);  // as a Predictor's weights
     std::printf("winograd_chosen %s\n", chosen == conv::WinogradTile::kF6   ? "F(6,3)"
                                         : chosen == conv::WinogradTile::kF4 ? "F(4,3)"
+                                        : chosen == conv::WinogradTile::kF2 ? "F(2,3)"
                                                                              : "none");
     double cached[2];
     const NDArray* arrays[2] = {&writable, &read_only};
@@ -228,8 +229,9 @@ void TimeLayer(const std::vector<std::string>& a) {
       });
     std::printf("cpu_ms_winograd_cached_checked %.3f\ncpu_ms_winograd_cached_read_only %.3f\n", cached[0], cached[1]);
     // Each variant with its weights cached read-only, whichever ChooseWinogradTile picks.
-    for (conv::WinogradTile tile : {conv::WinogradTile::kF4, conv::WinogradTile::kF6})
-      std::printf("cpu_ms_winograd_%s_read_only %.3f\n", tile == conv::WinogradTile::kF6 ? "f6" : "f4", fastest([&] {
+    for (conv::WinogradTile tile : {conv::WinogradTile::kF2, conv::WinogradTile::kF4, conv::WinogradTile::kF6})
+      std::printf("cpu_ms_winograd_%s_read_only %.3f\n",
+                  tile == conv::WinogradTile::kF6 ? "f6" : tile == conv::WinogradTile::kF4 ? "f4" : "f2", fastest([&] {
                     conv::WinogradConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, OpReq::kWrite,
                                               &read_only, {}, tile);
                   }));

@@ -117,7 +117,7 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   if (residual || normalized.y) {
     if (req == OpReq::kAdd) throw Error("ConvForward: a residual or second output needs req write, not add");
     // The path the convolution takes without them, so the sums are the unfused ones'.
-    const bool packed = FastPathsEnabled() && !DepthwiseApplies(n, g) && !WinogradPays(n, g) &&
+    const bool packed = FastPathsEnabled() && !DepthwiseApplies(n, g) && !WinogradPays(n, g, weights) &&
                         !TinyDepthApplies(n, g) && PackedGemmApplies(n, g, weights);
     if (packed) return PackedGemmConvForward(x, w, bias, y, n, g, act, weights, residual, normalized);
     ConvForward(x, w, bias, y, n, g, req, weights);
@@ -131,7 +131,7 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   }
   if (FastPathsEnabled() && DepthwiseApplies(n, g))
     return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
-  if (FastPathsEnabled() && WinogradPays(n, g))
+  if (FastPathsEnabled() && WinogradPays(n, g, weights))
     return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
   if (FastPathsEnabled() && req != OpReq::kAdd && TinyDepthApplies(n, g))
     return TinyDepthConvForward(x, w, bias, y, n, g, act);

@@ -88,22 +88,24 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
 bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g);
 void TinyDepthConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                           const ConvGeom& g, const FusedActivation& act = {});
-// Winograd F(4x4, 3x3) or F(6x6, 3x3) (conv_winograd.cc): 2-D, 3x3, stride 1, dilation 1, one
+// Winograd F(2x2, 3x3), F(4x4, 3x3) or F(6x6, 3x3) (conv_winograd.cc): 2-D, 3x3, stride 1, dilation 1, one
 // group, >= 16 channels in and out. `weights` as for ConvForward (null: transform the weights on
-// this call); `tile` kNone: ChooseWinogradTile's pick (F(4,3) where neither pays).
-enum class WinogradTile { kNone, kF4, kF6 };
+// this call); `tile` kNone: ChooseWinogradTile's pick (F(4,3) where none pays).
+enum class WinogradTile { kNone, kF2, kF4, kF6 };
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
                          const NDArray* weights = nullptr, const FusedActivation& act = {},
                          WinogradTile tile = WinogradTile::kNone);
 // The Winograd variant faster than the packed path for this convolution, or kNone: WinogradApplies,
-// small enough transformed weights and enough 4x4 tiles (over the batch: 16, or 4 that pad the
-// output by at most half with >= 32 input channels); F(6,3) where its 8x8 tiles pad the output
-// little enough to win (conv_winograd.cc).
-WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g);
+// and for layers whose F(4,3) weights fit 16 MB, enough 4x4 tiles (over the batch: 16, or 4 that
+// pad the output by at most half with >= 32 input channels), F(6,3) where its 8x8 tiles pad the
+// output little enough to win; for wider layers (512 -> 512), only when `weights` is read-only
+// (a Predictor's: transformed once, not on every training step), the variant whose products plus
+// weight bytes read cost least, F(2,3) on small images (conv_winograd.cc).
+WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
 // ChooseWinogradTile != kNone: what ConvForward asks.
-bool WinogradPays(const ConvDims& n, const ConvGeom& g);
+bool WinogradPays(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
 // Whether convolutions (forward and backward) and 2-D / global pooling take their fast paths:
 // true unless SYMBIND_CONV_FAST_PATHS=0 is set when the first one runs; then they always take
 // the reference paths (ConvForwardIm2Col, the im2col gradients, the general pooling loops), for

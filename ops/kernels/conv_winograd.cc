@@ -1,8 +1,11 @@
-// Winograd F(4x4, 3x3) and F(6x6, 3x3) convolution (Lavin & Gray 2015): each (m+2)x(m+2) input
-// tile and 3x3 filter are transformed so that an m x m output tile costs (m+2)^2 products per
-// channel pair instead of 9 m^2, the products being (m+2)^2 GEMMs (filters x channels) x
-// (channels x tiles). F(4,3) interpolates at 0, +-1, +-2, inf (36 products per 16 outputs),
-// F(6,3) at 0, +-1, +-2, +-1/2, inf (64 per 36: 21% fewer, but its 8x8 tiles pad more).
+// Winograd F(2x2, 3x3), F(4x4, 3x3) and F(6x6, 3x3) convolution (Lavin & Gray 2015): each
+// (m+2)x(m+2) input tile and 3x3 filter are transformed so that an m x m output tile costs
+// (m+2)^2 products per channel pair instead of 9 m^2, the products being (m+2)^2 GEMMs (filters
+// x channels) x (channels x tiles). F(2,3) interpolates at 0, +-1, inf (16 products per 4
+// outputs), F(4,3) at 0, +-1, +-2, inf (36 per 16), F(6,3) at 0, +-1, +-2, +-1/2, inf (64 per
+// 36: 21% fewer, but its 8x8 tiles pad more). The larger the tile, the fewer products but the
+// more transformed weights per channel pair (16, 36, 64 floats against 9): F(2,3) is for wide
+// layers on small images, whose weights dominate the bytes.
 //
 // The transforms run on kLanes tiles at once (one AVX-512 vector, two AVX2 ones), in local
 // arrays the compiler vectorises; only the gather of the input patches and the scatter of the
@@ -33,6 +36,34 @@ using Lanes = float[kLanes];
 // out = G in for taps in[0], in[s], in[2 s] (Filter).
 template <int kTile>
 struct Transforms;
+
+template <>
+struct Transforms<2> {
+  static constexpr int kAlpha = 4;
+  static inline __attribute__((always_inline)) void Input(const Lanes* in, int is, Lanes* out, int os) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float r0 = in[0][l], r1 = in[is][l], r2 = in[2 * is][l], r3 = in[3 * is][l];
+      out[0][l] = r0 - r2;
+      out[os][l] = r1 + r2;
+      out[2 * os][l] = r2 - r1;
+      out[3 * os][l] = r1 - r3;
+    }
+  }
+  static inline __attribute__((always_inline)) void Output(const Lanes* in, int is, Lanes* out, int os) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float m0 = in[0][l], m1 = in[is][l], m2 = in[2 * is][l], m3 = in[3 * is][l];
+      out[0][l] = m0 + m1 + m2;
+      out[os][l] = m1 - m2 - m3;
+    }
+  }
+  static void Filter(const float* in, int64_t s, float out[kAlpha]) {
+    const float a = in[0], b = in[s], c = in[2 * s];
+    out[0] = a;
+    out[1] = (a + b + c) * 0.5f;
+    out[2] = (a - b + c) * 0.5f;
+    out[3] = c;
+  }
+};
 
 template <>
 struct Transforms<4> {
@@ -142,7 +173,7 @@ inline __attribute__((always_inline)) void CopyLanes(float* dst, const float* sr
   if (l < lanes) dst[l] = src[l];
 }
 
-int TileSide(WinogradTile tile) { return tile == WinogradTile::kF6 ? 6 : 4; }
+int TileSide(WinogradTile tile) { return tile == WinogradTile::kF6 ? 6 : tile == WinogradTile::kF2 ? 2 : 4; }
 int Points(WinogradTile tile) { return (TileSide(tile) + 2) * (TileSide(tile) + 2); }
 
 // The problem split into chunks of tiles (over all images, so batches fill the GEMMs); each
@@ -285,6 +316,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInput
   alignas(64) float edge[kLanes][64];
   for (int64_t c = c0; c < c1; ++c) {
     if (tl.side == 6) TransformInputChannel<6>(x, n, g, org, c, len, d, edge, v);
+    else if (tl.side == 2) TransformInputChannel<2>(x, n, g, org, c, len, d, edge, v);
     else TransformInputChannel<4>(x, n, g, org, c, len, d, edge, v);
   }
 }
@@ -355,6 +387,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutpu
   for (int64_t f = f0; f < f1; ++f) {
     const float bf = bias ? bias[f] : 0.0f;
     if (tl.side == 6) TransformOutputFilter<6>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
+    else if (tl.side == 2) TransformOutputFilter<2>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
     else TransformOutputFilter<4>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
   }
 }
@@ -403,8 +436,9 @@ WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c,
                                     WinogradTile tile, GemmTiling tiling) {
   WinogradWeights e;
   if (keep_source) e.source.assign(w, w + out_c * in_c * 9);
-  const std::vector<float> u =
-      tile == WinogradTile::kF6 ? TransformWeights<6>(w, out_c, in_c) : TransformWeights<4>(w, out_c, in_c);
+  const std::vector<float> u = tile == WinogradTile::kF6   ? TransformWeights<6>(w, out_c, in_c)
+                               : tile == WinogradTile::kF2 ? TransformWeights<2>(w, out_c, in_c)
+                                                           : TransformWeights<4>(w, out_c, in_c);
   for (int64_t p = 0; p < Points(tile); ++p)
     e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c, tiling);
   return e;
@@ -432,7 +466,9 @@ bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
 }
 
 namespace {
-// The most transformed weights (points x filters x channels) worth keeping: see F4Pays.
+// The most transformed weights (points x filters x channels) that F4Pays and the F(6,3) choice
+// below take as cached across the calls of a forward: see F4Pays. Wider layers are costed by
+// WideLayerTile.
 constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
 
 // Whether Winograd beats the packed path. Measured with the vectorised transforms (1 thread,
@@ -443,9 +479,7 @@ constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
 // with >= 32 input channels (7x7: 32 channels 0.017 vs 0.023, 128 0.088 vs 0.19; 48 at 8x8
 // 0.028 vs 0.058; 64 -> 32 at 15x20 0.081 vs 0.168) but not 5x5 (2x2 tiles of 4 cover 8x8:
 // 32 -> 64 0.024 vs 0.019). (The scalar transforms before needed 40 tiles, or 9 on tall GEMM
-// tiles with 48 channels, and 32 input channels.) 36 x filters x channels transformed weights
-// beyond ~16 MB cost more to write per call, or to stream from memory, than they save (512 x
-// 512 at 7x7, batch 8: 2x slower).
+// tiles with 48 channels, and 32 input channels.)
 bool F4Pays(const ConvDims& n, const ConvGeom& g) {
   constexpr int64_t kMinTiles = 16, kMinFewTiles = 4, kMinFewTilesChannels = 32;
   if (!WinogradApplies(n, g) || 36 * n.out_c * n.in_c > kMaxTransformedFloats) return false;
@@ -454,9 +488,47 @@ bool F4Pays(const ConvDims& n, const ConvGeom& g) {
   const int64_t padded = n.batch * t.tiles_h * t.tiles_w * 16, outputs = n.batch * g.out[1] * g.out[2];
   return t.total >= kMinFewTiles && n.in_c >= kMinFewTilesChannels && 2 * padded <= 3 * outputs;
 }
+
+// Layers whose F(4,3) weights pass kMaxTransformedFloats (512 -> 512 channels: ResNet's last
+// stage, VGG's conv4 and conv5). Their weights do not stay in cache from one call to the next
+// and each chunk of tiles reads all of them, so the cost of each variant counts the bytes read
+// as well as the products: products + kMacsPerByte * chunks * points * filters * channels * 4,
+// against the packed path's positions * 9 * filters * channels / kPackedEfficiency plus its
+// 9 * filters * channels floats once; the cheapest, if below 0.9 of the packed path. Constants:
+// two threads multiply-add ~100 G/s and stream ~27 GB/s here (F(4,3) at 512 x 512, 7x7, batch
+// 1: 37.7 MB in 1.4 ms); the packed path runs these layers at ~0.85 of the Winograd GEMMs' rate.
+// Measured in ResNet-50 (2 threads, per layer, ms): 7x7 batch 1 packed 1.36-1.52, F(4,3)
+// 1.39-1.44, F(2,3) 0.96-1.03 (the model's pick); batch 8 packed 10.4-10.7, F(2,3) 6.5-7.6,
+// F(4,3) 4.2-4.5 (its pick). Hot caches, 1 thread, CPU ms, 512 -> 512 at 14x14: F(2,3) 3.6,
+// F(4,3) 5.1, packed 10.1 (F(2,3) picked); at 28x28: F(6,3) 11.1, F(4,3) 11.5, F(2,3) 16.7,
+// packed 36.9 (F(4,3) picked; F(6,3) reads 1.8x its bytes).
+WinogradTile WideLayerTile(const ConvDims& n, const ConvGeom& g) {
+  constexpr double kMacsPerByte = 100.0 / 27.0, kPackedEfficiency = 0.85, kMinSaving = 0.9;
+  const double pairs = static_cast<double>(n.out_c) * static_cast<double>(n.in_c);
+  const double positions = static_cast<double>(n.batch * g.out[1] * g.out[2]);
+  const double packed = positions * 9 * pairs / kPackedEfficiency + kMacsPerByte * 9 * pairs * 4;
+  WinogradTile best = WinogradTile::kNone;
+  double best_cost = kMinSaving * packed;
+  for (WinogradTile tile : {WinogradTile::kF2, WinogradTile::kF4, WinogradTile::kF6}) {
+    const Tiling t = MakeTiling(n, g, tile);
+    const double points = Points(tile), chunks = static_cast<double>((t.total + t.chunk - 1) / t.chunk);
+    const double cost = static_cast<double>(t.total) * points * pairs + kMacsPerByte * chunks * points * pairs * 4;
+    if (cost < best_cost) {
+      best = tile;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
 }  // namespace
 
-WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g) {
+WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
+  if (WinogradApplies(n, g) && 36 * n.out_c * n.in_c > kMaxTransformedFloats) {
+    // Writable weights may change every call (a training step), and transforming 512 x 512
+    // filters each time cost more than it saved: ResNet-18 training 1.0 -> 1.4 s per step.
+    const bool transformed_once = weights && weights->read_only();
+    return transformed_once ? WideLayerTile(n, g) : WinogradTile::kNone;
+  }
   if (!F4Pays(n, g)) return WinogradTile::kNone;
   // F(6,3) where its tiles x 64 points, which both the products and the transforms scale with,
   // are at most 0.92 of F(4,3)'s tiles x 36. Measured (1 thread, CPU ms, F(4,3) vs F(6,3),
@@ -470,13 +542,15 @@ WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g) {
   return WinogradTile::kF4;
 }
 
-bool WinogradPays(const ConvDims& n, const ConvGeom& g) { return ChooseWinogradTile(n, g) != WinogradTile::kNone; }
+bool WinogradPays(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
+  return ChooseWinogradTile(n, g, weights) != WinogradTile::kNone;
+}
 
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                          const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
                          WinogradTile tile) {
   if (req == OpReq::kNull) return;
-  if (tile == WinogradTile::kNone) tile = ChooseWinogradTile(n, g);
+  if (tile == WinogradTile::kNone) tile = ChooseWinogradTile(n, g, weights);
   if (tile == WinogradTile::kNone) tile = WinogradTile::kF4;  // asked for directly where it does not pay
   const int64_t C = n.in_c, F = n.out_c, P = Points(tile);
   const Tiling tl = MakeTiling(n, g, tile);

@@ -96,6 +96,11 @@ void WinogradF4NoCache(const float* x, const float* w, const float* b, float* y,
   WinogradConvForward(x, w, b, y, n, g, req, nullptr, {}, WinogradTile::kF4);
 }
 
+void WinogradF2NoCache(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
+                       const ConvGeom& g, OpReq req) {
+  WinogradConvForward(x, w, b, y, n, g, req, nullptr, {}, WinogradTile::kF2);
+}
+
 void WinogradF6NoCache(const float* x, const float* w, const float* b, float* y, const ConvDims& n,
                        const ConvGeom& g, OpReq req) {
   WinogradConvForward(x, w, b, y, n, g, req, nullptr, {}, WinogradTile::kF6);
@@ -218,7 +223,7 @@ TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fa
 }
 
 TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
-  // Each case through F(4,3) and F(6,3): tiles past the image edge (sizes not a multiple of 4
+  // Each case through F(2,3), F(4,3) and F(6,3): tiles past the image edge (sizes not a multiple of 4
   // or 6, pads 0-2), tiles of one chunk in two images, chunks of equal tiles (F(4,3): 81 tiles
   // as 41 + 40, 160 over two images as 54 + 54 + 52), partly filled blocks of 16 tiles (the
   // transforms' vector lanes), one tile per image.
@@ -233,9 +238,12 @@ TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_f
   uint64_t seed = 500;
   for (const Case& c : cases) {
     REQUIRE(WinogradApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)));
-    for (const bool f6 : {false, true}) {
-      INFO((f6 ? "F(6,3)" : "F(4,3)"));
-      CheckFastPath(f6 ? WinogradF6NoCache : WinogradF4NoCache, c, seed += 10);
+    for (const WinogradTile tile : {WinogradTile::kF2, WinogradTile::kF4, WinogradTile::kF6}) {
+      INFO("F(" << (tile == WinogradTile::kF2 ? 2 : tile == WinogradTile::kF4 ? 4 : 6) << ",3)");
+      CheckFastPath(tile == WinogradTile::kF2   ? WinogradF2NoCache
+                    : tile == WinogradTile::kF4 ? WinogradF4NoCache
+                                                : WinogradF6NoCache,
+                    c, seed += 10);
     }
   }
   CHECK_FALSE(WinogradApplies({1, 16, 16, 1}, Geom({1, 16, 16, 1, 9, 9, 3, 2, 1})));
@@ -244,7 +252,7 @@ TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_f
   CHECK_FALSE(WinogradApplies({1, 8, 16, 1}, Geom({1, 8, 16, 1, 9, 9, 3, 1, 1})));
 }
 
-TEST_CASE("Winograd F6x6 and F4x4 on realistic weights and activations stay within 1e-4 of double precision",
+TEST_CASE("Winograd F6x6, F4x4 and F2x2 on realistic weights and activations stay within 1e-4 of double precision",
           "[conv][conv_fast]") {
   // F(6,3)'s transforms (points +-1/2, entries up to 32 and 21/4, 1/90 in G) lose more than
   // F(4,3)'s. A trained network's scales: He-initialised filters (std sqrt(2 / (9 channels))),
@@ -267,11 +275,13 @@ TEST_CASE("Winograd F6x6 and F4x4 on realistic weights and activations stay with
     for (float& v : b) v = 0.1f * normal(rng);
     const auto naive = NaiveConv(x, w, b, c, g);
     const size_t ysize = naive.size();
-    std::vector<float> ref(ysize), f4(ysize), f6(ysize);
+    std::vector<float> ref(ysize), f2(ysize), f4(ysize), f6(ysize);
     ConvForwardIm2Col(x.data(), w.data(), b.data(), ref.data(), n, g, OpReq::kWrite);
+    WinogradConvForward(x.data(), w.data(), b.data(), f2.data(), n, g, OpReq::kWrite, nullptr, {}, WinogradTile::kF2);
     WinogradConvForward(x.data(), w.data(), b.data(), f4.data(), n, g, OpReq::kWrite, nullptr, {}, WinogradTile::kF4);
     WinogradConvForward(x.data(), w.data(), b.data(), f6.data(), n, g, OpReq::kWrite, nullptr, {}, WinogradTile::kF6);
     CHECK(RelativeError(ref, naive) < 1e-5);
+    CHECK(RelativeError(f2, naive) < 1e-5);  // entries of 1 and 1/2 only: as accurate as im2col
     CHECK(RelativeError(f4, naive) < 1e-4);
     CHECK(RelativeError(f6, naive) < 1e-4);
     CHECK(RelativeError(f6, ref) < 1e-4);
@@ -703,6 +713,7 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
     const std::string p = path;
     if (p == "depthwise") DepthwiseConvForward(x.data(), w.data(), b.data(), y, n, g, req, a);
     else if (p == "winograd") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF4);
+    else if (p == "winograd2") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF2);
     else if (p == "winograd6") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF6);
     else if (p == "tiny_depth") TinyDepthConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "packed") PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a);
@@ -796,6 +807,7 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
   const std::vector<PathCase> cases = {
       {"depthwise", {2, 8, 8, 8, 11, 10, 3, 1, 1}}, {"depthwise", {1, 6, 6, 6, 13, 12, 5, 2, 2}},
       {"winograd", {1, 16, 24, 1, 13, 10, 3, 1, 1}}, {"winograd6", {2, 16, 24, 1, 13, 20, 3, 1, 1}},
+      {"winograd2", {2, 16, 20, 1, 9, 13, 3, 1, 1}},
       {"packed", {1, 16, 40, 1, 9, 11, 1, 1, 0}},
       {"packed", {2, 8, 12, 1, 11, 10, 3, 2, 1}},   {"im2col", {1, 6, 10, 2, 9, 8, 3, 1, 1}},
       {"dispatch", {1, 6, 10, 2, 9, 8, 3, 1, 1}},   {"dispatch", {1, 16, 32, 1, 30, 27, 3, 1, 1}},
@@ -873,7 +885,29 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
   CHECK(ChooseWinogradTile({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})) == WinogradTile::kF6);
   CHECK(ChooseWinogradTile({1, 64, 32, 1}, Geom({1, 64, 32, 1, 15, 20, 3, 1, 1})) == WinogradTile::kF4);
   CHECK(ChooseWinogradTile({1, 32, 32, 1}, Geom({1, 32, 32, 1, 9, 9, 3, 1, 1})) == WinogradTile::kNone);
+  // Wider layers (F(4,3)'s weights past 16 MB), with read-only weights (transformed once), by
+  // products plus weight bytes read: F(2,3) on ResNet's last stage at batch 1 (16 floats per
+  // channel pair, not 36) and at 14x14, F(4,3) at batch 8 and 28x28 (more tiles share each
+  // weight read), none on a 2x2 map; none with writable weights (a training step changes them).
+  const NDArray frozen = ReadOnlyView(NDArray(TShape({1}), std::vector<float>{0.0f}), "test weights");
+  const ConvDims wide{1, 512, 512, 1}, wide8{8, 512, 512, 1};
+  CHECK(ChooseWinogradTile(wide, Geom({1, 512, 512, 1, 7, 7, 3, 1, 1}), &frozen) == WinogradTile::kF2);
+  CHECK(ChooseWinogradTile(wide8, Geom({8, 512, 512, 1, 7, 7, 3, 1, 1}), &frozen) == WinogradTile::kF4);
+  CHECK(ChooseWinogradTile(wide, Geom({1, 512, 512, 1, 14, 14, 3, 1, 1}), &frozen) == WinogradTile::kF2);
+  CHECK(ChooseWinogradTile(wide, Geom({1, 512, 512, 1, 28, 28, 3, 1, 1}), &frozen) == WinogradTile::kF4);
+  CHECK(ChooseWinogradTile(wide, Geom({1, 512, 512, 1, 2, 2, 3, 1, 1}), &frozen) == WinogradTile::kNone);
+  CHECK(ChooseWinogradTile(wide, Geom({1, 512, 512, 1, 7, 7, 3, 1, 1})) == WinogradTile::kNone);
+  const NDArray writable(TShape({1}), std::vector<float>{0.0f});
+  CHECK(ChooseWinogradTile(wide, Geom({1, 512, 512, 1, 7, 7, 3, 1, 1}), &writable) == WinogradTile::kNone);
+  // Past the bound with read-only weights, ConvForward takes F(2,3).
+  const Case wide_f2{1, 384, 320, 1, 7, 7, 3, 1, 1};
+  REQUIRE(ChooseWinogradTile({1, 384, 320, 1}, Geom(wide_f2), &frozen) == WinogradTile::kF2);
   uint64_t seed = 900;
+  CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n, const ConvGeom& g,
+                   OpReq req) {
+    const NDArray weights = ReadOnlyView(NDArray(TShape({n.out_c * n.in_c * 9}), std::vector<float>(w, w + n.out_c * n.in_c * 9)), "test weights");
+    ConvForward(x, weights.fdata(), b, y, n, g, req, &weights);
+  }, wide_f2, seed);
   for (const Case& c : cases) {
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
                      const ConvGeom& g, OpReq req) { ConvForward(x, w, b, y, n, g, req); },
@@ -905,16 +939,17 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
     WinogradConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, OpReq::kWrite, &weights);
     CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);  // the cached transform
     CHECK(RelativeError(y, NaiveConv(x, w, b, c, g)) < 1e-4);
-    // F(6,3) on the same array: its own entry beside F(4,3)'s, not F(4,3)'s transform.
-    std::vector<float> y6(16 * 1024), y6_again(16 * 1024), uncached(16 * 1024);
-    for (std::vector<float>* out : {&y6, &y6_again})
-      WinogradConvForward(x.data(), weights.fdata(), b.data(), out->data(), n, g, OpReq::kWrite, &weights, {},
-                          WinogradTile::kF6);
-    WinogradConvForward(x.data(), w.data(), b.data(), uncached.data(), n, g, OpReq::kWrite, nullptr, {},
-                        WinogradTile::kF6);
-    CHECK(std::memcmp(y6.data(), uncached.data(), y6.size() * 4) == 0);
-    CHECK(std::memcmp(y6_again.data(), uncached.data(), y6.size() * 4) == 0);
-    CHECK(RelativeError(y6, NaiveConv(x, w, b, c, g)) < 1e-4);
+    // F(6,3) and F(2,3) on the same array: each its own entry beside F(4,3)'s, not its transform.
+    for (const WinogradTile tile : {WinogradTile::kF6, WinogradTile::kF2}) {
+      std::vector<float> cached(16 * 1024), cached_again(16 * 1024), uncached(16 * 1024);
+      for (std::vector<float>* out : {&cached, &cached_again})
+        WinogradConvForward(x.data(), weights.fdata(), b.data(), out->data(), n, g, OpReq::kWrite, &weights, {},
+                            tile);
+      WinogradConvForward(x.data(), w.data(), b.data(), uncached.data(), n, g, OpReq::kWrite, nullptr, {}, tile);
+      CHECK(std::memcmp(cached.data(), uncached.data(), cached.size() * 4) == 0);
+      CHECK(std::memcmp(cached_again.data(), uncached.data(), cached.size() * 4) == 0);
+      CHECK(RelativeError(cached, NaiveConv(x, w, b, c, g)) < 1e-4);
+    }
   };
   run_read_only(3);
   run_read_only(4);
