@@ -166,13 +166,23 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
 
   MemoryPlan plan;
   if (memory_.planned) {
+    plan_inputs.strided_writer.assign(graph_.num_entries(), false);
     for (uint32_t nid : op_nodes_) {
       const NodeAttrs& attrs = graph_.node(nid).node->attrs;
       plan_inputs.inplace.push_back(attrs.op->forward_inplace);
-      plan_inputs.join_offsets.push_back(JoinOffsets(nid, shapes, types));
+      JoinLayout join = JoinOffsets(nid, shapes, types);
+      plan_inputs.join_offsets.push_back(std::move(join.offsets));
+      plan_inputs.join_row_bytes.push_back(join.row_bytes);
+      plan_inputs.strided_writer[graph_.entry_id(nid, 0)] = attrs.op->strided_output && attrs.op->strided_output(attrs);
     }
     plan = PlanMemory(graph_, plan_inputs);
     memory_.joined_in_place = plan.num_joined;
+  }
+  output_image_stride_.assign(op_nodes_.size(), 0);
+  for (size_t t = 0; t < op_nodes_.size() && memory_.planned; ++t) {
+    const uint32_t e = graph_.entry_id(op_nodes_[t], 0);
+    if (plan.joined_row_bytes[e] > 0)
+      output_image_stride_[t] = static_cast<int64_t>(plan.joined_row_bytes[e] / DTypeSize(EntryDType(types, e)));
   }
   std::vector<std::shared_ptr<Storage>> blocks(plan.block_bytes.size());
   std::vector<size_t> by_size(blocks.size());
@@ -213,28 +223,34 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
   reuse_dependencies_ = std::move(plan.reuse_dependencies);
 }
 
-std::vector<size_t> Executor::JoinOffsets(uint32_t nid, const std::vector<TShape>& shapes,
-                                          const std::vector<int>& types) const {
+Executor::JoinLayout Executor::JoinOffsets(uint32_t nid, const std::vector<TShape>& shapes,
+                                           const std::vector<int>& types) const {
   const auto& node = graph_.node(nid);
   const NodeAttrs& attrs = node.node->attrs;
   const uint32_t out = graph_.entry_id(nid, 0);
   const TShape& shape = shapes[out];
   if (!attrs.op->join_axis || shape.ndim() == 0) return {};
   const int axis = attrs.op->join_axis(attrs, static_cast<int>(shape.ndim()));
-  // Each input is one contiguous run of the output only when nothing precedes the axis.
+  // Each input is one contiguous run of the output when nothing precedes the axis; along axis
+  // 1 of several images, one run per image, the output's image apart.
+  int outer_axes = 0;
   for (int d = 0; d < axis; ++d)
-    if (shape[static_cast<size_t>(d)] != 1) return {};
+    if (shape[static_cast<size_t>(d)] != 1) ++outer_axes;
+  const bool per_image = axis == 1 && outer_axes == 1;
+  if (outer_axes > 0 && !per_image) return {};
   const DType dtype = EntryDType(types, out);
-  std::vector<size_t> offsets;
+  const size_t images = per_image ? static_cast<size_t>(shape[0]) : 1;
+  JoinLayout join;
   size_t at = 0;
   for (auto& in : node.inputs) {
     const uint32_t e = graph_.entry_id(in);
     if (EntryDType(types, e) != dtype) return {};
-    offsets.push_back(at);
-    at += static_cast<size_t>(shapes[e].Size()) * DTypeSize(dtype);
+    join.offsets.push_back(at);
+    at += static_cast<size_t>(shapes[e].Size()) * DTypeSize(dtype) / images;
   }
-  if (at != static_cast<size_t>(shape.Size()) * DTypeSize(dtype)) return {};
-  return offsets;
+  if (at * images != static_cast<size_t>(shape.Size()) * DTypeSize(dtype)) return {};
+  if (per_image) join.row_bytes = at;
+  return join;
 }
 
 void Executor::SetProfiling(bool on) {
@@ -298,7 +314,7 @@ void Executor::RunForwardNode(uint32_t t, bool is_train) {
   if (node_outputs_empty_[t]) return;  // nothing to write
   uint32_t nid = op_nodes_[t];
   const NodeAttrs& attrs = graph_.node(nid).node->attrs;
-  OpContext ctx{is_train, NodeSeed(nid)};
+  OpContext ctx{is_train, NodeSeed(nid), output_image_stride_[t]};
   std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
   if (!profiling_) return attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
   auto start = std::chrono::steady_clock::now();

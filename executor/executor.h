@@ -145,10 +145,14 @@ class Executor {
   struct BackwardPlan;
   void BuildBackwardPlan();
   void AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types);
-  // MemoryPlanInputs::join_offsets of node `nid`: empty unless it is a join (Op::join_axis)
-  // whose inputs lie end to end in its output.
-  std::vector<size_t> JoinOffsets(uint32_t nid, const std::vector<TShape>& shapes,
-                                  const std::vector<int>& types) const;
+  // MemoryPlanInputs::join_offsets and join_row_bytes of node `nid`: no offsets unless it is
+  // a join (Op::join_axis) whose inputs lie end to end in its output, or in each image of it
+  // (axis 1; row_bytes then the bytes of one image).
+  struct JoinLayout {
+    std::vector<size_t> offsets;
+    size_t row_bytes = 0;
+  };
+  JoinLayout JoinOffsets(uint32_t nid, const std::vector<TShape>& shapes, const std::vector<int>& types) const;
   uint64_t NodeSeed(uint32_t node_id) const;
   void CheckCanForward(bool is_train) const;
   void RunForwardNode(uint32_t task, bool is_train);
@@ -178,6 +182,8 @@ class Executor {
   // Per op node (indexed like op_nodes_): every input and output is empty, so there is
   // nothing to compute (kernels are never asked to loop over a zero-size tensor's axes).
   std::vector<bool> node_inputs_empty_, node_outputs_empty_;
+  // Per op node: OpContext::output_image_stride (output 0 planned inside a Concat's images).
+  std::vector<int64_t> output_image_stride_;
   std::vector<int64_t> node_ns_, node_calls_;
 };
 

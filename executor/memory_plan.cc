@@ -15,16 +15,18 @@ void PlanJoins(const Graph& graph, const MemoryPlanInputs& in, MemoryPlan* plan)
     const auto& offsets = in.join_offsets.empty() ? std::vector<size_t>() : in.join_offsets[t];
     const auto& inputs = graph.node(in.op_nodes[t]).inputs;
     if (offsets.empty() || offsets.size() != inputs.size() || in.inplace[t]) continue;
+    const size_t row_bytes = in.join_row_bytes.empty() ? 0 : in.join_row_bytes[t];
     const uint32_t out = graph.entry_id(in.op_nodes[t], 0);
     for (size_t k = 0; k < inputs.size(); ++k) {
       const uint32_t e = graph.entry_id(inputs[k]);
       const bool once = std::count_if(inputs.begin(), inputs.end(),
                                       [&](const auto& x) { return graph.entry_id(x) == e; }) == 1;
       if (in.keep[e] || in.entry_bytes[e] == 0 || parent[e] != MemoryPlan::kNotJoined || !once ||
-          offsets[k] + in.entry_bytes[e] > in.entry_bytes[out])
+          offsets[k] + in.entry_bytes[e] > in.entry_bytes[out] || (row_bytes > 0 && !in.strided_writer[e]))
         continue;
       parent[e] = out;
       offset[e] = offsets[k];
+      plan->joined_row_bytes[e] = row_bytes;
     }
   }
   for (uint32_t e = 0; e < parent.size(); ++e) {
@@ -51,6 +53,7 @@ MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in) {
   plan.block_of_entry.assign(num_entries, MemoryPlan::kOwnStorage);
   plan.joined_into.assign(num_entries, MemoryPlan::kNotJoined);
   plan.joined_offset.assign(num_entries, 0);
+  plan.joined_row_bytes.assign(num_entries, 0);
   PlanJoins(graph, in, &plan);
   auto is_joined = [&](uint32_t e) { return plan.joined_into[e] != MemoryPlan::kNotJoined; };
   // The entry whose storage holds e: its outermost join output, or e itself.

@@ -20,6 +20,10 @@ struct MemoryPlan {
   // there; kNotJoined otherwise. Such an entry's block_of_entry is that of its join output.
   std::vector<int64_t> joined_into;
   std::vector<size_t> joined_offset;
+  // Per joined entry: bytes from one of its images to the next inside the join output (its
+  // producer writes them that far apart: MemoryPlanInputs::join_row_bytes); 0 when the entry
+  // is one contiguous run there, and for entries not joined.
+  std::vector<size_t> joined_row_bytes;
   size_t num_joined = 0;
   // (before, after) task pairs: a task that reuses a block waits for every task that read or
   // wrote the block's previous tenant, so parallel branches never overwrite live data.
@@ -42,6 +46,12 @@ struct MemoryPlanInputs {
   // is an op output, not kept, read once by task t and joined nowhere else, is then planned
   // inside output 0: its producer writes it in place and the join has nothing to copy.
   std::vector<std::vector<size_t>> join_offsets;
+  // join_row_bytes[t] (empty, or one per task): 0 for the joins above; for a Concat along
+  // axis 1 at batch > 1, the bytes of one image of its output. Its inputs' images are then
+  // runs that far apart, input k's first at join_offsets[t][k], and only inputs whose
+  // producer can write so (strided_writer, per entry) are planned inside the output.
+  std::vector<size_t> join_row_bytes;
+  std::vector<bool> strided_writer;
 };
 
 // Entries are assigned to blocks best-fit, growing a free block when none fits. A join output

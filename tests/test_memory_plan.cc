@@ -123,8 +123,9 @@ TEST_CASE("memory plan: zoo graphs equal their unplanned runs bit for bit", "[ex
     INFO(threads << " threads");
     SetNumThreads(threads);
     CheckZooGraph("resnet-18-symbol.json", TShape({1, 3, 96, 96}));
-    // Batch 2 joins nothing (each image's channels are a separate run of the Concat's
-    // output); batch 1 writes both expands of all 8 fire modules in place.
+    // Batch 2 joins nothing (each image's channels are a separate run of the Concat's output,
+    // and the expands' relu ops cannot write so; a Predictor fuses them into the convolutions,
+    // which can); batch 1 writes both expands of all 8 fire modules in place.
     CHECK(CheckZooGraph("squeezenet_v1.1-symbol.json", TShape({2, 3, 96, 96})) == 0);
     CHECK(CheckZooGraph("squeezenet_v1.1-symbol.json", TShape({1, 3, 96, 96})) == 16);
     CheckZooGraph("caffenet-symbol.json", TShape({1, 3, 227, 227}));
@@ -171,6 +172,17 @@ TEST_CASE("memory plan: Concat inputs written in place equal the unplanned run",
     Symbol net = Conv(Fire(Fire(data, "fire1"), "fire2"), 3, 1, "head");
     CHECK(CheckJoins(net, TShape({1, 3, 9, 9})) == 4);
     CHECK(CheckJoins(net, TShape({2, 3, 9, 9})) == 0);
+  }
+  SECTION("batch > 1: convolutions write their images in place, the Concat's image apart") {
+    // Convolutions (Op::strided_output) straight into the Concat: 1x1 on the packed GEMM,
+    // 3x3 by Winograd (16 channels, 18 tiles), a depthwise one through a temporary; an
+    // activation's output beside them is copied.
+    Symbol x = Conv(data, 16, 1, "x");
+    Symbol depthwise = OpBuilder("Convolution").SetParam("kernel", TShape({3, 3})).SetParam("pad", TShape({1, 1}))
+                           .SetParam("num_filter", 16).SetParam("num_group", 16).SetInput("data", x).CreateSymbol("dw");
+    Symbol net = Join({Conv(x, 5, 1, "e1"), Conv(x, 16, 3, "e3"), depthwise, Act(x, "relu", "x_relu")}, 1, "concat");
+    CHECK(CheckJoins(Conv(net, 3, 1, "head"), TShape({2, 3, 12, 12})) == 3);
+    CHECK(CheckJoins(Conv(net, 3, 1, "head"), TShape({1, 3, 12, 12})) == 4);
   }
   SECTION("on axis 0 the parts are contiguous for any batch") {
     Symbol net = Join({Act(Conv(data, 2, 3, "a"), "relu", "a_relu"), Conv(data, 2, 1, "b")}, 0, "rows");

@@ -12,7 +12,9 @@ namespace symbind {
 // Moves data between one array viewed as (outer, sum_i mid_i, inner) and parts viewed as
 // (outer, mid_i, inner). join: parts -> whole (written or added per `req[0]`);
 // otherwise whole -> each part (per `req[i]`). A part written already in its place (an
-// executor planned it inside the whole: Op::join_axis) is not copied onto itself.
+// executor planned it inside the whole: Op::join_axis) is not copied onto itself; one that
+// starts at its place starts there because it was so planned, its outer slices the whole's
+// row apart (axis 1 at batch > 1: Op::strided_output), and is skipped whole.
 inline void ConcatCopy(const NDArray& whole, const std::vector<NDArray>& parts, int axis, bool join,
                        const std::vector<OpReq>& req) {
   AxisLayout w = LayoutAround(whole.shape(), axis);
@@ -35,7 +37,7 @@ inline void ConcatCopy(const NDArray& whole, const std::vector<NDArray>& parts, 
                   float* part_row = parts[i].fdata() + o * width[i];
                   float* dst = join ? whole_row : part_row;
                   const float* src = join ? part_row : whole_row;
-                  if (r == OpReq::kWrite && src == dst) continue;
+                  if (r == OpReq::kWrite && (src == dst || (join && parts[i].fdata() == big + offset[i]))) continue;
                   if (r == OpReq::kAdd)
                     for (int64_t j = 0; j < width[i]; ++j) dst[j] += src[j];
                   else

@@ -114,6 +114,24 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
                  const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
                  const float* residual, const NormalizedOutput& normalized) {
   if (req == OpReq::kNull) return;
+  if (n.YImageStride(g) != n.out_c * g.out_size()) {
+    if (residual || normalized.y || req == OpReq::kAdd)
+      throw Error("ConvForward: images of y apart (y_image_stride) need req write and no residual or second output");
+    const bool native = FastPathsEnabled() && !DepthwiseApplies(n, g) &&
+                        (WinogradPays(n, g, weights) || (!TinyDepthApplies(n, g) && PackedGemmApplies(n, g, weights)));
+    if (!native) {  // the path that applies into a contiguous y, then each image to its place
+      ConvDims contiguous = n;
+      contiguous.y_image_stride = 0;
+      const int64_t image = n.out_c * g.out_size();
+      std::vector<float> result(static_cast<size_t>(n.batch * image));
+      ConvForward(x, w, bias, result.data(), contiguous, g, OpReq::kWrite, weights, act);
+      ParallelFor(n.batch, 1, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          std::copy(result.data() + i * image, result.data() + (i + 1) * image, y + i * n.y_image_stride);
+      });
+      return;
+    }
+  }
   if (residual || normalized.y) {
     if (req == OpReq::kAdd) throw Error("ConvForward: a residual or second output needs req write, not add");
     // The path the convolution takes without them, so the sums are the unfused ones'.
@@ -297,6 +315,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
     return FinishOutput(y, residual, n, g, act, normalized);
   }
   const auto packed = CachedPackedConvWeights(w, weights, n.groups, fg, kdim, tiling);
+  const int64_t y_image = n.YImageStride(g);  // `at` below: the residual's offset, laid out as a contiguous y
   // The epilogue of group gr's product written at y + offset (the residual at the same offset).
   auto epilogue = [&](int64_t gr, int64_t offset) {
     return GemmEpilogue{bias ? bias + gr * fg : nullptr, act.FromRow(gr * fg), residual ? residual + offset : nullptr};
@@ -306,7 +325,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
       for (int64_t gr = 0; gr < n.groups; ++gr) {
         const int64_t at = i * n.out_c * osize + gr * fg * osize;
         GemmPacked(packed->groups[static_cast<size_t>(gr)], osize, x + i * n.in_c * isize + gr * kdim * osize,
-                   osize, y + at, osize, epilogue(gr, at));
+                   osize, y + i * y_image + gr * fg * osize, osize, epilogue(gr, at));
       }
       // The second output while the image's output is still in cache (after the whole batch:
       // from memory at batch 8).
@@ -337,8 +356,8 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
       for (int64_t gr = 0; gr < n.groups; ++gr) {
         Im2Col(x + i * n.in_c * isize, g, gr * cg, (gr + 1) * cg, r0, r1, ncols, col.data());
         const int64_t at = (i * n.out_c + gr * fg) * osize + r0 * OW;
-        GemmPacked(packed->groups[static_cast<size_t>(gr)], ncols, col.data(), ncols, y + at, osize,
-                   epilogue(gr, at));
+        GemmPacked(packed->groups[static_cast<size_t>(gr)], ncols, col.data(), ncols,
+                   y + i * y_image + gr * fg * osize + r0 * OW, osize, epilogue(gr, at));
       }
     }
   });

@@ -28,6 +28,13 @@ struct NormalizedOutput {
 // y (batch, out_c, g.out), weight (out_c, in_c / groups, k...).
 struct ConvDims {
   int64_t batch, in_c, out_c, groups;
+  // Elements from one image of y to the next: 0 for out_c * out size (y contiguous); more
+  // when y's images lie inside a larger array (a Concat's output along channels:
+  // Op::strided_output). ConvForward takes it on every path with req kWrite and no residual
+  // or second output (the packed GEMM and Winograd write so, the others through a
+  // temporary); the other entry points leave it to ConvForward.
+  int64_t y_image_stride = 0;
+  int64_t YImageStride(const ConvGeom& g) const { return y_image_stride ? y_image_stride : out_c * g.out_size(); }
 };
 
 // y (as req says) = act(conv(x, w) + bias) (bias may be null), by the fastest path that

@@ -350,7 +350,7 @@ inline __attribute__((always_inline)) void TransformOutputFilter(const float* m,
       int rows[8] = {}, cols[8] = {};
       for (int i = 0; i < 8 && l0 + i < lanes; ++i) {
         const TileOrigin& o = org[b + l0 + i];
-        out[i] = y + (o.img * n.out_c + f) * OH * OW + o.oy * OW + o.ox;
+        out[i] = y + o.img * n.YImageStride(g) + f * OH * OW + o.oy * OW + o.ox;
         rows[i] = static_cast<int>(std::min<int64_t>(kTile, OH - o.oy));
         cols[i] = static_cast<int>(std::min<int64_t>(kTile, OW - o.ox));
       }

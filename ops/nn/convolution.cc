@@ -195,6 +195,7 @@ void ForwardConvolution(const OpContext& ctx, const NodeAttrs& attrs, const std:
                         const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   const auto& p = attrs.param<ConvolutionParam>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
+  s.dims.y_image_stride = ctx.output_image_stride;
   // Training changes the weights every step: derived forms (packed, Winograd-transformed) are
   // then made per call instead of cached, checked and replaced each time.
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
@@ -206,6 +207,7 @@ void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   const auto& p = attrs.param<FusedConvParam>();
   const size_t c = static_cast<size_t>(p.first_conv_input());
   auto s = Setup(p, in[c].shape(), out[0].shape());
+  s.dims.y_image_stride = ctx.output_image_stride;
   const bool residual = p.residual != FusedConvParam::kNoResidual;
   const OpReq write = req[0] == OpReq::kWriteInplace ? OpReq::kWrite : req[0];
   NormalizedOutput normalized;
@@ -260,6 +262,7 @@ the filters, and the results concatenated.)")
     .set_infer_shape(InferShapeConv<ConvolutionParam>)
     .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardConvolution)
+    .set_strided_output([](const NodeAttrs&) { return true; })
     .set_backward(BackwardConv);
 
 // Made by the Predictor's FuseActivations rewrite (predict/graph_rewrites.h), not by models.
@@ -295,6 +298,10 @@ node's output, and an activation after the add, in one pass.)")
     .set_mac_count([](const NodeAttrs& attrs, const std::vector<TShape>& in, const std::vector<TShape>& out) {
       return WeightRowMacs(out[0], in[static_cast<size_t>(attrs.param<FusedConvParam>().first_conv_input()) + 1]);
     })
-    .set_forward(ForwardFusedConv);
+    .set_forward(ForwardFusedConv)
+    .set_strided_output([](const NodeAttrs& attrs) {  // ConvForward writes images apart without these
+      const auto& p = attrs.param<FusedConvParam>();
+      return p.residual == FusedConvParam::kNoResidual && !p.normalize;
+    });
 
 }  // namespace symbind

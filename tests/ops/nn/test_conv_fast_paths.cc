@@ -1171,3 +1171,51 @@ TEST_CASE("Predictor models at 224x224: deep layers on tall tiles within 1e-4 of
   }
   SetFastPathsEnabled(was_enabled);
 }
+
+TEST_CASE("ConvForward writes images apart (y_image_stride) on every path, the same bits as contiguous",
+          "[conv][conv_fast][strided]") {
+  // y's images inside a larger array, as an executor places a Concat's input along channels at
+  // batch > 1: each image must equal the contiguous result bit for bit, the floats between
+  // images untouched. The packed GEMM (1x1 and tiled 3x3) and Winograd write so; depthwise,
+  // grouped (im2col) and tiny-depth layers go through a temporary.
+  struct PathCase {
+    const char* path;
+    Case c;
+  };
+  const std::vector<PathCase> cases = {
+      {"packed 1x1", {2, 16, 24, 1, 9, 9, 1, 1, 0}},   {"packed 3x3", {3, 8, 20, 1, 11, 10, 3, 1, 1}},
+      {"winograd", {2, 16, 16, 1, 12, 12, 3, 1, 1}},   {"depthwise", {2, 8, 8, 8, 9, 9, 3, 1, 1}},
+      {"grouped", {2, 8, 12, 2, 7, 7, 3, 1, 1}},      {"tiny depth", {2, 3, 8, 1, 9, 40, 3, 2, 1}},
+  };
+  uint64_t seed = 3100;
+  for (const PathCase& pc : cases) {
+    const Case& c = pc.c;
+    CAPTURE(pc.path);
+    const ConvGeom g = Geom(c);
+    const auto x = Random(c.batch * c.in_c * c.h * c.w, seed += 10);
+    const std::vector<float> w_values = Random(c.out_c * (c.in_c / c.groups) * c.k * c.k, seed + 1);
+    const auto b = Random(c.out_c, seed + 2);
+    // Read-only weights, as a Predictor's: the paths that cache derived weights take them.
+    const NDArray w = ReadOnlyView(NDArray(TShape({static_cast<int64_t>(w_values.size())}), w_values), "weights");
+    const FusedActivation relu{FusedActivation::kRelu};
+    const int64_t image = c.out_c * g.out_size(), gap = 5 * g.out_size() + 3;
+    std::vector<float> contiguous(static_cast<size_t>(c.batch * image));
+    ConvForward(x.data(), w.fdata(), b.data(), contiguous.data(), {c.batch, c.in_c, c.out_c, c.groups}, g,
+                OpReq::kWrite, &w, relu);
+    const float kUntouched = -12345.0f;
+    std::vector<float> strided(static_cast<size_t>(c.batch * (image + gap)), kUntouched);
+    ConvDims apart{c.batch, c.in_c, c.out_c, c.groups};
+    apart.y_image_stride = image + gap;
+    ConvForward(x.data(), w.fdata(), b.data(), strided.data() + gap / 2, apart, g, OpReq::kWrite, &w, relu);
+    for (int64_t i = 0; i < c.batch; ++i) {
+      CAPTURE(i);
+      const float* at = strided.data() + gap / 2 + i * (image + gap);
+      CHECK(std::memcmp(at, contiguous.data() + i * image, static_cast<size_t>(image) * sizeof(float)) == 0);
+      if (i + 1 < c.batch) CHECK(std::all_of(at + image, at + image + gap, [&](float v) { return v == kUntouched; }));
+    }
+    CHECK(std::all_of(strided.begin(), strided.begin() + gap / 2, [&](float v) { return v == kUntouched; }));
+    // What it does not do: add into y, or a residual, with images apart.
+    CHECK_THROWS_WITH(ConvForward(x.data(), w.fdata(), b.data(), strided.data(), apart, g, OpReq::kAdd, &w),
+                      Catch::Contains("y_image_stride"));
+  }
+}
