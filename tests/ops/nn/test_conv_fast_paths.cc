@@ -30,6 +30,11 @@ namespace {
 struct Case {
   int64_t batch, in_c, out_c, groups, h, w, k, stride, pad, dilate = 1;
 };
+// A case for one named path.
+struct PathCase {
+  const char* path;
+  Case c;
+};
 
 ConvGeom Geom(const Case& c) {
   ConvGeom g;
@@ -800,10 +805,6 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
   const std::vector<FusedActivation> acts = {{FusedActivation::kRelu, 0, 0},       {FusedActivation::kClip, 0, 6},
                                              {FusedActivation::kClip, -0.5f, 0.25f}, {FusedActivation::kLeaky, 0, 0, 0.1f},
                                              {FusedActivation::kLeaky, 0, 0, -1.5f}, prelu};
-  struct PathCase {
-    const char* path;
-    Case c;
-  };
   const std::vector<PathCase> cases = {
       {"depthwise", {2, 8, 8, 8, 11, 10, 3, 1, 1}}, {"depthwise", {1, 6, 6, 6, 13, 12, 5, 2, 2}},
       {"winograd", {1, 16, 24, 1, 13, 10, 3, 1, 1}}, {"winograd6", {2, 16, 24, 1, 13, 20, 3, 1, 1}},
@@ -1178,10 +1179,6 @@ TEST_CASE("ConvForward writes images apart (y_image_stride) on every path, the s
   // batch > 1: each image must equal the contiguous result bit for bit, the floats between
   // images untouched. The packed GEMM (1x1 and tiled 3x3) and Winograd write so; depthwise,
   // grouped (im2col) and tiny-depth layers go through a temporary.
-  struct PathCase {
-    const char* path;
-    Case c;
-  };
   const std::vector<PathCase> cases = {
       {"packed 1x1", {2, 16, 24, 1, 9, 9, 1, 1, 0}},   {"packed 3x3", {3, 8, 20, 1, 11, 10, 3, 1, 1}},
       {"winograd", {2, 16, 16, 1, 12, 12, 3, 1, 1}},   {"depthwise", {2, 8, 8, 8, 9, 9, 3, 1, 1}},
