@@ -110,6 +110,21 @@ std::atomic<bool>& FastPathsFlag() {
 bool FastPathsEnabled() { return FastPathsFlag().load(std::memory_order_relaxed); }
 void SetFastPathsEnabled(bool enabled) { FastPathsFlag().store(enabled, std::memory_order_relaxed); }
 
+namespace {
+enum class ForwardPath { kDepthwise, kWinograd, kTinyDepth, kPacked, kIm2Col };
+// The path ConvForward runs a plain convolution (no residual, no second output) on with `req`:
+// the one place that orders the fast paths, so that the residual and strided-output cases ask
+// it instead of repeating its conditions.
+ForwardPath ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights) {
+  if (!FastPathsEnabled()) return ForwardPath::kIm2Col;
+  if (DepthwiseApplies(n, g)) return ForwardPath::kDepthwise;
+  if (WinogradPays(n, g, weights)) return ForwardPath::kWinograd;
+  if (req != OpReq::kAdd && TinyDepthApplies(n, g)) return ForwardPath::kTinyDepth;
+  if (req != OpReq::kAdd && PackedGemmApplies(n, g, weights)) return ForwardPath::kPacked;
+  return ForwardPath::kIm2Col;
+}
+}  // namespace
+
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
                  const float* residual, const NormalizedOutput& normalized) {
@@ -117,9 +132,9 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   if (n.YImageStride(g) != n.out_c * g.out_size()) {
     if (residual || normalized.y || req == OpReq::kAdd)
       throw Error("ConvForward: images of y apart (y_image_stride) need req write and no residual or second output");
-    const bool native = FastPathsEnabled() && !DepthwiseApplies(n, g) &&
-                        (WinogradPays(n, g, weights) || (!TinyDepthApplies(n, g) && PackedGemmApplies(n, g, weights)));
-    if (!native) {  // the path that applies into a contiguous y, then each image to its place
+    const ForwardPath path = ChooseForwardPath(n, g, req, weights);
+    if (path != ForwardPath::kWinograd && path != ForwardPath::kPacked) {
+      // The others write y contiguous: into a temporary, then each image to its place.
       ConvDims contiguous = n;
       contiguous.y_image_stride = 0;
       const int64_t image = n.out_c * g.out_size();
@@ -135,9 +150,8 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   if (residual || normalized.y) {
     if (req == OpReq::kAdd) throw Error("ConvForward: a residual or second output needs req write, not add");
     // The path the convolution takes without them, so the sums are the unfused ones'.
-    const bool packed = FastPathsEnabled() && !DepthwiseApplies(n, g) && !WinogradPays(n, g, weights) &&
-                        !TinyDepthApplies(n, g) && PackedGemmApplies(n, g, weights);
-    if (packed) return PackedGemmConvForward(x, w, bias, y, n, g, act, weights, residual, normalized);
+    if (ChooseForwardPath(n, g, req, weights) == ForwardPath::kPacked)
+      return PackedGemmConvForward(x, w, bias, y, n, g, act, weights, residual, normalized);
     ConvForward(x, w, bias, y, n, g, req, weights);
     return FinishOutput(y, residual, n, g, act, normalized);
   }
@@ -147,15 +161,13 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
     ConvForward(x, w, bias, result.data(), n, g, OpReq::kWrite, weights, act);
     return AssignWithReq(y, result.data(), size, req);
   }
-  if (FastPathsEnabled() && DepthwiseApplies(n, g))
-    return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
-  if (FastPathsEnabled() && WinogradPays(n, g, weights))
-    return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
-  if (FastPathsEnabled() && req != OpReq::kAdd && TinyDepthApplies(n, g))
-    return TinyDepthConvForward(x, w, bias, y, n, g, act);
-  if (FastPathsEnabled() && req != OpReq::kAdd && PackedGemmApplies(n, g, weights))
-    return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
-  ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
+  switch (ChooseForwardPath(n, g, req, weights)) {
+    case ForwardPath::kDepthwise: return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
+    case ForwardPath::kWinograd: return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
+    case ForwardPath::kTinyDepth: return TinyDepthConvForward(x, w, bias, y, n, g, act);
+    case ForwardPath::kPacked: return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
+    case ForwardPath::kIm2Col: return ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
+  }
 }
 
 namespace {

@@ -466,10 +466,13 @@ bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
 }
 
 namespace {
-// The most transformed weights (points x filters x channels) that F4Pays and the F(6,3) choice
-// below take as cached across the calls of a forward: see F4Pays. Wider layers are costed by
+// The most transformed weights (points x filters x channels) that ChooseWinogradTile takes as
+// cached across the calls of a forward (F4Pays, the F(6,3) choice); wider layers are costed by
 // WideLayerTile.
 constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
+bool TransformedWeightsFit(WinogradTile tile, const ConvDims& n) {
+  return Points(tile) * n.out_c * n.in_c <= kMaxTransformedFloats;
+}
 
 // Whether Winograd beats the packed path. Measured with the vectorised transforms (1 thread,
 // CPU ms, the better variant vs packed, weights cached): from 16 tiles on at any channel count
@@ -479,10 +482,10 @@ constexpr int64_t kMaxTransformedFloats = int64_t{1} << 22;
 // with >= 32 input channels (7x7: 32 channels 0.017 vs 0.023, 128 0.088 vs 0.19; 48 at 8x8
 // 0.028 vs 0.058; 64 -> 32 at 15x20 0.081 vs 0.168) but not 5x5 (2x2 tiles of 4 cover 8x8:
 // 32 -> 64 0.024 vs 0.019). (The scalar transforms before needed 40 tiles, or 9 on tall GEMM
-// tiles with 48 channels, and 32 input channels.)
+// tiles with 48 channels, and 32 input channels.) For layers WinogradApplies to whose F(4,3)
+// weights fit (TransformedWeightsFit).
 bool F4Pays(const ConvDims& n, const ConvGeom& g) {
   constexpr int64_t kMinTiles = 16, kMinFewTiles = 4, kMinFewTilesChannels = 32;
-  if (!WinogradApplies(n, g) || 36 * n.out_c * n.in_c > kMaxTransformedFloats) return false;
   const Tiling t = MakeTiling(n, g, WinogradTile::kF4);
   if (t.total >= kMinTiles) return true;
   const int64_t padded = n.batch * t.tiles_h * t.tiles_w * 16, outputs = n.batch * g.out[1] * g.out[2];
@@ -523,7 +526,8 @@ WinogradTile WideLayerTile(const ConvDims& n, const ConvGeom& g) {
 }  // namespace
 
 WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
-  if (WinogradApplies(n, g) && 36 * n.out_c * n.in_c > kMaxTransformedFloats) {
+  if (!WinogradApplies(n, g)) return WinogradTile::kNone;
+  if (!TransformedWeightsFit(WinogradTile::kF4, n)) {
     // Writable weights may change every call (a training step), and transforming 512 x 512
     // filters each time cost more than it saved: ResNet-18 training 1.0 -> 1.4 s per step.
     const bool transformed_once = weights && weights->read_only();
@@ -538,7 +542,7 @@ WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDAr
   // 1.16 and 0.30 vs 0.34; 15x20 (1.07) 0.081 vs 0.088. The transformed weights (64 x
   // filters x channels) stay within the same bound as F(4,3)'s.
   const int64_t f4 = MakeTiling(n, g, WinogradTile::kF4).total * 36, f6 = MakeTiling(n, g, WinogradTile::kF6).total * 64;
-  if (100 * f6 <= 92 * f4 && 64 * n.out_c * n.in_c <= kMaxTransformedFloats) return WinogradTile::kF6;
+  if (100 * f6 <= 92 * f4 && TransformedWeightsFit(WinogradTile::kF6, n)) return WinogradTile::kF6;
   return WinogradTile::kF4;
 }
 
