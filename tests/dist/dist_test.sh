@@ -16,7 +16,7 @@ cat "$out"
 echo "dist_test: mpirun -np $np exited with $rc after $took s"
 case "$expect" in
   pass)
-    passes=$(grep -c 'rank [0-9]*: PASS' "$out")
+    passes=$(grep -oE 'rank [0-9]+: PASS' "$out" | wc -l)
     if [ "$rc" -eq 0 ] && [ "$passes" -eq "$np" ]; then echo "dist_test: OK"; exit 0; fi
     echo "dist_test: FAILED: want exit 0 and $np PASS lines, got exit $rc and $passes"; exit 1 ;;
   fail:*)
