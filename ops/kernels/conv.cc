@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
 #include <symbind/ops/kernels/weight_cache.h>
@@ -114,14 +115,19 @@ namespace {
 enum class ForwardPath { kDepthwise, kWinograd, kTinyDepth, kPacked, kIm2Col };
 // The path ConvForward runs a plain convolution (no residual, no second output) on with `req`:
 // the one place that orders the fast paths, so that the residual and strided-output cases ask
-// it instead of repeating its conditions.
-ForwardPath ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights) {
-  if (!FastPathsEnabled()) return ForwardPath::kIm2Col;
-  if (DepthwiseApplies(n, g)) return ForwardPath::kDepthwise;
-  if (WinogradPays(n, g, weights)) return ForwardPath::kWinograd;
-  if (req != OpReq::kAdd && TinyDepthApplies(n, g)) return ForwardPath::kTinyDepth;
-  if (req != OpReq::kAdd && PackedGemmApplies(n, g, weights)) return ForwardPath::kPacked;
-  return ForwardPath::kIm2Col;
+// it instead of repeating its conditions. The Winograd tile comes with it, chosen once.
+struct ForwardChoice {
+  ForwardPath path;
+  WinogradTile tile = WinogradTile::kNone;
+};
+ForwardChoice ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights) {
+  if (!FastPathsEnabled()) return {ForwardPath::kIm2Col};
+  if (DepthwiseApplies(n, g)) return {ForwardPath::kDepthwise};
+  const WinogradTile tile = ChooseWinogradTile(n, g, weights);
+  if (tile != WinogradTile::kNone) return {ForwardPath::kWinograd, tile};
+  if (req != OpReq::kAdd && TinyDepthApplies(n, g)) return {ForwardPath::kTinyDepth};
+  if (req != OpReq::kAdd && PackedGemmApplies(n, g, weights)) return {ForwardPath::kPacked};
+  return {ForwardPath::kIm2Col};
 }
 }  // namespace
 
@@ -132,13 +138,13 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   if (n.YImageStride(g) != n.out_c * g.out_size()) {
     if (residual || normalized.y || req == OpReq::kAdd)
       throw Error("ConvForward: images of y apart (y_image_stride) need req write and no residual or second output");
-    const ForwardPath path = ChooseForwardPath(n, g, req, weights);
+    const ForwardPath path = ChooseForwardPath(n, g, req, weights).path;
     if (path != ForwardPath::kWinograd && path != ForwardPath::kPacked) {
       // The others write y contiguous: into a temporary, then each image to its place.
       ConvDims contiguous = n;
       contiguous.y_image_stride = 0;
       const int64_t image = n.out_c * g.out_size();
-      std::vector<float> result(static_cast<size_t>(n.batch * image));
+      const ScratchBuffer result(n.batch * image);
       ConvForward(x, w, bias, result.data(), contiguous, g, OpReq::kWrite, weights, act);
       ParallelFor(n.batch, 1, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i)
@@ -150,20 +156,21 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   if (residual || normalized.y) {
     if (req == OpReq::kAdd) throw Error("ConvForward: a residual or second output needs req write, not add");
     // The path the convolution takes without them, so the sums are the unfused ones'.
-    if (ChooseForwardPath(n, g, req, weights) == ForwardPath::kPacked)
+    if (ChooseForwardPath(n, g, req, weights).path == ForwardPath::kPacked)
       return PackedGemmConvForward(x, w, bias, y, n, g, act, weights, residual, normalized);
     ConvForward(x, w, bias, y, n, g, req, weights);
     return FinishOutput(y, residual, n, g, act, normalized);
   }
   if (req == OpReq::kAdd && act.kind != FusedActivation::kNone) {  // y += act(conv): not in one loop
     const int64_t size = n.batch * n.out_c * g.out_size();
-    std::vector<float> result(static_cast<size_t>(size));
+    const ScratchBuffer result(size);
     ConvForward(x, w, bias, result.data(), n, g, OpReq::kWrite, weights, act);
     return AssignWithReq(y, result.data(), size, req);
   }
-  switch (ChooseForwardPath(n, g, req, weights)) {
+  const ForwardChoice choice = ChooseForwardPath(n, g, req, weights);
+  switch (choice.path) {
     case ForwardPath::kDepthwise: return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
-    case ForwardPath::kWinograd: return WinogradConvForward(x, w, bias, y, n, g, req, weights, act);
+    case ForwardPath::kWinograd: return WinogradConvForward(x, w, bias, y, n, g, req, weights, act, choice.tile);
     case ForwardPath::kTinyDepth: return TinyDepthConvForward(x, w, bias, y, n, g, act);
     case ForwardPath::kPacked: return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
     case ForwardPath::kIm2Col: return ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
@@ -227,8 +234,7 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
     const int64_t per_task = std::min(n.batch, (kMinTileCols + osize - 1) / osize);
     const int64_t tasks = (n.batch + per_task - 1) / per_task;
     ParallelFor(tasks, 1, [&](int64_t t0, int64_t t1) {
-      std::vector<float> col(static_cast<size_t>(kdim * per_task * osize));
-      std::vector<float> prod(static_cast<size_t>(fg * per_task * osize));
+      const ScratchBuffer col(kdim * per_task * osize), prod(fg * per_task * osize);
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t i0 = t * per_task, i1 = std::min(n.batch, i0 + per_task);
         const int64_t ncols = (i1 - i0) * osize;
@@ -249,7 +255,7 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
     return;
   }
   ParallelFor(n.batch * tiles, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<float> col(static_cast<size_t>(kdim * rows_per_tile * OW));
+    const ScratchBuffer col(kdim * rows_per_tile * OW);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t i = t / tiles, r0 = (t % tiles) * rows_per_tile, r1 = std::min(rows, r0 + rows_per_tile);
       const int64_t ncols = (r1 - r0) * OW;
@@ -349,7 +355,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   const int64_t rows_per_tile = RowsPerTile(kdim, g);
   const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
   if (n.batch * tiles == 1) {  // one GEMM per group (small images): im2col split over channels too
-    std::vector<float> col(static_cast<size_t>(kdim * osize));
+    const ScratchBuffer col(kdim * osize);
     for (int64_t gr = 0; gr < n.groups; ++gr) {
       Im2ColParallel(x + gr * cg * isize, g, cg, true, col.data());
       GemmPacked(packed->groups[static_cast<size_t>(gr)], osize, col.data(), osize, y + gr * fg * osize, osize,
@@ -361,7 +367,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   // Tiles of equal size (as many as RowsPerTile makes), so that the last is not a sliver.
   const int64_t tile_rows = (rows + tiles - 1) / tiles;
   ParallelFor(n.batch * tiles, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<float> col(static_cast<size_t>(kdim * tile_rows * OW));
+    const ScratchBuffer col(kdim * tile_rows * OW);
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t i = t / tiles, r0 = (t % tiles) * tile_rows, r1 = std::min(rows, r0 + tile_rows);
       const int64_t ncols = (r1 - r0) * OW;

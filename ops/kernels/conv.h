@@ -111,7 +111,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
 // (a Predictor's: transformed once, not on every training step), the variant whose products plus
 // weight bytes read cost least, F(2,3) on small images (conv_winograd.cc).
 WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
-// ChooseWinogradTile != kNone: what ConvForward asks.
+// ChooseWinogradTile != kNone (ConvForward takes the tile itself; the data gradient asks this).
 bool WinogradPays(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
 // Whether convolutions (forward and backward) and 2-D / global pooling take their fast paths:
 // true unless SYMBIND_CONV_FAST_PATHS=0 is set when the first one runs; then they always take

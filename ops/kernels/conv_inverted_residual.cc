@@ -1,11 +1,14 @@
 // The inverted residual block in bands of output rows (see conv_inverted_residual.h).
 #include <symbind/ops/kernels/conv_inverted_residual.h>
 
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/op_util.h>
@@ -14,6 +17,9 @@ namespace symbind {
 namespace conv {
 
 namespace {
+// The most parts one image's rows are cut into, one per thread (see InvertedResidualFusionPays).
+constexpr int64_t kPartsPerImage = 2;
+
 ConvDims DepthwiseDims(const InvertedResidualDims& d) { return {d.batch, d.hidden_c, d.hidden_c, d.hidden_c}; }
 ConvGeom DepthwiseGeom(const InvertedResidualDims& d) {
   return ConvGeom::Planar(d.height, d.width, d.kernel, d.stride, d.pad);
@@ -42,12 +48,13 @@ bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const Inverted
 bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
   // Several images: one task per image, its expanded rows in cache instead of the whole batch's
   // expanded tensor (8 x 4.8 MB for MobileNet v2's first block) going through memory: whole
-  // model at batch 8, 2 threads, 10-14% less CPU time. One image: the two threads split its rows
-  // into two parts, each recomputing the rows the other expands at the seam; 2-4% more CPU
-  // time than the layers one after another (each parallel inside), 13-16% with four parts, and
-  // on one thread (one part) 0-3% less: the expanded tensor of one image stays in L3 (32 MB)
-  // either way. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion).
-  return d.batch > 1;
+  // model at batch 8, 2 threads, 10-14% less CPU time. One image: each thread takes one part of
+  // its rows, recomputing the expanded rows it shares with the part before; MobileNet v2 on two
+  // threads, 1.6% less wall time than the layers one after another (each parallel inside),
+  // about even on one (one part). More threads than parts would leave the rest idle in every
+  // block (four parts cost 13-16% more CPU time than two), so only up to kPartsPerImage
+  // threads. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion; 2026-11-27).
+  return d.batch > 1 || tbb::this_task_arena::max_concurrency() <= kPartsPerImage;
 }
 
 void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, float* y,
@@ -66,19 +73,14 @@ void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, f
   const int64_t hidden_in = d.batch * d.hidden_c * pointwise.out_size();
   const int64_t hidden_out = d.batch * d.hidden_c * depthwise.out_size();
   const int64_t out_plane = projection.out_size(), out_size = d.batch * d.out_c * out_plane;
-  std::unique_ptr<float[]> expanded(new float[static_cast<size_t>(hidden_in)]);
-  std::unique_ptr<float[]> filtered(new float[static_cast<size_t>(hidden_out)]);
-  ConvForward(x, w.expand_w, w.expand_b, expanded.get(), {d.batch, d.in_c, d.hidden_c, 1}, pointwise,
+  const ScratchBuffer expanded(hidden_in), filtered(hidden_out);
+  ConvForward(x, w.expand_w, w.expand_b, expanded.data(), {d.batch, d.in_c, d.hidden_c, 1}, pointwise,
               OpReq::kWrite, w.expand, d.expand_act);
-  ConvForward(expanded.get(), w.depthwise_w, w.depthwise_b, filtered.get(), DepthwiseDims(d), depthwise,
+  ConvForward(expanded.data(), w.depthwise_w, w.depthwise_b, filtered.data(), DepthwiseDims(d), depthwise,
               OpReq::kWrite, w.depthwise, d.depthwise_act);
-  std::unique_ptr<float[]> sum;
-  float* out = y;
-  if (req == OpReq::kAdd) {  // the block's output is added to y
-    sum.reset(new float[static_cast<size_t>(out_size)]);
-    out = sum.get();
-  }
-  ConvForward(filtered.get(), w.project_w, w.project_b, out, {d.batch, d.hidden_c, d.out_c, 1}, projection,
+  ScratchBuffer sum(req == OpReq::kAdd ? out_size : 0);
+  float* out = req == OpReq::kAdd ? sum.data() : y;  // under kAdd the block's output is added to y
+  ConvForward(filtered.data(), w.project_w, w.project_b, out, {d.batch, d.hidden_c, d.out_c, 1}, projection,
               OpReq::kWrite, w.project);
   if (d.residual)  // as elemwise_add(projection, x)
     ParallelFor(d.batch * d.out_c, GrainFor(out_plane), [&](int64_t p0, int64_t p1) {
@@ -91,7 +93,7 @@ namespace {
 // How the output rows are cut: bands of `band` rows, whose expanded input rows (`buffer_rows`
 // of them at most) take about kBandFloats; for one image, `parts` runs of `part_rows` rows in
 // parallel (each recomputes the kernel - stride expanded rows it shares with the part before).
-// A function of the problem only (and the bits do not depend on it).
+// A function of the problem and the thread count (the bits depend on neither).
 struct BandPlan {
   int64_t band, buffer_rows, parts, part_rows;
 };
@@ -100,13 +102,12 @@ BandPlan PlanBands(const InvertedResidualDims& d) {
   // unfused one with 1 MB, 0.86 with 4 MB, 0.90 with 256 KB (a band within L2 costs more in
   // per-band overhead, small GEMMs and depthwise calls, than it saves).
   constexpr int64_t kBandFloats = int64_t{1} << 18;
-  constexpr int64_t kPartsPerImage = 2;
   const int64_t OH = d.out_height();
   const int64_t rows_fit = kBandFloats / std::max<int64_t>(1, d.hidden_c * d.width);
   BandPlan p;
   p.band = std::clamp<int64_t>((rows_fit - d.kernel) / d.stride + 1, 1, OH);
   p.buffer_rows = (p.band - 1) * d.stride + d.kernel;
-  p.parts = d.batch == 1 ? std::min(OH, kPartsPerImage) : 1;
+  p.parts = d.batch == 1 ? std::min<int64_t>({OH, kPartsPerImage, tbb::this_task_arena::max_concurrency()}) : 1;
   p.part_rows = (OH + p.parts - 1) / p.parts;
   p.parts = (OH + p.part_rows - 1) / p.part_rows;
   return p;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
@@ -29,10 +30,10 @@ constexpr int64_t kMaxChannels = 4;
 // output columns ox.. reads phase kx % S from ox + kx / S on, contiguous. Rows end in zeros
 // past the image, so whole register tiles can be loaded at the right edge.
 struct PhasedInput {
-  std::unique_ptr<float[]> data;  // every element written by SplitPhases (no zero-fill pass)
+  ScratchBuffer data{0};  // every element written by SplitPhases (no zero-fill pass)
   int64_t rows = 0, stride = 1, length = 0;
   const float* Row(int64_t c, int64_t y, int64_t phase) const {
-    return data.get() + ((c * rows + y) * stride + phase) * length;
+    return data.data() + ((c * rows + y) * stride + phase) * length;
   }
 };
 
@@ -57,13 +58,13 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
   in.rows = H + 2 * ph;
   in.stride = S;
   in.length = g.out[2] + (g.k[2] - 1) / S + kTileColumns;
-  in.data.reset(new float[static_cast<size_t>(channels * in.rows * S * in.length)]);
+  in.data = ScratchBuffer(channels * in.rows * S * in.length);
   ParallelFor(channels * in.rows, std::max<int64_t>(1, kElementwiseGrain / (S * in.length)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t c = r / in.rows, y = r % in.rows - ph;
       const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
       for (int64_t q = 0; q < S; ++q) {
-        float* dst = in.data.get() + (r * S + q) * in.length;
+        float* dst = in.data.data() + (r * S + q) * in.length;
         SplitRow(src, W, S, q, pw, in.length, dst);
       }
     }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
 #include <symbind/ops/kernels/weight_cache.h>
@@ -573,18 +574,17 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   const int64_t transform_grain = std::max<int64_t>(1, 256 / tl.chunk);
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
     // Every element of v and m is written before it is read: no zero-filling.
-    std::unique_ptr<float[]> v(new float[static_cast<size_t>(P * C * tl.chunk)]);
-    std::unique_ptr<float[]> m(new float[static_cast<size_t>(P * F * tl.chunk)]);
+    const ScratchBuffer v(P * C * tl.chunk), m(P * F * tl.chunk);
     for (int64_t ch = c0; ch < c1; ++ch) {
       const int64_t t0 = ch * tl.chunk, len = std::min(tl.chunk, tl.total - t0);
       ParallelFor(C, transform_grain,
-                  [&](int64_t b, int64_t e) { TransformInputChannels(x, n, g, tl, b, e, t0, len, v.get()); });
+                  [&](int64_t b, int64_t e) { TransformInputChannels(x, n, g, tl, b, e, t0, len, v.data()); });
       ParallelFor(P, 1, [&](int64_t p0, int64_t p1) {
         for (int64_t p = p0; p < p1; ++p)
-          GemmPacked(u->packed[static_cast<size_t>(p)], len, v.get() + p * C * len, len, m.get() + p * F * len, len);
+          GemmPacked(u->packed[static_cast<size_t>(p)], len, v.data() + p * C * len, len, m.data() + p * F * len, len);
       });
       ParallelFor(F, transform_grain, [&](int64_t b, int64_t e) {
-        TransformOutputFilters(m.get(), n, g, tl, b, e, t0, len, bias, add, act, y);
+        TransformOutputFilters(m.data(), n, g, tl, b, e, t0, len, bias, add, act, y);
       });
     }
   });

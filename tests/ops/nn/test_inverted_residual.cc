@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_inverted_residual.h>
@@ -164,6 +165,20 @@ TEST_CASE("Inverted residual: images cut into several bands and parts, rows kept
   CheckBlock(Block(1, 16, 96, 24, 45, 41, 3, 2, 1, false), 90);
   CheckBlock(Block(2, 12, 96, 12, 23, 40, 5, 1, 2, true), 100);
   CheckBlock(Block(1, 8, 160, 8, 21, 44, 5, 2, 2, false, kRelu6, kNone), 110);
+}
+
+TEST_CASE("Inverted residual: fused for one image on up to two threads, for several images always",
+          "[conv][conv_fast][inverted_residual]") {
+  const InvertedResidualDims one = Block(1, 16, 96, 24, 112, 112, 3, 2, 1, false);
+  const InvertedResidualDims eight = Block(8, 16, 96, 24, 112, 112, 3, 2, 1, false);
+  for (int threads : {1, 2, 4}) {
+    tbb::task_arena arena(threads);  // its concurrency whatever the machine's cores
+    INFO("threads " << threads);
+    arena.execute([&] {
+      CHECK(InvertedResidualFusionPays(one) == (threads <= 2));  // one part per thread, at most two
+      CHECK(InvertedResidualFusionPays(eight));
+    });
+  }
 }
 
 TEST_CASE("Inverted residual: with fast paths off the block runs the reference convolutions",

@@ -1,0 +1,131 @@
+#include "scratch.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <mutex>
+
+#include "error.h"
+#include "ndarray.h"
+
+namespace symbind {
+
+namespace {
+// Pooled sizes are rounded up to 16 KB steps, and a free block serves requests down to a
+// quarter of its size, so one block covers a kernel's calls over slightly varying shapes.
+constexpr size_t kRoundFloats = 4096;
+constexpr size_t kMaxWaste = 4;
+
+class ScratchPool {
+ public:
+  // A free block of at least `floats` (and at most kMaxWaste times that), or null.
+  float* Take(size_t floats, size_t* capacity) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.lower_bound(floats);
+    if (it == free_.end() || it->first / kMaxWaste > floats) return nullptr;
+    float* block = it->second;
+    *capacity = it->first;
+    bytes_ -= it->first * sizeof(float);
+    free_.erase(it);
+    return block;
+  }
+  // Keeps the block for later calls, or frees it when the pool is full.
+  void Give(float* block, size_t capacity) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (bytes_ + capacity * sizeof(float) <= ScratchBuffer::kMaxPooledBytes) {
+        free_.emplace(capacity, block);
+        bytes_ += capacity * sizeof(float);
+        return;
+      }
+    }
+    std::free(block);
+  }
+  size_t Bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bytes_;
+  }
+  void Clear() {
+    std::multimap<size_t, float*> blocks;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      blocks.swap(free_);
+      bytes_ = 0;
+    }
+    for (auto& b : blocks) std::free(b.second);
+  }
+  ~ScratchPool() { Clear(); }
+
+ private:
+  std::mutex mutex_;
+  std::multimap<size_t, float*> free_;  // capacity in floats -> block
+  size_t bytes_ = 0;
+};
+
+ScratchPool& Pool() {
+  static ScratchPool* pool = new ScratchPool;  // never destroyed: buffers may outlive statics
+  return *pool;
+}
+
+float* Allocate(size_t floats) {
+  if (floats > std::numeric_limits<size_t>::max() / sizeof(float) - Storage::kAlignment)
+    throw OutOfMemoryError(StrCat("scratch buffer of ", floats, " floats is too large"));
+  const size_t bytes = (floats * sizeof(float) + Storage::kAlignment - 1) / Storage::kAlignment * Storage::kAlignment;
+  void* p = std::aligned_alloc(Storage::kAlignment, bytes);
+  if (!p) throw OutOfMemoryError(StrCat("cannot allocate a scratch buffer of ", bytes, " bytes"));
+  return static_cast<float*>(p);
+}
+}  // namespace
+
+ScratchBuffer::ScratchBuffer(int64_t floats) : size_(std::max<int64_t>(floats, 0)) {
+  const size_t wanted = static_cast<size_t>(std::max<int64_t>(size_, 1));
+  if (size_ >= kPooledFloats) {
+    const size_t rounded = (wanted + kRoundFloats - 1) / kRoundFloats * kRoundFloats;
+    data_ = Pool().Take(rounded, &capacity_);
+    if (!data_) {
+      data_ = Allocate(rounded);
+      capacity_ = rounded;
+    }
+  } else {
+    data_ = Allocate(wanted);
+    capacity_ = wanted;
+  }
+#ifdef SYMBIND_POISON_SCRATCH
+  std::fill(data_, data_ + capacity_, std::numeric_limits<float>::quiet_NaN());
+#endif
+}
+
+ScratchBuffer::~ScratchBuffer() { Release(); }
+
+ScratchBuffer::ScratchBuffer(ScratchBuffer&& other) noexcept
+    : data_(other.data_), size_(other.size_), capacity_(other.capacity_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+  other.capacity_ = 0;
+}
+
+ScratchBuffer& ScratchBuffer::operator=(ScratchBuffer&& other) noexcept {
+  if (this != &other) {
+    Release();
+    data_ = other.data_;
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    other.data_ = nullptr;
+    other.size_ = 0;
+    other.capacity_ = 0;
+  }
+  return *this;
+}
+
+void ScratchBuffer::Release() noexcept {
+  if (!data_) return;
+  if (capacity_ >= static_cast<size_t>(kPooledFloats)) Pool().Give(data_, capacity_);
+  else std::free(data_);
+  data_ = nullptr;
+}
+
+size_t ScratchPoolBytes() { return Pool().Bytes(); }
+void ReleaseScratchPool() { Pool().Clear(); }
+
+}  // namespace symbind
