@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <unistd.h>
@@ -51,10 +54,27 @@ class Bytes {
 
 inline std::string SharedDir() { return SYMBIND_SHARED_DIR; }
 
-// A path in the build's temporary area, unique per name.
-inline std::string TempPath(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  return std::string(tmp ? tmp : "/tmp") + "/symbind_io_test_" + std::to_string(::getpid()) + "_" + name;
+// This test process's own directory under $TMPDIR (or /tmp), removed with everything in it
+// when the process exits, so that no run leaves files behind.
+inline const std::string& ProcessTempDir() {
+  struct Dir {
+    std::string path;
+    Dir() {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/symbind_test_XXXXXX";
+      if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a directory like " + pattern);
+      path = pattern;
+    }
+    ~Dir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
 }
+
+// A path in this process's temporary directory, unique per name.
+inline std::string TempPath(const std::string& name) { return ProcessTempDir() + "/" + name; }
 
 }  // namespace symbind_test

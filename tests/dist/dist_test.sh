@@ -7,6 +7,7 @@ set -uo pipefail
 mpiexec=$1 np=$2 expect=$3
 shift 3
 out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 start=$SECONDS
 # The outer timeout only guards CI against a hang; the checks below require far less.
 timeout 120 "$mpiexec" --allow-run-as-root --oversubscribe -np "$np" "$@" >"$out" 2>&1
