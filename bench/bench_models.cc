@@ -2,6 +2,7 @@
 //
 //   bench_models SYMBOL PARAMS --shape data=N,C,H,W [--threads T] [--runs R]
 //       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]
+//       [--no-fuse-blocks]
 //
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
@@ -18,7 +19,8 @@
 // --logits cuts a SoftmaxOutput head off and returns its input (probabilities saturate with
 // random weights and would hide differences); another single head (an embedding) is kept.
 // --no-fold binds without folding BatchNorm into the layer before it, --no-fuse without fusing
-// relu / clip into the convolution before it nor inverted residual blocks into one node (PredictorOptions). Every argument except data and labels must be
+// relu / clip into the convolution before it nor inverted residual blocks into one node (PredictorOptions),
+// --no-fuse-blocks only without the latter (as `symbind run`'s). Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -51,14 +53,14 @@ struct Options {
   std::map<std::string, TShape> shapes;
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
-  bool logits = false, memory = false, fold = true, fuse = true;
+  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -85,6 +87,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--memory") o.memory = true;
     else if (a == "--no-fold") o.fold = false;
     else if (a == "--no-fuse") o.fuse = false;
+    else if (a == "--no-fuse-blocks") o.fuse_blocks = false;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -162,7 +165,7 @@ int main(int argc, char** argv) {
     options.seed = 1;
     options.fold_batch_norm = o.fold;
     options.fuse_activations = o.fuse;
-    options.fuse_inverted_residuals = o.fuse;
+    options.fuse_inverted_residuals = o.fuse && o.fuse_blocks;
     options.fuse_residual_adds = o.fuse;
     // As LoadPredictor and `symbind run` bind loaded weights: read-only, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);

@@ -221,7 +221,8 @@ namespace {
 // A 2-D Convolution or _fused_conv_act with a bias, as the block rewrite needs to see it.
 struct Conv2D {
   int64_t kernel = 0, stride = 0, pad = 0, filters = 0, groups = 0;
-  std::string act = "none", lo = "0", hi = "0";  // the fused activation and clip bounds
+  std::string act = "none", lo = "0", hi = "0", slope = "0";  // the fused activation, clip bounds, leaky slope
+  bool prelu() const { return act == "prelu"; }
 };
 bool SquareConvWithBias(const Node& n, Conv2D* c) {
   const bool fused = IsOp(n, "_fused_conv_act");
@@ -229,7 +230,7 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   const NodeAttrs& a = n.attrs;
   const TShape kernel = ParamOr(a, "kernel", TShape()), stride = ParamOr(a, "stride", TShape());
   const TShape pad = ParamOr(a, "pad", TShape()), dilate = ParamOr(a, "dilate", TShape());
-  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || ParamOr(a, "no_bias", false) || n.inputs.size() != 3) return false;
+  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || ParamOr(a, "no_bias", false)) return false;
   // The one value of a tuple equal in both dims (`fallback` when not given), or -1.
   auto square = [](const TShape& t, int64_t fallback) -> int64_t {
     if (t.ndim() <= 0) return fallback;  // not given
@@ -242,14 +243,14 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   c->filters = ParamOr<int64_t>(a, "num_filter", 0);
   c->groups = ParamOr<int64_t>(a, "num_group", 1);
   if (fused) {
-    c->act = a.dict.at("act_type");
-    if (c->act != "relu" && c->act != "clip") return false;  // the block kernel fuses these two
-    if (c->act == "clip") {
-      c->lo = a.dict.at("a_min");
-      c->hi = a.dict.at("a_max");
-    }
+    c->act = ParamOr<std::string>(a, "act_type", "none");
+    if (c->act != "relu" && c->act != "clip" && c->act != "leaky" && c->act != "prelu") return false;
+    c->lo = ParamOr<std::string>(a, "a_min", "0");
+    c->hi = ParamOr<std::string>(a, "a_max", "0");
+    c->slope = ParamOr<std::string>(a, "slope", "0");
   }
-  return true;
+  // data, weight, bias and prelu's gamma: no residual, no second output.
+  return n.inputs.size() == (c->prelu() ? 4u : 3u);
 }
 bool Pointwise(const Conv2D& c) { return c.kernel == 1 && c.stride == 1 && c.pad == 0 && c.groups == 1; }
 }  // namespace
@@ -304,12 +305,14 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
                   {"kernel", std::to_string(dc.kernel)},      {"stride", std::to_string(dc.stride)},
                   {"pad", std::to_string(dc.pad)},            {"expand_act", ec.act},
                   {"expand_min", ec.lo},                      {"expand_max", ec.hi},
-                  {"depthwise_act", dc.act},                  {"depthwise_min", dc.lo},
-                  {"depthwise_max", dc.hi},                   {"residual", residual ? "True" : "False"}};
+                  {"expand_slope", ec.slope},                 {"depthwise_act", dc.act},
+                  {"depthwise_min", dc.lo},                   {"depthwise_max", dc.hi},
+                  {"depthwise_slope", dc.slope},              {"residual", residual ? "True" : "False"}};
     fused_op.ParseAttrs(&attrs);
-    std::vector<NodeEntry> inputs = {expand.node->inputs[0],    expand.node->inputs[1],  expand.node->inputs[2],
-                                     depthwise.node->inputs[1], depthwise.node->inputs[2], project.node->inputs[1],
-                                     project.node->inputs[2]};
+    // Each convolution's inputs after the first (prelu's gamma after the bias), in graph order.
+    std::vector<NodeEntry> inputs = expand.node->inputs;
+    inputs.insert(inputs.end(), depthwise.node->inputs.begin() + 1, depthwise.node->inputs.end());
+    inputs.insert(inputs.end(), project.node->inputs.begin() + 1, project.node->inputs.end());
     out.folded.push_back(expand.node->name());
     out.folded.push_back(depthwise.node->name());
     if (residual) out.folded.push_back(project.node->name());

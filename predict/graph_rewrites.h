@@ -45,7 +45,7 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
 RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                const std::map<std::string, NDArray>& aux);
 
-// Fuses each inverted residual block (MobileNet v2's, after FoldBatchNorm and FuseActivations)
+// Fuses each inverted residual block (MobileNet v2's, MobileFaceNet's; after FoldBatchNorm and FuseActivations)
 // into one _fused_inverted_residual node (ops/kernels/conv_inverted_residual.h), which computes
 // it a band of rows at a time: a 1x1 expansion (Convolution or _fused_conv_act, one group, a
 // bias), a 3x3 or 5x5 depthwise convolution (num_group == num_filter == the expansion's filters,
@@ -53,8 +53,9 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
 // activation) reading that and, when the projection's output is read by nothing but an
 // elemwise_add with the block's input, that add. The expansion's and the depthwise output must
 // feed nothing else and be no heads; the last node (the add, else the projection) keeps its name,
-// so it may be a head. The new node's inputs are the block input and the six weights and biases
-// in the order the graph listed them, so ListArguments is unchanged. Results are the bits of the
+// so it may be a head. The activations may be relu, clip, leaky or prelu (MobileFaceNet's). The
+// new node's inputs are the block input and the weights, biases (and prelu gammas) in the order
+// the graph listed them, so ListArguments is unchanged. Results are the bits of the
 // unfused graph. `folded` lists the nodes fused away; the arrays are unchanged.
 RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                      const std::map<std::string, NDArray>& aux);

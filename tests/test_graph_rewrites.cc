@@ -66,11 +66,12 @@ struct FoldResult {
 struct BoundPair {
   Predictor reference, rewritten;
 };
-BoundPair BindWithAndWithout(const SharedModel& m, const TShape& data_shape, const PredictorOptions& without) {
+BoundPair BindWithAndWithout(const SharedModel& m, const TShape& data_shape, const PredictorOptions& without,
+                             const PredictorOptions& with = {}) {
   NDArray input(data_shape);
   FillGaussian(input, 17, "rewrite-input");
   BoundPair p{Predictor(m.symbol, m.params, m.aux, {{"data", data_shape}}, without),
-              Predictor(m.symbol, m.params, m.aux, {{"data", data_shape}})};
+              Predictor(m.symbol, m.params, m.aux, {{"data", data_shape}}, with)};
   CHECK(p.rewritten.output_names() == p.reference.output_names());
   p.reference.SetInput("data", input);
   p.rewritten.SetInput("data", input);
@@ -202,7 +203,8 @@ TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see, weights and b
 namespace {
 enum class Fusion { kActivations, kBlocks, kResidualAdds };
 // Runs `m` with every rewrite and without one fusion and the residual-add fusion (which takes
-// the convolutions and adds the others leave; kResidualAdds: without it alone), all with
+// the convolutions and adds the others leave; kResidualAdds: without it alone, and no block
+// fusion on either side, which would take MobileFaceNet's adds), all with
 // BatchNorm folded, at 1, 2 and 4 threads, with the convolution fast paths on and off: the
 // outputs must be bit-identical, the arguments listed alike, and the caller's symbol and arrays
 // unchanged. Returns the nodes that fusion took away (fused_blocks() for kBlocks).
@@ -210,11 +212,12 @@ std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TSha
                                                 Fusion fusion = Fusion::kActivations) {
   const std::string json_before = SaveSymbolJSON(m.symbol);
   const auto params_before = DeepCopy(m.params);
-  PredictorOptions unfused_options;
+  PredictorOptions unfused_options, fused_options;
   if (fusion == Fusion::kBlocks) unfused_options.fuse_inverted_residuals = false;
   if (fusion == Fusion::kActivations) unfused_options.fuse_activations = false;
+  if (fusion == Fusion::kResidualAdds) unfused_options.fuse_inverted_residuals = fused_options.fuse_inverted_residuals = false;
   unfused_options.fuse_residual_adds = false;
-  BoundPair pair = BindWithAndWithout(m, data_shape, unfused_options);
+  BoundPair pair = BindWithAndWithout(m, data_shape, unfused_options, fused_options);
   Predictor &reference = pair.reference, &fused = pair.rewritten;
   // fused(): the activations' fusions, then the residual adds'.
   const std::vector<std::string>& before = reference.fused();
@@ -382,9 +385,9 @@ TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNe
   // conv2 into its add (8) and the BatchNorms after the adds into them (8). MobileNet v2: 35
   // clips after convolutions (its adds go into the blocks). SqueezeNet: 26 relus, each after a
   // convolution (conv1, 8 fires x 3, conv10). MobileFaceNet: 33 prelus, each after a convolution
-  // (with BatchNorm folded in between), and 12 projections into their adds.
+  // (with BatchNorm folded in between; its adds go into the blocks).
   const std::vector<Case> cases{{bench + "mobilenet-v2-symbol.json", TShape({1, 3, 64, 64}), 35},
-                                {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33 + 12},
+                                {bench + "mobilefacenet-symbol.json", TShape({1, 3, 112, 112}), 33},
                                 {SharedDir() + "/models/symbols/resnet-18-symbol.json", TShape({1, 3, 64, 64}), 9 + 9 + 8 + 8},
                                 {SharedDir() + "/models/symbols/squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64}), 26}};
   for (const Case& c : cases) {
@@ -563,6 +566,15 @@ TEST_CASE("FuseInvertedResiduals: blocks fused into one node, bit-identical, the
   CHECK(blocks == folded);
   // Without activation fusion nothing matches (the relu6 nodes sit between the convolutions).
   CHECK(FuseInvertedResiduals(net, m.params, m.aux).folded.empty());
+}
+
+TEST_CASE("FuseInvertedResiduals: MobileFaceNet's prelu blocks bit-identical to the unfused ones",
+          "[predict][rewrite][inverted_residual][real]") {
+  // 15 blocks with prelu after the expansion and the depthwise convolution (their gammas stay
+  // arguments, in the graph's order): 12 residual, 3 downsampling.
+  const std::string path = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/mobilefacenet-symbol.json";
+  const TShape shape({2, 3, 112, 112});
+  CHECK(CheckFusedBitIdentical(GeneratedModel(path, shape), shape, Fusion::kBlocks).size() == 12 * 3 + 3 * 2);
 }
 
 TEST_CASE("FuseInvertedResiduals: MobileNet v2 bit-identical to the unfused blocks", "[predict][rewrite][inverted_residual][real]") {

@@ -17,7 +17,7 @@ namespace symbind {
 namespace conv {
 
 namespace {
-// The most parts one image's rows are cut into, one per thread (see InvertedResidualFusionPays).
+// The parts one image's rows are cut into, one per thread (see InvertedResidualFusionPays).
 constexpr int64_t kPartsPerImage = 2;
 
 ConvDims DepthwiseDims(const InvertedResidualDims& d) { return {d.batch, d.hidden_c, d.hidden_c, d.hidden_c}; }
@@ -48,13 +48,14 @@ bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const Inverted
 bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
   // Several images: one task per image, its expanded rows in cache instead of the whole batch's
   // expanded tensor (8 x 4.8 MB for MobileNet v2's first block) going through memory: whole
-  // model at batch 8, 2 threads, 10-14% less CPU time. One image: each thread takes one part of
-  // its rows, recomputing the expanded rows it shares with the part before; MobileNet v2 on two
-  // threads, 1.6% less wall time than the layers one after another (each parallel inside),
-  // about even on one (one part). More threads than parts would leave the rest idle in every
-  // block (four parts cost 13-16% more CPU time than two), so only up to kPartsPerImage
-  // threads. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion; 2026-11-27).
-  return d.batch > 1 || tbb::this_task_arena::max_concurrency() <= kPartsPerImage;
+  // model at batch 8, 2 threads, 10-14% less CPU time (MobileFaceNet: 4% less wall time). One
+  // image on two threads: each takes one part of its rows, recomputing the expanded rows it
+  // shares with the part before, and the block needs one synchronisation instead of three:
+  // 2-4% less wall time than the layers one after another (each parallel inside) on MobileNet
+  // v2 and MobileFaceNet. One image on one thread: 3-5% more (the bands' small products cost
+  // more than the expanded rows kept in cache save); on four, four parts cost 13-16% more CPU
+  // time than two. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion; stop 29).
+  return d.batch > 1 || tbb::this_task_arena::max_concurrency() == kPartsPerImage;
 }
 
 void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, float* y,
@@ -93,7 +94,7 @@ namespace {
 // How the output rows are cut: bands of `band` rows, whose expanded input rows (`buffer_rows`
 // of them at most) take about kBandFloats; for one image, `parts` runs of `part_rows` rows in
 // parallel (each recomputes the kernel - stride expanded rows it shares with the part before).
-// A function of the problem and the thread count (the bits depend on neither).
+// A function of the problem only (and the bits do not depend on it).
 struct BandPlan {
   int64_t band, buffer_rows, parts, part_rows;
 };
@@ -107,7 +108,7 @@ BandPlan PlanBands(const InvertedResidualDims& d) {
   BandPlan p;
   p.band = std::clamp<int64_t>((rows_fit - d.kernel) / d.stride + 1, 1, OH);
   p.buffer_rows = (p.band - 1) * d.stride + d.kernel;
-  p.parts = d.batch == 1 ? std::min<int64_t>({OH, kPartsPerImage, tbb::this_task_arena::max_concurrency()}) : 1;
+  p.parts = d.batch == 1 ? std::min(OH, kPartsPerImage) : 1;
   p.part_rows = (OH + p.parts - 1) / p.parts;
   p.parts = (OH + p.part_rows - 1) / p.part_rows;
   return p;
@@ -157,9 +158,12 @@ void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, flo
         }
         const int64_t rows = o1 - o0, columns = rows * OW;
         const DepthwisePlaneArgs args{have, W, base + d.pad - o0 * S, d.pad, rows, OW, zeros.data(), d.depthwise_act};
-        for (int64_t c = 0; c < d.hidden_c; ++c)
-          plane(E + c * R * W, args, w.depthwise_w + c * K * K, w.depthwise_b ? w.depthwise_b[c] : 0.0f,
+        for (int64_t c = 0; c < d.hidden_c; ++c) {
+          DepthwisePlaneArgs channel_args = args;
+          channel_args.act = d.depthwise_act.ForRow(c);  // prelu: this channel's slope
+          plane(E + c * R * W, channel_args, w.depthwise_w + c * K * K, w.depthwise_b ? w.depthwise_b[c] : 0.0f,
                 D + c * columns, false);
+        }
         GemmPackedSerial(project->groups[0], columns, D, columns, yi + o0 * OW, OH * OW, project_epilogue);
         if (d.residual) AddResidual(xi, yi, d.out_c, OH * OW, o0 * OW, columns);
       }

@@ -17,7 +17,7 @@ struct InvertedResidualDims {
   int64_t batch, in_c, hidden_c, out_c;  // x: (batch, in_c, height, width); hidden: expanded channels
   int64_t height, width;
   int64_t kernel, stride, pad;  // the depthwise convolution's square window
-  FusedActivation expand_act, depthwise_act;
+  FusedActivation expand_act, depthwise_act;  // kPRelu: slopes one per hidden channel
   bool residual;  // y = projection + x (stride 1, out_c == in_c, same-size padding)
   int64_t out_height() const { return (height + 2 * pad - kernel) / stride + 1; }
   int64_t out_width() const { return (width + 2 * pad - kernel) / stride + 1; }
