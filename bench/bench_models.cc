@@ -2,7 +2,7 @@
 //
 //   bench_models SYMBOL PARAMS --shape data=N,C,H,W [--threads T] [--runs R]
 //       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]
-//       [--no-fuse-blocks]
+//       [--no-fuse-blocks] [--uniform-input]
 //
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
@@ -20,7 +20,9 @@
 // random weights and would hide differences); another single head (an embedding) is kept.
 // --no-fold binds without folding BatchNorm into the layer before it, --no-fuse without fusing
 // relu / clip into the convolution before it nor inverted residual blocks into one node (PredictorOptions),
-// --no-fuse-blocks only without the latter (as `symbind run`'s). Every argument except data and labels must be
+// --no-fuse-blocks only without the latter (as `symbind run`'s). --uniform-input fills the data
+// inputs not given by --input uniformly in [-1, 1] (seeded), as bench/ort_peer.js does; else they
+// stay zero. Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -31,6 +33,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -53,14 +56,14 @@ struct Options {
   std::map<std::string, TShape> shapes;
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
-  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true;
+  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true, uniform_input = false;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -88,6 +91,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--no-fold") o.fold = false;
     else if (a == "--no-fuse") o.fuse = false;
     else if (a == "--no-fuse-blocks") o.fuse_blocks = false;
+    else if (a == "--uniform-input") o.uniform_input = true;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -176,6 +180,16 @@ int main(int argc, char** argv) {
     for (auto& name : predictor.roles().parameters) weight_bytes += bound.at(name).bytes();
     for (const NDArray& a : predictor.executor().aux_arrays()) weight_bytes += a.bytes();
     for (auto& kv : o.inputs) predictor.SetInput(kv.first, LoadNpy(kv.second));
+    if (o.uniform_input) {
+      std::mt19937 rng(7);
+      std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+      for (const std::string& name : predictor.input_names()) {
+        if (o.inputs.count(name)) continue;
+        const NDArray in = predictor.Input(name);
+        float* p = in.fdata();
+        for (int64_t i = 0; i < in.Size(); ++i) p[i] = uniform(rng);
+      }
+    }
     Executor* exec = &predictor.executor();
 
     if (!o.expects.empty()) {

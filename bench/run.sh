@@ -133,15 +133,17 @@ ort_table() {
     if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
     local d_dir=$work/$name params=$work/$name.params
     local sb=("$bin/bench_models" --threads "$threads" "$symbol" "$params")
+    # Timed on inputs uniform in [-1, 1], as ort_peer.js feeds ORT (zeros would run other values).
+    local timed=("${sb[@]}" --uniform-input)
     d="$("${sb[@]}" --shape "data=1,3,$size,$size" --logits --input "data=$d_dir/input.npy" \
         --expect "$d_dir/torch.npy" | awk '$1 ~ /^rel_diff/ {print $2}')"
     d="$d/$(val "$(ort_peer "$d_dir/logits.onnx" --input "$d_dir/input.npy" --expect "$d_dir/torch.npy")" rel_diff)"
     s1= n1= o1= s8= o8=
     for r in $(seq "$rounds"); do
-      s1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per")
-      n1+=$'\n'$("${sb[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold --no-fuse)
+      s1+=$'\n'$("${timed[@]}" --shape "data=1,3,$size,$size" --runs "$per")
+      n1+=$'\n'$("${timed[@]}" --shape "data=1,3,$size,$size" --runs "$per" --no-fold --no-fuse)
       o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size")
-      s8+=$'\n'$("${sb[@]}" --shape "data=8,3,$size,$size" --runs "$per8")
+      s8+=$'\n'$("${timed[@]}" --shape "data=8,3,$size,$size" --runs "$per8")
       o8+=$'\n'$(ort_peer "$d_dir/b8.onnx" --runs "$per8" --batch 8 --size "$size,$size")
     done
     read -r sm smin <<<"$(pooled "$s1")"
@@ -270,8 +272,9 @@ for spec in "${nets[@]}"; do
   check=$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --logits \
     --input data="$work/$name/input.npy" --expect "$work/$name/torch.npy")
   diff[$name]="$(awk '$1 ~ /^rel_diff/ {print $2}' <<<"$check")/$(val "${peers[$name]}" torch_opencv_rel_diff "$name")"
-  ours[$name]="$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --runs "$runs")
-b8_$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=8,3,224,224 --runs "$runs8" | grep images_per_s)"
+  # Timed on inputs uniform in [-1, 1], as peers.py times torch and OpenCV.
+  ours[$name]="$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=1,3,224,224 --runs "$runs" --uniform-input)
+b8_$($bin/bench_models --threads "$threads" "$symbol" "$work/$name.params" --shape data=8,3,224,224 --runs "$runs8" --uniform-input | grep images_per_s)"
 done
 echo "Same logits first: relative max |difference| (max |a-b| / max |b|) symbind-vs-torch / torch-vs-opencv."
 echo "Batch-1 latency in ms, median (min) of $runs runs; ratios of the medians (and of the minimums)."
