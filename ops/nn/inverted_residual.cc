@@ -25,21 +25,20 @@ struct InvertedResidualParam : Parameter<InvertedResidualParam> {
     d.field("kernel", &P::kernel).lower_bound(1).describe("The depthwise convolution's square kernel size.");
     d.field("stride", &P::stride).set_default(1).lower_bound(1).describe("The depthwise convolution's stride.");
     d.field("pad", &P::pad).set_default(0).lower_bound(0).describe("The depthwise convolution's padding.");
-    auto act = [&](const char* name, int P::*field, const char* of) {
+    auto act = [&](const char* name, int P::*field, const char* of, const char* gamma) {
       d.field(name, field)
           .set_default(FusedActivation::kNone)
           .add_enum("none", FusedActivation::kNone).add_enum("relu", FusedActivation::kRelu)
           .add_enum("clip", FusedActivation::kClip).add_enum("leaky", FusedActivation::kLeaky)
           .add_enum("prelu", FusedActivation::kPRelu)
           .describe(StrCat("The activation after the ", of, ": none, relu (Activation's), clip, leaky (LeakyReLU's) "
-                           "or prelu (LeakyReLU's, one slope per channel from the ", name[0] == 'e' ? "expand" : "depthwise",
-                           "_gamma input)."));
+                           "or prelu (LeakyReLU's, one slope per channel from the ", gamma, " input)."));
     };
-    act("expand_act", &P::expand_act, "expansion");
+    act("expand_act", &P::expand_act, "expansion", "expand_gamma");
     d.field("expand_min", &P::expand_min).set_default(0.0f).describe("Lower bound of the expansion's clip.");
     d.field("expand_max", &P::expand_max).set_default(0.0f).describe("Upper bound of the expansion's clip.");
     d.field("expand_slope", &P::expand_slope).set_default(0.0f).describe("The expansion's leaky slope.");
-    act("depthwise_act", &P::depthwise_act, "depthwise convolution");
+    act("depthwise_act", &P::depthwise_act, "depthwise convolution", "depthwise_gamma");
     d.field("depthwise_min", &P::depthwise_min).set_default(0.0f).describe("Lower bound of the depthwise clip.");
     d.field("depthwise_max", &P::depthwise_max).set_default(0.0f).describe("Upper bound of the depthwise clip.");
     d.field("depthwise_slope", &P::depthwise_slope).set_default(0.0f).describe("The depthwise convolution's leaky slope.");
