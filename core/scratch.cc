@@ -55,7 +55,6 @@ class ScratchPool {
     }
     for (auto& b : blocks) std::free(b.second);
   }
-  ~ScratchPool() { Clear(); }
 
  private:
   std::mutex mutex_;

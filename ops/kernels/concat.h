@@ -25,6 +25,9 @@ inline void ConcatCopy(const NDArray& whole, const std::vector<NDArray>& parts, 
   }
   int64_t row = w.n * w.inner;
   float* big = whole.fdata();
+  // Joined parts that start at their place (planned there, images `row` apart): nothing to copy.
+  std::vector<char> placed(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) placed[i] = join && parts[i].fdata() == big + offset[i];
   int64_t tasks = w.outer * static_cast<int64_t>(parts.size());
   ParallelFor(tasks, std::max<int64_t>(1, kElementwiseGrain / (row / static_cast<int64_t>(parts.size()) + 1)),
               [&](int64_t b, int64_t e) {
@@ -37,7 +40,7 @@ inline void ConcatCopy(const NDArray& whole, const std::vector<NDArray>& parts, 
                   float* part_row = parts[i].fdata() + o * width[i];
                   float* dst = join ? whole_row : part_row;
                   const float* src = join ? part_row : whole_row;
-                  if (r == OpReq::kWrite && (src == dst || (join && parts[i].fdata() == big + offset[i]))) continue;
+                  if (r == OpReq::kWrite && (placed[i] || src == dst)) continue;
                   if (r == OpReq::kAdd)
                     for (int64_t j = 0; j < width[i]; ++j) dst[j] += src[j];
                   else
