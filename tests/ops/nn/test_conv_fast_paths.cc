@@ -157,8 +157,9 @@ void CheckFastPath(ForwardFn fast, const Case& c, uint64_t seed, bool add = true
 }  // namespace
 
 TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_fast][depthwise]") {
-  // Run also with SYMBIND_GEMM_ISA=avx2 (ctest conv_depthwise_plane_loops): the AVX-512 kernel
-  // (16-column chunks, four rows at a time) and the plane loops.
+  // Run also with SYMBIND_GEMM_ISA=avx2 and base (ctest conv_depthwise_avx2 and
+  // conv_depthwise_plane_loops): the AVX-512 kernel (16-column chunks, four rows at a time), the
+  // AVX2 one (8-column chunks) and the plane loops.
   const std::vector<Case> cases = {
       // batch, in_c, out_c, groups, h, w, k, stride, pad
       {1, 8, 8, 8, 9, 9, 3, 1, 1},     {2, 5, 5, 5, 11, 7, 3, 2, 1},   {1, 3, 3, 3, 12, 13, 3, 1, 0},
