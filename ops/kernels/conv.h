@@ -89,7 +89,7 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
                           const ConvDims& n, const ConvGeom& g, OpReq req, const FusedActivation& act = {});
 // Direct convolution of images with at most 4 channels (RGB first layers; conv_tiny_depth.cc):
 // 2-D, one group, square 3x3, 5x5 or 7x7 kernels, stride 1 or 2 in both dims, dilation 1,
-// output rows of at least 16, on CPUs with AVX-512 (TinyDepthConvForward also runs without it).
+// output rows of at least 16, on CPUs with AVX-512 or AVX2 (TinyDepthConvForward also runs without them).
 // Sums start at the bias and add the taps in (c, kh, kw) order; `act` is applied as rows are
 // written. req kWrite.
 bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g);
