@@ -27,6 +27,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256i LaneMask8(int6
                           _mm256_cmpgt_epi32(_mm256_set1_epi32(h), lane));
 }
 
+// Lanes 0 1 4 5 2 3 6 7 back in order: what _mm256_shuffle_ps(lo, hi, even or odd picks) gives
+// for the even or odd elements of the 16 floats lo, hi (shuffles stay within 128-bit halves).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 UnmixLanes(__m256 v) {
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
 // o[lanes of mask] = act(v (+ o when add)), FusedActivation's operator() lane by lane (NaN and
 // signed zeros as the scalar code: max/min return their second operand on NaN). `full`: every
 // lane is in the mask (a plain store). act is one channel's (kPRelu resolved by ForRow).

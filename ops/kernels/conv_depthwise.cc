@@ -343,10 +343,6 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 EvenLanesMixed(
 __attribute__((target("avx2,fma"), always_inline)) inline __m256 OddLanesMixed(__m256 lo, __m256 hi) {
   return _mm256_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1));
 }
-// Lanes 0 1 4 5 2 3 6 7 back in order.
-__attribute__((target("avx2,fma"), always_inline)) inline __m256 UnmixLanes(__m256 v) {
-  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
-}
 
 // AVX2, stride 2: 8 output columns read 16 + K - 2 input columns of a row, loaded as pairs of
 // vectors at offsets 0, 2, 4 and split into the K tap vectors (x[2i + kw]: the even lanes of

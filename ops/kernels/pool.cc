@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include <symbind/ops/kernels/avx2_lanes.h>
 #include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/pool.h>
@@ -78,11 +79,57 @@ __attribute__((target("avx512f"))) void MaxRowStride2Avx512(const float* const* 
 #pragma GCC diagnostic pop
 #endif
 
+// AVX2 middle of a stride-2 max-pooling row: MaxRowStride2Avx512 on 8 lanes, the same maxima in
+// the same operand order. The even and odd columns of 16 by an in-lane shuffle and a 64-bit
+// permute; the third tap (K = 3) the even lanes rotated down one with the next block's first
+// column. SqueezeNet's three 3x3 stride-2 layers through the plane loops: 0.43 ms per forward on
+// one thread, ONNX Runtime 0.20.
+template <int K>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 ColumnMaxAvx2(const float* const* rows, int64_t c,
+                                                                            int64_t end) {
+  const __m256 lowest = _mm256_set1_ps(-FLT_MAX);
+  const bool full = c + 8 <= end;
+  const __m256i m = LaneMask8(0, end - c);
+  __m256 v = lowest;
+  for (int kh = 0; kh < K; ++kh) {
+    const __m256 x = full ? _mm256_loadu_ps(rows[kh] + c)
+                          : _mm256_blendv_ps(lowest, _mm256_maskload_ps(rows[kh] + c, m), _mm256_castsi256_ps(m));
+    v = _mm256_max_ps(x, v);
+  }
+  return v;
+}
+
+template <int K>
+__attribute__((target("avx2,fma"))) void MaxRowStride2Avx2(const float* const* rows, float* o, int64_t c0, int64_t n,
+                                                           bool add) {
+  constexpr int kLanes = 8;
+  const int64_t end = c0 + 2 * n - 2 + K;  // one past the last column read
+  const __m256 lowest = _mm256_set1_ps(-FLT_MAX);
+  const __m256i rotate_down = _mm256_setr_epi32(1, 2, 3, 4, 5, 6, 7, 7);
+  __m256 a = ColumnMaxAvx2<K>(rows, c0, end);
+  for (int64_t j = 0; j < n; j += kLanes) {
+    const int64_t c = c0 + 2 * j;
+    const __m256 b = ColumnMaxAvx2<K>(rows, c + kLanes, end);
+    const __m256 even = UnmixLanes(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    __m256 v = _mm256_max_ps(UnmixLanes(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), even);
+    const __m256 next = K == 3 || j + kLanes < n ? ColumnMaxAvx2<K>(rows, c + 2 * kLanes, end) : lowest;
+    if constexpr (K == 3) {  // columns 2j + 2: the even lanes moved down one, the next block's first
+      const __m256 shifted = _mm256_blend_ps(_mm256_permutevar8x32_ps(even, rotate_down),
+                                             _mm256_permutevar8x32_ps(next, _mm256_setzero_si256()), 0x80);
+      v = _mm256_max_ps(shifted, v);
+    }
+    StoreActivatedAvx2(o + j, LaneMask8(0, n - j), j + kLanes <= n, v, FusedActivation{}, add);
+    a = next;
+  }
+}
+
 // `fill`: a row of W floats standing in for rows in the padding: -FLT_MAX for max (never wins
 // over the accumulator's start), +0 for avg (adding +0 to a sum that started at +0 changes no
 // bit).
-// kAvx512Middle: max pooling at stride 2 takes MaxRowStride2Avx512 for its middle columns.
-template <int K, int S, bool kMax, bool kAvx512Middle = false>
+// kVectorMiddle: max pooling at stride 2 takes MaxRowStride2Avx512 (kAvx512) or
+// MaxRowStride2Avx2 (kAvx2) for its middle columns.
+enum class PoolMiddle { kLoops, kAvx512, kAvx2 };
+template <int K, int S, bool kMax, PoolMiddle kVectorMiddle = PoolMiddle::kLoops>
 inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, const ConvGeom& g,
                                                      bool include_pad, bool add,
                                                      const float* fill, float* __restrict column_max) {
@@ -118,9 +165,14 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, c
     // Rows wholly in the padding (possible with the full convention) leave no middle: 0 / 0.
     const int64_t hi = wh.end > wh.start ? mid_hi : mid_lo;
     for (int64_t ow = 0; ow < mid_lo; ++ow) edge(ow);
-    if constexpr (kAvx512Middle) {
-      static_assert(kMax && S == 2, "the AVX-512 middle is max pooling at stride 2");
-      if (hi > mid_lo) MaxRowStride2Avx512<K>(rows, o + mid_lo, mid_lo * S - pw, hi - mid_lo, add);
+    if constexpr (kVectorMiddle != PoolMiddle::kLoops) {
+      static_assert(kMax && S == 2, "the vector middle is max pooling at stride 2");
+      if (hi > mid_lo) {
+        if constexpr (kVectorMiddle == PoolMiddle::kAvx512)
+          MaxRowStride2Avx512<K>(rows, o + mid_lo, mid_lo * S - pw, hi - mid_lo, add);
+        else
+          MaxRowStride2Avx2<K>(rows, o + mid_lo, mid_lo * S - pw, hi - mid_lo, add);
+      }
     } else if constexpr (kMax) {
       // Max over the window's rows once per input column, then over K of those per output:
       // K + K loads per output instead of K * K strided ones. The same values: NaN never
@@ -174,13 +226,21 @@ template <int K>
 __attribute__((target("avx512f"))) void MaxPlaneStride2Avx512(const float* x, float* y, const ConvGeom& g,
                                                               bool include_pad, bool add, const float* fill,
                                                               float* column_max) {
-  PlaneImpl<K, 2, true, true>(x, y, g, include_pad, add, fill, column_max);
+  PlaneImpl<K, 2, true, PoolMiddle::kAvx512>(x, y, g, include_pad, add, fill, column_max);
+}
+template <int K>
+__attribute__((target("avx2,fma"))) void MaxPlaneStride2Avx2(const float* x, float* y, const ConvGeom& g,
+                                                             bool include_pad, bool add, const float* fill,
+                                                             float* column_max) {
+  PlaneImpl<K, 2, true, PoolMiddle::kAvx2>(x, y, g, include_pad, add, fill, column_max);
 }
 
 PlaneFn ChoosePlane(int64_t k, int64_t s, bool max) {
-  // SYMBIND_GEMM_ISA=avx2 keeps the plane loops (for tests).
+  // SYMBIND_GEMM_ISA=avx2 / base select the AVX2 middle / the plane loops (for tests).
   if (max && s == 2 && std::strcmp(GemmIsa(), "avx512") == 0)
     return k == 2 ? MaxPlaneStride2Avx512<2> : MaxPlaneStride2Avx512<3>;
+  if (max && s == 2 && std::strcmp(GemmIsa(), "avx2") == 0)
+    return k == 2 ? MaxPlaneStride2Avx2<2> : MaxPlaneStride2Avx2<3>;
   if (max) {
     if (k == 2) return s == 1 ? MaxPlane2s1 : MaxPlane2s2;
     return s == 1 ? MaxPlane3s1 : MaxPlane3s2;
