@@ -1,7 +1,8 @@
 // GEMM throughput of symbind's Gemm (ops/kernels/gemm.h) against the machine's peak.
-// Peak assumption, stated in the output: AVX-512 with 2 FMA units per core, i.e. per cycle
-// 2 FMAs x 16 float lanes x 2 flops = 64 flops per core, at the clock /proc/cpuinfo reports
-// (nominal; turbo may exceed it). Shapes: square ones and the convolution GEMMs of ResNet-50
+// Peak assumption, stated in the output: 2 FMA units per core of the kernel's vector width,
+// i.e. per cycle 2 FMAs x 16 float lanes (AVX-512; 8 on AVX2) x 2 flops = 64 (32) flops per
+// core, at the clock /proc/cpuinfo reports (nominal; turbo may exceed it: AMD EPYC Zen 3
+// guests report 2.45 GHz and run 3.2). Shapes: square ones and the convolution GEMMs of ResNet-50
 // (filters x output pixels x C*kh*kw) at batch 1.
 // Prints "gemm M N K gflops fraction_of_peak shape" lines; then "packed ..." lines the same for
 // GemmPacked (the convolutions' path: weights packed once, + bias in the store) on 1x1
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -55,10 +57,12 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   SetNumThreads(threads);
   const double mhz = CpuMhz();
-  const double peak = threads * mhz * 1e-3 * 64;  // GFLOP/s
-  std::printf("gemm_isa %s\ncpu_mhz %.0f\npeak_gflops %.1f (%d cores x %.2f GHz x 64 flops/cycle: "
-              "AVX-512, 2 FMA/cycle assumed)\n",
-              GemmIsa(), mhz, peak, threads, mhz * 1e-3);
+  // 2 FMAs a cycle of the kernel's vector width (16 lanes on AVX-512, 8 on AVX2, 4 on SSE) x 2 flops.
+  const int lanes = std::strcmp(GemmIsa(), "avx512") == 0 ? 16 : std::strcmp(GemmIsa(), "avx2") == 0 ? 8 : 4;
+  const double peak = threads * mhz * 1e-3 * 4 * lanes;  // GFLOP/s
+  std::printf("gemm_isa %s\ncpu_mhz %.0f\npeak_gflops %.1f (%d cores x %.2f GHz x %d flops/cycle: "
+              "%s, 2 FMA/cycle assumed)\n",
+              GemmIsa(), mhz, peak, threads, mhz * 1e-3, 4 * lanes, GemmIsa());
   struct Case {
     int64_t M, N, K;
     const char* what;
