@@ -11,6 +11,7 @@
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_depthwise.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -55,7 +56,10 @@ bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
   // v2 and MobileFaceNet. One image on one thread: 3-5% more (the bands' small products cost
   // more than the expanded rows kept in cache save); on four, four parts cost 13-16% more CPU
   // time than two. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion; stop 29).
-  return d.batch > 1 || tbb::this_task_arena::max_concurrency() == kPartsPerImage;
+  // On AVX2 (Zen 3) one image on two threads runs 1-3% faster unfused, whose depthwise layers
+  // take the whole-layer kernels (flat chunks for narrow planes) the bands cannot (stop 30).
+  return d.batch > 1 ||
+         (tbb::this_task_arena::max_concurrency() == kPartsPerImage && std::strcmp(GemmIsa(), "avx512") == 0);
 }
 
 void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, float* y,

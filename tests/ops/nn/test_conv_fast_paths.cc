@@ -182,6 +182,9 @@ TEST_CASE("Depthwise convolution fast path matches the reference", "[conv][conv_
       {2, 40, 40, 40, 7, 7, 3, 1, 1},  {1, 3, 3, 3, 5, 3, 3, 1, 1},   {1, 4, 4, 4, 9, 12, 3, 1, 1},
       {1, 4, 4, 4, 9, 13, 3, 1, 1},    {2, 6, 6, 6, 7, 7, 5, 1, 2},   {1, 3, 3, 3, 4, 1, 3, 1, 1},
       {1, 3, 3, 3, 2, 11, 5, 1, 2},
+      // AVX2 takes flat chunks of 8 for 3x3 up to width 16 (two chunks at a time, an odd last one).
+      {1, 4, 4, 4, 9, 16, 3, 1, 1},    {1, 4, 4, 4, 6, 17, 3, 1, 1},  {2, 9, 9, 9, 14, 14, 3, 1, 1},
+      {1, 3, 3, 3, 3, 5, 3, 1, 1},
   };
   uint64_t seed = 10;
   for (const Case& c : cases) {
