@@ -445,8 +445,9 @@ __attribute__((target("avx2,fma"))) void FlatPlanesAvx2(const float* x, const fl
       __m256 acc0 = start, acc1 = start;
 #pragma GCC unroll 25
       for (int t = 0; t < kTaps; ++t) {
-        acc0 = _mm256_fmadd_ps(wk[t], _mm256_maskload_ps(in + o0 + shift[t], TapMask(masks, chunk * kTaps + t)), acc0);
-        acc1 = _mm256_fmadd_ps(wk[t], _mm256_maskload_ps(in + o0 + kLanes + shift[t], TapMask(masks, (chunk + 1) * kTaps + t)), acc1);
+        const float* src = in + o0 + shift[t];
+        acc0 = _mm256_fmadd_ps(wk[t], _mm256_maskload_ps(src, TapMask(masks, chunk * kTaps + t)), acc0);
+        acc1 = _mm256_fmadd_ps(wk[t], _mm256_maskload_ps(src + kLanes, TapMask(masks, (chunk + 1) * kTaps + t)), acc1);
       }
       StoreActivatedAvx2(out + o0, LaneMask8(0, plane - o0), o0 + kLanes <= plane, acc0, channel_act, add);
       StoreActivatedAvx2(out + o0 + kLanes, LaneMask8(0, plane - o0 - kLanes), o0 + 2 * kLanes <= plane, acc1,
