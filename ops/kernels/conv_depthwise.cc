@@ -131,6 +131,15 @@ __attribute__((target("avx512f"))) void GlobalPlanesAvx512(const float* x, int64
   }
 }
 
+// rows[q] = input row first + q of the plane, or the zero row where that lies in the padding:
+// the rows a group of output rows from oh0 reads (first = S * oh0 - ph at stride S).
+inline void InputRows(const float* in, const PlaneArgs& a, int64_t first, int count, const float** rows) {
+  for (int q = 0; q < count; ++q) {
+    const int64_t ih = first + q;
+    rows[q] = ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros;
+  }
+}
+
 // AVX-512, stride 1: output rows in chunks of 16 columns, four rows at a time (four independent
 // sums per tap hide the multiply-add latency); every tap one masked load (zeros outside the
 // image; masked-off lanes never fault) and one multiply-add per chunk. Auto-vectorising the
@@ -204,11 +213,8 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
   for (int i = 0; i < K * K; ++i) wk[i] = _mm512_set1_ps(w[i]);
   // Rows of four outputs outermost: their input rows stay in L1 across the chunks.
   for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows) {
-    const float* rows[kInputRows];  // rows in the padding read zeros
-    for (int q = 0; q < kInputRows; ++q) {
-      const int64_t ih = oh0 - a.ph + q;
-      rows[q] = ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros;
-    }
+    const float* rows[kInputRows];
+    InputRows(in, a, oh0 - a.ph, kInputRows, rows);
     for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
       const __mmask16 out_mask = LaneRange(0, a.OW - c0);
       __m512 acc[kRows];
@@ -322,11 +328,8 @@ __attribute__((target("avx2,fma"))) void PlaneAvx2(const float* in, const PlaneA
   // A chunk reads columns c0 - pw .. c0 - pw + K + 6.
   auto inside = [&](int64_t c0) { return c0 >= a.pw && c0 - a.pw + K - 1 + kLanes <= a.W && c0 + kLanes <= a.OW; };
   for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows) {
-    const float* rows[kInputRows];  // rows in the padding read zeros
-    for (int q = 0; q < kInputRows; ++q) {
-      const int64_t ih = oh0 - a.ph + q;
-      rows[q] = ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros;
-    }
+    const float* rows[kInputRows];
+    InputRows(in, a, oh0 - a.ph, kInputRows, rows);
     for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
       if (inside(c0)) ChunkStride1Avx2<K, false>(rows, a, wk, bias, out, oh0, c0, add);
       else ChunkStride1Avx2<K, true>(rows, a, wk, bias, out, oh0, c0, add);
@@ -352,8 +355,8 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 OddLanesMixed(_
 // thread, 0.300 -> 0.283 ms.)
 template <int K, bool kMasked>
 __attribute__((target("avx2,fma"), always_inline)) inline void ChunkStride2Avx2(
-    const PlaneArgs& a, const float* in, const __m256* wk, float bias, float* out, int64_t oh0, int64_t c0,
-    bool add) {
+    const float* const* rows, const PlaneArgs& a, const __m256* wk, float bias, float* out, int64_t oh0,
+    int64_t c0, bool add) {
   constexpr int kLanes = 8, kRows = 4, kInputRows = 2 * (kRows - 1) + K, kPairs = (K + 1) / 2;
   const int64_t base = 2 * c0 - a.pw;  // the input column of tap kw = 0 for lane 0
   __m256i inside[kPairs][2];
@@ -367,8 +370,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void ChunkStride2Avx2(
   for (int r = 0; r < kRows; ++r) acc[r] = _mm256_set1_ps(bias);
 #pragma GCC unroll 16
   for (int q = 0; q < kInputRows; ++q) {
-    const int64_t ih = 2 * oh0 - a.ph + q;
-    const float* row = (ih >= 0 && ih < a.H ? in + ih * a.W : a.zeros) + base;
+    const float* row = rows[q] + base;
     __m256 tap[K];
 #pragma GCC unroll 4
     for (int j = 0; j < kPairs; ++j) {
@@ -399,7 +401,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void ChunkStride2Avx2(
 template <int K>
 __attribute__((target("avx2,fma"))) void PlaneStride2Avx2(const float* in, const PlaneArgs& a, const float* w,
                                                           float bias, float* out, bool add) {
-  constexpr int kLanes = 8, kRows = 4, kPairs = (K + 1) / 2;
+  constexpr int kLanes = 8, kRows = 4, kInputRows = 2 * (kRows - 1) + K, kPairs = (K + 1) / 2;
   __m256 wk[K * K];
   for (int i = 0; i < K * K; ++i) wk[i] = _mm256_set1_ps(w[i]);
   // A chunk reads columns 2 * c0 - pw .. 2 * c0 - pw + 2 * (kPairs - 1) + 15.
@@ -407,11 +409,14 @@ __attribute__((target("avx2,fma"))) void PlaneStride2Avx2(const float* in, const
     return 2 * c0 >= a.pw && 2 * c0 - a.pw + 2 * (kPairs - 1) + 2 * kLanes <= a.W && c0 + kLanes <= a.OW;
   };
   // Rows of four outputs outermost: their input rows stay in L1 across the chunks.
-  for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows)
+  for (int64_t oh0 = 0; oh0 < a.OH; oh0 += kRows) {
+    const float* rows[kInputRows];
+    InputRows(in, a, 2 * oh0 - a.ph, kInputRows, rows);
     for (int64_t c0 = 0; c0 < a.OW; c0 += kLanes) {
-      if (inside(c0)) ChunkStride2Avx2<K, false>(a, in, wk, bias, out, oh0, c0, add);
-      else ChunkStride2Avx2<K, true>(a, in, wk, bias, out, oh0, c0, add);
+      if (inside(c0)) ChunkStride2Avx2<K, false>(rows, a, wk, bias, out, oh0, c0, add);
+      else ChunkStride2Avx2<K, true>(rows, a, wk, bias, out, oh0, c0, add);
     }
+  }
 }
 
 // AVX2, stride 1, "same" padding, narrow planes (MobileNet v2's 14x14 and 7x7 layers):
@@ -482,16 +487,21 @@ PlaneFn ChoosePlane(int64_t k, int64_t s) {
 
 // FlatPlanesAvx512's masks of an H x W plane under a K x K window (same padding): per chunk of 16
 // outputs, per tap, the lanes whose tap lies inside the image.
+// Whether tap t of flat output o of an H x W plane under a K x K window (same padding) lies
+// inside the image.
+bool FlatTapInside(int64_t o, int64_t t, int64_t H, int64_t W, int64_t K) {
+  const int64_t pad = (K - 1) / 2, ih = o / W + t / K - pad, iw = o % W + t % K - pad;
+  return ih >= 0 && ih < H && iw >= 0 && iw < W;
+}
+
 std::vector<__mmask16> FlatTapMasks(int64_t H, int64_t W, int64_t K) {
-  const int64_t pad = (K - 1) / 2, outputs = H * W;
+  const int64_t outputs = H * W;
   std::vector<__mmask16> masks;
   for (int64_t o0 = 0; o0 < outputs; o0 += 16)
     for (int64_t t = 0; t < K * K; ++t) {
       __mmask16 m = 0;
-      for (int64_t l = 0; l < 16 && o0 + l < outputs; ++l) {
-        const int64_t ih = (o0 + l) / W + t / K - pad, iw = (o0 + l) % W + t % K - pad;
-        if (ih >= 0 && ih < H && iw >= 0 && iw < W) m = static_cast<__mmask16>(m | (1u << l));
-      }
+      for (int64_t l = 0; l < 16 && o0 + l < outputs; ++l)
+        if (FlatTapInside(o0 + l, t, H, W, K)) m = static_cast<__mmask16>(m | (1u << l));
       masks.push_back(m);
     }
   return masks;
@@ -499,15 +509,12 @@ std::vector<__mmask16> FlatTapMasks(int64_t H, int64_t W, int64_t K) {
 
 // FlatPlanesAvx2's masks: FlatTapMasks on 8 lanes, each lane an int32 of all ones or zero.
 std::vector<int32_t> FlatTapMasks8(int64_t H, int64_t W, int64_t K) {
-  const int64_t pad = (K - 1) / 2, outputs = H * W, chunks = (outputs + 7) / 8;
+  const int64_t outputs = H * W, chunks = (outputs + 7) / 8;
   std::vector<int32_t> masks(static_cast<size_t>(chunks * K * K * 8));
   int32_t* m = masks.data();
   for (int64_t o0 = 0; o0 < outputs; o0 += 8)
     for (int64_t t = 0; t < K * K; ++t)
-      for (int64_t l = 0; l < 8; ++l) {
-        const int64_t o = o0 + l, ih = o / W + t / K - pad, iw = o % W + t % K - pad;
-        *m++ = o < outputs && ih >= 0 && ih < H && iw >= 0 && iw < W ? -1 : 0;
-      }
+      for (int64_t l = 0; l < 8; ++l) *m++ = o0 + l < outputs && FlatTapInside(o0 + l, t, H, W, K) ? -1 : 0;
   return masks;
 }
 
@@ -534,8 +541,8 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   const int64_t grain = GrainFor(osize * K * K + kPlaneCallCost);
   // Narrow planes at stride 1 with "same" padding: flat chunks (FlatPlanesAvx512).
   constexpr int64_t kMaxFlatWidth = 12, kMaxFlatWidthAvx2 = 16;
-  if ((K == 3 || K == 5) && g.s[1] == 1 && g.s[2] == 1 && 2 * g.p[1] == K - 1 && 2 * g.p[2] == K - 1 &&
-      g.in[2] <= kMaxFlatWidth && avx512) {
+  const bool same_stride1 = g.s[1] == 1 && g.s[2] == 1 && 2 * g.p[1] == K - 1 && 2 * g.p[2] == K - 1;
+  if ((K == 3 || K == 5) && same_stride1 && g.in[2] <= kMaxFlatWidth && avx512) {
     const std::vector<__mmask16> masks = FlatTapMasks(g.in[1], g.in[2], K);
     const auto flat = K == 3 ? FlatPlanesAvx512<3> : FlatPlanesAvx512<5>;
     ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
@@ -544,8 +551,7 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
     return;
   }
   // On AVX2, 3x3 only: 5x5 planes ran slower flat (25 masked loads per chunk), 28 wide too.
-  if (K == 3 && g.s[1] == 1 && g.s[2] == 1 && g.p[1] == 1 && g.p[2] == 1 && g.in[2] <= kMaxFlatWidthAvx2 &&
-      std::strcmp(GemmIsa(), "avx2") == 0) {
+  if (K == 3 && same_stride1 && g.in[2] <= kMaxFlatWidthAvx2 && std::strcmp(GemmIsa(), "avx2") == 0) {
     const std::vector<int32_t> masks = FlatTapMasks8(g.in[1], g.in[2], K);
     ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
       FlatPlanesAvx2<3>(x, w, bias, y, C, p0, p1, osize, g.in[2], masks.data(), req == OpReq::kAdd, act);
