@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include <immintrin.h>
 
@@ -217,21 +218,39 @@ PackedGemmA::PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int6
 }
 
 namespace {
-// B[k0:k0+kc, j0:j0+nc] as nr-column panels, each kc x nr, zero-padded on the right. Row by row,
-// so that B is read sequentially (panel by panel, each row's short piece of every panel was a
-// stream of its own, which the hardware prefetcher did not follow when B came from memory).
-void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0, int64_t nc, int nr,
-           float* dst) {
-  const int64_t full = nc / nr * nr;
+// B[k0:k0+kc, ...] as one panel per column tile, each kc x nr (k-major): tile t holds B's columns
+// starts[t] to starts[t + 1] (at most nr), then zeros. Row by row, so that B is read
+// sequentially (panel by panel, each row's short piece of every panel was a stream of its own,
+// which the hardware prefetcher did not follow when B came from memory). kNr: nr fixed at
+// compile time, so that a piece is a few moves (a memcpy call per piece cost a tall GEMM
+// 6%: 1280 x 49 x 320).
+template <int kNr>
+void PackBPanels(const float* B, int64_t ldb, int64_t k0, int64_t kc, const int64_t* starts, int64_t tiles,
+                 float* dst) {
   for (int64_t k = 0; k < kc; ++k) {
-    const float* src = B + (k0 + k) * ldb + j0;
-    float* d = dst + k * nr;
-    for (int64_t j = 0; j < full; j += nr, d += kc * nr)
-      std::memcpy(d, src + j, sizeof(float) * static_cast<size_t>(nr));
-    if (full < nc) {
-      std::memcpy(d, src + full, sizeof(float) * static_cast<size_t>(nc - full));
-      std::fill(d + (nc - full), d + nr, 0.0f);
+    const float* src = B + (k0 + k) * ldb;
+    float* d = dst + k * kNr;
+    for (int64_t t = 0; t < tiles; ++t, d += kc * kNr) {
+      const int64_t c0 = starts[t], width = starts[t + 1] - c0;
+      if (width == kNr) {
+        std::memcpy(d, src + c0, sizeof(float) * kNr);
+      } else {
+        #pragma GCC unroll 32
+        for (int c = 0; c < kNr; ++c) d[c] = c < width ? src[c0 + c] : 0.0f;
+      }
     }
+  }
+}
+void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, const int64_t* starts, int64_t tiles, int nr,
+           float* dst) {
+  switch (nr) {  // the micro-kernels' widths: wide 32/16/8, tall 12/6/4 (AVX-512/AVX2/SSE)
+    case 4: return PackBPanels<4>(B, ldb, k0, kc, starts, tiles, dst);
+    case 6: return PackBPanels<6>(B, ldb, k0, kc, starts, tiles, dst);
+    case 8: return PackBPanels<8>(B, ldb, k0, kc, starts, tiles, dst);
+    case 12: return PackBPanels<12>(B, ldb, k0, kc, starts, tiles, dst);
+    case 16: return PackBPanels<16>(B, ldb, k0, kc, starts, tiles, dst);
+    case 32: return PackBPanels<32>(B, ldb, k0, kc, starts, tiles, dst);
+    default: throw Error("GemmPacked: no B packing for micro-kernel width " + std::to_string(nr));
   }
 }
 }  // namespace
@@ -327,16 +346,32 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   constexpr int64_t kMaxInPlacePanels = 8, kMaxInPlacePanelsSmallB = 16, kSmallBFloats = int64_t{1} << 16;
   const bool b_in_place =
       !tall && (panels <= kMaxInPlacePanels || (panels <= kMaxInPlacePanelsSmallB && K * N <= kSmallBFloats));
+  // Tall tiles broadcast B's columns where they lie unless there are at least 8 row panels: each
+  // k step then reads a line of B from L2 (its rows are far apart), which the packed panel, read
+  // in sequence, does not (AVX2, 1 thread: 1280 x 49 x 320 65 -> 80 GFLOP/s, 320 x 49 x 960
+  // 68 -> 78, 256 x 196 x 1024 75 -> 83; 128 x 784 x 512 even; with 4 panels, 64 x 3136 x 256,
+  // packing cost 6%).
+  constexpr int64_t kMinTallPackPanels = 8;
+  const bool pack_b = !b_in_place && (!tall || panels >= kMinTallPackPanels);
+  // Where column tile t starts: wide tiles nr apart (the last cut at N); tall ones spread
+  // evenly, N / col_tiles columns each rounded (at most nr), so that no tile is left with 1-3
+  // columns, whose few sums wait on the multiply-add latency: 7x7 = 49 positions as 8 x 6 + 1
+  // spent on the ninth tile two thirds of a full one's time, 4 x 6 + 5 x 5 keeps every tile at
+  // full rate. A sum does not depend on its tile, so neither do the bits.
+  auto tile_start = [&](int64_t t) { return tall ? t * N / col_tiles : std::min(N, t * nr); };
   ParallelFor(tasks, parallel && flops_per_task >= kMinParallelTaskFlops ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     // One buffer per thread, reused across calls (tasks never nest inside one another's body).
     thread_local std::vector<float> packed_b;
+    thread_local std::vector<int64_t> starts;
     const int64_t packed_cols = b_in_place ? nr : nc;  // in place, only a last partial tile is packed
-    if (!tall && packed_b.size() < static_cast<size_t>(kc_max * packed_cols))
+    if ((pack_b || b_in_place) && packed_b.size() < static_cast<size_t>(kc_max * packed_cols))
       packed_b.resize(static_cast<size_t>(kc_max * packed_cols));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t rb = t / col_blocks, cb = t % col_blocks;
-      const int64_t j0 = cb * col_tiles / col_blocks * nr;
-      const int64_t cols_here = std::min(N, (cb + 1) * col_tiles / col_blocks * nr) - j0;
+      const int64_t jt0 = cb * col_tiles / col_blocks, tiles = (cb + 1) * col_tiles / col_blocks - jt0;
+      starts.resize(static_cast<size_t>(tiles + 1));
+      for (int64_t i = 0; i <= tiles; ++i) starts[static_cast<size_t>(i)] = tile_start(jt0 + i);
+      const int64_t j0 = starts[0], cols_here = starts[static_cast<size_t>(tiles)] - j0;
       const int64_t p_lo = rb * panels / row_blocks, p_hi = (rb + 1) * panels / row_blocks;
       if (b_in_place) {
         for (int64_t s = 0; s < slices; ++s) {
@@ -346,7 +381,8 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
             const float* b = B + k0 * ldb + j0 + j;
             int64_t b_step = ldb;
             if (cols < nr) {  // a full-width read would pass the end of B's rows
-              PackB(B, ldb, k0, kc, j0 + j, cols, nr, packed_b.data());
+              const int64_t edge[2] = {j0 + j, j0 + j + cols};
+              PackB(B, ldb, k0, kc, edge, 1, nr, packed_b.data());
               b = packed_b.data();
               b_step = nr;
             }
@@ -368,7 +404,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
       }
       for (int64_t s = 0; s < slices; ++s) {
         const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
-        if (!tall) PackB(B, ldb, k0, kc, j0, cols_here, nr, packed_b.data());
+        if (pack_b) PackB(B, ldb, k0, kc, starts.data(), tiles, nr, packed_b.data());
         for (int64_t p = p_lo; p < p_hi; ++p) {
           const int rows = static_cast<int>(std::min<int64_t>(mr, M - p * mr));
           // Tall tiles bring the next panel's slice into cache over this panel's column tiles
@@ -378,18 +414,19 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
                               : s + 1 < slices   ? A.panel(p_lo) + (k0 + kc) * mr
                                                  : nullptr;
           const int64_t next_kc = p + 1 < p_hi ? kc : std::min(kc_max, K - k0 - kc);
-          const int64_t pf_tiles = std::max<int64_t>(1, (cols_here + nr - 1) / nr - 1);
+          const int64_t pf_tiles = std::max<int64_t>(1, tiles - 1);
           const int64_t pf_lines = next ? (next_kc * mr * 4 + 63) / 64 : 0;
           const int64_t pf_lines_per_tile = (pf_lines + pf_tiles - 1) / pf_tiles;
           const int pf_per_step = static_cast<int>((pf_lines_per_tile + kc - 1) / kc);
-          for (int64_t j = 0, jt = 0; j < cols_here; j += nr, ++jt) {
-            const float* b = tall ? B + k0 * ldb + j0 + j : packed_b.data() + j * kc;
-            PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, tall ? ldb : nr, C + p * mr * ldc + j0 + j,
-                                ldc, rows, static_cast<int>(std::min<int64_t>(nr, cols_here - j)), s > 0,
-                                s + 1 == slices ? &epilogue : nullptr, p * mr};
-            args.residual = ResidualAt(epilogue, s + 1 == slices, p * mr * ldc + j0 + j);
+          for (int64_t jt = 0; jt < tiles; ++jt) {
+            const int64_t j = starts[static_cast<size_t>(jt)];
+            const int cols = static_cast<int>(starts[static_cast<size_t>(jt + 1)] - j);
+            const float* b = pack_b ? packed_b.data() + jt * kc * nr : B + k0 * ldb + j;
+            PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, pack_b ? nr : ldb, C + p * mr * ldc + j, ldc, rows, cols,
+                                s > 0, s + 1 == slices ? &epilogue : nullptr, p * mr};
+            args.residual = ResidualAt(epilogue, s + 1 == slices, p * mr * ldc + j);
             // The first panel also streams in the B rows of the tile after next (see above).
-            if (tall && p == p_lo && j + nr < cols_here) args.b_prefetch_ahead = 2 * nr;
+            if (!pack_b && p == p_lo && jt + 1 < tiles) args.b_prefetch_ahead = 2 * nr;
             const int64_t pf_tile = pf_tiles == 1 ? 0 : jt - 1;
             if (next && pf_tile >= 0) {
               const char* base = reinterpret_cast<const char*>(next);
