@@ -1,11 +1,12 @@
-// MobileNet v2's inverted residual blocks (224x224 input) one at a time: the fused kernel
-// (InvertedResidualFused, bands of rows) against the three convolutions and the add run one
-// after another by their fast paths into buffers allocated once (as the executor runs the
+// MobileNet v2's inverted residual blocks (224x224 input) one at a time: the fused kernels
+// (bands of rows: InvertedResidualFusedPlanes, and InvertedResidualFusedChannelsLast where it
+// applies; 0 where not) against the three convolutions and the add run one after another by their fast paths into buffers allocated once (as the executor runs the
 // unfused nodes), interleaved, in process CPU time and wall time. Weights read-only, as the Predictor's folded ones are.
 //
 //   bench_inverted_residual [--threads T] [--batch N] [--rounds R] [--runs K]
 //
-// Prints per block the minimum over R rounds of the mean of K calls, ms, of each path.
+// Prints per block the minimum over R rounds of the mean of K calls, ms, of each path, and the
+// path InvertedResidualForward takes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -66,9 +67,10 @@ int main(int argc, char** argv) {
                                      {160, 960, 320, 7, 1, false}};
   std::printf("# %d threads, batch %lld, min over %d rounds of %d calls\n", threads, static_cast<long long>(batch),
               rounds, runs);
-  std::printf("%-32s %10s %10s %7s %10s %10s %7s\n", "block", "cpu unf", "cpu fused", "ratio", "wall unf",
-              "wall fused", "ratio");
-  double total[4] = {0, 0, 0, 0};
+  std::printf("%-32s %9s %9s %9s %9s %9s %9s\n", "block", "cpu unf", "cpu plane", "cpu cl", "wall unf",
+              "wall plane", "wall cl");
+  constexpr int kPaths = 3;  // unfused, fused with planes, fused channels-last
+  double total[2 * kPaths] = {};
   for (const Block& b : blocks) {
     InvertedResidualDims d{batch, b.in_c, b.hidden, b.out_c, b.size, b.size, 3, b.stride, 1,
                            {FusedActivation::kClip, 0, 6}, {FusedActivation::kClip, 0, 6}, b.residual};
@@ -84,11 +86,15 @@ int main(int argc, char** argv) {
     const ConvGeom pointwise = ConvGeom::Planar(b.size, b.size, 1, 1, 0);
     const ConvGeom depthwise = ConvGeom::Planar(b.size, b.size, 3, b.stride, 1);
     const ConvGeom projection = ConvGeom::Planar(d.out_height(), d.out_width(), 1, 1, 0);
-    double best[4] = {1e300, 1e300, 1e300, 1e300};  // cpu unfused, cpu fused, wall unfused, wall fused
+    double best[2 * kPaths];  // cpu per path, then wall per path
+    std::fill(best, best + 2 * kPaths, 1e300);
+    const bool channels_last = InvertedResidualChannelsLastApplies(d);
     for (int r = 0; r < rounds; ++r)
-      for (int fused = 0; fused < 2; ++fused) {
+      for (int path = 0; path < kPaths; ++path) {
+        if (path == 2 && !channels_last) continue;
         auto call = [&] {
-          if (fused) return InvertedResidualFused(x.data(), w, y.data(), d);
+          if (path == 1) return InvertedResidualFusedPlanes(x.data(), w, y.data(), d);
+          if (path == 2) return InvertedResidualFusedChannelsLast(x.data(), w, y.data(), d);
           // As the executor runs the three nodes: buffers planned once, not allocated per call.
           ConvForward(x.data(), w.expand_w, w.expand_b, expanded.data(), {batch, b.in_c, b.hidden, 1}, pointwise,
                       OpReq::kWrite, w.expand, d.expand_act);
@@ -102,18 +108,18 @@ int main(int argc, char** argv) {
         call();  // warm-up (packed weights, buffers)
         const double c0 = bench::ProcessCpuMs(), w0 = WallMs();
         for (int i = 0; i < runs; ++i) call();
-        best[fused] = std::min(best[fused], (bench::ProcessCpuMs() - c0) / runs);
-        best[2 + fused] = std::min(best[2 + fused], (WallMs() - w0) / runs);
+        best[path] = std::min(best[path], (bench::ProcessCpuMs() - c0) / runs);
+        best[kPaths + path] = std::min(best[kPaths + path], (WallMs() - w0) / runs);
       }
-    for (int i = 0; i < 4; ++i) total[i] += best[i];
+    for (int i = 0; i < 2 * kPaths; ++i) total[i] += i % kPaths == 2 && !channels_last ? best[i - 1] : best[i];
     const std::string name = std::to_string(b.in_c) + "->" + std::to_string(b.hidden) + "->" +
                              std::to_string(b.out_c) + " at " + std::to_string(b.size) + " s" +
                              std::to_string(b.stride) + (b.residual ? " +x" : "");
-    std::printf("%-32s %10.3f %10.3f %6.2fx %10.3f %10.3f %6.2fx%s\n", name.c_str(), best[0], best[1],
-                best[0] / best[1], best[2], best[3], best[2] / best[3],
-                InvertedResidualFusionPays(d) ? "" : "  (unfused taken)");
+    const char* taken = !InvertedResidualFusionPays(d) ? "unfused" : channels_last ? "channels-last" : "planes";
+    std::printf("%-32s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f  (%s taken)\n", name.c_str(), best[0], best[1],
+                channels_last ? best[2] : 0.0, best[3], best[4], channels_last ? best[5] : 0.0, taken);
   }
-  std::printf("%-32s %10.3f %10.3f %6.2fx %10.3f %10.3f %6.2fx\n", "one of each", total[0], total[1],
-              total[0] / total[1], total[2], total[3], total[2] / total[3]);
+  std::printf("%-32s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f  (channels-last: planes where it does not apply)\n",
+              "one of each", total[0], total[1], total[2], total[3], total[4], total[5]);
   return 0;
 }

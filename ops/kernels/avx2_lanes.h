@@ -33,25 +33,30 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 UnmixLanes(__m2
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-// o[lanes of mask] = act(v (+ o when add)), FusedActivation's operator() lane by lane (NaN and
-// signed zeros as the scalar code: max/min return their second operand on NaN). `full`: every
-// lane is in the mask (a plain store). act is one channel's (kPRelu resolved by ForRow).
+// FusedActivation's operator() lane by lane (NaN and signed zeros as the scalar code: max/min
+// return their second operand on NaN), `slope` per lane: kLeaky's splat, or kPRelu's slopes of
+// the lanes' channels (channels-last vectors).
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 ActivateAvx2(__m256 v, FusedActivation::Kind kind,
+                                                                           __m256 lo, __m256 hi, __m256 slope) {
+  const __m256 zero = _mm256_setzero_ps();
+  switch (kind) {  // no default: a new kind must be added here (-Wswitch)
+    case FusedActivation::kNone: return v;
+    case FusedActivation::kRelu: return _mm256_max_ps(v, zero);  // NaN -> 0, as x > 0 ? x : 0
+    case FusedActivation::kClip: return _mm256_min_ps(hi, _mm256_max_ps(lo, v));  // NaN kept
+    case FusedActivation::kLeaky:  // x > 0 ? x : slope * x
+    case FusedActivation::kPRelu:
+      return _mm256_blendv_ps(_mm256_mul_ps(slope, v), v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
+  }
+  return v;
+}
+
+// o[lanes of mask] = act(v (+ o when add)) (ActivateAvx2). `full`: every lane is in the mask (a
+// plain store). act is one channel's (kPRelu resolved by ForRow).
 __attribute__((target("avx2,fma"), always_inline)) inline void StoreActivatedAvx2(float* o, __m256i mask, bool full,
                                                                                 __m256 v, const FusedActivation& act,
                                                                                 bool add) {
-  const __m256 zero = _mm256_setzero_ps();
   if (add) v = _mm256_add_ps(full ? _mm256_loadu_ps(o) : _mm256_maskload_ps(o, mask), v);
-  switch (act.kind) {  // no default: a new kind must be added here (-Wswitch)
-    case FusedActivation::kNone: break;
-    case FusedActivation::kRelu: v = _mm256_max_ps(v, zero); break;  // NaN -> 0, as x > 0 ? x : 0
-    case FusedActivation::kClip:  // NaN kept
-      v = _mm256_min_ps(_mm256_set1_ps(act.hi), _mm256_max_ps(_mm256_set1_ps(act.lo), v));
-      break;
-    case FusedActivation::kLeaky:  // x > 0 ? x : slope * x
-      v = _mm256_blendv_ps(_mm256_mul_ps(_mm256_set1_ps(act.slope), v), v, _mm256_cmp_ps(v, zero, _CMP_GT_OQ));
-      break;
-    case FusedActivation::kPRelu: break;  // unreachable: callers pass act.ForRow(channel)
-  }
+  v = ActivateAvx2(v, act.kind, _mm256_set1_ps(act.lo), _mm256_set1_ps(act.hi), _mm256_set1_ps(act.slope));
   if (full) {
     _mm256_storeu_ps(o, v);
     return;

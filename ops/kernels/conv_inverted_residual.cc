@@ -56,9 +56,10 @@ bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
   // v2 and MobileFaceNet. One image on one thread: 3-5% more (the bands' small products cost
   // more than the expanded rows kept in cache save); on four, four parts cost 13-16% more CPU
   // time than two. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion; stop 29).
-  // On AVX2 (Zen 3) one image on two threads runs 1-3% faster unfused, whose depthwise layers
-  // take the whole-layer kernels (flat chunks for narrow planes) the bands cannot (stop 30).
-  return d.batch > 1 ||
+  // On AVX2 (Zen 3) one image on two threads ran 1-3% faster unfused than in planes, whose
+  // depthwise layers take the whole-layer kernels (flat chunks for narrow planes) the bands
+  // cannot (stop 30); channels-last bands beat both there (MobileNet v2 5.6 -> 5.1 ms; stop 31).
+  return d.batch > 1 || InvertedResidualChannelsLastPays(d) ||
          (tbb::this_task_arena::max_concurrency() == kPartsPerImage && std::strcmp(GemmIsa(), "avx512") == 0);
 }
 
@@ -94,22 +95,14 @@ void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, f
   if (req == OpReq::kAdd) AssignWithReq(y, out, out_size, req);
 }
 
-namespace {
-// How the output rows are cut: bands of `band` rows, whose expanded input rows (`buffer_rows`
-// of them at most) take about kBandFloats; for one image, `parts` runs of `part_rows` rows in
-// parallel (each recomputes the kernel - stride expanded rows it shares with the part before).
-// A function of the problem only (and the bits do not depend on it).
-struct BandPlan {
-  int64_t band, buffer_rows, parts, part_rows;
-};
-BandPlan PlanBands(const InvertedResidualDims& d) {
+InvertedResidualBands PlanInvertedResidualBands(const InvertedResidualDims& d) {
   // 1 MB of expanded rows: at batch 8, 2 threads, the whole model's CPU time was 0.87 of the
   // unfused one with 1 MB, 0.86 with 4 MB, 0.90 with 256 KB (a band within L2 costs more in
   // per-band overhead, small GEMMs and depthwise calls, than it saves).
   constexpr int64_t kBandFloats = int64_t{1} << 18;
   const int64_t OH = d.out_height();
   const int64_t rows_fit = kBandFloats / std::max<int64_t>(1, d.hidden_c * d.width);
-  BandPlan p;
+  InvertedResidualBands p;
   p.band = std::clamp<int64_t>((rows_fit - d.kernel) / d.stride + 1, 1, OH);
   p.buffer_rows = (p.band - 1) * d.stride + d.kernel;
   p.parts = d.batch == 1 ? std::min(OH, kPartsPerImage) : 1;
@@ -117,12 +110,17 @@ BandPlan PlanBands(const InvertedResidualDims& d) {
   p.parts = (OH + p.part_rows - 1) / p.part_rows;
   return p;
 }
-}  // namespace
 
 void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, float* y,
                            const InvertedResidualDims& d) {
+  if (InvertedResidualChannelsLastPays(d)) return InvertedResidualFusedChannelsLast(x, w, y, d);
+  InvertedResidualFusedPlanes(x, w, y, d);
+}
+
+void InvertedResidualFusedPlanes(const float* x, const InvertedResidualWeights& w, float* y,
+                                 const InvertedResidualDims& d) {
   const int64_t H = d.height, W = d.width, OH = d.out_height(), OW = d.out_width(), K = d.kernel, S = d.stride;
-  const BandPlan plan = PlanBands(d);
+  const InvertedResidualBands plan = PlanInvertedResidualBands(d);
   const int64_t R = plan.buffer_rows;
   const auto expand = CachedPackedConvWeights(w.expand_w, w.expand, 1, d.hidden_c, d.in_c,
                                               ChooseGemmTiling(d.hidden_c, plan.band * S * W, d.in_c));
@@ -139,39 +137,28 @@ void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, flo
       filtered.resize(static_cast<size_t>(d.hidden_c * plan.band * OW));
     float* E = expanded.data();
     float* D = filtered.data();
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t i = t / plan.parts, first = (t % plan.parts) * plan.part_rows;
-      const int64_t last = std::min(OH, first + plan.part_rows);
-      const float* xi = x + i * d.in_c * H * W;
-      float* yi = y + i * d.out_c * OH * OW;
-      int64_t base = 0, have = 0;  // E holds the expanded image rows [base, base + have)
-      for (int64_t o0 = first; o0 < last; o0 += plan.band) {
-        const int64_t o1 = std::min(last, o0 + plan.band);
-        const int64_t lo = std::max<int64_t>(0, o0 * S - d.pad), hi = std::min(H, (o1 - 1) * S - d.pad + K);
+    for (int64_t t = t0; t < t1; ++t)
+      ForEachInvertedResidualBand(d, plan, t, [&](const InvertedResidualBand& b) {
+        const float* xi = x + b.image * d.in_c * H * W;
+        float* yi = y + b.image * d.out_c * OH * OW;
         // Rows the band before expanded and this one needs move to the front of each plane.
-        const int64_t keep = have > 0 && lo >= base && lo < base + have ? base + have - lo : 0;
-        if (keep > 0 && lo > base)
+        if (b.kept > 0 && b.shift > 0)
           for (int64_t c = 0; c < d.hidden_c; ++c)
-            std::memmove(E + c * R * W, E + c * R * W + (lo - base) * W, sizeof(float) * static_cast<size_t>(keep * W));
-        base = lo;
-        have = keep;
-        if (hi > base + have) {
-          GemmPackedSerial(expand->groups[0], (hi - base - have) * W, xi + (base + have) * W, H * W, E + have * W,
-                           R * W, expand_epilogue);
-          have = hi - base;
-        }
-        const int64_t rows = o1 - o0, columns = rows * OW;
-        const DepthwisePlaneArgs args{have, W, base + d.pad - o0 * S, d.pad, rows, OW, zeros.data(), d.depthwise_act};
+            std::memmove(E + c * R * W, E + c * R * W + b.shift * W, sizeof(float) * static_cast<size_t>(b.kept * W));
+        if (b.hi > b.lo + b.kept)
+          GemmPackedSerial(expand->groups[0], (b.hi - b.lo - b.kept) * W, xi + (b.lo + b.kept) * W, H * W,
+                           E + b.kept * W, R * W, expand_epilogue);
+        const int64_t held = std::max(b.kept, b.hi - b.lo), rows = b.o1 - b.o0, columns = rows * OW;
+        const DepthwisePlaneArgs args{held, W, b.lo + d.pad - b.o0 * S, d.pad, rows, OW, zeros.data(), d.depthwise_act};
         for (int64_t c = 0; c < d.hidden_c; ++c) {
           DepthwisePlaneArgs channel_args = args;
           channel_args.act = d.depthwise_act.ForRow(c);  // prelu: this channel's slope
           plane(E + c * R * W, channel_args, w.depthwise_w + c * K * K, w.depthwise_b ? w.depthwise_b[c] : 0.0f,
                 D + c * columns, false);
         }
-        GemmPackedSerial(project->groups[0], columns, D, columns, yi + o0 * OW, OH * OW, project_epilogue);
-        if (d.residual) AddResidual(xi, yi, d.out_c, OH * OW, o0 * OW, columns);
-      }
-    }
+        GemmPackedSerial(project->groups[0], columns, D, columns, yi + b.o0 * OW, OH * OW, project_epilogue);
+        if (d.residual) AddResidual(xi, yi, d.out_c, OH * OW, b.o0 * OW, columns);
+      });
   });
 }
 

@@ -55,9 +55,59 @@ void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, f
 // band's expanded rows in a per-thread buffer. Images, and for one image a fixed number of
 // parts of its rows, run in parallel. The sums are those of the unfused fast paths (the packed
 // GEMM's and the depthwise kernel's, which do not depend on how columns or rows are cut), so
-// the results are the same bits. Writes y (kWrite).
+// the results are the same bits. Writes y (kWrite). InvertedResidualFusedChannelsLast where it
+// pays, else InvertedResidualFusedPlanes.
 void InvertedResidualFused(const float* x, const InvertedResidualWeights& w, float* y,
                            const InvertedResidualDims& d);
+// The bands with the expanded rows as planes (one per hidden channel), each through the
+// whole-layer kernels: GemmPackedSerial and the depthwise plane kernel.
+void InvertedResidualFusedPlanes(const float* x, const InvertedResidualWeights& w, float* y,
+                                 const InvertedResidualDims& d);
+// The bands with the expanded rows channels-last (each pixel's hidden channels together;
+// conv_inverted_residual_channels_last.cc): the expansion stores whole vectors of channels, the
+// depthwise window runs over 8 channels per vector (no lane idle on a 7x7 plane, no shuffle at
+// stride 2), the projection broadcasts each pixel's channels in order (GemmPackedTallBt). On
+// the AVX2 kernels (GemmIsa() "avx2"), for hidden_c a multiple of 8 and 3x3 or 5x5 windows.
+bool InvertedResidualChannelsLastApplies(const InvertedResidualDims& d);
+// Where it applies and beats the planes (and, for one image, the unfused layers): measured.
+bool InvertedResidualChannelsLastPays(const InvertedResidualDims& d);
+void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWeights& w, float* y,
+                                       const InvertedResidualDims& d);
+
+// How InvertedResidualFused cuts the output rows: bands of `band` rows, whose expanded input
+// rows (`buffer_rows` of them at most) take about 1 MB; for one image, `parts` runs of
+// `part_rows` rows in parallel (each recomputes the kernel - stride expanded rows it shares with
+// the part before). A function of the problem only (and the bits do not depend on it).
+struct InvertedResidualBands {
+  int64_t band, buffer_rows, parts, part_rows;
+};
+InvertedResidualBands PlanInvertedResidualBands(const InvertedResidualDims& d);
+
+// One band: output rows [o0, o1) of image `image`, whose windows read the expanded image rows
+// [lo, hi). The first `kept` of those the band before already expanded; they sit `shift` rows
+// into the band's buffer, to be moved to its front. Rows [lo + kept, hi) are to be expanded.
+struct InvertedResidualBand {
+  int64_t image, o0, o1, lo, hi, kept, shift;
+};
+// Calls band(b) for the bands of task t of the plan (image t / parts, its part t % parts), in
+// order.
+template <typename BandFn>
+void ForEachInvertedResidualBand(const InvertedResidualDims& d, const InvertedResidualBands& plan, int64_t t,
+                                 const BandFn& band) {
+  const int64_t OH = d.out_height(), first = (t % plan.parts) * plan.part_rows;
+  const int64_t last = OH < first + plan.part_rows ? OH : first + plan.part_rows;
+  int64_t base = 0, have = 0;  // the buffer holds the expanded image rows [base, base + have)
+  for (int64_t o0 = first; o0 < last; o0 += plan.band) {
+    InvertedResidualBand b{t / plan.parts, o0, o0 + plan.band < last ? o0 + plan.band : last, 0, 0, 0, 0};
+    b.lo = o0 * d.stride - d.pad > 0 ? o0 * d.stride - d.pad : 0;
+    b.hi = (b.o1 - 1) * d.stride - d.pad + d.kernel < d.height ? (b.o1 - 1) * d.stride - d.pad + d.kernel : d.height;
+    b.kept = have > 0 && b.lo >= base && b.lo < base + have ? base + have - b.lo : 0;
+    b.shift = b.lo - base;
+    band(b);
+    base = b.lo;
+    have = b.hi - b.lo > b.kept ? b.hi - b.lo : b.kept;
+  }
+}
 
 }  // namespace conv
 }  // namespace symbind

@@ -455,26 +455,34 @@ void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t l
 }
 
 void GemmPackedTallBt(const PackedGemmA& A, int64_t N, const float* Bt, int64_t ldbt, float* C, int64_t ldc,
-                      bool accumulate) {
+                      bool accumulate, const GemmEpilogue* epilogue) {
   const int64_t M = A.rows(), K = A.depth();
   if (M <= 0 || N <= 0) return;
   if (A.tiling() != GemmTiling::kTall)
     throw Error("GemmPackedTallBt: A must be packed for tall tiles (GemmTiling::kTall), got wide ones");
   const Dispatch& d = Selected();
   const int mr = d.tall_shape.mr, nr = d.tall_shape.nr;
-  // Depth in GemmPacked's tall slices; columns outermost, so the nr rows of Bt a tile
-  // broadcasts from stay in L1 while every A panel passes over them.
+  // Depth in GemmPacked's tall slices. The larger operand outermost: with columns outermost the
+  // nr rows of Bt a tile broadcasts from stay in L1 while every A panel passes over them (a
+  // weight gradient's im2col rows); with A's panels outermost, each panel stays in cache over
+  // all the columns (weights of 600 KB against 49 positions: read once, not once per tile).
+  // Columns in tiles of even widths, as GemmPacked's tall tiles.
   constexpr int64_t kMaxDepth = 1024;
   const int64_t slices = (std::max<int64_t>(K, 1) + kMaxDepth - 1) / kMaxDepth;
   const int64_t kc_max = (K + slices - 1) / slices;
-  const int64_t panels = (M + mr - 1) / mr;
+  const int64_t panels = (M + mr - 1) / mr, tiles = (N + nr - 1) / nr;
+  const bool panels_outer = M > N;
   for (int64_t s = 0; s < slices; ++s) {
     const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
-    for (int64_t j = 0; j < N; j += nr)
-      for (int64_t p = 0; p < panels; ++p) {
+    const bool last = s + 1 == slices;
+    for (int64_t outer = 0; outer < (panels_outer ? panels : tiles); ++outer)
+      for (int64_t inner = 0; inner < (panels_outer ? tiles : panels); ++inner) {
+        const int64_t p = panels_outer ? outer : inner, t = panels_outer ? inner : outer;
+        const int64_t j = t * N / tiles, cols = (t + 1) * N / tiles - j;
         PackedTileArgs args{kc, A.panel(p) + k0 * mr, Bt + j * ldbt + k0, ldbt, C + p * mr * ldc + j, ldc,
-                            static_cast<int>(std::min<int64_t>(mr, M - p * mr)),
-                            static_cast<int>(std::min<int64_t>(nr, N - j)), accumulate || s > 0, nullptr, p * mr};
+                            static_cast<int>(std::min<int64_t>(mr, M - p * mr)), static_cast<int>(cols),
+                            accumulate || s > 0, last ? epilogue : nullptr, p * mr};
+        if (last && epilogue && epilogue->residual) args.residual = epilogue->residual + p * mr * ldc + j;
         d.tall_tile_bt(args);
       }
   }

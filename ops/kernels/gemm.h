@@ -125,9 +125,11 @@ void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t l
 
 // C[M,N] (ldc apart) = (accumulate ? C : 0) + A * B, A packed for tall tiles, B given transposed:
 // Bt is N x K row-major (ldbt apart), B's columns as rows, as a weight gradient's im2col rows
-// hold positions. Tall tiles broadcast B where it lies, so neither B nor Bt is packed. Runs on
-// the calling thread (callers parallelise over independent products); each sum in k order.
+// hold positions, or a channels-last activation its pixels. Tall tiles broadcast B where it
+// lies, so neither B nor Bt is packed. With an epilogue, C = epilogue(that), as GemmPacked's (its
+// residual laid out as C). Runs on the calling thread (callers parallelise over independent
+// products); each sum in k order, so the bits are GemmPacked's for the same product.
 void GemmPackedTallBt(const PackedGemmA& A, int64_t N, const float* Bt, int64_t ldbt, float* C, int64_t ldc,
-                      bool accumulate);
+                      bool accumulate, const GemmEpilogue* epilogue = nullptr);
 
 }  // namespace symbind

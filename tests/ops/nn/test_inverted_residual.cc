@@ -1,6 +1,6 @@
-// The fused inverted residual kernel (ops/kernels/conv_inverted_residual.h) against a naive
-// double-precision block written here, against the three convolutions run one after another
-// (the same bits), for 1, 2 and 4 threads (the same bits), with the fast paths off (the
+// The fused inverted residual kernels (ops/kernels/conv_inverted_residual.h: bands of planes,
+// and channels-last bands where they apply) against a naive double-precision block written
+// here, against the three convolutions run one after another (the same bits), for 1, 2 and 4 threads (the same bits), with the fast paths off (the
 // reference paths), on small residual and non-residual blocks, strides 1 and 2, 3x3 and 5x5,
 // odd sizes, and images cut into several bands and parts.
 #include <algorithm>
@@ -126,13 +126,21 @@ void CheckBlock(const InvertedResidualDims& d, uint64_t seed, bool applies = tru
   const BlockData b = RandomBlock(d, seed);
   const auto naive = NaiveBlock(b, d);
   const size_t ysize = naive.size();
-  std::vector<float> fused(ysize, -7.0f), unfused(ysize, -7.0f);
+  std::vector<float> fused(ysize, -7.0f), unfused(ysize, -7.0f), planes(ysize, -7.0f);
   InvertedResidualFused(b.x.data(), b.weights(), fused.data(), d);
   InvertedResidualUnfused(b.x.data(), b.weights(), unfused.data(), d, OpReq::kWrite);
+  InvertedResidualFusedPlanes(b.x.data(), b.weights(), planes.data(), d);
   CHECK(RelativeError(unfused, naive) < 1e-4);
   CHECK(RelativeError(fused, naive) < 1e-4);
   CHECK(InvertedResidualFusionApplies(d, b.weights()) == applies);
   if (applies) CHECK(SameBits(fused, unfused));
+  CHECK(SameBits(planes, fused));
+  if (InvertedResidualChannelsLastApplies(d)) {  // whether or not it pays here
+    std::vector<float> channels_last(ysize, -7.0f);
+    InvertedResidualFusedChannelsLast(b.x.data(), b.weights(), channels_last.data(), d);
+    INFO("channels-last");
+    CHECK(SameBits(channels_last, fused));
+  }
   for (int threads : {1, 2, 4}) {
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     std::vector<float> again(ysize, -7.0f);
@@ -184,16 +192,24 @@ TEST_CASE("Inverted residual: images cut into several bands and parts, rows kept
   CheckBlock(Block(1, 8, 160, 8, 21, 44, 5, 2, 2, false, kRelu6, kNone), 110);
 }
 
-TEST_CASE("Inverted residual: fused for one image on two threads (AVX-512), for several images always",
-          "[conv][conv_fast][inverted_residual]") {
+TEST_CASE("Inverted residual: fused for one image on two threads (AVX-512) or channels-last (AVX2), for several "
+          "images always", "[conv][conv_fast][inverted_residual]") {
   const InvertedResidualDims one = Block(1, 16, 96, 24, 112, 112, 3, 2, 1, false);
   const InvertedResidualDims eight = Block(8, 16, 96, 24, 112, 112, 3, 2, 1, false);
-  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0;
+  const InvertedResidualDims padded = Block(1, 24, 144, 24, 56, 56, 3, 1, 1, true);  // 24 outputs at stride 1
+  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0, avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
+  CHECK(InvertedResidualChannelsLastApplies(one) == avx2);
+  CHECK(InvertedResidualChannelsLastPays(one) == avx2);
+  CHECK(InvertedResidualChannelsLastApplies(padded) == avx2);
+  CHECK_FALSE(InvertedResidualChannelsLastPays(padded));
+  CHECK_FALSE(InvertedResidualChannelsLastApplies(Block(1, 8, 20, 8, 9, 7, 3, 1, 1, true)));  // 20 channels
+  CHECK_FALSE(InvertedResidualChannelsLastApplies(Block(1, 8, 24, 8, 15, 15, 7, 1, 3, true)));  // 7x7
   for (int threads : {1, 2, 4}) {
     tbb::task_arena arena(threads);  // its concurrency whatever the machine's cores
     INFO("threads " << threads);
     arena.execute([&] {
-      CHECK(InvertedResidualFusionPays(one) == (threads == 2 && avx512));  // one part per thread
+      CHECK(InvertedResidualFusionPays(one) == (avx2 || (threads == 2 && avx512)));  // one part per thread
+      CHECK(InvertedResidualFusionPays(padded) == (threads == 2 && avx512));
       CHECK(InvertedResidualFusionPays(eight));
     });
   }
