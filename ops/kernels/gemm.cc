@@ -335,17 +335,18 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   const int64_t tasks = col_blocks * row_blocks;
   const int64_t flops_per_task = flops / tasks;
   const int64_t nc = (col_tiles + col_blocks - 1) / col_blocks * nr;  // the widest block
-  // Few rows (SqueezeNet's squeezes: 16-64 filters), or up to 128 with a B of at most 256 KB
-  // (MobileFaceNet's 64 -> 128 at 28x28): wide tiles read B where it lies, every row panel of C
-  // over one column tile before the next, so each B tile comes from memory once and from L1 for
-  // the other panels. Packing B first cost more than the product there (its copy from memory
-  // does not overlap any arithmetic: 64 -> 128 at 28x28 0.174 -> 0.129 ms, 32 -> 128 at 27x27
-  // 0.087 -> 0.077); with more panels, or a larger B (16 -> 96 at 112x112: 0.54 -> 0.81 ms with
-  // 12 panels), each B element is used often enough to pay for packing, and B's rows, far
-  // apart, no longer stay in cache.
-  constexpr int64_t kMaxInPlacePanels = 8, kMaxInPlacePanelsSmallB = 16, kSmallBFloats = int64_t{1} << 16;
-  const bool b_in_place =
-      !tall && (panels <= kMaxInPlacePanels || (panels <= kMaxInPlacePanelsSmallB && K * N <= kSmallBFloats));
+  // Few rows (SqueezeNet's squeezes: 16-64 filters), or a B of at most 256 KB (MobileFaceNet's
+  // 64 -> 128 at 28x28): wide tiles read B where it lies, every row panel of C over one column
+  // tile before the next, so each B tile comes from memory once and from L1 for the other
+  // panels. Packing B first cost more than the product there (its copy from memory does not
+  // overlap any arithmetic: 64 -> 128 at 28x28 0.174 -> 0.129 ms, 32 -> 128 at 27x27 0.087 ->
+  // 0.077; on AVX2, 1 thread, GFLOP/s: SqueezeNet's 32 -> 128 at 27x27 61 -> 68, 64 -> 256 at
+  // 13x13 70 -> 79, MobileNet v2's 32 -> 192 at 28x28 63 -> 71, 96 -> 576 at 14x14 81 -> 85);
+  // with a larger B (16 -> 96 at 112x112: 0.54 -> 0.81 ms with 12 panels; on AVX2 256 -> 64 at
+  // 56x56 79 -> 74, 512 -> 1000 at 13x13 86.5 -> 85) each B element is used often enough to pay
+  // for packing, and B's rows, far apart, no longer stay in cache.
+  constexpr int64_t kMaxInPlacePanels = 8, kSmallBFloats = int64_t{1} << 16;
+  const bool b_in_place = !tall && (panels <= kMaxInPlacePanels || K * N <= kSmallBFloats);
   // Tall tiles broadcast B's columns where they lie unless there are at least 8 row panels: each
   // k step then reads a line of B from L2 (its rows are far apart), which the packed panel, read
   // in sequence, does not (AVX2, 1 thread: 1280 x 49 x 320 65 -> 80 GFLOP/s, 320 x 49 x 960

@@ -560,10 +560,10 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   // at row and column edges, across depth slices (> 384 wide, > 1024 tall) and thread counts.
   // 17 x 5120 x 64: five column blocks of wide tiles made six, so that two threads share them
   // evenly; 200 x 30 x 2100: tall tiles prefetching the next panel, and across the depth slice
-  // the first panel of the next slice. Up to 8 panels of 8 rows (M <= 64), or 16 with a small B,
-  // wide tiles read B in place and pack only a partial last column tile: 16 x 3025 x 128
-  // (SqueezeNet's squeeze), 64 x 100 x 400 (two depth slices, the second adding to C),
-  // 96 x 196 x 70 (12 panels). From 8 panels tall tiles read B packed, in column tiles of even
+  // the first panel of the next slice. Up to 8 panels (M <= 64 on AVX-512), or any number with
+  // a B of at most 64K floats, wide tiles read B in place and pack only a partial last column
+  // tile: 16 x 3025 x 128 (SqueezeNet's squeeze), 64 x 100 x 400 (two depth slices, the second
+  // adding to C), 96 x 196 x 70 (12 panels), 200 x 120 x 40 (25-34 panels). From 8 panels tall tiles read B packed, in column tiles of even
   // widths (49 columns: 4 x 6 + 5 x 5 on AVX2): 320 x 49 x 160, 200 x 30 x 2100, 256 x 196 x 1100
   // (two depth slices, several column blocks).
   struct Shape {
@@ -571,7 +571,7 @@ TEST_CASE("Packed GEMM: tall and wide tiles compute the same bits, within 1e-4 o
   };
   const std::vector<Shape> shapes = {{1, 1, 1},     {33, 49, 960},   {64, 1, 1280},  {40, 13, 7},    {96, 196, 70},
                                      {17, 5, 1100}, {320, 49, 160}, {17, 5120, 64}, {200, 30, 2100},
-                                     {16, 3025, 128}, {64, 100, 400}, {256, 196, 1100}};
+                                     {16, 3025, 128}, {64, 100, 400}, {256, 196, 1100}, {200, 120, 40}};
   uint64_t seed = 2100;
   for (const Shape& sh : shapes)
     for (const FusedActivation& act : {FusedActivation{}, FusedActivation{FusedActivation::kClip, -0.5f, 0.5f}}) {
