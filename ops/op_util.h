@@ -12,7 +12,9 @@
 //       });
 #pragma once
 #include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +41,15 @@ void ParallelFor(int64_t n, int64_t grain, const F& fn) {
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
                     [&](const tbb::blocked_range<int64_t>& r) { fn(r.begin(), r.end()); },
                     tbb::simple_partitioner());
+}
+
+// The threads a ParallelFor started here can use: the current arena's, capped by the process's
+// limit (SetNumThreads sets a tbb::global_control, which the arena's max_concurrency does not
+// show). For choosing how to cut work; never for what a result is.
+inline int UsableThreads() {
+  return static_cast<int>(std::min<size_t>(
+      static_cast<size_t>(tbb::this_task_arena::max_concurrency()),
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
 }
 
 // Grain for cheap elementwise loops.
