@@ -8,6 +8,7 @@
 #include <tbb/task_arena.h>
 
 #include <symbind/core/error.h>
+#include <symbind/ops/kernels/avx2_lanes.h>
 #include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
@@ -99,6 +100,45 @@ __attribute__((target("avx512f"))) void GemvRowsAvx512(const float* x, const flo
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+// GemvRowsAvx512 on 8 lanes (AVX2 CPUs): each dot product in lanes k % 8, the tail masked, the
+// lanes summed in one fixed order. MobileNet v2's 1280 -> 1000 classifier, 2 threads: 0.145 ms
+// through Eigen's matrix-vector product, ONNX Runtime 0.114.
+__attribute__((target("avx2,fma"))) inline void FinishGemvRowAvx2(__m256 acc, float alpha, float beta, float* y) {
+  __m128 sum = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+  sum = _mm_add_ss(sum, _mm_shuffle_ps(sum, sum, 1));
+  const float dot = alpha * _mm_cvtss_f32(sum);
+  *y = beta == 0.0f ? dot : dot + beta * *y;
+}
+template <int kRows>
+__attribute__((target("avx2,fma"), always_inline)) inline void GemvRowBlockAvx2(const float* x, const float* W,
+                                                                              int64_t ldw, int64_t K, float alpha,
+                                                                              float beta, float* y, int64_t j) {
+  constexpr int64_t kLanes = 8;
+  const int64_t full = K / kLanes * kLanes;
+  const __m256i tail = conv::LaneMask8(0, K - full);
+  const float* w0 = W + j * ldw;
+  __m256 acc[kRows];
+  for (int r = 0; r < kRows; ++r) acc[r] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < full; k += kLanes) {
+    const __m256 xv = _mm256_loadu_ps(x + k);
+    for (int r = 0; r < kRows; ++r) acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + r * ldw + k), xv, acc[r]);
+  }
+  if (full < K) {
+    const __m256 xv = _mm256_maskload_ps(x + full, tail);
+    for (int r = 0; r < kRows; ++r)
+      acc[r] = _mm256_fmadd_ps(_mm256_maskload_ps(w0 + r * ldw + full, tail), xv, acc[r]);
+  }
+  for (int r = 0; r < kRows; ++r) FinishGemvRowAvx2(acc[r], alpha, beta, y + j + r);
+}
+__attribute__((target("avx2,fma"))) void GemvRowsAvx2(const float* x, const float* W, int64_t ldw, int64_t K,
+                                                      float alpha, float beta, float* y, int64_t j0, int64_t j1) {
+  constexpr int kRows = 8;
+  int64_t j = j0;
+  for (; j + kRows <= j1; j += kRows) GemvRowBlockAvx2<kRows>(x, W, ldw, K, alpha, beta, y, j);
+  for (; j < j1; ++j) GemvRowBlockAvx2<1>(x, W, ldw, K, alpha, beta, y, j);
+}
 }  // namespace
 
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -109,12 +149,14 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
   // position (W x). Rows of the matrix in chunks of ~128 KB.
   const bool row_times_matrix = M == 1 && !trans_a && trans_b;
   const bool matrix_times_column = N == 1 && !trans_a && !trans_b && ldb == 1 && ldc == 1;
-  if ((row_times_matrix || matrix_times_column) && K >= 16 && std::strcmp(GemmIsa(), "avx512") == 0) {
+  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0, avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
+  if ((row_times_matrix || matrix_times_column) && K >= 16 && (avx512 || avx2)) {
     const float* matrix = row_times_matrix ? B : A;
     const float* vector = row_times_matrix ? A : B;
     const int64_t ld = row_times_matrix ? ldb : lda;
     return ParallelFor(row_times_matrix ? N : M, GrainFor(K), [&](int64_t j0, int64_t j1) {
-      GemvRowsAvx512(vector, matrix, ld, K, alpha, beta, C, j0, j1);
+      if (avx512) GemvRowsAvx512(vector, matrix, ld, K, alpha, beta, C, j0, j1);
+      else GemvRowsAvx2(vector, matrix, ld, K, alpha, beta, C, j0, j1);
     });
   }
   const GemmArgs g{trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc};
