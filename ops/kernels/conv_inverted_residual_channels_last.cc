@@ -188,10 +188,11 @@ bool InvertedResidualChannelsLastApplies(const InvertedResidualDims& d) {
 }
 
 bool InvertedResidualChannelsLastPays(const InvertedResidualDims& d) {
-  // The projection's tall tiles hold 16 rows, so with 24 outputs a third of that product is
-  // padding. At stride 2 the depthwise work the layout saves pays for it (16->96->24 at 112x112:
-  // 1.17x the unfused block's speed at batch 1, 1.24x the planes' at batch 8, 2 threads); at
-  // stride 1 it does not (24->144->24 at 56x56: 0.92x and 0.89x). BENCHMARKS.md, stop 31.
+  // The projection's tall tiles hold 16 rows; with 24 outputs the last 8 go through a one-vector
+  // tile, whose 6 sums wait on the multiply-add latency. At stride 2 the depthwise work the layout
+  // saves pays for that (16->96->24 at 112x112, 2 threads: 0.543 ms against 0.662 unfused); at
+  // stride 1 it does not (24->144->24 at 56x56: 0.488 against 0.468 unfused, 0.459 in planes).
+  // BENCHMARKS.md, stop 31.
   return InvertedResidualChannelsLastApplies(d) && (d.out_c % kPanelRows == 0 || d.stride == 2);
 }
 

@@ -227,21 +227,21 @@ inline __attribute__((always_inline)) void TransposeIn(const float* src, const P
     for (int c = 0; c < kCols; ++c) buf[c * kTallRows + r] = src[r * t.ldc + c];
 }
 
-template <int kCols, bool kBt>
+template <int kCols, bool kBt, int kRowVecs>
 void TallTile(const PackedTileArgs& t) {
-  Vec acc[kCols][kVecs];
+  Vec acc[kCols][kRowVecs];
   alignas(64) float buf[kTallCols * kTallRows];
   if (t.load_c) {
     TransposeIn<kCols>(t.c, t, buf);
     #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c)
       #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) acc[c][v] = Load(buf + c * kTallRows + v * kLanes);
+      for (int v = 0; v < kRowVecs; ++v) acc[c][v] = Load(buf + c * kTallRows + v * kLanes);
   } else {
     #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c)
       #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) acc[c][v] = Zero();
+      for (int v = 0; v < kRowVecs; ++v) acc[c][v] = Zero();
   }
   if (t.residual)  // as for the wide tile
     for (int r = 0; r < t.rows; ++r) {
@@ -259,14 +259,14 @@ void TallTile(const PackedTileArgs& t) {
       _mm_prefetch(reinterpret_cast<const char*>(b + ahead), _MM_HINT_T1);
       _mm_prefetch(reinterpret_cast<const char*>(b + ahead + kTallCols - 1), _MM_HINT_T1);
     }
-    Vec av[kVecs];
+    Vec av[kRowVecs];
     #pragma GCC unroll 4
-    for (int v = 0; v < kVecs; ++v) av[v] = Load(a + v * kLanes);
+    for (int v = 0; v < kRowVecs; ++v) av[v] = Load(a + v * kLanes);
     #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c) {
       const Vec bv = Splat(kBt ? b[c * t.ldb] : b[c]);
       #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) acc[c][v] = MulAdd(av[v], bv, acc[c][v]);
+      for (int v = 0; v < kRowVecs; ++v) acc[c][v] = MulAdd(av[v], bv, acc[c][v]);
     }
   }
   if (const GemmEpilogue* ep = t.epilogue) {
@@ -274,7 +274,7 @@ void TallTile(const PackedTileArgs& t) {
       alignas(64) float bias[kTallRows] = {};  // rows past the edge: never stored
       std::copy(ep->bias + t.row0, ep->bias + t.row0 + t.rows, bias);
       #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) {
+      for (int v = 0; v < kRowVecs; ++v) {
         const Vec bv = Load(bias + v * kLanes);
         #pragma GCC unroll 16
         for (int c = 0; c < kCols; ++c) acc[c][v] = Add(acc[c][v], bv);
@@ -285,7 +285,7 @@ void TallTile(const PackedTileArgs& t) {
       #pragma GCC unroll 16
       for (int c = 0; c < kCols; ++c)
         #pragma GCC unroll 4
-        for (int v = 0; v < kVecs; ++v) acc[c][v] = Add(acc[c][v], Load(buf + c * kTallRows + v * kLanes));
+        for (int v = 0; v < kRowVecs; ++v) acc[c][v] = Add(acc[c][v], Load(buf + c * kTallRows + v * kLanes));
     }
     if (ep->act.kind != FusedActivation::kNone) {
       const Vec lo = Splat(ep->act.lo), hi = Splat(ep->act.hi);
@@ -294,7 +294,7 @@ void TallTile(const PackedTileArgs& t) {
       if (ep->act.kind == FusedActivation::kPRelu)
         std::copy(ep->act.slopes + t.row0, ep->act.slopes + t.row0 + t.rows, slopes);
       #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) {
+      for (int v = 0; v < kRowVecs; ++v) {
         const Vec slope = Load(slopes + v * kLanes);
         #pragma GCC unroll 16
         for (int c = 0; c < kCols; ++c) acc[c][v] = Activate(acc[c][v], ep->act.kind, lo, hi, slope);
@@ -304,27 +304,30 @@ void TallTile(const PackedTileArgs& t) {
   #pragma GCC unroll 16
   for (int c = 0; c < kCols; ++c)
     #pragma GCC unroll 4
-    for (int v = 0; v < kVecs; ++v) Store(buf + c * kTallRows + v * kLanes, acc[c][v]);
+    for (int v = 0; v < kRowVecs; ++v) Store(buf + c * kTallRows + v * kLanes, acc[c][v]);
   for (int r = 0; r < t.rows; ++r)
     #pragma GCC unroll 16
     for (int c = 0; c < kCols; ++c) t.c[r * t.ldc + c] = buf[c * kTallRows + r];
 }
 
 using TallFn = void (*)(const PackedTileArgs&);
-template <bool kBt, int... kCols>
+template <bool kBt, int kRowVecs, int... kCols>
 constexpr std::array<TallFn, sizeof...(kCols)> TallTiles(std::integer_sequence<int, kCols...>) {
-  return {TallTile<kCols + 1, kBt>...};
+  return {TallTile<kCols + 1, kBt, kRowVecs>...};
+}
+
+// The tile for t.cols columns; a last panel of at most kLanes rows (24 filters: 16 + 8 on AVX2)
+// with one vector of rows, not two of which one is padding.
+template <bool kBt>
+void TallTileFor(const PackedTileArgs& t) {
+  static constexpr auto kTiles = TallTiles<kBt, kVecs>(std::make_integer_sequence<int, kTallCols>{});
+  static constexpr auto kHalfTiles = TallTiles<kBt, 1>(std::make_integer_sequence<int, kTallCols>{});
+  (t.rows <= kLanes ? kHalfTiles : kTiles)[static_cast<size_t>(t.cols - 1)](t);
 }
 }  // namespace
 
-void PackedTallTile(const PackedTileArgs& t) {
-  static constexpr auto kTiles = TallTiles<false>(std::make_integer_sequence<int, kTallCols>{});
-  kTiles[static_cast<size_t>(t.cols - 1)](t);
-}
+void PackedTallTile(const PackedTileArgs& t) { TallTileFor<false>(t); }
 
-void PackedTallTileBt(const PackedTileArgs& t) {
-  static constexpr auto kTiles = TallTiles<true>(std::make_integer_sequence<int, kTallCols>{});
-  kTiles[static_cast<size_t>(t.cols - 1)](t);
-}
+void PackedTallTileBt(const PackedTileArgs& t) { TallTileFor<true>(t); }
 
 }  // namespace symbind::SYMBIND_GEMM_VARIANT
