@@ -75,14 +75,15 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
                                        const InvertedResidualDims& d);
 
 // How InvertedResidualFused cuts the output rows: bands of `band` rows, whose expanded input
-// rows (`buffer_rows` of them at most) take about 1 MB; for one image on several threads,
+// rows (`buffer_rows` of them at most) take about 1 MB (256 KB channels-last); for one image on
+// several threads,
 // `parts` runs of `part_rows` rows in parallel (each recomputes the kernel - stride expanded rows
 // it shares with the part before). A function of the problem and the arena's thread count; the
 // bits depend on neither.
 struct InvertedResidualBands {
   int64_t band, buffer_rows, parts, part_rows;
 };
-InvertedResidualBands PlanInvertedResidualBands(const InvertedResidualDims& d);
+InvertedResidualBands PlanInvertedResidualBands(const InvertedResidualDims& d, bool channels_last);
 
 // One band: output rows [o0, o1) of image `image`, whose windows read the expanded image rows
 // [lo, hi). The first `kept` of those the band before already expanded; they sit `shift` rows

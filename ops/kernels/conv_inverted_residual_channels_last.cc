@@ -205,7 +205,7 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
                 std::to_string(d.kernel) + " at stride " + std::to_string(d.stride));
   const int64_t H = d.height, W = d.width, OH = d.out_height(), OW = d.out_width(), K = d.kernel, S = d.stride;
   const int64_t C = d.hidden_c;
-  const InvertedResidualBands plan = PlanInvertedResidualBands(d);
+  const InvertedResidualBands plan = PlanInvertedResidualBands(d, true);
   const int64_t R = plan.buffer_rows;
   const auto expand = CachedPackedConvWeights(w.expand_w, w.expand, 1, C, d.in_c, GemmTiling::kTall);
   const auto project = CachedPackedConvWeights(w.project_w, w.project, 1, d.out_c, C, GemmTiling::kTall);
