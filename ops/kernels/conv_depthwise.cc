@@ -485,8 +485,6 @@ PlaneFn ChoosePlane(int64_t k, int64_t s) {
   return s == 1 ? Plane5x5s1 : Plane5x5s2;
 }
 
-// FlatPlanesAvx512's masks of an H x W plane under a K x K window (same padding): per chunk of 16
-// outputs, per tap, the lanes whose tap lies inside the image.
 // Whether tap t of flat output o of an H x W plane under a K x K window (same padding) lies
 // inside the image.
 bool FlatTapInside(int64_t o, int64_t t, int64_t H, int64_t W, int64_t K) {
@@ -494,6 +492,8 @@ bool FlatTapInside(int64_t o, int64_t t, int64_t H, int64_t W, int64_t K) {
   return ih >= 0 && ih < H && iw >= 0 && iw < W;
 }
 
+// FlatPlanesAvx512's masks of an H x W plane under a K x K window (same padding): per chunk of 16
+// outputs, per tap, the lanes whose tap lies inside the image.
 std::vector<__mmask16> FlatTapMasks(int64_t H, int64_t W, int64_t K) {
   const int64_t outputs = H * W;
   std::vector<__mmask16> masks;

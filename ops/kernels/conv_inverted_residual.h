@@ -76,10 +76,9 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
 
 // How InvertedResidualFused cuts the output rows: bands of `band` rows, whose expanded input
 // rows (`buffer_rows` of them at most) take about 1 MB (256 KB channels-last); for one image on
-// several threads,
-// `parts` runs of `part_rows` rows in parallel (each recomputes the kernel - stride expanded rows
-// it shares with the part before). A function of the problem and the arena's thread count; the
-// bits depend on neither.
+// several threads, `parts` runs of `part_rows` rows in parallel (each recomputes the kernel -
+// stride expanded rows it shares with the part before). A function of the problem and the
+// usable thread count (UsableThreads); the bits depend on neither.
 struct InvertedResidualBands {
   int64_t band, buffer_rows, parts, part_rows;
 };

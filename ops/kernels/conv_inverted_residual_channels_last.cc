@@ -1,6 +1,6 @@
 // The inverted residual block in bands of rows with its expanded rows channels-last (see
 // conv_inverted_residual.h). Per band: the 1x1 expansion writes each pixel's hidden channels
-// as whole vectors (6 pixels x 16 channels a tile, the input rows broadcast where they lie), the
+// as whole vectors (6 pixels x 16 channels a tile, the input pixels copied k-major first), the
 // depthwise window runs over 8 channels per vector for 8 output pixels at a time, and the
 // projection is GemmPackedTallBt over the pixels' channel rows, + bias and the residual in its
 // store. Every sum is the unfused fast paths' (the packed GEMM's: products in k order from 0,

@@ -113,8 +113,8 @@ class PackedGemmA {
 // C[M,N] (ldc apart) = epilogue(A * B) with A packed and B row-major K x N (ldb apart);
 // overwrites C. Parallel over fixed blocks of C; each sum runs in k order whatever the block
 // (and whatever A's tiling), so results are identical for every thread count. Wide tiles read
-// B's columns packed per block of C (or in place where A has few row panels: see gemm.cc);
-// tall ones read B in place.
+// B's columns packed per block of C (or in place where A has few row panels or B is small:
+// see gemm.cc); tall ones read B packed from 8 row panels on, else in place.
 void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                 const GemmEpilogue& epilogue = {});
 // The same on the calling thread only, in one block of rows (B packed once per column block,
