@@ -236,6 +236,11 @@ void TimeLayer(const std::vector<std::string>& a) {
                                               &read_only, {}, tile);
                   }));
   }
+  if (conv::DirectConvApplies(n, g))
+    std::printf("direct_taken_by_ConvForward %d\ncpu_ms_direct_read_only %.3f\n", conv::DirectConvPays(n, g) ? 1 : 0,
+                fastest([&] {
+                  conv::DirectConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, {}, &read_only);
+                }));
   if (n.groups != 1) return;
   // The packed-GEMM path: weights packed on every call, cached and checked, cached read-only.
   // Whether ConvForward takes it when the weights come in an array (as in any executor).

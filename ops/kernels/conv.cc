@@ -112,7 +112,7 @@ bool FastPathsEnabled() { return FastPathsFlag().load(std::memory_order_relaxed)
 void SetFastPathsEnabled(bool enabled) { FastPathsFlag().store(enabled, std::memory_order_relaxed); }
 
 namespace {
-enum class ForwardPath { kDepthwise, kWinograd, kTinyDepth, kPacked, kIm2Col };
+enum class ForwardPath { kDepthwise, kDirect, kWinograd, kTinyDepth, kPacked, kIm2Col };
 // The path ConvForward runs a plain convolution (no residual, no second output) on with `req`:
 // the one place that orders the fast paths, so that the residual and strided-output cases ask
 // it instead of repeating its conditions. The Winograd tile comes with it, chosen once.
@@ -123,6 +123,7 @@ struct ForwardChoice {
 ForwardChoice ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights) {
   if (!FastPathsEnabled()) return {ForwardPath::kIm2Col};
   if (DepthwiseApplies(n, g)) return {ForwardPath::kDepthwise};
+  if (req != OpReq::kAdd && DirectConvPays(n, g)) return {ForwardPath::kDirect};
   const WinogradTile tile = ChooseWinogradTile(n, g, weights);
   if (tile != WinogradTile::kNone) return {ForwardPath::kWinograd, tile};
   if (req != OpReq::kAdd && TinyDepthApplies(n, g)) return {ForwardPath::kTinyDepth};
@@ -139,7 +140,7 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
     if (residual || normalized.y || req == OpReq::kAdd)
       throw Error("ConvForward: images of y apart (y_image_stride) need req write and no residual or second output");
     const ForwardPath path = ChooseForwardPath(n, g, req, weights).path;
-    if (path != ForwardPath::kWinograd && path != ForwardPath::kPacked) {
+    if (path != ForwardPath::kWinograd && path != ForwardPath::kPacked && path != ForwardPath::kDirect) {
       // The others write y contiguous: into a temporary, then each image to its place.
       ConvDims contiguous = n;
       contiguous.y_image_stride = 0;
@@ -170,6 +171,7 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   const ForwardChoice choice = ChooseForwardPath(n, g, req, weights);
   switch (choice.path) {
     case ForwardPath::kDepthwise: return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
+    case ForwardPath::kDirect: return DirectConvForward(x, w, bias, y, n, g, act, weights);
     case ForwardPath::kWinograd: return WinogradConvForward(x, w, bias, y, n, g, req, weights, act, choice.tile);
     case ForwardPath::kTinyDepth: return TinyDepthConvForward(x, w, bias, y, n, g, act);
     case ForwardPath::kPacked: return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);

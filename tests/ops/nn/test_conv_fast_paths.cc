@@ -232,6 +232,70 @@ TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fa
   CHECK_FALSE(TinyDepthApplies({1, 4, 8, 2}, Geom({1, 4, 8, 2, 9, 70, 3, 1, 1})));
 }
 
+namespace {
+void Direct(const float* x, const float* w, const float* b, float* y, const ConvDims& n, const ConvGeom& g,
+            OpReq) {
+  DirectConvForward(x, w, b, y, n, g);
+}
+}  // namespace
+
+TEST_CASE("Direct stride-1 convolution matches the reference and the packed GEMM bit for bit",
+          "[conv][conv_fast][direct]") {
+  // The kernel is AVX2's: ctest conv_direct_avx2 runs this with SYMBIND_GEMM_ISA=avx2 on AVX-512
+  // CPUs too. Rows ending in a partial slot (55 = 6 x 8 + 7), slots of one tile on two or three
+  // rows (widths under 8), tiles past the last slot, filter counts not a multiple of 4, 2x2 to
+  // 5x5, padding 0-2, dilation, batches, one output position, depths above 384 (two slices in
+  // the packed GEMM).
+  const std::vector<Case> cases = {
+      // batch, in_c, out_c, groups, h, w, k, stride, pad, dilate
+      {1, 16, 64, 1, 55, 55, 3, 1, 1}, {2, 3, 10, 1, 9, 70, 3, 1, 0},   {1, 10, 16, 1, 13, 21, 3, 1, 0},
+      {1, 5, 7, 1, 6, 5, 3, 1, 1},     {1, 2, 3, 1, 4, 4, 5, 1, 2},     {2, 8, 9, 1, 12, 11, 3, 1, 2, 2},
+      {1, 24, 24, 1, 20, 20, 3, 1, 1}, {1, 7, 13, 1, 1, 1, 3, 1, 1},    {1, 4, 5, 1, 9, 9, 2, 1, 0},
+      {1, 31, 8, 1, 10, 9, 3, 1, 1},   {1, 48, 6, 1, 7, 12, 3, 1, 1},   {3, 1, 1, 1, 3, 17, 3, 1, 0},
+  };
+  const bool avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
+  uint64_t seed = 3100;
+  for (const Case& c : cases) {
+    const ConvGeom g = Geom(c);
+    const ConvDims n{c.batch, c.in_c, c.out_c, c.groups};
+    REQUIRE(DirectConvApplies(n, g) == avx2);
+    if (!avx2) continue;
+    CheckFastPath(Direct, c, seed += 10, false);
+    // The packed GEMM's bits, and images of y apart (a Concat's output along channels).
+    const auto x = Random(c.batch * c.in_c * c.h * c.w, seed + 5);
+    const auto w = Random(c.out_c * c.in_c * c.k * c.k, seed + 6);
+    const auto b = Random(c.out_c, seed + 7);
+    const int64_t image = c.out_c * g.out_size();
+    std::vector<float> want(static_cast<size_t>(c.batch * image)), got(want.size(), -7.0f);
+    PackedGemmConvForward(x.data(), w.data(), b.data(), want.data(), n, g);
+    DirectConvForward(x.data(), w.data(), b.data(), got.data(), n, g);
+    CHECK(std::memcmp(want.data(), got.data(), got.size() * sizeof(float)) == 0);
+    ConvDims apart = n;
+    apart.y_image_stride = image + 5;
+    std::vector<float> spread(static_cast<size_t>(c.batch * apart.y_image_stride), -7.0f);
+    DirectConvForward(x.data(), w.data(), nullptr, spread.data(), apart, g);
+    PackedGemmConvForward(x.data(), w.data(), nullptr, want.data(), n, g);
+    for (int64_t i = 0; i < c.batch; ++i) {
+      CHECK(std::memcmp(spread.data() + i * apart.y_image_stride, want.data() + i * image, image * sizeof(float)) == 0);
+      CHECK(spread[static_cast<size_t>(i * apart.y_image_stride + image)] == -7.0f);  // the gap untouched
+    }
+  }
+  // What it leaves to the other paths: stride 2, groups, 1x1, 3-D.
+  CHECK_FALSE(DirectConvApplies({1, 4, 8, 1}, Geom({1, 4, 8, 1, 9, 9, 3, 2, 1})));
+  CHECK_FALSE(DirectConvApplies({1, 4, 8, 2}, Geom({1, 4, 8, 2, 9, 9, 3, 1, 1})));
+  CHECK_FALSE(DirectConvApplies({1, 4, 8, 1}, Geom({1, 4, 8, 1, 9, 9, 1, 1, 0})));
+  ConvGeom volume = Geom({1, 4, 8, 1, 9, 9, 3, 1, 1});
+  volume.in[0] = volume.out[0] = 3;
+  volume.k[0] = 3;
+  volume.p[0] = 1;
+  CHECK_FALSE(DirectConvApplies({1, 4, 8, 1}, volume));
+  // ConvForward takes it below 32 channels only (Winograd's from there on).
+  CHECK(DirectConvPays({1, 16, 64, 1}, Geom({1, 16, 64, 1, 55, 55, 3, 1, 1})) == avx2);
+  CHECK_FALSE(DirectConvPays({1, 32, 128, 1}, Geom({1, 32, 128, 1, 27, 27, 3, 1, 1})));
+  if (!avx2) CHECK_THROWS_WITH(Direct(nullptr, nullptr, nullptr, nullptr, {1, 4, 8, 1}, Geom({1, 4, 8, 1, 9, 9, 3, 1, 1}), OpReq::kWrite),
+                               Catch::Contains("AVX2"));
+}
+
 TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
   // Each case through F(2,3), F(4,3) and F(6,3): tiles past the image edge (sizes not a multiple of 4
   // or 6, pads 0-2), tiles of one chunk in two images, chunks of equal tiles (F(4,3): 81 tiles
@@ -728,6 +792,7 @@ void CheckFusedActivation(const char* path, const Case& c, const FusedActivation
     else if (p == "winograd2") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF2);
     else if (p == "winograd6") WinogradConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a, WinogradTile::kF6);
     else if (p == "tiny_depth") TinyDepthConvForward(x.data(), w.data(), b.data(), y, n, g, a);
+    else if (p == "direct") DirectConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "packed") PackedGemmConvForward(x.data(), w.data(), b.data(), y, n, g, a);
     else if (p == "im2col") ConvForwardIm2Col(x.data(), w.data(), b.data(), y, n, g, req, a);
     else ConvForward(x.data(), w.data(), b.data(), y, n, g, req, nullptr, a);
@@ -826,10 +891,15 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
       {"depthwise", {1, 16, 16, 16, 7, 7, 7, 1, 0}},
       // Narrow planes in flat chunks of 16 outputs (7x7 3x3, 6x9 5x5).
       {"depthwise", {2, 9, 9, 9, 7, 7, 3, 1, 1}},   {"depthwise", {1, 5, 5, 5, 6, 9, 5, 1, 2}},
+      // The direct kernel (AVX2 only): filters past a panel of 4, slots over two rows.
+      {"direct", {2, 5, 7, 1, 6, 13, 3, 1, 1}},
   };
   uint64_t seed = 1700;
-  for (const PathCase& pc : cases)
+  for (const PathCase& pc : cases) {
+    if (std::string(pc.path) == "direct" && !DirectConvApplies({pc.c.batch, pc.c.in_c, pc.c.out_c, 1}, Geom(pc.c)))
+      continue;
     for (const FusedActivation& act : acts) CheckFusedActivation(pc.path, pc.c, act, seed += 10);
+  }
 }
 
 TEST_CASE("Packed GEMM: epilogue keeps the activation ops' NaN and signed-zero results", "[conv][conv_fast]") {

@@ -1,0 +1,210 @@
+// Direct convolution at stride 1 as an implicit GEMM: the product of im2col + GEMM without the
+// column buffer. With the image zero-padded once, the column of tap (c, kh, kw) for the output
+// positions oh, ow.. is the padded plane c read from row oh + kh * dh, column ow + kw * dw on:
+// contiguous, so a register tile loads it in place at a per-tap offset. Tiles are 4 filters by
+// 3 vectors of 8 output columns ("slots": a row's columns in chunks of 8, the last one partial,
+// and the 3 slots of a tile may lie on consecutive rows). Each sum starts at zero and adds the
+// taps in (c, kh, kw) order by one multiply-add each, then the bias and the activation: the
+// sums of the packed GEMM's tiles, so both paths give the same bits.
+//
+// Where it pays (AVX2, one thread, CPU ms): SqueezeNet's 16 -> 64 3x3 expansions at 55x55 0.68
+// against 0.76 by Winograd F(6,3) and 0.83 by the packed GEMM; 24 -> 24 at 80x80 0.79 vs 0.83;
+// MTCNN's 10 -> 16 at 159x319 1.96 vs 2.48 (packed), its first layer (3 -> 10 at 480x640) 3.66
+// vs 4.25 by the tiny-depth kernel. With 32 channels and more Winograd wins (32 -> 128 at
+// 27x27: 0.49 vs 0.69).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <symbind/core/error.h>
+#include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/avx2_lanes.h>
+#include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/weight_cache.h>
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+namespace conv {
+
+namespace {
+constexpr int kFilters = 4;  // filters per tile (a panel of the packed weights)
+constexpr int kSlots = 3;    // vectors of 8 output columns per tile
+constexpr int kLanes = 8;
+// 4 x 3 accumulators take 4 broadcasts and 3 loads per 12 multiply-adds; the GEMM's 6 x 2 take
+// 6 and 2, and measured 4% slower here (0.665 vs 0.638 ms on SqueezeNet's expansion).
+
+// The weights as panels of kFilters filters, tap-major (panel p, tap k: filters p*4.. side by
+// side, zero past out_c), with the copy of writable weights they were made from.
+struct DirectWeights {
+  std::vector<float> panels;
+  std::vector<float> source;
+};
+
+DirectWeights PackDirectWeights(const float* w, int64_t filters, int64_t depth, bool keep_source) {
+  DirectWeights d;
+  const int64_t panels = (filters + kFilters - 1) / kFilters;
+  d.panels.assign(static_cast<size_t>(panels * depth * kFilters), 0.0f);
+  for (int64_t f = 0; f < filters; ++f)
+    for (int64_t k = 0; k < depth; ++k)
+      d.panels[static_cast<size_t>(((f / kFilters) * depth + k) * kFilters + f % kFilters)] = w[f * depth + k];
+  if (keep_source) d.source.assign(w, w + filters * depth);
+  return d;
+}
+
+std::shared_ptr<const DirectWeights> CachedDirectWeights(const float* w, const NDArray* weights, int64_t filters,
+                                                         int64_t depth) {
+  if (!weights) return std::make_shared<const DirectWeights>(PackDirectWeights(w, filters, depth, false));
+  return CachedDerived<DirectWeights>(
+      *weights, StrCat("direct-packed ", filters, "x", depth),
+      [&](const float* data) { return PackDirectWeights(data, filters, depth, !weights->read_only()); },
+      [&](const DirectWeights& d, const float* data) {
+        return SameFloats(d.source.data(), data, static_cast<int64_t>(d.source.size()));
+      });
+}
+
+// One tile: where its slots read (the padded input at the slot's first output column) and
+// write (row 0 of C, the tile's first filter's plane), how many of each slot's lanes are
+// output columns (0: no slot).
+struct Tile {
+  const float* in[kSlots];
+  float* out[kSlots];
+  int lanes[kSlots];
+};
+
+struct TileArgs {
+  const float* panel;      // depth x kFilters packed weights
+  const int64_t* offsets;  // tap k of a slot at in + offsets[k]
+  int64_t depth;
+  int64_t plane;  // floats between output planes
+  int filters;    // of this panel (<= kFilters)
+  const float* bias;  // this panel's first filter's, or null
+  FusedActivation act;  // from this panel's first filter on
+};
+
+__attribute__((target("avx2,fma"))) void RunTile(const TileArgs& a, const Tile& t) {
+  __m256 acc[kFilters][kSlots];
+#pragma GCC unroll 4
+  for (int f = 0; f < kFilters; ++f)
+#pragma GCC unroll 3
+    for (int s = 0; s < kSlots; ++s) acc[f][s] = _mm256_setzero_ps();
+  const float* in0 = t.in[0];
+  const float* in1 = t.in[1];
+  const float* in2 = t.in[2];
+  const float* w = a.panel;
+  for (int64_t k = 0; k < a.depth; ++k, w += kFilters) {
+    const int64_t o = a.offsets[k];
+    const __m256 x0 = _mm256_loadu_ps(in0 + o), x1 = _mm256_loadu_ps(in1 + o), x2 = _mm256_loadu_ps(in2 + o);
+#pragma GCC unroll 4
+    for (int f = 0; f < kFilters; ++f) {
+      const __m256 wf = _mm256_broadcast_ss(w + f);
+      acc[f][0] = _mm256_fmadd_ps(wf, x0, acc[f][0]);
+      acc[f][1] = _mm256_fmadd_ps(wf, x1, acc[f][1]);
+      acc[f][2] = _mm256_fmadd_ps(wf, x2, acc[f][2]);
+    }
+  }
+  // Out of the registers at compile-time indices first: indexing acc in the loop below would
+  // keep it in memory through the products (2.5x slower).
+  alignas(32) float sums[kFilters * kSlots * kLanes];
+#pragma GCC unroll 4
+  for (int f = 0; f < kFilters; ++f)
+#pragma GCC unroll 3
+    for (int s = 0; s < kSlots; ++s) _mm256_store_ps(sums + (f * kSlots + s) * kLanes, acc[f][s]);
+  for (int f = 0; f < a.filters; ++f) {
+    const __m256 bias = _mm256_set1_ps(a.bias ? a.bias[f] : 0.0f);
+    const FusedActivation act = a.act.ForRow(f);
+    for (int s = 0; s < kSlots; ++s) {
+      if (t.lanes[s] == 0) continue;
+      __m256 v = _mm256_load_ps(sums + (f * kSlots + s) * kLanes);
+      if (a.bias) v = _mm256_add_ps(v, bias);  // bias-free sums stay as they are (no + 0: -0 kept)
+      StoreActivatedAvx2(t.out[s] + f * a.plane, LaneMask8(0, t.lanes[s]), t.lanes[s] == kLanes, v, act, false);
+    }
+  }
+}
+}  // namespace
+
+bool DirectConvApplies(const ConvDims& n, const ConvGeom& g) {
+  // AVX2 only: measured there (AVX-512 CPUs keep their Winograd and packed tiles).
+  return n.groups == 1 && g.is_planar() && g.s[1] == 1 && g.s[2] == 1 && g.k_size() > 1 && g.out_size() > 0 &&
+         std::strcmp(GemmIsa(), "avx2") == 0;
+}
+
+bool DirectConvPays(const ConvDims& n, const ConvGeom& g) {
+  // Below 32 channels (SqueezeNet's 16, 24 at 80x80: 11-16% faster than Winograd F(6,3); 32:
+  // 27% slower); depths the packed GEMM takes in wide tiles (64 -> 64 at 56x56, where Winograd
+  // does not run: 2.75 vs 3.49 ms).
+  constexpr int64_t kMaxChannels = 31, kMaxDepth = 384;
+  return DirectConvApplies(n, g) && n.in_c <= kMaxChannels && n.in_c * g.k_size() <= kMaxDepth;
+}
+
+void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                       const ConvGeom& g, const FusedActivation& act, const NDArray* weights) {
+  if (!DirectConvApplies(n, g))
+    throw Error("DirectConvForward: needs a 2-D convolution of one group at stride 1 and an AVX2 CPU");
+  const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2], KH = g.k[1], KW = g.k[2];
+  const int64_t OH = g.out[1], OW = g.out[2], C = n.in_c, depth = C * KH * KW, osize = g.out_size();
+  const int64_t Hp = H + 2 * ph, Wp = W + 2 * pw, padded_plane = Hp * Wp;
+  const auto packed = CachedDirectWeights(w, weights, n.out_c, depth);
+  std::vector<int64_t> offsets(static_cast<size_t>(depth));
+  for (int64_t c = 0, k = 0; c < C; ++c)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) offsets[static_cast<size_t>(k++)] = c * padded_plane + kh * g.d[1] * Wp + kw * g.d[2];
+  const int64_t slots_per_row = (OW + kLanes - 1) / kLanes, slots = OH * slots_per_row;
+  const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (n.out_c + kFilters - 1) / kFilters;
+  // A slot's last lanes read up to 7 floats past its row, the last row's past the last plane.
+  ScratchBuffer padded(C * padded_plane + kLanes);
+  std::fill(padded.data() + C * padded_plane, padded.data() + C * padded_plane + kLanes, 0.0f);
+  // Tasks of whole tiles (every filter of a tile's slots: they share the input), at least ~256k
+  // multiply-adds each.
+  const int64_t grain = GrainFor(panels * kFilters * kSlots * kLanes * depth, int64_t{1} << 18);
+  for (int64_t i = 0; i < n.batch; ++i) {
+    const float* xi = x + i * C * H * W;
+    ParallelFor(C * Hp, GrainFor(Wp), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* dst = padded.data() + r * Wp;
+        const int64_t c = r / Hp, h = r % Hp - ph;
+        if (h < 0 || h >= H) {
+          std::fill(dst, dst + Wp, 0.0f);
+          continue;
+        }
+        std::fill(dst, dst + pw, 0.0f);
+        std::memcpy(dst + pw, xi + (c * H + h) * W, static_cast<size_t>(W) * sizeof(float));
+        std::fill(dst + pw + W, dst + Wp, 0.0f);
+      }
+    });
+    float* yi = y + i * n.YImageStride(g);
+    ParallelFor(tiles, grain, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        Tile tile;
+        for (int s = 0; s < kSlots; ++s) {
+          const int64_t slot = t * kSlots + s;
+          if (slot >= slots) {  // reads the first slot's columns again, stores nothing
+            tile.in[s] = tile.in[0];
+            tile.out[s] = nullptr;
+            tile.lanes[s] = 0;
+            continue;
+          }
+          const int64_t oh = slot / slots_per_row, ow = slot % slots_per_row * kLanes;
+          tile.in[s] = padded.data() + oh * Wp + ow;
+          tile.out[s] = yi + oh * OW + ow;
+          tile.lanes[s] = static_cast<int>(std::min<int64_t>(kLanes, OW - ow));
+        }
+        for (int64_t p = 0; p < panels; ++p) {
+          const int64_t f0 = p * kFilters;
+          const TileArgs args{packed->panels.data() + p * depth * kFilters, offsets.data(), depth, osize,
+                              static_cast<int>(std::min<int64_t>(kFilters, n.out_c - f0)),
+                              bias ? bias + f0 : nullptr, act.FromRow(f0)};
+          Tile at = tile;
+          for (int s = 0; s < kSlots; ++s)
+            if (at.out[s]) at.out[s] += f0 * osize;
+          RunTile(args, at);
+        }
+      }
+    });
+  }
+}
+
+}  // namespace conv
+}  // namespace symbind
