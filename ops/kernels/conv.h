@@ -95,13 +95,14 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
 bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g);
 void TinyDepthConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                           const ConvGeom& g, const FusedActivation& act = {});
-// Direct convolution at stride 1 as an implicit GEMM (conv_direct.cc): the image zero-padded
-// once, tiles of 4 filters x 24 output positions reading each tap's columns in place. 2-D, one
-// group, any kernel size above 1x1, any padding and dilation, on CPUs whose kernels are AVX2
-// (SYMBIND_GEMM_ISA=avx2 on AVX-512 ones). The bits of the packed GEMM (PackedGemmConvForward):
-// each sum from zero, taps in (c, kh, kw) order, + bias, the activation. `weights` as for
-// ConvForward (the packed panels cached on it). req kWrite; y's images y_image_stride apart.
-// DirectConvPays: where ConvForward takes it (below 32 channels, depth at most 384).
+// Direct convolution as an implicit GEMM (conv_direct.cc): the image zero-padded and split by
+// column phase once (SplitPhases), tiles of 4 filters x 24 output positions reading each tap's
+// columns in place. 2-D, one group, stride 1 or 2, any kernel size above 1x1, any padding and
+// dilation, on CPUs whose kernels are AVX2 (SYMBIND_GEMM_ISA=avx2 on AVX-512 ones). The bits of
+// the packed GEMM (PackedGemmConvForward): each sum from zero, taps in (c, kh, kw) order, +
+// bias, the activation. `weights` as for ConvForward (the packed panels cached on it). req
+// kWrite; y's images y_image_stride apart. DirectConvPays: where ConvForward takes it (below 32
+// channels, depth at most 384).
 bool DirectConvApplies(const ConvDims& n, const ConvGeom& g);
 bool DirectConvPays(const ConvDims& n, const ConvGeom& g);
 void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,

@@ -1,17 +1,18 @@
-// Direct convolution at stride 1 as an implicit GEMM: the product of im2col + GEMM without the
-// column buffer. With the image zero-padded once, the column of tap (c, kh, kw) for the output
-// positions oh, ow.. is the padded plane c read from row oh + kh * dh, column ow + kw * dw on:
-// contiguous, so a register tile loads it in place at a per-tap offset. Tiles are 4 filters by
-// 3 vectors of 8 output columns ("slots": a row's columns in chunks of 8, the last one partial,
-// and the 3 slots of a tile may lie on consecutive rows). Each sum starts at zero and adds the
-// taps in (c, kh, kw) order by one multiply-add each, then the bias and the activation: the
-// sums of the packed GEMM's tiles, so both paths give the same bits.
+// Direct convolution as an implicit GEMM: the product of im2col + GEMM without the column
+// buffer. With the image zero-padded and split by column phase once (SplitPhases), the column
+// of tap (c, kh, kw) for output positions oh, ow.. is a phase row of plane c read from a fixed
+// offset on: contiguous, so a register tile loads it in place at a per-tap offset. Tiles are 4
+// filters by 3 vectors of 8 output columns ("slots": a row's columns in chunks of 8, the last
+// one partial; the 3 slots of a tile may lie on consecutive rows). Each sum starts at zero and
+// adds the taps in (c, kh, kw) order by one multiply-add each, then the bias and the
+// activation: the sums of the packed GEMM's tiles, so both paths give the same bits.
 //
-// Where it pays (AVX2, one thread, CPU ms): SqueezeNet's 16 -> 64 3x3 expansions at 55x55 0.68
+// Where it pays (AVX2, one thread, CPU ms): SqueezeNet's 16 -> 64 3x3 expansions at 55x55 0.69
 // against 0.76 by Winograd F(6,3) and 0.83 by the packed GEMM; 24 -> 24 at 80x80 0.79 vs 0.83;
-// MTCNN's 10 -> 16 at 159x319 1.96 vs 2.48 (packed), its first layer (3 -> 10 at 480x640) 3.66
-// vs 4.25 by the tiny-depth kernel. With 32 channels and more Winograd wins (32 -> 128 at
-// 27x27: 0.49 vs 0.69).
+// MTCNN's 10 -> 16 at 159x319 1.96 vs 2.48 (packed). First layers against the tiny-depth
+// kernel: ResNet's 7x7 stride 2 2.84 vs 3.20, MobileNet v2's 3x3 stride 2 0.42 vs 0.44,
+// SqueezeNet's 0.81 vs 0.83, MTCNN's 3 -> 10 at 480x640 3.64 vs 4.31. With 32 channels and more
+// Winograd wins (32 -> 128 at 27x27: 0.49 vs 0.69).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -127,7 +128,8 @@ __attribute__((target("avx2,fma"))) void RunTile(const TileArgs& a, const Tile& 
 
 bool DirectConvApplies(const ConvDims& n, const ConvGeom& g) {
   // AVX2 only: measured there (AVX-512 CPUs keep their Winograd and packed tiles).
-  return n.groups == 1 && g.is_planar() && g.s[1] == 1 && g.s[2] == 1 && g.k_size() > 1 && g.out_size() > 0 &&
+  const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
+  return n.groups == 1 && g.is_planar() && stride && g.k_size() > 1 && g.out_size() > 0 &&
          std::strcmp(GemmIsa(), "avx2") == 0;
 }
 
@@ -142,38 +144,24 @@ bool DirectConvPays(const ConvDims& n, const ConvGeom& g) {
 void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                        const ConvGeom& g, const FusedActivation& act, const NDArray* weights) {
   if (!DirectConvApplies(n, g))
-    throw Error("DirectConvForward: needs a 2-D convolution of one group at stride 1 and an AVX2 CPU");
-  const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2], KH = g.k[1], KW = g.k[2];
-  const int64_t OH = g.out[1], OW = g.out[2], C = n.in_c, depth = C * KH * KW, osize = g.out_size();
-  const int64_t Hp = H + 2 * ph, Wp = W + 2 * pw, padded_plane = Hp * Wp;
+    throw Error("DirectConvForward: needs a 2-D convolution of one group at stride 1 or 2 and an AVX2 CPU");
+  const int64_t S = g.s[1], KH = g.k[1], KW = g.k[2], OH = g.out[1], OW = g.out[2], C = n.in_c;
+  const int64_t depth = C * KH * KW, osize = g.out_size();
   const auto packed = CachedDirectWeights(w, weights, n.out_c, depth);
-  std::vector<int64_t> offsets(static_cast<size_t>(depth));
-  for (int64_t c = 0, k = 0; c < C; ++c)
-    for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t kw = 0; kw < KW; ++kw) offsets[static_cast<size_t>(k++)] = c * padded_plane + kh * g.d[1] * Wp + kw * g.d[2];
   const int64_t slots_per_row = (OW + kLanes - 1) / kLanes, slots = OH * slots_per_row;
   const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (n.out_c + kFilters - 1) / kFilters;
-  // A slot's last lanes read up to 7 floats past its row, the last row's past the last plane.
-  ScratchBuffer padded(C * padded_plane + kLanes);
-  std::fill(padded.data() + C * padded_plane, padded.data() + C * padded_plane + kLanes, 0.0f);
   // Tasks of whole tiles (every filter of a tile's slots: they share the input), at least ~256k
   // multiply-adds each.
   const int64_t grain = GrainFor(panels * kFilters * kSlots * kLanes * depth, int64_t{1} << 18);
+  std::vector<int64_t> offsets(static_cast<size_t>(depth));
   for (int64_t i = 0; i < n.batch; ++i) {
-    const float* xi = x + i * C * H * W;
-    ParallelFor(C * Hp, GrainFor(Wp), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        float* dst = padded.data() + r * Wp;
-        const int64_t c = r / Hp, h = r % Hp - ph;
-        if (h < 0 || h >= H) {
-          std::fill(dst, dst + Wp, 0.0f);
-          continue;
-        }
-        std::fill(dst, dst + pw, 0.0f);
-        std::memcpy(dst + pw, xi + (c * H + h) * W, static_cast<size_t>(W) * sizeof(float));
-        std::fill(dst + pw + W, dst + Wp, 0.0f);
-      }
-    });
+    // A slot's last lanes read up to 7 columns past the row's outputs: the rows' slack.
+    const PhasedInput in = SplitPhases(x + i * C * g.in_size(), C, g, kLanes);
+    const float* origin = in.Row(0, 0, 0);
+    for (int64_t c = 0, k = 0; c < C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw)
+          offsets[static_cast<size_t>(k++)] = in.Row(c, kh * g.d[1], kw * g.d[2] % S) - origin + kw * g.d[2] / S;
     float* yi = y + i * n.YImageStride(g);
     ParallelFor(tiles, grain, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
@@ -187,7 +175,7 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
             continue;
           }
           const int64_t oh = slot / slots_per_row, ow = slot % slots_per_row * kLanes;
-          tile.in[s] = padded.data() + oh * Wp + ow;
+          tile.in[s] = in.Row(0, oh * S, 0) + ow;
           tile.out[s] = yi + oh * OW + ow;
           tile.lanes[s] = static_cast<int>(std::min<int64_t>(kLanes, OW - ow));
         }

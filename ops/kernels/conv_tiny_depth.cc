@@ -25,53 +25,6 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kTileColumns = 2 * kLanes;  // output columns per register tile
 constexpr int64_t kMaxChannels = 4;
 
-// The input of one image zero-padded and split by column phase (padded column mod stride S):
-// phase q of padded row y of channel c holds padded columns q, q + S, q + 2S, ... so tap kx of
-// output columns ox.. reads phase kx % S from ox + kx / S on, contiguous. Rows end in zeros
-// past the image, so whole register tiles can be loaded at the right edge.
-struct PhasedInput {
-  ScratchBuffer data{0};  // every element written by SplitPhases (no zero-fill pass)
-  int64_t rows = 0, stride = 1, length = 0;
-  const float* Row(int64_t c, int64_t y, int64_t phase) const {
-    return data.data() + ((c * rows + y) * stride + phase) * length;
-  }
-};
-
-// dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0;
-// S is 1 or 2.
-void SplitRow(const float* src, int64_t W, int64_t S, int64_t q, int64_t pad, int64_t length, float* dst) {
-  int64_t lo = 0, hi = 0;  // j range reading inside the row
-  if (src) {
-    lo = std::min(length, std::max<int64_t>(0, (pad - q + S - 1) / S));
-    hi = std::max(lo, std::min(length, (W - 1 + pad - q) / S + 1));
-  }
-  std::fill(dst, dst + lo, 0.0f);
-  const float* from = src ? src + q - pad : nullptr;
-  if (S == 1) std::copy(from + lo, from + hi, dst + lo);
-  else if (hi > lo) GatherStride2(from + 2 * lo, hi - lo, dst + lo);
-  std::fill(dst + hi, dst + length, 0.0f);
-}
-
-PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g) {
-  PhasedInput in;
-  const int64_t H = g.in[1], W = g.in[2], S = g.s[2], ph = g.p[1], pw = g.p[2];
-  in.rows = H + 2 * ph;
-  in.stride = S;
-  in.length = g.out[2] + (g.k[2] - 1) / S + kTileColumns;
-  in.data = ScratchBuffer(channels * in.rows * S * in.length);
-  ParallelFor(channels * in.rows, std::max<int64_t>(1, kElementwiseGrain / (S * in.length)), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t c = r / in.rows, y = r % in.rows - ph;
-      const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
-      for (int64_t q = 0; q < S; ++q) {
-        float* dst = in.data.data() + (r * S + q) * in.length;
-        SplitRow(src, W, S, q, pw, in.length, dst);
-      }
-    }
-  });
-  return in;
-}
-
 // The weights of every block of kFilterBlock filters as [block][c][ky][kx][filter]: one tap's
 // filters side by side (zero past out_c).
 std::vector<float> PackTinyWeights(const float* w, int64_t out_c, int64_t taps) {
@@ -232,7 +185,7 @@ void TinyDepthConvForward(const float* x, const float* w, const float* bias, flo
   const int64_t band = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.out[2] * taps));
   const int64_t bands = (OH + band - 1) / band;
   for (int64_t i = 0; i < n.batch; ++i) {
-    const PhasedInput in = SplitPhases(x + i * n.in_c * g.in_size(), n.in_c, g);
+    const PhasedInput in = SplitPhases(x + i * n.in_c * g.in_size(), n.in_c, g, kTileColumns);
     ParallelFor(bands * blocks, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t b = t % blocks, r0 = (t / blocks) * band, r1 = std::min(OH, r0 + band);

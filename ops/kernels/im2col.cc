@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include <symbind/ops/kernels/im2col.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 namespace conv {
@@ -10,6 +11,43 @@ namespace conv {
 __attribute__((target_clones("avx512f", "avx2", "default"))) void GatherStride2(const float* __restrict src,
                                                                                int64_t n, float* __restrict dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
+}
+
+namespace {
+// dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0;
+// S is 1 or 2.
+void SplitRow(const float* src, int64_t W, int64_t S, int64_t q, int64_t pad, int64_t length, float* dst) {
+  int64_t lo = 0, hi = 0;  // j range reading inside the row
+  if (src) {
+    lo = std::min(length, std::max<int64_t>(0, (pad - q + S - 1) / S));
+    hi = std::max(lo, std::min(length, (W - 1 + pad - q) / S + 1));
+  }
+  std::fill(dst, dst + lo, 0.0f);
+  const float* from = src ? src + q - pad : nullptr;
+  if (S == 1) std::copy(from + lo, from + hi, dst + lo);
+  else if (hi > lo) GatherStride2(from + 2 * lo, hi - lo, dst + lo);
+  std::fill(dst + hi, dst + length, 0.0f);
+}
+}  // namespace
+
+PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int64_t slack) {
+  PhasedInput in;
+  const int64_t H = g.in[1], W = g.in[2], S = g.s[2], ph = g.p[1], pw = g.p[2];
+  in.rows = H + 2 * ph;
+  in.stride = S;
+  in.length = g.out[2] + (g.k[2] - 1) * g.d[2] / S + slack;
+  in.data = ScratchBuffer(channels * in.rows * S * in.length);
+  ParallelFor(channels * in.rows, std::max<int64_t>(1, kElementwiseGrain / (S * in.length)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r / in.rows, y = r % in.rows - ph;
+      const float* src = y >= 0 && y < H ? x + (c * H + y) * W : nullptr;
+      for (int64_t q = 0; q < S; ++q) {
+        float* dst = in.data.data() + (r * S + q) * in.length;
+        SplitRow(src, W, S, q, pw, in.length, dst);
+      }
+    }
+  });
+  return in;
 }
 
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,

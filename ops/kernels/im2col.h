@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include <symbind/core/scratch.h>
+
 namespace symbind {
 namespace conv {
 
@@ -41,6 +43,22 @@ struct ConvGeom {
 // dst[i] = src[2 * i] for i < n: the stride-2 gather of stems (ResNet's 7x7 from 3 channels
 // writes 7.4 MB of columns per image; the tiny-depth kernel splits its input by it).
 void GatherStride2(const float* __restrict src, int64_t n, float* __restrict dst);
+// The input of one image (2-D) zero-padded and split by column phase (padded column mod the
+// stride S, 1 or 2): phase q of padded row y of channel c holds padded columns q, q + S, q + 2S,
+// ... so tap kx of output columns ox.. reads phase (kx * dilation) % S from ox + (kx *
+// dilation) / S on, contiguous; a direct kernel loads its register tiles there. Each row is
+// out_w + ((k_w - 1) * dilation) / S + slack floats, zeros past the image, so tiles of up to
+// `slack` columns load whole vectors at the right edge. Used by the tiny-depth and direct
+// convolutions.
+struct PhasedInput {
+  ScratchBuffer data{0};  // every element written by SplitPhases (no zero-fill pass)
+  int64_t rows = 0, stride = 1, length = 0;
+  const float* Row(int64_t c, int64_t y, int64_t phase) const {
+    return data.data() + ((c * rows + y) * stride + phase) * length;
+  }
+};
+// In parallel over rows.
+PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int64_t slack);
 // Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
 // Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
 // with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns

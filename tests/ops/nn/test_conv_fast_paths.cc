@@ -239,7 +239,7 @@ void Direct(const float* x, const float* w, const float* b, float* y, const Conv
 }
 }  // namespace
 
-TEST_CASE("Direct stride-1 convolution matches the reference and the packed GEMM bit for bit",
+TEST_CASE("Direct convolution matches the reference and the packed GEMM bit for bit",
           "[conv][conv_fast][direct]") {
   // The kernel is AVX2's: ctest conv_direct_avx2 runs this with SYMBIND_GEMM_ISA=avx2 on AVX-512
   // CPUs too. Rows ending in a partial slot (55 = 6 x 8 + 7), slots of one tile on two or three
@@ -252,6 +252,10 @@ TEST_CASE("Direct stride-1 convolution matches the reference and the packed GEMM
       {1, 5, 7, 1, 6, 5, 3, 1, 1},     {1, 2, 3, 1, 4, 4, 5, 1, 2},     {2, 8, 9, 1, 12, 11, 3, 1, 2, 2},
       {1, 24, 24, 1, 20, 20, 3, 1, 1}, {1, 7, 13, 1, 1, 1, 3, 1, 1},    {1, 4, 5, 1, 9, 9, 2, 1, 0},
       {1, 31, 8, 1, 10, 9, 3, 1, 1},   {1, 48, 6, 1, 7, 12, 3, 1, 1},   {3, 1, 1, 1, 3, 17, 3, 1, 0},
+      // Stride 2 (the input split by column phase): first layers 3x3 and 7x7, odd and even
+      // sizes, padding, dilation.
+      {1, 3, 64, 1, 23, 131, 3, 2, 0}, {2, 3, 10, 1, 16, 33, 3, 2, 1},  {1, 3, 9, 1, 19, 21, 7, 2, 3},
+      {1, 6, 5, 1, 10, 12, 3, 2, 2, 2}, {1, 2, 4, 1, 5, 4, 2, 2, 0},
   };
   const bool avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
   uint64_t seed = 3100;
@@ -280,8 +284,8 @@ TEST_CASE("Direct stride-1 convolution matches the reference and the packed GEMM
       CHECK(spread[static_cast<size_t>(i * apart.y_image_stride + image)] == -7.0f);  // the gap untouched
     }
   }
-  // What it leaves to the other paths: stride 2, groups, 1x1, 3-D.
-  CHECK_FALSE(DirectConvApplies({1, 4, 8, 1}, Geom({1, 4, 8, 1, 9, 9, 3, 2, 1})));
+  // What it leaves to the other paths: stride 3, groups, 1x1, 3-D.
+  CHECK_FALSE(DirectConvApplies({1, 4, 8, 1}, Geom({1, 4, 8, 1, 9, 9, 3, 3, 1})));
   CHECK_FALSE(DirectConvApplies({1, 4, 8, 2}, Geom({1, 4, 8, 2, 9, 9, 3, 1, 1})));
   CHECK_FALSE(DirectConvApplies({1, 4, 8, 1}, Geom({1, 4, 8, 1, 9, 9, 1, 1, 0})));
   ConvGeom volume = Geom({1, 4, 8, 1, 9, 9, 3, 1, 1});
@@ -892,7 +896,7 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
       // Narrow planes in flat chunks of 16 outputs (7x7 3x3, 6x9 5x5).
       {"depthwise", {2, 9, 9, 9, 7, 7, 3, 1, 1}},   {"depthwise", {1, 5, 5, 5, 6, 9, 5, 1, 2}},
       // The direct kernel (AVX2 only): filters past a panel of 4, slots over two rows.
-      {"direct", {2, 5, 7, 1, 6, 13, 3, 1, 1}},
+      {"direct", {2, 5, 7, 1, 6, 13, 3, 1, 1}}, {"direct", {1, 3, 10, 1, 9, 20, 3, 2, 1}},
   };
   uint64_t seed = 1700;
   for (const PathCase& pc : cases) {
