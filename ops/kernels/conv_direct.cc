@@ -150,9 +150,13 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
   const auto packed = CachedDirectWeights(w, weights, n.out_c, depth);
   const int64_t slots_per_row = (OW + kLanes - 1) / kLanes, slots = OH * slots_per_row;
   const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (n.out_c + kFilters - 1) / kFilters;
-  // Tasks of whole tiles (every filter of a tile's slots: they share the input), at least ~256k
-  // multiply-adds each.
-  const int64_t grain = GrainFor(panels * kFilters * kSlots * kLanes * depth, int64_t{1} << 18);
+  // Tasks of bands of up to 32 tiles (768 output positions), each panel over the whole band
+  // before the next: every filter's outputs are written as one run of whole cache lines (a
+  // panel per tile wrote 64 planes 96 bytes at a time, SqueezeNet's conv1 1.07 vs 0.8 ms in the
+  // model), while the band's input stays in L2 and the panel in L1. At least 8 bands where
+  // there are 8 tiles, for the threads.
+  constexpr int64_t kMaxBandTiles = 32;
+  const int64_t band = std::clamp<int64_t>(tiles / 8, 1, kMaxBandTiles), bands = (tiles + band - 1) / band;
   std::vector<int64_t> offsets(static_cast<size_t>(depth));
   for (int64_t i = 0; i < n.batch; ++i) {
     // A slot's last lanes read up to 7 columns past the row's outputs: the rows' slack.
@@ -163,31 +167,33 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
         for (int64_t kw = 0; kw < KW; ++kw)
           offsets[static_cast<size_t>(k++)] = in.Row(c, kh * g.d[1], kw * g.d[2] % S) - origin + kw * g.d[2] / S;
     float* yi = y + i * n.YImageStride(g);
-    ParallelFor(tiles, grain, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        Tile tile;
-        for (int s = 0; s < kSlots; ++s) {
-          const int64_t slot = t * kSlots + s;
-          if (slot >= slots) {  // reads the first slot's columns again, stores nothing
-            tile.in[s] = tile.in[0];
-            tile.out[s] = nullptr;
-            tile.lanes[s] = 0;
-            continue;
-          }
-          const int64_t oh = slot / slots_per_row, ow = slot % slots_per_row * kLanes;
-          tile.in[s] = in.Row(0, oh * S, 0) + ow;
-          tile.out[s] = yi + oh * OW + ow;
-          tile.lanes[s] = static_cast<int>(std::min<int64_t>(kLanes, OW - ow));
-        }
+    // Tile t of this image: its slots' input and output (tiles past the last slot read the
+    // first slot's columns again and store nothing).
+    auto tile_at = [&](int64_t t) {
+      Tile tile;
+      for (int s = 0; s < kSlots; ++s) {
+        const int64_t slot = std::min(t * kSlots + s, slots - 1);
+        const int64_t oh = slot / slots_per_row, ow = slot % slots_per_row * kLanes;
+        tile.in[s] = in.Row(0, oh * S, 0) + ow;
+        tile.out[s] = yi + oh * OW + ow;
+        tile.lanes[s] = t * kSlots + s < slots ? static_cast<int>(std::min<int64_t>(kLanes, OW - ow)) : 0;
+      }
+      return tile;
+    };
+    ParallelFor(bands, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<Tile> band_tiles;
+      for (int64_t b = b0; b < b1; ++b) {
+        band_tiles.clear();
+        for (int64_t t = b * band; t < std::min(tiles, (b + 1) * band); ++t) band_tiles.push_back(tile_at(t));
         for (int64_t p = 0; p < panels; ++p) {
           const int64_t f0 = p * kFilters;
           const TileArgs args{packed->panels.data() + p * depth * kFilters, offsets.data(), depth, osize,
                               static_cast<int>(std::min<int64_t>(kFilters, n.out_c - f0)),
                               bias ? bias + f0 : nullptr, act.FromRow(f0)};
-          Tile at = tile;
-          for (int s = 0; s < kSlots; ++s)
-            if (at.out[s]) at.out[s] += f0 * osize;
-          RunTile(args, at);
+          for (Tile at : band_tiles) {
+            for (float*& out : at.out) out += f0 * osize;
+            RunTile(args, at);
+          }
         }
       }
     });

@@ -383,7 +383,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // with a larger B (16 -> 96 at 112x112: 0.54 -> 0.81 ms with 12 panels; on AVX2 256 -> 64 at
   // 56x56 79 -> 74, 512 -> 1000 at 13x13 86.5 -> 85) each B element is used often enough to pay
   // for packing, and B's rows, far apart, no longer stay in cache.
-  constexpr int64_t kMaxInPlacePanels = 8, kSmallBFloats = int64_t{1} << 16;
+  constexpr int64_t kMaxInPlacePanels = 8, kSmallBFloats = int64_t{1} << 16, kRunFloats = 4096;
   const bool b_in_place = !tall && (panels <= kMaxInPlacePanels || K * N <= kSmallBFloats);
   // Tall tiles broadcast B's columns where they lie unless there are at least 8 row panels: each
   // k step then reads a line of B from L2 (its rows are far apart), which the packed panel, read
@@ -415,8 +415,12 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
       if (b_in_place) {
         for (int64_t s = 0; s < slices; ++s) {
           const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
-          for (int64_t j = 0; j < cols_here; j += nr) {
+          // Full tiles in runs of one call each (PackedTileArgs::tiles) whose B stays in L1
+          // (16 KB) while every panel passes over it.
+          const int64_t run_max = tall ? 1 : std::max<int64_t>(1, kRunFloats / (kc * nr));
+          for (int64_t j = 0, run = 1; j < cols_here; j += run * nr) {
             const int cols = static_cast<int>(std::min<int64_t>(nr, cols_here - j));
+            run = cols < nr ? 1 : std::min(run_max, (cols_here - j) / nr);
             const float* b = B + k0 * ldb + j0 + j;
             int64_t b_step = ldb;
             if (cols < nr) {  // a full-width read would pass the end of B's rows
@@ -435,6 +439,8 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
               // the latency: SqueezeNet's 128 -> 16 squeeze at batch 8, 1 thread, 2.2 ms, 1.05
               // two tiles ahead into L2, 1.15 three); the other panels find this tile in L1.
               if (p == p_lo && b_step == ldb && j + nr < cols_here) args.b_prefetch_ahead = 2 * nr;
+              args.tiles = static_cast<int>(run);
+              args.b_tile_step = nr;
               tile(args);
             }
           }
@@ -457,15 +463,19 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
           const int64_t pf_lines = next ? (next_kc * mr * 4 + 63) / 64 : 0;
           const int64_t pf_lines_per_tile = (pf_lines + pf_tiles - 1) / pf_tiles;
           const int pf_per_step = static_cast<int>((pf_lines_per_tile + kc - 1) / kc);
-          for (int64_t jt = 0; jt < tiles; ++jt) {
+          for (int64_t jt = 0, run = 1; jt < tiles; jt += run) {
             const int64_t j = starts[static_cast<size_t>(jt)];
             const int cols = static_cast<int>(starts[static_cast<size_t>(jt + 1)] - j);
+            // Wide tiles: the full ones in one call (the last may be partial).
+            run = tall || cols < nr ? 1 : (starts[static_cast<size_t>(tiles)] - j) / nr;
             const float* b = pack_b ? packed_b.data() + jt * kc * nr : B + k0 * ldb + j;
             PackedTileArgs args{kc, A.panel(p) + k0 * mr, b, pack_b ? nr : ldb, C + p * mr * ldc + j, ldc, rows, cols,
                                 s > 0, s + 1 == slices ? &epilogue : nullptr, p * mr};
             args.residual = ResidualAt(epilogue, s + 1 == slices, p * mr * ldc + j);
             // The first panel also streams in the B rows of the tile after next (see above).
             if (!pack_b && p == p_lo && jt + 1 < tiles) args.b_prefetch_ahead = 2 * nr;
+            args.tiles = static_cast<int>(run);
+            args.b_tile_step = pack_b ? kc * nr : nr;
             const int64_t pf_tile = pf_tiles == 1 ? 0 : jt - 1;
             if (next && pf_tile >= 0) {
               const char* base = reinterpret_cast<const char*>(next);

@@ -45,6 +45,11 @@ struct PackedTileArgs {
   // Tiles reading B in place (tall, or wide over few panels): at each k step, also bring B's
   // row k from b_prefetch_ahead floats on into L2 (a later tile's columns; 0: none).
   int64_t b_prefetch_ahead = 0;
+  // Wide tiles: `tiles` full tiles side by side in one call, the same A panel over tile i's B at
+  // b + i * b_tile_step and its C (and residual) i * nr columns on: shallow products spend less
+  // on calls and set-up per tile.
+  int tiles = 1;
+  int64_t b_tile_step = 0;
 };
 struct GemmMicroShape {
   int mr, nr;  // rows and columns of C one micro-kernel call computes

@@ -95,12 +95,13 @@ inline __attribute__((always_inline)) const float* TileRows(const float* src, co
 // The tile with its edge handling and epilogue fixed at compile time, so that the
 // accumulators stay in registers from the first product to the store.
 template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual>
-inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
+inline __attribute__((always_inline)) void TileAt(const PackedTileArgs& t, const float* b_at, float* c_at,
+                                                  const float* residual_at) {
   Vec acc[kMr][kVecs];
   alignas(64) float edge[kMr * kNr];
   const int64_t ld = kFull ? t.ldc : kNr;  // of what TileRows gives
   if constexpr (kLoadC) {
-    const float* c = TileRows<kFull>(t.c, t, edge);
+    const float* c = TileRows<kFull>(c_at, t, edge);
     #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
       #pragma GCC unroll 4
@@ -113,9 +114,9 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   }
   if constexpr (kResidual)  // read after the products: on its way meanwhile (it was written long before)
     for (int r = 0; r < t.rows; ++r)
-      for (int l = 0; l <= t.cols; l += 16) _mm_prefetch(reinterpret_cast<const char*>(t.residual + r * t.ldc + std::min(l, t.cols - 1)), _MM_HINT_T0);
+      for (int l = 0; l <= t.cols; l += 16) _mm_prefetch(reinterpret_cast<const char*>(residual_at + r * t.ldc + std::min(l, t.cols - 1)), _MM_HINT_T0);
   const float* a = t.a;
-  const float* b = t.b;
+  const float* b = b_at;
   const int64_t ahead = t.b_prefetch_ahead;
   for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += t.ldb) {
     if (ahead)
@@ -140,7 +141,7 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     }
   }
   if constexpr (kResidual) {  // after the bias, before the activation: the unfused add's operands
-    const float* residual = TileRows<kFull>(t.residual, t, edge);
+    const float* residual = TileRows<kFull>(residual_at, t, edge);
     #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
       #pragma GCC unroll 4
@@ -162,14 +163,22 @@ inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
     #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
       #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) Store(t.c + r * t.ldc + v * kLanes, acc[r][v]);
+      for (int v = 0; v < kVecs; ++v) Store(c_at + r * t.ldc + v * kLanes, acc[r][v]);
   } else {
     #pragma GCC unroll 16
     for (int r = 0; r < kMr; ++r)
       #pragma GCC unroll 4
       for (int v = 0; v < kVecs; ++v) Store(edge + r * kNr + v * kLanes, acc[r][v]);
-    for (int r = 0; r < t.rows; ++r) std::copy(edge + r * kNr, edge + r * kNr + t.cols, t.c + r * t.ldc);
+    for (int r = 0; r < t.rows; ++r) std::copy(edge + r * kNr, edge + r * kNr + t.cols, c_at + r * t.ldc);
   }
+}
+
+// t.tiles full tiles side by side (one tile at an edge): each the same sums as alone.
+template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual>
+inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
+  for (int i = 0; i < t.tiles; ++i)
+    TileAt<kFull, kLoadC, kBias, kAct, kResidual>(t, t.b + i * t.b_tile_step, t.c + i * kNr,
+                                                  kResidual ? t.residual + i * kNr : nullptr);
 }
 
 // The tile with the epilogue's parts as template arguments (a residual check at run time cost
