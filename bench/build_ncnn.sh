@@ -13,7 +13,7 @@
 # Configuration: NCNN_VULKAN=OFF; tools and benchmark on; examples, tests and Python off;
 # everything else ncnn's defaults, among them its runtime CPU dispatch (NCNN_RUNTIME_CPU: each
 # x86 kernel compiled for SSE2/AVX/FMA/AVX-512... and chosen at run time, no -march=native) and
-# OpenMP threads. ccache is the compiler launcher; -j2 by default (SYMBIND_NCNN_JOBS), this
+# OpenMP threads. ccache is the compiler launcher where installed; -j2 by default (SYMBIND_NCNN_JOBS), this
 # machine's 2 cores being shared. ncnn's source is never copied into this repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,8 +65,10 @@ if [ ! -f "$src/CMakeLists.txt" ]; then
 fi
 grep -q 'project(ncnn' "$src/CMakeLists.txt" || { echo "build_ncnn.sh: $src is not ncnn's source" >&2; exit 1; }
 
-cmake -S "$src" -B "$out-build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" \
-  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+# ccache as the compiler launcher where it is installed.
+launcher=()
+if command -v ccache >/dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+cmake -S "$src" -B "$out-build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" "${launcher[@]}" \
   -DNCNN_VULKAN=OFF -DNCNN_BUILD_TOOLS=ON -DNCNN_BUILD_BENCHMARK=ON \
   -DNCNN_BUILD_EXAMPLES=OFF -DNCNN_BUILD_TESTS=OFF -DNCNN_PYTHON=OFF >/dev/null
 # Only the library and the three tools (the other converters want protobuf or OpenCV).

@@ -8,6 +8,8 @@
 // (kh, kw) order, w * 0 in the padding), so the bits are the unfused block's.
 #include <immintrin.h>
 
+#include <symbind/core/scratch.h>
+
 #include <array>
 #include <cstring>
 #include <string>
@@ -216,6 +218,39 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
   for (int64_t c = 0; c < C; ++c)
     for (int64_t t = 0; t < K * K; ++t) taps[static_cast<size_t>(t * C + c)] = w.depthwise_w[c * K * K + t];
   const DepthwiseRowsFn depthwise = ChooseDepthwiseRows(K, S);
+  // One image on several threads whose expanded image fits 512 KB (7x7 and 14x14): the parts
+  // expand disjoint input rows into one buffer, then each filters and projects its output rows,
+  // reading the rows next to its own from there. Parts that expand all the rows they read
+  // expand the rows where they meet twice (9 rows of a 7x7 image on two threads). Two parallel
+  // regions instead of one; the same sums. MobileNet v2 on 2 threads, four interleaved pairs:
+  // 4.85-5.05 -> 4.69-4.86 ms.
+  constexpr int64_t kMaxSharedFloats = int64_t{1} << 17;
+  if (d.batch == 1 && plan.parts > 1 && H * W * C <= kMaxSharedFloats) {
+    const ScratchBuffer E(H * W * C);
+    ParallelFor(plan.parts, 1, [&](int64_t p0, int64_t p1) {
+      thread_local std::vector<float> packed;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t r0 = p * H / plan.parts, r1 = (p + 1) * H / plan.parts;
+        if (packed.size() < static_cast<size_t>((r1 - r0) * W * d.in_c + kExpandPixels * d.in_c))
+          packed.resize(static_cast<size_t>((r1 - r0) * W * d.in_c + kExpandPixels * d.in_c));
+        if (r1 > r0)
+          ExpandRows(x + r0 * W, H * W, (r1 - r0) * W, expand->groups[0], w.expand_b, d.expand_act,
+                     E.data() + r0 * W * C, packed.data());
+      }
+    });
+    ParallelFor(plan.parts, 1, [&](int64_t p0, int64_t p1) {
+      thread_local std::vector<float> filtered;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t o0 = p * plan.part_rows, o1 = std::min(OH, o0 + plan.part_rows);
+        if (filtered.size() < static_cast<size_t>((o1 - o0) * OW * C)) filtered.resize(static_cast<size_t>((o1 - o0) * OW * C));
+        depthwise(E.data(), 0, d, o0, o1, taps.data(), w.depthwise_b, filtered.data());
+        const GemmEpilogue epilogue{w.project_b, {}, d.residual ? x + o0 * OW : nullptr};
+        GemmPackedTallBt(project->groups[0], (o1 - o0) * OW, filtered.data(), C, y + o0 * OW, OH * OW, false,
+                         &epilogue);
+      }
+    });
+    return;
+  }
   ParallelFor(d.batch * plan.parts, 1, [&](int64_t t0, int64_t t1) {
     // Per thread, reused across calls (no task of this loop waits inside another's body).
     thread_local std::vector<float> expanded, filtered, packed;
