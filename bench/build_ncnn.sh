@@ -65,10 +65,17 @@ if [ ! -f "$src/CMakeLists.txt" ]; then
 fi
 grep -q 'project(ncnn' "$src/CMakeLists.txt" || { echo "build_ncnn.sh: $src is not ncnn's source" >&2; exit 1; }
 
+# SYMBIND_NCNN_AVX2_ONLY=1: every layer compiled once, for AVX2 + FMA (no runtime dispatch, no
+# AVX-512 variants): about a fifth of the objects, for a 2-core machine whose CPU has AVX2 and
+# no AVX-512 (the build with dispatch compiles each x86 layer for five instruction sets).
+isa=()
+if [ "${SYMBIND_NCNN_AVX2_ONLY:-0}" = 1 ]; then
+  isa=(-DNCNN_RUNTIME_CPU=OFF -DNCNN_AVX2=ON -DNCNN_FMA=ON -DNCNN_AVX512=OFF -DNCNN_AVXVNNI=OFF -DNCNN_XOP=OFF)
+fi
 # ccache as the compiler launcher where it is installed.
 launcher=()
 if command -v ccache >/dev/null; then launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
-cmake -S "$src" -B "$out-build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" "${launcher[@]}" \
+cmake -S "$src" -B "$out-build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" "${launcher[@]}" "${isa[@]}" \
   -DNCNN_VULKAN=OFF -DNCNN_BUILD_TOOLS=ON -DNCNN_BUILD_BENCHMARK=ON \
   -DNCNN_BUILD_EXAMPLES=OFF -DNCNN_BUILD_TESTS=OFF -DNCNN_PYTHON=OFF >/dev/null
 # Only the library and the three tools (the other converters want protobuf or OpenCV).
