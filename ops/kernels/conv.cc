@@ -313,13 +313,15 @@ bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weig
   constexpr int64_t kMinColumns = 32, kMaxWideDepth = 384;
   if (n.groups != 1 || g.out_size() < kMinColumns) return false;
   if (n.in_c * g.k_size() <= kMaxWideDepth) return true;
-  // Deeper, Eigen's kernel beats wide tiles by 2-6% but tall ones beat it (MobileNet v2's 1x1
+  // Deeper, with the packed weights cached: tall tiles beat Eigen's kernel (MobileNet v2's 1x1
   // projections 15-18%, ResNet's 3x3 layers at 14x14 and 7x7 12-14%, SqueezeNet's 3x3 expands
-  // at 13x13 40%) when the packed weights are cached: not when packed on every call (training
-  // forwards, no `weights`: 5.0 vs 3.1 ms for 512 channels at 7x7). The choice depends on
-  // shapes only, not on whether the weights are read-only, so a model gives the same bits from
-  // a .params file and from a memory-mapped one.
-  return weights && PackedConvTiling(n, g) == GemmTiling::kTall;
+  // at 13x13 40%), and so do wide ones on 1x1 layers (SqueezeNet's conv10, 512 -> 1000 at
+  // 13x13: 1.94 vs 2.71 CPU ms, AVX2; ResNet-50's 1024 -> 256 at 14x14 1.20 vs 1.23) but not on
+  // im2col tiles (ResNet-50's 3x3 stride-2 layers: 3.17 vs 3.03, 2.98 vs 3.00). Not without
+  // cached weights (training forwards, packed on every call: 5.0 vs 3.1 ms for 512 channels at
+  // 7x7). The choice depends on shapes only, not on whether the weights are read-only, so a
+  // model gives the same bits from a .params file and from a memory-mapped one.
+  return weights && (g.is_pointwise() || PackedConvTiling(n, g) == GemmTiling::kTall);
 }
 
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,

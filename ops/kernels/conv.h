@@ -177,7 +177,7 @@ void PackedBackwardWeight(const float* dy, const float* x, float* dw, const Conv
 // slices of positions: the block's im2col rows of a slice (written once, read in place) times
 // the slice of dy packed for tall tiles (GemmPackedTallBt; conv_backward_weight.cc). Any
 // ungrouped convolution; ConvBackwardWeight takes it where tall tiles pad the filters no more
-// than wide ones would (ChooseGemmTiling): ResNet's layers, not LeNet's 20 and 50 filters; and
+// than wide ones would (TallTilesFit): ResNet's layers, not LeNet's 20 and 50 filters; and
 // where it has at least 4 tasks (not one image with at most 3 x 192 im2col rows).
 bool BlockedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);
 void BlockedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,

@@ -70,7 +70,7 @@ bool BlockedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g) {
   constexpr int64_t kMinTasks = 4;
   const BlockedWeightPlan p = PlanBlockedWeight(n, g);
   return p.chunks * p.blocks >= kMinTasks &&
-         ChooseGemmTiling(n.out_c, n.in_c * g.k_size(), n.batch * g.out_size()) == GemmTiling::kTall;
+         TallTilesFit(n.out_c, n.in_c * g.k_size(), n.batch * g.out_size());
 }
 
 void BlockedBackwardWeight(const float* dy, const float* x, float* dw, const ConvDims& n, const ConvGeom& g,

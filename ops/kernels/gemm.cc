@@ -218,17 +218,32 @@ void PackPanel(const float* A, int64_t M, int64_t K, int64_t lda, int mr, int64_
 }
 }  // namespace
 
-GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K) {
+namespace {
+// The padded work (rows x columns computed) of an M x N product in wide and in tall tiles.
+struct PaddedWork {
+  int64_t wide, tall;
+};
+PaddedWork PaddedTileWork(int64_t M, int64_t N) {
   const Dispatch& d = Selected();
   auto padded = [](int64_t x, int64_t to) { return (x + to - 1) / to * to; };
-  const int64_t wide = padded(M, d.shape.mr) * padded(N, d.shape.nr);
-  const int64_t tall = padded(M, d.tall_shape.mr) * N;
-  // Past 128 steps the tall tile's transposed load and store cost little and it needs no
-  // packed B: measured 5-40% faster than the wide one on MobileNet v2, ResNet-50 and SqueezeNet
-  // layers at equal padding (ResNet-50's 256 -> 64 at 56x56: 0.95 vs 1.05 ms; below, 128
-  // steps: even).
+  return {padded(M, d.shape.mr) * padded(N, d.shape.nr), padded(M, d.tall_shape.mr) * N};
+}
+}  // namespace
+
+GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K) {
+  // Tall where it saves a tenth of the padded work. Wide tiles run a block's column tiles in
+  // one call (PackedTileArgs::tiles) and beat tall ones at equal padding however deep (AVX2, 1
+  // thread, GFLOP/s wide vs tall: 1000x169x512 90 vs 81, 64x3136x256 80 vs 76, 128x784x512 85
+  // vs 77, 256x196x1024 87 vs 82); before that, tall ones won past 128 steps (TallTilesFit).
+  (void)K;
+  const PaddedWork w = PaddedTileWork(M, N);
+  return 10 * w.tall < 9 * w.wide ? GemmTiling::kTall : GemmTiling::kWide;
+}
+
+bool TallTilesFit(int64_t M, int64_t N, int64_t K) {
   constexpr int64_t kTallDepth = 128;
-  return 10 * tall < 9 * wide || (K > kTallDepth && tall <= wide) ? GemmTiling::kTall : GemmTiling::kWide;
+  const PaddedWork w = PaddedTileWork(M, N);
+  return 10 * w.tall < 9 * w.wide || (K > kTallDepth && w.tall <= w.wide);
 }
 
 PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling)

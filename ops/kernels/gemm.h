@@ -82,8 +82,12 @@ struct GemmEpilogue {
 // 32-wide tiles are mostly padding (7x7 = 49 positions fill 64). Both give the same bits.
 enum class GemmTiling { kWide, kTall };
 // The faster tiling for an M x N product of depth K (C's rows x columns): kTall where it saves
-// a tenth of the padded work, or pads no more than kWide and the product is deeper than 128.
+// a tenth of the padded work.
 GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K);
+// Whether tall tiles pad the product no more than wide ones and it is deeper than 128 (or they
+// save a tenth): where kernels built on tall tiles alone (the blocked weight gradient) were
+// measured to pay.
+bool TallTilesFit(int64_t M, int64_t N, int64_t K);
 
 // The A operand of GemmPacked: a row-major M x K matrix (lda apart) rearranged once into the
 // micro-kernel's panels (mr rows, k-major, zero-padded; mr depends on the tiling), so that

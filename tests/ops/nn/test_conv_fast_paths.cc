@@ -408,10 +408,12 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   CHECK_FALSE(PackedGemmApplies(deep, g7));
   CHECK(PackedGemmApplies(deep, g7, &read_only));
   CHECK(PackedGemmApplies(deep, g7, &writable));
-  // Deep with wide tiles stays on im2col + Eigen. Which tiling an 8x8 output gets depends on the
-  // ISA's tile widths (SYMBIND_GEMM_ISA), so the expectation asks ChooseGemmTiling.
-  const bool tall_8x8 = ChooseGemmTiling(24, 64, 576) == GemmTiling::kTall;
-  CHECK(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &writable) == tall_8x8);
+  // Deep 1x1 layers take it with either tiling; deep layers through im2col tiles only with tall
+  // ones, else im2col + Eigen. Which tiling a 3x3 layer at 8x8 gets depends on the ISA's tile
+  // widths (SYMBIND_GEMM_ISA), so the expectation asks ChooseGemmTiling.
+  CHECK(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &writable));
+  const bool tall_8x8 = ChooseGemmTiling(24, 64, 64 * 9) == GemmTiling::kTall;
+  CHECK(PackedGemmApplies({1, 64, 24, 1}, Geom({1, 64, 24, 1, 8, 8, 3, 1, 1}), &writable) == tall_8x8);
 }
 
 namespace {
@@ -597,8 +599,7 @@ TEST_CASE("Blocked and packed weight gradients match a naive sum and the im2col 
   // base instruction set's (SYMBIND_GEMM_ISA=base), where the blocked path may take them.
   for (const Case& lenet : {Case{100, 1, 20, 1, 28, 28, 5, 1, 0}, Case{100, 20, 50, 1, 12, 12, 5, 1, 0}}) {
     const ConvGeom g = Geom(lenet);
-    const bool tall = ChooseGemmTiling(lenet.out_c, lenet.in_c * g.k_size(), lenet.batch * g.out_size()) ==
-                      GemmTiling::kTall;
+    const bool tall = TallTilesFit(lenet.out_c, lenet.in_c * g.k_size(), lenet.batch * g.out_size());
     CHECK(BlockedBackwardWeightApplies({lenet.batch, lenet.in_c, lenet.out_c, 1}, g) == tall);
   }
   CHECK_FALSE(BlockedBackwardWeightApplies({1, 12, 18, 3}, Geom({1, 12, 18, 3, 10, 9, 3, 1, 1})));  // grouped
