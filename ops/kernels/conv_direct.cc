@@ -85,6 +85,28 @@ struct TileArgs {
   FusedActivation act;  // from this panel's first filter on
 };
 
+// A full tile's sums (every filter of the panel, every lane of the slots) + bias, the
+// activation, stored from the registers: the general store below (through memory, a mask and
+// the activation's kind per vector) cost the shallow first layers (27 taps per sum) a sixth to
+// a fourth of their time (1 thread, CPU ms: SqueezeNet's conv1 0.76 -> 0.65, MobileNet v2's
+// 0.42 -> 0.33; SqueezeNet's fire2 expansion, 144 taps, 0.67 -> 0.66).
+template <FusedActivation::Kind kAct>
+__attribute__((target("avx2,fma"), always_inline)) inline void StoreFullTile(const TileArgs& a, const Tile& t,
+                                                                           const __m256 (&acc)[kFilters][kSlots]) {
+  const __m256 lo = _mm256_set1_ps(a.act.lo), hi = _mm256_set1_ps(a.act.hi);
+#pragma GCC unroll 4
+  for (int f = 0; f < kFilters; ++f) {
+    const __m256 slope = _mm256_set1_ps(kAct == FusedActivation::kPRelu ? a.act.slopes[f] : a.act.slope);
+    const __m256 bias = _mm256_set1_ps(a.bias ? a.bias[f] : 0.0f);
+#pragma GCC unroll 3
+    for (int s = 0; s < kSlots; ++s) {
+      // bias-free sums stay as they are (no + 0: -0 kept)
+      const __m256 v = a.bias ? _mm256_add_ps(acc[f][s], bias) : acc[f][s];
+      _mm256_storeu_ps(t.out[s] + f * a.plane, ActivateAvx2(v, kAct, lo, hi, slope));
+    }
+  }
+}
+
 __attribute__((target("avx2,fma"))) void RunTile(const TileArgs& a, const Tile& t) {
   __m256 acc[kFilters][kSlots];
 #pragma GCC unroll 4
@@ -104,6 +126,15 @@ __attribute__((target("avx2,fma"))) void RunTile(const TileArgs& a, const Tile& 
       acc[f][0] = _mm256_fmadd_ps(wf, x0, acc[f][0]);
       acc[f][1] = _mm256_fmadd_ps(wf, x1, acc[f][1]);
       acc[f][2] = _mm256_fmadd_ps(wf, x2, acc[f][2]);
+    }
+  }
+  if (a.filters == kFilters && t.lanes[0] == kLanes && t.lanes[1] == kLanes && t.lanes[2] == kLanes) {
+    switch (a.act.kind) {
+      case FusedActivation::kNone: return StoreFullTile<FusedActivation::kNone>(a, t, acc);
+      case FusedActivation::kRelu: return StoreFullTile<FusedActivation::kRelu>(a, t, acc);
+      case FusedActivation::kClip: return StoreFullTile<FusedActivation::kClip>(a, t, acc);
+      case FusedActivation::kLeaky: return StoreFullTile<FusedActivation::kLeaky>(a, t, acc);
+      case FusedActivation::kPRelu: return StoreFullTile<FusedActivation::kPRelu>(a, t, acc);
     }
   }
   // Out of the registers at compile-time indices first: indexing acc in the loop below would

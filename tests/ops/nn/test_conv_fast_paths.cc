@@ -896,8 +896,10 @@ TEST_CASE("Fused relu / clip / leaky / prelu on every convolution path: the same
       {"depthwise", {1, 16, 16, 16, 7, 7, 7, 1, 0}},
       // Narrow planes in flat chunks of 16 outputs (7x7 3x3, 6x9 5x5).
       {"depthwise", {2, 9, 9, 9, 7, 7, 3, 1, 1}},   {"depthwise", {1, 5, 5, 5, 6, 9, 5, 1, 2}},
-      // The direct kernel (AVX2 only): filters past a panel of 4, slots over two rows.
+      // The direct kernel (AVX2 only): filters past a panel of 4, slots over two rows; full
+      // tiles (rows of 16 outputs, 8 filters) stored from the registers.
       {"direct", {2, 5, 7, 1, 6, 13, 3, 1, 1}}, {"direct", {1, 3, 10, 1, 9, 20, 3, 2, 1}},
+      {"direct", {1, 4, 8, 1, 5, 16, 3, 1, 1}},
   };
   uint64_t seed = 1700;
   for (const PathCase& pc : cases) {
