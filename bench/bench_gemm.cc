@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
     for (float& v : A) v = u(rng);
     for (float& v : B) v = u(rng);
     for (float& v : bias) v = u(rng);
-    const PackedGemmA packed(A.data(), c.M, c.K, c.K, ChooseGemmTiling(c.M, c.N, c.K));
+    const PackedGemmA packed(A.data(), c.M, c.K, c.K, ChooseGemmTiling(c.M, c.N));
     GemmEpilogue epilogue;
     epilogue.bias = bias.data();
     auto run = [&] { GemmPacked(packed, c.N, B.data(), c.N, C.data(), c.N, epilogue); };

@@ -291,7 +291,7 @@ int64_t PackedGemmColumns(int64_t kdim, const ConvGeom& g) {
 }
 GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
   const int64_t kdim = n.in_c / n.groups * g.k_size();
-  return ChooseGemmTiling(n.out_c / n.groups, PackedGemmColumns(kdim, g), kdim);
+  return ChooseGemmTiling(n.out_c / n.groups, PackedGemmColumns(kdim, g));
 }
 }  // namespace
 
@@ -398,7 +398,7 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
   // col = W^T dy for every image: W^T (kdim x out_c) packed once per call (straight from W, its
   // transpose), not per image.
   if (g.is_pointwise()) {  // col2im is the identity
-    const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim, ChooseGemmTiling(kdim, osize, n.out_c));
+    const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim, ChooseGemmTiling(kdim, osize));
     ForEachImage(n.batch, [&](int64_t i, bool) {
       float* dxi = dx + i * n.in_c * isize;
       if (req != OpReq::kAdd) return GemmPacked(packed, osize, dy + i * n.out_c * osize, osize, dxi, osize);
@@ -460,7 +460,7 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
       std::max(kTileFloats / std::max<int64_t>(1, kdim * OW), (kMinTileColumns + OW - 1) / OW), 1, rows);
   const int64_t tile_cols = rows_per_tile * OW;
   const PackedGemmA packed(PackedGemmA::Transposed{}, w, kdim, n.out_c, kdim,
-                           ChooseGemmTiling(kdim, std::min(osize, tile_cols), n.out_c));
+                           ChooseGemmTiling(kdim, std::min(osize, tile_cols)));
   ForEachImage(n.batch, [&](int64_t i, bool parallel) {
     float* dxi = dx + i * n.in_c * isize;
     std::vector<float> col(static_cast<size_t>(kdim * tile_cols));
@@ -564,7 +564,7 @@ void WeightGradientPacked(const float* dy, const float* x, int64_t i0, int64_t i
     for (int64_t f = 0; f < n.out_c; ++f)
       for (int64_t o = 0; o < osize; ++o) b[o * n.out_c + f] = dyi[f * osize + o];
   }
-  const PackedGemmA a(col.data(), kdim, depth, depth, ChooseGemmTiling(kdim, n.out_c, depth));
+  const PackedGemmA a(col.data(), kdim, depth, depth, ChooseGemmTiling(kdim, n.out_c));
   GemmPacked(a, n.out_c, dyt.data(), n.out_c, dwt, n.out_c);
 }
 }  // namespace

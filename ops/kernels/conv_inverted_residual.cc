@@ -126,9 +126,9 @@ void InvertedResidualFusedPlanes(const float* x, const InvertedResidualWeights& 
   const InvertedResidualBands plan = PlanInvertedResidualBands(d, false);
   const int64_t R = plan.buffer_rows;
   const auto expand = CachedPackedConvWeights(w.expand_w, w.expand, 1, d.hidden_c, d.in_c,
-                                              ChooseGemmTiling(d.hidden_c, plan.band * S * W, d.in_c));
+                                              ChooseGemmTiling(d.hidden_c, plan.band * S * W));
   const auto project = CachedPackedConvWeights(w.project_w, w.project, 1, d.out_c, d.hidden_c,
-                                               ChooseGemmTiling(d.out_c, plan.band * OW, d.hidden_c));
+                                               ChooseGemmTiling(d.out_c, plan.band * OW));
   const DepthwisePlaneFn plane = ChooseDepthwisePlane(K, S);
   const std::vector<float> zeros(static_cast<size_t>(W), 0.0f);
   const GemmEpilogue expand_epilogue{w.expand_b, d.expand_act}, project_epilogue{w.project_b, {}};

@@ -218,6 +218,14 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
   for (int64_t c = 0; c < C; ++c)
     for (int64_t t = 0; t < K * K; ++t) taps[static_cast<size_t>(t * C + c)] = w.depthwise_w[c * K * K + t];
   const DepthwiseRowsFn depthwise = ChooseDepthwiseRows(K, S);
+  // Output rows [o0, o1) of image i from its expanded rows in E (image row `base` first),
+  // filtered into D, projected (+ bias, + x) into y.
+  auto filter_and_project = [&](int64_t i, const float* E, int64_t base, int64_t o0, int64_t o1, float* D) {
+    depthwise(E, base, d, o0, o1, taps.data(), w.depthwise_b, D);
+    const GemmEpilogue epilogue{w.project_b, {}, d.residual ? x + i * d.in_c * H * W + o0 * OW : nullptr};
+    GemmPackedTallBt(project->groups[0], (o1 - o0) * OW, D, C, y + (i * d.out_c * OH + o0) * OW, OH * OW, false,
+                     &epilogue);
+  };
   // One image on several threads whose expanded image fits 512 KB (7x7 and 14x14): the parts
   // expand disjoint input rows into one buffer, then each filters and projects its output rows,
   // reading the rows next to its own from there. Parts that expand all the rows they read
@@ -243,10 +251,7 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t o0 = p * plan.part_rows, o1 = std::min(OH, o0 + plan.part_rows);
         if (filtered.size() < static_cast<size_t>((o1 - o0) * OW * C)) filtered.resize(static_cast<size_t>((o1 - o0) * OW * C));
-        depthwise(E.data(), 0, d, o0, o1, taps.data(), w.depthwise_b, filtered.data());
-        const GemmEpilogue epilogue{w.project_b, {}, d.residual ? x + o0 * OW : nullptr};
-        GemmPackedTallBt(project->groups[0], (o1 - o0) * OW, filtered.data(), C, y + o0 * OW, OH * OW, false,
-                         &epilogue);
+        filter_and_project(0, E.data(), 0, o0, o1, filtered.data());
       }
     });
     return;
@@ -270,10 +275,7 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
         if (b.hi > b.lo + b.kept)
           ExpandRows(xi + (b.lo + b.kept) * W, H * W, (b.hi - b.lo - b.kept) * W, expand->groups[0], w.expand_b,
                      d.expand_act, E + b.kept * W * C, packed.data());
-        depthwise(E, b.lo, d, b.o0, b.o1, taps.data(), w.depthwise_b, D);
-        const GemmEpilogue epilogue{w.project_b, {}, d.residual ? xi + b.o0 * OW : nullptr};
-        GemmPackedTallBt(project->groups[0], (b.o1 - b.o0) * OW, D, C, y + (b.image * d.out_c * OH + b.o0) * OW,
-                         OH * OW, false, &epilogue);
+        filter_and_project(b.image, E, b.lo, b.o0, b.o1, D);
       });
   });
 }

@@ -561,7 +561,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   const Tiling tl = MakeTiling(n, g, tile);
   // The tiling of the products (filters x channels) x (channels x chunk tiles): tall tiles
   // where a chunk's few tiles would mostly pad wide ones (14x14 outputs: 16 tiles).
-  const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk, C);
+  const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk);
   std::shared_ptr<const WinogradWeights> u;
   if (weights) u = CachedWeights(*weights, F, C, tile, tiling);
   else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tile, tiling));

@@ -230,12 +230,11 @@ PaddedWork PaddedTileWork(int64_t M, int64_t N) {
 }
 }  // namespace
 
-GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K) {
+GemmTiling ChooseGemmTiling(int64_t M, int64_t N) {
   // Tall where it saves a tenth of the padded work. Wide tiles run a block's column tiles in
   // one call (PackedTileArgs::tiles) and beat tall ones at equal padding however deep (AVX2, 1
   // thread, GFLOP/s wide vs tall: 1000x169x512 90 vs 81, 64x3136x256 80 vs 76, 128x784x512 85
   // vs 77, 256x196x1024 87 vs 82); before that, tall ones won past 128 steps (TallTilesFit).
-  (void)K;
   const PaddedWork w = PaddedTileWork(M, N);
   return 10 * w.tall < 9 * w.wide ? GemmTiling::kTall : GemmTiling::kWide;
 }
@@ -432,7 +431,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
           const int64_t k0 = s * kc_max, kc = std::min(kc_max, K - k0);
           // Full tiles in runs of one call each (PackedTileArgs::tiles) whose B stays in L1
           // (16 KB) while every panel passes over it.
-          const int64_t run_max = tall ? 1 : std::max<int64_t>(1, kRunFloats / (kc * nr));
+          const int64_t run_max = std::max<int64_t>(1, kRunFloats / (kc * nr));
           for (int64_t j = 0, run = 1; j < cols_here; j += run * nr) {
             const int cols = static_cast<int>(std::min<int64_t>(nr, cols_here - j));
             run = cols < nr ? 1 : std::min(run_max, (cols_here - j) / nr);

@@ -81,9 +81,9 @@ struct GemmEpilogue {
 // kTall: rows in vectors, columns broadcast (32 rows x up to 12 columns), for few columns, where
 // 32-wide tiles are mostly padding (7x7 = 49 positions fill 64). Both give the same bits.
 enum class GemmTiling { kWide, kTall };
-// The faster tiling for an M x N product of depth K (C's rows x columns): kTall where it saves
-// a tenth of the padded work.
-GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K);
+// The faster tiling for an M x N product (C's rows x columns), whatever its depth: kTall where it
+// saves a tenth of the padded work.
+GemmTiling ChooseGemmTiling(int64_t M, int64_t N);
 // Whether tall tiles pad the product no more than wide ones and it is deeper than 128 (or they
 // save a tenth): where kernels built on tall tiles alone (the blocked weight gradient) were
 // measured to pay.
