@@ -32,103 +32,9 @@ namespace symbind {
 namespace capi {
 namespace {
 
-// A symbol, or an operator with parameters awaiting its inputs (MXSymbolCreateAtomicSymbol
-// then MXSymbolCompose).
-struct SymbolBox {
-  static constexpr HandleKind kKind = HandleKind::kSymbol;
-  Symbol symbol;
-  const Op* pending_op = nullptr;
-  KwArgs pending_params;
-};
-
-struct ExecutorBox {
-  static constexpr HandleKind kKind = HandleKind::kExecutor;
-  std::shared_ptr<Executor> exec;  // shared with mxnet-cpp's Executor for its GetHandle()
-  ExecutorMonitorCallback monitor = nullptr;
-  void* monitor_handle = nullptr;
-  bool monitor_all = false;
-};
-
-// Per-thread storage behind returned pointers.
-struct Returns {
-  std::string text;
-  std::vector<std::string> strings;
-  std::vector<const char*> string_ptrs;
-  std::vector<void*> handles;
-  std::vector<int> shape;
-  // MXSymbolInferShapeEx: arguments, outputs, aux states.
-  std::vector<std::vector<int>> shapes[3];
-  std::vector<int> ndims[3];
-  std::vector<const int*> shape_ptrs[3];
-  // MXSymbolGetAtomicSymbolInfo
-  std::vector<std::string> info_names, info_types, info_docs;
-  std::vector<const char*> info_name_ptrs, info_type_ptrs, info_doc_ptrs;
-  std::string info_name, info_description, info_key_var, info_return_type;
-};
-Returns& Ret() {
-  thread_local Returns r;
-  return r;
-}
-
-const char** StringsOut(std::vector<std::string> values, uint32_t* size,
-                        std::vector<std::string>* store, std::vector<const char*>* ptrs) {
-  *store = std::move(values);
-  ptrs->clear();
-  for (auto& s : *store) ptrs->push_back(s.c_str());
-  *size = static_cast<uint32_t>(store->size());
-  return ptrs->data();
-}
-const char** StringsOut(std::vector<std::string> values, uint32_t* size) {
-  return StringsOut(std::move(values), size, &Ret().strings, &Ret().string_ptrs);
-}
-
-const Symbol& SymbolOf(void* handle, const char* param = "symbol") {
-  SymbolBox* box = FromHandle<SymbolBox>(handle, param);
-  if (box->pending_op)
-    throw Error(StrCat("symbol of operator '", box->pending_op->name,
-                       "' has no inputs yet: call MXSymbolCompose first"));
-  return box->symbol;
-}
-NDArray& ArrayOf(void* handle, const char* param = "handle") {
-  return FromHandle<NDArrayBox>(handle, param)->array;
-}
-void* NewSymbol(Symbol s) {
-  SymbolBox* box = NewHandle<SymbolBox>();
-  box->symbol = std::move(s);
-  return box;
-}
-void* NewArray(NDArray a) { return NewHandle<NDArrayBox>(std::move(a)); }
-
-const std::vector<const Op*>& AllOps() {
-  static const std::vector<const Op*> ops = OpRegistry::Global().ListOps();
-  return ops;
-}
-const Op* OpOf(void* creator, const char* param = "creator") {
-  NotNull(creator, param);
-  const Op* op = static_cast<const Op*>(creator);
-  const auto& ops = AllOps();
-  if (std::find(ops.begin(), ops.end(), op) == ops.end())
-    throw Error(StrCat("argument '", param, "' is not an operator handle of this library"));
-  return op;
-}
-
-KwArgs Params(uint32_t n, const char** keys, const char** vals) {
-  std::vector<std::string> k = CStrings(n, keys, "keys"), v = CStrings(n, vals, "vals");
-  KwArgs out;
-  for (uint32_t i = 0; i < n; ++i) out[k[i]] = v[i];
-  return out;
-}
-
 TShape ShapeFromC(const uint32_t* dims, uint32_t ndim) {
   if (ndim > 0) NotNull(dims, "shape");
   return TShape(std::vector<int64_t>(dims, dims + ndim));
-}
-
-void NDArraysOut(const std::vector<NDArray>& arrays, uint32_t* size, NDArrayHandle** out) {
-  Ret().handles.clear();
-  for (auto& a : arrays) Ret().handles.push_back(NewArray(a));
-  *size = static_cast<uint32_t>(arrays.size());
-  *out = Ret().handles.data();
 }
 
 void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_arr,
@@ -140,11 +46,6 @@ void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_
   NDArraysOut(file.arrays, out_size, out_arr);
   *out_names = StringsOut(file.names, out_name_size);
 }
-
-// Random operators invoked imperatively draw from seed MXRandomSeed's value plus the number
-// of invocations before (so successive calls differ, and a program reproduces its draws).
-std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
-uint64_t NextInvokeSeed() { return invoke_seed_base.load() + invoke_count.fetch_add(1); }
 
 std::vector<std::string> InputNames(const Symbol& s, int option) {
   if (option == 0) return s.ListInputs();
@@ -180,8 +81,7 @@ int MXGetVersion(int* out) {
 // Seeds the random operators MXImperativeInvoke runs (MXNet's NDArray::SampleUniform etc.).
 int MXRandomSeed(int seed) {
   return Guarded(__func__, [&] {
-    invoke_seed_base = static_cast<uint64_t>(static_cast<uint32_t>(seed)) << 32;
-    invoke_count = 0;
+    SeedInvokes(seed);
     // And the generator of symbind's own mxnet-cpp layer (NDArray::SampleGaussian, ...).
     mxnet::cpp::compat::SeedRandom(static_cast<uint64_t>(seed));
   });
@@ -218,7 +118,10 @@ int NNListAllOpNames(nn_uint* out_size, const char*** out_array) {
 int NNGetOpHandle(const char* op_name, OpHandle* op_out) {
   return Guarded(__func__, [&] {
     NotNull(op_out, "op_out");
-    *op_out = const_cast<Op*>(&OpRegistry::Global().Get(CString(op_name, "op_name")));
+    const std::string name = CString(op_name, "op_name");
+    const Op* op = FindOpOrPlaceholder(name);
+    if (!op) OpRegistry::Global().Get(name);  // throws, naming the op and its near misses
+    *op_out = const_cast<Op*>(op);
   });
 }
 
@@ -276,7 +179,7 @@ int MXSymbolGetAtomicSymbolInfo(AtomicSymbolCreator creator, const char** name,
 int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, const char** keys,
                                const char** vals, SymbolHandle* out) {
   return Guarded(__func__, [&] {
-    const Op* op = OpOf(creator);
+    const Op* op = OpForUse(creator);
     NotNull(out, "out");
     KwArgs params = Params(num_param, keys, vals);
     SymbolBox* box = NewHandle<SymbolBox>();
@@ -457,54 +360,6 @@ int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value) {
   });
 }
 
-int MXSymbolInferShapeEx(SymbolHandle sym, uint32_t num_args, const char** keys,
-                         const uint32_t* arg_ind_ptr, const int* arg_shape_data,
-                         uint32_t* in_shape_size, const int** in_shape_ndim,
-                         const int*** in_shape_data, uint32_t* out_shape_size,
-                         const int** out_shape_ndim, const int*** out_shape_data,
-                         uint32_t* aux_shape_size, const int** aux_shape_ndim,
-                         const int*** aux_shape_data, int* complete) {
-  return Guarded(__func__, [&] {
-    const Symbol& s = SymbolOf(sym, "sym");
-    std::vector<std::string> names = s.ListArguments();
-    std::vector<std::string> given = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
-    if (num_args > 0) {
-      NotNull(arg_ind_ptr, "arg_ind_ptr");
-      NotNull(arg_shape_data, "arg_shape_data");
-    }
-    std::map<std::string, TShape> known;
-    for (uint32_t i = 0; i < num_args; ++i) {
-      std::string name = keys ? given[i] : (i < names.size() ? names[i] : "");
-      if (name.empty()) throw Error(StrCat("shape ", i, " given for a symbol with ", names.size(), " arguments"));
-      known[name] = TShape(std::vector<int64_t>(arg_shape_data + arg_ind_ptr[i],
-                                                arg_shape_data + arg_ind_ptr[i + 1]));
-    }
-    ShapeInferResult r = InferShapePartial(s, known);
-    const std::vector<TShape>* groups[3] = {&r.arg_shapes, &r.out_shapes, &r.aux_shapes};
-    uint32_t* sizes[3] = {in_shape_size, out_shape_size, aux_shape_size};
-    const int** ndims[3] = {in_shape_ndim, out_shape_ndim, aux_shape_ndim};
-    const int*** datas[3] = {in_shape_data, out_shape_data, aux_shape_data};
-    Returns& ret = Ret();
-    for (int g = 0; g < 3; ++g) {
-      NotNull(sizes[g], "shape size");
-      NotNull(ndims[g], "shape ndim");
-      NotNull(datas[g], "shape data");
-      ret.shapes[g].clear();
-      ret.ndims[g].clear();
-      ret.shape_ptrs[g].clear();
-      for (auto& shape : *groups[g]) {
-        ret.shapes[g].push_back(shape.ndim_known() ? ShapeToInt(shape) : std::vector<int>());
-        ret.ndims[g].push_back(shape.ndim());
-      }
-      for (auto& v : ret.shapes[g]) ret.shape_ptrs[g].push_back(v.data());
-      *sizes[g] = static_cast<uint32_t>(ret.shapes[g].size());
-      *ndims[g] = ret.ndims[g].data();
-      *datas[g] = ret.shape_ptrs[g].data();
-    }
-    *NotNull(complete, "complete") = r.complete();
-  });
-}
-
 int MXGenBackendSubgraph(SymbolHandle, const char* backend, SymbolHandle*) {
   return Guarded(__func__, [&] {
     throw Error(StrCat("subgraph backends (", backend ? backend : "null",
@@ -650,7 +505,7 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
                        int* num_outputs, NDArrayHandle** outputs, int num_params,
                        const char** param_keys, const char** param_vals) {
   return Guarded(__func__, [&] {
-    const Op* op = OpOf(creator);
+    const Op* op = OpForUse(creator);
     NotNull(num_outputs, "num_outputs");
     NotNull(outputs, "outputs");
     if (num_inputs < 0 || num_params < 0) throw Error("negative input or parameter count");
@@ -763,6 +618,10 @@ int MXExecutorPrint(ExecutorHandle handle, const char** out_str) {
       text += node.is_variable() ? StrCat("Variable:", node.name(), "\n")
                                  : StrCat("Op:", node.attrs.op->name, ", Name=", node.name(), "\n");
     }
+    // Module reads the third line from the end for its memory total.
+    const ExecutorMemory& m = box->exec->memory();
+    text += StrCat("Total ", (m.output_bytes + (1 << 20) - 1) >> 20, " MB allocated\n");
+    text += "Total 0 TempSpace resource requested\n";
     Ret().text = text;
     *out_str = Ret().text.c_str();
   });

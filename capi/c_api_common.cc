@@ -1,5 +1,7 @@
 #include "c_api_common.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <limits>
 #include <mutex>
@@ -29,6 +31,87 @@ HandleTable& Handles() {
 
 void SetLastError(const std::string& message) { last_error = message; }
 const char* LastError() { return last_error.c_str(); }
+
+Returns& Ret() {
+  thread_local Returns r;
+  return r;
+}
+
+const char** StringsOut(std::vector<std::string> values, uint32_t* size,
+                        std::vector<std::string>* store, std::vector<const char*>* ptrs) {
+  *store = std::move(values);
+  ptrs->clear();
+  for (auto& s : *store) ptrs->push_back(s.c_str());
+  *size = static_cast<uint32_t>(store->size());
+  return ptrs->data();
+}
+const char** StringsOut(std::vector<std::string> values, uint32_t* size) {
+  return StringsOut(std::move(values), size, &Ret().strings, &Ret().string_ptrs);
+}
+
+const Symbol& SymbolOf(void* handle, const char* param) {
+  SymbolBox* box = FromHandle<SymbolBox>(handle, param);
+  if (box->pending_op)
+    throw Error(StrCat("symbol of operator '", box->pending_op->name,
+                       "' has no inputs yet: call MXSymbolCompose first"));
+  return box->symbol;
+}
+NDArray& ArrayOf(void* handle, const char* param) {
+  return FromHandle<NDArrayBox>(handle, param)->array;
+}
+void* NewSymbol(Symbol s) {
+  SymbolBox* box = NewHandle<SymbolBox>();
+  box->symbol = std::move(s);
+  return box;
+}
+void* NewArray(NDArray a) { return NewHandle<NDArrayBox>(std::move(a)); }
+
+void NDArraysOut(const std::vector<NDArray>& arrays, uint32_t* size, NDArrayHandle** out) {
+  Ret().handles.clear();
+  for (auto& a : arrays) Ret().handles.push_back(NewArray(a));
+  *size = static_cast<uint32_t>(arrays.size());
+  *out = Ret().handles.data();
+}
+
+const std::vector<const Op*>& AllOps() {
+  static const std::vector<const Op*> ops = [] {
+    std::vector<const Op*> all = OpRegistry::Global().ListOps();
+    for (const Op* op : PlaceholderOps()) all.push_back(op);
+    return all;
+  }();
+  return ops;
+}
+const Op* OpOf(void* creator, const char* param) {
+  NotNull(creator, param);
+  const Op* op = static_cast<const Op*>(creator);
+  const auto& ops = AllOps();
+  if (std::find(ops.begin(), ops.end(), op) == ops.end())
+    throw Error(StrCat("argument '", param, "' is not an operator handle of this library"));
+  return op;
+}
+const Op* OpForUse(void* creator, const char* param) {
+  const Op* op = OpOf(creator, param);
+  if (IsPlaceholder(op))
+    throw Error(StrCat("operator '", op->name, "' is not supported by symbind (", op->description,
+                       "; docs/coming-from-mxnet.md lists such operators)"));
+  return op;
+}
+
+KwArgs Params(uint32_t n, const char** keys, const char** vals) {
+  std::vector<std::string> k = CStrings(n, keys, "keys"), v = CStrings(n, vals, "vals");
+  KwArgs out;
+  for (uint32_t i = 0; i < n; ++i) out[k[i]] = v[i];
+  return out;
+}
+
+namespace {
+std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
+}  // namespace
+uint64_t NextInvokeSeed() { return invoke_seed_base.load() + invoke_count.fetch_add(1); }
+void SeedInvokes(int seed) {
+  invoke_seed_base = static_cast<uint64_t>(static_cast<uint32_t>(seed)) << 32;
+  invoke_count = 0;
+}
 
 const char* HandleKindName(HandleKind kind) {
   switch (kind) {

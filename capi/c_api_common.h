@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,7 +12,12 @@
 #include <symbind/core/error.h>
 #include <symbind/core/ndarray.h>
 #include <symbind/core/tshape.h>
+#include <symbind/core/op.h>
+#include <symbind/core/symbol.h>
+#include <symbind/executor/autograd.h>
 #include <symbind/executor/executor.h>
+
+#include <mxnet/c_api.h>
 
 namespace symbind {
 namespace capi {
@@ -82,8 +88,91 @@ std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const 
 // An NDArray behind an NDArrayHandle.
 struct NDArrayBox {
   static constexpr HandleKind kKind = HandleKind::kNDArray;
+  NDArrayBox() = default;
+  explicit NDArrayBox(NDArray a) : array(std::move(a)) {}
   NDArray array;
+  // Its place on the autograd tape (a recorded output or a marked variable); shallow copies
+  // of the handle share it, as copies of an MXNet NDArray share their autograd entry.
+  std::shared_ptr<autograd::Entry> autograd;
 };
+
+// A symbol, or an operator with parameters awaiting its inputs (MXSymbolCreateAtomicSymbol
+// then MXSymbolCompose).
+struct SymbolBox {
+  static constexpr HandleKind kKind = HandleKind::kSymbol;
+  Symbol symbol;
+  const Op* pending_op = nullptr;
+  KwArgs pending_params;
+};
+
+struct ExecutorBox {
+  static constexpr HandleKind kKind = HandleKind::kExecutor;
+  std::shared_ptr<Executor> exec;  // shared with mxnet-cpp's Executor for its GetHandle()
+  ExecutorMonitorCallback monitor = nullptr;
+  void* monitor_handle = nullptr;
+  bool monitor_all = false;
+};
+
+// Per-thread storage behind returned pointers: valid until the next call of the same kind on
+// the same thread, as in MXNet.
+struct Returns {
+  std::string text;
+  std::vector<std::string> strings;
+  std::vector<const char*> string_ptrs;
+  std::vector<void*> handles;
+  std::vector<int> shape;
+  std::vector<int64_t> shape64;
+  std::vector<int> ints;
+  // Shape and type inference: arguments, outputs, aux states.
+  std::vector<std::vector<int>> shapes[3];
+  std::vector<std::vector<int64_t>> shapes64[3];
+  std::vector<int> ndims[3];
+  std::vector<const int*> shape_ptrs[3];
+  std::vector<const int64_t*> shape64_ptrs[3];
+  std::vector<int> types[3];
+  // MXSymbolGetAtomicSymbolInfo
+  std::vector<std::string> info_names, info_types, info_docs;
+  std::vector<const char*> info_name_ptrs, info_type_ptrs, info_doc_ptrs;
+  std::string info_name, info_description, info_key_var, info_return_type;
+};
+Returns& Ret();
+
+// `values` kept in `store`, their C strings in `ptrs`; returns ptrs->data().
+const char** StringsOut(std::vector<std::string> values, uint32_t* size,
+                        std::vector<std::string>* store, std::vector<const char*>* ptrs);
+const char** StringsOut(std::vector<std::string> values, uint32_t* size);
+
+const Symbol& SymbolOf(void* handle, const char* param = "symbol");
+NDArray& ArrayOf(void* handle, const char* param = "handle");
+void* NewSymbol(Symbol s);
+void* NewArray(NDArray a);
+// New handles for `arrays` in the per-thread store.
+void NDArraysOut(const std::vector<NDArray>& arrays, uint32_t* size, NDArrayHandle** out);
+
+// The registry's operators, then the placeholders (capi/c_api_placeholder_ops.cc).
+const std::vector<const Op*>& AllOps();
+// The operator behind an AtomicSymbolCreator / OpHandle (checked against AllOps).
+const Op* OpOf(void* creator, const char* param = "creator");
+// The same for a call that computes or composes with it: a placeholder throws, naming it.
+const Op* OpForUse(void* creator, const char* param = "creator");
+
+// Names MXNet's Python package looks up at import that symbind cannot compute: listed and
+// described like operators (so the package's modules build), refused when used.
+const std::vector<const Op*>& PlaceholderOps();
+bool IsPlaceholder(const Op* op);
+// A registered operator or a placeholder by name; null when neither.
+const Op* FindOpOrPlaceholder(const std::string& name);
+KwArgs Params(uint32_t n, const char** keys, const char** vals);
+
+// Random operators invoked imperatively draw from the seed MXRandomSeed set plus the number
+// of invocations before (so successive calls differ, and a program reproduces its draws).
+uint64_t NextInvokeSeed();
+void SeedInvokes(int seed);
+
+// MXNet's numpy shape semantics flag (MXSetIsNumpyShape), per thread: without it, shapes
+// cross the C API with 0 for an unknown dim, as in MXNet 1.x.
+bool NumpyShapeSemantics();
+bool SetNumpyShapeSemantics(bool on);
 
 // The context for MXNet's (dev_type, dev_id). symbind computes on the CPU only: CPU types
 // (1 cpu, 3 cpu_pinned, 5 cpu_shared) are the CPU; GPU (2) also runs on the CPU, with a

@@ -106,6 +106,26 @@ KVStoreHandle SharedKVStoreHandle(const std::shared_ptr<KVStore>& store) {
 using namespace symbind;
 using namespace symbind::capi;
 
+// Iterators MXNet's Python package imports by name (mx.io) that symbind does not have: listed
+// so that `import mxnet` succeeds, refused with this reason when created.
+static const std::vector<DataIterInfo>& PlaceholderIters() {
+  static const std::vector<DataIterInfo> iters = [] {
+    const char* const names[] = {"ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
+                                 "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "ImageDetRecordIter",
+                                 "LibSVMIter"};
+    std::vector<DataIterInfo> out;
+    for (const char* name : names) {
+      bool present = false;
+      for (auto& info : ListDataIters()) present |= info.name == name;
+      if (!present)
+        out.push_back(DataIterInfo{name, "Not supported by symbind: RecordIO image and LibSVM iterators",
+                                   &EmptyParam::Schema(), nullptr});
+    }
+    return out;
+  }();
+  return iters;
+}
+
 int MXListDataIters(uint32_t* out_size, DataIterCreator** out_array) {
   return Guarded(__func__, [&] {
     NotNull(out_size, "out_size");
@@ -113,6 +133,7 @@ int MXListDataIters(uint32_t* out_size, DataIterCreator** out_array) {
     static std::vector<DataIterCreator> creators = [] {
       std::vector<DataIterCreator> c;
       for (auto& info : ListDataIters()) c.push_back(const_cast<DataIterInfo*>(&info));
+      for (auto& info : PlaceholderIters()) c.push_back(const_cast<DataIterInfo*>(&info));
       return c;
     }();
     *out_size = static_cast<uint32_t>(creators.size());
@@ -123,6 +144,8 @@ int MXListDataIters(uint32_t* out_size, DataIterCreator** out_array) {
 static const DataIterInfo& IterOf(DataIterCreator creator) {
   NotNull(creator, "creator");
   for (auto& info : ListDataIters())
+    if (&info == creator) return info;
+  for (auto& info : PlaceholderIters())
     if (&info == creator) return info;
   throw Error("argument 'creator' is not a data iterator creator of this library");
 }
@@ -165,6 +188,9 @@ int MXDataIterCreateIter(DataIterCreator handle, uint32_t num_param, const char*
   return Guarded(__func__, [&] {
     const DataIterInfo& info = IterOf(handle);
     NotNull(out, "out");
+    if (!info.create)
+      throw Error(StrCat("data iterator '", info.name, "' is not supported by symbind (RecordIO image and "
+                         "LibSVM iterators; use NDArrayIter, CSVIter or MNISTIter)"));
     std::vector<std::string> k = CStrings(num_param, keys, "keys"), v = CStrings(num_param, vals, "vals");
     KwArgs params;
     for (uint32_t i = 0; i < num_param; ++i) params[k[i]] = v[i];

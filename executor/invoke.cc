@@ -20,7 +20,7 @@ std::string Where(const std::string& op_name) { return StrCat("Invoke('", op_nam
 }  // namespace
 
 std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const InvokeInputs& inputs,
-                            const std::vector<NDArray>& outputs, uint64_t seed) {
+                            const std::vector<NDArray>& outputs, const InvokeOptions& options) {
   const Op& op = OpRegistry::Global().Get(op_name);
   // As in MXNet, an op creating an array (no inputs) takes its shape from the output given.
   if (inputs.positional.empty() && inputs.named.empty() && !outputs.empty() &&
@@ -57,6 +57,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   // Symbol::Create has checked the input count and names; every input is one of ours unless
   // the op created it (an argument not given).
   std::vector<NDArray> node_inputs;
+  std::vector<size_t> input_source;
   for (const Graph::EntryRef& e : node.inputs) {
     const std::string& var = graph.node(e.node_id).node->name();
     auto it = index_of.find(var);
@@ -66,6 +67,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
                          op.ListAuxStates(attrs).empty() ? "" : " and aux states ",
                          JoinNames(op.ListAuxStates(attrs))));
     node_inputs.push_back(*arrays[it->second]);
+    input_source.push_back(it->second);
   }
   const std::vector<TShape> entry_shapes = InferEntryShapes(graph, shapes);
   const std::vector<int> entry_types = InferEntryTypes(graph, types);
@@ -100,8 +102,15 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   }
 
   OpContext ctx;
-  ctx.seed = seed;
+  ctx.seed = options.seed;
+  ctx.is_train = options.is_train;
   op.forward(ctx, attrs, node_inputs, req, node_outputs);
+  if (options.record) {
+    options.record->attrs = attrs;
+    options.record->inputs = node_inputs;
+    options.record->input_source = input_source;
+    options.record->outputs = node_outputs;
+  }
 
   for (size_t i = 0; i < visible; ++i) {
     const bool given = i < outputs.size() && !outputs[i].is_none();

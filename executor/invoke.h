@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <symbind/core/ndarray.h>
+#include <symbind/core/op.h>
 #include <symbind/core/param.h>
 
 namespace symbind {
@@ -27,9 +28,30 @@ struct InvokeInputs {
   std::vector<std::pair<std::string, NDArray>> named;
 };
 
-// Returns the op's visible outputs. `seed` seeds random operators (as OpContext::seed).
+// What one call computed, for a tape that differentiates it later (executor/autograd.h).
+struct InvokedCall {
+  NodeAttrs attrs;
+  std::vector<NDArray> inputs;        // the node's inputs: arguments then aux states
+  std::vector<size_t> input_source;   // for each, its index in positional then named inputs
+  std::vector<NDArray> outputs;       // every output, hidden ones included, as computed
+};
+
+struct InvokeOptions {
+  uint64_t seed = 0;        // seeds random operators (as OpContext::seed)
+  bool is_train = false;    // training behaviour (BatchNorm batch statistics, Dropout)
+  InvokedCall* record = nullptr;  // filled when not null
+};
+
+// Returns the op's visible outputs.
 std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const InvokeInputs& inputs,
-                            const std::vector<NDArray>& outputs = {}, uint64_t seed = 0);
+                            const std::vector<NDArray>& outputs, const InvokeOptions& options);
+
+inline std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const InvokeInputs& inputs,
+                                   const std::vector<NDArray>& outputs = {}, uint64_t seed = 0) {
+  InvokeOptions options;
+  options.seed = seed;
+  return Invoke(op_name, std::move(params), inputs, outputs, options);
+}
 
 inline std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params,
                                    const std::vector<NDArray>& inputs,

@@ -155,6 +155,218 @@ MXNET_DLL int MXSymbolSaveToFile(SymbolHandle symbol, const char *fname);
 MXNET_DLL int MXSymbolSaveToJSON(SymbolHandle symbol, const char **out_json);
 MXNET_DLL int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value);
 
+/* What MXNet's Python package calls beyond the cpp-package's set (docs/python.md). */
+typedef void* ProfileHandle;
+typedef void* CudaModuleHandle;
+typedef void* CudaKernelHandle;
+typedef void* DLManagedTensorHandle;
+typedef void (*CachedOpMonitorCallback)(const char*, const char*, NDArrayHandle);
+struct LibFeature {
+  const char* name;
+  bool enabled;
+};
+struct MXCallbackList {
+  int num_callbacks;
+  int (**callbacks)(void);
+  void** contexts;
+};
+typedef int (*CustomOpPropCreator)(const char* op_type, const int num_kwargs, const char** keys,
+    const char** values, struct MXCallbackList* ret);
+
+MXNET_DLL int MXAggregateProfileStatsPrint(const char** out_str, int reset);
+MXNET_DLL int MXAggregateProfileStatsPrintEx(const char** out_str, int, int, int, int);
+MXNET_DLL int MXAutogradBackward(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle*
+    ograd_handles, int retain_graph);
+MXNET_DLL int MXAutogradBackwardEx(uint32_t num_output, NDArrayHandle* output_handles,
+    NDArrayHandle* ograd_handles, uint32_t num_variables, NDArrayHandle* var_handles, int
+    retain_graph, int create_graph, int is_train, NDArrayHandle** grad_handles, int** grad_stypes);
+MXNET_DLL int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle*);
+MXNET_DLL int MXAutogradIsRecording(bool* curr);
+MXNET_DLL int MXAutogradIsTraining(bool* curr);
+MXNET_DLL int MXAutogradMarkVariables(uint32_t num_var, NDArrayHandle* var_handles, uint32_t*
+    reqs_array, NDArrayHandle* grad_handles);
+MXNET_DLL int MXAutogradSetIsRecording(int is_recording, int* prev);
+MXNET_DLL int MXAutogradSetIsTraining(int is_training, int* prev);
+MXNET_DLL int MXCachedOpRegisterOpHook(NDArrayHandle handle, CachedOpMonitorCallback, bool);
+MXNET_DLL int MXCreateCachedOp(SymbolHandle handle, CachedOpHandle* out);
+MXNET_DLL int MXCreateCachedOpEx(SymbolHandle handle, int num_flags, const char** keys, const char**
+    vals, CachedOpHandle* out);
+MXNET_DLL int MXCustomFunctionRecord(int, NDArrayHandle*, int, NDArrayHandle*, struct
+    MXCallbackList*);
+MXNET_DLL int MXCustomOpRegister(const char* op_type, CustomOpPropCreator creator);
+MXNET_DLL int MXDumpProcessProfile(int, int, KVStoreHandle);
+MXNET_DLL int MXDumpProfile(int);
+MXNET_DLL int MXEngineSetBulkSize(int bulk_size, int* prev_bulk_size);
+MXNET_DLL int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* head_grads,
+    int);
+MXNET_DLL int MXExecutorGetOptimizedSymbol(ExecutorHandle handle, SymbolHandle* out);
+MXNET_DLL int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, int
+    dev_id, uint32_t num_map_keys, const char**, const int*, const int*, const uint32_t
+    num_provided_arg_shapes, const char** provided_arg_shape_names, const int*
+    provided_arg_shape_data, const uint32_t* provided_arg_shape_idx, uint32_t* num_in_args,
+    NDArrayHandle** in_args, NDArrayHandle** arg_grads, uint32_t* num_aux_states, NDArrayHandle**
+    aux_states, ExecutorHandle shared_exec, ExecutorHandle* out);
+MXNET_DLL int MXExecutorSimpleBindEx(SymbolHandle symbol_handle, int dev_type, int dev_id, const
+    uint32_t num_g2c_keys, const char**, const int*, const int*, const uint32_t
+    provided_grad_req_list_len, const char** provided_grad_req_names, const char**
+    provided_grad_req_types, const uint32_t num_provided_arg_shapes, const char**
+    provided_arg_shape_names, const int* provided_arg_shape_data, const uint32_t*
+    provided_arg_shape_idx, const uint32_t num_provided_arg_dtypes, const char**
+    provided_arg_dtype_names, const int* provided_arg_dtypes, const uint32_t
+    num_provided_arg_stypes, const char** provided_arg_stype_names, const int* provided_arg_stypes,
+    const uint32_t num_shared_arg_names, const char** shared_arg_name_list, int* shared_buffer_len,
+    const char** shared_buffer_name_list, NDArrayHandle* shared_buffer_handle_list, const char***
+    updated_shared_buffer_name_list, NDArrayHandle** updated_shared_buffer_handle_list, uint32_t*
+    num_in_args, NDArrayHandle** in_args, NDArrayHandle** arg_grads, uint32_t* num_aux_states,
+    NDArrayHandle** aux_states, ExecutorHandle shared_exec_handle, ExecutorHandle* out);
+MXNET_DLL int MXExecutorSimpleBindEx64(SymbolHandle symbol_handle, int dev_type, int dev_id, const
+    uint32_t num_g2c_keys, const char**, const int*, const int*, const uint32_t
+    provided_grad_req_list_len, const char** provided_grad_req_names, const char**
+    provided_grad_req_types, const uint32_t num_provided_arg_shapes, const char**
+    provided_arg_shape_names, const int64_t* provided_arg_shape_data, const uint32_t*
+    provided_arg_shape_idx, const uint32_t num_provided_arg_dtypes, const char**
+    provided_arg_dtype_names, const int* provided_arg_dtypes, const uint32_t
+    num_provided_arg_stypes, const char** provided_arg_stype_names, const int* provided_arg_stypes,
+    const uint32_t num_shared_arg_names, const char** shared_arg_name_list, int* shared_buffer_len,
+    const char** shared_buffer_name_list, NDArrayHandle* shared_buffer_handle_list, const char***
+    updated_shared_buffer_name_list, NDArrayHandle** updated_shared_buffer_handle_list, uint32_t*
+    num_in_args, NDArrayHandle** in_args, NDArrayHandle** arg_grads, uint32_t* num_aux_states,
+    NDArrayHandle** aux_states, ExecutorHandle shared_exec_handle, ExecutorHandle* out);
+MXNET_DLL int MXFreeCachedOp(CachedOpHandle handle);
+MXNET_DLL int MXGenAtomicSymbolFromSymbol(SymbolHandle sym_handle, SymbolHandle*);
+MXNET_DLL int MXGetEnv(const char* name, const char** value);
+MXNET_DLL int MXGetGPUMemoryInformation64(int dev, uint64_t*, uint64_t*);
+MXNET_DLL int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle*
+    inputs, int* num_outputs, NDArrayHandle** outputs, int num_params, const char** param_keys,
+    const char** param_vals, const int** out_stypes);
+MXNET_DLL int MXInvokeCachedOp(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int*
+    num_outputs, NDArrayHandle** outputs);
+MXNET_DLL int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int*
+    num_outputs, NDArrayHandle** outputs, const int** out_stypes);
+MXNET_DLL int MXIsNumpyShape(int* curr);
+MXNET_DLL int MXLibInfoFeatures(const struct LibFeature** lib_features, size_t* size);
+MXNET_DLL int MXListAllOpNames(uint32_t* out_size, const char*** out_array);
+MXNET_DLL int MXListFunctions(uint32_t* out_size, FunctionHandle** out_array);
+MXNET_DLL int MXLoadLib(const char* path, unsigned);
+MXNET_DLL int MXLoadTVMOp(const char*);
+MXNET_DLL int MXNDArrayAt(NDArrayHandle handle, uint32_t idx, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayAt64(NDArrayHandle handle, int64_t idx, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayCallDLPackDeleter(DLManagedTensorHandle);
+MXNET_DLL int MXNDArrayCreateEx64(const int64_t* shape, int ndim, int dev_type, int dev_id, int, int
+    dtype, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayCreateFromSharedMemEx(int, int, const int*, int, int, NDArrayHandle*);
+MXNET_DLL int MXNDArrayCreateSparseEx(int storage_type, const uint32_t*, uint32_t, int, int, int,
+    int, uint32_t, int*, uint32_t*, const uint32_t*, NDArrayHandle*);
+MXNET_DLL int MXNDArrayCreateSparseEx64(int storage_type, const int64_t*, int, int, int, int, int,
+    uint32_t, int*, int*, const int64_t*, NDArrayHandle*);
+MXNET_DLL int MXNDArrayDetach(NDArrayHandle handle, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayFromDLPackEx(DLManagedTensorHandle, const bool, NDArrayHandle*);
+MXNET_DLL int MXNDArrayGetAuxNDArray(NDArrayHandle handle, uint32_t, NDArrayHandle*);
+MXNET_DLL int MXNDArrayGetAuxNDArray64(NDArrayHandle handle, int64_t, NDArrayHandle*);
+MXNET_DLL int MXNDArrayGetAuxType(NDArrayHandle handle, uint32_t, int*);
+MXNET_DLL int MXNDArrayGetAuxType64(NDArrayHandle handle, int64_t, int*);
+MXNET_DLL int MXNDArrayGetDataNDArray(NDArrayHandle handle, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayGetGrad(NDArrayHandle handle, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayGetGradState(NDArrayHandle handle, int* out);
+MXNET_DLL int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** out_pdata);
+MXNET_DLL int MXNDArrayGetSharedMemHandle(NDArrayHandle, int*, int*);
+MXNET_DLL int MXNDArrayGetStorageType(NDArrayHandle handle, int* out_storage_type);
+MXNET_DLL int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHandle* out);
+MXNET_DLL int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse,
+    NDArrayHandle* out);
+MXNET_DLL int MXNDArraySaveRawBytes(NDArrayHandle handle, size_t* out_size, const char** out_buf);
+MXNET_DLL int MXNDArraySetGradState(NDArrayHandle handle, int state);
+MXNET_DLL int MXNDArraySlice64(NDArrayHandle handle, int64_t slice_begin, int64_t slice_end,
+    NDArrayHandle* out);
+MXNET_DLL int MXNDArraySyncCheckFormat(NDArrayHandle handle, const bool);
+MXNET_DLL int MXNDArraySyncCopyFromNDArray(NDArrayHandle handle_dst, const NDArrayHandle handle_src,
+    const int i);
+MXNET_DLL int MXNDArrayToDLPack(NDArrayHandle, DLManagedTensorHandle*);
+MXNET_DLL int MXNetFuncFree(void*);
+MXNET_DLL int MXNetFuncGetGlobal(const char* name, void** out);
+MXNET_DLL int MXNetFuncListGlobalNames(int* out_size, const char*** out_array);
+MXNET_DLL int MXNetObjectFree(void*);
+MXNET_DLL int MXOptimizeForBackend(SymbolHandle sym_handle, const char* backend_name, const int,
+    SymbolHandle*, const mx_uint, NDArrayHandle*, const mx_uint, NDArrayHandle*, const mx_uint,
+    const char**, const char**, const uint32_t, const char**, const int64_t*, const uint32_t*, const
+    uint32_t, const char**, const int*, const uint32_t, const char**, const int*, bool, int*,
+    NDArrayHandle**, char***, int*, NDArrayHandle**, char***);
+MXNET_DLL int MXProcessProfilePause(int, int, KVStoreHandle);
+MXNET_DLL int MXProfileAdjustCounter(ProfileHandle h, int64_t);
+MXNET_DLL int MXProfileCreateCounter(ProfileHandle domain, const char* name, ProfileHandle* out);
+MXNET_DLL int MXProfileCreateDomain(const char* domain, ProfileHandle* out);
+MXNET_DLL int MXProfileCreateEvent(const char* name, ProfileHandle* out);
+MXNET_DLL int MXProfileCreateFrame(ProfileHandle domain, const char* name, ProfileHandle* out);
+MXNET_DLL int MXProfileCreateTask(ProfileHandle domain, const char* name, ProfileHandle* out);
+MXNET_DLL int MXProfileDestroyHandle(ProfileHandle handle);
+MXNET_DLL int MXProfileDurationStart(ProfileHandle h);
+MXNET_DLL int MXProfileDurationStop(ProfileHandle h);
+MXNET_DLL int MXProfilePause(int);
+MXNET_DLL int MXProfileSetCounter(ProfileHandle h, uint64_t);
+MXNET_DLL int MXProfileSetMarker(ProfileHandle domain, const char* name, const char* scope);
+MXNET_DLL int MXQuantizeSymbol(SymbolHandle sym_handle, SymbolHandle*, const int*, const uint32_t,
+    const char**, const uint32_t, const char**, const uint32_t, const char**, const char*, const
+    bool, const char*, const char*, uint32_t*, const char***);
+MXNET_DLL int MXRandomSeedContext(int seed, int dev_type, int dev_id);
+MXNET_DLL int MXReducePrecisionSymbol(SymbolHandle sym_handle, SymbolHandle*, uint32_t, const int*,
+    uint32_t, const int*, const int*, const int, const uint32_t, const uint32_t, const uint32_t,
+    const uint32_t, const uint32_t, const uint32_t, const char**, const char**, const char**, const
+    char**, const char**, const char**, const char**, const char**, const char**);
+MXNET_DLL int MXRtcCudaKernelCall(CudaKernelHandle, int, void**, uint32_t, uint32_t, uint32_t,
+    uint32_t, uint32_t, uint32_t, uint32_t);
+MXNET_DLL int MXRtcCudaKernelCreate(CudaModuleHandle, const char*, int, int*, int*, int*,
+    CudaKernelHandle*);
+MXNET_DLL int MXRtcCudaKernelFree(CudaKernelHandle);
+MXNET_DLL int MXRtcCudaModuleCreate(const char*, int, const char**, int, const char**,
+    CudaModuleHandle*);
+MXNET_DLL int MXRtcCudaModuleFree(CudaModuleHandle);
+MXNET_DLL int MXSetCalibTableToQuantizedSymbol(SymbolHandle qsym_handle, const uint32_t, const
+    char**, const float*, const float*, SymbolHandle*);
+MXNET_DLL int MXSetEnv(const char* name, const char* value);
+MXNET_DLL int MXSetIsNumpyShape(int is_np_shape, int* prev);
+MXNET_DLL int MXSetProcessProfilerConfig(int num_params, const char* const* keys, const char* const*
+    vals, KVStoreHandle);
+MXNET_DLL int MXSetProcessProfilerState(int, int, KVStoreHandle);
+MXNET_DLL int MXSetProfilerConfig(int num_params, const char* const* keys, const char* const* vals);
+MXNET_DLL int MXSetProfilerState(int);
+MXNET_DLL int MXShallowCopyNDArray(NDArrayHandle src, NDArrayHandle* out);
+MXNET_DLL int MXShallowCopySymbol(SymbolHandle src, SymbolHandle* out);
+MXNET_DLL int MXStorageEmptyCache(int dev_type, int dev_id);
+MXNET_DLL int MXSymbolCutSubgraph(SymbolHandle sym, SymbolHandle**, int*);
+MXNET_DLL int MXSymbolGetAttr(SymbolHandle symbol, const char* key, const char** out, int* success);
+MXNET_DLL int MXSymbolGetChildren(SymbolHandle symbol, SymbolHandle* out);
+MXNET_DLL int MXSymbolGetInputSymbols(SymbolHandle sym, SymbolHandle** inputs, int* input_size);
+MXNET_DLL int MXSymbolGrad(SymbolHandle sym, uint32_t, const char**, SymbolHandle*);
+MXNET_DLL int MXSymbolInferShapeEx(SymbolHandle sym, uint32_t num_args, const char** keys, const
+    uint32_t* arg_ind_ptr, const int* arg_shape_data, uint32_t* in_shape_size, const int**
+    in_shape_ndim, const int*** in_shape_data, uint32_t* out_shape_size, const int** out_shape_ndim,
+    const int*** out_shape_data, uint32_t* aux_shape_size, const int** aux_shape_ndim, const int***
+    aux_shape_data, int* complete);
+MXNET_DLL int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** keys, const
+    int64_t* arg_ind_ptr, const int64_t* arg_shape_data, size_t* in_shape_size, const int**
+    in_shape_ndim, const int64_t*** in_shape_data, size_t* out_shape_size, const int**
+    out_shape_ndim, const int64_t*** out_shape_data, size_t* aux_shape_size, const int**
+    aux_shape_ndim, const int64_t*** aux_shape_data, int* complete);
+MXNET_DLL int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char** keys,
+    const uint32_t* arg_ind_ptr, const int* arg_shape_data, uint32_t* in_shape_size, const int**
+    in_shape_ndim, const int*** in_shape_data, uint32_t* out_shape_size, const int** out_shape_ndim,
+    const int*** out_shape_data, uint32_t* aux_shape_size, const int** aux_shape_ndim, const int***
+    aux_shape_data, int* complete);
+MXNET_DLL int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const char** keys,
+    const int64_t* arg_ind_ptr, const int64_t* arg_shape_data, size_t* in_shape_size, const int**
+    in_shape_ndim, const int64_t*** in_shape_data, size_t* out_shape_size, const int**
+    out_shape_ndim, const int64_t*** out_shape_data, size_t* aux_shape_size, const int**
+    aux_shape_ndim, const int64_t*** aux_shape_data, int* complete);
+MXNET_DLL int MXSymbolInferType(SymbolHandle sym, uint32_t num_args, const char** keys, const int*
+    arg_type_data, uint32_t* in_type_size, const int** in_type_data, uint32_t* out_type_size, const
+    int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data, int* complete);
+MXNET_DLL int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, const char** keys, const
+    int* arg_type_data, uint32_t* in_type_size, const int** in_type_data, uint32_t* out_type_size,
+    const int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data, int* complete);
+MXNET_DLL int MXSymbolListAttr(SymbolHandle symbol, uint32_t* out_size, const char*** out);
+MXNET_DLL int MXSymbolPrint(SymbolHandle symbol, const char** out_str);
+MXNET_DLL int MXSymbolRemoveAmpCast(SymbolHandle sym_handle, SymbolHandle* ret_sym_handle);
+
 #ifdef __cplusplus
 }
 #endif

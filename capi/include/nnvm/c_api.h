@@ -22,6 +22,9 @@ NNVM_DLL int NNGetOpHandle(const char* op_name, OpHandle* op_out);
 /* option 0: every input; 1: arguments only; 2: auxiliary states only. */
 NNVM_DLL int NNSymbolListInputNames(SymbolHandle symbol, int option, nn_uint* out_size,
                                     const char*** out_str_array);
+NNVM_DLL int NNSymbolFree(SymbolHandle symbol);
+NNVM_DLL int NNSymbolCompose(SymbolHandle sym, const char* name, nn_uint num_args, const char** keys,
+                             SymbolHandle* args);
 
 #ifdef __cplusplus
 }

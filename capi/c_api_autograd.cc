@@ -1,0 +1,426 @@
+// MXNet's imperative C API as its Python frontend drives it: MXImperativeInvokeEx, autograd
+// (recording, marked variables, backward) and cached ops (hybridized Gluon blocks), over
+// symbind's Invoke, autograd tape (executor/autograd.h) and executors.
+#include <mxnet/c_api.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <symbind/executor/autograd.h>
+#include <symbind/executor/executor.h>
+#include <symbind/executor/invoke.h>
+
+#include "c_api_common.h"
+
+namespace symbind {
+namespace capi {
+namespace {
+
+NDArrayBox* BoxOf(void* handle, const char* param) { return FromHandle<NDArrayBox>(handle, param); }
+
+std::vector<NDArrayBox*> Boxes(int n, NDArrayHandle* handles, const char* param) {
+  if (n < 0) throw Error(StrCat("argument '", param, "' has a negative count (", n, ")"));
+  if (n > 0) NotNull(handles, param);
+  std::vector<NDArrayBox*> out;
+  for (int i = 0; i < n; ++i) out.push_back(BoxOf(handles[i], param));
+  return out;
+}
+
+// Storage types of `n` outputs: every array here is dense (kDefaultStorage).
+const int* DenseStypes(size_t n) {
+  Ret().ints.assign(n, 0);
+  return Ret().ints.data();
+}
+
+// Writes results into the caller's output handles, or returns new ones; each takes its tape
+// entry when the call was recorded.
+void ResultsOut(const std::vector<NDArray>& results, const std::vector<autograd::EntryPtr>& entries,
+                const std::vector<NDArrayBox*>& given, int* num_outputs, NDArrayHandle** outputs) {
+  if (!given.empty()) {
+    for (size_t i = 0; i < given.size() && i < results.size(); ++i) {
+      if (given[i]->array.is_none()) given[i]->array = results[i];
+      given[i]->autograd = i < entries.size() ? entries[i] : nullptr;
+    }
+    return;
+  }
+  Ret().handles.clear();
+  for (size_t i = 0; i < results.size(); ++i) {
+    NDArrayBox* box = static_cast<NDArrayBox*>(NewArray(results[i]));
+    if (i < entries.size()) box->autograd = entries[i];
+    Ret().handles.push_back(box);
+  }
+  *num_outputs = static_cast<int>(results.size());
+  *outputs = Ret().handles.data();
+}
+
+// ---- cached ops ----------------------------------------------------------------------------
+
+// A graph called like an operator: inputs in ListInputs order (arguments and aux states as the
+// graph meets them), outputs new arrays. It keeps one executor for the shapes last seen. Inputs
+// passed as the same array every call (parameters) stay bound in place, so updates to them are
+// seen; inputs that change between calls (data) get an array of the executor's own, refreshed
+// by copy, so binding happens once per shape rather than once per call.
+class CachedGraph {
+ public:
+  explicit CachedGraph(Symbol symbol) : symbol_(std::move(symbol)) {
+    inputs_ = symbol_.ListInputs();
+    args_ = symbol_.ListArguments();
+    aux_ = symbol_.ListAuxiliaryStates();
+    for (const std::string& name : inputs_) {
+      auto a = std::find(args_.begin(), args_.end(), name);
+      if (a != args_.end()) {
+        slot_.push_back({false, static_cast<size_t>(a - args_.begin())});
+      } else {
+        auto x = std::find(aux_.begin(), aux_.end(), name);
+        slot_.push_back({true, static_cast<size_t>(x - aux_.begin())});
+      }
+    }
+    private_.assign(inputs_.size(), false);
+  }
+
+  size_t num_inputs() const { return inputs_.size(); }
+
+  // Runs the graph; returns copies of its outputs and this run's number.
+  std::vector<NDArray> Forward(const std::vector<NDArray>& in, bool is_train, bool with_grad, uint64_t seed,
+                               uint64_t* run) {
+    Prepare(in, with_grad);
+    exec_->set_seed(seed);
+    exec_->Forward(is_train);
+    *run = last_run_ = ++runs_;
+    std::vector<NDArray> out;
+    for (const NDArray& o : exec_->outputs()) out.push_back(o.Copy());
+    return out;
+  }
+
+  // Gradients of run `run` (inputs `in`, seed `seed`) for every input, in ListInputs order.
+  void Backward(uint64_t run, const std::vector<NDArray>& in, uint64_t seed, const std::vector<NDArray>& out_grads,
+                const std::vector<NDArray>& in_grads) {
+    if (run != last_run_ || !exec_ || !with_grad_) {
+      // Another call ran since: recompute this one's forward (same inputs, same seed).
+      Prepare(in, true);
+      exec_->set_seed(seed);
+      exec_->Forward(true);
+      last_run_ = run;
+    }
+    exec_->Backward(out_grads);
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (slot_[i].aux) continue;  // aux states take no gradient
+      const NDArray& g = exec_->grad_arrays()[slot_[i].index];
+      if (g.is_none()) continue;
+      NDArray dst = in_grads[i];
+      g.CopyTo(&dst);
+    }
+  }
+
+ private:
+  struct Slot {
+    bool aux;
+    size_t index;  // in ListArguments or ListAuxiliaryStates
+  };
+
+  static bool SameArray(const NDArray& a, const NDArray& b) {
+    return a.SharesStorageWith(b) && a.shape() == b.shape() && a.dtype() == b.dtype() &&
+           a.raw_data() == b.raw_data();
+  }
+
+  void Prepare(const std::vector<NDArray>& in, bool with_grad) {
+    if (in.size() != inputs_.size())
+      throw Error(StrCat("the cached graph takes ", inputs_.size(), " inputs (", JoinNames(inputs_), "), got ",
+                         in.size()));
+    bool rebind = !exec_ || with_grad != with_grad_;
+    for (size_t i = 0; i < in.size() && !rebind; ++i) {
+      if (in[i].shape() != bound_[i].shape() || in[i].dtype() != bound_[i].dtype()) rebind = true;
+      else if (!private_[i] && !SameArray(in[i], bound_[i])) private_[i] = rebind = true;
+    }
+    if (!rebind) {
+      for (size_t i = 0; i < in.size(); ++i)
+        if (private_[i] && !SameArray(in[i], bound_[i])) {
+          NDArray dst = bound_[i];
+          in[i].CopyTo(&dst);
+        }
+      return;
+    }
+    bound_.clear();
+    std::vector<NDArray> args(args_.size()), grads(args_.size()), aux(aux_.size());
+    std::vector<OpReq> reqs(args_.size(), with_grad ? OpReq::kWrite : OpReq::kNull);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i].is_none()) throw Error(StrCat("input '", inputs_[i], "' is an empty NDArray"));
+      NDArray a = private_[i] ? in[i].Copy() : in[i];
+      bound_.push_back(a);
+      (slot_[i].aux ? aux : args)[slot_[i].index] = a;
+    }
+    if (with_grad)
+      for (size_t i = 0; i < args.size(); ++i) grads[i] = NDArray(args[i].shape(), args[i].dtype());
+    exec_ = Bind(symbol_, Context::CPU(), args, grads, reqs, aux);
+    with_grad_ = with_grad;
+  }
+
+  Symbol symbol_;
+  std::vector<std::string> inputs_, args_, aux_;
+  std::vector<Slot> slot_;
+  std::vector<bool> private_;
+  std::vector<NDArray> bound_;
+  std::unique_ptr<Executor> exec_;
+  bool with_grad_ = false;
+  uint64_t runs_ = 0, last_run_ = 0;
+};
+
+struct CachedOpBox {
+  static constexpr HandleKind kKind = HandleKind::kCachedOp;
+  std::shared_ptr<CachedGraph> graph;
+};
+
+// MXNet's CachedOp flags; each is accepted and none changes results here (symbind plans an
+// executor's memory at bind whatever they say).
+const char* const kCachedOpFlags[] = {"static_alloc", "static_shape", "is_dynamic", "inline_limit",
+                                      "forward_bulk_size", "backward_bulk_size", "data_indices",
+                                      "param_indices"};
+
+}  // namespace
+}  // namespace capi
+}  // namespace symbind
+
+using namespace symbind;
+using namespace symbind::capi;
+
+int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                         NDArrayHandle** outputs, int num_params, const char** param_keys,
+                         const char** param_vals, const int** out_stypes) {
+  return Guarded(__func__, [&] {
+    const Op* op = OpForUse(creator);
+    NotNull(num_outputs, "num_outputs");
+    NotNull(outputs, "outputs");
+    if (num_params < 0) throw Error(StrCat("negative parameter count (", num_params, ")"));
+    std::vector<NDArrayBox*> in = Boxes(num_inputs, inputs, "inputs");
+    std::vector<NDArrayBox*> given;
+    if (*outputs && *num_outputs > 0) given = Boxes(*num_outputs, *outputs, "outputs");
+    InvokeInputs invoke_inputs;
+    std::vector<autograd::EntryPtr> entries;
+    for (NDArrayBox* b : in) {
+      invoke_inputs.positional.push_back(b->array);
+      entries.push_back(b->autograd);
+    }
+    std::vector<NDArray> out_arrays;
+    for (NDArrayBox* b : given) out_arrays.push_back(b->array);
+    const bool record = autograd::IsRecording();
+    InvokedCall call;
+    InvokeOptions options;
+    options.seed = NextInvokeSeed();
+    options.is_train = autograd::IsTraining();
+    if (record) options.record = &call;
+    std::vector<NDArray> results =
+        Invoke(op->name, Params(static_cast<uint32_t>(num_params), param_keys, param_vals), invoke_inputs,
+               out_arrays, options);
+    std::vector<autograd::EntryPtr> out_entries;
+    if (record) out_entries = autograd::RecordOp(call, entries, options);
+    ResultsOut(results, out_entries, given, num_outputs, outputs);
+    if (out_stypes) *out_stypes = DenseStypes(results.size());
+  });
+}
+
+int MXAutogradSetIsRecording(int is_recording, int* prev) {
+  return Guarded(__func__, [&] {
+    const bool was = autograd::SetRecording(is_recording != 0);
+    if (prev) *prev = was;
+  });
+}
+int MXAutogradSetIsTraining(int is_training, int* prev) {
+  return Guarded(__func__, [&] {
+    const bool was = autograd::SetTraining(is_training != 0);
+    if (prev) *prev = was;
+  });
+}
+int MXAutogradIsRecording(bool* curr) {
+  return Guarded(__func__, [&] { *NotNull(curr, "curr") = autograd::IsRecording(); });
+}
+int MXAutogradIsTraining(bool* curr) {
+  return Guarded(__func__, [&] { *NotNull(curr, "curr") = autograd::IsTraining(); });
+}
+
+int MXAutogradMarkVariables(uint32_t num_var, NDArrayHandle* var_handles, uint32_t* reqs_array,
+                            NDArrayHandle* grad_handles) {
+  return Guarded(__func__, [&] {
+    if (num_var > 0) {
+      NotNull(var_handles, "var_handles");
+      NotNull(reqs_array, "reqs_array");
+      NotNull(grad_handles, "grad_handles");
+    }
+    for (uint32_t i = 0; i < num_var; ++i) {
+      NDArrayBox* var = BoxOf(var_handles[i], "var_handles");
+      const NDArray& grad = ArrayOf(grad_handles[i], "grad_handles");
+      if (reqs_array[i] > 3)
+        throw Error(StrCat("reqs_array[", i, "] is ", reqs_array[i],
+                           "; expected 0 (null), 1 (write), 2 (inplace) or 3 (add)"));
+      if (grad.shape() != var->array.shape())
+        throw ShapeError(StrCat("variable ", i, " has shape ", var->array.shape().ToString(),
+                                ", its gradient array ", grad.shape().ToString()));
+      var->autograd = autograd::MarkVariable(grad, static_cast<OpReq>(reqs_array[i]));
+    }
+  });
+}
+
+int MXAutogradBackwardEx(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle* ograd_handles,
+                         uint32_t num_variables, NDArrayHandle* var_handles, int retain_graph, int create_graph,
+                         int is_train, NDArrayHandle** grad_handles, int** grad_stypes) {
+  return Guarded(__func__, [&] {
+    if (create_graph)
+      throw Error("create_graph=True (higher-order gradients) is not supported by symbind");
+    std::vector<NDArrayBox*> heads = Boxes(static_cast<int>(num_output), output_handles, "output_handles");
+    std::vector<autograd::EntryPtr> head_entries;
+    std::vector<NDArray> head_values, head_grads;
+    for (uint32_t i = 0; i < num_output; ++i) {
+      if (!heads[i]->autograd)
+        throw Error("cannot differentiate an array that is not in a recorded graph: compute it inside "
+                    "autograd.record() from arrays marked with attach_grad(); to differentiate the same "
+                    "graph twice, pass retain_graph=True to the first backward");
+      head_entries.push_back(heads[i]->autograd);
+      head_values.push_back(heads[i]->array);
+      head_grads.push_back(ograd_handles && ograd_handles[i] ? ArrayOf(ograd_handles[i], "ograd_handles") : NDArray());
+    }
+    std::vector<autograd::EntryPtr> variables;
+    for (NDArrayBox* v : Boxes(static_cast<int>(num_variables), var_handles, "var_handles")) {
+      if (!v->autograd || !v->autograd->is_variable())
+        throw Error("a variable to differentiate for is not marked: call attach_grad() (mark_variables) first");
+      variables.push_back(v->autograd);
+    }
+    std::vector<NDArray> grads =
+        autograd::Backward(head_entries, head_values, head_grads, variables, retain_graph != 0, is_train != 0);
+    if (num_variables > 0) {
+      NotNull(grad_handles, "grad_handles");
+      uint32_t n = 0;
+      NDArraysOut(grads, &n, grad_handles);
+      if (grad_stypes) *grad_stypes = const_cast<int*>(DenseStypes(grads.size()));
+    }
+  });
+}
+
+int MXAutogradBackward(uint32_t num_output, NDArrayHandle* output_handles, NDArrayHandle* ograd_handles,
+                       int retain_graph) {
+  return MXAutogradBackwardEx(num_output, output_handles, ograd_handles, 0, nullptr, retain_graph, 0, 1,
+                              nullptr, nullptr);
+}
+
+int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle*) {
+  return Guarded(__func__, [&] {
+    BoxOf(handle, "handle");
+    throw Error("the recorded graph of an array (autograd.get_symbol) is not supported by symbind");
+  });
+}
+
+int MXNDArrayGetGrad(NDArrayHandle handle, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NDArrayBox* box = BoxOf(handle, "handle");
+    NotNull(out, "out");
+    const autograd::EntryPtr& e = box->autograd;
+    *out = e && e->is_variable() && !e->grad.is_none() ? NewArray(e->grad) : nullptr;
+  });
+}
+
+int MXNDArrayDetach(NDArrayHandle handle, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NDArrayBox* box = BoxOf(handle, "handle");
+    *NotNull(out, "out") = NewArray(box->array);
+  });
+}
+
+// Whether backward has written the gradient since the optimizer last cleared the flag
+// (Gluon's Trainer refuses stale gradients).
+int MXNDArraySetGradState(NDArrayHandle handle, int state) {
+  return Guarded(__func__, [&] {
+    NDArrayBox* box = BoxOf(handle, "handle");
+    if (box->autograd) box->autograd->fresh_grad = state != 0;
+  });
+}
+int MXNDArrayGetGradState(NDArrayHandle handle, int* out) {
+  return Guarded(__func__, [&] {
+    NDArrayBox* box = BoxOf(handle, "handle");
+    *NotNull(out, "out") = box->autograd && box->autograd->fresh_grad;
+  });
+}
+
+int MXCreateCachedOpEx(SymbolHandle handle, int num_flags, const char** keys, const char** vals,
+                       CachedOpHandle* out) {
+  return Guarded(__func__, [&] {
+    const Symbol& s = SymbolOf(handle, "handle");
+    NotNull(out, "out");
+    if (num_flags < 0) throw Error(StrCat("negative flag count (", num_flags, ")"));
+    KwArgs flags = Params(static_cast<uint32_t>(num_flags), keys, vals);
+    for (const auto& kv : flags) {
+      bool known = false;
+      for (const char* f : kCachedOpFlags) known |= kv.first == f;
+      if (!known)
+        throw ParamError(StrCat("unknown CachedOp flag '", kv.first, "' (known: static_alloc, static_shape, "
+                                "is_dynamic, inline_limit, forward_bulk_size, backward_bulk_size, "
+                                "data_indices, param_indices)"));
+    }
+    CachedOpBox* box = NewHandle<CachedOpBox>();
+    box->graph = std::make_shared<CachedGraph>(s);
+    *out = box;
+  });
+}
+
+int MXCreateCachedOp(SymbolHandle handle, CachedOpHandle* out) {
+  return MXCreateCachedOpEx(handle, 0, nullptr, nullptr, out);
+}
+
+int MXFreeCachedOp(CachedOpHandle handle) {
+  return Guarded(__func__, [&] { FreeHandle<CachedOpBox>(handle, "handle"); });
+}
+
+int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                       NDArrayHandle** outputs, const int** out_stypes) {
+  return Guarded(__func__, [&] {
+    std::shared_ptr<CachedGraph> graph = FromHandle<CachedOpBox>(handle, "handle")->graph;
+    NotNull(num_outputs, "num_outputs");
+    NotNull(outputs, "outputs");
+    std::vector<NDArrayBox*> in = Boxes(num_inputs, inputs, "inputs");
+    std::vector<NDArrayBox*> given;
+    if (*outputs && *num_outputs > 0) given = Boxes(*num_outputs, *outputs, "outputs");
+    std::vector<NDArray> in_arrays;
+    std::vector<autograd::EntryPtr> entries;
+    for (NDArrayBox* b : in) {
+      in_arrays.push_back(b->array);
+      entries.push_back(b->autograd);
+    }
+    const bool record = autograd::IsRecording(), is_train = autograd::IsTraining();
+    const uint64_t seed = NextInvokeSeed();
+    uint64_t run = 0;
+    std::vector<NDArray> results = graph->Forward(in_arrays, is_train, record, seed, &run);
+    if (!given.empty()) {
+      if (given.size() != results.size())
+        throw Error(StrCat(given.size(), " output arrays given, the graph has ", results.size()));
+      for (size_t i = 0; i < given.size(); ++i) {
+        if (given[i]->array.is_none()) {
+          given[i]->array = results[i];
+        } else {
+          NDArray dst = given[i]->array;
+          results[i].CopyTo(&dst);
+          results[i] = dst;
+        }
+      }
+    }
+    std::vector<autograd::EntryPtr> out_entries;
+    if (record) {
+      out_entries = autograd::RecordFunction(
+          "CachedOp", in_arrays, entries, results,
+          [graph, run, in_arrays, seed](const std::vector<NDArray>& out_grads, const std::vector<NDArray>& in_grads) {
+            graph->Backward(run, in_arrays, seed, out_grads, in_grads);
+          });
+    }
+    ResultsOut(results, out_entries, given, num_outputs, outputs);
+    if (out_stypes) *out_stypes = DenseStypes(results.size());
+  });
+}
+
+int MXInvokeCachedOp(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                     NDArrayHandle** outputs) {
+  return MXInvokeCachedOpEx(handle, num_inputs, inputs, num_outputs, outputs, nullptr);
+}
+
+int MXCachedOpRegisterOpHook(NDArrayHandle handle, CachedOpMonitorCallback, bool) {
+  return Guarded(__func__, [&] {
+    FromHandle<CachedOpBox>(handle, "handle");
+    throw Error("monitor hooks on cached ops (register_op_hook) are not supported by symbind");
+  });
+}

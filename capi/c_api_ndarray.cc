@@ -1,0 +1,209 @@
+// NDArray functions of MXNet's C API beyond the cpp-package's set: 64-bit shapes, views,
+// raw bytes (pickling), shallow copies and storage types. Every array is dense here; the
+// sparse functions fail with an error naming the storage type.
+#include <mxnet/c_api.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <symbind/io/ndarray_file.h>
+
+#include "c_api_common.h"
+#include "compat_internal.h"
+
+namespace symbind {
+namespace capi {
+namespace {
+
+TShape ShapeFrom64(const int64_t* dims, int ndim) {
+  if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
+  if (ndim > 0) NotNull(dims, "shape");
+  for (int i = 0; i < ndim; ++i)
+    if (dims[i] < 0) throw ShapeError(StrCat("dimension ", i, " is negative (", dims[i], ")"));
+  return TShape(std::vector<int64_t>(dims, dims + ndim));
+}
+
+NDArray NewDense(const TShape& shape, int dev_type, int dev_id, int dtype) {
+  Context ctx = DeviceContext(dev_type, dev_id);
+  DType t = static_cast<DType>(dtype);
+  DTypeSize(t);  // throws on an unknown type flag
+  return NDArray(shape, t, ctx);
+}
+
+int64_t CheckedIndex(const NDArray& a, int64_t idx) {
+  if (a.is_none()) throw Error("the array is empty (none)");
+  if (a.shape().ndim() == 0) throw ShapeError("cannot index a 0-dimensional array");
+  const int64_t n = a.shape()[0];
+  if (idx < 0 || idx >= n)
+    throw ShapeError(StrCat("index ", idx, " out of range for axis 0 of size ", n, " (shape ",
+                            a.shape().ToString(), ")"));
+  return idx;
+}
+
+[[noreturn]] void Sparse(const char* what) {
+  throw Error(StrCat(what, ": sparse storage (row_sparse, csr) is not supported by symbind; every array "
+                           "is dense (docs/python.md)"));
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace symbind
+
+using namespace symbind;
+using namespace symbind::capi;
+
+int MXNDArrayCreateEx64(const int64_t* shape, int ndim, int dev_type, int dev_id, int, int dtype,
+                        NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NotNull(out, "out");
+    *out = NewArray(NewDense(ShapeFrom64(shape, ndim), dev_type, dev_id, dtype));
+  });
+}
+
+int MXNDArrayCreateSparseEx(int storage_type, const uint32_t*, uint32_t, int, int, int, int, uint32_t, int*,
+                            uint32_t*, const uint32_t*, NDArrayHandle*) {
+  return Guarded(__func__, [&] { Sparse(StrCat("storage type ", storage_type).c_str()); });
+}
+int MXNDArrayCreateSparseEx64(int storage_type, const int64_t*, int, int, int, int, int, uint32_t, int*, int*,
+                              const int64_t*, NDArrayHandle*) {
+  return Guarded(__func__, [&] { Sparse(StrCat("storage type ", storage_type).c_str()); });
+}
+
+int MXNDArrayGetStorageType(NDArrayHandle handle, int* out_storage_type) {
+  return Guarded(__func__, [&] {
+    const NDArray& a = ArrayOf(handle);
+    // MXNet: -1 undefined (a none array), 0 dense.
+    *NotNull(out_storage_type, "out_storage_type") = a.is_none() ? -1 : 0;
+  });
+}
+int MXNDArrayGetAuxType(NDArrayHandle handle, uint32_t, int*) {
+  return Guarded(__func__, [&] {
+    ArrayOf(handle);
+    Sparse("MXNDArrayGetAuxType");
+  });
+}
+int MXNDArrayGetAuxType64(NDArrayHandle handle, int64_t, int*) {
+  return Guarded(__func__, [&] {
+    ArrayOf(handle);
+    Sparse("MXNDArrayGetAuxType");
+  });
+}
+int MXNDArrayGetAuxNDArray(NDArrayHandle handle, uint32_t, NDArrayHandle*) {
+  return Guarded(__func__, [&] {
+    ArrayOf(handle);
+    Sparse("MXNDArrayGetAuxNDArray");
+  });
+}
+int MXNDArrayGetAuxNDArray64(NDArrayHandle handle, int64_t, NDArrayHandle*) {
+  return Guarded(__func__, [&] {
+    ArrayOf(handle);
+    Sparse("MXNDArrayGetAuxNDArray");
+  });
+}
+int MXNDArrayGetDataNDArray(NDArrayHandle handle, NDArrayHandle* out) {
+  return Guarded(__func__, [&] { *NotNull(out, "out") = NewArray(ArrayOf(handle)); });
+}
+int MXNDArraySyncCheckFormat(NDArrayHandle handle, const bool) {
+  return Guarded(__func__, [&] { ArrayOf(handle); });
+}
+
+int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** out_pdata) {
+  return Guarded(__func__, [&] {
+    const NDArray& a = ArrayOf(handle);
+    NotNull(out_dim, "out_dim");
+    NotNull(out_pdata, "out_pdata");
+    Ret().shape64 = a.is_none() ? std::vector<int64_t>() : a.shape().dims();
+    *out_dim = a.is_none() ? -1 : static_cast<int>(Ret().shape64.size());
+    *out_pdata = Ret().shape64.data();
+  });
+}
+
+int MXNDArraySlice64(NDArrayHandle handle, int64_t slice_begin, int64_t slice_end, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NotNull(out, "out");
+    const NDArray& a = ArrayOf(handle);
+    if (a.is_none() || a.shape().ndim() == 0) throw ShapeError("cannot slice an empty or 0-dimensional array");
+    if (slice_begin < 0 || slice_end < slice_begin || slice_end > a.shape()[0])
+      throw ShapeError(StrCat("slice [", slice_begin, ", ", slice_end, ") out of range for axis 0 of size ",
+                              a.shape()[0]));
+    *out = NewArray(a.Slice(slice_begin, slice_end));
+  });
+}
+
+int MXNDArrayAt64(NDArrayHandle handle, int64_t idx, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NotNull(out, "out");
+    const NDArray& a = ArrayOf(handle);
+    *out = NewArray(a.At(CheckedIndex(a, idx)));
+  });
+}
+int MXNDArrayAt(NDArrayHandle handle, uint32_t idx, NDArrayHandle* out) {
+  return MXNDArrayAt64(handle, static_cast<int64_t>(idx), out);
+}
+
+// MXNet's reshape codes (0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one);
+// `reverse` reads both shapes from the right.
+int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NotNull(out, "out");
+    const NDArray& a = ArrayOf(handle);
+    if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
+    if (ndim > 0) NotNull(dims, "dims");
+    std::vector<int64_t> target(dims, dims + ndim);
+    TShape from = a.shape();
+    if (reverse) {
+      std::vector<int64_t> f = from.dims();
+      std::reverse(f.begin(), f.end());
+      std::reverse(target.begin(), target.end());
+      std::vector<int64_t> r = mxnet::cpp::compat::ResolveReshape(TShape(f), target).dims();
+      std::reverse(r.begin(), r.end());
+      *out = NewArray(a.Reshape(TShape(r)));
+      return;
+    }
+    *out = NewArray(a.Reshape(mxnet::cpp::compat::ResolveReshape(from, target)));
+  });
+}
+
+int MXNDArraySyncCopyFromNDArray(NDArrayHandle handle_dst, const NDArrayHandle handle_src, const int i) {
+  return Guarded(__func__, [&] {
+    NDArray& dst = ArrayOf(handle_dst, "handle_dst");
+    const NDArray& src = ArrayOf(const_cast<void*>(handle_src), "handle_src");
+    if (i >= 0) Sparse("MXNDArraySyncCopyFromNDArray with an aux index");
+    if (dst.shape() != src.shape())
+      throw ShapeError(StrCat("copy from shape ", src.shape().ToString(), " into shape ", dst.shape().ToString()));
+    src.CopyTo(&dst);
+  });
+}
+
+// One array as bytes (pickling): the .params list format holding that array.
+int MXNDArraySaveRawBytes(NDArrayHandle handle, size_t* out_size, const char** out_buf) {
+  return Guarded(__func__, [&] {
+    const NDArray& a = ArrayOf(handle);
+    NotNull(out_size, "out_size");
+    NotNull(out_buf, "out_buf");
+    Ret().text = SaveNDArraysToString(std::vector<NDArray>{a}, {});
+    *out_size = Ret().text.size();
+    *out_buf = Ret().text.data();
+  });
+}
+int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NotNull(buf, "buf");
+    NotNull(out, "out");
+    NDArrayFile file = LoadNDArrayBuffer(buf, size);
+    if (file.arrays.size() != 1)
+      throw IOError(StrCat("raw NDArray bytes hold ", file.arrays.size(), " arrays, expected 1"));
+    *out = NewArray(file.arrays[0]);
+  });
+}
+
+int MXShallowCopyNDArray(NDArrayHandle src, NDArrayHandle* out) {
+  return Guarded(__func__, [&] {
+    NDArrayBox* box = FromHandle<NDArrayBox>(src, "src");
+    NotNull(out, "out");
+    NDArrayBox* copy = static_cast<NDArrayBox*>(NewArray(box->array));
+    copy->autograd = box->autograd;
+    *out = copy;
+  });
+}

@@ -1,0 +1,396 @@
+// Symbol functions of MXNet's C API beyond the cpp-package's set: shape and type inference in
+// every variant (32/64-bit, partial), attributes, children and inputs, printing. Graph
+// rewrites symbind has no equivalent for (quantization, AMP, backends) fail with an error
+// naming them.
+#include <mxnet/c_api.h>
+#include <nnvm/c_api.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <symbind/core/graph.h>
+#include <symbind/core/symbol.h>
+
+#include "c_api_common.h"
+
+namespace symbind {
+namespace capi {
+namespace {
+
+// Known argument shapes from the C arrays (CSR: shapes i are data[ind_ptr[i], ind_ptr[i+1])).
+// Without numpy shape semantics MXNet writes an unknown dim as 0 (and an unknown shape as
+// ndim 0): both mean unknown here.
+template <typename Ind, typename Dim>
+std::map<std::string, TShape> KnownShapes(const Symbol& s, uint32_t num_args, const char** keys,
+                                          const Ind* ind_ptr, const Dim* data) {
+  std::vector<std::string> names = s.ListArguments();
+  std::vector<std::string> given = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
+  if (num_args > 0) {
+    NotNull(ind_ptr, "arg_ind_ptr");
+    NotNull(data, "arg_shape_data");
+  }
+  const bool legacy = !NumpyShapeSemantics();
+  std::map<std::string, TShape> known;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    std::string name = keys ? given[i] : (i < names.size() ? names[i] : "");
+    if (name.empty()) throw Error(StrCat("shape ", i, " given for a symbol with ", names.size(), " arguments"));
+    if (ind_ptr[i + 1] < ind_ptr[i]) throw Error(StrCat("arg_ind_ptr decreases at ", i));
+    std::vector<int64_t> dims(data + ind_ptr[i], data + ind_ptr[i + 1]);
+    if (legacy && dims.empty()) continue;
+    for (int64_t& d : dims)
+      if (legacy && d == 0) d = -1;
+    known[name] = TShape(dims);
+  }
+  return known;
+}
+
+// MXNet's reporting of a shape: without numpy semantics, unknown dims as 0 and an unknown
+// shape as ndim 0; with them, -1 and ndim -1.
+std::vector<int64_t> ReportedDims(const TShape& shape, int* ndim) {
+  const bool legacy = !NumpyShapeSemantics();
+  if (!shape.ndim_known()) {
+    *ndim = legacy ? 0 : -1;
+    return {};
+  }
+  std::vector<int64_t> dims = shape.dims();
+  if (legacy)
+    for (int64_t& d : dims)
+      if (d < 0) d = 0;
+  *ndim = static_cast<int>(dims.size());
+  return dims;
+}
+
+template <typename Ind, typename Dim, typename Size>
+void InferShapeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const Ind* ind_ptr, const Dim* data,
+                   Size* in_size, const int** in_ndim, const Dim*** in_data, Size* out_size, const int** out_ndim,
+                   const Dim*** out_data, Size* aux_size, const int** aux_ndim, const Dim*** aux_data,
+                   int* complete) {
+  const Symbol& s = SymbolOf(sym, "sym");
+  ShapeInferResult r = InferShapePartial(s, KnownShapes(s, num_args, keys, ind_ptr, data));
+  const std::vector<TShape>* groups[3] = {&r.arg_shapes, &r.out_shapes, &r.aux_shapes};
+  Size* sizes[3] = {in_size, out_size, aux_size};
+  const int** ndims[3] = {in_ndim, out_ndim, aux_ndim};
+  const Dim*** datas[3] = {in_data, out_data, aux_data};
+  Returns& ret = Ret();
+  for (int g = 0; g < 3; ++g) {
+    NotNull(sizes[g], "shape size");
+    NotNull(ndims[g], "shape ndim");
+    NotNull(datas[g], "shape data");
+    ret.shapes[g].clear();
+    ret.shapes64[g].clear();
+    ret.ndims[g].clear();
+    ret.shape_ptrs[g].clear();
+    ret.shape64_ptrs[g].clear();
+    for (const TShape& shape : *groups[g]) {
+      int ndim = 0;
+      std::vector<int64_t> dims = ReportedDims(shape, &ndim);
+      ret.ndims[g].push_back(ndim);
+      ret.shapes64[g].push_back(dims);
+      std::vector<int> narrow;
+      for (int64_t d : dims) {
+        if (d > INT32_MAX) throw Error(StrCat("shape ", shape.ToString(), " does not fit int32: use the 64-bit call"));
+        narrow.push_back(static_cast<int>(d));
+      }
+      ret.shapes[g].push_back(narrow);
+    }
+    for (auto& v : ret.shapes[g]) ret.shape_ptrs[g].push_back(v.data());
+    for (auto& v : ret.shapes64[g]) ret.shape64_ptrs[g].push_back(v.data());
+    *sizes[g] = static_cast<Size>(ret.ndims[g].size());
+    *ndims[g] = ret.ndims[g].data();
+    if constexpr (sizeof(Dim) == sizeof(int64_t))
+      *datas[g] = ret.shape64_ptrs[g].data();
+    else
+      *datas[g] = ret.shape_ptrs[g].data();
+  }
+  *NotNull(complete, "complete") = r.complete();
+}
+
+void InferTypeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
+                  uint32_t* in_size, const int** in_data, uint32_t* out_size, const int** out_data,
+                  uint32_t* aux_size, const int** aux_data, int* complete) {
+  const Symbol& s = SymbolOf(sym, "sym");
+  std::vector<std::string> names = s.ListArguments();
+  std::vector<std::string> given = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
+  if (num_args > 0) NotNull(arg_type_data, "arg_type_data");
+  std::map<std::string, DType> known;
+  for (uint32_t i = 0; i < num_args; ++i) {
+    std::string name = keys ? given[i] : (i < names.size() ? names[i] : "");
+    if (name.empty()) throw Error(StrCat("type ", i, " given for a symbol with ", names.size(), " arguments"));
+    if (arg_type_data[i] < 0) continue;  // unknown
+    DType t = static_cast<DType>(arg_type_data[i]);
+    DTypeSize(t);  // throws on an unknown type flag
+    known[name] = t;
+  }
+  TypeInferResult r = InferType(s, known);
+  const std::vector<DType>* groups[3] = {&r.arg_types, &r.out_types, &r.aux_types};
+  uint32_t* sizes[3] = {in_size, out_size, aux_size};
+  const int** datas[3] = {in_data, out_data, aux_data};
+  for (int g = 0; g < 3; ++g) {
+    NotNull(sizes[g], "type size");
+    NotNull(datas[g], "type data");
+    Ret().types[g].clear();
+    for (DType t : *groups[g]) Ret().types[g].push_back(static_cast<int>(t));
+    *sizes[g] = static_cast<uint32_t>(Ret().types[g].size());
+    *datas[g] = Ret().types[g].data();
+  }
+  *NotNull(complete, "complete") = 1;
+}
+
+// MXNet's attribute lookup on a node: its name, user attributes, then operator parameters.
+bool NodeAttr(const Node& node, const std::string& key, std::string* value) {
+  if (key == "name") {
+    *value = node.name();
+    return true;
+  }
+  auto u = node.user_attrs.find(key);
+  if (u != node.user_attrs.end()) {
+    *value = u->second;
+    return true;
+  }
+  auto p = node.attrs.dict.find(key);
+  if (p != node.attrs.dict.end()) {
+    *value = p->second;
+    return true;
+  }
+  return false;
+}
+
+[[noreturn]] void Unsupported(const std::string& what) {
+  throw Error(StrCat(what, " is not supported by symbind (docs/python.md)"));
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace symbind
+
+using namespace symbind;
+using namespace symbind::capi;
+
+int MXSymbolInferShapeEx(SymbolHandle sym, uint32_t num_args, const char** keys, const uint32_t* arg_ind_ptr,
+                         const int* arg_shape_data, uint32_t* in_shape_size, const int** in_shape_ndim,
+                         const int*** in_shape_data, uint32_t* out_shape_size, const int** out_shape_ndim,
+                         const int*** out_shape_data, uint32_t* aux_shape_size, const int** aux_shape_ndim,
+                         const int*** aux_shape_data, int* complete) {
+  return Guarded(__func__, [&] {
+    InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
+                  out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
+                  complete);
+  });
+}
+// Partial inference reports what it knows and sets complete to 0; so does the full call
+// (a contradiction is an error in both).
+int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char** keys,
+                                const uint32_t* arg_ind_ptr, const int* arg_shape_data, uint32_t* in_shape_size,
+                                const int** in_shape_ndim, const int*** in_shape_data, uint32_t* out_shape_size,
+                                const int** out_shape_ndim, const int*** out_shape_data, uint32_t* aux_shape_size,
+                                const int** aux_shape_ndim, const int*** aux_shape_data, int* complete) {
+  return Guarded(__func__, [&] {
+    InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
+                  out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
+                  complete);
+  });
+}
+int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** keys, const int64_t* arg_ind_ptr,
+                           const int64_t* arg_shape_data, size_t* in_shape_size, const int** in_shape_ndim,
+                           const int64_t*** in_shape_data, size_t* out_shape_size, const int** out_shape_ndim,
+                           const int64_t*** out_shape_data, size_t* aux_shape_size, const int** aux_shape_ndim,
+                           const int64_t*** aux_shape_data, int* complete) {
+  return Guarded(__func__, [&] {
+    InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
+                  out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
+                  complete);
+  });
+}
+int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const char** keys,
+                                  const int64_t* arg_ind_ptr, const int64_t* arg_shape_data, size_t* in_shape_size,
+                                  const int** in_shape_ndim, const int64_t*** in_shape_data,
+                                  size_t* out_shape_size, const int** out_shape_ndim,
+                                  const int64_t*** out_shape_data, size_t* aux_shape_size,
+                                  const int** aux_shape_ndim, const int64_t*** aux_shape_data, int* complete) {
+  return Guarded(__func__, [&] {
+    InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
+                  out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
+                  complete);
+  });
+}
+
+int MXSymbolInferType(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
+                      uint32_t* in_type_size, const int** in_type_data, uint32_t* out_type_size,
+                      const int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data, int* complete) {
+  return Guarded(__func__, [&] {
+    InferTypeOut(sym, num_args, keys, arg_type_data, in_type_size, in_type_data, out_type_size, out_type_data,
+                 aux_type_size, aux_type_data, complete);
+  });
+}
+int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
+                             uint32_t* in_type_size, const int** in_type_data, uint32_t* out_type_size,
+                             const int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data,
+                             int* complete) {
+  return Guarded(__func__, [&] {
+    InferTypeOut(sym, num_args, keys, arg_type_data, in_type_size, in_type_data, out_type_size, out_type_data,
+                 aux_type_size, aux_type_data, complete);
+  });
+}
+
+int MXSymbolGetAttr(SymbolHandle symbol, const char* key, const char** out, int* success) {
+  return Guarded(__func__, [&] {
+    const Symbol& s = SymbolOf(symbol);
+    const std::string k = CString(key, "key");
+    NotNull(out, "out");
+    NotNull(success, "success");
+    std::string value;
+    *success = s.NumOutputs() == 1 && NodeAttr(*s.outputs()[0].node, k, &value);
+    Ret().text = value;
+    *out = Ret().text.c_str();
+  });
+}
+
+// Every node's attributes as "<node>$<key>", value pairs (Symbol.attr_dict()).
+int MXSymbolListAttr(SymbolHandle symbol, uint32_t* out_size, const char*** out) {
+  return Guarded(__func__, [&] {
+    const Symbol& s = SymbolOf(symbol);
+    NotNull(out_size, "out_size");
+    NotNull(out, "out");
+    const Graph g(s);
+    std::vector<std::string> flat;
+    for (uint32_t id = 0; id < g.num_nodes(); ++id) {
+      const Node& node = *g.node(id).node;
+      for (auto& kv : node.attrs.dict) flat.insert(flat.end(), {StrCat(node.name(), "$", kv.first), kv.second});
+      for (auto& kv : node.user_attrs) flat.insert(flat.end(), {StrCat(node.name(), "$", kv.first), kv.second});
+    }
+    *out = StringsOut(flat, out_size);
+    *out_size /= 2;
+  });
+}
+
+// The inputs of the head node(s), grouped; null when the symbol is a variable.
+int MXSymbolGetChildren(SymbolHandle symbol, SymbolHandle* out) {
+  return Guarded(__func__, [&] {
+    const Symbol& s = SymbolOf(symbol);
+    NotNull(out, "out");
+    Symbol children = s.GetChildren();
+    *out = children.NumOutputs() == 0 ? nullptr : NewSymbol(children);
+  });
+}
+
+// One variable symbol per input (arguments and aux states, ListInputs order).
+int MXSymbolGetInputSymbols(SymbolHandle sym, SymbolHandle** inputs, int* input_size) {
+  return Guarded(__func__, [&] {
+    const Symbol& s = SymbolOf(sym, "sym");
+    NotNull(inputs, "inputs");
+    NotNull(input_size, "input_size");
+    const Graph g(s);
+    Ret().handles.clear();
+    for (uint32_t id = 0; id < g.num_nodes(); ++id) {
+      const auto& node = g.node(id).node;
+      if (!node->is_variable()) continue;
+      Ret().handles.push_back(NewSymbol(Symbol::FromEntries({NodeEntry{node, 0}})));
+    }
+    *input_size = static_cast<int>(Ret().handles.size());
+    *inputs = Ret().handles.data();
+  });
+}
+
+// MXNet's Symbol.debug_str(): the graph node by node.
+int MXSymbolPrint(SymbolHandle symbol, const char** out_str) {
+  return Guarded(__func__, [&] {
+    const Symbol& s = SymbolOf(symbol);
+    NotNull(out_str, "out_str");
+    const Graph g(s);
+    std::string text = "Symbol Outputs:\n";
+    auto outs = s.ListOutputs();
+    for (size_t i = 0; i < outs.size(); ++i) text += StrCat("\toutput[", i, "]=", outs[i], "\n");
+    for (uint32_t id = 0; id < g.num_nodes(); ++id) {
+      const Node& node = *g.node(id).node;
+      text += "--------------------\n";
+      if (node.is_variable()) {
+        text += StrCat("Variable:", node.name(), "\n");
+        continue;
+      }
+      text += StrCat("Op:", node.attrs.op->name, ", Name=", node.name(), "\nInputs:\n");
+      for (size_t i = 0; i < node.inputs.size(); ++i)
+        text += StrCat("\targ[", i, "]=", node.inputs[i].node->name(), "(", node.inputs[i].index, ")\n");
+      if (!node.attrs.dict.empty()) {
+        text += "Attrs:\n";
+        for (auto& kv : node.attrs.dict) text += StrCat("\t", kv.first, "=", kv.second, "\n");
+      }
+    }
+    Ret().text = text;
+    *out_str = Ret().text.c_str();
+  });
+}
+
+int MXShallowCopySymbol(SymbolHandle src, SymbolHandle* out) {
+  return Guarded(__func__, [&] {
+    NotNull(out, "out");
+    *out = NewSymbol(SymbolOf(src, "src"));
+  });
+}
+
+int NNSymbolFree(SymbolHandle symbol) { return MXSymbolFree(symbol); }
+int NNSymbolCompose(SymbolHandle sym, const char* name, nn_uint num_args, const char** keys, SymbolHandle* args) {
+  return MXSymbolCompose(sym, name, num_args, keys, args);
+}
+
+// AMP casts are never inserted here, so there are none to remove.
+int MXSymbolRemoveAmpCast(SymbolHandle sym_handle, SymbolHandle* ret_sym_handle) {
+  return Guarded(__func__, [&] {
+    NotNull(ret_sym_handle, "ret_sym_handle");
+    *ret_sym_handle = NewSymbol(SymbolOf(sym_handle, "sym_handle"));
+  });
+}
+
+int MXSymbolGrad(SymbolHandle sym, uint32_t, const char**, SymbolHandle*) {
+  return Guarded(__func__, [&] {
+    SymbolOf(sym, "sym");
+    Unsupported("Symbol.grad (a gradient graph as a symbol)");
+  });
+}
+int MXSymbolCutSubgraph(SymbolHandle sym, SymbolHandle**, int*) {
+  return Guarded(__func__, [&] {
+    SymbolOf(sym, "sym");
+    Unsupported("control-flow subgraphs (contrib.foreach, while_loop, cond)");
+  });
+}
+int MXGenAtomicSymbolFromSymbol(SymbolHandle sym_handle, SymbolHandle*) {
+  return Guarded(__func__, [&] {
+    SymbolOf(sym_handle, "sym_handle");
+    Unsupported("subgraph symbols (MXGenAtomicSymbolFromSymbol)");
+  });
+}
+int MXQuantizeSymbol(SymbolHandle sym_handle, SymbolHandle*, const int*, const uint32_t, const char**,
+                     const uint32_t, const char**, const uint32_t, const char**, const char*, const bool,
+                     const char*, const char*, uint32_t*, const char***) {
+  return Guarded(__func__, [&] {
+    SymbolOf(sym_handle, "sym_handle");
+    Unsupported("mx.contrib.quantization (MXQuantizeSymbol)");
+  });
+}
+int MXReducePrecisionSymbol(SymbolHandle sym_handle, SymbolHandle*, uint32_t, const int*, uint32_t, const int*,
+                            const int*, const int, const uint32_t, const uint32_t, const uint32_t, const uint32_t,
+                            const uint32_t, const uint32_t, const char**, const char**, const char**, const char**,
+                            const char**, const char**, const char**, const char**, const char**) {
+  return Guarded(__func__, [&] {
+    SymbolOf(sym_handle, "sym_handle");
+    Unsupported("automatic mixed precision (mx.contrib.amp)");
+  });
+}
+int MXSetCalibTableToQuantizedSymbol(SymbolHandle qsym_handle, const uint32_t, const char**, const float*,
+                                     const float*, SymbolHandle*) {
+  return Guarded(__func__, [&] {
+    SymbolOf(qsym_handle, "qsym_handle");
+    Unsupported("mx.contrib.quantization (MXSetCalibTableToQuantizedSymbol)");
+  });
+}
+int MXOptimizeForBackend(SymbolHandle sym_handle, const char* backend_name, const int, SymbolHandle*, const mx_uint,
+                         NDArrayHandle*, const mx_uint, NDArrayHandle*, const mx_uint, const char**, const char**,
+                         const uint32_t, const char**, const int64_t*, const uint32_t*, const uint32_t, const char**,
+                         const int*, const uint32_t, const char**, const int*, bool, int*, NDArrayHandle**, char***,
+                         int*, NDArrayHandle**, char***) {
+  return Guarded(__func__, [&] {
+    SymbolOf(sym_handle, "sym_handle");
+    Unsupported(StrCat("partitioning for backend '", backend_name ? backend_name : "null",
+                       "' (optimize_for)"));
+  });
+}
