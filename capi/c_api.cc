@@ -181,10 +181,17 @@ int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, 
   return Guarded(__func__, [&] {
     const Op* op = OpForUse(creator);
     NotNull(out, "out");
-    KwArgs params = Params(num_param, keys, vals);
+    KwArgs params, attrs;
+    // MXNet's frontends pass user attributes (`__key__`, lr_mult & co.) with the parameters.
+    for (auto& kv : Params(num_param, keys, vals)) {
+      const std::string key = AttrKey(kv.first);
+      if (IsAttrKey(key)) attrs[key] = kv.second;
+      else params[kv.first] = kv.second;
+    }
     SymbolBox* box = NewHandle<SymbolBox>();
     box->pending_op = op;
     box->pending_params = std::move(params);
+    box->pending_attrs = std::move(attrs);
     *out = box;
   });
 }
@@ -193,9 +200,20 @@ int MXSymbolCompose(SymbolHandle sym, const char* name, uint32_t num_args, const
                     SymbolHandle* args) {
   return Guarded(__func__, [&] {
     SymbolBox* box = FromHandle<SymbolBox>(sym, "sym");
-    if (!box->pending_op)
-      throw Error("only a symbol made by MXSymbolCreateAtomicSymbol can be composed, once");
     if (num_args > 0) NotNull(args, "args");
+    if (!box->pending_op) {
+      // A whole symbol: its variables are replaced, by name or in argument order.
+      std::map<std::string, Symbol> replacements;
+      const std::vector<std::string> arg_names = box->symbol.ListArguments();
+      std::vector<std::string> key_names = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
+      if (!keys && num_args > arg_names.size())
+        throw Error(StrCat(num_args, " inputs given for a symbol with ", arg_names.size(), " arguments (",
+                           JoinNames(arg_names), ")"));
+      for (uint32_t i = 0; i < num_args; ++i)
+        replacements[keys ? key_names[i] : arg_names[i]] = SymbolOf(args[i], "args");
+      box->symbol = box->symbol.ReplaceVariables(replacements);
+      return;
+    }
     std::vector<std::pair<std::string, Symbol>> named;
     std::vector<Symbol> positional;
     std::vector<std::string> key_names = keys ? CStrings(num_args, keys, "keys")
@@ -210,8 +228,20 @@ int MXSymbolCompose(SymbolHandle sym, const char* name, uint32_t num_args, const
     if (!op->key_var_num_args.empty() && !params.count(op->key_var_num_args))
       params[op->key_var_num_args] = std::to_string(num_args);
     box->symbol = Symbol::Create(op->name, name ? name : "", params, named, positional);
+    const auto& head = box->symbol.outputs()[0].node;
+    for (auto& kv : box->pending_attrs) head->user_attrs[kv.first] = kv.second;
+    // As in MXNet, variables the operator created for inputs not given (fc1_weight) take its
+    // attributes.
+    for (const NodeEntry& in : head->inputs) {
+      bool given = false;
+      for (const auto& p : positional) given |= p.outputs()[0].node == in.node;
+      for (const auto& p : named) given |= p.second.outputs()[0].node == in.node;
+      if (!given && in.node->is_variable())
+        for (auto& kv : box->pending_attrs) in.node->user_attrs[kv.first] = kv.second;
+    }
     box->pending_op = nullptr;
     box->pending_params.clear();
+    box->pending_attrs.clear();
   });
 }
 
@@ -344,8 +374,8 @@ int MXSymbolListAttrShallow(SymbolHandle symbol, uint32_t* out_size, const char*
     std::vector<std::string> flat;
     if (s.NumOutputs() == 1) {
       const Node& node = *s.outputs()[0].node;
-      for (auto& kv : node.attrs.dict) flat.insert(flat.end(), {kv.first, kv.second});
-      for (auto& kv : node.user_attrs) flat.insert(flat.end(), {kv.first, kv.second});
+      for (auto& kv : node.attrs.dict) AppendAttr(kv.first, kv.second, &flat);
+      for (auto& kv : node.user_attrs) AppendAttr(kv.first, kv.second, &flat);
     }
     *out = StringsOut(flat, out_size);
     *out_size /= 2;
@@ -356,7 +386,8 @@ int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value) {
   return Guarded(__func__, [&] {
     SymbolBox* box = FromHandle<SymbolBox>(symbol, "symbol");
     SymbolOf(symbol);
-    box->symbol.SetAttr(CString(key, "key"), CString(value, "value"));
+    const std::string k = AttrKey(CString(key, "key"));
+    for (const NodeEntry& e : box->symbol.outputs()) e.node->user_attrs[k] = CString(value, "value");
   });
 }
 

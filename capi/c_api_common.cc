@@ -105,6 +105,36 @@ KwArgs Params(uint32_t n, const char** keys, const char** vals) {
 }
 
 namespace {
+const char* const kHiddenKeys[] = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage"};
+}  // namespace
+
+std::string AttrKey(const std::string& key) {
+  for (const char* hidden : kHiddenKeys) {
+    const std::string k = hidden;
+    if (key == k) return "__" + key + "__";
+    if (key.size() > k.size() && key.compare(key.size() - k.size(), k.size(), k) == 0 &&
+        key.compare(0, 2, "__") != 0)
+      throw Error(StrCat("setting variable attributes with '", key, "' is deprecated: give the variable ", k,
+                         "=... instead (w = Variable(", k, "=...), then pass w to the operator)"));
+  }
+  return key;
+}
+
+bool IsAttrKey(const std::string& key) {
+  return key.size() > 4 && key.compare(0, 2, "__") == 0 && key.compare(key.size() - 2, 2, "__") == 0;
+}
+
+void AppendAttr(const std::string& key, const std::string& value, std::vector<std::string>* flat) {
+  flat->push_back(key);
+  flat->push_back(value);
+  for (const char* hidden : kHiddenKeys)
+    if (key == StrCat("__", hidden, "__")) {
+      flat->push_back(hidden);
+      flat->push_back(value);
+    }
+}
+
+namespace {
 std::atomic<uint64_t> invoke_seed_base{0}, invoke_count{0};
 }  // namespace
 uint64_t NextInvokeSeed() { return invoke_seed_base.load() + invoke_count.fetch_add(1); }

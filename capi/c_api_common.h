@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -103,7 +104,18 @@ struct SymbolBox {
   Symbol symbol;
   const Op* pending_op = nullptr;
   KwArgs pending_params;
+  std::map<std::string, std::string> pending_attrs;
 };
+
+// MXNet's attribute keys: lr_mult, wd_mult, ctx_group, force_mirroring and mirror_stage are
+// stored as "__<key>__" (a key ending in one of them, like
+// "fc1_lr_mult", is refused as MXNet refuses it); other keys unchanged.
+std::string AttrKey(const std::string& key);
+// Whether a key names a user attribute rather than an operator parameter ("__key__").
+bool IsAttrKey(const std::string& key);
+// Appends key, value to a flat attribute list, and for a stored "__<hidden>__" key its plain
+// form too, as MXNet lists them.
+void AppendAttr(const std::string& key, const std::string& value, std::vector<std::string>* flat);
 
 struct ExecutorBox {
   static constexpr HandleKind kKind = HandleKind::kExecutor;

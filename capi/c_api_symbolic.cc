@@ -65,7 +65,7 @@ template <typename Ind, typename Dim, typename Size>
 void InferShapeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const Ind* ind_ptr, const Dim* data,
                    Size* in_size, const int** in_ndim, const Dim*** in_data, Size* out_size, const int** out_ndim,
                    const Dim*** out_data, Size* aux_size, const int** aux_ndim, const Dim*** aux_data,
-                   int* complete) {
+                   int* complete, bool partial) {
   const Symbol& s = SymbolOf(sym, "sym");
   ShapeInferResult r = InferShapePartial(s, KnownShapes(s, num_args, keys, ind_ptr, data));
   const std::vector<TShape>* groups[3] = {&r.arg_shapes, &r.out_shapes, &r.aux_shapes};
@@ -103,12 +103,13 @@ void InferShapeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const
     else
       *datas[g] = ret.shape_ptrs[g].data();
   }
-  *NotNull(complete, "complete") = r.complete();
+  // MXNet's partial calls always report complete, so frontends read the shapes they have.
+  *NotNull(complete, "complete") = partial || r.complete();
 }
 
 void InferTypeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
                   uint32_t* in_size, const int** in_data, uint32_t* out_size, const int** out_data,
-                  uint32_t* aux_size, const int** aux_data, int* complete) {
+                  uint32_t* aux_size, const int** aux_data, int* complete, bool partial) {
   const Symbol& s = SymbolOf(sym, "sym");
   std::vector<std::string> names = s.ListArguments();
   std::vector<std::string> given = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
@@ -122,19 +123,24 @@ void InferTypeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const 
     DTypeSize(t);  // throws on an unknown type flag
     known[name] = t;
   }
-  TypeInferResult r = InferType(s, known);
-  const std::vector<DType>* groups[3] = {&r.arg_types, &r.out_types, &r.aux_types};
+  // As MXNet reports them: -1 where nothing fixes a type (no float32 default here).
+  const Graph graph(s);
+  const std::vector<int> types = InferEntryTypes(graph, known, false);
+  std::vector<int> groups[3];
+  for (uint32_t id : graph.arg_nodes()) groups[graph.is_aux_node(id) ? 2 : 0].push_back(types[graph.entry_id(id, 0)]);
+  for (auto& h : graph.heads()) groups[1].push_back(types[graph.entry_id(h)]);
   uint32_t* sizes[3] = {in_size, out_size, aux_size};
   const int** datas[3] = {in_data, out_data, aux_data};
+  bool all_known = true;
   for (int g = 0; g < 3; ++g) {
     NotNull(sizes[g], "type size");
     NotNull(datas[g], "type data");
-    Ret().types[g].clear();
-    for (DType t : *groups[g]) Ret().types[g].push_back(static_cast<int>(t));
+    Ret().types[g] = groups[g];
+    for (int t : groups[g]) all_known &= t >= 0;
     *sizes[g] = static_cast<uint32_t>(Ret().types[g].size());
     *datas[g] = Ret().types[g].data();
   }
-  *NotNull(complete, "complete") = 1;
+  *NotNull(complete, "complete") = partial || all_known;
 }
 
 // MXNet's attribute lookup on a node: its name, user attributes, then operator parameters.
@@ -175,11 +181,11 @@ int MXSymbolInferShapeEx(SymbolHandle sym, uint32_t num_args, const char** keys,
   return Guarded(__func__, [&] {
     InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
                   out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
-                  complete);
+                  complete, false);
   });
 }
-// Partial inference reports what it knows and sets complete to 0; so does the full call
-// (a contradiction is an error in both).
+// Both report what inference knows (a contradiction is an error); the full call sets
+// complete to 0 when something stays unknown, the partial one always sets it to 1.
 int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char** keys,
                                 const uint32_t* arg_ind_ptr, const int* arg_shape_data, uint32_t* in_shape_size,
                                 const int** in_shape_ndim, const int*** in_shape_data, uint32_t* out_shape_size,
@@ -188,7 +194,7 @@ int MXSymbolInferShapePartialEx(SymbolHandle sym, uint32_t num_args, const char*
   return Guarded(__func__, [&] {
     InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
                   out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
-                  complete);
+                  complete, true);
   });
 }
 int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** keys, const int64_t* arg_ind_ptr,
@@ -199,7 +205,7 @@ int MXSymbolInferShapeEx64(SymbolHandle sym, uint32_t num_args, const char** key
   return Guarded(__func__, [&] {
     InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
                   out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
-                  complete);
+                  complete, false);
   });
 }
 int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const char** keys,
@@ -211,7 +217,7 @@ int MXSymbolInferShapePartialEx64(SymbolHandle sym, uint32_t num_args, const cha
   return Guarded(__func__, [&] {
     InferShapeOut(sym, num_args, keys, arg_ind_ptr, arg_shape_data, in_shape_size, in_shape_ndim, in_shape_data,
                   out_shape_size, out_shape_ndim, out_shape_data, aux_shape_size, aux_shape_ndim, aux_shape_data,
-                  complete);
+                  complete, true);
   });
 }
 
@@ -220,7 +226,7 @@ int MXSymbolInferType(SymbolHandle sym, uint32_t num_args, const char** keys, co
                       const int** out_type_data, uint32_t* aux_type_size, const int** aux_type_data, int* complete) {
   return Guarded(__func__, [&] {
     InferTypeOut(sym, num_args, keys, arg_type_data, in_type_size, in_type_data, out_type_size, out_type_data,
-                 aux_type_size, aux_type_data, complete);
+                 aux_type_size, aux_type_data, complete, false);
   });
 }
 int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, const char** keys, const int* arg_type_data,
@@ -229,7 +235,7 @@ int MXSymbolInferTypePartial(SymbolHandle sym, uint32_t num_args, const char** k
                              int* complete) {
   return Guarded(__func__, [&] {
     InferTypeOut(sym, num_args, keys, arg_type_data, in_type_size, in_type_data, out_type_size, out_type_data,
-                 aux_type_size, aux_type_data, complete);
+                 aux_type_size, aux_type_data, complete, true);
   });
 }
 
@@ -241,6 +247,10 @@ int MXSymbolGetAttr(SymbolHandle symbol, const char* key, const char** out, int*
     NotNull(success, "success");
     std::string value;
     *success = s.NumOutputs() == 1 && NodeAttr(*s.outputs()[0].node, k, &value);
+    if (!*success && s.NumOutputs() == 1) {
+      const std::string hidden = StrCat("__", k, "__");
+      if (AttrKey(k) == hidden) *success = NodeAttr(*s.outputs()[0].node, hidden, &value);
+    }
     Ret().text = value;
     *out = Ret().text.c_str();
   });
@@ -256,21 +266,27 @@ int MXSymbolListAttr(SymbolHandle symbol, uint32_t* out_size, const char*** out)
     std::vector<std::string> flat;
     for (uint32_t id = 0; id < g.num_nodes(); ++id) {
       const Node& node = *g.node(id).node;
-      for (auto& kv : node.attrs.dict) flat.insert(flat.end(), {StrCat(node.name(), "$", kv.first), kv.second});
-      for (auto& kv : node.user_attrs) flat.insert(flat.end(), {StrCat(node.name(), "$", kv.first), kv.second});
+      for (auto& kv : node.attrs.dict) AppendAttr(StrCat(node.name(), "$", kv.first), kv.second, &flat);
+      for (auto& kv : node.user_attrs) {
+        AppendAttr(StrCat(node.name(), "$", kv.first), kv.second, &flat);
+        if (AttrKey(kv.first) != kv.first || !IsAttrKey(kv.first)) continue;
+        // "__lr_mult__" is also listed as "lr_mult".
+        const std::string plain = kv.first.substr(2, kv.first.size() - 4);
+        if (AttrKey(plain) == kv.first) flat.insert(flat.end(), {StrCat(node.name(), "$", plain), kv.second});
+      }
     }
     *out = StringsOut(flat, out_size);
     *out_size /= 2;
   });
 }
 
-// The inputs of the head node(s), grouped; null when the symbol is a variable.
+// The inputs of the head node(s), grouped.
 int MXSymbolGetChildren(SymbolHandle symbol, SymbolHandle* out) {
   return Guarded(__func__, [&] {
     const Symbol& s = SymbolOf(symbol);
     NotNull(out, "out");
     Symbol children = s.GetChildren();
-    *out = children.NumOutputs() == 0 ? nullptr : NewSymbol(children);
+    *out = NewSymbol(children);  // no outputs for a variable; the frontend reads that as None
   });
 }
 

@@ -320,7 +320,8 @@ ShapeInferResult InferShape(const Graph& g, const std::map<std::string, TShape>&
   return r;
 }
 
-std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DType>& known) {
+std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DType>& known,
+                                 bool default_unconstrained) {
   std::vector<int> types(g.num_entries(), -1);
   for (uint32_t id : g.arg_nodes()) {
     const Node& n = *g.node(id).node;
@@ -371,7 +372,7 @@ std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DTy
       [](int t) { return t >= 0; },
       [&] {
         // Inputs nobody constrains compute in float32, MXNet's default.
-        if (defaulted) return false;
+        if (defaulted || !default_unconstrained) return false;
         defaulted = true;
         bool changed = false;
         for (uint32_t id : g.arg_nodes())

@@ -88,8 +88,10 @@ struct TypeInferResult {
   std::vector<DType> arg_types, out_types, aux_types;
   std::vector<int> entry_types;  // every entry of the graph, by entry id (-1 unknown)
 };
-// Types of every entry (-1 unknown); inputs without a known type default to float32.
-std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DType>& known);
+// Types of every entry (-1 unknown); inputs nothing constrains default to float32 unless
+// default_unconstrained is false (then they and what depends on them stay -1).
+std::vector<int> InferEntryTypes(const Graph& g, const std::map<std::string, DType>& known,
+                                 bool default_unconstrained = true);
 TypeInferResult InferType(const Symbol& sym, const std::map<std::string, DType>& known);
 TypeInferResult InferType(const Graph& g, const std::map<std::string, DType>& known);
 

@@ -234,4 +234,33 @@ Symbol Symbol::Copy() const {
   return s;
 }
 
+Symbol Symbol::ReplaceVariables(const std::map<std::string, Symbol>& replacements) const {
+  const std::vector<std::string> inputs = ListInputs();
+  for (const auto& kv : replacements) {
+    if (std::find(inputs.begin(), inputs.end(), kv.first) == inputs.end())
+      throw Error(StrCat("cannot replace '", kv.first, "': the symbol has no such input (inputs: ",
+                         JoinNames(inputs), ")"));
+    if (kv.second.NumOutputs() != 1)
+      throw Error(StrCat("the symbol replacing '", kv.first, "' has ", kv.second.NumOutputs(),
+                         " outputs; it must have one"));
+  }
+  Graph g(*this);
+  std::map<const Node*, std::shared_ptr<Node>> copies;
+  auto entry_for = [&](const NodeEntry& e) {
+    if (e.node->is_variable()) {
+      auto r = replacements.find(e.node->name());
+      if (r != replacements.end()) return r->second.outputs_[0];
+    }
+    return NodeEntry{copies.at(e.node.get()), e.index};
+  };
+  for (auto& n : g.nodes()) {
+    auto c = std::make_shared<Node>(*n.node);
+    for (auto& in : c->inputs) in = entry_for(in);
+    copies[n.node.get()] = c;
+  }
+  Symbol s;
+  for (auto& e : outputs_) s.outputs_.push_back(entry_for(e));
+  return s;
+}
+
 }  // namespace symbind

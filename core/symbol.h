@@ -81,6 +81,9 @@ class Symbol {
   static Symbol FromEntries(std::vector<NodeEntry> entries);
   // A structural copy whose nodes are new (attributes copied).
   Symbol Copy() const;
+  // A copy in which each variable named in `replacements` is that (one-output) symbol instead
+  // (MXNet's Compose of a whole symbol: net2(fc3_data=net1)). Unknown names throw.
+  Symbol ReplaceVariables(const std::map<std::string, Symbol>& replacements) const;
 
   // Resets the automatic name counters (fullyconnected0, ...), e.g. between tests.
   static void ResetNameCounters();

@@ -44,6 +44,15 @@ void InferShapeFC(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<T
       ShapeAssignCheck(out, 0, o);
     }
     ShapeAssignCheck(in, 1, TShape({p.num_hidden, features}));
+    // Leading dims unknown in data flow back from a known output (MXNet's batch inference).
+    const TShape& o = (*out)[0];
+    if (o.ndim_known()) {
+      TShape filled = (*in)[0];
+      const int lead = p.flatten ? 1 : filled.ndim() - 1;
+      for (int i = 0; i < lead && i < o.ndim(); ++i)
+        if (filled[i] < 0) filled[i] = o[i];
+      ShapeAssignCheck(in, 0, filled);
+    }
   } else if ((*out)[0].ndim_known() && p.flatten) {
     // The batch size flows back from the output (MXNet infers data's first dim this way).
     const TShape& o = (*out)[0];

@@ -41,3 +41,19 @@ TEST_CASE("FullyConnected infers weight and bias shapes", "[ops][fc][shape]") {
   CHECK(fc.ListArguments() == std::vector<std::string>{"data", "fc1_weight", "fc1_bias"});
 }
 
+
+TEST_CASE("FullyConnected takes an unknown batch size from its output", "[ops][fc][shape]") {
+  // fc(a) + c with a = (?, 10) and c = (5, ?): the sum fixes the output to (5, 21), and the
+  // batch flows back into a.
+  Symbol a = Symbol::Variable("a");
+  Symbol fc = Symbol::Create("FullyConnected", "fc", {{"num_hidden", "21"}}, {{"data", a}});
+  Symbol sum = Symbol::Create("elemwise_add", "sum", {}, {{"lhs", fc}, {"rhs", Symbol::Variable("c")}});
+  auto r = InferShape(sum, {{"a", TShape({-1, 10})}, {"c", TShape({5, -1})}});
+  CHECK(r.arg_shapes[0] == TShape({5, 10}));
+  CHECK(r.arg_shapes.back() == TShape({5, 21}));
+  // Without flattening every leading dim flows back.
+  Symbol fc3 = Symbol::Create("FullyConnected", "fc3", {{"num_hidden", "4"}, {"flatten", "false"}}, {{"data", a}});
+  Symbol sum3 = Symbol::Create("elemwise_add", "sum3", {}, {{"lhs", fc3}, {"rhs", Symbol::Variable("c")}});
+  auto r3 = InferShape(sum3, {{"a", TShape({-1, -1, 6})}, {"c", TShape({2, 3, 4})}});
+  CHECK(r3.arg_shapes[0] == TShape({2, 3, 6}));
+}
