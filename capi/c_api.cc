@@ -564,7 +564,7 @@ int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandl
 // ---- executors ------------------------------------------------------------------------------
 
 int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint32_t num_map_keys,
-                     const char**, const int*, const int*, uint32_t len, NDArrayHandle* in_args,
+                     const char** map_keys, const int* map_dev_types, const int* map_dev_ids, uint32_t len, NDArrayHandle* in_args,
                      NDArrayHandle* arg_grad_store, uint32_t* grad_req_type,
                      uint32_t aux_states_len, NDArrayHandle* aux_states, ExecutorHandle,
                      ExecutorHandle* out) {
@@ -572,8 +572,7 @@ int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint3
     const Symbol& s = SymbolOf(symbol_handle, "symbol_handle");
     NotNull(out, "out");
     Context ctx = DeviceContext(dev_type, dev_id);
-    if (num_map_keys > 0)
-      throw Error("group-to-device maps (num_map_keys > 0) are not supported: symbind runs on one CPU context");
+    CheckGroupContexts(num_map_keys, map_keys, map_dev_types, map_dev_ids);
     if (len > 0) {
       NotNull(in_args, "in_args");
       NotNull(grad_req_type, "grad_req_type");
@@ -608,7 +607,8 @@ int MXExecutorForward(ExecutorHandle handle, int is_train) {
     ExecutorBox* box = FromHandle<ExecutorBox>(handle);
     box->exec->Forward(is_train != 0);
     if (!box->monitor) return;
-    ReportInternalOutputs(*box->exec, box->monitor_all, box->monitor, box->monitor_handle);
+    // As in MXNet, each handle belongs to the callback, which frees it (MXNDArrayFree).
+    ReportInternalOutputs(*box->exec, box->monitor_all, box->monitor, box->monitor_handle, true);
   });
 }
 

@@ -190,6 +190,14 @@ Context DeviceContext(int dev_type, int dev_id) {
   return mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id).native();
 }
 
+void CheckGroupContexts(uint32_t n, const char** keys, const int* dev_types, const int* dev_ids) {
+  if (n == 0) return;
+  CStrings(n, keys, "group2ctx keys");
+  NotNull(dev_types, "group2ctx device types");
+  NotNull(dev_ids, "group2ctx device ids");
+  for (uint32_t i = 0; i < n; ++i) DeviceContext(dev_types[i], dev_ids[i]);
+}
+
 std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const char* param) {
   std::vector<std::string> out;
   if (n == 0) return out;
@@ -202,9 +210,13 @@ std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const 
 }
 
 void ReportInternalOutputs(const Executor& exec, bool include_variables,
-                           void (*callback)(const char*, void*, void*), void* user) {
+                           void (*callback)(const char*, void*, void*), void* user, bool callee_owns) {
   for (auto& named : InternalOutputs(exec, include_variables)) {
     NDArrayBox* array = NewHandle<NDArrayBox>(named.second);
+    if (callee_owns) {
+      callback(named.first.c_str(), array, user);
+      continue;
+    }
     try {
       callback(named.first.c_str(), array, user);
     } catch (...) {

@@ -191,11 +191,16 @@ bool SetNumpyShapeSemantics(bool on);
 // warning on stderr the first time, because MXNet programs hard-code Context::gpu() (MXNet's
 // own test_score example does); any other type is an error.
 Context DeviceContext(int dev_type, int dev_id);
+// MXNet's group2ctx maps (ctx_group attribute -> device): every device is checked as
+// DeviceContext checks it; all groups then run on the one CPU context.
+void CheckGroupContexts(uint32_t n, const char** keys, const int* dev_types, const int* dev_ids);
 
-// Monitor callbacks (predictor and executor): every node output of `exec` as a temporary
-// NDArrayHandle, valid during the call, as in MXNet.
+// Monitor callbacks (predictor and executor): every node output of `exec` as an
+// NDArrayHandle, valid during the call, or the callback's to free when callee_owns (MXNet's
+// executor monitor hands each handle over).
 void ReportInternalOutputs(const Executor& exec, bool include_variables,
-                           void (*callback)(const char*, void*, void*), void* user);
+                           void (*callback)(const char*, void*, void*), void* user,
+                           bool callee_owns = false);
 
 // Shapes as uint32_t for the C API's shape out-parameters (throws when a dim does not fit).
 std::vector<uint32_t> ShapeToUint32(const TShape& shape);

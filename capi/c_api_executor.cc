@@ -78,7 +78,7 @@ std::map<std::string, TShape> ProvidedShapes(uint32_t n, const char** names, con
 
 template <typename Dim>
 int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, int dev_id, uint32_t num_g2c_keys,
-                   uint32_t grad_req_len, const char** grad_req_names, const char** grad_req_types,
+                   const char** g2c_keys, const int* g2c_dev_types, const int* g2c_dev_ids, uint32_t grad_req_len, const char** grad_req_names, const char** grad_req_types,
                    uint32_t num_shapes, const char** shape_names, const Dim* shape_data, const uint32_t* shape_idx,
                    uint32_t num_dtypes, const char** dtype_names, const int* dtypes, uint32_t num_stypes,
                    const char** stype_names, const int* stypes, uint32_t num_shared_arg_names,
@@ -96,9 +96,7 @@ int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, i
     NotNull(num_aux_states, "num_aux_states");
     NotNull(aux_states, "aux_states");
     const Context ctx = DeviceContext(dev_type, dev_id);
-    if (num_g2c_keys > 0)
-      throw Error("group2ctx (placing parts of a graph on several devices) is not supported: symbind runs on "
-                  "one CPU context");
+    CheckGroupContexts(num_g2c_keys, g2c_keys, g2c_dev_types, g2c_dev_ids);
     for (uint32_t i = 0; i < num_stypes; ++i) {
       NotNull(stypes, "provided_arg_stypes");
       if (stypes[i] != 0)
@@ -227,7 +225,7 @@ using namespace symbind;
 using namespace symbind::capi;
 
 int MXExecutorSimpleBindEx(SymbolHandle symbol_handle, int dev_type, int dev_id, const uint32_t num_g2c_keys,
-                           const char**, const int*, const int*, const uint32_t provided_grad_req_list_len,
+                           const char** g2c_keys, const int* g2c_dev_types, const int* g2c_dev_ids, const uint32_t provided_grad_req_list_len,
                            const char** provided_grad_req_names, const char** provided_grad_req_types,
                            const uint32_t num_provided_arg_shapes, const char** provided_arg_shape_names,
                            const int* provided_arg_shape_data, const uint32_t* provided_arg_shape_idx,
@@ -240,7 +238,8 @@ int MXExecutorSimpleBindEx(SymbolHandle symbol_handle, int dev_type, int dev_id,
                            NDArrayHandle** updated_shared_buffer_handle_list, uint32_t* num_in_args,
                            NDArrayHandle** in_args, NDArrayHandle** arg_grads, uint32_t* num_aux_states,
                            NDArrayHandle** aux_states, ExecutorHandle shared_exec_handle, ExecutorHandle* out) {
-  return SimpleBindImpl(__func__, symbol_handle, dev_type, dev_id, num_g2c_keys, provided_grad_req_list_len,
+  return SimpleBindImpl(__func__, symbol_handle, dev_type, dev_id, num_g2c_keys, g2c_keys, g2c_dev_types,
+                        g2c_dev_ids, provided_grad_req_list_len,
                         provided_grad_req_names, provided_grad_req_types, num_provided_arg_shapes,
                         provided_arg_shape_names, provided_arg_shape_data, provided_arg_shape_idx,
                         num_provided_arg_dtypes, provided_arg_dtype_names, provided_arg_dtypes,
@@ -251,7 +250,7 @@ int MXExecutorSimpleBindEx(SymbolHandle symbol_handle, int dev_type, int dev_id,
 }
 
 int MXExecutorSimpleBindEx64(SymbolHandle symbol_handle, int dev_type, int dev_id, const uint32_t num_g2c_keys,
-                             const char**, const int*, const int*, const uint32_t provided_grad_req_list_len,
+                             const char** g2c_keys, const int* g2c_dev_types, const int* g2c_dev_ids, const uint32_t provided_grad_req_list_len,
                              const char** provided_grad_req_names, const char** provided_grad_req_types,
                              const uint32_t num_provided_arg_shapes, const char** provided_arg_shape_names,
                              const int64_t* provided_arg_shape_data, const uint32_t* provided_arg_shape_idx,
@@ -265,7 +264,8 @@ int MXExecutorSimpleBindEx64(SymbolHandle symbol_handle, int dev_type, int dev_i
                              NDArrayHandle** updated_shared_buffer_handle_list, uint32_t* num_in_args,
                              NDArrayHandle** in_args, NDArrayHandle** arg_grads, uint32_t* num_aux_states,
                              NDArrayHandle** aux_states, ExecutorHandle shared_exec_handle, ExecutorHandle* out) {
-  return SimpleBindImpl(__func__, symbol_handle, dev_type, dev_id, num_g2c_keys, provided_grad_req_list_len,
+  return SimpleBindImpl(__func__, symbol_handle, dev_type, dev_id, num_g2c_keys, g2c_keys, g2c_dev_types,
+                        g2c_dev_ids, provided_grad_req_list_len,
                         provided_grad_req_names, provided_grad_req_types, num_provided_arg_shapes,
                         provided_arg_shape_names, provided_arg_shape_data, provided_arg_shape_idx,
                         num_provided_arg_dtypes, provided_arg_dtype_names, provided_arg_dtypes,
@@ -280,16 +280,14 @@ int MXExecutorBackwardEx(ExecutorHandle handle, uint32_t len, NDArrayHandle* hea
 }
 
 int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, int dev_id, uint32_t num_map_keys,
-                        const char**, const int*, const int*, const uint32_t num_provided_arg_shapes,
+                        const char** map_keys, const int* map_dev_types, const int* map_dev_ids, const uint32_t num_provided_arg_shapes,
                         const char** provided_arg_shape_names, const int* provided_arg_shape_data,
                         const uint32_t* provided_arg_shape_idx, uint32_t* num_in_args, NDArrayHandle** in_args,
                         NDArrayHandle** arg_grads, uint32_t* num_aux_states, NDArrayHandle** aux_states,
                         ExecutorHandle shared_exec, ExecutorHandle* out) {
   return Guarded(__func__, [&] {
     DeviceContext(dev_type, dev_id);
-    if (num_map_keys > 0)
-      throw Error("group2ctx (placing parts of a graph on several devices) is not supported: symbind runs on "
-                  "one CPU context");
+    CheckGroupContexts(num_map_keys, map_keys, map_dev_types, map_dev_ids);
     ExecutorBox* old = FromHandle<ExecutorBox>(shared_exec, "shared_exec");
     NotNull(out, "out");
     NotNull(num_in_args, "num_in_args");
