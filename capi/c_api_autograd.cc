@@ -40,7 +40,9 @@ void ResultsOut(const std::vector<NDArray>& results, const std::vector<autograd:
   if (!given.empty()) {
     for (size_t i = 0; i < given.size() && i < results.size(); ++i) {
       if (given[i]->array.is_none()) given[i]->array = results[i];
-      given[i]->autograd = i < entries.size() ? entries[i] : nullptr;
+      // Unrecorded writes (an optimizer updating a weight in place) keep the array's place on
+      // the tape, as MXNet keeps an NDArray's autograd entry.
+      if (!entries.empty()) given[i]->autograd = i < entries.size() ? entries[i] : nullptr;
     }
     return;
   }

@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev libtbb-dev catch2
           zlib1g-dev nlohmann-json3-dev libstb-dev libcli11-dev flatbuffers-compiler
           libflatbuffers-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin
-          python3 libopencv-dev "$@")  # python3, OpenCV: tests running MXNet's own clients
+          python3 python3-numpy libopencv-dev "$@")  # python3 + NumPy: the ctypes frontend test; OpenCV: image tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

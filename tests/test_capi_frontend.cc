@@ -1,0 +1,519 @@
+// MXNet's C API as its Python frontend calls it: the lists read at import, autograd, cached
+// ops, 64-bit and partial inference, attributes, SimpleBindEx, NDArray views and bytes.
+#include <catch2/catch.hpp>
+
+#include <mxnet/c_api.h>
+#include <nnvm/c_api.h>
+
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+AtomicSymbolCreator Creator(const std::string& name) {
+  OpHandle h = nullptr;
+  REQUIRE(NNGetOpHandle(name.c_str(), &h) == 0);
+  return h;
+}
+
+NDArrayHandle Array(const std::vector<int64_t>& shape, const std::vector<float>& values) {
+  NDArrayHandle h = nullptr;
+  REQUIRE(MXNDArrayCreateEx64(shape.data(), static_cast<int>(shape.size()), 1, 0, 0, 0, &h) == 0);
+  REQUIRE(MXNDArraySyncCopyFromCPU(h, values.data(), values.size()) == 0);
+  return h;
+}
+
+std::vector<float> Values(NDArrayHandle h) {
+  int ndim = 0;
+  const int64_t* dims = nullptr;
+  REQUIRE(MXNDArrayGetShapeEx64(h, &ndim, &dims) == 0);
+  size_t n = 1;
+  for (int i = 0; i < ndim; ++i) n *= static_cast<size_t>(dims[i]);
+  std::vector<float> v(n);
+  REQUIRE(MXNDArraySyncCopyToCPU(h, v.data(), n) == 0);
+  return v;
+}
+
+std::vector<int64_t> Shape(NDArrayHandle h) {
+  int ndim = 0;
+  const int64_t* dims = nullptr;
+  REQUIRE(MXNDArrayGetShapeEx64(h, &ndim, &dims) == 0);
+  return std::vector<int64_t>(dims, dims + ndim);
+}
+
+// One imperative call with new outputs.
+std::vector<NDArrayHandle> Call(const std::string& op, std::vector<NDArrayHandle> in,
+                                const std::map<std::string, std::string>& params = {}) {
+  std::vector<const char*> keys, vals;
+  for (auto& kv : params) {
+    keys.push_back(kv.first.c_str());
+    vals.push_back(kv.second.c_str());
+  }
+  int n = 0;
+  NDArrayHandle* out = nullptr;
+  const int* stypes = nullptr;
+  REQUIRE(MXImperativeInvokeEx(Creator(op), static_cast<int>(in.size()), in.data(), &n, &out,
+                               static_cast<int>(keys.size()), keys.data(), vals.data(), &stypes) == 0);
+  for (int i = 0; i < n; ++i) CHECK(stypes[i] == 0);
+  return std::vector<NDArrayHandle>(out, out + n);
+}
+
+std::string LastError() { return MXGetLastError(); }
+
+// Records `body` with autograd on (training mode), restoring both flags after.
+template <typename Body>
+void Recorded(Body body) {
+  int was_recording = 0, was_training = 0;
+  REQUIRE(MXAutogradSetIsRecording(1, &was_recording) == 0);
+  REQUIRE(MXAutogradSetIsTraining(1, &was_training) == 0);
+  body();
+  REQUIRE(MXAutogradSetIsRecording(was_recording, nullptr) == 0);
+  REQUIRE(MXAutogradSetIsTraining(was_training, nullptr) == 0);
+}
+
+SymbolHandle Variable(const char* name) {
+  SymbolHandle s = nullptr;
+  REQUIRE(MXSymbolCreateVariable(name, &s) == 0);
+  return s;
+}
+
+// op(name, inputs by keyword, params).
+SymbolHandle Compose(const std::string& op, const char* name, std::vector<const char*> in_keys,
+                     std::vector<SymbolHandle> in, const std::map<std::string, std::string>& params = {}) {
+  std::vector<const char*> keys, vals;
+  for (auto& kv : params) {
+    keys.push_back(kv.first.c_str());
+    vals.push_back(kv.second.c_str());
+  }
+  SymbolHandle s = nullptr;
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator(op), static_cast<uint32_t>(keys.size()), keys.data(), vals.data(),
+                                     &s) == 0);
+  REQUIRE(MXSymbolCompose(s, name, static_cast<uint32_t>(in.size()), in_keys.data(), in.data()) == 0);
+  return s;
+}
+
+void Free(const std::vector<NDArrayHandle>& hs) {
+  for (NDArrayHandle h : hs) REQUIRE(MXNDArrayFree(h) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("C API lists what MXNet's Python package reads at import", "[capi][python]") {
+  uint32_t n = 0;
+  const char** names = nullptr;
+  REQUIRE(MXListAllOpNames(&n, &names) == 0);
+  std::set<std::string> all(names, names + n);
+  CHECK(all.count("FullyConnected"));
+  CHECK(all.count("_np_sum"));  // a placeholder: listed, refused when used
+  int fn = -1;
+  const char** fnames = nullptr;
+  REQUIRE(MXNetFuncListGlobalNames(&fn, &fnames) == 0);
+  CHECK(fn == 0);
+  uint32_t legacy = 7;
+  FunctionHandle* funcs = nullptr;
+  REQUIRE(MXListFunctions(&legacy, &funcs) == 0);
+  CHECK(legacy == 0);
+
+  const LibFeature* features = nullptr;
+  size_t count = 0;
+  REQUIRE(MXLibInfoFeatures(&features, &count) == 0);
+  std::map<std::string, bool> table;
+  for (size_t i = 0; i < count; ++i) table[features[i].name] = features[i].enabled;
+  CHECK(count == 32);
+  CHECK_FALSE(table.at("CUDA"));
+  CHECK(table.at("INT64_TENSOR_SIZE"));
+  CHECK(table.at("CPU_SSE2") == (__builtin_cpu_supports("sse2") != 0));
+  CHECK(table.at("CPU_AVX2") == (__builtin_cpu_supports("avx2") != 0));
+
+  // A placeholder describes itself, and using it names the reason.
+  const char *name, *desc, *key_var;
+  uint32_t nargs = 0;
+  const char **arg_names, **arg_types, **arg_docs;
+  REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator("_np_sum"), &name, &desc, &nargs, &arg_names, &arg_types, &arg_docs,
+                                      &key_var) == 0);
+  CHECK(std::string(name) == "_np_sum");
+  NDArrayHandle x = Array({2}, {1, 2});
+  int out_n = 0;
+  NDArrayHandle* out = nullptr;
+  CHECK(MXImperativeInvokeEx(Creator("_np_sum"), 1, &x, &out_n, &out, 0, nullptr, nullptr, nullptr) == -1);
+  CHECK(LastError().find("'_np_sum' is not supported by symbind") != std::string::npos);
+  SymbolHandle s = nullptr;
+  CHECK(MXSymbolCreateAtomicSymbol(Creator("_np_sum"), 0, nullptr, nullptr, &s) == -1);
+  Free({x});
+
+  // Custom op registrations are accepted (MXNet's Python makes them at import).
+  CHECK(MXCustomOpRegister("my_op", reinterpret_cast<CustomOpPropCreator>(&Values)) == 0);
+  CHECK(MXCustomOpRegister(nullptr, reinterpret_cast<CustomOpPropCreator>(&Values)) == -1);
+}
+
+TEST_CASE("C API autograd: recorded calls differentiate, write and add, free the graph", "[capi][python][autograd]") {
+  NDArrayHandle x = Array({3}, {1, 2, 3});
+  NDArrayHandle gx = Array({3}, {0, 0, 0});
+  uint32_t req = 1;  // write
+  REQUIRE(MXAutogradMarkVariables(1, &x, &req, &gx) == 0);
+  bool recording = true;
+  REQUIRE(MXAutogradIsRecording(&recording) == 0);
+  CHECK_FALSE(recording);
+
+  NDArrayHandle loss = nullptr;
+  Recorded([&] {
+    NDArrayHandle y = Call("elemwise_mul", {x, x})[0];  // x^2
+    loss = Call("sum", {y})[0];
+    Free({y});
+  });
+  REQUIRE(MXAutogradBackwardEx(1, &loss, nullptr, 0, nullptr, 1, 0, 1, nullptr, nullptr) == 0);
+  NDArrayHandle grad = nullptr;
+  REQUIRE(MXNDArrayGetGrad(x, &grad) == 0);
+  REQUIRE(grad != nullptr);
+  CHECK(Values(grad) == std::vector<float>{2, 4, 6});
+  int fresh = 0;
+  REQUIRE(MXNDArrayGetGradState(x, &fresh) == 0);
+  CHECK(fresh == 1);
+  REQUIRE(MXNDArraySetGradState(x, 0) == 0);
+
+  // The graph was retained: a head gradient of 2 doubles the result; write replaces it.
+  NDArrayHandle two = Array({}, {2});
+  REQUIRE(MXAutogradBackwardEx(1, &loss, &two, 0, nullptr, 0, 0, 1, nullptr, nullptr) == 0);
+  CHECK(Values(grad) == std::vector<float>{4, 8, 12});
+  // Now freed: a second pass names the fix.
+  CHECK(MXAutogradBackwardEx(1, &loss, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == -1);
+  CHECK(LastError().find("retain_graph") != std::string::npos);
+
+  // An array computed outside record() has no graph.
+  NDArrayHandle plain = Call("elemwise_mul", {x, x})[0];
+  CHECK(MXAutogradBackwardEx(1, &plain, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == -1);
+  CHECK(LastError().find("not in a recorded graph") != std::string::npos);
+
+  // grad_req add accumulates; asked-for variables get returned gradients instead.
+  req = 3;
+  REQUIRE(MXAutogradMarkVariables(1, &x, &req, &gx) == 0);
+  for (int pass = 0; pass < 2; ++pass) {
+    NDArrayHandle l = nullptr;
+    Recorded([&] { l = Call("sum", {x})[0]; });
+    REQUIRE(MXAutogradBackwardEx(1, &l, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == 0);
+    Free({l});
+  }
+  CHECK(Values(gx) == std::vector<float>{2, 2, 2});
+  NDArrayHandle l = nullptr;
+  Recorded([&] { l = Call("_mul_scalar", {x}, {{"scalar", "3"}})[0]; });
+  NDArrayHandle* grads = nullptr;
+  int* stypes = nullptr;
+  REQUIRE(MXAutogradBackwardEx(1, &l, nullptr, 1, &x, 0, 0, 1, &grads, &stypes) == 0);
+  CHECK(Values(grads[0]) == std::vector<float>{3, 3, 3});
+  CHECK(Values(gx) == std::vector<float>{2, 2, 2});  // untouched
+  Free({grads[0], l, loss, two, plain, grad, x, gx});
+
+  // Detach drops the graph; freed handles are refused.
+  NDArrayHandle dead = Array({1}, {1});
+  REQUIRE(MXNDArrayFree(dead) == 0);
+  CHECK(MXNDArrayDetach(dead, &l) == -1);
+  CHECK(LastError().find("not a live NDArrayHandle") != std::string::npos);
+}
+
+TEST_CASE("C API autograd through FullyConnected matches the analytic gradient", "[capi][python][autograd]") {
+  // y = x W^T + b, loss = sum(y): dW[j,k] = sum_i x[i,k], db[j] = batch, dx[i,k] = sum_j W[j,k].
+  NDArrayHandle x = Array({2, 3}, {1, 2, 3, 4, 5, 6});
+  NDArrayHandle w = Array({2, 3}, {0.5f, -1, 2, 1, 1, -0.5f});
+  NDArrayHandle b = Array({2}, {0.1f, 0.2f});
+  NDArrayHandle gx = Array({2, 3}, std::vector<float>(6, 0)), gw = Array({2, 3}, std::vector<float>(6, 0)),
+                gb = Array({2}, {0, 0});
+  NDArrayHandle vars[] = {x, w, b}, gradients[] = {gx, gw, gb};
+  uint32_t reqs[] = {1, 1, 1};
+  REQUIRE(MXAutogradMarkVariables(3, vars, reqs, gradients) == 0);
+  NDArrayHandle loss = nullptr;
+  Recorded([&] {
+    NDArrayHandle y = Call("FullyConnected", {x, w, b}, {{"num_hidden", "2"}})[0];
+    CHECK(Values(y) == std::vector<float>{4.6f, 4.7f, 10.1f, 11.7f});
+    loss = Call("sum", {y})[0];
+    Free({y});
+  });
+  REQUIRE(MXAutogradBackwardEx(1, &loss, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == 0);
+  CHECK(Values(gw) == std::vector<float>{5, 7, 9, 5, 7, 9});
+  CHECK(Values(gb) == std::vector<float>{2, 2});
+  CHECK(Values(gx) == std::vector<float>{1.5f, 0, 1.5f, 1.5f, 0, 1.5f});
+  Free({x, w, b, gx, gw, gb, loss});
+}
+
+TEST_CASE("C API cached op runs a graph like an operator and differentiates each call",
+          "[capi][python][cachedop]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "2"}});
+  SymbolHandle act = Compose("Activation", "act", {"data"}, {fc}, {{"act_type", "relu"}});
+  uint32_t n = 0;
+  const char** inputs = nullptr;
+  REQUIRE(NNSymbolListInputNames(act, 0, &n, &inputs) == 0);
+  REQUIRE(n == 3);
+  CHECK(std::string(inputs[0]) == "data");
+  const char* flag_keys[] = {"static_alloc", "static_shape"};
+  const char* flag_vals[] = {"true", "true"};
+  CachedOpHandle op = nullptr;
+  REQUIRE(MXCreateCachedOpEx(act, 2, flag_keys, flag_vals, &op) == 0);
+  const char* bad_key[] = {"no_such_flag"};
+  CachedOpHandle bad = nullptr;
+  CHECK(MXCreateCachedOpEx(act, 1, bad_key, flag_vals, &bad) == -1);
+  CHECK(LastError().find("unknown CachedOp flag 'no_such_flag'") != std::string::npos);
+
+  NDArrayHandle w = Array({2, 2}, {1, -1, 2, 1});
+  NDArrayHandle b = Array({2}, {0, -10});
+  NDArrayHandle gw = Array({2, 2}, {0, 0, 0, 0}), gb = Array({2}, {0, 0});
+  NDArrayHandle params[] = {w, b}, param_grads[] = {gw, gb};
+  uint32_t reqs[] = {1, 1};
+  REQUIRE(MXAutogradMarkVariables(2, params, reqs, param_grads) == 0);
+
+  auto run = [&](NDArrayHandle x) {
+    NDArrayHandle in[] = {x, w, b};
+    int n_out = 0;
+    NDArrayHandle* out = nullptr;
+    const int* stypes = nullptr;
+    REQUIRE(MXInvokeCachedOpEx(op, 3, in, &n_out, &out, &stypes) == 0);
+    REQUIRE(n_out == 1);
+    return out[0];
+  };
+  // Two calls with different data arrays, then backward through the first: its own inputs
+  // are used (the executor recomputes that call), not the second call's.
+  NDArrayHandle x1 = Array({1, 2}, {3, 1}), x2 = Array({1, 2}, {-5, 4});
+  NDArrayHandle y1 = nullptr, y2 = nullptr, l1 = nullptr;
+  Recorded([&] {
+    y1 = run(x1);
+    y2 = run(x2);
+    l1 = Call("sum", {y1})[0];
+  });
+  CHECK(Values(y1) == std::vector<float>{2, 0});  // relu(3-1, 6+1-10)
+  CHECK(Values(y2) == std::vector<float>{0, 0});  // relu(-9, -10+4-10)
+  REQUIRE(MXAutogradBackwardEx(1, &l1, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == 0);
+  CHECK(Values(gw) == std::vector<float>{3, 1, 0, 0});  // only the first unit is active
+  CHECK(Values(gb) == std::vector<float>{1, 0});
+
+  // Outside record() nothing is taped; a wrong input count names the inputs.
+  NDArrayHandle y3 = run(x2);
+  CHECK(MXAutogradBackwardEx(1, &y3, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == -1);
+  NDArrayHandle one[] = {x1};
+  int n_out = 0;
+  NDArrayHandle* out = nullptr;
+  CHECK(MXInvokeCachedOpEx(op, 1, one, &n_out, &out, nullptr) == -1);
+  CHECK(LastError().find("takes 3 inputs (data, fc_weight, fc_bias)") != std::string::npos);
+  REQUIRE(MXFreeCachedOp(op) == 0);
+  CHECK(MXFreeCachedOp(op) == -1);
+  Free({w, b, gw, gb, x1, x2, y1, y2, y3, l1});
+  for (SymbolHandle s : {data, fc, act}) REQUIRE(MXSymbolFree(s) == 0);
+}
+
+TEST_CASE("C API partial and 64-bit shape inference, type inference as MXNet reports them",
+          "[capi][python][infer]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "4"}});
+  const char* keys[] = {"data"};
+  const int64_t ind[] = {0, 2};
+  const int64_t dims[] = {0, 10};  // batch unknown (0 without numpy shape semantics)
+  size_t in_n, out_n, aux_n;
+  const int *in_nd, *out_nd, *aux_nd;
+  const int64_t **in_d, **out_d, **aux_d;
+  int complete = -1;
+  REQUIRE(MXSymbolInferShapePartialEx64(fc, 1, keys, ind, dims, &in_n, &in_nd, &in_d, &out_n, &out_nd, &out_d,
+                                        &aux_n, &aux_nd, &aux_d, &complete) == 0);
+  CHECK(complete == 1);
+  REQUIRE(in_n == 3);
+  CHECK(std::vector<int64_t>(in_d[0], in_d[0] + in_nd[0]) == std::vector<int64_t>{0, 10});
+  CHECK(std::vector<int64_t>(in_d[1], in_d[1] + in_nd[1]) == std::vector<int64_t>{4, 10});
+  CHECK(std::vector<int64_t>(out_d[0], out_d[0] + out_nd[0]) == std::vector<int64_t>{0, 4});
+  REQUIRE(MXSymbolInferShapeEx64(fc, 1, keys, ind, dims, &in_n, &in_nd, &in_d, &out_n, &out_nd, &out_d, &aux_n,
+                                 &aux_nd, &aux_d, &complete) == 0);
+  CHECK(complete == 0);
+  // With numpy semantics unknown is -1.
+  int prev = -1;
+  REQUIRE(MXSetIsNumpyShape(1, &prev) == 0);
+  const int64_t np_dims[] = {-1, 10};
+  REQUIRE(MXSymbolInferShapePartialEx64(fc, 1, keys, ind, np_dims, &in_n, &in_nd, &in_d, &out_n, &out_nd, &out_d,
+                                        &aux_n, &aux_nd, &aux_d, &complete) == 0);
+  CHECK(std::vector<int64_t>(out_d[0], out_d[0] + out_nd[0]) == std::vector<int64_t>{-1, 4});
+  REQUIRE(MXSetIsNumpyShape(prev, nullptr) == 0);
+
+  // Types: unknown stays -1 in the partial call; data float16 is reported back.
+  uint32_t tin, tout, taux;
+  const int *in_t, *out_t, *aux_t;
+  REQUIRE(MXSymbolInferTypePartial(fc, 0, nullptr, nullptr, &tin, &in_t, &tout, &out_t, &taux, &aux_t,
+                                   &complete) == 0);
+  CHECK(complete == 1);
+  CHECK(std::vector<int>(in_t, in_t + tin) == std::vector<int>{-1, -1, -1});
+  const int f32[] = {0};
+  REQUIRE(MXSymbolInferType(fc, 1, keys, f32, &tin, &in_t, &tout, &out_t, &taux, &aux_t, &complete) == 0);
+  CHECK(complete == 1);
+  CHECK(std::vector<int>(in_t, in_t + tin) == std::vector<int>{0, 0, 0});
+  const int bad_type[] = {99};
+  CHECK(MXSymbolInferType(fc, 1, keys, bad_type, &tin, &in_t, &tout, &out_t, &taux, &aux_t, &complete) == -1);
+  REQUIRE(MXSymbolFree(fc) == 0);
+  REQUIRE(MXSymbolFree(data) == 0);
+}
+
+TEST_CASE("C API attributes follow MXNet's rules; compose replaces a whole symbol's variables",
+          "[capi][python][attr]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data},
+                            {{"num_hidden", "3"}, {"__mood__", "calm"}, {"lr_mult", "2"}});
+  const char* value = nullptr;
+  int ok = 0;
+  REQUIRE(MXSymbolGetAttr(fc, "lr_mult", &value, &ok) == 0);
+  CHECK(ok == 1);
+  CHECK(std::string(value) == "2");
+  REQUIRE(MXSymbolGetAttr(fc, "num_hidden", &value, &ok) == 0);
+  CHECK((ok == 1 && std::string(value) == "3"));
+  REQUIRE(MXSymbolGetAttr(fc, "missing", &value, &ok) == 0);
+  CHECK(ok == 0);
+  uint32_t n = 0;
+  const char** flat = nullptr;
+  REQUIRE(MXSymbolListAttr(fc, &n, &flat) == 0);
+  std::map<std::string, std::string> attrs;
+  for (uint32_t i = 0; i < n; ++i) attrs[flat[2 * i]] = flat[2 * i + 1];
+  CHECK(attrs["fc$__lr_mult__"] == "2");
+  CHECK(attrs["fc$lr_mult"] == "2");
+  CHECK(attrs["fc_weight$__mood__"] == "calm");  // the created weight inherits the attributes
+  CHECK(attrs.count("data$__mood__") == 0);        // the given input does not
+  CHECK(MXSymbolSetAttr(fc, "fc_lr_mult", "1") == -1);
+  CHECK(LastError().find("deprecated") != std::string::npos);
+
+  // net(data=other): data replaced; unknown names refused.
+  SymbolHandle other = Variable("pixels");
+  const char* key[] = {"data"};
+  REQUIRE(MXSymbolCompose(fc, "", 1, key, &other) == 0);
+  uint32_t na = 0;
+  const char** args = nullptr;
+  REQUIRE(MXSymbolListArguments(fc, &na, &args) == 0);
+  CHECK(std::string(args[0]) == "pixels");
+  const char* bad[] = {"nope"};
+  CHECK(MXSymbolCompose(fc, "", 1, bad, &other) == -1);
+  CHECK(LastError().find("no such input") != std::string::npos);
+
+  SymbolHandle children = nullptr;
+  uint32_t outs = 7;
+  REQUIRE(MXSymbolGetChildren(data, &children) == 0);
+  REQUIRE(MXSymbolGetNumOutputs(children, &outs) == 0);
+  CHECK(outs == 0);
+  for (SymbolHandle s : {data, fc, other, children}) REQUIRE(NNSymbolFree(s) == 0);
+}
+
+TEST_CASE("C API SimpleBindEx64: grad_req forms, shared parameters and data buffers", "[capi][python][bind]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "2"}});
+  auto bind = [&](int64_t batch, ExecutorHandle shared, int* buffer_len, std::vector<const char*>* buffer_names,
+                  std::vector<NDArrayHandle>* buffer_arrays, NDArrayHandle** args_out, NDArrayHandle** grads_out) {
+    const char* shape_names[] = {"data"};
+    const int64_t shape_data[] = {batch, 3};
+    const uint32_t shape_idx[] = {0, 2};
+    const char* req_names[] = {"fc_weight", "fc_bias"};
+    const char* req_types[] = {"write", "add"};
+    const char* shared_names[] = {"fc_weight", "fc_bias"};
+    const char** updated_names = nullptr;
+    NDArrayHandle* updated_arrays = nullptr;
+    uint32_t n_args = 0, n_aux = 0;
+    NDArrayHandle *args, *grads, *aux;
+    ExecutorHandle exec = nullptr;
+    int rc = MXExecutorSimpleBindEx64(fc, 1, 0, 0, nullptr, nullptr, nullptr, 2, req_names, req_types, 1, shape_names,
+                                      shape_data, shape_idx, 0, nullptr, nullptr, 0, nullptr, nullptr,
+                                      shared ? 2 : 0, shared_names, buffer_len, buffer_names->data(),
+                                      buffer_arrays->data(), &updated_names, &updated_arrays, &n_args, &args, &grads,
+                                      &n_aux, &aux, shared, &exec);
+    if (rc != 0) return exec;
+    REQUIRE(n_args == 3);
+    CHECK(grads[0] == nullptr);  // data: left out of the dict, no gradient
+    CHECK(grads[1] != nullptr);
+    *args_out = args;
+    *grads_out = grads;
+    buffer_names->assign(updated_names, updated_names + *buffer_len);
+    buffer_arrays->assign(updated_arrays, updated_arrays + *buffer_len);
+    return exec;
+  };
+  int buffer_len = 0;
+  std::vector<const char*> names;
+  std::vector<NDArrayHandle> arrays;
+  NDArrayHandle *args1, *grads1;
+  ExecutorHandle big = bind(4, nullptr, &buffer_len, &names, &arrays, &args1, &grads1);
+  REQUIRE(big != nullptr);
+  CHECK(buffer_len == 3);  // data and both parameters, by name
+  void* w1 = nullptr;
+  REQUIRE(MXNDArrayGetData(args1[1], &w1) == 0);
+  void* d1 = nullptr;
+  REQUIRE(MXNDArrayGetData(args1[0], &d1) == 0);
+  NDArrayHandle *args2, *grads2;
+  ExecutorHandle small = bind(2, big, &buffer_len, &names, &arrays, &args2, &grads2);
+  REQUIRE(small != nullptr);
+  void* w2 = nullptr;
+  void* d2 = nullptr;
+  REQUIRE(MXNDArrayGetData(args2[1], &w2) == 0);
+  REQUIRE(MXNDArrayGetData(args2[0], &d2) == 0);
+  CHECK(w1 == w2);  // fc_weight shared with the first executor
+  CHECK(d1 == d2);  // data placed in the shared buffer's array
+  CHECK(Shape(args2[0]) == std::vector<int64_t>{2, 3});
+  const char* text = nullptr;
+  REQUIRE(MXExecutorPrint(small, &text) == 0);
+  CHECK(std::string(text).find("MB allocated\nTotal 0 TempSpace resource requested\n") != std::string::npos);
+
+  // A bad grad_req and an unknown argument are named.
+  const char* shape_names[] = {"data"};
+  const int64_t shape_data[] = {2, 3};
+  const uint32_t shape_idx[] = {0, 2};
+  const char* req_all[] = {"sometimes"};
+  const char** updated_names = nullptr;
+  NDArrayHandle* updated_arrays = nullptr;
+  uint32_t n_args = 0, n_aux = 0;
+  NDArrayHandle *args, *grads, *aux;
+  ExecutorHandle exec = nullptr;
+  int no_buffer = -1;
+  CHECK(MXExecutorSimpleBindEx64(fc, 1, 0, 0, nullptr, nullptr, nullptr, 0, nullptr, req_all, 1, shape_names,
+                                 shape_data, shape_idx, 0, nullptr, nullptr, 0, nullptr, nullptr, 0, nullptr,
+                                 &no_buffer, nullptr, nullptr, &updated_names, &updated_arrays, &n_args, &args,
+                                 &grads, &n_aux, &aux, nullptr, &exec) == -1);
+  CHECK(LastError().find("grad_req 'sometimes'") != std::string::npos);
+  REQUIRE(MXExecutorFree(big) == 0);
+  REQUIRE(MXExecutorFree(small) == 0);
+  REQUIRE(MXSymbolFree(fc) == 0);
+  REQUIRE(MXSymbolFree(data) == 0);
+}
+
+TEST_CASE("C API NDArray views, 64-bit shapes, raw bytes and storage types", "[capi][python][ndarray]") {
+  NDArrayHandle a = Array({2, 3, 4}, std::vector<float>(24, 1.5f));
+  dim_t dims[] = {-1, 4};
+  NDArrayHandle r = nullptr;
+  REQUIRE(MXNDArrayReshape64(a, 2, dims, false, &r) == 0);
+  CHECK(Shape(r) == std::vector<int64_t>{6, 4});
+  dim_t rev[] = {-1, 0};  // read from the right: the last dim kept, the rest merged
+  NDArrayHandle rr = nullptr;
+  REQUIRE(MXNDArrayReshape64(a, 2, rev, true, &rr) == 0);
+  CHECK(Shape(rr) == std::vector<int64_t>{6, 4});
+  NDArrayHandle row = nullptr;
+  REQUIRE(MXNDArrayAt64(a, 1, &row) == 0);
+  CHECK(Shape(row) == std::vector<int64_t>{3, 4});
+  CHECK(MXNDArrayAt64(a, 2, &row) == -1);
+  CHECK(LastError().find("index 2 out of range for axis 0 of size 2") != std::string::npos);
+  NDArrayHandle part = nullptr;
+  REQUIRE(MXNDArraySlice64(a, 1, 2, &part) == 0);
+  CHECK(Shape(part) == std::vector<int64_t>{1, 3, 4});
+  CHECK(MXNDArraySlice64(a, 1, 5, &part) == -1);
+
+  size_t size = 0;
+  const char* bytes = nullptr;
+  REQUIRE(MXNDArraySaveRawBytes(a, &size, &bytes) == 0);
+  std::string copy(bytes, size);
+  NDArrayHandle back = nullptr;
+  REQUIRE(MXNDArrayLoadFromRawBytes(copy.data(), copy.size(), &back) == 0);
+  CHECK(Values(back) == Values(a));
+  CHECK(MXNDArrayLoadFromRawBytes(copy.data(), 3, &back) == -1);
+
+  int stype = -2;
+  REQUIRE(MXNDArrayGetStorageType(a, &stype) == 0);
+  CHECK(stype == 0);
+  NDArrayHandle sparse = nullptr;
+  const int64_t shape[] = {2, 2};
+  CHECK(MXNDArrayCreateSparseEx64(2, shape, 2, 1, 0, 0, 0, 0, nullptr, nullptr, nullptr, &sparse) == -1);
+  CHECK(LastError().find("sparse storage") != std::string::npos);
+
+  NDArrayHandle shallow = nullptr;
+  REQUIRE(MXShallowCopyNDArray(a, &shallow) == 0);
+  NDArrayHandle ones = Array({2, 3, 4}, std::vector<float>(24, 7));
+  REQUIRE(MXNDArraySyncCopyFromNDArray(shallow, ones, -1) == 0);
+  CHECK(Values(a) == std::vector<float>(24, 7));
+  CHECK(MXNDArraySyncCopyFromNDArray(r, ones, -1) == -1);  // shapes differ
+  Free({a, r, rr, row, part, back, shallow, ones});
+}
