@@ -49,14 +49,10 @@ int NumWeights(const NodeAttrs& a) {
 }
 
 std::vector<std::string> InputNames(MultiSGDKind kind, int n) {
-  std::vector<std::string> names;
-  for (int i = 0; i < n; ++i) {
-    const std::string k = std::to_string(i);
-    names.push_back("weight_" + k);
-    names.push_back("grad_" + k);
-    if (kind.momentum) names.push_back("mom_" + k);
-    if (kind.mixed) names.push_back("weight32_" + k);
-  }
+  std::vector<std::string> per_weight{"weight_", "grad_"};
+  if (kind.momentum) per_weight.push_back("mom_");
+  if (kind.mixed) per_weight.push_back("weight32_");
+  std::vector<std::string> names = PerWeightNames(per_weight, n);
   if (kind.preloaded) {
     names.push_back("lrs");
     names.push_back("wds");
@@ -64,20 +60,8 @@ std::vector<std::string> InputNames(MultiSGDKind kind, int n) {
   return names;
 }
 
-// nnvm's default output names: "output" for one, output0, output1, ... for several.
-std::vector<std::string> OutputNames(int n) {
-  return n == 1 ? std::vector<std::string>{"output"} : NumberedNames("output", n);
-}
-
 void InferShapeMulti(MultiSGDKind kind, int n, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const int stride = kind.Stride();
-  for (int k = 0; k < n; ++k) {
-    std::vector<TShape> group(in->begin() + k * stride, in->begin() + (k + 1) * stride);
-    std::vector<TShape> result{(*out)[k]};
-    AllSameShape(NodeAttrs{}, &group, &result);
-    for (int j = 0; j < stride; ++j) ShapeAssignCheck(in, k * stride + j, group[j]);
-    ShapeAssignCheck(out, k, result[0]);
-  }
+  InferShapePerWeight(kind.Stride(), n, in, out);
   if (kind.preloaded) {
     ShapeAssignCheck(in, in->size() - 2, TShape({n}));
     ShapeAssignCheck(in, in->size() - 1, TShape({n}));
@@ -133,7 +117,7 @@ void RegisterMultiSGD(Op& op, const std::string& what) {
       .set_params<MultiSGDParam<kMomentum, kPreloaded>>()
       .set_arguments([kind, n](const NodeAttrs& a) { return InputNames(kind, n(a)); })
       .set_num_outputs(n)
-      .set_outputs([n](const NodeAttrs& a) { return OutputNames(n(a)); })
+      .set_outputs([n](const NodeAttrs& a) { return MultiOutputNames(n(a)); })
       .set_infer_shape([kind, n](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
         InferShapeMulti(kind, n(a), in, out);
       })

@@ -114,4 +114,32 @@ void InferMixedPrecisionType(const char* op, std::vector<int>* in, std::vector<i
   for (size_t i = 0; i < out->size(); ++i) TypeAssignCheck(out, i, shared);
 }
 
+// --- Ops updating several weights in one call (multi_*) --------------------------------------
+
+// Input names of a multi-weight op: each of `per_weight` suffixed with the weight's number, weight
+// by weight (weight_0, grad_0, mom_0, weight_1, ...).
+inline std::vector<std::string> PerWeightNames(const std::vector<std::string>& per_weight, int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i)
+    for (const std::string& name : per_weight) names.push_back(name + std::to_string(i));
+  return names;
+}
+
+// nnvm's default output names: "output" for one, output0, output1, ... for several.
+inline std::vector<std::string> MultiOutputNames(int n) {
+  return n == 1 ? std::vector<std::string>{"output"} : NumberedNames("output", n);
+}
+
+// Shapes of a multi-weight op: the first stride*n inputs come in groups of `stride`, each group
+// and output k sharing one shape. Inputs after them are the caller's to check.
+inline void InferShapePerWeight(int stride, int n, std::vector<TShape>* in, std::vector<TShape>* out) {
+  for (int k = 0; k < n; ++k) {
+    std::vector<TShape> group(in->begin() + k * stride, in->begin() + (k + 1) * stride);
+    std::vector<TShape> result{(*out)[k]};
+    AllSameShape(NodeAttrs{}, &group, &result);
+    for (int j = 0; j < stride; ++j) ShapeAssignCheck(in, k * stride + j, group[j]);
+    ShapeAssignCheck(out, k, result[0]);
+  }
+}
+
 }  // namespace symbind

@@ -320,3 +320,56 @@ TEST_CASE("Optimizer updates reject mismatched shapes and dtypes", "[ops][optimi
                     Catch::Contains("mp_sgd_update") && Catch::Contains("int32"));
   CHECK_THROWS_AS(Invoke("ftml_update", {{"lr", "0.1"}, {"t", "0"}}, {w, w, w, w, w}), ParamError);
 }
+
+TEST_CASE("_multi_lamb_update and _multi_mp_lamb_update run both LAMB phases per tensor",
+          "[ops][optimizer][invoke]") {
+  for (bool mixed : {false, true}) {
+    SECTION(mixed ? "_multi_mp_lamb_update" : "_multi_lamb_update") {
+      const std::vector<TShape> shapes = {TShape({2, 3}), TShape({4})};
+      const std::vector<double> lrs = {0.1, 0.2}, wds = {0.01, 0.0}, steps = {2, 5};
+      const DType low = mixed ? DType::kFloat16 : DType::kFloat32;
+      std::vector<NDArray> inputs, weights, means, masters;
+      std::vector<std::vector<double>> want_w, want_mean;
+      uint64_t seed = 40;
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        NDArray w32 = RandomArray(shapes[k], ++seed), w = w32.AsType(low),
+                g = RandomArray(shapes[k], ++seed).AsType(low), mean = RandomArray(shapes[k], ++seed),
+                var = RandomArray(shapes[k], ++seed, 0.f, 1.f);
+        for (const NDArray& a : {w, g, mean, var}) inputs.push_back(a);
+        if (mixed) inputs.push_back(w32);
+        weights.push_back(w);
+        means.push_back(mean);
+        masters.push_back(w32);
+        // Phase 1 from the formula, then the trust ratio from the norms, then phase 2.
+        const size_t n = static_cast<size_t>(w.Size());
+        std::vector<double> step(n), m(n);
+        double w_sq = 0, g_sq = 0;
+        for (size_t i = 0; i < n; ++i) {
+          const double grad = Clip(0.5 * g.GetFlat(i), -1);
+          m[i] = 0.9 * mean.GetFlat(i) + 0.1 * grad;
+          const double v = 0.99 * var.GetFlat(i) + 0.01 * grad * grad;
+          const double src = mixed ? w32.GetFlat(i) : w.GetFlat(i);
+          step[i] = m[i] / (1 - std::pow(0.9, steps[k])) / (std::sqrt(v / (1 - std::pow(0.99, steps[k]))) + 1e-6) +
+                    wds[k] * src;
+          w_sq += double(w.GetFlat(i)) * w.GetFlat(i);
+          g_sq += step[i] * step[i];
+        }
+        const double lr = lrs[k] * std::sqrt(w_sq) / std::sqrt(g_sq);
+        std::vector<double> nw(n);
+        for (size_t i = 0; i < n; ++i) nw[i] = (mixed ? w32.GetFlat(i) : w.GetFlat(i)) - lr * step[i];
+        want_w.push_back(nw);
+        want_mean.push_back(m);
+      }
+      const std::string op = mixed ? "_multi_mp_lamb_update" : "_multi_lamb_update";
+      Invoke(op,
+             {{"learning_rates", "(0.1, 0.2)"}, {"wds", "(0.01, 0)"}, {"step_count", "[2, 5]"},
+              {"beta2", "0.99"}, {"rescale_grad", "0.5"}, {"num_tensors", "2"}},
+             inputs, weights);
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        CheckValues("weight", weights[k], want_w[k], mixed ? 2e-3f : 1e-5f);
+        CheckValues("mean", means[k], want_mean[k], 1e-5f);
+        if (mixed) CheckValues("weight32", masters[k], want_w[k], 1e-5f);
+      }
+    }
+  }
+}
