@@ -7,7 +7,8 @@
 // AdamW:        g = clip(rescale_grad*grad), rescale_grad read from a 1-element input array
 //               weight = weight - eta * (lr * mean / (sqrt(var) + epsilon) + wd*weight)
 // AdamW skips the update (the weight is kept, the states untouched) when rescale_grad is NaN,
-// infinite or 0, as MXNet's loss scaler expects. The bias correction is the caller's: MXNet's
+// infinite or 0, as MXNet's loss scaler expects. _multi_adamw_update / _multi_mp_adamw_update
+// update several weights in one call, each with its lr, wd and eta, sharing one rescale_grad. The bias correction is the caller's: MXNet's
 // Adam optimizer folds it into lr.
 #include <cmath>
 
@@ -73,32 +74,118 @@ struct AdamWParam : Parameter<AdamWParam> {
   }
 };
 
+// AdamW's per-weight numbers.
+struct AdamWRule {
+  float lr, wd, eta, beta1, beta2, epsilon, clip_gradient;
+};
+
+// The rescale_grad input's value; MXNet skips the update when it is not finite or 0.
+float ReadRescaleGrad(const NodeAttrs& attrs, const NDArray& scale_array) {
+  if (scale_array.Size() < 1)
+    throw Error(StrCat(InOperator(attrs), ": rescale_grad must hold one value, got an empty array"));
+  return scale_array.fdata()[0];
+}
+bool SkipsUpdate(float rescale_grad) { return !std::isfinite(rescale_grad) || rescale_grad == 0.f; }
+
+// One weight's AdamW step; `group` holds weight, grad, mean, var and with kMixed weight32.
+template <bool kMixed>
+void AdamWUpdate(const NodeAttrs& attrs, const AdamWRule& r, float rescale_grad, const NDArray* group,
+                 OpReq req, const NDArray& out) {
+  if (SkipsUpdate(rescale_grad)) {
+    CopyWithReq(out, group[0], req);  // skipped: the weight stays as it is
+    return;
+  }
+  const NDArray weight = kMixed ? group[4] : group[0];
+  const NDArray grad = AsFloat32(group[1]);
+  float* w = weight.fdata();
+  const float* g = grad.fdata();
+  float* mean = group[2].fdata();
+  float* var = group[3].fdata();
+  ApplyUpdate(out, req, attrs.op->name.c_str(), [&](int64_t i) {
+    const float grad_i = ClipGradient(rescale_grad * g[i], r.clip_gradient);
+    const float direction = AdamDirection(grad_i, r.beta1, r.beta2, r.epsilon, mean + i, var + i);
+    const float updated = w[i] - r.eta * (r.lr * direction + r.wd * w[i]);
+    if (kMixed) w[i] = updated;
+    return updated;
+  });
+}
+
 // Inputs: weight, grad, mean, var, [weight32,] rescale_grad.
 template <bool kMixed>
 void AdamWForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                   const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   const auto& p = attrs.param<AdamWParam>();
-  const NDArray& scale_array = in.back();
-  if (scale_array.Size() < 1)
-    throw Error(StrCat(InOperator(attrs), ": rescale_grad must hold one value, got an empty array"));
-  const float rescale_grad = scale_array.fdata()[0];
-  if (!std::isfinite(rescale_grad) || rescale_grad == 0.f) {
-    CopyWithReq(out[0], in[0], req[0]);  // skipped: the weight stays as it is
-    return;
+  const AdamWRule rule{p.lr, p.wd, p.eta, p.beta1, p.beta2, p.epsilon, p.clip_gradient};
+  AdamWUpdate<kMixed>(attrs, rule, ReadRescaleGrad(attrs, in.back()), in.data(), req[0], out[0]);
+}
+
+struct MultiAdamWParam : Parameter<MultiAdamWParam> {
+  std::vector<float> lrs, wds, etas;
+  float beta1, beta2, epsilon, clip_gradient;
+  int num_weights;
+  static void Declare(ParamDeclarer<MultiAdamWParam>& d) {
+    d.field("lrs", &MultiAdamWParam::lrs).describe("Learning rates");
+    DeclareAdamMoments(d);
+    d.field("wds", &MultiAdamWParam::wds).describe(kWeightDecayDoc);
+    d.field("etas", &MultiAdamWParam::etas).describe("Learning rates schedule multiplier");
+    d.field("clip_gradient", &MultiAdamWParam::clip_gradient).set_default(-1.0f)
+        .describe("Clip gradient to the range of [-clip_gradient, clip_gradient] If clip_gradient "
+                  "<= 0, gradient clipping is turned off. grad = max(min(grad, clip_gradient), "
+                  "-clip_gradient).");
+    d.field("num_weights", &MultiAdamWParam::num_weights).set_default(1).lower_bound(1)
+        .describe("Number of updated weights.");
+    d.check([](const MultiAdamWParam& p) {
+              const size_t n = static_cast<size_t>(p.num_weights);
+              return p.lrs.size() == n && p.wds.size() == n && p.etas.size() == n;
+            },
+            "lrs, wds and etas must each hold num_weights values", {"lrs", "wds", "etas", "num_weights"});
   }
-  const NDArray weight = kMixed ? in[4] : in[0];
-  const NDArray grad = AsFloat32(in[1]);
-  float* w = weight.fdata();
-  const float* g = grad.fdata();
-  float* mean = in[2].fdata();
-  float* var = in[3].fdata();
-  ApplyUpdate(out[0], req[0], attrs.op->name.c_str(), [&](int64_t i) {
-    const float grad_i = ClipGradient(rescale_grad * g[i], p.clip_gradient);
-    const float direction = AdamDirection(grad_i, p.beta1, p.beta2, p.epsilon, mean + i, var + i);
-    const float updated = w[i] - p.eta * (p.lr * direction + p.wd * w[i]);
-    if (kMixed) w[i] = updated;
-    return updated;
-  });
+};
+
+// Inputs per weight: weight, grad, mean, var, [weight32]; then one rescale_grad for all.
+template <bool kMixed>
+void MultiAdamWForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<MultiAdamWParam>();
+  const float rescale_grad = ReadRescaleGrad(attrs, in.back());
+  const size_t stride = kMixed ? 5 : 4;
+  for (size_t k = 0; k < static_cast<size_t>(p.num_weights); ++k) {
+    const AdamWRule rule{p.lrs[k], p.wds[k], p.etas[k], p.beta1, p.beta2, p.epsilon, p.clip_gradient};
+    AdamWUpdate<kMixed>(attrs, rule, rescale_grad, &in[k * stride], req[k], out[k]);
+  }
+}
+
+template <bool kMixed>
+void RegisterMultiAdamW(Op& op) {
+  const int stride = kMixed ? 5 : 4;
+  auto n = [](const NodeAttrs& a) { return a.param<MultiAdamWParam>().num_weights; };
+  op.describe(StrCat("Update function for ", kMixed ? "multi-precision " : "",
+                     "AdamW optimizer on num_weights weights in one call, each as ",
+                     kMixed ? "_mp_adamw_update" : "_adamw_update",
+                     " would update it with its lr, wd and eta. Inputs per weight: weight_i, "
+                     "grad_i, mean_i, var_i", kMixed ? ", weight32_i" : "",
+                     "; then rescale_grad. If rescale_grad is NaN, Inf, or 0, the update is "
+                     "skipped."))
+      .set_params<MultiAdamWParam>()
+      .set_arguments([n](const NodeAttrs& a) {
+        std::vector<std::string> per_weight{"weight_", "grad_", "mean_", "var_"};
+        if (kMixed) per_weight.push_back("weight32_");
+        std::vector<std::string> names = PerWeightNames(per_weight, n(a));
+        names.push_back("rescale_grad");
+        return names;
+      })
+      .set_num_outputs(n)
+      .set_outputs([n](const NodeAttrs& a) { return MultiOutputNames(n(a)); })
+      .set_infer_shape([n, stride](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
+        InferShapePerWeight(stride, n(a), in, out);
+      })
+      .set_forward(MultiAdamWForward<kMixed>);
+  if (kMixed)
+    op.set_dtype_generic().set_infer_type([](const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
+      const size_t weights_end = in->size() - 1;
+      InferMixedPrecisionType("_multi_mp_adamw_update", in, out,
+                              [weights_end](size_t i) { return i >= weights_end || i % 5 >= 2; });
+    });
 }
 
 // Every input but the last (rescale_grad) shares the weight's shape.
@@ -154,6 +241,9 @@ SYMBIND_REGISTER_OP_FAMILY(adam_update) {
       })
       .set_forward(AdamWForward<true>);
   DescribeAdamInputs(mp_adamw);
+  RegisterMultiAdamW<false>(reg.Register("_multi_adamw_update"));
+  RegisterMultiAdamW<true>(reg.Register("_multi_mp_adamw_update"));
+
   mp_adamw.add_argument_doc("weight32", "Weight32: the float32 master copy (updated in place)")
       .add_argument_doc("rescale_grad", "Rescale gradient to rescale_grad * grad. If NaN, Inf, "
                                         "or 0, the update is skipped.");

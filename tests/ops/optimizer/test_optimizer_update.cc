@@ -373,3 +373,47 @@ TEST_CASE("_multi_lamb_update and _multi_mp_lamb_update run both LAMB phases per
     }
   }
 }
+
+TEST_CASE("_multi_adamw_update steps each weight as _adamw_update does with its own lr, wd, eta",
+          "[ops][optimizer][invoke]") {
+  for (bool mixed : {false, true}) {
+    SECTION(mixed ? "_multi_mp_adamw_update" : "_multi_adamw_update") {
+      const std::vector<TShape> shapes = {TShape({3}), TShape({2, 2})};
+      const std::vector<KwArgs> single = {{{"lr", "0.1"}, {"wd", "0.01"}, {"eta", "0.5"}},
+                                          {{"lr", "0.2"}, {"wd", "0"}, {"eta", "1"}}};
+      const DType low = mixed ? DType::kFloat16 : DType::kFloat32;
+      NDArray scale(TShape({1}), std::vector<float>{0.5f});
+      std::vector<NDArray> inputs, weights, expected_w, expected_states;
+      uint64_t seed = 70;
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        NDArray w32 = RandomArray(shapes[k], ++seed), w = w32.AsType(low),
+                g = RandomArray(shapes[k], ++seed).AsType(low), mean = RandomArray(shapes[k], ++seed),
+                var = RandomArray(shapes[k], ++seed, 0.f, 1.f);
+        std::vector<NDArray> group = {w, g, mean, var};
+        if (mixed) group.push_back(w32);
+        for (const NDArray& a : group) inputs.push_back(a);
+        weights.push_back(w);
+        // The single-weight op on copies is the reference.
+        std::vector<NDArray> copies;
+        for (const NDArray& a : group) copies.push_back(a.Copy());
+        copies.push_back(scale);
+        Invoke(mixed ? "_mp_adamw_update" : "_adamw_update", single[k], copies, {copies[0]});
+        expected_w.push_back(copies[0]);
+        expected_states.push_back(copies[2]);
+        expected_states.push_back(copies[3]);
+        if (mixed) expected_states.push_back(copies[4]);
+      }
+      inputs.push_back(scale);
+      Invoke(mixed ? "_multi_mp_adamw_update" : "_multi_adamw_update",
+             {{"lrs", "(0.1, 0.2)"}, {"wds", "(0.01, 0)"}, {"etas", "(0.5, 1)"}, {"num_weights", "2"}},
+             inputs, weights);
+      const size_t stride = mixed ? 5 : 4;
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        RequireClose(weights[k], expected_w[k], 0.f, 0.f);
+        for (size_t j = 2; j < stride; ++j)
+          RequireClose(inputs[k * stride + j], expected_states[k * (stride - 2) + j - 2], 0.f, 0.f);
+      }
+      CHECK(weights[0].GetFlat(0) != RandomArray(shapes[0], 71).AsType(low).GetFlat(0));
+    }
+  }
+}
