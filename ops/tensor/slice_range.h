@@ -31,7 +31,7 @@ struct SliceRange {
 // MXNet's GetIndexRange + SetSliceOpOutputDimSize: None picks the natural end for the step's
 // direction; negative indices count from the end; out-of-range bounds are clamped.
 inline SliceRange ComputeSliceRange(const TShape& d, const OptIntTuple& pb, const OptIntTuple& pe,
-                             const OptIntTuple& ps) {
+                                    const OptIntTuple& ps) {
   if (d.ndim() == 0) throw ShapeError("slice only works for ndim > 0");
   if (static_cast<int>(pb.size()) > d.ndim() || static_cast<int>(pe.size()) > d.ndim())
     throw ShapeError(StrCat("slice: slicing axis exceeds data dimensions: begin has ", pb.size(),
