@@ -11,6 +11,7 @@
 // output keeps the dtype of the array given (float32 when none is).
 #include <array>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <utility>
 
@@ -129,10 +130,10 @@ const Distribution kDistributions[] = {
      }},
 };
 
-// MXNet's dtype choices of the float samplers; -1 (None): the output array's.
+// MXNet's dtype choices of the float samplers; None: the output array's.
 template <typename Field>
 Field& FloatDTypeEnum(Field& f) {
-  return f.set_default(-1).add_enum("None", -1)
+  return f.set_default(std::nullopt)
       .add_enum("float32", static_cast<int>(DType::kFloat32))
       .add_enum("float64", static_cast<int>(DType::kFloat64))
       .add_enum("float16", static_cast<int>(DType::kFloat16));
@@ -152,7 +153,7 @@ struct RandomParam : Parameter<RandomParam<kDist>> {
   float a = 0, b = 0;
   TShape shape;
   std::string ctx;
-  int dtype;
+  std::optional<int> dtype;
   static void Declare(ParamDeclarer<RandomParam>& d) {
     DeclareDistArgs<kDist>(d);
     d.field("shape", &RandomParam::shape).set_default(TShape(std::vector<int64_t>{}))
@@ -173,7 +174,7 @@ struct RandomLikeParam : Parameter<RandomLikeParam<kDist>> {
 
 struct SampleParam : Parameter<SampleParam> {
   TShape shape;
-  int dtype;
+  std::optional<int> dtype;
   static void Declare(ParamDeclarer<SampleParam>& d) {
     d.field("shape", &SampleParam::shape).set_default(TShape(std::vector<int64_t>{}))
         .describe("Shape to be sampled from each random distribution.");
@@ -199,8 +200,8 @@ void ShapeFromParam(const TShape& shape, std::vector<TShape>* out) {
 }
 
 // dtype None leaves the output's type to the caller (Invoke: the array given, else float32).
-void TypeFromParam(int dtype, std::vector<int>* out) {
-  if (dtype >= 0) TypeAssignCheck(out, 0, dtype);
+void TypeFromParam(const std::optional<int>& dtype, std::vector<int>* out) {
+  if (dtype) TypeAssignCheck(out, 0, *dtype);
 }
 
 void RejectNonFloat(const char* op, int type) {
@@ -320,7 +321,7 @@ struct RandIntParam : Parameter<RandIntParam> {
   int64_t low, high;
   TShape shape;
   std::string ctx;
-  int dtype;
+  std::optional<int> dtype;
   static void Declare(ParamDeclarer<RandIntParam>& d) {
     d.field("low", &RandIntParam::low).describe("Lower bound of the distribution.");
     d.field("high", &RandIntParam::high).describe("Upper bound of the distribution.");
@@ -328,7 +329,7 @@ struct RandIntParam : Parameter<RandIntParam> {
         .describe("Shape of the output.");
     d.field("ctx", &RandIntParam::ctx).set_default("")
         .describe("Context of output (ignored: symbind computes on the CPU).");
-    d.field("dtype", &RandIntParam::dtype).set_default(-1).add_enum("None", -1)
+    d.field("dtype", &RandIntParam::dtype).set_default(std::nullopt)
         .add_enum("int32", static_cast<int>(DType::kInt32))
         .add_enum("int64", static_cast<int>(DType::kInt64))
         .describe("DType of the output in case this can't be inferred. Defaults to int32 if not "
@@ -364,8 +365,7 @@ SYMBIND_REGISTER_OP(_random_randint)
     })
     .set_dtype_generic()
     .set_infer_type([](const NodeAttrs& a, std::vector<int>*, std::vector<int>* out) {
-      const int dtype = a.param<RandIntParam>().dtype;
-      TypeAssignCheck(out, 0, dtype >= 0 ? dtype : static_cast<int>(DType::kInt32));
+      TypeAssignCheck(out, 0, a.param<RandIntParam>().dtype.value_or(static_cast<int>(DType::kInt32)));
     })
     .set_forward([](const OpContext& ctx, const NodeAttrs& a, const std::vector<NDArray>&,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
