@@ -426,6 +426,14 @@ const std::map<std::string, std::string> kExempt = {
                          "thresholds create (tests/ops/contrib/test_box_nms.cc)"},
     {"shape_array", "integer output (the input's shape), zero gradient"},
     {"size_array", "integer output (the input's size), zero gradient"},
+    {"_random_uniform_like", "random samples in data's shape: zero gradient (as MXNet), and each "
+                             "run draws anew, so finite differences would see only noise"},
+    {"_random_normal_like", "as _random_uniform_like"},
+    {"_random_gamma_like", "as _random_uniform_like"},
+    {"_random_exponential_like", "as _random_uniform_like"},
+    {"_random_poisson_like", "as _random_uniform_like"},
+    {"_random_negative_binomial_like", "as _random_uniform_like"},
+    {"_random_generalized_negative_binomial_like", "as _random_uniform_like"},
 };
 
 NDArray FillInput(Fill fill, const TShape& shape, uint64_t seed) {
