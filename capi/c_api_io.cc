@@ -41,8 +41,9 @@ struct KVStoreBox {
   }
 };
 
-// Hands a pushed sum and the stored value to the C updater as temporary NDArrayHandles; an
-// int-key updater gets the keys that are integers, as MXNet's does.
+// Hands a pushed sum and the stored value to the C updater as new NDArrayHandles, which
+// belong to the updater (MXNet's frontends wrap and free them); an int-key updater gets the
+// keys that are integers, as MXNet's does.
 void RunCUpdater(const KVStoreBox& kv, const std::string& key, const NDArray& pushed, NDArray* stored) {
   char* end = nullptr;
   const long numeric = std::strtol(key.c_str(), &end, 10);
@@ -53,8 +54,6 @@ void RunCUpdater(const KVStoreBox& kv, const std::string& key, const NDArray& pu
   NDArrayBox* local = NewHandle<NDArrayBox>(*stored);
   if (kv.updater && is_int) kv.updater(static_cast<int>(numeric), recv, local, kv.updater_handle);
   else kv.str_updater(key.c_str(), recv, local, kv.updater_handle);
-  FreeHandle<NDArrayBox>(recv);
-  FreeHandle<NDArrayBox>(local);
 }
 
 std::vector<std::string> IntKeys(uint32_t n, const int* keys) {
@@ -290,6 +289,82 @@ int MXKVStorePullEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArr
     Pull(FromHandle<KVStoreBox>(handle), CStrings(num, keys, "keys"), Arrays(num, vals));
   });
 }
+// MXNet's push-then-pull and init-then-pull in one call (values under vkeys, results into
+// outs under okeys).
+int MXKVStorePushPullEx(KVStoreHandle handle, mx_uint vnum, const char** vkeys, mx_uint onum, const char** okeys,
+                        NDArrayHandle* vals, NDArrayHandle* outs, int) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Push(CStrings(vnum, vkeys, "vkeys"), Arrays(vnum, vals));
+    Pull(kv, CStrings(onum, okeys, "okeys"), Arrays(onum, outs));
+  });
+}
+int MXKVStorePushPull(KVStoreHandle handle, mx_uint vnum, const int* vkeys, mx_uint onum, const int* okeys,
+                      NDArrayHandle* vals, NDArrayHandle* outs, int) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Push(IntKeys(vnum, vkeys), Arrays(vnum, vals));
+    Pull(kv, IntKeys(onum, okeys), Arrays(onum, outs));
+  });
+}
+int MXKVStoreBroadcastEx(KVStoreHandle handle, mx_uint vnum, const char** vkeys, mx_uint onum, const char** okeys,
+                         NDArrayHandle* vals, NDArrayHandle* outs, int) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Init(CStrings(vnum, vkeys, "vkeys"), Arrays(vnum, vals));
+    Pull(kv, CStrings(onum, okeys, "okeys"), Arrays(onum, outs));
+  });
+}
+int MXKVStoreBroadcast(KVStoreHandle handle, mx_uint vnum, const int* vkeys, mx_uint onum, const int* okeys,
+                       NDArrayHandle* vals, NDArrayHandle* outs, int) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Init(IntKeys(vnum, vkeys), Arrays(vnum, vals));
+    Pull(kv, IntKeys(onum, okeys), Arrays(onum, outs));
+  });
+}
+// Every array is dense, so ignore_sparse changes nothing.
+int MXKVStorePullWithSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int priority,
+                            bool) {
+  return MXKVStorePull(handle, num, keys, vals, priority);
+}
+int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals,
+                              int priority, bool) {
+  return MXKVStorePullEx(handle, num, keys, vals, priority);
+}
+int MXKVStorePullRowSparse(KVStoreHandle handle, uint32_t, const int*, NDArrayHandle*, const NDArrayHandle*, int) {
+  return Guarded(__func__, [&] {
+    FromHandle<KVStoreBox>(handle);
+    throw Error("row_sparse pulls are not supported by symbind: every array is dense");
+  });
+}
+int MXKVStorePullRowSparseEx(KVStoreHandle handle, uint32_t, const char**, NDArrayHandle*, const NDArrayHandle*,
+                             int) {
+  return MXKVStorePullRowSparse(handle, 0, nullptr, nullptr, nullptr, 0);
+}
+int MXKVStoreSetGradientCompression(KVStoreHandle handle, uint32_t num_params, const char** keys,
+                                    const char** vals) {
+  return Guarded(__func__, [&] {
+    FromHandle<KVStoreBox>(handle);
+    CStrings(num_params, keys, "keys");
+    CStrings(num_params, vals, "vals");
+    throw Error("gradient compression is not supported by symbind");
+  });
+}
+
+int MXKVStoreSetUpdaterEx(KVStoreHandle handle, MXKVStoreUpdater updater, MXKVStoreStrUpdater str_updater,
+                          void* updater_handle) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->updater = updater;
+    kv->str_updater = str_updater;
+    kv->updater_handle = updater_handle;
+    kv->store->SetUpdater([kv](const std::string& key, const NDArray& pushed, NDArray* stored) {
+      RunCUpdater(*kv, key, pushed, stored);
+    });
+  });
+}
+
 int MXKVStoreSetUpdater(KVStoreHandle handle, MXKVStoreUpdater updater, void* updater_handle) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);

@@ -175,3 +175,18 @@ TEST_CASE("Parameter errors use dmlc's wording", "[core][param]") {
   CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "2"}, {"kernel", "(3,x)"}}),
                     "Invalid Parameter format for kernel expect Shape(tuple) but value='(3,x)'");
 }
+
+TEST_CASE("Symbol::ReplaceVariables substitutes inputs by name in a copy", "[core][symbol]") {
+  Symbol data = Symbol::Variable("data");
+  Symbol fc = Symbol::Create("FullyConnected", "fc", {{"num_hidden", "3"}}, {{"data", data}});
+  Symbol pixels = Symbol::Variable("pixels");
+  Symbol scaled = Symbol::Create("_mul_scalar", "scaled", {{"scalar", "2"}}, {{"data", pixels}});
+  Symbol composed = fc.ReplaceVariables({{"data", scaled}});
+  CHECK(composed.ListArguments() == std::vector<std::string>{"pixels", "fc_weight", "fc_bias"});
+  CHECK(fc.ListArguments() == std::vector<std::string>{"data", "fc_weight", "fc_bias"});  // unchanged
+  // A variable that is the whole symbol is replaced too.
+  CHECK(data.ReplaceVariables({{"data", pixels}}).ListArguments() == std::vector<std::string>{"pixels"});
+  CHECK_THROWS_WITH(fc.ReplaceVariables({{"nope", pixels}}), Catch::Contains("no such input"));
+  Symbol two = Symbol::Group({pixels, scaled});
+  CHECK_THROWS_WITH(fc.ReplaceVariables({{"data", two}}), Catch::Contains("must have one"));
+}

@@ -167,6 +167,7 @@ void RegisterMultiAdamW(Op& op) {
                      "; then rescale_grad. If rescale_grad is NaN, Inf, or 0, the update is "
                      "skipped."))
       .set_params<MultiAdamWParam>()
+      .set_key_var_num_args("num_weights")  // one variadic "data" input, as MXNet lists it
       .set_arguments([n](const NodeAttrs& a) {
         std::vector<std::string> per_weight{"weight_", "grad_", "mean_", "var_"};
         if (kMixed) per_weight.push_back("weight32_");

@@ -215,6 +215,7 @@ void RegisterMultiLamb(Op& op) {
                      kMixed ? ", weight32_i" : "",
                      "; output i is the new weight i; the states are updated in place."))
       .set_params<MultiLambParam>()
+      .set_key_var_num_args("num_tensors")  // one variadic "data" input, as MXNet lists it
       .set_arguments([n](const NodeAttrs& a) {
         std::vector<std::string> per_weight{"weight_", "grad_", "mean_", "var_"};
         if (kMixed) per_weight.push_back("weight32_");

@@ -115,6 +115,7 @@ void RegisterMultiSGD(Op& op, const std::string& what) {
                      kPreloaded ? "; then lrs and wds" : "",
                      ". Output i is the new weight i; the states are updated in place."))
       .set_params<MultiSGDParam<kMomentum, kPreloaded>>()
+      .set_key_var_num_args("num_weights")  // one variadic "data" input, as MXNet lists it
       .set_arguments([kind, n](const NodeAttrs& a) { return InputNames(kind, n(a)); })
       .set_num_outputs(n)
       .set_outputs([n](const NodeAttrs& a) { return MultiOutputNames(n(a)); })

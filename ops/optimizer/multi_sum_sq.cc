@@ -33,6 +33,7 @@ void MultiSumSqForward(const OpContext&, const NodeAttrs&, const std::vector<NDA
 SYMBIND_REGISTER_OP(multi_sum_sq)
     .describe("Compute the sums of squares of multiple arrays: output i is sum(array_i^2), float32.")
     .set_params<MultiSumSqParam>()
+    .set_key_var_num_args("num_arrays")
     .set_arguments([](const NodeAttrs& a) {
       std::vector<std::string> names;
       for (int i = 0; i < a.param<MultiSumSqParam>().num_arrays; ++i)

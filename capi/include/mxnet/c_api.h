@@ -367,6 +367,27 @@ MXNET_DLL int MXSymbolListAttr(SymbolHandle symbol, uint32_t* out_size, const ch
 MXNET_DLL int MXSymbolPrint(SymbolHandle symbol, const char** out_str);
 MXNET_DLL int MXSymbolRemoveAmpCast(SymbolHandle sym_handle, SymbolHandle* ret_sym_handle);
 
+MXNET_DLL int MXKVStorePushPullEx(KVStoreHandle handle, mx_uint vnum, const char** vkeys, mx_uint onum,
+    const char** okeys, NDArrayHandle* vals, NDArrayHandle* outs, int priority);
+MXNET_DLL int MXKVStorePushPull(KVStoreHandle handle, mx_uint vnum, const int* vkeys, mx_uint onum,
+    const int* okeys, NDArrayHandle* vals, NDArrayHandle* outs, int priority);
+MXNET_DLL int MXKVStoreBroadcastEx(KVStoreHandle handle, mx_uint vnum, const char** vkeys, mx_uint onum,
+    const char** okeys, NDArrayHandle* vals, NDArrayHandle* outs, int priority);
+MXNET_DLL int MXKVStoreBroadcast(KVStoreHandle handle, mx_uint vnum, const int* vkeys, mx_uint onum,
+    const int* okeys, NDArrayHandle* vals, NDArrayHandle* outs, int priority);
+MXNET_DLL int MXKVStorePullWithSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals,
+    int priority, bool ignore_sparse);
+MXNET_DLL int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** keys,
+    NDArrayHandle* vals, int priority, bool ignore_sparse);
+MXNET_DLL int MXKVStorePullRowSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals,
+    const NDArrayHandle* row_ids, int priority);
+MXNET_DLL int MXKVStorePullRowSparseEx(KVStoreHandle handle, uint32_t num, const char** keys,
+    NDArrayHandle* vals, const NDArrayHandle* row_ids, int priority);
+MXNET_DLL int MXKVStoreSetGradientCompression(KVStoreHandle handle, uint32_t num_params, const char** keys,
+    const char** vals);
+MXNET_DLL int MXKVStoreSetUpdaterEx(KVStoreHandle handle, MXKVStoreUpdater updater,
+    MXKVStoreStrUpdater str_updater, void* updater_handle);
+
 #ifdef __cplusplus
 }
 #endif
