@@ -36,9 +36,9 @@ struct MultiSGDParam : Parameter<MultiSGDParam<kMomentum, kPreloaded>> {
         .describe("Number of updated weights.");
     if (!kPreloaded) {
       d.check([](const MultiSGDParam& p) { return static_cast<int>(p.lrs.size()) == p.num_weights; },
-              "Number of learning rates is inconsistent with num_weights", {"lrs", "num_weights"});
+              "lrs must hold num_weights learning rates", {"lrs", "num_weights"});
       d.check([](const MultiSGDParam& p) { return static_cast<int>(p.wds.size()) == p.num_weights; },
-              "Number of weight decays is inconsistent with num_weights", {"wds", "num_weights"});
+              "wds must hold num_weights weight decays", {"wds", "num_weights"});
     }
   }
 };

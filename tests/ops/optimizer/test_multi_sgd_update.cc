@@ -105,7 +105,7 @@ TEST_CASE("multi_sgd_update names its inputs as MXNet does and checks lrs agains
   NDArray w = RandomArray(TShape({4}), 1), g = RandomArray(TShape({4}), 2);
   CHECK_THROWS_WITH(Invoke("multi_sgd_update", {{"lrs", "(0.1)"}, {"wds", "(0, 0)"}, {"num_weights", "2"}},
                            {w, g, w, g}),
-                    Catch::Contains("Number of learning rates is inconsistent with num_weights"));
+                    Catch::Contains("lrs must hold num_weights learning rates (got lrs=(0.1,), num_weights=2)"));
   NDArray short_grad = RandomArray(TShape({3}), 3);
   CHECK_THROWS_AS(Invoke("multi_sgd_update", {{"lrs", "(0.1, 0.1)"}, {"wds", "(0, 0)"}, {"num_weights", "2"}},
                          {w, g, w, short_grad}),
