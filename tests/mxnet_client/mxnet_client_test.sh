@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds MXNet clients against the installed tree exactly as MXNet users build theirs, after
-# moving the installed prefix (it must be relocatable), with no LD_LIBRARY_PATH (the RUNPATHs
-# must find the libraries):
+# moving the installed prefix (it must be relocatable), and runs them without LD_LIBRARY_PATH:
+# libmxnet.so must find everything it needs through its RUNPATH. A program built with
+# pkg-config finds libmxnet.so through the -rpath mxnet.pc gives; one built with the bare
+# `g++ -std=c++11 prog.cpp -I<prefix>/include -L<prefix>/lib -lmxnet` has no path to it, so it
+# runs with that one file preloaded (LD_PRELOAD) and nothing else.
 #   headers  every mxnet-cpp header compiles alone at -std=c++11 and includes no symbind header;
 #            tests/mxnet_cpp_own_headers.cpp with -std=c++11 -Wall -Werror -lmxnet runs; RUNPATHs,
 #            no MPI dependency, mxnet.pc (C flags only), versions.
@@ -49,8 +52,8 @@ headers)
       { echo "$h does not compile alone at -std=c++11"; exit 1; }
   done
   g++ -std=c++11 -Wall -Werror "$src/tests/mxnet_cpp_own_headers.cpp" -o own_headers -I"$prefix/include" -L"$lib" -lmxnet
-  ./own_headers
-  ./own_headers | grep -q "MXGetVersion $code"
+  LD_PRELOAD=$lib/libmxnet.so.0 ./own_headers | tee own_headers.log
+  grep -q "MXGetVersion $code" own_headers.log
   ;;
 predict)
   python3 "$src/scripts/make_color_classifier.py" "$lib/libmxnet.so" "$tmp/colors"
@@ -62,7 +65,7 @@ predict)
 mlp)
   epochs=$4 min_accuracy=$5
   g++ -std=c++11 "$src/tests/mxnet_client/mlp_fashion_mnist.cpp" -o mlp -I"$prefix/include" -L"$lib" -lmxnet
-  ./mlp "$fashion" "$epochs" "$min_accuracy"
+  LD_PRELOAD=$lib/libmxnet.so.0 ./mlp "$fashion" "$epochs" "$min_accuracy"
   ;;
 *)
   echo "unknown mode '$mode' (headers, predict or mlp)"

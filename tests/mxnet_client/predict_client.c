@@ -10,6 +10,7 @@
  *   - a malformed symbol fails with a message in MXGetLastError.
  * Usage: predict_client <model prefix> (reads <prefix>-symbol.json and <prefix>-0000.params) */
 #define _POSIX_C_SOURCE 200809L
+#include <mxnet/c_api.h> /* MXGetVersion */
 #include <mxnet/c_predict_api.h>
 
 #include <pthread.h>
