@@ -54,6 +54,19 @@ headers)
   g++ -std=c++11 -Wall -Werror "$src/tests/mxnet_cpp_own_headers.cpp" -o own_headers -I"$prefix/include" -L"$lib" -lmxnet
   LD_PRELOAD=$lib/libmxnet.so.0 ./own_headers | tee own_headers.log
   grep -q "MXGetVersion $code" own_headers.log
+  # Without the MPI plugin, only a dist_* KVStore fails, with an error naming the plugin.
+  mv "$lib/libsymbind_mpi.so" "$tmp/"
+  python3 - "$lib/libmxnet.so" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.MXGetLastError.restype = ctypes.c_char_p
+kv = ctypes.c_void_p()
+assert lib.MXKVStoreCreate(b"local", ctypes.byref(kv)) == 0, lib.MXGetLastError()
+assert lib.MXKVStoreCreate(b"dist_sync", ctypes.byref(kv)) == -1
+message = lib.MXGetLastError().decode()
+print(message)
+assert "libsymbind_mpi.so" in message and "cannot be loaded" in message, message
+PY
   ;;
 predict)
   python3 "$src/scripts/make_color_classifier.py" "$lib/libmxnet.so" "$tmp/colors"
