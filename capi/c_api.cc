@@ -27,6 +27,7 @@
 
 #include "c_api_common.h"
 #include "compat_internal.h"
+#include "symbind_version.h"
 
 namespace symbind {
 namespace capi {
@@ -76,7 +77,7 @@ int MXGetGPUCount(int* out) {
   return Guarded(__func__, [&] { *NotNull(out, "out") = 0; });
 }
 int MXGetVersion(int* out) {
-  return Guarded(__func__, [&] { *NotNull(out, "out") = 10901; });
+  return Guarded(__func__, [&] { *NotNull(out, "out") = SYMBIND_MXNET_API_VERSION_CODE; });
 }
 // Seeds the random operators MXImperativeInvoke runs (MXNet's NDArray::SampleUniform etc.).
 int MXRandomSeed(int seed) {

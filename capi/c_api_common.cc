@@ -10,7 +10,7 @@
 
 #include <symbind/executor/internal_outputs.h>
 
-#include "mxnet-cpp/base.h"  // the one GPU-context policy (compat/base.cc)
+#include "compat_internal.h"  // the one GPU-context policy (compat/base.cc)
 
 namespace symbind {
 namespace capi {
@@ -31,6 +31,13 @@ HandleTable& Handles() {
 
 void SetLastError(const std::string& message) { last_error = message; }
 const char* LastError() { return last_error.c_str(); }
+}  // namespace capi
+}  // namespace symbind
+
+void mxnet::cpp::compat::RecordLastError(const char* message) { symbind::capi::SetLastError(message); }
+
+namespace symbind {
+namespace capi {
 
 Returns& Ret() {
   thread_local Returns r;
@@ -187,7 +194,8 @@ Context DeviceContext(int dev_type, int dev_id) {
     throw Error(StrCat("unknown device type ", dev_type,
                        " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)"));
   if (dev_type == 5) dev_type = 1;  // cpu_shared memory is CPU memory here
-  return mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id).native();
+  return mxnet::cpp::compat::Native(
+      mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id));
 }
 
 void CheckGroupContexts(uint32_t n, const char** keys, const int* dev_types, const int* dev_ids) {

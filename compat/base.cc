@@ -9,40 +9,46 @@
 namespace mxnet {
 namespace cpp {
 
-Context::Context(const DeviceType& type, int id) : type_(type), id_(id) {}
+Context::Context(const DeviceType& type, int id) try : type_(type), id_(id) {} SYMBIND_CPP_RECORD_ERRORS
 
-symbind::Context Context::native() const {
-  if (type_ == DeviceType::kGPU) {
+namespace compat {
+
+symbind::Context Native(const Context& context) {
+  const DeviceType type = context.GetDeviceType();
+  if (type == DeviceType::kGPU) {
     static std::once_flag warned;
     std::call_once(warned, [] {
       std::fprintf(stderr, "symbind: a GPU context was requested; symbind computes on the CPU "
                            "only, so GPU arrays and executors run on the CPU\n");
     });
-  } else if (type_ != DeviceType::kCPU && type_ != DeviceType::kCPUPinned &&
-             static_cast<int>(type_) != 5) {
-    throw symbind::Error("unknown device type " + std::to_string(static_cast<int>(type_)) +
+  } else if (type != DeviceType::kCPU && type != DeviceType::kCPUPinned &&
+             static_cast<int>(type) != 5) {
+    throw symbind::Error("unknown device type " + std::to_string(static_cast<int>(type)) +
                              " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)");
   }
-  return symbind::Context::CPU(id_);
+  return symbind::Context::CPU(context.GetDeviceId());
 }
 
-Shape::Shape(const symbind::TShape& s) {
-  if (!s.ndim_known()) return;
-  for (int i = 0; i < s.ndim(); ++i) dims_.push_back(static_cast<index_t>(s[i] < 0 ? 0 : s[i]));
+Shape ToShape(const symbind::TShape& s) {
+  std::vector<index_t> dims;
+  if (!s.ndim_known()) return Shape();
+  for (int i = 0; i < s.ndim(); ++i) dims.push_back(static_cast<index_t>(s[i] < 0 ? 0 : s[i]));
+  return Shape(dims);
 }
 
-symbind::TShape Shape::ToTShape() const {
-  std::vector<int64_t> d(dims_.begin(), dims_.end());
-  return symbind::TShape(d);
+symbind::TShape ToTShape(const Shape& s) {
+  return symbind::TShape(std::vector<int64_t>(s.dims().begin(), s.dims().end()));
 }
 
-std::ostream& operator<<(std::ostream& os, const Shape& s) {
+}  // namespace compat
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) try {
   os << '(';
   // Dims above INT_MAX print as the negative ints they came from (Reshape's -1, -2, ...).
   for (size_t i = 0; i < s.ndim(); ++i) os << (i ? "," : "") << static_cast<int>(s[i]);
   if (s.ndim() == 1) os << ',';
   return os << ')';
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
 
 namespace compat {

@@ -7,6 +7,8 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/internal_outputs.h>
 
+#include <mxnet/c_api_symbind.h>
+
 #include "compat_internal.h"
 
 namespace mxnet {
@@ -15,7 +17,7 @@ namespace cpp {
 namespace {
 std::vector<NDArray> Wrap(const std::vector<symbind::NDArray>& v) {
   std::vector<NDArray> out;
-  for (auto& a : v) out.emplace_back(a);
+  for (auto& a : v) out.push_back(compat::Wrap(a));
   return out;
 }
 }  // namespace
@@ -25,48 +27,54 @@ Executor::Executor(const Symbol& symbol, Context context, const std::vector<NDAr
                    const std::vector<OpReqType>& grad_reqs,
                    const std::vector<NDArray>& aux_arrays_in,
                    const std::map<std::string, Context>&, Executor*)
-    : symbol_(symbol), context_(context), grad_reqs_(grad_reqs) {
+    try : symbol_(symbol), context_(context), grad_reqs_(grad_reqs),
+      impl_(std::make_shared<ExecutorImpl>()) {
   arg_names_ = symbol.ListArguments();
   aux_names_ = symbol.ListAuxiliaryStates();
   std::vector<symbind::OpReq> reqs;
   for (auto r : grad_reqs) reqs.push_back(compat::ToNative(r));
   // A gradient MXNet would not write may be an empty handle.
-  exec_ = symbind::Bind(symbol.native(), context.native(), compat::Natives(arg_arrays_in),
+  impl_->exec = symbind::Bind(compat::Native(symbol), compat::Native(context), compat::Natives(arg_arrays_in),
                         compat::Natives(grad_arrays_in), reqs, compat::Natives(aux_arrays_in));
   arg_arrays = arg_arrays_in;
   grad_arrays = grad_arrays_in;
   aux_arrays = aux_arrays_in;
-  outputs = Wrap(exec_->outputs());
-}
+  outputs = Wrap(impl_->exec->outputs());
+} SYMBIND_CPP_RECORD_ERRORS
 
-Executor::Executor(const Symbol& symbol, Context context, std::unique_ptr<symbind::Executor> native)
-    : symbol_(symbol), context_(context), exec_(std::move(native)) {
+Executor::Executor(const Symbol& symbol, Context context, std::shared_ptr<ExecutorImpl> impl)
+    try : symbol_(symbol), context_(context), impl_(std::move(impl)) {
   arg_names_ = symbol.ListArguments();
   aux_names_ = symbol.ListAuxiliaryStates();
-  for (auto r : exec_->grad_reqs()) grad_reqs_.push_back(static_cast<OpReqType>(r));
-  arg_arrays = Wrap(exec_->arg_arrays());
-  grad_arrays = Wrap(exec_->grad_arrays());
-  aux_arrays = Wrap(exec_->aux_arrays());
-  outputs = Wrap(exec_->outputs());
-}
+  for (auto r : impl_->exec->grad_reqs()) grad_reqs_.push_back(static_cast<OpReqType>(r));
+  arg_arrays = Wrap(impl_->exec->arg_arrays());
+  grad_arrays = Wrap(impl_->exec->grad_arrays());
+  aux_arrays = Wrap(impl_->exec->aux_arrays());
+  outputs = Wrap(impl_->exec->outputs());
+} SYMBIND_CPP_RECORD_ERRORS
 
 Executor::~Executor() = default;
 
-void Executor::Forward(bool is_train) {
-  exec_->Forward(is_train);
-  outputs = Wrap(exec_->outputs());
+ExecutorHandle Executor::GetHandle() const try {
+  if (!impl_->handle) impl_->handle.reset(symbind::capi::NewExecutorHandle(impl_->exec), MXExecutorFree);
+  return impl_->handle.get();
+} SYMBIND_CPP_RECORD_ERRORS
+
+void Executor::Forward(bool is_train) try {
+  impl_->exec->Forward(is_train);
+  outputs = Wrap(impl_->exec->outputs());
   if (monitor_) RunMonitor(is_train);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void Executor::Backward(const std::vector<NDArray>& head_grads) {
-  exec_->Backward(compat::Natives(head_grads));
-}
+void Executor::Backward(const std::vector<NDArray>& head_grads) try {
+  impl_->exec->Backward(compat::Natives(head_grads));
+} SYMBIND_CPP_RECORD_ERRORS
 
-std::string Executor::DebugStr() {
-  const symbind::Graph& g = exec_->graph();
+std::string Executor::DebugStr() try {
+  const symbind::Graph& g = impl_->exec->graph();
   std::map<std::string, symbind::TShape> known;
-  for (size_t i = 0; i < arg_names_.size(); ++i) known[arg_names_[i]] = arg_arrays[i].native().shape();
-  for (size_t i = 0; i < aux_names_.size(); ++i) known[aux_names_[i]] = aux_arrays[i].native().shape();
+  for (size_t i = 0; i < arg_names_.size(); ++i) known[arg_names_[i]] = compat::Native(arg_arrays[i]).shape();
+  for (size_t i = 0; i < aux_names_.size(); ++i) known[aux_names_[i]] = compat::Native(aux_arrays[i]).shape();
   std::vector<symbind::TShape> shapes = symbind::InferEntryShapes(g, known);
   std::ostringstream os;
   os << "Symbol Outputs:\n";
@@ -95,33 +103,35 @@ std::string Executor::DebugStr() {
       os << "Output[" << o << "] shape=" << shapes[g.entry_id(id, o)] << "\n";
   }
   return os.str();
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
 std::map<std::string, NDArray> Executor::MakeDict(const std::vector<std::string>& names,
-                                                  const std::vector<NDArray>& arrays) {
+                                                  const std::vector<NDArray>& arrays) try {
   std::map<std::string, NDArray> out;
   for (size_t i = 0; i < names.size() && i < arrays.size(); ++i) out[names[i]] = arrays[i];
   return out;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-Executor* Executor::Reshape(const std::map<std::string, std::vector<mx_uint>>& new_shapes) {
+Executor* Executor::Reshape(const std::map<std::string, std::vector<mx_uint>>& new_shapes) try {
   std::map<std::string, symbind::TShape> known;
   for (auto& kv : new_shapes)
     known[kv.first] = symbind::TShape(std::vector<int64_t>(kv.second.begin(), kv.second.end()));
   // MXNet's MXExecutorReshapeEx with partial_shaping and allow_up_sizing: inputs not named
   // (labels, parameters) follow shape inference.
-  return new Executor(symbol_, context_, exec_->Reshape(known, true, true));
-}
+  auto impl = std::make_shared<ExecutorImpl>();
+  impl->exec = impl_->exec->Reshape(known, true, true);
+  return new Executor(symbol_, context_, impl);
+} SYMBIND_CPP_RECORD_ERRORS
 
-void Executor::SetMonitorCallback(MonitorCallback callback, bool monitor_all) {
+void Executor::SetMonitorCallback(MonitorCallback callback, bool monitor_all) try {
   monitor_ = std::move(callback);
   monitor_all_ = monitor_all;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void Executor::RunMonitor(bool) {
-  for (auto& named : symbind::InternalOutputs(*exec_, monitor_all_))
-    monitor_(named.first, NDArray(named.second));
-}
+void Executor::RunMonitor(bool) try {
+  for (auto& named : symbind::InternalOutputs(*impl_->exec, monitor_all_))
+    monitor_(named.first, compat::Wrap(named.second));
+} SYMBIND_CPP_RECORD_ERRORS
 
 }  // namespace cpp
 }  // namespace mxnet

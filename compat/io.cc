@@ -2,34 +2,37 @@
 
 #include <symbind/io/data_iter.h>
 
+#include "compat_internal.h"
+
 namespace mxnet {
 namespace cpp {
 
 // An unknown type fails here, as MXNet's MXDataIter fails at construction.
-MXDataIter::MXDataIter(const std::string& mxdataiter_type) : type_(mxdataiter_type) {
+MXDataIter::MXDataIter(const std::string& mxdataiter_type) try : type_(mxdataiter_type) {
   symbind::FindDataIter(type_);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 MXDataIter::~MXDataIter() = default;
 
-MXDataIter MXDataIter::CreateDataIter() {
-  impl_ = symbind::CreateDataIter(type_, params_);
+MXDataIter MXDataIter::CreateDataIter() try {
+  impl_ = std::make_shared<DataIterImpl>();
+  impl_->iter = symbind::CreateDataIter(type_, params_);
   return *this;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-symbind::DataIter& MXDataIter::Impl() {
+DataIterImpl& MXDataIter::Impl() try {
   if (!impl_) CreateDataIter();
   return *impl_;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void MXDataIter::BeforeFirst() { Impl().Reset(); }
-bool MXDataIter::Next() { return Impl().Next(); }
-NDArray MXDataIter::GetData() { return NDArray(Impl().data()); }
-NDArray MXDataIter::GetLabel() { return NDArray(Impl().label()); }
-int MXDataIter::GetPadNum() { return Impl().pad(); }
-std::vector<int> MXDataIter::GetIndex() {
-  std::vector<int64_t> index = Impl().index();
+void MXDataIter::BeforeFirst() try { Impl().iter->Reset(); } SYMBIND_CPP_RECORD_ERRORS
+bool MXDataIter::Next() try { return Impl().iter->Next(); } SYMBIND_CPP_RECORD_ERRORS
+NDArray MXDataIter::GetData() try { return compat::Wrap(Impl().iter->data()); } SYMBIND_CPP_RECORD_ERRORS
+NDArray MXDataIter::GetLabel() try { return compat::Wrap(Impl().iter->label()); } SYMBIND_CPP_RECORD_ERRORS
+int MXDataIter::GetPadNum() try { return Impl().iter->pad(); } SYMBIND_CPP_RECORD_ERRORS
+std::vector<int> MXDataIter::GetIndex() try {
+  std::vector<int64_t> index = Impl().iter->index();
   return std::vector<int>(index.begin(), index.end());
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
 }  // namespace cpp
 }  // namespace mxnet

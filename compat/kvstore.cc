@@ -6,6 +6,8 @@
 
 #include <symbind/train/kvstore.h>
 
+#include <mxnet/c_api_symbind.h>
+
 #include "compat_internal.h"
 
 namespace mxnet {
@@ -58,7 +60,7 @@ void PullKeys(const std::vector<std::string>& keys, std::vector<NDArray*> outs) 
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
   std::vector<symbind::NDArray*> natives;
-  for (auto* o : outs) natives.push_back(&o->native());
+  for (auto* o : outs) natives.push_back(&compat::Native(*o));
   s.kv->Pull(keys, natives);
 }
 
@@ -71,7 +73,7 @@ void InstallOptimizer(Store& s, std::unique_ptr<Optimizer> optimizer) {
   }
   Store* store = &s;
   s.kv->SetUpdater([store](const std::string& key, const symbind::NDArray& pushed, symbind::NDArray* stored) {
-    store->optimizer->Update(IndexOf(*store, key), NDArray(*stored), NDArray(pushed));
+    store->optimizer->Update(IndexOf(*store, key), compat::Wrap(*stored), compat::Wrap(pushed));
   });
 }
 
@@ -83,7 +85,7 @@ std::vector<std::string> Names(const std::vector<int>& keys) {
 
 }  // namespace
 
-void KVStore::SetType(const std::string& type) {
+void KVStore::SetType(const std::string& type) try {
   auto& s = S();
   std::lock_guard<std::mutex> lock(s.mu);
   if (type == s.kv->type()) return;
@@ -109,61 +111,62 @@ void KVStore::SetType(const std::string& type) {
   }
   s.kv = std::move(next);
   InstallOptimizer(s, std::move(s.optimizer));
-}
-void KVStore::RunServer() {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::RunServer() try {
   throw symbind::Error("KVStore::RunServer: symbind's dist_sync has no servers (workers reduce with MPI)");
-}
-void KVStore::Init(int key, const NDArray& val) { InitKeys({std::to_string(key)}, {val}); }
-void KVStore::Init(const std::string& key, const NDArray& val) { InitKeys({key}, {val}); }
-void KVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>& vals) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Init(int key, const NDArray& val) try { InitKeys({std::to_string(key)}, {val}); } SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Init(const std::string& key, const NDArray& val) try { InitKeys({key}, {val}); } SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Init(const std::vector<int>& keys, const std::vector<NDArray>& vals) try {
   InitKeys(Names(keys), vals);
-}
-void KVStore::Init(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Init(const std::vector<std::string>& keys, const std::vector<NDArray>& vals) try {
   InitKeys(keys, vals);
-}
-void KVStore::Push(int key, const NDArray& val, int) { PushKeys({std::to_string(key)}, {val}); }
-void KVStore::Push(const std::string& key, const NDArray& val, int) { PushKeys({key}, {val}); }
-void KVStore::Push(const std::vector<int>& keys, const std::vector<NDArray>& vals, int) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Push(int key, const NDArray& val, int) try { PushKeys({std::to_string(key)}, {val}); } SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Push(const std::string& key, const NDArray& val, int) try { PushKeys({key}, {val}); } SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Push(const std::vector<int>& keys, const std::vector<NDArray>& vals, int) try {
   PushKeys(Names(keys), vals);
-}
-void KVStore::Push(const std::vector<std::string>& keys, const std::vector<NDArray>& vals, int) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Push(const std::vector<std::string>& keys, const std::vector<NDArray>& vals, int) try {
   PushKeys(keys, vals);
-}
-void KVStore::Pull(int key, NDArray* out, int) { PullKeys({std::to_string(key)}, {out}); }
-void KVStore::Pull(const std::string& key, NDArray* out, int) { PullKeys({key}, {out}); }
-void KVStore::Pull(const std::vector<int>& keys, std::vector<NDArray>* outs, int) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Pull(int key, NDArray* out, int) try { PullKeys({std::to_string(key)}, {out}); } SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Pull(const std::string& key, NDArray* out, int) try { PullKeys({key}, {out}); } SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Pull(const std::vector<int>& keys, std::vector<NDArray>* outs, int) try {
   Pull(Names(keys), outs);
-}
-void KVStore::Pull(const std::vector<std::string>& keys, std::vector<NDArray>* outs, int) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Pull(const std::vector<std::string>& keys, std::vector<NDArray>* outs, int) try {
   outs->resize(keys.size());
   std::vector<NDArray*> ptrs;
   for (auto& o : *outs) ptrs.push_back(&o);
   PullKeys(keys, ptrs);
-}
-void KVStore::SetOptimizer(std::unique_ptr<Optimizer> optimizer, bool) {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::SetOptimizer(std::unique_ptr<Optimizer> optimizer, bool) try {
   std::lock_guard<std::mutex> lock(S().mu);
   InstallOptimizer(S(), std::move(optimizer));
-}
-std::shared_ptr<symbind::KVStore> KVStore::native() {
+} SYMBIND_CPP_RECORD_ERRORS
+std::shared_ptr<symbind::KVStore> compat::NativeKVStore() try {
   std::lock_guard<std::mutex> lock(S().mu);
   return S().kv;
-}
-std::string KVStore::GetType() {
+} SYMBIND_CPP_RECORD_ERRORS
+KVStoreHandle KVStore::GetHandle() try { return symbind::capi::SharedKVStoreHandle(compat::NativeKVStore()); } SYMBIND_CPP_RECORD_ERRORS
+std::string KVStore::GetType() try {
   std::lock_guard<std::mutex> lock(S().mu);
   return S().kv->type();
-}
-int KVStore::GetRank() {
+} SYMBIND_CPP_RECORD_ERRORS
+int KVStore::GetRank() try {
   std::lock_guard<std::mutex> lock(S().mu);
   return S().kv->rank();
-}
-int KVStore::GetNumWorkers() {
+} SYMBIND_CPP_RECORD_ERRORS
+int KVStore::GetNumWorkers() try {
   std::lock_guard<std::mutex> lock(S().mu);
   return S().kv->num_workers();
-}
-void KVStore::Barrier() {
+} SYMBIND_CPP_RECORD_ERRORS
+void KVStore::Barrier() try {
   std::lock_guard<std::mutex> lock(S().mu);
   S().kv->Barrier();
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
 }  // namespace cpp
 }  // namespace mxnet

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "compat_internal.h"
+
 namespace mxnet {
 namespace cpp {
 
@@ -19,17 +21,17 @@ struct Arrays {
 Arrays Check(const char* who, NDArray& weight, const NDArray& grad) {
   if (weight.IsNone() || grad.IsNone())
     throw symbind::Error(std::string(who) + " optimizer: empty weight or gradient array");
-  if (weight.native().Size() != grad.native().Size())
-    throw symbind::Error(std::string(who) + " optimizer: weight " + weight.native().shape().ToString() +
-                             " and gradient " + grad.native().shape().ToString() + " differ in size");
-  return {weight.native().fdata(), grad.native().fdata(), weight.native().Size()};
+  if (compat::Native(weight).Size() != compat::Native(grad).Size())
+    throw symbind::Error(std::string(who) + " optimizer: weight " + compat::Native(weight).shape().ToString() +
+                             " and gradient " + compat::Native(grad).shape().ToString() + " differ in size");
+  return {compat::Native(weight).fdata(), compat::Native(grad).fdata(), compat::Native(weight).Size()};
 }
 
 float* State(std::map<int, NDArray>& states, int index, const NDArray& weight) {
   auto it = states.find(index);
   if (it == states.end())
-    it = states.emplace(index, NDArray(symbind::NDArray(weight.native().shape()))).first;
-  return it->second.native().fdata();
+    it = states.emplace(index, compat::Wrap(symbind::NDArray(compat::Native(weight).shape()))).first;
+  return compat::Native(it->second).fdata();
 }
 
 inline float Clip(float x, float c) { return c >= 0 ? std::max(-c, std::min(c, x)) : x; }
@@ -38,43 +40,43 @@ inline float Sign(float x) { return static_cast<float>((x > 0) - (x < 0)); }
 }  // namespace
 
 Optimizer::Optimizer(unsigned begin_num_update)
-    : begin_num_update_(begin_num_update), num_update_(begin_num_update) {}
+    try : begin_num_update_(begin_num_update), num_update_(begin_num_update) {} SYMBIND_CPP_RECORD_ERRORS
 Optimizer::~Optimizer() = default;
 
-Optimizer* Optimizer::SetLRScheduler(std::unique_ptr<LRScheduler> lr_scheduler) {
+Optimizer* Optimizer::SetLRScheduler(std::unique_ptr<LRScheduler> lr_scheduler) try {
   lrScheduler_ = std::move(lr_scheduler);
   if (lrScheduler_) lrScheduler_->SetLR(Param_("lr", 0.01f));
   return this;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void Optimizer::Update(int index, NDArray weight, NDArray grad, mx_float lr, mx_float wd) {
+void Optimizer::Update(int index, NDArray weight, NDArray grad, mx_float lr, mx_float wd) try {
   SetParam("lr", lr);
   SetParam("wd", wd);
   Update(index, weight, grad);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-std::string Optimizer::Serialize() const {
+std::string Optimizer::Serialize() const try {
   auto params = params_;
   params.emplace("opt_type", GetType());
   std::string s;
   for (auto& kv : params) s += (s.empty() ? "" : "\n") + kv.first + "=" + kv.second;
   return s;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-unsigned Optimizer::UpdateCount_(int index) {
+unsigned Optimizer::UpdateCount_(int index) try {
   if (!count_.count(index)) count_.emplace(index, begin_num_update_);
   unsigned c = ++count_[index];
   num_update_ = std::max(num_update_, c);
   return c;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-float Optimizer::GetLR_(int) {
+float Optimizer::GetLR_(int) try {
   if (lrScheduler_) return lrScheduler_->GetLR(num_update_);
   return Param_("lr", 0.01f);
-}
-float Optimizer::GetWD_(int) { return Param_("wd", 0.0f); }
+} SYMBIND_CPP_RECORD_ERRORS
+float Optimizer::GetWD_(int) try { return Param_("wd", 0.0f); } SYMBIND_CPP_RECORD_ERRORS
 
-float Optimizer::Param_(const std::string& name, float fallback) const {
+float Optimizer::Param_(const std::string& name, float fallback) const try {
   auto it = params_.find(name);
   if (it == params_.end()) return fallback;
   try {
@@ -83,19 +85,19 @@ float Optimizer::Param_(const std::string& name, float fallback) const {
     throw symbind::Error(GetType() + " optimizer: parameter " + name + "=" + it->second +
                              " is not a number");
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void Optimizer::CreateState_(int, NDArray) {}
+void Optimizer::CreateState_(int, NDArray) try {} SYMBIND_CPP_RECORD_ERRORS
 
 Optimizer::Step_ Optimizer::BeginUpdate_(const char* who, int index, NDArray& weight,
-                                         const NDArray& grad) {
+                                         const NDArray& grad) try {
   const Arrays a = Check(who, weight, grad);
   const float lr = GetLR_(index), wd = GetWD_(index);
   const unsigned count = UpdateCount_(index);
   return {a.w, a.g, a.n, lr, wd, Param_("rescale_grad", 1.0f), Param_("clip_gradient", -1.0f), count};
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-std::map<std::string, OptimizerCreator>& OptimizerRegistry::cmap() {
+std::map<std::string, OptimizerCreator>& OptimizerRegistry::cmap() try {
   static std::map<std::string, OptimizerCreator> m = {
       {"sgd", [] { return new SGDOptimizer(); }},
       {"ccsgd", [] { return new SGDOptimizer(); }},
@@ -107,31 +109,34 @@ std::map<std::string, OptimizerCreator>& OptimizerRegistry::cmap() {
       {"adadelta", [] { return new AdaDeltaOptimizer(); }},
   };
   return m;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-Optimizer* OptimizerRegistry::Find(const std::string& name) {
+Optimizer* OptimizerRegistry::Find(const std::string& name) try {
   auto it = cmap().find(name);
   return it == cmap().end() ? nullptr : it->second();
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-int OptimizerRegistry::__REGISTER__(const std::string& name, OptimizerCreator creator) {
+int OptimizerRegistry::__REGISTER__(const std::string& name, OptimizerCreator creator) try {
   if (cmap().count(name)) throw symbind::Error(name + " already registered");
   cmap().emplace(name, std::move(creator));
   return 0;
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void SGDOptimizer::Update(int index, NDArray weight, NDArray grad) {
+SGDOptimizer::SGDOptimizer(unsigned begin_num_update)
+    try : Optimizer(begin_num_update), sgd_(std::make_shared<SGDState>()) {} SYMBIND_CPP_RECORD_ERRORS
+
+void SGDOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   const Step_ s = BeginUpdate_("sgd", index, weight, grad);
-  symbind::SGDOptions& o = sgd_.options();
+  symbind::SGDOptions& o = sgd_->sgd.options();
   o.lr = s.lr;
   o.wd = s.wd;
   o.rescale_grad = s.rescale;
   o.clip_gradient = s.clip;
   o.momentum = Param_("momentum", 0.0f);
-  sgd_.Update(std::to_string(index), weight.native(), grad.native());
-}
+  sgd_->sgd.Update(std::to_string(index), compat::Native(weight), compat::Native(grad));
+} SYMBIND_CPP_RECORD_ERRORS
 
-void NAGOptimizer::Update(int index, NDArray weight, NDArray grad) {
+void NAGOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   if (!HasParam_("momentum")) return SGDOptimizer::Update(index, weight, grad);
   const Step_ s = BeginUpdate_("nag", index, weight, grad);
   float momentum = Param_("momentum", 0.0f);
@@ -141,14 +146,14 @@ void NAGOptimizer::Update(int index, NDArray weight, NDArray grad) {
     mom[i] = momentum * mom[i] + g;
     s.w[i] = s.w[i] - s.lr * (momentum * mom[i] + g);
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-SignumOptimizer::SignumOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+SignumOptimizer::SignumOptimizer(unsigned begin_num_update) try : Optimizer(begin_num_update) {
   SetParam("momentum", 0.9f);
   SetParam("wd_lh", 0.0f);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void SignumOptimizer::Update(int index, NDArray weight, NDArray grad) {
+void SignumOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   const Step_ s = BeginUpdate_("signum", index, weight, grad);
   float momentum = Param_("momentum", 0.9f), wd_lh = Param_("wd_lh", 0.0f);
   if (momentum == 0.0f) {  // signsgd_update
@@ -161,15 +166,15 @@ void SignumOptimizer::Update(int index, NDArray weight, NDArray grad) {
     mom[i] = momentum * mom[i] - (1 - momentum) * g;
     s.w[i] = (1.f - s.lr * wd_lh) * s.w[i] + s.lr * Sign(mom[i]);
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-RMSPropOptimizer::RMSPropOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+RMSPropOptimizer::RMSPropOptimizer(unsigned begin_num_update) try : Optimizer(begin_num_update) {
   SetParam("gamma1", 0.9f);
   SetParam("gamma2", 0.9f);
   SetParam("epsilon", 1e-8);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void RMSPropOptimizer::Update(int index, NDArray weight, NDArray grad) {
+void RMSPropOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   const Step_ s = BeginUpdate_("rmsprop", index, weight, grad);
   float g1 = Param_("gamma1", 0.9f), g2 = Param_("gamma2", 0.9f), eps = Param_("epsilon", 1e-8f);
   float clip_w = Param_("clip_weights", -1.0f);
@@ -183,15 +188,15 @@ void RMSPropOptimizer::Update(int index, NDArray weight, NDArray grad) {
     d[i] = g2 * d[i] - s.lr * gr / std::sqrt(n[i] - g[i] * g[i] + eps);
     s.w[i] = Clip(s.w[i] + d[i], clip_w);
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-AdamOptimizer::AdamOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+AdamOptimizer::AdamOptimizer(unsigned begin_num_update) try : Optimizer(begin_num_update) {
   SetParam("beta1", 0.9f);
   SetParam("beta2", 0.999f);
   SetParam("epsilon", 1e-8);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void AdamOptimizer::Update(int index, NDArray weight, NDArray grad) {
+void AdamOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   const Step_ s = BeginUpdate_("adam", index, weight, grad);
   const float t = static_cast<float>(s.count);
   float b1 = Param_("beta1", 0.9f), b2 = Param_("beta2", 0.999f), eps = Param_("epsilon", 1e-8f);
@@ -204,13 +209,13 @@ void AdamOptimizer::Update(int index, NDArray weight, NDArray grad) {
     var[i] = b2 * var[i] + (1.f - b2) * g * g;
     s.w[i] = s.w[i] - lr * mean[i] / (std::sqrt(var[i]) + eps);
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-AdaGradOptimizer::AdaGradOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+AdaGradOptimizer::AdaGradOptimizer(unsigned begin_num_update) try : Optimizer(begin_num_update) {
   SetParam("eps", 1e-7);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void AdaGradOptimizer::Update(int index, NDArray weight, NDArray grad) {
+void AdaGradOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   const Step_ s = BeginUpdate_("adagrad", index, weight, grad);
   float eps = Param_("eps", 1e-7f);
   float* h = State(history_, index, weight);
@@ -219,14 +224,14 @@ void AdaGradOptimizer::Update(int index, NDArray weight, NDArray grad) {
     h[i] += g * g;
     s.w[i] -= (g / std::sqrt(h[i] + eps) + s.w[i] * s.wd) * s.lr;
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-AdaDeltaOptimizer::AdaDeltaOptimizer(unsigned begin_num_update) : Optimizer(begin_num_update) {
+AdaDeltaOptimizer::AdaDeltaOptimizer(unsigned begin_num_update) try : Optimizer(begin_num_update) {
   SetParam("rho", 0.90f);
   SetParam("epsilon", 1e-5);
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
-void AdaDeltaOptimizer::Update(int index, NDArray weight, NDArray grad) {
+void AdaDeltaOptimizer::Update(int index, NDArray weight, NDArray grad) try {
   auto a = Check("adadelta", weight, grad);
   float wd = GetWD_(index);
   UpdateCount_(index);
@@ -241,7 +246,7 @@ void AdaDeltaOptimizer::Update(int index, NDArray weight, NDArray grad) {
     acc_d[i] = acc_d[i] * rho + delta * delta * (1.0f - rho);
     a.w[i] = a.w[i] * (1.0f - wd) - delta;
   }
-}
+} SYMBIND_CPP_RECORD_ERRORS
 
 }  // namespace cpp
 }  // namespace mxnet

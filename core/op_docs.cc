@@ -166,6 +166,10 @@ OpInputList ListOpInputs(const Op& op) {
       }
     }
   }
+  // Inputs that only other parameter values bring (RNN: state_cell for lstm, sequence_length
+  // with use_sequence_length) follow, as MXNet lists every argument an operator can take.
+  for (auto& n : in.all_names)
+    if (std::find(in.names.begin(), in.names.end(), n) == in.names.end()) in.names.push_back(n);
   if (!in.all_names.empty()) in.error.clear();
   return in;
 }

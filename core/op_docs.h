@@ -10,7 +10,8 @@ class ParamField;
 // An operator's inputs (arguments, then aux states) as MXNet's op.h and
 // MXSymbolGetAtomicSymbolInfo list them. Some inputs exist only for some parameter values
 // (bias unless no_bias, gamma for LeakyReLU's prelu), so each enum value and boolean of each
-// field is tried and the longest list wins (the defaults' on a tie). Variadic operators
+// field is tried and the longest list comes first (the defaults' on a tie), followed by the
+// inputs only other values bring (RNN: state_cell, then sequence_length). Variadic operators
 // (key_var_num_args) have no fixed list. When no list can be found, `names` is {"data"} and
 // `error` says why.
 struct OpInputList {

@@ -1,9 +1,11 @@
-// Compiled and run by mxnet_cpp_package_test.sh against symbind's own mxnet-cpp headers (the
-// installed tree, pkg-config mxnet): what MXNet programs rely on beyond the shipped examples.
-// (Shape, dmlc::Error, GetHandle, OpMap, contrib.h, model.h, shape.h, op_util.h.)
+// Compiled with g++ -std=c++11 -Wall -Werror -lmxnet against the installed tree and run by
+// tests/mxnet_client/mxnet_client_test.sh: what MXNet programs rely on beyond the shipped
+// examples (Shape, dmlc::Error and MXGetLastError, GetHandle, OpMap, contrib.h, model.h,
+// shape.h, op_util.h, MXGetVersion). Prints "MXGetVersion N" when every check holds.
 #include <cstdio>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mxnet-cpp/MxNetCpp.h"
@@ -39,7 +41,8 @@ int main() {
     caught = std::string(e.what()).find("FeedForward::Fit") != std::string::npos;
   }
   EXPECT(caught);
-  // ... and so are the library's: a bind with a wrong weight shape.
+  // ... and so are the library's: a bind with a wrong weight shape. MXGetLastError() on this
+  // thread holds the message, as MXNet programs print it in their catch blocks.
   caught = false;
   try {
     Symbol bad = FullyConnected("fc", Symbol::Variable("data"), Symbol::Variable("w"), Symbol::Variable("b"), 3);
@@ -49,8 +52,27 @@ int main() {
                   std::vector<NDArray>());
   } catch (const dmlc::Error& e) {
     caught = std::string(e.what()).find("w") != std::string::npos;
+    EXPECT(std::string(MXGetLastError()) == e.what());
   }
   EXPECT(caught);
+  // Errors from the layer's own checks too (an NDArray of 3 values for a 2x2 shape), and from
+  // another thread's calls only there.
+  caught = false;
+  try {
+    NDArray(std::vector<mx_float>{1, 2, 3}, Shape(2, 2), Context::cpu());
+  } catch (const dmlc::Error& e) {
+    caught = std::string(MXGetLastError()).find("3 values given for shape") != std::string::npos;
+  }
+  EXPECT(caught);
+  const std::string before = MXGetLastError();
+  std::thread other([] {
+    try {
+      NDArray(std::vector<mx_float>{1}, Shape(2, 2), Context::cpu());
+    } catch (const dmlc::Error&) {
+    }
+  });
+  other.join();
+  EXPECT(before == MXGetLastError());
 
   // GetHandle: C API handles to the same storage and graph.
   std::vector<mx_float> values{1, 2, 3, 4};
@@ -115,7 +137,10 @@ int main() {
   EXPECT(attrs["subgraph_params_names"] == "w");
   EXPECT(attrs.count("subgraph_param_w") == 1);
 
+  int version = 0;
+  EXPECT(MXGetVersion(&version) == 0 && version >= 10000);
+
   if (failures) return 1;
-  std::printf("own mxnet-cpp headers: all checks passed\n");
+  std::printf("own mxnet-cpp headers: all checks passed\nMXGetVersion %d\n", version);
   return 0;
 }

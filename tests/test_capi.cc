@@ -61,6 +61,22 @@ std::vector<int> Shape(NDArrayHandle h) {
 
 }  // namespace
 
+// MXNet lists every input an operator can take, in its order: MXNet's op.h generator writes
+// RNN(data, parameters, state, state_cell, sequence_length, ...) from this list.
+TEST_CASE("C API operator info lists RNN's five inputs in MXNet's order", "[capi]") {
+  const char *name, *desc, *key_var;
+  uint32_t n = 0;
+  const char **names, **types, **descs;
+  REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator("RNN"), &name, &desc, &n, &names, &types, &descs,
+                                      &key_var) == 0);
+  std::vector<std::string> inputs;
+  for (uint32_t i = 0; i < n; ++i)
+    if (std::string(types[i]) == "NDArray-or-Symbol") inputs.push_back(names[i]);
+  CHECK(inputs == std::vector<std::string>{"data", "parameters", "state", "state_cell", "sequence_length"});
+  REQUIRE(n > 5);
+  CHECK(std::string(names[5]) == "state_size");
+}
+
 TEST_CASE("C API operator info gives MXNet's type strings", "[capi]") {
   auto pooling = ArgTypes("Pooling");
   CHECK(pooling.at("data") == "NDArray-or-Symbol");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compat_internal.h"
 #include "compat_test_util.h"
 #include "mxnet-cpp/MxNetCpp.h"
 
@@ -38,7 +39,7 @@ TEST_CASE("compat: basic types", "[compat]") {
   CHECK(gpus == 0);
   // Constructible, as MXNet programs expect; it computes on the CPU.
   CHECK(Context::gpu().GetDeviceType() == kGPU);
-  CHECK(Context::gpu(1).native() == symbind::Context::CPU(1));
+  CHECK(mxnet::cpp::compat::Native(Context::gpu(1)) == symbind::Context::CPU(1));
   dmlc::optional<int> none, three(3);
   CHECK(!none);
   CHECK(three.value() == 3);

@@ -2,14 +2,19 @@
 #include <csignal>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "commands.h"
+#include "symbind_version.h"
 
 int main(int argc, char** argv) {
   // Output piped into `head` must end the tool with an error, not a signal.
   std::signal(SIGPIPE, SIG_IGN);
   try {
     CLI::App app{"symbind: inspect, convert and run MXNet models (.params, symbol JSON, .symbind)", "symbind"};
+    app.set_version_flag("--version", "symbind " SYMBIND_VERSION " (libmxnet.so: MXNet " SYMBIND_MXNET_API_VERSION
+                                      " API, MXGetVersion " +
+                                          std::to_string(SYMBIND_MXNET_API_VERSION_CODE) + ")");
     app.require_subcommand(1);
     symbind_tool::AddParamsCommand(app);
     symbind_tool::AddShapesCommand(app);
@@ -24,6 +29,9 @@ int main(int argc, char** argv) {
       return 0;
     } catch (const CLI::CallForAllHelp&) {
       std::cout << app.help("", CLI::AppFormatMode::All);
+      return 0;
+    } catch (const CLI::CallForVersion& e) {
+      std::cout << e.what() << "\n";
       return 0;
     } catch (const CLI::ParseError& e) {
       std::cerr << "symbind: error: " << e.what() << " (run 'symbind --help')\n";

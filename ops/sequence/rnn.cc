@@ -2,16 +2,21 @@
 // bidirectional, on time-major data (T, N, C), with all weights in one packed vector.
 //
 // MXNet facts matched here (src/operator/rnn-inl.h, rnn_impl.h, rnn.cc):
-// - inputs data, parameters, state, and state_cell for lstm; outputs output and, with
-//   state_outputs, state_output (and statecell_output for lstm);
+// - inputs data, parameters, state, state_cell for lstm, and sequence_length with
+//   use_sequence_length; outputs output and, with state_outputs, state_output (and
+//   statecell_output for lstm);
 // - the packed layout (docs/formats.md): for each layer, for each direction, W_i2h (G*H, in) then
 //   W_h2h (G*H, H); after all weights, for each layer and direction, b_i2h (G*H) then b_h2h (G*H).
 //   Gate order i, f, g, o (lstm) and r, z, n (gru); in = C for layer 0, D*H above;
 // - gru: n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h (cuDNN's form);
 // - the reverse direction's final state is its state after t = 0;
 // - p drops (inverted scaling) the outputs of every layer but the last, in training only.
-// MXNet's CPU kernels reject projection_size, lstm_state_clip_* and use_sequence_length (cuDNN
-// only); so does symbind, at shape inference.
+// - use_sequence_length (cuDNN's padded layout): a batch entry n runs steps t < sequence_length[n]
+//   only; its outputs at later steps are 0, its final state is the one after its last valid step,
+//   and the reverse direction starts from the initial state at that last valid step.
+// MXNet's CPU kernels reject projection_size and lstm_state_clip_* (cuDNN only); so does
+// symbind, at shape inference. MXNet's CPU kernels reject use_sequence_length too; symbind
+// computes it (MXNet programs such as cpp-package's charRNN pass it).
 //
 // A hidden output `reserve` keeps what backward needs (gates, cell states, hidden states, the
 // dropped layer outputs and their masks), like the reserve space of MXNet's kernels.
@@ -64,11 +69,13 @@ struct RNNParam : Parameter<RNNParam> {
                   "If clipping range is not specified, this option is ignored.");
     d.field("use_sequence_length", &RNNParam::use_sequence_length).set_default(false)
         .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
-                  "to specify variable length sequence (not supported on CPU, as in MXNet)");
+                  "to specify variable length sequence");
   }
 };
 
 bool IsLstm(const RNNParam& p) { return p.mode == kLstm; }
+// The position of the sequence_length input (after state_cell for lstm).
+size_t SequenceLengthInput(const RNNParam& p) { return IsLstm(p) ? 4 : 3; }
 int NumVisibleOutputs(const RNNParam& p) { return p.state_outputs ? (IsLstm(p) ? 3 : 2) : 1; }
 
 // Sizes and the offsets into the packed parameters and the reserve.
@@ -124,7 +131,6 @@ void CheckSupported(const RNNParam& p) {
   };
   if (p.projection_size) reject("projection_size");
   if (p.lstm_state_clip_min || p.lstm_state_clip_max) reject("lstm_state_clip_min/max");
-  if (p.use_sequence_length) reject("use_sequence_length");
 }
 
 std::vector<std::string> RNNArguments(const NodeAttrs& attrs) {
@@ -158,6 +164,7 @@ void InferRNNShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<
   ShapeAssignCheck(in, 1, TShape({dims.ParamSize()}));
   ShapeAssignCheck(in, 2, state);
   if (IsLstm(p)) ShapeAssignCheck(in, 3, state);
+  if (p.use_sequence_length) ShapeAssignCheck(in, SequenceLengthInput(p), TShape({dims.N}));
   ShapeAssignCheck(out, 0, TShape({dims.T, dims.N, dims.D * dims.H}));
   if (p.state_outputs) ShapeAssignCheck(out, 1, state);
   if (p.state_outputs && IsLstm(p)) ShapeAssignCheck(out, 2, state);
@@ -214,10 +221,40 @@ void Affine(const float* x, int64_t rows, int64_t in, const float* w, const floa
 
 bool DropoutActive(const OpContext& ctx, const RNNParam& p) { return ctx.is_train && p.p > 0; }
 
+// Per batch entry, the number of valid steps: sequence_length (truncated to an integer, as MXNet
+// casts) or T. A length outside [1, T] is an error naming the node and the entry.
+std::vector<int64_t> ValidSteps(const NodeAttrs& attrs, const RNNParam& p, const RNNDims& s,
+                                const std::vector<NDArray>& in) {
+  std::vector<int64_t> steps(static_cast<size_t>(s.N), s.T);
+  if (!p.use_sequence_length) return steps;
+  const std::vector<double> lengths = ValuesAsDouble(in[SequenceLengthInput(p)]);
+  for (int64_t n = 0; n < s.N; ++n) {
+    const double x = lengths[static_cast<size_t>(n)];
+    if (!(x >= 1 && x < static_cast<double>(s.T) + 1))
+      throw Error(StrCat(InOperator(attrs), ": sequence_length[", n, "] = ", x,
+                         " is out of range (expected 1 to ", s.T, ", the length of the time axis)"));
+    steps[static_cast<size_t>(n)] = static_cast<int64_t>(x);
+  }
+  return steps;
+}
+
+// Rows past their sequence at time t keep the previous state (h, and c for lstm): the forward
+// direction carries its last valid state to the end, the reverse one its initial state down to
+// the last valid step.
+void HoldFinishedRows(const RNNDims& s, const std::vector<int64_t>& steps, int64_t t, const float* h_prev,
+                      const float* c_prev, float* h, float* c) {
+  for (int64_t n = 0; n < s.N; ++n) {
+    if (t < steps[static_cast<size_t>(n)]) continue;
+    std::copy(h_prev + n * s.H, h_prev + (n + 1) * s.H, h + n * s.H);
+    if (c_prev) std::copy(c_prev + n * s.H, c_prev + (n + 1) * s.H, c + n * s.H);
+  }
+}
+
 void RNNForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                 const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   const auto& p = attrs.param<RNNParam>();
   const RNNDims s(p, in[0].shape());
+  const std::vector<int64_t> steps = ValidSteps(attrs, p, s, in);
   const float* w = in[1].fdata();
   const float* hx = in[2].fdata();
   const float* cx = IsLstm(p) ? in[3].fdata() : nullptr;
@@ -245,10 +282,14 @@ void RNNForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<
         Affine(h_prev, s.N, s.H, wh, bh, GH, hw.data());
         CellForward(p.mode, s, xw.data() + t * s.N * GH, hw.data(), h_prev, c_prev,
                     gates + t * s.N * GH, aux + t * NH, hs + t * NH);
+        if (p.use_sequence_length) HoldFinishedRows(s, steps, t, h_prev, c_prev, hs + t * NH, aux + t * NH);
         h_prev = hs + t * NH;
         c_prev = aux + t * NH;
-        for (int64_t n = 0; n < s.N; ++n)
-          std::copy(h_prev + n * s.H, h_prev + (n + 1) * s.H, y.data() + (t * s.N + n) * DH + d * s.H);
+        for (int64_t n = 0; n < s.N; ++n) {
+          float* y_row = y.data() + (t * s.N + n) * DH + d * s.H;
+          if (t < steps[static_cast<size_t>(n)]) std::copy(h_prev + n * s.H, h_prev + (n + 1) * s.H, y_row);
+          else std::fill(y_row, y_row + s.H, 0.0f);
+        }
       }
       std::copy(h_prev, h_prev + NH, hy.data() + (l * s.D + d) * NH);
       if (cx) std::copy(c_prev, c_prev + NH, cy.data() + (l * s.D + d) * NH);
@@ -273,14 +314,20 @@ void RNNForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<
 // Backward of one cell step: from dh, dc (N,H) at time t, writes the pre-activation gradients
 // of the i2h part (dxw) and of the h2h part (dhw), sets dh to the part of dh_prev that does not
 // flow through W_h2h and dc to dc_prev.
-void CellBackward(int mode, const RNNDims& s, const float* gates, const float* aux, const float* h,
-                  const float* h_prev, const float* c_prev, float* dh, float* dc, float* dxw,
-                  float* dhw) {
+// Rows past their sequence at time t (t >= steps[n]) held their state: dh and dc pass through.
+void CellBackward(int mode, const RNNDims& s, const std::vector<int64_t>& steps, int64_t t,
+                  const float* gates, const float* aux, const float* h, const float* h_prev,
+                  const float* c_prev, float* dh, float* dc, float* dxw, float* dhw) {
   const int64_t H = s.H, GH = s.GH();
   ParallelFor(s.N, RowGrain(s), [&](int64_t rows_begin, int64_t rows_end) {
     for (int64_t n = rows_begin; n < rows_end; ++n) {
       const float* g = gates + n * GH;
       float *da = dxw + n * GH, *db = dhw + n * GH;
+      if (t >= steps[static_cast<size_t>(n)]) {
+        std::fill(da, da + GH, 0.0f);
+        std::fill(db, db + GH, 0.0f);
+        continue;
+      }
       for (int64_t k = 0; k < H; ++k) {
         const int64_t j = n * H + k;
         switch (mode) {
@@ -325,6 +372,7 @@ void AddColumnSums(const float* m, int64_t rows, int64_t cols, float* acc) {
 void RNNBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
   const auto& p = attrs.param<RNNParam>();
   const RNNDims s(p, a.inputs[0].shape());
+  const std::vector<int64_t> steps = ValidSteps(attrs, p, s, a.inputs);
   const float* w = a.inputs[1].fdata();
   const float* hx = a.inputs[2].fdata();
   const float* cx = IsLstm(p) ? a.inputs[3].fdata() : nullptr;
@@ -360,9 +408,11 @@ void RNNBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a
         const int64_t t = d ? s.T - 1 - step : step, t_prev = d ? t + 1 : t - 1;
         const float* h_prev = step == 0 ? hx + state : hs + t_prev * NH;
         const float* c_prev = !cx ? nullptr : step == 0 ? cx + state : aux + t_prev * NH;
-        for (int64_t n = 0; n < s.N; ++n)
+        for (int64_t n = 0; n < s.N; ++n) {
+          if (t >= steps[static_cast<size_t>(n)]) continue;  // a constant 0 output there
           for (int64_t k = 0; k < s.H; ++k) dh[n * s.H + k] += dy[(t * s.N + n) * DH + d * s.H + k];
-        CellBackward(p.mode, s, gates + t * s.N * GH, aux + t * NH, hs + t * NH, h_prev, c_prev,
+        }
+        CellBackward(p.mode, s, steps, t, gates + t * s.N * GH, aux + t * NH, hs + t * NH, h_prev, c_prev,
                      dh.data(), dc.data(), dxw.data() + t * s.N * GH, dhw.data());
         Gemm(true, false, GH, s.H, s.N, 1.0f, dhw.data(), GH, h_prev, s.H, 1.0f, dwh, s.H);
         AddColumnSums(dhw.data(), s.N, GH, dbh);
@@ -387,6 +437,7 @@ void RNNBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a
   emit(1, dw);
   emit(2, dhx);
   if (cx) emit(3, dcx);
+  // sequence_length gets no gradient (MXNet defines none), as in SequenceMask.
 }
 }  // namespace
 
@@ -397,6 +448,7 @@ SYMBIND_REGISTER_OP(RNN)
               "one vector in MXNet's layout (docs/formats.md).")
     .set_params<RNNParam>()
     .set_arguments(RNNArguments)
+    .set_any_dtype_inputs({"sequence_length"})
     .set_outputs(RNNOutputs)
     .set_num_visible_outputs([](const NodeAttrs& a) { return NumVisibleOutputs(a.param<RNNParam>()); })
     .add_argument_doc("data", "Input data: (seq_length, batch, input_size).")

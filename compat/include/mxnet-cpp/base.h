@@ -1,4 +1,6 @@
 // MXNet cpp-package compatibility: basic types (mx_float, Shape, Context, OpReqType).
+// Like every installed mxnet-cpp header: C++11, and only mxnet/, dmlc/ and nnvm/ headers; the
+// symbind objects behind the classes stay in libmxnet.so (compat/compat_internal.h).
 // dmlc::optional, LG and CHECK come from dmlc/optional.h and dmlc/logging.h (capi/include).
 #pragma once
 #include <cstdint>
@@ -14,8 +16,6 @@
 
 #include <dmlc/logging.h>
 #include <dmlc/optional.h>
-#include <symbind/core/context.h>
-#include <symbind/core/tshape.h>
 
 
 namespace mxnet {
@@ -41,7 +41,6 @@ class Context {
   static Context gpu(int device_id = 0) { return Context(DeviceType::kGPU, device_id); }
   DeviceType GetDeviceType() const { return type_; }
   int GetDeviceId() const { return id_; }
-  symbind::Context native() const;
 
  private:
   DeviceType type_;
@@ -53,18 +52,18 @@ class Context {
 // braced list converts (`array.Reshape({2, 1024})`).
 class Shape {
  public:
-  Shape() = default;
+  Shape() {}
   explicit Shape(index_t s1) : dims_{s1} {}
   Shape(index_t s1, index_t s2) : dims_{s1, s2} {}
   Shape(index_t s1, index_t s2, index_t s3) : dims_{s1, s2, s3} {}
   Shape(index_t s1, index_t s2, index_t s3, index_t s4) : dims_{s1, s2, s3, s4} {}
   Shape(index_t s1, index_t s2, index_t s3, index_t s4, index_t s5) : dims_{s1, s2, s3, s4, s5} {}
   explicit Shape(const std::vector<index_t>& v) : dims_(v) {}
-  template <typename Iterator, typename = std::enable_if_t<!std::is_integral_v<Iterator>>>
+  template <typename Iterator,
+            typename = typename std::enable_if<!std::is_integral<Iterator>::value>::type>
   Shape(Iterator begin, Iterator end) : dims_(begin, end) {}
   template <typename Iterator>
   void CopyFrom(Iterator begin, Iterator end) { dims_.assign(begin, end); }
-  explicit Shape(const symbind::TShape& s);
 
   const index_t* data() const { return dims_.data(); }
   index_t ndim() const { return static_cast<index_t>(dims_.size()); }
@@ -79,7 +78,6 @@ class Shape {
   operator std::vector<index_t>() const { return dims_; }  // NOLINT
   bool operator==(const Shape& o) const { return dims_ == o.dims_; }
   bool operator!=(const Shape& o) const { return dims_ != o.dims_; }
-  symbind::TShape ToTShape() const;
 
  private:
   std::vector<index_t> dims_;

@@ -1,4 +1,4 @@
-// MXNet cpp-package compatibility: Executor over symbind::Executor.
+// MXNet cpp-package compatibility: Executor, a bound graph.
 #pragma once
 #include <functional>
 #include <map>
@@ -10,12 +10,11 @@
 #include "mxnet-cpp/ndarray.h"
 #include "mxnet-cpp/symbol.h"
 
-namespace symbind {
-class Executor;
-}
-
 namespace mxnet {
 namespace cpp {
+
+// The bound graph behind an Executor: defined inside libmxnet.so (compat/compat_internal.h).
+struct ExecutorImpl;
 
 class Executor {
  public:
@@ -24,8 +23,6 @@ class Executor {
            const std::vector<NDArray>& aux_arrays,
            const std::map<std::string, Context>& group_to_ctx = std::map<std::string, Context>(),
            Executor* shared_exec = nullptr);
-  // Wraps a native executor bound from `symbol` (Reshape).
-  Executor(const Symbol& symbol, Context context, std::unique_ptr<symbind::Executor> native);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -45,19 +42,15 @@ class Executor {
 
   // Called after each Forward with the name and value of every node output (run on an
   // internals graph that shares this executor's arrays).
-  using MonitorCallback = std::function<void(const std::string& name, const NDArray& value)>;
+  typedef std::function<void(const std::string& name, const NDArray& value)> MonitorCallback;
   void SetMonitorCallback(MonitorCallback callback, bool monitor_all = false);
 
   const Symbol& symbol() const { return symbol_; }
 
   // A C API handle to this executor (made on first use, freed with this object; not to be
   // freed by the caller): MXExecutorForward, MXExecutorOutputs, ... on it run this executor.
-  // MXNet 1.9.1's Executor has no such method; this mirrors NDArray's and Symbol's. Needs
-  // libmxnet.so (-lmxnet).
-  ExecutorHandle GetHandle() const {
-    if (!handle_) handle_.reset(symbind::capi::NewExecutorHandle(exec_), MXExecutorFree);
-    return handle_.get();
-  }
+  // MXNet 1.9.1's Executor has no such method; this mirrors NDArray's and Symbol's.
+  ExecutorHandle GetHandle() const;
 
   std::vector<NDArray> outputs;
   std::vector<NDArray> arg_arrays;
@@ -72,10 +65,12 @@ class Executor {
   Context context_;
   std::vector<OpReqType> grad_reqs_;
   std::vector<std::string> arg_names_, aux_names_;
-  std::shared_ptr<symbind::Executor> exec_;
+  friend struct ExecutorImpl;
+  // Wraps a graph bound from `symbol` (Reshape).
+  Executor(const Symbol& symbol, Context context, std::shared_ptr<ExecutorImpl> impl);
+  std::shared_ptr<ExecutorImpl> impl_;
   MonitorCallback monitor_;
   bool monitor_all_ = false;
-  mutable std::shared_ptr<void> handle_;
 };
 
 }  // namespace cpp

@@ -8,13 +8,17 @@
 #include <string>
 #include <vector>
 
-#include <symbind/train/initializer.h>
-
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/ndarray.h"
 
 namespace mxnet {
 namespace cpp {
+
+namespace detail {
+// Xavier's scale for an array of `shape` (libmxnet.so): sqrt(magnitude / factor), factor
+// from fan_in and fan_out as Xavier's comment below says; factor_type: Xavier::FactorType.
+float XavierScale(const std::vector<mx_uint>& shape, int factor_type, float magnitude);
+}  // namespace detail
 
 class Initializer {
  public:
@@ -120,14 +124,7 @@ class Xavier : public Initializer {
 
  protected:
   void InitWeight(NDArray* arr) override {
-    symbind::Xavier x;
-    x.distribution = rand_type == uniform ? symbind::Xavier::Distribution::kUniform
-                                          : symbind::Xavier::Distribution::kGaussian;
-    x.factor = factor_type == in    ? symbind::Xavier::Factor::kIn
-               : factor_type == out ? symbind::Xavier::Factor::kOut
-                                    : symbind::Xavier::Factor::kAvg;
-    x.magnitude = magnitude;
-    const float scale = x.Scale(arr->native().shape());
+    const float scale = detail::XavierScale(arr->GetShape(), factor_type, magnitude);
     if (rand_type == uniform) NDArray::SampleUniform(-scale, scale, arr);
     else NDArray::SampleGaussian(0, scale, arr);
   }

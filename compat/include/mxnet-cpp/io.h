@@ -11,12 +11,11 @@
 #include "mxnet-cpp/ndarray.h"
 #include "mxnet-cpp/operator.h"
 
-namespace symbind {
-class DataIter;
-}
-
 namespace mxnet {
 namespace cpp {
+
+// The open data behind an MXDataIter: defined inside libmxnet.so (compat/compat_internal.h).
+struct DataIterImpl;
 
 struct DataBatch {
   NDArray data;
@@ -69,10 +68,10 @@ class MXDataIter : public DataIter {
   std::vector<int> GetIndex() override;
 
  private:
-  symbind::DataIter& Impl();
+  DataIterImpl& Impl();
   std::string type_;
   std::map<std::string, std::string> params_;
-  std::shared_ptr<symbind::DataIter> impl_;  // shared by copies
+  std::shared_ptr<DataIterImpl> impl_;  // shared by copies
 };
 
 }  // namespace cpp

@@ -1,6 +1,6 @@
-// MXNet cpp-package compatibility: the key-value store, a thin layer over symbind::KVStore
-// (train/kvstore.h): "local"/"device" in one process, "dist_sync" (aliases "dist_sync_device",
-// "horovod") across MPI processes started with mpirun (docs/distributed.md).
+// MXNet cpp-package compatibility: the key-value store, a thin layer over symbind's KVStore:
+// "local"/"device" in one process, "dist_sync" (aliases "dist_sync_device", "horovod") across
+// MPI processes started with mpirun (docs/distributed.md).
 // As in MXNet's cpp-package the methods are static (one store per process); an instance,
 // KVStore("local"), calls SetType and gives the same methods through the object.
 // Push of several values for one key sums them (and, distributed, sums over the workers); with an
@@ -48,11 +48,8 @@ class KVStore {
   // act on the same keys and values). Owned by this layer: do not free it. SetType to another
   // kind of store makes a new store and a new handle, freeing the old one, as MXNet's SetType
   // does. Do not call the C API on it while another thread calls these methods. MXNet 1.9.1's
-  // KVStore keeps its handle private; this mirrors NDArray's and Symbol's GetHandle(). Needs
-  // libmxnet.so (-lmxnet).
-  static KVStoreHandle GetHandle() { return symbind::capi::SharedKVStoreHandle(native()); }
-  // The symbind::KVStore (train/kvstore.h) behind these methods.
-  static std::shared_ptr<symbind::KVStore> native();
+  // KVStore keeps its handle private; this mirrors NDArray's and Symbol's GetHandle().
+  static KVStoreHandle GetHandle();
 };
 
 }  // namespace cpp

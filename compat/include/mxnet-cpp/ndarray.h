@@ -1,4 +1,4 @@
-// MXNet cpp-package compatibility: NDArray, a handle to a symbind::NDArray (copies share data).
+// MXNet cpp-package compatibility: NDArray, a handle to an array (copies share it).
 #pragma once
 #include <map>
 #include <memory>
@@ -6,18 +6,19 @@
 #include <string>
 #include <vector>
 
-#include <mxnet/c_api_symbind.h>
-#include <symbind/core/ndarray.h>
+#include <mxnet/c_api.h>
 
 #include "mxnet-cpp/base.h"
 
 namespace mxnet {
 namespace cpp {
 
+// What an NDArray refers to: defined inside libmxnet.so (compat/compat_internal.h).
+struct NDArrayImpl;
+
 class NDArray {
  public:
   NDArray();  // an empty handle
-  explicit NDArray(const symbind::NDArray& a) : a_(a) {}
   // Zero-filled arrays (delay_alloc is accepted and ignored). dtype: MXNet's type flag.
   NDArray(const std::vector<mx_uint>& shape, const Context& context, bool delay_alloc = true,
           int dtype = 0);
@@ -100,20 +101,14 @@ class NDArray {
   const mx_float* GetData() const;
   Context GetContext() const;
 
-  // The wrapped symbind array.
-  const symbind::NDArray& native() const { return a_; }
-  symbind::NDArray& native() { return a_; }
-  bool IsNone() const { return a_.is_none(); }
+  bool IsNone() const;
   // A C API handle to this array's storage (made on first use, freed with the last copy of
-  // this NDArray); needs libmxnet.so (-lmxnet).
-  NDArrayHandle GetHandle() const {
-    if (!handle_) handle_.reset(symbind::capi::NewNDArrayHandle(a_), MXNDArrayFree);
-    return handle_.get();
-  }
+  // this NDArray).
+  NDArrayHandle GetHandle() const;
 
  private:
-  symbind::NDArray a_;
-  mutable std::shared_ptr<void> handle_;
+  friend struct NDArrayImpl;
+  std::shared_ptr<NDArrayImpl> impl_;  // never null; shared by copies
 };
 
 std::ostream& operator<<(std::ostream& out, const NDArray& ndarray);

@@ -1,7 +1,6 @@
 // MXNet cpp-package compatibility: Operator, the builder behind every generated op function,
 // for symbols (CreateSymbol) and for imperative calls on NDArrays (Invoke).
 #pragma once
-#include <charconv>
 #include <map>
 #include <sstream>
 #include <string>
@@ -19,22 +18,29 @@ namespace mxnet {
 namespace cpp {
 
 namespace detail {
+// The shortest text that reads back as the same value (libmxnet.so).
+std::string FloatParamString(float v);
+std::string FloatParamString(double v);
+
 inline std::string ParamString(const std::string& v) { return v; }
 inline std::string ParamString(const char* v) { return v; }
 inline std::string ParamString(bool v) { return v ? "True" : "False"; }
+inline std::string ParamString(float v) { return FloatParamString(v); }
+inline std::string ParamString(double v) { return FloatParamString(v); }
+inline std::string ParamString(long double v) { return FloatParamString(static_cast<double>(v)); }
+template <typename T>
+std::string ParamStringOf(const T& v, std::true_type /*integral*/) {
+  return std::to_string(v);
+}
+template <typename T>
+std::string ParamStringOf(const T& v, std::false_type /*integral*/) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
 template <typename T>
 std::string ParamString(const T& v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    char buf[64];
-    auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    return std::string(buf, r.ptr);
-  } else if constexpr (std::is_integral_v<T>) {
-    return std::to_string(v);
-  } else {
-    std::ostringstream os;
-    os << v;
-    return os.str();
-  }
+  return ParamStringOf(v, std::integral_constant<bool, std::is_integral<T>::value>());
 }
 template <typename T>
 std::string ParamString(const std::vector<T>& v) {
@@ -90,12 +96,8 @@ class Operator {
   // The operator's C API handle (AtomicSymbolCreator, the same as NNGetOpHandle's), for
   // MXSymbolCreateAtomicSymbol, MXImperativeInvoke or MXSymbolGetAtomicSymbolInfo. Operators
   // live as long as the process: nothing to free. MXNet 1.9.1's Operator keeps it private;
-  // this mirrors NDArray's and Symbol's GetHandle(). Needs libmxnet.so (-lmxnet).
-  AtomicSymbolCreator GetHandle() const {
-    OpHandle handle = nullptr;
-    if (NNGetOpHandle(op_name_.c_str(), &handle) != 0) throw dmlc::Error(MXGetLastError());
-    return handle;
-  }
+  // this mirrors NDArray's and Symbol's GetHandle().
+  AtomicSymbolCreator GetHandle() const;
 
   // Runs the operator once on the NDArray inputs (inference mode) through the same kernels an
   // executor uses; executors are cached by operator, parameters and input shapes.

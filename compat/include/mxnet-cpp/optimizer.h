@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <symbind/train/optimizer.h>
-
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/lr_scheduler.h"
 #include "mxnet-cpp/ndarray.h"
@@ -17,6 +15,9 @@
 
 namespace mxnet {
 namespace cpp {
+
+// The state of SGDOptimizer's updates: defined inside libmxnet.so (compat/compat_internal.h).
+struct SGDState;
 
 class Optimizer {
  public:
@@ -79,10 +80,10 @@ class OptimizerRegistry {
 #define MXNETCPP_REGISTER_OPTIMIZER(Name, OptimizerType)                   \
   ::mxnet::cpp::OptimizerRegistry::__REGISTER__(#Name, [](){ return new OptimizerType(); })
 
-// sgd_update, or sgd_mom_update with a nonzero "momentum" (symbind::SGD).
+// sgd_update, or sgd_mom_update with a nonzero "momentum".
 class SGDOptimizer : public Optimizer {
  public:
-  explicit SGDOptimizer(unsigned begin_num_update = 0) : Optimizer(begin_num_update) {}
+  explicit SGDOptimizer(unsigned begin_num_update = 0);
   std::string GetType() const override { return "sgd"; }
   void Update(int index, NDArray weight, NDArray grad) override;
 
@@ -90,7 +91,7 @@ class SGDOptimizer : public Optimizer {
   std::map<int, NDArray> mom_;  // nag's momentum
 
  private:
-  symbind::SGD sgd_;
+  std::shared_ptr<SGDState> sgd_;
 };
 
 // nag_mom_update (sgd_update without momentum).

@@ -1,12 +1,11 @@
-// MXNet cpp-package compatibility: Symbol, a handle to a symbind::Symbol.
+// MXNet cpp-package compatibility: Symbol, a handle to a graph (copies share it).
 #pragma once
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <mxnet/c_api_symbind.h>
-#include <symbind/core/symbol.h>
+#include <mxnet/c_api.h>
 
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/ndarray.h"
@@ -15,11 +14,12 @@ namespace mxnet {
 namespace cpp {
 
 class Executor;
+// What a Symbol refers to: defined inside libmxnet.so (compat/compat_internal.h).
+struct SymbolImpl;
 
 class Symbol {
  public:
-  Symbol() = default;
-  explicit Symbol(const symbind::Symbol& s) : s_(s) {}
+  Symbol();  // an empty symbol
   // A variable called `name`.
   explicit Symbol(const char* name);
   explicit Symbol(const std::string& name);
@@ -56,7 +56,7 @@ class Symbol {
   void SetAttributes(const std::map<std::string, std::string>& attrs);
   std::string GetName() const;
   // Number of outputs (a group has one per member).
-  mx_uint GetNumOutputs() const { return static_cast<mx_uint>(s_.NumOutputs()); }
+  mx_uint GetNumOutputs() const;
 
   // Shapes in ListArguments / ListAuxiliaryStates / ListOutputs order; shapes that cannot be
   // inferred come back empty.
@@ -96,18 +96,14 @@ class Symbol {
                      std::map<std::string, Context>(),
                  Executor* shared_exec = nullptr);
 
-  const symbind::Symbol& native() const { return s_; }
-  bool IsEmpty() const { return s_.NumOutputs() == 0; }
+  bool IsEmpty() const;
   // A C API handle to this graph (made on first use, freed with the last copy of this
-  // Symbol); needs libmxnet.so (-lmxnet).
-  SymbolHandle GetHandle() const {
-    if (!handle_) handle_.reset(symbind::capi::NewSymbolHandle(s_), MXSymbolFree);
-    return handle_.get();
-  }
+  // Symbol).
+  SymbolHandle GetHandle() const;
 
  private:
-  symbind::Symbol s_;
-  mutable std::shared_ptr<void> handle_;
+  friend struct SymbolImpl;
+  std::shared_ptr<SymbolImpl> impl_;  // never null; shared by copies
 };
 
 Symbol operator+(mx_float lhs, const Symbol& rhs);

@@ -1,6 +1,7 @@
 // RNN (rnn_relu, rnn_tanh, lstm, gru; multi-layer, bidirectional, state_outputs): forward and
 // backward against PyTorch goldens (scripts/gen_rnn_goldens.py), gradients against finite
-// differences, dropout between layers, shape inference and the rejected cuDNN-only options.
+// differences, dropout between layers, shape inference, the rejected cuDNN-only options and
+// sequence_length against each sequence run on its own.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -137,6 +138,73 @@ TEST_CASE("RNN infers parameter, state and output shapes and lists MXNet's names
   CHECK_THROWS_WITH(InferShape(SingleOpSymbol("RNN", RNNParams("lstm", 2147483647, true, false, 2147483647)),
                                {{"op_data", TShape({2, 1, 6})}}),
                     Catch::Contains("overflows int64"));
+}
+
+// The reference for use_sequence_length: batch entry n run alone on its first len[n] steps.
+TEST_CASE("RNN with sequence_length matches each sequence run alone on its valid steps", "[ops][rnn]") {
+  const int64_t T = 4, N = 3, C = 2, H = 3;
+  const std::vector<float> lengths{4, 1, 2};
+  struct Case { std::string mode; int layers; bool bidirectional; };
+  for (const Case& c : {Case{"lstm", 2, true}, Case{"gru", 1, true}, Case{"rnn_tanh", 2, false},
+                        Case{"rnn_relu", 1, true}}) {
+    INFO(c.mode << " layers " << c.layers << " bidirectional " << c.bidirectional);
+    const int dirs = c.bidirectional ? 2 : 1;
+    const bool lstm = c.mode == "lstm";
+    std::map<std::string, NDArray> inputs = RandomInputs(c.mode, c.layers, dirs, T, N, C, H, 21);
+    NDArray len(TShape({N}));
+    for (int64_t n = 0; n < N; ++n) len.SetFlat(n, lengths[n]);
+    inputs["sequence_length"] = len;
+    KwArgs params = RNNParams(c.mode, c.layers, c.bidirectional, true, static_cast<int>(H));
+    params["use_sequence_length"] = "True";
+    auto exec = BindSingleOp("RNN", params, inputs, {}, OpReq::kNull);
+    exec->Forward(false);
+    const NDArray out = exec->outputs()[0], state = exec->outputs()[1];
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t steps = static_cast<int64_t>(lengths[n]);
+      INFO("batch entry " << n << ", " << steps << " steps");
+      std::map<std::string, NDArray> alone{{"parameters", inputs.at("parameters")}};
+      NDArray data(TShape({steps, 1, C})), h0(TShape({c.layers * dirs, 1, H})), c0(h0.shape());
+      for (int64_t t = 0; t < steps; ++t)
+        for (int64_t k = 0; k < C; ++k) data.SetFlat(t * C + k, inputs.at("data").GetFlat((t * N + n) * C + k));
+      for (int64_t l = 0; l < c.layers * dirs; ++l)
+        for (int64_t k = 0; k < H; ++k) {
+          h0.SetFlat(l * H + k, inputs.at("state").GetFlat((l * N + n) * H + k));
+          if (lstm) c0.SetFlat(l * H + k, inputs.at("state_cell").GetFlat((l * N + n) * H + k));
+        }
+      alone["data"] = data;
+      alone["state"] = h0;
+      if (lstm) alone["state_cell"] = c0;
+      auto ref = BindSingleOp("RNN", RNNParams(c.mode, c.layers, c.bidirectional, true, static_cast<int>(H)),
+                              alone, {}, OpReq::kNull);
+      ref->Forward(false);
+      const int64_t DH = dirs * H;
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t k = 0; k < DH; ++k) {
+          const float want = t < steps ? ref->outputs()[0].GetFlat(t * DH + k) : 0.0f;
+          CHECK(out.GetFlat((t * N + n) * DH + k) == Approx(want).margin(1e-5));
+        }
+      for (int64_t l = 0; l < c.layers * dirs; ++l)
+        for (int64_t k = 0; k < H; ++k)
+          CHECK(state.GetFlat((l * N + n) * H + k) == Approx(ref->outputs()[1].GetFlat(l * H + k)).margin(1e-5));
+    }
+    // Gradients through the held states and the zeroed outputs.
+    GradCheckOptions opt;
+    opt.eps = 2e-3f;
+    opt.no_grad = {"sequence_length"};
+    CheckGradients("RNN", params, inputs, opt);
+  }
+  // sequence_length is (batch,), and each length lies in [1, T].
+  KwArgs params = RNNParams("gru", 1, false, false, 2);
+  params["use_sequence_length"] = "True";
+  Symbol s = SingleOpSymbol("RNN", params);
+  CHECK(s.ListArguments() == std::vector<std::string>{"op_data", "op_parameters", "op_state", "op_sequence_length"});
+  CHECK(InferShape(s, {{"op_data", TShape({5, 3, 2})}}).arg_shapes[3] == TShape({3}));
+  std::map<std::string, NDArray> inputs = RandomInputs("gru", 1, 1, 2, 2, 2, 2, 3);
+  NDArray bad(TShape({2}));
+  bad.SetFlat(0, 2);
+  bad.SetFlat(1, 3);
+  inputs["sequence_length"] = bad;
+  CHECK_THROWS_WITH(RunForward("RNN", params, inputs), Catch::Contains("sequence_length[1] = 3 is out of range"));
 }
 
 TEST_CASE("RNN runs a graph shaped as Gluon exports a bidirectional GRU", "[ops][rnn]") {
