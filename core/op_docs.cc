@@ -167,9 +167,12 @@ OpInputList ListOpInputs(const Op& op) {
     }
   }
   // Inputs that only other parameter values bring (RNN: state_cell for lstm, sequence_length
-  // with use_sequence_length) follow, as MXNet lists every argument an operator can take.
+  // with use_sequence_length) follow, as MXNet lists every argument an operator can take;
+  // not one named like the parameter that brings it (_fused_conv_act's `residual`), which
+  // generated signatures could not hold twice.
   for (auto& n : in.all_names)
-    if (std::find(in.names.begin(), in.names.end(), n) == in.names.end()) in.names.push_back(n);
+    if (std::find(in.names.begin(), in.names.end(), n) == in.names.end() && !op.schema->Find(n))
+      in.names.push_back(n);
   if (!in.all_names.empty()) in.error.clear();
   return in;
 }

@@ -527,3 +527,23 @@ TEST_CASE("C API NDArray views, 64-bit shapes, raw bytes and storage types", "[c
   CHECK(MXNDArraySyncCopyFromNDArray(r, ones, -1) == -1);  // shapes differ
   Free({a, r, rr, row, part, back, shallow, ones});
 }
+
+TEST_CASE("C API operator info names each input and parameter once", "[capi][python]") {
+  // MXNet's Python package turns each operator's info into a function signature; a name
+  // listed twice makes `import mxnet` fail with a SyntaxError.
+  uint32_t n = 0;
+  AtomicSymbolCreator* creators = nullptr;
+  REQUIRE(MXSymbolListAtomicSymbolCreators(&n, &creators) == 0);
+  std::vector<AtomicSymbolCreator> all(creators, creators + n);
+  for (AtomicSymbolCreator c : all) {
+    const char *name, *desc, *key_var;
+    uint32_t nargs = 0;
+    const char **arg_names, **arg_types, **arg_docs;
+    REQUIRE(MXSymbolGetAtomicSymbolInfo(c, &name, &desc, &nargs, &arg_names, &arg_types, &arg_docs, &key_var) == 0);
+    std::set<std::string> seen;
+    for (uint32_t i = 0; i < nargs; ++i) {
+      INFO(name << ": " << arg_names[i]);
+      CHECK(seen.insert(arg_names[i]).second);
+    }
+  }
+}
