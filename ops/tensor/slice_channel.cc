@@ -62,9 +62,15 @@ void InferShapeSliceChannel(const NodeAttrs& attrs, std::vector<TShape>* in, std
   std::vector<int64_t> o = d.dims();
   if (o[axis] >= 0) o[axis] /= n;
   if (p.squeeze_axis) o.erase(o.begin() + axis);
-  for (size_t i = 0; i < out->size(); ++i) ShapeAssignCheck(out, i, TShape(o));
-  // Back to the input from the outputs (now all of one shape).
-  ShapeAssignCheck(in, 0, back_from((*out)[0], axis));
+  // Every output has one shape: what any of them knows, all of them take.
+  TShape common(o);
+  for (size_t i = 0; i < out->size(); ++i) {
+    TShape merged;
+    if ((*out)[i].ndim_known() && UnifyShapes(common, (*out)[i], &merged)) common = merged;
+  }
+  for (size_t i = 0; i < out->size(); ++i) ShapeAssignCheck(out, i, common);
+  // Back to the input from the outputs.
+  ShapeAssignCheck(in, 0, back_from(common, axis));
 }
 
 }  // namespace

@@ -37,3 +37,13 @@ TEST_CASE("SliceChannel forward, gradient and shapes", "[ops][SliceChannel][grad
 // ------------------------------------------------------------------------------------------
 // slice / slice_axis / slice_like
 
+
+TEST_CASE("SliceChannel: one known output fixes the others and the input", "[ops][SliceChannel][shape]") {
+  // a = (?, 10) split into 10 squeezed outputs; output 1 + c with c = (5,) fixes the batch.
+  Symbol a = Symbol::Variable("a");
+  Symbol parts = Symbol::Create("SliceChannel", "split",
+                                {{"num_outputs", "10"}, {"axis", "1"}, {"squeeze_axis", "true"}}, {{"data", a}});
+  Symbol sum = Symbol::Create("elemwise_add", "sum", {}, {{"lhs", parts[1]}, {"rhs", Symbol::Variable("c")}});
+  auto r = InferShape(sum, {{"a", TShape({-1, 10})}, {"c", TShape({5})}});
+  CHECK(r.arg_shapes[0] == TShape({5, 10}));
+}
