@@ -67,7 +67,7 @@ const char* const kDefaultOps[] = {
     "abs", "arctan", "arcsinh", "cbrt", "ceil", "cos", "cosh", "degrees", "erf", "exp", "expm1",
     "fix", "floor", "logical_not", "negative", "radians", "rcbrt", "reciprocal", "relu", "rint",
     "round", "sigmoid", "sign", "sin", "sinh", "square", "tan", "tanh", "trunc", "_copy",
-    "ones_like", "zeros_like", "Flatten", "SoftmaxActivation", "softmax", "log_softmax",
+    "ones_like", "zeros_like", "Flatten", "SoftmaxActivation", "softmax", "log_softmax", "softmin",
     "smooth_l1", "transpose", "_contrib_div_sqrt_dim", "arcsin", "arccos", "arctanh", "erfinv",
     // element-wise binary (same shapes)
     "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_hypot", "_equal",
@@ -95,6 +95,7 @@ std::vector<SweepCase> Cases() {
     add(s);
   }
   add(Case("Cast", {{"dtype", "float32"}}).Shape("data", k23));
+  add(Case("cast_storage", {{"stype", "default"}}).Shape("data", k23));
   add(Case("squeeze").Shape("data", TShape({2, 1, 3})));
   // Domains: positive, above one; s mod x with s / x between 3 and 4 (no jump of floor(s / x)).
   for (const char* name : {"log", "log10", "log2", "log1p", "sqrt", "rsqrt", "gamma", "gammaln"})
