@@ -5,7 +5,7 @@
 using namespace symbind;
 using namespace symbind::test;
 
-TEST_CASE("cast_storage to default copies; sparse targets are refused", "[ops][cast_storage]") {
+TEST_CASE("cast_storage to default copies, sparse targets are refused", "[ops][cast_storage]") {
   NDArray x = RandomArray(TShape({2, 3}), 7);
   NDArray y = RunForward("cast_storage", {{"stype", "default"}}, {{"data", x}});
   CHECK(y.shape() == x.shape());

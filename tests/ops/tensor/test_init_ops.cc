@@ -97,7 +97,7 @@ TEST_CASE("_arange rejects empty ranges, zero steps and repeats below 1", "[ops]
   CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"stop", "3"}}, {}), ParamError);  // start is required
 }
 
-TEST_CASE("_linspace spaces num values over [start, stop]", "[ops][init]") {
+TEST_CASE("_linspace spaces num values from start to stop", "[ops][init]") {
   // Naive: start + i * (stop - start) / (num - 1), or / num without the endpoint.
   auto naive = [](double start, double stop, int num, bool endpoint) {
     std::vector<double> v;
