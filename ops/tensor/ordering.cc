@@ -256,17 +256,19 @@ void BackwardOrdering(const Ordering& o, const BackwardArgs& a) {
     ZeroWithReq(a.in_grads[0], req);
     return;
   }
+  // In double, written in the gradient's dtype (integer data differentiates too, as in MXNet).
   RowLayout L = Layout(o, a.inputs[0].shape(), nullptr);
   std::vector<double> idx = ValuesAsDouble(a.outputs[1]);
-  const float* g = a.out_grads[0].fdata();
-  ZeroWithReq(a.in_grads[0], req);
-  float* dx = a.in_grads[0].fdata();
+  const std::vector<double> g = ValuesAsDouble(a.out_grads[0]);
+  std::vector<double> dx(static_cast<size_t>(a.in_grads[0].Size()), 0.0);
   const int64_t rows = L.outer * L.inner;
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t r = 0; r < L.k; ++r) {
       int64_t t = OutputOffset(L, row, r);
-      dx[InputOffset(L, row, static_cast<int64_t>(idx[static_cast<size_t>(t)]))] += g[t];
+      dx[static_cast<size_t>(InputOffset(L, row, static_cast<int64_t>(idx[static_cast<size_t>(t)])))] +=
+          g[static_cast<size_t>(t)];
     }
+  WriteValuesWithReq(dx, a.in_grads[0], req);
 }
 
 std::vector<std::string> OutputNames(int n) {

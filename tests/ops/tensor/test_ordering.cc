@@ -195,6 +195,16 @@ TEST_CASE("topk and sort keep integer data in its dtype", "[ops][topk][ordering]
   NDArray sorted = RunForward("sort", {{"is_ascend", "False"}}, {{"data", x}});
   CHECK(std::vector<int32_t>(sorted.data<int32_t>(), sorted.data<int32_t>() + 4) ==
         std::vector<int32_t>{1234567892, 1234567891, 1234567890, -5});
+  // The value gradient flows back to the chosen positions in int32 as well.
+  auto exec = test::BindSingleOp("topk", {{"k", "2"}, {"ret_typ", "value"}}, {{"data", x}});
+  exec->Forward(true);
+  NDArray head(TShape({2}), DType::kInt32);
+  head.data<int32_t>()[0] = 3;
+  head.data<int32_t>()[1] = 5;
+  exec->Backward({head});
+  const NDArray& dx = exec->grad_arrays()[0];
+  REQUIRE(dx.dtype() == DType::kInt32);
+  CHECK(std::vector<int32_t>(dx.data<int32_t>(), dx.data<int32_t>() + 4) == std::vector<int32_t>{5, 0, 0, 3});
   NDArray mask = RunForward("topk", {{"k", "1"}, {"ret_typ", "mask"}, {"is_ascend", "True"}}, {{"data", x}});
   CHECK(std::vector<int32_t>(mask.data<int32_t>(), mask.data<int32_t>() + 4) == std::vector<int32_t>{0, 0, 1, 0});
 }
