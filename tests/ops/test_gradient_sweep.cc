@@ -148,6 +148,7 @@ std::vector<SweepCase> Cases() {
   add(Case("add_n", {{"num_args", "3"}}).Shape("arg0", k23).Shape("arg1", k23).Shape("arg2", k23));
   add(Case("_rnn_param_concat", {{"num_args", "2"}}).Shape("arg0", k23).Shape("arg1", TShape({2, 1})));
   add(Case("SliceChannel", {{"num_outputs", "2"}}).Shape("data", TShape({2, 4})));
+  add(Case("_split_v2", {{"indices", "(0, 1, 3)"}}).Shape("data", TShape({2, 4})));
   add(Case("Pad", {{"mode", "constant"}, {"pad_width", "(0,0,0,0,1,1,1,1)"}, {"constant_value", "0.5"}})
           .Shape("data", TShape({1, 1, 2, 3})));
   for (const char* mode : {"edge", "reflect"})
