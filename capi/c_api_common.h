@@ -27,6 +27,18 @@ namespace capi {
 void SetLastError(const std::string& message);
 const char* LastError();
 
+// An error MXNet reports as a Python builtin exception (NumPy's ValueError for a reshape to
+// another size, ...): MXGetLastError then starts with the kind ("ValueError: <call>: <cause>"),
+// which MXNet's Python package raises as that class, as it does for MXNet's own messages.
+class PythonError : public Error {
+ public:
+  PythonError(std::string kind, const std::string& what) : Error(what), kind_(std::move(kind)) {}
+  const std::string& kind() const { return kind_; }
+
+ private:
+  std::string kind_;
+};
+
 // Runs `body` for C function `call`: 0 and errno cleared on success (cgo clients read
 // errno after every call), -1 and "<call>: <cause>" in MXGetLastError on any exception.
 template <typename Body>
@@ -35,6 +47,8 @@ int Guarded(const char* call, Body&& body) {
     body();
     errno = 0;
     return 0;
+  } catch (const PythonError& e) {
+    SetLastError(StrCat(e.kind(), ": ", call, ": ", e.what()));
   } catch (const std::exception& e) {
     SetLastError(StrCat(call, ": ", e.what()));
   } catch (...) {

@@ -143,7 +143,8 @@ int MXNDArrayAt(NDArrayHandle handle, uint32_t idx, NDArrayHandle* out) {
 }
 
 // MXNet's reshape codes (0 copy, -1 infer, -2 copy the rest, -3 merge two, -4 split one);
-// `reverse` reads both shapes from the right.
+// `reverse` reads both shapes from the right. A target of another size is a ValueError, as in
+// MXNet (and NumPy).
 int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NotNull(out, "out");
@@ -151,17 +152,20 @@ int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
     std::vector<int64_t> target(dims, dims + ndim);
-    TShape from = a.shape();
+    std::vector<int64_t> from = a.shape().dims();
     if (reverse) {
-      std::vector<int64_t> f = from.dims();
-      std::reverse(f.begin(), f.end());
+      std::reverse(from.begin(), from.end());
       std::reverse(target.begin(), target.end());
-      std::vector<int64_t> r = mxnet::cpp::compat::ResolveReshape(TShape(f), target).dims();
-      std::reverse(r.begin(), r.end());
-      *out = NewArray(a.Reshape(TShape(r)));
-      return;
     }
-    *out = NewArray(a.Reshape(mxnet::cpp::compat::ResolveReshape(from, target)));
+    TShape shape;
+    try {
+      shape = mxnet::cpp::compat::ResolveReshape(TShape(from), target);
+    } catch (const ShapeError& e) {
+      throw PythonError("ValueError", e.what());
+    }
+    std::vector<int64_t> r = shape.dims();
+    if (reverse) std::reverse(r.begin(), r.end());
+    *out = NewArray(a.Reshape(TShape(r)));
   });
 }
 
@@ -176,13 +180,13 @@ int MXNDArraySyncCopyFromNDArray(NDArrayHandle handle_dst, const NDArrayHandle h
   });
 }
 
-// One array as bytes (pickling): the .params list format holding that array.
+// One array as bytes (pickling): MXNet's single-array layout, no list header.
 int MXNDArraySaveRawBytes(NDArrayHandle handle, size_t* out_size, const char** out_buf) {
   return Guarded(__func__, [&] {
     const NDArray& a = ArrayOf(handle);
     NotNull(out_size, "out_size");
     NotNull(out_buf, "out_buf");
-    Ret().text = SaveNDArraysToString(std::vector<NDArray>{a}, {});
+    Ret().text = SaveNDArrayToString(a);
     *out_size = Ret().text.size();
     *out_buf = Ret().text.data();
   });
@@ -191,10 +195,7 @@ int MXNDArrayLoadFromRawBytes(const void* buf, size_t size, NDArrayHandle* out) 
   return Guarded(__func__, [&] {
     NotNull(buf, "buf");
     NotNull(out, "out");
-    NDArrayFile file = LoadNDArrayBuffer(buf, size);
-    if (file.arrays.size() != 1)
-      throw IOError(StrCat("raw NDArray bytes hold ", file.arrays.size(), " arrays, expected 1"));
-    *out = NewArray(file.arrays[0]);
+    *out = NewArray(LoadNDArrayFromBuffer(buf, size));
   });
 }
 

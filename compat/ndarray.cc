@@ -293,6 +293,13 @@ namespace compat {
 // MXNet's NDArray reshape follows the Reshape op's rule (0 keeps a dim, -1 infers one, -2,
 // -3, -4 ...): the shape is inferred through that op, so the rule lives in one place.
 symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<int64_t>& dims) {
+  // An empty target is a 0-dimensional array (the Reshape op reads "()" as "no target").
+  if (dims.empty()) {
+    if (from.Size() != 1)
+      throw symbind::ShapeError(symbind::StrCat("cannot reshape an array of shape ", from.ToString(), " (",
+                                                from.Size(), " elements) into shape ()"));
+    return symbind::TShape(std::vector<int64_t>());
+  }
   std::string spec = "(";
   for (size_t i = 0; i < dims.size(); ++i) spec += (i ? "," : "") + std::to_string(dims[i]);
   spec += dims.size() == 1 ? ",)" : ")";

@@ -52,6 +52,10 @@ std::vector<Node*> TopologicalOrder(const std::vector<EntryPtr>& heads) {
   return order;
 }
 
+// An input's entry as a new node keeps it: an output of a graph a backward has freed has no
+// history left, so it counts as a constant (MXNet clears such arrays' autograd info).
+EntryPtr Tracked(const EntryPtr& e) { return e && e->node && e->node->freed ? nullptr : e; }
+
 }  // namespace
 
 bool IsRecording() { return recording; }
@@ -75,7 +79,7 @@ std::vector<EntryPtr> RecordOp(const InvokedCall& call, const std::vector<EntryP
   node->out_arrays = call.outputs;
   node->num_differentiable = op.ListArguments(call.attrs).size();
   for (size_t source : call.input_source)
-    node->inputs.push_back(source < entries.size() ? entries[source] : nullptr);
+    node->inputs.push_back(source < entries.size() ? Tracked(entries[source]) : nullptr);
   if (op.backward) {
     const NodeAttrs attrs = call.attrs;
     const bool is_train = options.is_train;
@@ -109,7 +113,7 @@ std::vector<EntryPtr> RecordFunction(const std::string& name, const std::vector<
   node->in_arrays = inputs;
   node->out_arrays = outputs;
   node->num_differentiable = inputs.size();
-  node->inputs = entries;
+  for (const EntryPtr& e : entries) node->inputs.push_back(Tracked(e));
   node->inputs.resize(inputs.size());
   node->backward = std::move(backward);
   std::vector<EntryPtr> out;
@@ -214,6 +218,7 @@ std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vec
       n->freed = true;
       n->in_arrays.clear();
       n->out_arrays.clear();
+      n->inputs.clear();
     }
   }
   return result;

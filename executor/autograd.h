@@ -98,7 +98,8 @@ std::vector<EntryPtr> RecordFunction(const std::string& name, const std::vector<
 // missing: ones). With `variables` empty, gradients go to every variable reached, by its
 // grad_req, and nothing is returned; otherwise one gradient per listed variable is returned
 // (zero where unreached) and the variables' own gradient arrays are left alone.
-// Without retain_graph the recorded graph is freed: a second backward through it throws.
+// Without retain_graph the recorded graph is freed: a second backward through it throws, and
+// its arrays recorded into a new graph count as constants there.
 std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vector<NDArray>& head_values,
                               const std::vector<NDArray>& head_grads,
                               const std::vector<EntryPtr>& variables = {}, bool retain_graph = false,

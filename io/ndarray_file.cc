@@ -459,6 +459,25 @@ std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,
   return out;
 }
 
+std::string SaveNDArrayToString(const NDArray& array) {
+  std::string out;
+  WriteArray(&out, array);
+  return out;
+}
+
+NDArray LoadNDArrayFromBuffer(const void* data, size_t size) {
+  Reader r(data, size);
+  r.set_array(0);
+  int format = 0, stype = 0;
+  TShape shape;
+  DType dtype = DType::kFloat32;
+  uint64_t dense_budget = NDArrayLoadOptions().max_dense_bytes_from_sparse;
+  NDArray out = ReadArray(r, NDArrayLoadOptions(), &dense_budget, &format, &stype, &shape, &dtype);
+  if (r.remaining() != 0)
+    r.Fail(r.pos(), StrCat(r.remaining(), " trailing bytes after the array (it ends at byte offset ", r.pos(), ")"));
+  return out;
+}
+
 std::string SaveNDArraysToString(const std::map<std::string, NDArray>& arrays) {
   std::vector<NDArray> v;
   std::vector<std::string> names;

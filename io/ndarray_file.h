@@ -67,6 +67,12 @@ void SaveNDArrays(const std::string& path, const std::vector<NDArray>& arrays,
                   const std::vector<std::string>& names);
 void SaveNDArrays(const std::string& path, const std::map<std::string, NDArray>& arrays);
 
+// One array alone, without the list header (MXNet's NDArray::Save / Load to a stream: what
+// MXNDArraySaveRawBytes writes and pickled NDArrays hold). Loading reads any per-array layout
+// above and throws IOError on trailing bytes.
+std::string SaveNDArrayToString(const NDArray& array);
+NDArray LoadNDArrayFromBuffer(const void* data, size_t size);
+
 // Splits "arg:name" / "aux:name" keys into two maps without the prefix. Other keys throw
 // IOError. Either output may be null to drop that kind.
 void SplitArgAux(const std::map<std::string, NDArray>& params,

@@ -62,16 +62,62 @@ inline int64_t GrainFor(int64_t per_item, int64_t work = 1 << 15) {
 
 // --- Writing as OpReq says (AssignWithReq in core/op.h writes a whole buffer) ---------------
 
-// out[i] (written or added per req) = f(i) over n elements, in parallel.
-template <typename F>
-void MapWithReq(float* out, int64_t n, OpReq req, const F& f) {
+// out[i] (written or added per req) = f(i) over n elements, in parallel; f's value is
+// converted to T (MXNet's DType cast of an element-wise result).
+template <typename T, typename F>
+void MapWithReq(T* out, int64_t n, OpReq req, const F& f) {
   if (req == OpReq::kNull) return;
   ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     if (req == OpReq::kAdd)
-      for (int64_t i = b; i < e; ++i) out[i] += f(i);
+      for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(out[i] + f(i));
     else
-      for (int64_t i = b; i < e; ++i) out[i] = f(i);
+      for (int64_t i = b; i < e; ++i) out[i] = static_cast<T>(f(i));
   });
+}
+
+// --- Kernels in the arrays' own dtype --------------------------------------------------------
+
+// Calls fn(T()) with T the element type of `t`, for the dtypes kernels compute in natively
+// (float32, float64, uint8, int8, int32, int64); any other throws TypeError naming `op`.
+template <typename F>
+void SwitchNumericType(DType t, const char* op, F&& fn) {
+  switch (t) {
+    case DType::kFloat32: fn(float()); return;
+    case DType::kFloat64: fn(double()); return;
+    case DType::kUint8: fn(uint8_t()); return;
+    case DType::kInt8: fn(int8_t()); return;
+    case DType::kInt32: fn(int32_t()); return;
+    case DType::kInt64: fn(int64_t()); return;
+    default:
+      throw TypeError(StrCat(op, ": unsupported dtype ", DTypeName(t),
+                              " (supported: float16, bfloat16, float32, float64, uint8, int8, int32, int64)"));
+  }
+}
+
+// Runs kernel(T(), in, req, out) with T the element type of in[0]: every input and output of
+// that dtype is read and written as T (others, such as index outputs, as they are). float16
+// and bfloat16 compute in float32, as MXNet's half_t arithmetic does: through float32 copies
+// of those arrays, converted back into the outputs.
+template <typename K>
+void ComputeInDType(const char* op, const std::vector<NDArray>& in, const std::vector<OpReq>& req,
+                    const std::vector<NDArray>& out, const K& kernel) {
+  const DType t = in.empty() ? out[0].dtype() : in[0].dtype();
+  if (t != DType::kFloat16 && t != DType::kBFloat16) {
+    SwitchNumericType(t, op, [&](auto tag) { kernel(tag, in, req, out); });
+    return;
+  }
+  std::vector<NDArray> fin, fout;
+  for (const NDArray& a : in) fin.push_back(a.dtype() == t ? a.AsType(DType::kFloat32) : a);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].dtype() != t) fout.push_back(out[i]);
+    else if (req[i] == OpReq::kAdd) fout.push_back(out[i].AsType(DType::kFloat32));
+    else fout.push_back(NDArray(out[i].shape(), DType::kFloat32));
+  }
+  kernel(float(), fin, req, fout);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].dtype() == t && req[i] != OpReq::kNull)
+      ConvertElements(fout[i].raw_data(), DType::kFloat32, out[i].raw_data(), t,
+                      static_cast<size_t>(out[i].Size()));
 }
 
 // One element: dst = v or dst += v as `req` says.

@@ -1,7 +1,8 @@
-// softmax, log_softmax and SoftmaxActivation.
+// softmax, log_softmax, softmin and SoftmaxActivation.
 //
 // MXNet facts matched here:
 // - softmax/log_softmax compute on x / temperature; the gradient carries the 1 / temperature.
+//   softmin is softmax of -x / temperature: softmax at temperature -T, gradient included.
 // - `dtype` sets the output type (float16/float32/float64); compute stays float32 here.
 // - SoftmaxActivation mode=instance applies softmax over the LAST axis with all leading axes
 //   flattened (MXNet's FlatTo2D), which for the usual (N, K) input is "per instance".
@@ -43,7 +44,9 @@ struct SoftmaxParam : Parameter<SoftmaxParam> {
 
 const SoftmaxParam& SP(const NodeAttrs& a) { return a.param<SoftmaxParam>(); }
 
-double Temperature(const SoftmaxParam& p) { return p.temperature ? *p.temperature : 1.0; }
+// The temperature softmax divides by: negated for softmin.
+template <bool kMin>
+double Temperature(const SoftmaxParam& p) { return (kMin ? -1.0 : 1.0) * (p.temperature ? *p.temperature : 1.0); }
 
 std::vector<std::string> SoftmaxArguments(const NodeAttrs& a) {
   if (SP(a).use_length.value_or(false))
@@ -71,32 +74,32 @@ AxisLayout SoftmaxLayout(const NodeAttrs& attrs, const TShape& s) {
 // A float32 view of `a`: the array itself, or a converted copy for other dtypes.
 NDArray AsFloat(const NDArray& a) { return a.dtype() == DType::kFloat32 ? a : a.AsType(DType::kFloat32); }
 
-template <bool kLog>
+template <bool kLog, bool kMin>
 void SoftmaxForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   if (req[0] == OpReq::kNull) return;
   const AxisLayout l = SoftmaxLayout(attrs, in[0].shape());
   const NDArray x = AsFloat(in[0]);
   if (out[0].dtype() == DType::kFloat32) {
-    SoftmaxAlong(x.fdata(), out[0].fdata(), l, Temperature(SP(attrs)), kLog);
+    SoftmaxAlong(x.fdata(), out[0].fdata(), l, Temperature<kMin>(SP(attrs)), kLog);
     return;
   }
   NDArray tmp(out[0].shape());
-  SoftmaxAlong(x.fdata(), tmp.fdata(), l, Temperature(SP(attrs)), kLog);
+  SoftmaxAlong(x.fdata(), tmp.fdata(), l, Temperature<kMin>(SP(attrs)), kLog);
   NDArray dst = out[0];
   tmp.CopyTo(&dst);
 }
 
-template <bool kLog>
+template <bool kLog, bool kMin>
 void SoftmaxBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
   if (a.req[0] == OpReq::kNull) return;
   const AxisLayout l = SoftmaxLayout(attrs, a.inputs[0].shape());
   const NDArray y = AsFloat(a.outputs[0]), dy = AsFloat(a.out_grads[0]);
   SoftmaxAlongBackward(y.fdata(), dy.fdata(), a.in_grads[0].fdata(), l,
-                                  Temperature(SP(attrs)), kLog, a.req[0]);
+                                  Temperature<kMin>(SP(attrs)), kLog, a.req[0]);
 }
 
-template <bool kLog>
+template <bool kLog, bool kMin = false>
 void RegisterSoftmax(const char* name, const char* doc) {
   OpRegistry::Global().Register(name)
       .describe(doc)
@@ -105,8 +108,8 @@ void RegisterSoftmax(const char* name, const char* doc) {
       .set_infer_shape(InferSoftmaxShape)
       .set_infer_type(InferSoftmaxType)
       .set_dtype_generic()  // converts other dtypes through float32 (AsFloat)
-      .set_forward(SoftmaxForward<kLog>)
-      .set_backward(SoftmaxBackward<kLog>);
+      .set_forward(SoftmaxForward<kLog, kMin>)
+      .set_backward(SoftmaxBackward<kLog, kMin>);
 }
 
 SYMBIND_REGISTER_OP_FAMILY(softmax) {
@@ -115,6 +118,9 @@ SYMBIND_REGISTER_OP_FAMILY(softmax) {
                          "T the temperature (default 1).");
   RegisterSoftmax<true>("log_softmax",
                         "Computes the log softmax along `axis`: x / T - log(sum(exp(x / T))).");
+  RegisterSoftmax<false, true>("softmin",
+                               "Applies the softmin function along `axis`: exp(-x / T) / sum(exp(-x / T)), "
+                               "T the temperature (default 1).");
 }
 
 // ---------------------------------------------------------------------------------------------

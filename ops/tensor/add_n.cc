@@ -1,5 +1,5 @@
 // add_n (alias ElementWiseSum): the element-wise sum of num_args equal-shape inputs, added in
-// input order. Every input's gradient is the head gradient.
+// input order, in the inputs' dtype. Every input's gradient is the head gradient.
 #include <symbind/core/graph.h>
 #include <symbind/ops/op_util.h>
 
@@ -32,14 +32,18 @@ SYMBIND_REGISTER_OP(add_n)
     })
     .set_forward_inplace()
     .set_infer_shape(InferAddNShape)
-    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      std::vector<const float*> x;
-      for (auto& a : in) x.push_back(a.fdata());
-      MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) {
-        float s = x[0][i];
-        for (size_t k = 1; k < x.size(); ++k) s += x[k][i];
-        return s;
+    .set_dtype_generic()
+    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& inputs,
+                    const std::vector<OpReq>& reqs, const std::vector<NDArray>& outputs) {
+      ComputeInDType("add_n", inputs, reqs, outputs, [](auto tag, const auto& in, const auto& req, const auto& out) {
+        using T = decltype(tag);
+        std::vector<const T*> x;
+        for (auto& a : in) x.push_back(a.template data<T>());
+        MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) {
+          T s = x[0][i];
+          for (size_t k = 1; k < x.size(); ++k) s = static_cast<T>(s + x[k][i]);
+          return s;
+        });
       });
     })
     .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {

@@ -32,22 +32,29 @@ void InferBroadcastShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<
   ShapeAssignCheck(out, 0, TShape(od));
 }
 
+// In the inputs' dtype (ComputeInDType).
 template <typename F>
-void BroadcastForward(const F& f, const std::vector<NDArray>& in, OpReq req, const NDArray& out) {
-  if (req == OpReq::kNull) return;
-  const float* l = in[0].fdata();
-  const float* r = in[1].fdata();
-  float* y = out.fdata();
-  if (in[0].shape() == in[1].shape()) {
-    MapWithReq(y, out.Size(), req, [&](int64_t i) { return f(l[i], r[i]); });
-    return;
-  }
-  const int nd = out.shape().ndim();
-  math::ForEachBroadcast(AlignDims(out.shape(), nd), AlignDims(in[0].shape(), nd),
-                         AlignDims(in[1].shape(), nd), [&](int64_t i, int64_t a, int64_t b) {
-                           float v = f(l[a], r[b]);
-                           y[i] = req == OpReq::kAdd ? y[i] + v : v;
-                         });
+void BroadcastForward(const F& f, const char* op, const std::vector<NDArray>& inputs, OpReq req0,
+                      const NDArray& output) {
+  if (req0 == OpReq::kNull) return;
+  ComputeInDType(op, inputs, {req0}, {output}, [&](auto tag, const auto& in, const auto& reqs, const auto& outs) {
+    using T = decltype(tag);
+    const OpReq req = reqs[0];
+    const NDArray& out = outs[0];
+    const T* l = in[0].template data<T>();
+    const T* r = in[1].template data<T>();
+    T* y = out.template data<T>();
+    if (in[0].shape() == in[1].shape()) {
+      MapWithReq(y, out.Size(), req, [&](int64_t i) { return f(l[i], r[i]); });
+      return;
+    }
+    const int nd = out.shape().ndim();
+    math::ForEachBroadcast(AlignDims(out.shape(), nd), AlignDims(in[0].shape(), nd),
+                           AlignDims(in[1].shape(), nd), [&](int64_t i, int64_t a, int64_t b) {
+                             T v = static_cast<T>(f(l[a], r[b]));
+                             y[i] = req == OpReq::kAdd ? static_cast<T>(y[i] + v) : v;
+                           });
+  });
 }
 
 // in_grad[side] = sum over broadcast axes of out_grad * d(side)(l, r).
@@ -83,6 +90,7 @@ Op& Declare(const char* name, const char* doc) {
       .Register(name)
       .describe(doc)
       .set_arguments({"lhs", "rhs"})
+      .set_dtype_generic()
       .set_infer_shape(InferBroadcastShape);
 }
 
@@ -90,11 +98,12 @@ Op& Declare(const char* name, const char* doc) {
 template <typename F, typename DL, typename DR>
 Op& RegisterBroadcast(const char* name, const char* doc, F f, DL dl, DR dr) {
   return Declare(name, doc)
-      .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+      .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-        BroadcastForward(f, in, req[0], out[0]);
+        BroadcastForward(f, attrs.op->name.c_str(), in, req[0], out[0]);
       })
-      .set_backward([dl, dr](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+      .set_backward([dl, dr](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        math::RequireFloat32Gradient(a, attrs);
         BroadcastBackward(dl, dr, a);
       });
 }
@@ -103,9 +112,10 @@ Op& RegisterBroadcast(const char* name, const char* doc, F f, DL dl, DR dr) {
 template <typename F>
 void RegisterPredicate(const char* name, const char* doc, F f) {
   Declare(name, doc)
-      .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+      .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-        BroadcastForward([&](float l, float r) { return math::Bool(f(l, r)); }, in, req[0], out[0]);
+        BroadcastForward([&](auto l, auto r) { return f(l, r) ? 1 : 0; }, attrs.op->name.c_str(), in, req[0],
+                         out[0]);
       })
       .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
         ZeroWithReq(a.in_grads[0], a.req[0]);
@@ -117,52 +127,52 @@ const auto one = [](float, float) { return 1.0f; };
 
 SYMBIND_REGISTER_OP_FAMILY(broadcast_binary) {
   RegisterBroadcast("broadcast_add", "Returns element-wise sum of the input arrays with broadcasting.",
-                    [](float l, float r) { return l + r; }, one, one)
+                    [](auto l, auto r) { return l + r; }, one, one)
       .add_alias("broadcast_plus");
   RegisterBroadcast("broadcast_sub", "Returns element-wise difference of the input arrays with broadcasting.",
-                    [](float l, float r) { return l - r; }, one, [](float, float) { return -1.0f; })
+                    [](auto l, auto r) { return l - r; }, one, [](float, float) { return -1.0f; })
       .add_alias("broadcast_minus");
   RegisterBroadcast("broadcast_mul", "Returns element-wise product of the input arrays with broadcasting.",
-                    [](float l, float r) { return l * r; }, [](float, float r) { return r; },
-                    [](float l, float) { return l; });
+                    [](auto l, auto r) { return l * r; }, [](auto, auto r) { return r; },
+                    [](auto l, auto) { return l; });
   RegisterBroadcast("broadcast_div", "Returns element-wise division of the input arrays with broadcasting.",
-                    [](float l, float r) { return l / r; }, [](float, float r) { return 1.0f / r; },
-                    [](float l, float r) { return -l / (r * r); });
+                    [](auto l, auto r) { return math::Div(l, r); }, [](auto, auto r) { return 1.0f / r; },
+                    [](auto l, auto r) { return -l / (r * r); });
   RegisterBroadcast("broadcast_mod", "Returns element-wise modulo of the input arrays with broadcasting.",
-                    math::Mod, one, [](float l, float r) { return -std::floor(l / r); });
+                    [](auto a, auto b) { return math::Mod(a, b); }, one, [](auto l, auto r) { return -std::floor(l / r); });
   RegisterBroadcast("broadcast_power", "Returns result of first array elements raised to powers from second array, element-wise with broadcasting.",
-                    math::Power, math::PowerGradL, math::PowerGradR);
+                    [](auto a, auto b) { return math::Power(a, b); }, [](auto a, auto b) { return math::PowerGradL(a, b); }, [](auto a, auto b) { return math::PowerGradR(a, b); });
   // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).
   RegisterBroadcast("broadcast_maximum", "Returns element-wise maximum of the input arrays with broadcasting.",
-                    [](float l, float r) { return l > r ? l : r; },
-                    [](float l, float r) { return math::Bool(l >= r); },
-                    [](float l, float r) { return math::Bool(l < r); });
+                    [](auto l, auto r) { return l > r ? l : r; },
+                    [](auto l, auto r) { return math::Bool(l >= r); },
+                    [](auto l, auto r) { return math::Bool(l < r); });
   RegisterBroadcast("broadcast_minimum", "Returns element-wise minimum of the input arrays with broadcasting.",
-                    [](float l, float r) { return l < r ? l : r; },
-                    [](float l, float r) { return math::Bool(l <= r); },
-                    [](float l, float r) { return math::Bool(l > r); });
+                    [](auto l, auto r) { return l < r ? l : r; },
+                    [](auto l, auto r) { return math::Bool(l <= r); },
+                    [](auto l, auto r) { return math::Bool(l > r); });
   RegisterBroadcast("broadcast_hypot", "Returns the hypotenuse of a right angled triangle, given its legs, with broadcasting.",
-                    math::Hypot, [](float l, float r) { return l / std::hypot(l, r); },
-                    [](float l, float r) { return r / std::hypot(l, r); });
+                    [](auto a, auto b) { return math::Hypot(a, b); }, [](auto l, auto r) { return l / std::hypot(l, r); },
+                    [](auto l, auto r) { return r / std::hypot(l, r); });
 
   RegisterPredicate("broadcast_equal", "Returns the result of element-wise **equal to** (==) comparison operation with broadcasting.",
-                    [](float l, float r) { return l == r; });
+                    [](auto l, auto r) { return l == r; });
   RegisterPredicate("broadcast_not_equal", "Returns the result of element-wise **not equal to** (!=) comparison operation with broadcasting.",
-                    [](float l, float r) { return l != r; });
+                    [](auto l, auto r) { return l != r; });
   RegisterPredicate("broadcast_greater", "Returns the result of element-wise **greater than** (>) comparison operation with broadcasting.",
-                    [](float l, float r) { return l > r; });
+                    [](auto l, auto r) { return l > r; });
   RegisterPredicate("broadcast_greater_equal", "Returns the result of element-wise **greater than or equal to** (>=) comparison operation with broadcasting.",
-                    [](float l, float r) { return l >= r; });
+                    [](auto l, auto r) { return l >= r; });
   RegisterPredicate("broadcast_lesser", "Returns the result of element-wise **lesser than** (<) comparison operation with broadcasting.",
-                    [](float l, float r) { return l < r; });
+                    [](auto l, auto r) { return l < r; });
   RegisterPredicate("broadcast_lesser_equal", "Returns the result of element-wise **lesser than or equal to** (<=) comparison operation with broadcasting.",
-                    [](float l, float r) { return l <= r; });
+                    [](auto l, auto r) { return l <= r; });
   RegisterPredicate("broadcast_logical_and", "Returns the result of element-wise **logical and** with broadcasting.",
-                    [](float l, float r) { return l != 0 && r != 0; });
+                    [](auto l, auto r) { return l != 0 && r != 0; });
   RegisterPredicate("broadcast_logical_or", "Returns the result of element-wise **logical or** with broadcasting.",
-                    [](float l, float r) { return l != 0 || r != 0; });
+                    [](auto l, auto r) { return l != 0 || r != 0; });
   RegisterPredicate("broadcast_logical_xor", "Returns the result of element-wise **logical xor** with broadcasting.",
-                    [](float l, float r) { return (l != 0) != (r != 0); });
+                    [](auto l, auto r) { return (l != 0) != (r != 0); });
 }
 }  // namespace
 

@@ -16,61 +16,61 @@ SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
   auto& reg = OpRegistry::Global();
   RegisterBinary(reg.Register("elemwise_add").add_alias("_Plus").add_alias("_plus")
                      .add_alias("_add").describe("Adds arguments element-wise."),
-                 [](float l, float r) { return l + r; }, one, one);
+                 [](auto l, auto r) { return l + r; }, one, one);
   RegisterBinary(reg.Register("elemwise_sub").add_alias("_Minus").add_alias("_minus")
                      .add_alias("_sub").describe("Subtracts arguments element-wise."),
-                 [](float l, float r) { return l - r; }, one, minus_one);
+                 [](auto l, auto r) { return l - r; }, one, minus_one);
   RegisterBinary(reg.Register("elemwise_mul").add_alias("_Mul").add_alias("_mul")
                      .describe("Multiplies arguments element-wise."),
-                 [](float l, float r) { return l * r; }, [](float, float r) { return r; },
-                 [](float l, float) { return l; });
+                 [](auto l, auto r) { return l * r; }, [](auto, auto r) { return r; },
+                 [](auto l, auto) { return l; });
   RegisterBinary(reg.Register("elemwise_div").add_alias("_Div").add_alias("_div")
                      .describe("Divides arguments element-wise."),
-                 [](float l, float r) { return l / r; }, [](float, float r) { return 1.0f / r; },
-                 [](float l, float r) { return -l / (r * r); });
+                 [](auto l, auto r) { return math::Div(l, r); }, [](auto, auto r) { return 1.0f / r; },
+                 [](auto l, auto r) { return -l / (r * r); });
 
   RegisterScalar(reg.Register("_plus_scalar").add_alias("_PlusScalar").describe("x + scalar"),
-                 [](float x, float s) { return x + s; }, one);
+                 [](auto x, auto s) { return x + s; }, one);
   RegisterScalar(reg.Register("_minus_scalar").add_alias("_MinusScalar").describe("x - scalar"),
-                 [](float x, float s) { return x - s; }, one);
+                 [](auto x, auto s) { return x - s; }, one);
   RegisterScalar(reg.Register("_rminus_scalar").add_alias("_RMinusScalar").describe("scalar - x"),
-                 [](float x, float s) { return s - x; }, minus_one);
+                 [](auto x, auto s) { return s - x; }, minus_one);
   RegisterScalar(reg.Register("_mul_scalar").add_alias("_MulScalar").describe("x * scalar"),
-                 [](float x, float s) { return x * s; }, [](float, float s) { return s; });
+                 [](auto x, auto s) { return x * s; }, [](auto, auto s) { return s; });
   RegisterScalar(reg.Register("_div_scalar").add_alias("_DivScalar").describe("x / scalar"),
-                 [](float x, float s) { return x / s; }, [](float, float s) { return 1.0f / s; });
+                 [](auto x, auto s) { return math::Div(x, s); }, [](auto, auto s) { return 1.0f / s; });
   RegisterScalar(reg.Register("_rdiv_scalar").add_alias("_RDivScalar").describe("scalar / x"),
-                 [](float x, float s) { return s / x; }, [](float x, float s) { return -s / (x * x); });
+                 [](auto x, auto s) { return math::Div(s, x); }, [](auto x, auto s) { return -s / (x * x); });
 
   // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).
   RegisterBinary(reg.Register("_maximum").add_alias("_Maximum").describe("Element-wise maximum."),
-                 [](float l, float r) { return l > r ? l : r; },
-                 [](float l, float r) { return math::Bool(l >= r); },
-                 [](float l, float r) { return math::Bool(l < r); });
+                 [](auto l, auto r) { return l > r ? l : r; },
+                 [](auto l, auto r) { return math::Bool(l >= r); },
+                 [](auto l, auto r) { return math::Bool(l < r); });
   RegisterBinary(reg.Register("_minimum").add_alias("_Minimum").describe("Element-wise minimum."),
-                 [](float l, float r) { return l < r ? l : r; },
-                 [](float l, float r) { return math::Bool(l <= r); },
-                 [](float l, float r) { return math::Bool(l > r); });
+                 [](auto l, auto r) { return l < r ? l : r; },
+                 [](auto l, auto r) { return math::Bool(l <= r); },
+                 [](auto l, auto r) { return math::Bool(l > r); });
   RegisterBinary(reg.Register("_power").add_alias("_Power").describe("lhs ** rhs element-wise."),
-                 math::Power, math::PowerGradL, math::PowerGradR);
+                 [](auto a, auto b) { return math::Power(a, b); }, [](auto a, auto b) { return math::PowerGradL(a, b); }, [](auto a, auto b) { return math::PowerGradR(a, b); });
   RegisterBinary(reg.Register("_hypot").add_alias("_Hypot")
                      .describe("Given the legs of a right triangle, returns its hypotenuse."),
-                 math::Hypot, [](float l, float r) { return l / std::hypot(l, r); },
-                 [](float l, float r) { return r / std::hypot(l, r); });
+                 [](auto a, auto b) { return math::Hypot(a, b); }, [](auto l, auto r) { return l / std::hypot(l, r); },
+                 [](auto l, auto r) { return r / std::hypot(l, r); });
 
   RegisterScalar(reg.Register("_maximum_scalar").add_alias("_MaximumScalar").describe("max(x, scalar)"),
-                 [](float x, float s) { return x > s ? x : s; },
-                 [](float x, float s) { return math::Bool(x >= s); });
+                 [](auto x, auto s) { return x > s ? x : s; },
+                 [](auto x, auto s) { return math::Bool(x >= s); });
   RegisterScalar(reg.Register("_minimum_scalar").add_alias("_MinimumScalar").describe("min(x, scalar)"),
-                 [](float x, float s) { return x < s ? x : s; },
-                 [](float x, float s) { return math::Bool(x <= s); });
+                 [](auto x, auto s) { return x < s ? x : s; },
+                 [](auto x, auto s) { return math::Bool(x <= s); });
   RegisterScalar(reg.Register("_power_scalar").add_alias("_PowerScalar").describe("x ** scalar"),
-                 math::Power, math::PowerGradL);
+                 [](auto a, auto b) { return math::Power(a, b); }, [](auto a, auto b) { return math::PowerGradL(a, b); });
   RegisterScalar(reg.Register("_rpower_scalar").add_alias("_RPowerScalar").describe("scalar ** x"),
-                 [](float x, float s) { return std::pow(s, x); },
-                 [](float x, float s) { return std::pow(s, x) * std::log(s); });
+                 [](auto x, auto s) { return std::pow(s, x); },
+                 [](auto x, auto s) { return std::pow(s, x) * std::log(s); });
   RegisterScalar(reg.Register("_hypot_scalar").add_alias("_HypotScalar").describe("hypot(x, scalar)"),
-                 math::Hypot, [](float x, float s) { return x / std::hypot(x, s); });
+                 [](auto a, auto b) { return math::Hypot(a, b); }, [](auto x, auto s) { return x / std::hypot(x, s); });
 }
 }  // namespace
 

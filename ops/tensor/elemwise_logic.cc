@@ -29,21 +29,21 @@ void RegisterLogic(const std::string& name, const std::string& alias, const std:
 }
 
 [[maybe_unused]] const bool registered = [] {
-  RegisterLogic("_equal", "_Equal", "_EqualScalar", "lhs == rhs", [](float l, float r) { return Bool(l == r); });
+  RegisterLogic("_equal", "_Equal", "_EqualScalar", "lhs == rhs", [](auto l, auto r) { return Bool(l == r); });
   RegisterLogic("_not_equal", "_Not_Equal", "_NotEqualScalar", "lhs != rhs",
-                [](float l, float r) { return Bool(l != r); });
-  RegisterLogic("_greater", "_Greater", "_GreaterScalar", "lhs > rhs", [](float l, float r) { return Bool(l > r); });
+                [](auto l, auto r) { return Bool(l != r); });
+  RegisterLogic("_greater", "_Greater", "_GreaterScalar", "lhs > rhs", [](auto l, auto r) { return Bool(l > r); });
   RegisterLogic("_greater_equal", "_Greater_Equal", "_GreaterEqualScalar", "lhs >= rhs",
-                [](float l, float r) { return Bool(l >= r); });
-  RegisterLogic("_lesser", "_Lesser", "_LesserScalar", "lhs < rhs", [](float l, float r) { return Bool(l < r); });
+                [](auto l, auto r) { return Bool(l >= r); });
+  RegisterLogic("_lesser", "_Lesser", "_LesserScalar", "lhs < rhs", [](auto l, auto r) { return Bool(l < r); });
   RegisterLogic("_lesser_equal", "_Lesser_Equal", "_LesserEqualScalar", "lhs <= rhs",
-                [](float l, float r) { return Bool(l <= r); });
+                [](auto l, auto r) { return Bool(l <= r); });
   RegisterLogic("_logical_and", "_Logical_And", "_LogicalAndScalar", "lhs and rhs (non-zero is true)",
-                [](float l, float r) { return Bool(l != 0 && r != 0); });
+                [](auto l, auto r) { return Bool(l != 0 && r != 0); });
   RegisterLogic("_logical_or", "_Logical_Or", "_LogicalOrScalar", "lhs or rhs (non-zero is true)",
-                [](float l, float r) { return Bool(l != 0 || r != 0); });
+                [](auto l, auto r) { return Bool(l != 0 || r != 0); });
   RegisterLogic("_logical_xor", "_Logical_Xor", "_LogicalXorScalar", "lhs xor rhs (non-zero is true)",
-                [](float l, float r) { return Bool((l != 0) != (r != 0)); });
+                [](auto l, auto r) { return Bool((l != 0) != (r != 0)); });
   return true;
 }();
 }  // namespace

@@ -9,7 +9,8 @@
 namespace symbind {
 
 namespace {
-float Sign(float x) { return x < 0 ? -1.0f : (x > 0 ? 1.0f : 0.0f); }
+template <typename T>
+T Sign(T x) { return static_cast<T>(x < 0 ? -1 : (x > 0 ? 1 : 0)); }
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -28,27 +29,32 @@ double Digamma(double x) {
 
 // The inverse error function: Winitzki's closed-form estimate refined by Newton steps on erf
 // in double. erfinv(+-1) = +-inf; |y| > 1 is NaN.
-float ErfInv(float yf) {
-  const double y = yf;
-  if (std::isnan(y) || std::fabs(y) > 1) return std::numeric_limits<float>::quiet_NaN();
-  if (std::fabs(y) == 1) return static_cast<float>(y * std::numeric_limits<double>::infinity());
+double ErfInv(double y) {
+  if (std::isnan(y) || std::fabs(y) > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (std::fabs(y) == 1) return y * std::numeric_limits<double>::infinity();
   constexpr double a = 0.147;
   const double l = std::log(1 - y * y), t = 2 / (kPi * a) + l / 2;
   double x = std::copysign(std::sqrt(std::sqrt(t * t - l / a) - t), y);
   for (int k = 0; k < 4; ++k) x -= (std::erf(x) - y) / (2 / std::sqrt(kPi) * std::exp(-x * x));
-  return static_cast<float>(x);
+  return x;
 }
 
 Op& Declare(const char* name, const char* doc) {
   return OpRegistry::Global().Register(name).describe(doc).set_infer_shape(SameShape);
 }
 
+// Forward in the input's dtype (ComputeInDType).
 template <typename F>
 Op& WithForward(Op& op, F f) {
-  return op.set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                            const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-    const float* x = in[0].fdata();
-    MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) { return f(x[i]); });
+  return op.set_dtype_generic().set_forward([f](const OpContext&, const NodeAttrs& attrs,
+                                                const std::vector<NDArray>& in, const std::vector<OpReq>& req,
+                                                const std::vector<NDArray>& out) {
+    ComputeInDType(attrs.op->name.c_str(), in, req, out, [&](auto tag, const auto& in, const auto& req,
+                                                             const auto& out) {
+      using T = decltype(tag);
+      const T* x = in[0].template data<T>();
+      MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) { return f(x[i]); });
+    });
   });
 }
 
@@ -56,7 +62,8 @@ Op& WithForward(Op& op, F f) {
 template <typename F, typename DF>
 Op& RegisterUnary(const char* name, const char* doc, F f, DF df) {
   return WithForward(Declare(name, doc), f)
-      .set_backward([df](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+      .set_backward([df](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        math::RequireFloat32Gradient(a, attrs);
         const float* x = a.inputs[0].fdata();
         const float* y = a.outputs[0].fdata();
         const float* g = a.out_grads[0].fdata();
@@ -76,105 +83,106 @@ void RegisterFlat(const char* name, const char* doc, F f) {
 
 SYMBIND_REGISTER_OP_FAMILY(unary_math) {
   RegisterUnary("exp", "Returns element-wise exponential value of the input.",
-                [](float x) { return std::exp(x); }, [](float, float y) { return y; });
+                [](auto x) { return std::exp(x); }, [](float, float y) { return y; });
   RegisterUnary("expm1", "Returns ``exp(x) - 1`` computed element-wise on the input.",
-                [](float x) { return std::expm1(x); }, [](float x, float) { return std::exp(x); });
+                [](auto x) { return std::expm1(x); }, [](float x, float) { return std::exp(x); });
   RegisterUnary("log", "Returns element-wise Natural logarithmic value of the input.",
-                [](float x) { return std::log(x); }, [](float x, float) { return 1.0f / x; });
+                [](auto x) { return std::log(x); }, [](float x, float) { return 1.0f / x; });
   RegisterUnary("log10", "Returns element-wise Base-10 logarithmic value of the input.",
-                [](float x) { return std::log10(x); },
+                [](auto x) { return std::log10(x); },
                 [](float x, float) { return 1.0f / (x * std::log(10.0f)); });
   RegisterUnary("log2", "Returns element-wise Base-2 logarithmic value of the input.",
-                [](float x) { return std::log2(x); },
+                [](auto x) { return std::log2(x); },
                 [](float x, float) { return 1.0f / (x * std::log(2.0f)); });
   RegisterUnary("log1p", "Returns element-wise ``log(1 + x)`` value of the input.",
-                [](float x) { return std::log1p(x); }, [](float x, float) { return 1.0f / (1.0f + x); });
+                [](auto x) { return std::log1p(x); }, [](float x, float) { return 1.0f / (1.0f + x); });
   RegisterUnary("sqrt", "Returns element-wise square-root value of the input.",
-                [](float x) { return std::sqrt(x); }, [](float, float y) { return 0.5f / y; });
+                [](auto x) { return std::sqrt(x); }, [](float, float y) { return 0.5f / y; });
   RegisterUnary("rsqrt", "Returns element-wise inverse square-root value of the input.",
-                [](float x) { return 1.0f / std::sqrt(x); },
+                [](auto x) { return 1.0f / std::sqrt(x); },
                 [](float x, float) { return -0.5f / (std::sqrt(x) * x); });
   RegisterUnary("cbrt", "Returns element-wise cube-root value of the input.",
-                [](float x) { return std::cbrt(x); }, [](float, float y) { return 1.0f / (3.0f * y * y); });
+                [](auto x) { return std::cbrt(x); }, [](float, float y) { return 1.0f / (3.0f * y * y); });
   RegisterUnary("rcbrt", "Returns element-wise inverse cube-root value of the input.",
-                [](float x) { return 1.0f / std::cbrt(x); },
+                [](auto x) { return 1.0f / std::cbrt(x); },
                 [](float x, float) { return -1.0f / (3.0f * std::cbrt(x) * x); });
   RegisterUnary("square", "Returns element-wise squared value of the input.",
-                [](float x) { return x * x; }, [](float x, float) { return 2.0f * x; });
+                [](auto x) { return x * x; }, [](float x, float) { return 2.0f * x; });
   RegisterUnary("reciprocal", "Returns the reciprocal of the argument, element-wise.",
-                [](float x) { return 1.0f / x; }, [](float x, float) { return -1.0f / (x * x); });
+                [](auto x) { return 1.0f / x; }, [](float x, float) { return -1.0f / (x * x); });
   RegisterUnary("abs", "Returns element-wise absolute value of the input.",
-                [](float x) { return std::fabs(x); }, [](float x, float) { return Sign(x); });
+                [](auto x) { return std::fabs(x); }, [](float x, float) { return Sign(x); });
   RegisterUnary("negative", "Numerical negative of the argument, element-wise.",
-                [](float x) { return -x; }, [](float, float) { return -1.0f; });
+                [](auto x) { return -x; }, [](float, float) { return -1.0f; });
 
   RegisterUnary("sin", "Computes the element-wise sine of the input array (radians).",
-                [](float x) { return std::sin(x); }, [](float x, float) { return std::cos(x); });
+                [](auto x) { return std::sin(x); }, [](float x, float) { return std::cos(x); });
   RegisterUnary("cos", "Computes the element-wise cosine of the input array (radians).",
-                [](float x) { return std::cos(x); }, [](float x, float) { return -std::sin(x); });
+                [](auto x) { return std::cos(x); }, [](float x, float) { return -std::sin(x); });
   // MXNet's tan_grad is 1 + y^2, from the output.
   RegisterUnary("tan", "Computes the element-wise tangent of the input array (radians).",
-                [](float x) { return std::tan(x); }, [](float, float y) { return 1.0f + y * y; });
+                [](auto x) { return std::tan(x); }, [](float, float y) { return 1.0f + y * y; });
   RegisterUnary("arcsin", "Returns element-wise inverse sine of the input array, in [-pi/2, pi/2].",
-                [](float x) { return std::asin(x); },
+                [](auto x) { return std::asin(x); },
                 [](float x, float) { return 1.0f / std::sqrt(1.0f - x * x); });
   RegisterUnary("arccos", "Returns element-wise inverse cosine of the input array, in [0, pi].",
-                [](float x) { return std::acos(x); },
+                [](auto x) { return std::acos(x); },
                 [](float x, float) { return -1.0f / std::sqrt(1.0f - x * x); });
   RegisterUnary("arctan", "Returns element-wise inverse tangent of the input array, in (-pi/2, pi/2).",
-                [](float x) { return std::atan(x); }, [](float x, float) { return 1.0f / (1.0f + x * x); });
+                [](auto x) { return std::atan(x); }, [](float x, float) { return 1.0f / (1.0f + x * x); });
   RegisterUnary("degrees", "Converts each element of the input array from radians to degrees.",
-                [](float x) { return static_cast<float>(180.0 / kPi) * x; },
+                [](auto x) { return (180.0 / kPi) * x; },
                 [](float, float) { return static_cast<float>(180.0 / kPi); });
   RegisterUnary("radians", "Converts each element of the input array from degrees to radians.",
-                [](float x) { return static_cast<float>(kPi / 180.0) * x; },
+                [](auto x) { return (kPi / 180.0) * x; },
                 [](float, float) { return static_cast<float>(kPi / 180.0); });
   RegisterUnary("sinh", "Returns the hyperbolic sine of the input array, computed element-wise.",
-                [](float x) { return std::sinh(x); }, [](float x, float) { return std::cosh(x); });
+                [](auto x) { return std::sinh(x); }, [](float x, float) { return std::cosh(x); });
   RegisterUnary("cosh", "Returns the hyperbolic cosine of the input array, computed element-wise.",
-                [](float x) { return std::cosh(x); }, [](float x, float) { return std::sinh(x); });
+                [](auto x) { return std::cosh(x); }, [](float x, float) { return std::sinh(x); });
   RegisterUnary("arcsinh", "Returns the element-wise inverse hyperbolic sine of the input array.",
-                [](float x) { return std::asinh(x); },
+                [](auto x) { return std::asinh(x); },
                 [](float x, float) { return 1.0f / std::hypot(x, 1.0f); });
   RegisterUnary("arccosh", "Returns the element-wise inverse hyperbolic cosine of the input array.",
-                [](float x) { return std::acosh(x); },
+                [](auto x) { return std::acosh(x); },
                 [](float x, float) { return 1.0f / std::sqrt(x * x - 1.0f); });
   RegisterUnary("arctanh", "Returns the element-wise inverse hyperbolic tangent of the input array.",
-                [](float x) { return std::atanh(x); }, [](float x, float) { return 1.0f / (1.0f - x * x); });
+                [](auto x) { return std::atanh(x); }, [](float x, float) { return 1.0f / (1.0f - x * x); });
   RegisterUnary("erf", "Returns element-wise gauss error function of the input.",
-                [](float x) { return std::erf(x); },
+                [](auto x) { return std::erf(x); },
                 [](float x, float) { return static_cast<float>(2 / std::sqrt(kPi)) * std::exp(-x * x); })
       .add_alias("_npx_erf");
   // MXNet's erfinv_grad is sqrt(pi)/2 * exp(y^2), from the output.
-  RegisterUnary("erfinv", "Returns element-wise inverse gauss error function of the input.", ErfInv,
+  RegisterUnary("erfinv", "Returns element-wise inverse gauss error function of the input.",
+                [](auto x) { return ErfInv(x); },
                 [](float, float y) { return static_cast<float>(std::sqrt(kPi) / 2) * std::exp(y * y); })
       .add_alias("_npx_erfinv");
   RegisterUnary("gamma", "Returns the gamma function (extension of the factorial function to the reals), "
                 "computed element-wise on the input array.",
-                [](float x) { return std::tgamma(x); },
+                [](auto x) { return std::tgamma(x); },
                 [](float x, float y) { return static_cast<float>(y * Digamma(x)); })
       .add_alias("_npx_gamma");
   RegisterUnary("gammaln", "Returns element-wise log of the absolute value of the gamma function of the input.",
-                [](float x) { return std::lgamma(x); }, [](float x, float) { return static_cast<float>(Digamma(x)); })
+                [](auto x) { return std::lgamma(x); }, [](float x, float) { return static_cast<float>(Digamma(x)); })
       .add_alias("_npx_gammaln");
 
   RegisterFlat("logical_not", "Returns the result of logical NOT (!) function: 1 where the input is 0, else 0.",
-               [](float x) { return x != 0 ? 0.0f : 1.0f; });
-  RegisterFlat("sign", "Returns element-wise sign of the input.", Sign);
+               [](auto x) { return x != 0 ? 0.0f : 1.0f; });
+  RegisterFlat("sign", "Returns element-wise sign of the input.", [](auto x) { return Sign(x); });
   RegisterFlat("round", "Returns element-wise rounded value to the nearest integer of the input (halfway cases away from zero).",
-               [](float x) { return std::round(x); });
+               [](auto x) { return std::round(x); });
   // MXNet's rint: halfway cases go to the lower integer (floor), not to even.
   RegisterFlat("rint", "Returns element-wise rounded value to the nearest integer of the input.",
-               [](float x) {
-                 float f = std::floor(x), c = std::ceil(x);
+               [](auto x) {
+                 auto f = std::floor(x), c = std::ceil(x);
                  return (x - f) <= (c - x) ? f : c;
                });
-  RegisterFlat("ceil", "Returns element-wise ceiling of the input.", [](float x) { return std::ceil(x); });
-  RegisterFlat("floor", "Returns element-wise floor of the input.", [](float x) { return std::floor(x); });
+  RegisterFlat("ceil", "Returns element-wise ceiling of the input.", [](auto x) { return std::ceil(x); });
+  RegisterFlat("floor", "Returns element-wise floor of the input.", [](auto x) { return std::floor(x); });
   RegisterFlat("trunc", "Return the element-wise truncated value of the input.",
-               [](float x) { return std::trunc(x); });
+               [](auto x) { return std::trunc(x); });
   RegisterFlat("fix", "Returns element-wise rounded value to the nearest integer towards zero of the input.",
-               [](float x) { return std::trunc(x); });
+               [](auto x) { return std::trunc(x); });
 }
 }  // namespace
 

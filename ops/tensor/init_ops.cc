@@ -1,5 +1,5 @@
-// Operators without inputs that create an array: _zeros, _ones, _full (a constant) and _arange
-// (evenly spaced values). The output dtype is the `dtype` parameter, integer types included, so
+// Operators without inputs that create an array: _zeros, _ones, _full (a constant), _arange
+// and _linspace (evenly spaced values) and _eye (ones on a diagonal). The output dtype is the `dtype` parameter, integer types included, so
 // the kernels write every dtype. As in MXNet 1.x (legacy shapes), a `shape` of rank 0 or with 0
 // dims is unknown and comes from the consumer instead.
 #include <cmath>
@@ -81,6 +81,49 @@ struct ArangeParam : Parameter<ArangeParam> {
   bool Empty() const {
     if (!Last()) return false;
     return step > 0 ? !(First() < *Last()) : !(First() > *Last());
+  }
+};
+
+struct EyeParam : Parameter<EyeParam> {
+  int64_t N;
+  int64_t M;
+  int64_t k;
+  std::string ctx;
+  int dtype;
+  static void Declare(ParamDeclarer<EyeParam>& d) {
+    d.field("N", &EyeParam::N).describe("Number of rows in the output.");
+    d.field("M", &EyeParam::M).set_default(0).describe("Number of columns in the output. If 0, defaults to N");
+    d.field("k", &EyeParam::k).set_default(0)
+        .describe("Index of the diagonal. 0 (the default) refers to the main diagonal.A positive value refers "
+                  "to an upper diagonal.A negative value to a lower diagonal.");
+    d.field("ctx", &EyeParam::ctx).set_default("")
+        .describe("Context of output (ignored: symbind computes on the CPU).");
+    AddDTypeEnums(d.field("dtype", &EyeParam::dtype), false).set_default(kFloat32Flag)
+        .describe("Target data type.");
+    d.check([](const EyeParam& p) { return p.N >= 0 && p.M >= 0; }, "_eye: N and M must not be negative",
+            {"N", "M"});
+  }
+};
+
+struct LinspaceParam : Parameter<LinspaceParam> {
+  double start;
+  double stop;
+  int num;
+  bool endpoint;
+  std::string ctx;
+  int dtype;
+  static void Declare(ParamDeclarer<LinspaceParam>& d) {
+    d.field("start", &LinspaceParam::start).describe("The starting value of the sequence.");
+    d.field("stop", &LinspaceParam::stop).describe("The ending value of the sequence");
+    d.field("num", &LinspaceParam::num).describe("Number of samples to generate. Must be non-negative.");
+    d.field("endpoint", &LinspaceParam::endpoint).set_default(true)
+        .describe("If True, stop is the last sample. Otherwise, it is not included.");
+    d.field("ctx", &LinspaceParam::ctx).set_default("")
+        .describe("Context of output (ignored: symbind computes on the CPU).");
+    AddDTypeEnums(d.field("dtype", &LinspaceParam::dtype), false).set_default(kFloat32Flag)
+        .describe("Target data type.");
+    d.check([](const LinspaceParam& p) { return p.num >= 0; },
+            "_linspace: num (the number of samples) must be non-negative", {"num"});
   }
 };
 
@@ -192,6 +235,43 @@ SYMBIND_REGISTER_OP(_arange)
         const double start = std::trunc(p.First()), step = std::trunc(p.step);
         WriteValues(out[0], req[0], [&](int64_t i) { return start + static_cast<double>(i / p.repeat) * step; });
       }
+    });
+
+// Element i is start + i * step in double, then converted to the output type (MXNet's
+// linspace_fwd); step divides the range into num - 1 parts with the endpoint, num without.
+SYMBIND_REGISTER_OP(_linspace)
+    .describe("Return evenly spaced numbers over a specified interval. Similar to NumPy's linspace.")
+    .set_params<LinspaceParam>()
+    .set_arguments(std::vector<std::string>{})
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+      ShapeAssignCheck(out, 0, TShape({static_cast<int64_t>(a.param<LinspaceParam>().num)}));
+    })
+    .set_infer_type(InferParamDType<LinspaceParam>)
+    .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      const auto& p = a.param<LinspaceParam>();
+      const int parts = p.endpoint ? p.num - 1 : p.num;
+      const double step = parts > 0 ? (p.stop - p.start) / parts : 0.0;
+      WriteValues(out[0], req[0], [&](int64_t i) { return p.start + step * static_cast<double>(i); });
+    });
+
+// An N x M matrix (M = 0: N) of zeros with ones on diagonal k (k > 0 above the main one).
+SYMBIND_REGISTER_OP(_eye)
+    .describe("Return a 2-D array with ones on the diagonal and zeros elsewhere.")
+    .set_params<EyeParam>()
+    .set_arguments(std::vector<std::string>{})
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>* out) {
+      const auto& p = a.param<EyeParam>();
+      ShapeAssignCheck(out, 0, TShape({p.N, p.M > 0 ? p.M : p.N}));
+    })
+    .set_infer_type(InferParamDType<EyeParam>)
+    .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      const auto& p = a.param<EyeParam>();
+      const int64_t cols = p.M > 0 ? p.M : p.N;
+      WriteValues(out[0], req[0], [&](int64_t i) { return i % cols - i / cols == p.k ? 1.0 : 0.0; });
     });
 
 }  // namespace symbind

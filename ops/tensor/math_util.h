@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include <symbind/ops/op_util.h>
@@ -173,27 +175,69 @@ inline void SumToSmall(const float* src, const Dims& big, float* dst, const Dims
 }
 
 // Scalar functions shared by the element-wise, scalar and broadcast forms of an op, with MXNet's
-// mshadow_op semantics.
-inline float Power(float a, float b) { return std::pow(a, b); }
-inline float PowerGradL(float a, float b) { return std::pow(a, b - 1.0f) * b; }
-inline float PowerGradR(float a, float b) { return std::pow(a, b) * std::log(a); }
-// Python-style modulo: the result takes the sign of b; x mod 0 is 0.
-inline float Mod(float a, float b) {
-  double x = a, y = b;
-  if (y == 0) return 0.0f;
-  if (y < 0) {
-    if (x < 0) return static_cast<float>(-std::fmod(-x, -y));
-    double m = std::fmod(x, -y);
-    return static_cast<float>(m + (m != 0 ? y : 0));
+// mshadow_op semantics, for every element type the kernels compute in (ComputeInDType).
+template <typename T>
+T Power(T a, T b) { return static_cast<T>(std::pow(a, b)); }
+template <typename T>
+T PowerGradL(T a, T b) { return static_cast<T>(std::pow(a, b - T(1)) * b); }
+template <typename T>
+T PowerGradR(T a, T b) { return static_cast<T>(std::pow(a, b) * std::log(a)); }
+// Division; an integer divided by 0 gives 0 (as NumPy) rather than a trap, and the one
+// overflowing quotient (min / -1) wraps.
+template <typename T>
+T Div(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    if (b == 0) return T(0);
+    if (std::is_signed<T>::value && b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
   }
-  if (x < 0) {
-    double m = std::fmod(-x, y);
-    return static_cast<float>(-m + (m != 0 ? y : 0));
-  }
-  return static_cast<float>(std::fmod(x, y));
+  return static_cast<T>(a / b);
 }
-inline float Hypot(float a, float b) { return std::hypot(a, b); }
+// Python-style modulo: the result takes the sign of b; x mod 0 is 0.
+template <typename T>
+T Mod(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    if (b == 0 || (std::is_signed<T>::value && b == T(-1))) return T(0);
+    T m = static_cast<T>(a % b);
+    if (m != 0 && ((m < 0) != (b < 0))) m = static_cast<T>(m + b);
+    return m;
+  } else {
+    double x = a, y = b;
+    if (y == 0) return T(0);
+    if (y < 0) {
+      if (x < 0) return static_cast<T>(-std::fmod(-x, -y));
+      double m = std::fmod(x, -y);
+      return static_cast<T>(m + (m != 0 ? y : 0));
+    }
+    if (x < 0) {
+      double m = std::fmod(-x, y);
+      return static_cast<T>(-m + (m != 0 ? y : 0));
+    }
+    return static_cast<T>(std::fmod(x, y));
+  }
+}
+template <typename T>
+T Hypot(T a, T b) { return static_cast<T>(std::hypot(a, b)); }
 inline float Bool(bool v) { return v ? 1.0f : 0.0f; }
+
+// A scalar parameter as element type T; integers saturate instead of overflowing (UB).
+template <typename T>
+T ScalarAs(double v) {
+  if constexpr (std::is_integral<T>::value) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
+
+// Forward computes in every dtype (ComputeInDType); gradients in float32 only: anything else
+// is refused by name rather than read as the wrong type.
+inline void RequireFloat32Gradient(const BackwardArgs& a, const NodeAttrs& attrs) {
+  for (const NDArray& x : a.inputs)
+    if (!x.is_none() && x.dtype() != DType::kFloat32)
+      throw TypeError(StrCat(attrs.op ? attrs.op->name : std::string("op"), ": gradients compute in float32 only, got ",
+                              DTypeName(x.dtype()), " (Cast to float32 to differentiate)"));
+}
 
 // Registration of element-wise ops on equal shapes (elemwise_binary.cc, elemwise_logic.cc) and
 // of ops with a scalar operand (MXNet's NumpyBinaryScalarParam: scalar, is_int).
@@ -204,13 +248,19 @@ Op& RegisterBinary(Op& op, F f, DL dl, DR dr) {
   return op.set_arguments({"lhs", "rhs"})
       .set_forward_inplace()
       .set_infer_shape(AllSameShape)
-      .set_forward([f](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+      .set_dtype_generic()
+      .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-        const float* l = in[0].fdata();
-        const float* r = in[1].fdata();
-        MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) { return f(l[i], r[i]); });
+        ComputeInDType(attrs.op->name.c_str(), in, req, out, [&](auto tag, const auto& in, const auto& req,
+                                                                 const auto& out) {
+          using T = decltype(tag);
+          const T* l = in[0].template data<T>();
+          const T* r = in[1].template data<T>();
+          MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) { return f(l[i], r[i]); });
+        });
       })
-      .set_backward([dl, dr](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+      .set_backward([dl, dr](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        RequireFloat32Gradient(a, attrs);
         const float* l = a.inputs[0].fdata();
         const float* r = a.inputs[1].fdata();
         const float* g = a.out_grads[0].fdata();
@@ -237,13 +287,20 @@ template <typename F, typename DF>
 Op& RegisterScalar(Op& op, F f, DF df) {
   return op.set_params<ScalarParam>()
       .set_infer_shape(SameShape)
+      .set_dtype_generic()
       .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-        float s = static_cast<float>(attrs.param<ScalarParam>().scalar);
-        const float* x = in[0].fdata();
-        MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t i) { return f(x[i], s); });
+        const double scalar = attrs.param<ScalarParam>().scalar;
+        ComputeInDType(attrs.op->name.c_str(), in, req, out, [&](auto tag, const auto& in, const auto& req,
+                                                                 const auto& out) {
+          using T = decltype(tag);
+          const T s = ScalarAs<T>(scalar);  // MXNet casts the scalar to the array's type
+          const T* x = in[0].template data<T>();
+          MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) { return f(x[i], s); });
+        });
       })
       .set_backward([df](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        RequireFloat32Gradient(a, attrs);
         float s = static_cast<float>(attrs.param<ScalarParam>().scalar);
         const float* x = a.inputs[0].fdata();
         const float* g = a.out_grads[0].fdata();

@@ -11,9 +11,9 @@ namespace {
 [[maybe_unused]] const bool registered = [] {
   auto& reg = OpRegistry::Global();
   math::RegisterScalar(reg.Register("_mod_scalar").add_alias("_ModScalar").describe("x mod scalar (Python-style)."),
-                       math::Mod, [](float, float) { return 1.0f; });
+                       [](auto a, auto b) { return math::Mod(a, b); }, [](float, float) { return 1.0f; });
   math::RegisterScalar(reg.Register("_rmod_scalar").add_alias("_RModScalar").describe("scalar mod x (Python-style)."),
-                       [](float x, float s) { return math::Mod(s, x); },
+                       [](auto x, auto s) { return math::Mod(s, x); },
                        [](float x, float s) { return -std::floor(s / x); });
   return true;
 }();

@@ -159,8 +159,6 @@ void InferTypeOrdering(const Ordering& o, std::vector<int>* in, std::vector<int>
     TypeAssignCheck(in, 0, (*out)[0]);
   }
   if (out->size() > 1) TypeAssignCheck(out, 1, o.ret_typ == kValue ? kInt32 : o.dtype);
-  RequireFloat32((*in)[0], o.op, "input 'data'");
-  if (o.ret_typ != kIndices) RequireFloat32((*out)[0], o.op, "output 0");
 }
 
 // The largest count of consecutive integers from 0 that `t` represents exactly.
@@ -177,18 +175,19 @@ double ExactIntegerLimit(DType t) {
 
 // For every row, the positions of its k first elements in order (ties: lower position first;
 // NaN above every number).
-std::vector<int64_t> OrderRows(const float* x, const RowLayout& L, bool ascend) {
+template <typename T>
+std::vector<int64_t> OrderRows(const T* x, const RowLayout& L, bool ascend) {
   std::vector<int64_t> top(static_cast<size_t>(L.outer * L.inner * L.k));
   const bool partial = L.k * 8 <= L.n;  // MXNet's switch from a full to a partial sort
   ParallelFor(L.outer * L.inner, std::max<int64_t>(1, (int64_t{1} << 14) / (L.n + 1)),
               [&](int64_t b, int64_t e) {
     std::vector<int64_t> pos(static_cast<size_t>(L.n));
     for (int64_t row = b; row < e; ++row) {
-      const float* base = x + (row / L.inner) * L.n * L.inner + row % L.inner;
+      const T* base = x + (row / L.inner) * L.n * L.inner + row % L.inner;
       auto val = [&](int64_t j) { return base[j * L.inner]; };
       auto before = [&](int64_t a, int64_t c) {
-        float va = val(a), vc = val(c);
-        bool na = std::isnan(va), nc = std::isnan(vc);
+        T va = val(a), vc = val(c);
+        bool na = va != va, nc = vc != vc;
         if (na || nc) return na != nc ? (ascend ? nc : na) : a < c;
         if (va != vc) return ascend ? va < vc : va > vc;
         return a < c;
@@ -219,23 +218,29 @@ void ForwardOrdering(const Ordering& o, const std::vector<NDArray>& in, const st
   if (idx_out >= 0 && L.n > 0 && static_cast<double>(L.n - 1) > ExactIntegerLimit(out[idx_out].dtype()))
     throw Error(StrCat(o.op, ": the index dtype ", DTypeName(out[idx_out].dtype()),
                        " cannot represent the indices of an axis of ", L.n, " elements"));
-  const float* x = data.fdata();
-  std::vector<int64_t> top = OrderRows(x, L, o.is_ascend);
+  std::vector<int64_t> top;
   const int64_t rows = L.outer * L.inner;
-  if (o.ret_typ == kMask) {
-    if (req[0] == OpReq::kNull) return;
-    std::vector<float> mask(static_cast<size_t>(data.Size()), 0.0f);
-    for (int64_t row = 0; row < rows; ++row)
-      for (int64_t r = 0; r < L.k; ++r) mask[static_cast<size_t>(InputOffset(L, row, top[row * L.k + r]))] = 1.0f;
-    AssignWithReq(out[0].fdata(), mask.data(), data.Size(), req[0]);
-    return;
-  }
-  if (o.ret_typ == kValue || o.ret_typ == kBoth) {
-    MapWithReq(out[0].fdata(), rows * L.k, req[0], [&](int64_t t) {
-      int64_t row = (t / (L.k * L.inner)) * L.inner + t % L.inner, r = (t / L.inner) % L.k;
-      return x[InputOffset(L, row, top[row * L.k + r])];
-    });
-  }
+  // Values and masks in the data's dtype; indices are written below in theirs.
+  ComputeInDType(o.op, in, req, out, [&](auto tag, const auto& ins, const auto& reqs, const auto& outs) {
+    using T = decltype(tag);
+    const T* x = ins[0].template data<T>();
+    top = OrderRows(x, L, o.is_ascend);
+    if (o.ret_typ == kMask) {
+      if (reqs[0] == OpReq::kNull) return;
+      std::vector<T> mask(static_cast<size_t>(data.Size()), T(0));
+      for (int64_t row = 0; row < rows; ++row)
+        for (int64_t r = 0; r < L.k; ++r) mask[static_cast<size_t>(InputOffset(L, row, top[row * L.k + r]))] = T(1);
+      MapWithReq(outs[0].template data<T>(), data.Size(), reqs[0], [&](int64_t i) { return mask[static_cast<size_t>(i)]; });
+      return;
+    }
+    if (o.ret_typ == kValue || o.ret_typ == kBoth) {
+      MapWithReq(outs[0].template data<T>(), rows * L.k, reqs[0], [&](int64_t t) {
+        int64_t row = (t / (L.k * L.inner)) * L.inner + t % L.inner, r = (t / L.inner) % L.k;
+        return x[InputOffset(L, row, top[row * L.k + r])];
+      });
+    }
+  });
+  if (o.ret_typ == kMask) return;
   std::vector<double> idx(static_cast<size_t>(rows * L.k));
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t r = 0; r < L.k; ++r)
@@ -251,17 +256,19 @@ void BackwardOrdering(const Ordering& o, const BackwardArgs& a) {
     ZeroWithReq(a.in_grads[0], req);
     return;
   }
+  // In double, written in the gradient's dtype (integer data differentiates too, as in MXNet).
   RowLayout L = Layout(o, a.inputs[0].shape(), nullptr);
   std::vector<double> idx = ValuesAsDouble(a.outputs[1]);
-  const float* g = a.out_grads[0].fdata();
-  ZeroWithReq(a.in_grads[0], req);
-  float* dx = a.in_grads[0].fdata();
+  const std::vector<double> g = ValuesAsDouble(a.out_grads[0]);
+  std::vector<double> dx(static_cast<size_t>(a.in_grads[0].Size()), 0.0);
   const int64_t rows = L.outer * L.inner;
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t r = 0; r < L.k; ++r) {
       int64_t t = OutputOffset(L, row, r);
-      dx[InputOffset(L, row, static_cast<int64_t>(idx[static_cast<size_t>(t)]))] += g[t];
+      dx[static_cast<size_t>(InputOffset(L, row, static_cast<int64_t>(idx[static_cast<size_t>(t)])))] +=
+          g[static_cast<size_t>(t)];
     }
+  WriteValuesWithReq(dx, a.in_grads[0], req);
 }
 
 std::vector<std::string> OutputNames(int n) {

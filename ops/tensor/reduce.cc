@@ -3,6 +3,7 @@
 // rules: reducing every axis without keepdims gives shape (1,), not a scalar.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include <symbind/ops/tensor/math_util.h>
 
@@ -116,44 +117,46 @@ Dims SmallDims(const TShape& ishape, const std::optional<TShape>& axis, bool exc
 
 enum ReduceKind { kSum, kMean, kNanSum, kProd, kNanProd, kMax, kMin, kNorm1, kNorm2 };
 
-// Folds `x` (dims big) into `y` (dims small) with req.
-void ReduceForward(ReduceKind kind, const float* x, const Dims& big, float* y, const Dims& small,
-                   OpReq req) {
+// Folds `x` (dims big) into `y` (dims small) with req, in x's element type T: sums and
+// products accumulate in double (int64 for integers), extrema in T.
+template <typename T>
+void ReduceForward(ReduceKind kind, const T* x, const Dims& big, T* y, const Dims& small, OpReq req) {
   if (req == OpReq::kNull) return;
-  auto store = [&](int64_t j, float v) { y[j] = req == OpReq::kAdd ? y[j] + v : v; };
+  auto store = [&](int64_t j, T v) { y[j] = req == OpReq::kAdd ? static_cast<T>(y[j] + v) : v; };
   if (kind == kMax || kind == kMin) {
     const bool is_max = kind == kMax;
-    const float init = is_max ? -std::numeric_limits<float>::infinity()
-                              : std::numeric_limits<float>::infinity();
+    using Lim = std::numeric_limits<T>;
+    const T init = Lim::has_infinity ? (is_max ? -Lim::infinity() : Lim::infinity())
+                                     : (is_max ? Lim::lowest() : Lim::max());
     // NaN propagates, as mshadow's maximum/minimum reducers.
-    auto fold = [is_max](float& a, float v) {
-      if (std::isnan(a)) return;
-      if (std::isnan(v) || (is_max ? !(a >= v) : !(a <= v))) a = v;
+    auto fold = [is_max](T& a, T v) {
+      if (a != a) return;
+      if (v != v || (is_max ? !(a >= v) : !(a <= v))) a = v;
     };
-    math::ReduceToSmall<float>(big, small, init, [&](float& a, int64_t i) { fold(a, x[i]); }, fold,
-                               store);
+    math::ReduceToSmall<T>(big, small, init, [&](T& a, int64_t i) { fold(a, x[i]); }, fold, store);
     return;
   }
+  using Acc = std::conditional_t<std::is_integral<T>::value, int64_t, double>;
   const bool product = kind == kProd || kind == kNanProd;
   const double count = static_cast<double>(math::Product(big)) / std::max<int64_t>(1, math::Product(small));
-  math::ReduceToSmall<double>(
-      big, small, product ? 1.0 : 0.0,
-      [&](double& a, int64_t i) {
-        double v = x[i];
+  math::ReduceToSmall<Acc>(
+      big, small, product ? Acc(1) : Acc(0),
+      [&](Acc& a, int64_t i) {
+        Acc v = static_cast<Acc>(x[i]);
         switch (kind) {
-          case kNanSum: if (!std::isnan(v)) a += v; break;
+          case kNanSum: if (!(v != v)) a += v; break;
           case kProd: a *= v; break;
-          case kNanProd: if (!std::isnan(v)) a *= v; break;
-          case kNorm1: a += std::fabs(v); break;
+          case kNanProd: if (!(v != v)) a *= v; break;
+          case kNorm1: a += v < 0 ? -v : v; break;
           case kNorm2: a += v * v; break;
           default: a += v;
         }
       },
-      [product](double& a, double b) { product ? a *= b : a += b; },
-      [&](int64_t j, double a) {
-        if (kind == kMean) a /= count;
-        if (kind == kNorm2) a = std::sqrt(a);
-        store(j, static_cast<float>(a));
+      [product](Acc& a, Acc b) { product ? a *= b : a += b; },
+      [&](int64_t j, Acc a) {
+        if (kind == kMean) return store(j, static_cast<T>(static_cast<double>(a) / count));
+        if (kind == kNorm2) return store(j, static_cast<T>(std::sqrt(static_cast<double>(a))));
+        store(j, static_cast<T>(a));
       });
 }
 
@@ -199,13 +202,19 @@ void RegisterReduce(const char* name, const char* alias, const char* doc, Reduce
           throw ShapeError(StrCat("Reduction input's size should > 0 ", d));
         ShapeAssignCheck(out, 0, ReduceOutShape(d, p.axis, p.keepdims, p.exclude));
       })
+      .set_dtype_generic()
       .set_forward([kind](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                           const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
         const auto& p = attrs.param<ReduceAxesParam>();
-        ReduceForward(kind, in[0].fdata(), in[0].shape().dims(), out[0].fdata(),
-                      SmallDims(in[0].shape(), p.axis, p.exclude), req[0]);
+        ComputeInDType(attrs.op->name.c_str(), in, req, out, [&](auto tag, const auto& in, const auto& req,
+                                                                 const auto& out) {
+          using T = decltype(tag);
+          ReduceForward(kind, in[0].template data<T>(), in[0].shape().dims(), out[0].template data<T>(),
+                        SmallDims(in[0].shape(), p.axis, p.exclude), req[0]);
+        });
       })
       .set_backward([kind](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        math::RequireFloat32Gradient(a, attrs);
         const auto& p = attrs.param<ReduceAxesParam>();
         ReduceBackward(kind, a, a.inputs[0].shape().dims(), SmallDims(a.inputs[0].shape(), p.axis, p.exclude));
       });
@@ -213,7 +222,8 @@ void RegisterReduce(const char* name, const char* alias, const char* doc, Reduce
 
 ReduceKind NormKind(const NodeAttrs& attrs) { return attrs.param<NormParam>().ord == 1 ? kNorm1 : kNorm2; }
 
-// argmax/argmin over one axis (or the flattened array): float indices, first occurrence wins.
+// argmax/argmin over one axis (or the flattened array): indices in the input's dtype, the first
+// occurrence wins.
 void SearchForward(bool is_max, const std::optional<int>& axis, const NDArray& x, OpReq req,
                    const NDArray& y) {
   if (req == OpReq::kNull) return;
@@ -225,13 +235,21 @@ void SearchForward(bool is_max, const std::optional<int>& axis, const NDArray& x
     m = s[ax];
     inner = s.ProdDims(ax + 1, s.ndim());
   }
-  const float* xs = x.fdata();
-  MapWithReq(y.fdata(), outer * inner, req, [&](int64_t j) {
-    const float* p = xs + (j / inner) * m * inner + j % inner;
-    int64_t best = 0;
-    for (int64_t k = 1; k < m; ++k)
-      if (is_max ? p[k * inner] > p[best * inner] : p[k * inner] < p[best * inner]) best = k;
-    return static_cast<float>(best);
+  ComputeInDType(is_max ? "argmax" : "argmin", {x}, {req}, {y}, [&](auto tag, const auto& in, const auto& reqs,
+                                                                       const auto& out) {
+    using T = decltype(tag);
+    const T* xs = in[0].template data<T>();
+    MapWithReq(out[0].template data<T>(), outer * inner, reqs[0], [&](int64_t j) {
+      const T* p = xs + (j / inner) * m * inner + j % inner;
+      // The first NaN wins, as NumPy's argmax/argmin (and max/min propagate NaN).
+      int64_t best = 0;
+      for (int64_t k = 1; k < m; ++k) {
+        const T b = p[best * inner], v = p[k * inner];
+        if (b != b) break;
+        if (v != v || (is_max ? v > b : v < b)) best = k;
+      }
+      return static_cast<T>(best);
+    });
   });
 }
 
@@ -256,6 +274,7 @@ void RegisterSearch(const char* name, const char* doc, bool is_max) {
       .Register(name)
       .describe(doc)
       .set_params<ReduceAxisParam>()
+      .set_dtype_generic()
       .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
         const auto& p = attrs.param<ReduceAxisParam>();
         if (!(*in)[0].is_known()) return;

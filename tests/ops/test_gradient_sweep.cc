@@ -67,7 +67,7 @@ const char* const kDefaultOps[] = {
     "abs", "arctan", "arcsinh", "cbrt", "ceil", "cos", "cosh", "degrees", "erf", "exp", "expm1",
     "fix", "floor", "logical_not", "negative", "radians", "rcbrt", "reciprocal", "relu", "rint",
     "round", "sigmoid", "sign", "sin", "sinh", "square", "tan", "tanh", "trunc", "_copy",
-    "ones_like", "zeros_like", "Flatten", "SoftmaxActivation", "softmax", "log_softmax",
+    "ones_like", "zeros_like", "Flatten", "SoftmaxActivation", "softmax", "log_softmax", "softmin",
     "smooth_l1", "transpose", "_contrib_div_sqrt_dim", "arcsin", "arccos", "arctanh", "erfinv",
     // element-wise binary (same shapes)
     "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_hypot", "_equal",
@@ -95,6 +95,7 @@ std::vector<SweepCase> Cases() {
     add(s);
   }
   add(Case("Cast", {{"dtype", "float32"}}).Shape("data", k23));
+  add(Case("cast_storage", {{"stype", "default"}}).Shape("data", k23));
   add(Case("squeeze").Shape("data", TShape({2, 1, 3})));
   // Domains: positive, above one; s mod x with s / x between 3 and 4 (no jump of floor(s / x)).
   for (const char* name : {"log", "log10", "log2", "log1p", "sqrt", "rsqrt", "gamma", "gammaln"})
@@ -147,6 +148,7 @@ std::vector<SweepCase> Cases() {
   add(Case("add_n", {{"num_args", "3"}}).Shape("arg0", k23).Shape("arg1", k23).Shape("arg2", k23));
   add(Case("_rnn_param_concat", {{"num_args", "2"}}).Shape("arg0", k23).Shape("arg1", TShape({2, 1})));
   add(Case("SliceChannel", {{"num_outputs", "2"}}).Shape("data", TShape({2, 4})));
+  add(Case("_split_v2", {{"indices", "(0, 1, 3)"}}).Shape("data", TShape({2, 4})));
   add(Case("Pad", {{"mode", "constant"}, {"pad_width", "(0,0,0,0,1,1,1,1)"}, {"constant_value", "0.5"}})
           .Shape("data", TShape({1, 1, 2, 3})));
   for (const char* mode : {"edge", "reflect"})

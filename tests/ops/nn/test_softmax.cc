@@ -1,4 +1,4 @@
-// softmax, log_softmax and SoftmaxActivation: forward along an axis, gradients, shapes.
+// softmax, log_softmax, softmin and SoftmaxActivation: forward along an axis, gradients, shapes.
 #include <cmath>
 
 #include "op_test_util.h"
@@ -46,6 +46,16 @@ TEST_CASE("softmax and log_softmax gradients", "[ops][softmax][grad]") {
     CheckGradients(op, {}, {{"data", x}});
     CheckGradients(op, {{"axis", "1"}, {"temperature", "0.7"}}, {{"data", x}});
   }
+}
+
+TEST_CASE("softmin is the softmax of -x / temperature", "[ops][softmax]") {
+  NDArray x = RandomArray(TShape({2, 3, 4}), 14, -3.0f, 3.0f);
+  RequireClose(RunForward("softmin", {}, {{"data", x}}), NaiveSoftmax(x, 2, -1.0, false));
+  RequireClose(RunForward("softmin", {{"axis", "0"}, {"temperature", "2.5"}}, {{"data", x}}),
+               NaiveSoftmax(x, 0, -2.5, false));
+  NDArray small = RandomArray(TShape({2, 3, 2}), 15, -2.0f, 2.0f);
+  CheckGradients("softmin", {}, {{"data", small}});
+  CheckGradients("softmin", {{"axis", "1"}, {"temperature", "0.7"}}, {{"data", small}});
 }
 
 TEST_CASE("softmax dtype, shapes and errors", "[ops][softmax][shape]") {

@@ -6,7 +6,7 @@ using namespace symbind;
 using namespace symbind::test;
 
 TEST_CASE("_identity_with_attr_like_rhs passes lhs through and ties its shape to rhs",
-          "[ops][_identity_with_attr_like_rhs]") {
+          "[ops][identity_with_attr_like_rhs]") {
   NDArray x = RandomArray(TShape({3, 4}), 1);
   NDArray y = RunForward("_identity_with_attr_like_rhs", {}, {{"lhs", x}, {"rhs", NDArray(TShape({3, 4}))}});
   RequireClose(y, x, 0, 0);

@@ -96,3 +96,46 @@ TEST_CASE("_arange rejects empty ranges, zero steps and repeats below 1", "[ops]
   CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"start", "0"}, {"stop", "3"}, {"repeat", "0"}}, {}), ParamError);
   CHECK_THROWS_AS(Symbol::Create("_arange", "r", {{"stop", "3"}}, {}), ParamError);  // start is required
 }
+
+TEST_CASE("_linspace spaces num values from start to stop", "[ops][init]") {
+  // Naive: start + i * (stop - start) / (num - 1), or / num without the endpoint.
+  auto naive = [](double start, double stop, int num, bool endpoint) {
+    std::vector<double> v;
+    const int parts = endpoint ? num - 1 : num;
+    for (int i = 0; i < num; ++i) v.push_back(parts > 0 ? start + i * (stop - start) / parts : start);
+    return v;
+  };
+  NDArray a = Created("_linspace", {{"start", "0"}, {"stop", "1"}, {"num", "5"}});
+  CHECK(a.shape() == TShape({5}));
+  RequireValues(a, naive(0, 1, 5, true));
+  NDArray b = Created("_linspace", {{"start", "2"}, {"stop", "-3"}, {"num", "4"}, {"endpoint", "False"},
+                                    {"dtype", "float64"}});
+  CHECK(b.dtype() == DType::kFloat64);
+  for (int i = 0; i < 4; ++i) CHECK(b.data<double>()[i] == naive(2, -3, 4, false)[static_cast<size_t>(i)]);
+  // Integer outputs truncate each value; one sample is the start; none is an empty array.
+  NDArray c = Created("_linspace", {{"start", "0"}, {"stop", "3"}, {"num", "3"}, {"dtype", "int32"}});
+  CHECK(std::vector<int32_t>(c.data<int32_t>(), c.data<int32_t>() + 3) == std::vector<int32_t>{0, 1, 3});
+  RequireValues(Created("_linspace", {{"start", "4"}, {"stop", "9"}, {"num", "1"}}), {4});
+  CHECK(Created("_linspace", {{"start", "4"}, {"stop", "9"}, {"num", "0"}}).shape() == TShape({0}));
+  CHECK_THROWS_WITH(Symbol::Create("_linspace", "l", {{"start", "0"}, {"stop", "1"}, {"num", "-1"}}, {}),
+                    Catch::Contains("num (the number of samples) must be non-negative"));
+}
+
+TEST_CASE("_eye puts ones on diagonal k of an N x M matrix", "[ops][init]") {
+  auto naive = [](int64_t n, int64_t m, int64_t k) {
+    std::vector<double> v;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < m; ++c) v.push_back(c - r == k ? 1 : 0);
+    return v;
+  };
+  NDArray a = Created("_eye", {{"N", "3"}});
+  CHECK(a.shape() == TShape({3, 3}));
+  RequireValues(a, naive(3, 3, 0));
+  RequireValues(Created("_eye", {{"N", "3"}, {"M", "5"}, {"k", "2"}}), naive(3, 5, 2));
+  RequireValues(Created("_eye", {{"N", "4"}, {"M", "2"}, {"k", "-1"}}), naive(4, 2, -1));
+  // A diagonal outside the matrix leaves it zero.
+  RequireValues(Created("_eye", {{"N", "2"}, {"k", "5"}}), naive(2, 2, 5));
+  NDArray i = Created("_eye", {{"N", "2"}, {"dtype", "int64"}});
+  CHECK(i.data<int64_t>()[3] == 1);
+  CHECK_THROWS_WITH(Symbol::Create("_eye", "e", {{"N", "-2"}}, {}), Catch::Contains("N and M must not be negative"));
+}

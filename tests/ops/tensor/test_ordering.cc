@@ -177,6 +177,34 @@ TEST_CASE("topk errors", "[ops][topk][ordering][errors]") {
   CHECK_THAT(ErrorOf([&] { bind_shape({{"axis", "2"}}, TShape({2, 4})); }), Catch::Contains("axis 2 is out of range"));
   CHECK_THAT(ErrorOf([&] { RunForward("argsort", {{"dtype", "uint8"}}, {{"data", RandomArray(TShape({300}), 1)}}); }),
              Catch::Contains("cannot represent the indices of an axis of 300 elements"));
-  CHECK_THAT(ErrorOf([&] { InferType(Symbol::Create("topk", "t", {}, {{"data", data}}), {{"data", DType::kInt32}}); }),
-             Catch::Contains("expected float32, got int32"));
+  CHECK_THAT(ErrorOf([&] { RunForward("topk", {}, {{"data", NDArray(TShape({2}), DType::kBool)}}); }),
+             Catch::Contains("topk: unsupported dtype bool"));
+}
+
+TEST_CASE("topk and sort keep integer data in its dtype", "[ops][topk][ordering][dtype]") {
+  // Values beyond float32's exact range stay distinct and exact.
+  NDArray x(TShape({4}), DType::kInt32);
+  const int32_t v[] = {1234567891, 1234567890, -5, 1234567892};
+  std::copy(v, v + 4, x.data<int32_t>());
+  NDArray top = RunForward("topk", {{"k", "2"}, {"ret_typ", "value"}}, {{"data", x}});
+  REQUIRE(top.dtype() == DType::kInt32);
+  CHECK(top.data<int32_t>()[0] == 1234567892);
+  CHECK(top.data<int32_t>()[1] == 1234567891);
+  NDArray idx = RunForward("argsort", {}, {{"data", x}});
+  CHECK(idx.ToVector() == std::vector<float>{2, 1, 0, 3});
+  NDArray sorted = RunForward("sort", {{"is_ascend", "False"}}, {{"data", x}});
+  CHECK(std::vector<int32_t>(sorted.data<int32_t>(), sorted.data<int32_t>() + 4) ==
+        std::vector<int32_t>{1234567892, 1234567891, 1234567890, -5});
+  // The value gradient flows back to the chosen positions in int32 as well.
+  auto exec = test::BindSingleOp("topk", {{"k", "2"}, {"ret_typ", "value"}}, {{"data", x}});
+  exec->Forward(true);
+  NDArray head(TShape({2}), DType::kInt32);
+  head.data<int32_t>()[0] = 3;
+  head.data<int32_t>()[1] = 5;
+  exec->Backward({head});
+  const NDArray& dx = exec->grad_arrays()[0];
+  REQUIRE(dx.dtype() == DType::kInt32);
+  CHECK(std::vector<int32_t>(dx.data<int32_t>(), dx.data<int32_t>() + 4) == std::vector<int32_t>{5, 0, 0, 3});
+  NDArray mask = RunForward("topk", {{"k", "1"}, {"ret_typ", "mask"}, {"is_ascend", "True"}}, {{"data", x}});
+  CHECK(std::vector<int32_t>(mask.data<int32_t>(), mask.data<int32_t>() + 4) == std::vector<int32_t>{0, 0, 1, 0});
 }
