@@ -8,6 +8,7 @@ install(TARGETS symbind EXPORT symbindTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/symbind.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/symbind)
+install(FILES ${CMAKE_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/symbind)
 # Public headers only: ops/ (kernels and op helpers) and the executor's, io's and train's
 # internals stay in the source tree. Custom operators register through core/op.h.
 # tests/consumer_test.sh compiles every installed header on its own, so a public header that
