@@ -15,6 +15,7 @@
 #include <symbind/io/ndarray_file.h>
 
 #include "model_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 using namespace symbind::test;
@@ -27,7 +28,7 @@ const char* kInputKeys[] = {"data"};
 constexpr uint32_t kInputSize = 3 * 48 * 48;
 
 std::string Det3(const std::string& file) {
-  return ReadFileToString(std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/" + file);
+  return ReadFileToString(symbind_test::SharedDir() + "/models/mtcnn/" + file);
 }
 
 std::vector<float> Input(int seed) {

@@ -43,6 +43,7 @@
 #include "test_io_util.h"
 
 #include "doc_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 using symbind_test::Bytes;
@@ -640,7 +641,7 @@ std::vector<ErrorCase> Cases() {
 
   // ---- images ----
   add("JPEG truncated after 200 bytes", [] {
-    const std::string jpg = ReadFileToString(std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/test2.jpg");
+    const std::string jpg = ReadFileToString(symbind_test::SharedDir() + "/models/mtcnn/test2.jpg");
     LoadImageFromMemory(jpg.data(), 200, 3, "test2.jpg[0:200]");
   }, "IOError", "LoadImage test2.jpg[0:200]: truncated JPEG (no end-of-image marker)");
   add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: not a JPEG or PNG file (the only image formats supported)");
@@ -803,7 +804,7 @@ std::vector<ErrorCase> Cases() {
     kv->Push({"w"}, {NDArray(TShape({3, 2}))});
   }, "ShapeError", "KVStore::Push: key 'w' holds (2,3) but the pushed value is (3,2)");
   // ---- the C APIs of libmxnet.so: -1 and MXGetLastError() (rethrown here as Error) ----
-  const std::string det3 = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/det3";
+  const std::string det3 = symbind_test::SharedDir() + "/models/mtcnn/det3";
   static const char* keys[] = {"data"};
   static const uint32_t indptr[] = {0, 4};
   static const uint32_t shape[] = {1, 3, 48, 48};

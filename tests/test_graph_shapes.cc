@@ -7,11 +7,12 @@
 
 #include <symbind/core/graph.h>
 #include <symbind/io/symbol_json.h>
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kSymbols = std::string(SYMBIND_SHARED_DIR) + "/models/symbols/";
+const std::string kSymbols = symbind_test::SharedDir() + "/models/symbols/";
 
 std::vector<int64_t> Tuple(const KwArgs& d, const std::string& key, size_t n, int64_t fallback) {
   auto it = d.find(key);

@@ -7,12 +7,13 @@
 #include <random>
 
 #include "test_io_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 using symbind_test::TempPath;
 
 namespace {
-const std::string kMtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+const std::string kMtcnn = symbind_test::SharedDir() + "/models/mtcnn/";
 
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -10,11 +10,12 @@
 
 #include "mtcnn.h"
 #include "op_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kModels = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn";
+const std::string kModels = symbind_test::SharedDir() + "/models/mtcnn";
 const std::string kGoldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn_detect/";
 
 mtcnn::Detector& SharedDetector() {

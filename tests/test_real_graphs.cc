@@ -10,11 +10,12 @@
 #include <symbind/io/symbol_json.h>
 
 #include "op_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kShared = SYMBIND_SHARED_DIR;
+const std::string kShared = symbind_test::SharedDir();
 const std::string kGoldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";
 
 bool AllFinite(const NDArray& a) {

@@ -1,5 +1,10 @@
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <set>
+
+#include <symbind/core/graph.h>
+#include <symbind/core/input_roles.h>
 
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
@@ -9,7 +14,8 @@
 namespace symbind_tool {
 
 CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
-                           const std::string& description, SymbolCommandFn run) {
+                           const std::string& description, SymbolCommandFn run,
+                           bool needs_input_shapes) {
   struct Args {
     std::string file;
     std::vector<std::string> shapes;
@@ -20,7 +26,7 @@ CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
       ->required();
   sub->add_option("--shape", args->shapes, "input shape NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);
-  sub->callback([args, run] {
+  sub->callback([args, run, needs_input_shapes] {
     symbind::Model model = symbind::LoadModelFiles(args->file);
     std::map<std::string, symbind::TShape> shapes;
     for (auto& spec : args->shapes) {
@@ -29,6 +35,24 @@ CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
         throw symbind::ParamError("--shape " + kv.first + " given twice");
     }
     shapes.insert(model.input_shapes.begin(), model.input_shapes.end());  // --shape wins
+    // Named against the model's inputs (data and labels), not all its arguments: a deep net
+    // has hundreds of weights, which the shapes follow from.
+    std::set<std::string> known;
+    for (auto& kv : model.args) known.insert(kv.first);
+    const symbind::InputRoles roles = symbind::ClassifyArguments(symbind::Graph(model.symbol), known);
+    std::string inputs_text = "its inputs are: " + symbind::JoinNames(roles.data);
+    if (!roles.labels.empty()) inputs_text += "; labels: " + symbind::JoinNames(roles.labels);
+    const std::vector<std::string> arg_names = model.symbol.ListArguments();
+    for (auto& kv : shapes)
+      if (std::find(arg_names.begin(), arg_names.end(), kv.first) == arg_names.end())
+        throw symbind::ParamError("--shape " + kv.first + ": the model has no argument '" + kv.first + "'; " +
+                                  inputs_text);
+    std::vector<std::string> without_shape;
+    for (auto& name : roles.data)
+      if (!shapes.count(name)) without_shape.push_back(name);
+    if (needs_input_shapes && !without_shape.empty())
+      throw symbind::ParamError("give --shape NAME=D0,D1,... for " + symbind::JoinNames(without_shape) + " (" +
+                                inputs_text + ")");
     run(model.symbol, shapes, std::cout);
   });
   return sub;
