@@ -365,6 +365,25 @@ std::vector<ErrorCase> Cases() {
     SimpleBind(mapped.symbol, Context::CPU(), mapped.args, {}, no_grads, mapped.aux)->Forward(true);
   }, "Error", "Forward(is_train=true) would update aux state 'bn_moving_mean', which is read-only (memory-mapped weights); bind a Copy() of it or bind with a grad_req to train");
 
+  // ---- a file of another format where a loader expects its own (named by its first bytes) ----
+  // The first bytes of an ONNX model: ir_version 7, producer_name "pytorch".
+  static const std::string onnx("\x08\x07\x12\x07pytorch\x1a\x03" "1.9", 16);
+  static const std::string symbol_json = R"({"nodes": [{"op": "null", "name": "x", "inputs": []}], "arg_nodes": [0], "heads": [[0, 0, 0]]})";
+  static const std::string params_bytes = SaveNDArraysToString(std::map<std::string, NDArray>{{"arg:w", NDArray(TShape({2}))}});
+  add("LoadSymbolFile on an ONNX model", [] { LoadSymbolFile(TmpFile("model.onnx", onnx)); }, "IOError", "?");
+  add("LoadSymbolFile on a .params file", [] { LoadSymbolFile(TmpFile("w.params", params_bytes)); }, "IOError", "?");
+  add("LoadSymbolFile on a .symbind model", [] {
+    Model m;
+    m.symbol = LoadSymbolJSON(symbol_json);
+    SaveModel(TmpDir() + "/x.symbind", m);
+    LoadSymbolFile(TmpDir() + "/x.symbind");
+  }, "IOError", "?");
+  add("LoadNDArrayFile on symbol JSON", [] { LoadNDArrayFile(TmpFile("x-symbol.json", symbol_json)); }, "IOError", "?");
+  add("LoadNDArrayFile on an ONNX model", [] { LoadNDArrayFile(TmpFile("model.onnx", onnx)); }, "IOError", "?");
+  add("LoadModelFiles with the .params file first and the symbol JSON second", [] {
+    LoadModelFiles(TmpFile("w.params", params_bytes), TmpFile("x-symbol.json", symbol_json));
+  }, "IOError", "?");
+
   // ---- composition ----
   add("Symbol::Create with unknown op \"Frobnicate\"", [] {
     Symbol::Create("Frobnicate", "f", {}, {{"data", Var("x")}});
@@ -641,9 +660,9 @@ std::vector<ErrorCase> Cases() {
 
   // ---- images ----
   add("JPEG truncated after 200 bytes", [] {
-    const std::string jpg = ReadFileToString(symbind_test::SharedDir() + "/models/mtcnn/test2.jpg");
-    LoadImageFromMemory(jpg.data(), 200, 3, "test2.jpg[0:200]");
-  }, "IOError", "LoadImage test2.jpg[0:200]: truncated JPEG (no end-of-image marker)");
+    const std::string jpg = ReadFileToString(std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/images/gradient-96x64.jpg");
+    LoadImageFromMemory(jpg.data(), 200, 3, "gradient-96x64.jpg[0:200]");
+  }, "IOError", "LoadImage gradient-96x64.jpg[0:200]: truncated JPEG (no end-of-image marker)");
   add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: not a JPEG or PNG file (the only image formats supported)");
   add("LoadImage on a missing file", [] { LoadImage(TmpDir() + "/missing.jpg"); }, "IOError", "cannot open <tmp>/missing.jpg: No such file or directory");
   add("Image(0, 10, 3)", [] { Image(0, 10, 3); }, "Error", "Image: image size must be positive, got 0x10");
@@ -804,14 +823,15 @@ std::vector<ErrorCase> Cases() {
     kv->Push({"w"}, {NDArray(TShape({3, 2}))});
   }, "ShapeError", "KVStore::Push: key 'w' holds (2,3) but the pushed value is (3,2)");
   // ---- the C APIs of libmxnet.so: -1 and MXGetLastError() (rethrown here as Error) ----
-  const std::string det3 = symbind_test::SharedDir() + "/models/mtcnn/det3";
+  // The LeNet checkpoint bundled with the sources, so that every row runs on any clone.
+  const std::string lenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
   static const char* keys[] = {"data"};
   static const uint32_t indptr[] = {0, 4};
-  static const uint32_t shape[] = {1, 3, 48, 48};
-  auto predictor = [det3] {
+  static const uint32_t shape[] = {1, 1, 28, 28};
+  auto predictor = [lenet] {
     static std::string json, params;
-    json = ReadFileToString(det3 + "-symbol.json");
-    params = ReadFileToString(det3 + "-0001.params");
+    json = ReadFileToString(lenet + "-symbol.json");
+    params = ReadFileToString(lenet + "-0008.params");
     PredictorHandle p = nullptr;
     CApi(MXPredCreate(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys,
                       indptr, shape, &p));
@@ -824,9 +844,9 @@ std::vector<ErrorCase> Cases() {
     PredictorHandle p;
     CApi(MXPredCreate("{\"nodes\": [", nullptr, 0, 1, 0, 1, keys, indptr, shape, &p));
   }, "Error", "MXPredCreate: symbol JSON ends at byte 11 before its top-level object closes");
-  add("C API: MXPredCreate with an input name the symbol lacks", [det3] {
+  add("C API: MXPredCreate with an input name the symbol lacks", [lenet] {
     static const char* image[] = {"image"};
-    std::string json = ReadFileToString(det3 + "-symbol.json");
+    std::string json = ReadFileToString(lenet + "-symbol.json");
     PredictorHandle p;
     CApi(MXPredCreate(json.c_str(), nullptr, 0, 1, 0, 1, image, indptr, shape, &p));
   }, "Error", "MXPredCreate: 'image' is given an input shape but is not an input of the graph; inputs: data");
@@ -853,9 +873,9 @@ std::vector<ErrorCase> Cases() {
     MXPredFree(p);
     CApi(MXPredForward(p));
   }, "Error", "MXPredForward: argument 'handle' is not a live PredictorHandle (already freed, or never created by this library)");
-  add("C API: MXPredCreate given a .symbind model and a symbol JSON", [det3] {
+  add("C API: MXPredCreate given a .symbind model and a symbol JSON", [lenet] {
     Model model;
-    model.symbol = LoadSymbolFile(det3 + "-symbol.json");
+    model.symbol = LoadSymbolFile(lenet + "-symbol.json");
     const std::string image = SaveModelToString(model);
     PredictorHandle p;
     CApi(MXPredCreate("{}", image.data(), static_cast<int>(image.size()), 1, 0, 1, keys, indptr, shape, &p));

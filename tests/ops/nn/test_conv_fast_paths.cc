@@ -1111,7 +1111,7 @@ TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][
 }
 
 TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identical over threads",
-          "[conv][conv_fast][real]") {
+          "[conv][conv_fast][real][shared]") {
   struct Model {
     const char* name;
     test::SharedModel model;
@@ -1154,7 +1154,7 @@ TEST_CASE("Whole models: fast paths within 1e-4 of the im2col path, bit-identica
 }
 
 TEST_CASE("Whole-model training: gradients on the fast paths within 1e-4 of the reference paths, bit-identical over threads",
-          "[conv][conv_fast][grad][real]") {
+          "[conv][conv_fast][grad][real][shared]") {
   // ResNet-18 at 112x112, batch 2, in training mode: every gradient path of its layers (the
   // blocked weight gradient at 56x56 to 14x14 and the stem, the packed one at 7x7, Winograd and
   // packed data gradients, BatchNorm, relu and pooling backward), with a gradient for the data
@@ -1213,7 +1213,7 @@ TEST_CASE("Whole-model training: gradients on the fast paths within 1e-4 of the 
 }
 
 TEST_CASE("Predictor models at 224x224: deep layers on tall tiles within 1e-4 of im2col, bit-identical over threads",
-          "[conv][conv_fast][real]") {
+          "[conv][conv_fast][real][shared]") {
   // Deep 1x1 and 3x3 layers at 14x14 and 7x7 (MobileNet v2's projections, ResNet-18's last
   // two stages) take the packed path with tall tiles, here with the Predictor's folded,
   // read-only weights.

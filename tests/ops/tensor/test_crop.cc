@@ -65,7 +65,7 @@ TEST_CASE("Crop as configured in fcn32s", "[ops][Crop][shape]") {
   CHECK_THAT(err, Catch::Contains("offset (19,19) does not fit"));
 }
 
-TEST_CASE("Crop node of the real fcn32s graph", "[ops][Crop][shape]") {
+TEST_CASE("Crop node of the real fcn32s graph", "[ops][Crop][shape][shared]") {
   Symbol net = LoadSymbolFile(symbind_test::SharedDir() + "/models/symbols/fcn32s-symbol.json");
   Symbol internals = net.GetInternals();
   Symbol bigscore = internals["bigscore_output"], upscore = internals["upscore_output"];
