@@ -321,7 +321,7 @@ std::vector<Hostile> HostileFiles() {
   h.push_back({"truncated to 64 bytes", valid.substr(0, 64), "FlatBuffers verification failed"});
   h.push_back({"truncated to half", valid.substr(0, valid.size() / 2), "FlatBuffers verification failed"});
   h.push_back({"last byte of the last array cut", valid.substr(0, ContentEnd(valid) - 1), "FlatBuffers verification failed"});
-  h.push_back({"a JSON file", "{\"nodes\": [], \"heads\": []}", "not a .symbind file: identifier"});
+  h.push_back({"a JSON file", "{\"nodes\": [], \"heads\": []}", "this is MXNet symbol JSON, not a .symbind model"});
   corrupt("wrong identifier", [](std::string* s) { (*s)[4] = 'X'; }, "identifier 'XBMD' at byte 4, expected 'SBMD'");
   corrupt("root offset past the end", [](std::string* s) { PutU32(s, 0, 0x7ffffff0u); }, "root table offset 2147483632 lies outside");
   corrupt("root offset not aligned", [](std::string* s) { PutU32(s, 0, 13); }, "root table offset 13 lies outside");
