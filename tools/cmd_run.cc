@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include <symbind/core/graph.h>
-#include <symbind/core/input_roles.h>
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/image.h>
@@ -82,17 +81,6 @@ std::vector<std::string> OutputFiles(const std::vector<std::string>& out_names, 
     files.push_back(dir + "/" + f);
   }
   return files;
-}
-
-// What a message lists as the model's inputs: its data and label arguments (not its weights,
-// which the .params file gives; hundreds in a deep net).
-std::string InputsText(const Symbol& sym, const std::map<std::string, NDArray>& params) {
-  std::set<std::string> known;
-  for (auto& kv : params) known.insert(kv.first);
-  const InputRoles roles = ClassifyArguments(Graph(sym), known);
-  std::string text = "its inputs are: " + (roles.data.empty() ? std::string("(none)") : JoinNames(roles.data));
-  if (!roles.labels.empty()) text += "; labels: " + JoinNames(roles.labels);
-  return text;
 }
 
 // Each --input/--image/--shape name must be an argument of the model. --input and --image give
@@ -206,7 +194,7 @@ void Run(const RunArgs& a) {
   Model model = LoadModelFiles(a.symbol_file, a.params_file);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   const Symbol& sym = model.symbol;
-  const std::string inputs_text = InputsText(sym, model.args);
+  const std::string inputs_text = ModelInputsText(sym, model.args);
   CheckInputNames(a, sym.ListArguments(), inputs_text);
 
   std::map<std::string, TShape> shapes;

@@ -27,6 +27,10 @@ void AddConvertCommand(CLI::App& app);
 // without a shape is an error naming the model's inputs.
 using SymbolCommandFn = std::function<void(
     const symbind::Symbol&, const std::map<std::string, symbind::TShape>&, std::ostream&)>;
+// "its inputs are: data; labels: softmax_label": what error messages list about a model's
+// inputs (its data and label arguments; not the weights `params` gives, hundreds in a deep net).
+std::string ModelInputsText(const symbind::Symbol& symbol, const std::map<std::string, symbind::NDArray>& params);
+
 CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
                            const std::string& description, SymbolCommandFn run,
                            bool needs_input_shapes = false);

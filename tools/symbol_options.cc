@@ -13,6 +13,15 @@
 
 namespace symbind_tool {
 
+std::string ModelInputsText(const symbind::Symbol& symbol, const std::map<std::string, symbind::NDArray>& params) {
+  std::set<std::string> known;
+  for (auto& kv : params) known.insert(kv.first);
+  const symbind::InputRoles roles = symbind::ClassifyArguments(symbind::Graph(symbol), known);
+  std::string text = "its inputs are: " + (roles.data.empty() ? std::string("(none)") : symbind::JoinNames(roles.data));
+  if (!roles.labels.empty()) text += "; labels: " + symbind::JoinNames(roles.labels);
+  return text;
+}
+
 CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
                            const std::string& description, SymbolCommandFn run,
                            bool needs_input_shapes) {
@@ -35,20 +44,16 @@ CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
         throw symbind::ParamError("--shape " + kv.first + " given twice");
     }
     shapes.insert(model.input_shapes.begin(), model.input_shapes.end());  // --shape wins
-    // Named against the model's inputs (data and labels), not all its arguments: a deep net
-    // has hundreds of weights, which the shapes follow from.
-    std::set<std::string> known;
-    for (auto& kv : model.args) known.insert(kv.first);
-    const symbind::InputRoles roles = symbind::ClassifyArguments(symbind::Graph(model.symbol), known);
-    std::string inputs_text = "its inputs are: " + symbind::JoinNames(roles.data);
-    if (!roles.labels.empty()) inputs_text += "; labels: " + symbind::JoinNames(roles.labels);
+    const std::string inputs_text = ModelInputsText(model.symbol, model.args);
     const std::vector<std::string> arg_names = model.symbol.ListArguments();
     for (auto& kv : shapes)
       if (std::find(arg_names.begin(), arg_names.end(), kv.first) == arg_names.end())
         throw symbind::ParamError("--shape " + kv.first + ": the model has no argument '" + kv.first + "'; " +
                                   inputs_text);
     std::vector<std::string> without_shape;
-    for (auto& name : roles.data)
+    std::set<std::string> known;
+    for (auto& kv : model.args) known.insert(kv.first);
+    for (auto& name : symbind::ClassifyArguments(symbind::Graph(model.symbol), known).data)
       if (!shapes.count(name)) without_shape.push_back(name);
     if (needs_input_shapes && !without_shape.empty())
       throw symbind::ParamError("give --shape NAME=D0,D1,... for " + symbind::JoinNames(without_shape) + " (" +
