@@ -10,6 +10,7 @@
 #include <symbind/executor/invoke.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
+#include <symbind/io/image.h>
 #include <symbind/io/mnist.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/ndarray_file.h>

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   mtcnn::Options opt;
   app.add_option("MODEL_DIR", model_dir, "Directory with det1..det3 (-symbol.json, -0001.params)")
       ->required();
-  app.add_option("IMAGE", image_path, "Image file (JPEG, PNG, BMP, ...)")->required();
+  app.add_option("IMAGE", image_path, "Image file: JPEG or PNG (the formats symbind decodes)")->required();
   app.add_option("--min-size", opt.min_size, "Smallest face to find, in pixels")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 1e6));

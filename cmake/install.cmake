@@ -8,6 +8,7 @@ install(TARGETS symbind EXPORT symbindTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/symbind.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/symbind)
+install(FILES ${CMAKE_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/symbind)
 # Public headers only: ops/ (kernels and op helpers) and the executor's, io's and train's
 # internals stay in the source tree. Custom operators register through core/op.h.
 # tests/consumer_test.sh compiles every installed header on its own, so a public header that
@@ -21,7 +22,7 @@ foreach(m ${SYMBIND_MODULES})
           PATTERN "bind_memory.h" EXCLUDE PATTERN "memory_plan.h" EXCLUDE
           PATTERN "task_graph.h" EXCLUDE PATTERN "mapped_file.h" EXCLUDE
           PATTERN "collective.h" EXCLUDE PATTERN "seed.h" EXCLUDE PATTERN "in_use_guard.h" EXCLUDE
-          PATTERN "backward_plan.h" EXCLUDE)
+          PATTERN "backward_plan.h" EXCLUDE PATTERN "file_kind.h" EXCLUDE)
 endforeach()
 
 install(EXPORT symbindTargets NAMESPACE symbind:: FILE symbindTargets.cmake

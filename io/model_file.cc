@@ -12,6 +12,7 @@
 #include <symbind/core/graph.h>
 
 #include "checkpoint.h"
+#include "file_kind.h"
 #include "mapped_file.h"
 #include "model_generated.h"
 #include "ndarray_file.h"
@@ -269,6 +270,8 @@ Model LoadModel(const std::string& path) {
   auto file = std::make_shared<MappedFile>(path);
   const auto* data = static_cast<const uint8_t*>(file->data());
   const size_t size = file->size();
+  const std::string wrong_kind = WrongFileKindMessage(path, DetectFileKind(data, size), FileKind::kSymbindModel);
+  if (!wrong_kind.empty()) throw IOError(wrong_kind);
   return ReadModel(data, size, std::move(file), path);
 }
 
@@ -297,6 +300,10 @@ Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string&
                            "got also ", params_path));
     return LoadModel(model_or_symbol_path);
   }
+  if (!params_path.empty() && DetectFileKindOfPath(model_or_symbol_path) == FileKind::kParams &&
+      DetectFileKindOfPath(params_path) == FileKind::kSymbolJson)
+    throw IOError(StrCat("the arguments are swapped: ", model_or_symbol_path, " is a .params file and ", params_path,
+                         " is symbol JSON; give the symbol JSON first, then the .params file"));
   Model model;
   model.symbol = LoadSymbolFile(model_or_symbol_path);
   if (!params_path.empty()) LoadArgAuxParams(params_path, &model.args, &model.aux);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 
+#include "file_kind.h"
 #include "mapped_file.h"
 
 namespace symbind {
@@ -417,6 +418,8 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOp
 
 NDArrayFile LoadNDArrayFile(const std::string& path, const NDArrayLoadOptions& options) {
   MappedFile m(path);
+  const std::string wrong_kind = WrongFileKindMessage(path, DetectFileKind(m.data(), m.size()), FileKind::kParams);
+  if (!wrong_kind.empty()) throw IOError(wrong_kind);
   try {
     // Mapped pages already copied are dropped as loading proceeds, so peak memory is about
     // one copy of the weights, not two.

@@ -7,6 +7,7 @@
 
 #include <symbind/core/graph.h>
 
+#include "file_kind.h"
 #include "ndarray_file.h"
 
 namespace symbind {
@@ -277,6 +278,9 @@ Symbol LoadSymbolFile(const std::string& path) {
     throw IOError(StrCat(path, ": symbol JSON of ", size, " bytes is larger than the ",
                          kMaxSymbolFileBytes, " bytes supported"));
   const std::string text = ReadFileToString(path);
+  const std::string wrong_kind =
+      WrongFileKindMessage(path, DetectFileKind(text.data(), text.size()), FileKind::kSymbolJson);
+  if (!wrong_kind.empty()) throw IOError(wrong_kind);
   try {
     return LoadSymbolJSON(text);
   } catch (const IOError& e) {

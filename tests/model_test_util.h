@@ -14,6 +14,7 @@
 #include <symbind/io/symbol_json.h>
 
 #include "op_test_util.h"
+#include "shared_dir.h"
 
 namespace symbind::test {
 
@@ -28,7 +29,7 @@ struct SharedModel {
 // MTCNN net `name` ("det1", "det2", "det3") with its real parameters.
 inline SharedModel LoadMtcnnModel(const std::string& name) {
   SharedModel m;
-  LoadCheckpoint(std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/" + name, 1, &m.symbol, &m.params,
+  LoadCheckpoint(symbind_test::SharedDir() + "/models/mtcnn/" + name, 1, &m.symbol, &m.params,
                  &m.aux);
   return m;
 }
@@ -67,7 +68,7 @@ inline SharedModel GaussianModel(const Symbol& symbol, const TShape& data_shape)
 // ResNet-18's graph up to the logits (fc1, before the softmax, so outputs are raw and every
 // bit counts) with GaussianModel's parameters.
 inline SharedModel ResNet18Logits(const TShape& data_shape) {
-  Symbol full = LoadSymbolFile(std::string(SYMBIND_SHARED_DIR) + "/models/symbols/resnet-18-symbol.json");
+  Symbol full = LoadSymbolFile(symbind_test::SharedDir() + "/models/symbols/resnet-18-symbol.json");
   return GaussianModel(full.GetInternals()["fc1_output"], data_shape);
 }
 

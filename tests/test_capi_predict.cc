@@ -15,6 +15,7 @@
 #include <symbind/io/ndarray_file.h>
 
 #include "model_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 using namespace symbind::test;
@@ -27,7 +28,7 @@ const char* kInputKeys[] = {"data"};
 constexpr uint32_t kInputSize = 3 * 48 * 48;
 
 std::string Det3(const std::string& file) {
-  return ReadFileToString(std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/" + file);
+  return ReadFileToString(symbind_test::SharedDir() + "/models/mtcnn/" + file);
 }
 
 std::vector<float> Input(int seed) {
@@ -76,7 +77,7 @@ void RecordWeight(const char* name, NDArrayHandle array, void* user) {
 
 }  // namespace
 
-TEST_CASE("MXPredCreate takes a .symbind model in the params buffer, with bit-identical results", "[capi][predict]") {
+TEST_CASE("MXPredCreate takes a .symbind model in the params buffer, with bit-identical results", "[capi][predict][shared]") {
   const std::string json = Det3("det3-symbol.json"), params = Det3("det3-0001.params");
   PredictorHandle reference = Create(json.c_str(), params);
   const std::vector<float> input = Input(3), want = Run(reference, input);
@@ -111,7 +112,7 @@ TEST_CASE("MXPredCreate takes a .symbind model in the params buffer, with bit-id
   REQUIRE(MXPredFree(reference) == 0);
 }
 
-TEST_CASE("MXPredCreateMultiThread and MXPredReshape predictors share one copy of the weights", "[capi][predict]") {
+TEST_CASE("MXPredCreateMultiThread and MXPredReshape predictors share one copy of the weights", "[capi][predict][shared]") {
   const std::string json = Det3("det3-symbol.json"), params = Det3("det3-0001.params");
   PredictorHandle handles[3];
   REQUIRE(MXPredCreateMultiThread(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1,
@@ -132,7 +133,7 @@ TEST_CASE("MXPredCreateMultiThread and MXPredReshape predictors share one copy o
   for (PredictorHandle p : {handles[0], handles[1], handles[2], reshaped, separate}) REQUIRE(MXPredFree(p) == 0);
 }
 
-TEST_CASE("MXPredPartialForward runs one op per step and ends with MXPredForward's outputs", "[capi][predict]") {
+TEST_CASE("MXPredPartialForward runs one op per step and ends with MXPredForward's outputs", "[capi][predict][shared]") {
   const std::string json = Det3("det3-symbol.json"), params = Det3("det3-0001.params");
   PredictorHandle p = Create(json.c_str(), params);
   const std::vector<float> input = Input(5), want = Run(p, input);

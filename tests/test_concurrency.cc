@@ -132,7 +132,7 @@ void CheckSharedParametersInThreads(const SharedModel& m, const TShape& data_sha
 }  // namespace
 
 TEST_CASE("8 threads x 200 ResNet-18 forwards over shared parameters match one thread bit for bit",
-          "[concurrency][real]") {
+          "[concurrency][real][shared]") {
   // 64x64 instead of 224x224 keeps the 1600 passes short (global pooling accepts any size;
   // the last feature map is 2x2) and every layer still runs. ThreadSanitizer slows the
   // kernels some 30x, so its build uses 32x32 (last map 1x1) for the same 1600 passes: the
@@ -146,13 +146,13 @@ TEST_CASE("8 threads x 200 ResNet-18 forwards over shared parameters match one t
 }
 
 TEST_CASE("8 threads x 200 MTCNN R-Net and O-Net forwards over shared real parameters match one thread",
-          "[concurrency][real][mtcnn]") {
+          "[concurrency][real][mtcnn][shared]") {
   SECTION("det2 (R-Net, 24x24)") { CheckSharedParametersInThreads(LoadMtcnnModel("det2"), TShape({2, 3, 24, 24})); }
   SECTION("det3 (O-Net, 48x48)") { CheckSharedParametersInThreads(LoadMtcnnModel("det3"), TShape({2, 3, 48, 48})); }
 }
 
 TEST_CASE("Executors are created, reshaped and destroyed while others run forwards",
-          "[concurrency][reshape][real][mtcnn]") {
+          "[concurrency][reshape][real][mtcnn][shared]") {
   // P-Net is fully convolutional: an image pyramid binds it at many sizes, the natural use
   // of Reshape. Forward threads run at one size while churn threads bind, reshape between
   // sizes and destroy executors over the same parameters; one thread also changes the

@@ -15,7 +15,7 @@ std::vector<NDArray> RunOn(Executor& exec, const NDArray& input) {
 }
 }  // namespace
 
-TEST_CASE("Reshape gives a fresh SimpleBind's outputs and shares the parameters", "[executor][reshape][real]") {
+TEST_CASE("Reshape gives a fresh SimpleBind's outputs and shares the parameters", "[executor][reshape][real][shared]") {
   const TShape bound({1, 3, 64, 64});
   const SharedModel m = ResNet18Logits(bound);
   auto exec = BindShared(m, NDArray(bound));
@@ -70,7 +70,7 @@ TEST_CASE("Reshape of a training executor shares gradients of unchanged argument
                      {fresh->grad_dict().at("fc_weight"), fresh->grad_dict().at("fc_bias")}));
 }
 
-TEST_CASE("Reshape refuses what MXNet refuses, with the flag that allows it", "[executor][reshape][real][mtcnn]") {
+TEST_CASE("Reshape refuses what MXNet refuses, with the flag that allows it", "[executor][reshape][real][mtcnn][shared]") {
   const SharedModel m = LoadMtcnnModel("det2");
   auto exec = BindShared(m, NDArray(TShape({4, 3, 24, 24})));
   // The label follows the batch but was not given.

@@ -104,7 +104,7 @@ SharedModel GeneratedModel(const std::string& path, const TShape& data_shape) {
 }
 }  // namespace
 
-TEST_CASE("FoldBatchNorm: real models without BatchNorm are run as they are", "[predict][rewrite][real]") {
+TEST_CASE("FoldBatchNorm: real models without BatchNorm are run as they are", "[predict][rewrite][real][shared]") {
   for (const char* name : {"det1", "det2", "det3"}) {
     SharedModel m = LoadMtcnnModel(name);
     const int side = std::string(name) == "det1" ? 48 : std::string(name) == "det2" ? 24 : 48;
@@ -123,7 +123,7 @@ TEST_CASE("FoldBatchNorm: real models without BatchNorm are run as they are", "[
   CHECK(CompareFolded(squeezenet, TShape({1, 3, 96, 96})).worst == 0);
 }
 
-TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2, MobileFaceNet and RetinaFace match the unfolded graph", "[predict][rewrite][real]") {
+TEST_CASE("FoldBatchNorm: ResNet-18/50, MobileNet v2, MobileFaceNet and RetinaFace match the unfolded graph", "[predict][rewrite][real][shared]") {
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   struct Case {
     std::string path;
@@ -372,7 +372,7 @@ TEST_CASE("FuseActivations: relu, clip and leaky after a BatchNorm left unfolded
   CHECK(CheckFusedBitIdentical(m, shape) == r.folded);
 }
 
-TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNet bit-identical to the unfused graph", "[predict][rewrite][real]") {
+TEST_CASE("FuseActivations: MobileNet v2, MobileFaceNet, ResNet-18 and SqueezeNet bit-identical to the unfused graph", "[predict][rewrite][real][shared]") {
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   struct Case {
     std::string path;
@@ -494,7 +494,7 @@ TEST_CASE("FuseResidualAdds: a BatchNorm whose sum the depth-first order reaches
 }
 
 TEST_CASE("FuseResidualAdds: ResNet-18 and ResNet-50 (pre-activation) and MobileFaceNet bit-identical to the unfused adds",
-          "[predict][rewrite][real]") {
+          "[predict][rewrite][real][shared]") {
   const std::string bench = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/";
   struct Case {
     std::string path;

@@ -7,11 +7,12 @@
 
 #include <symbind/core/graph.h>
 #include <symbind/io/symbol_json.h>
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kSymbols = std::string(SYMBIND_SHARED_DIR) + "/models/symbols/";
+const std::string kSymbols = symbind_test::SharedDir() + "/models/symbols/";
 
 std::vector<int64_t> Tuple(const KwArgs& d, const std::string& key, size_t n, int64_t fallback) {
   auto it = d.find(key);
@@ -71,7 +72,7 @@ int CheckLayers(const Symbol& sym, const TShape& data) {
 }
 }  // namespace
 
-TEST_CASE("model-zoo graphs: layer shapes follow the arithmetic at 224x224", "[graph][shape][real]") {
+TEST_CASE("model-zoo graphs: layer shapes follow the arithmetic at 224x224", "[graph][shape][real][shared]") {
   struct Case {
     std::string file;
     TShape out;
@@ -87,7 +88,7 @@ TEST_CASE("model-zoo graphs: layer shapes follow the arithmetic at 224x224", "[g
   }
 }
 
-TEST_CASE("fcn32s: layer shapes follow the arithmetic and Crop restores every input size", "[graph][shape][real]") {
+TEST_CASE("fcn32s: layer shapes follow the arithmetic and Crop restores every input size", "[graph][shape][real][shared]") {
   Symbol sym = LoadSymbolFile(kSymbols + "fcn32s-symbol.json");
   for (auto hw : std::vector<std::pair<int64_t, int64_t>>{{224, 224}, {500, 500}, {384, 512}, {321, 257}}) {
     INFO(hw.first << "x" << hw.second);

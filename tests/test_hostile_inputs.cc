@@ -373,9 +373,11 @@ TEST_CASE("hostile: run sanitises output file names and rejects unknown or repea
   const std::vector<Run> runs = {
       // A misspelt --input ran `data` as zeros; a second --shape was ignored.
       {"--input dta=" + npy + " --shape data=2,3", 1,
-       "--input dta: the model has no argument 'dta'; its arguments are: data"},
+       "--input dta: the model has no argument 'dta'; its inputs are: data"},
       {"--shape data=2,3 --shape data=4,5", 1, "'data' is already given by --shape"},
-      {"--input data=" + npy + " --shape data=2,3", 1, "'data' is already given by --input"},
+      // A --shape may restate an --input's shape; one that differs names both.
+      {"--input data=" + npy + " --shape data=2,3", 0, "ok_output (2,3)"},
+      {"--input data=" + npy + " --shape data=4,5", 1, "--shape data=(4,5) disagrees with --input data=" + npy + " of shape (2,3)"},
       // --threads beyond the maximum: clamped with a warning.
       {"--shape data=2,3 --threads 100000000", 0, "warning: --threads 100000000 is more than the maximum"},
       {"--shape data=2,3 --threads lots", 1, "--threads must be a non-negative integer thread count"},

@@ -7,12 +7,15 @@
 #include <random>
 
 #include "test_io_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 using symbind_test::TempPath;
 
 namespace {
-const std::string kMtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+const std::string kMtcnn = symbind_test::SharedDir() + "/models/mtcnn/";
+// A JPEG every clone has (tests/goldens/images/README.md).
+const std::string kGradientJpeg = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/images/gradient-96x64.jpg";
 
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -65,7 +68,7 @@ int CountColour(const Image& im, uint8_t r, uint8_t g, uint8_t b) {
 }
 }  // namespace
 
-TEST_CASE("LoadImage decodes the shared test photographs", "[io][image]") {
+TEST_CASE("LoadImage decodes the shared test photographs", "[io][image][shared]") {
   Image a = LoadImage(kMtcnn + "test.jpg");
   CHECK(a.width == 1000);
   CHECK(a.height == 750);
@@ -145,7 +148,7 @@ TEST_CASE("ResizeBilinear follows OpenCV INTER_LINEAR geometry", "[io][image]") 
       }
   }
   SECTION("same size is the identity; 8-bit rounds and keeps constants") {
-    Image im = LoadImage(kMtcnn + "test2.jpg");
+    Image im = LoadImage(kGradientJpeg);
     Image same = ResizeBilinear(im, im.width, im.height);
     CHECK(same.pixels == im.pixels);
     Image flat(9, 7, 3);
@@ -194,7 +197,7 @@ TEST_CASE("SavePNG round-trips through LoadImage", "[io][image]") {
     CHECK(back.pixels == im.pixels);
     std::remove(path.c_str());
   }
-  Image photo = LoadImage(kMtcnn + "test2.jpg");
+  Image photo = LoadImage(kGradientJpeg);
   std::string path = TempPath("photo.png");
   SavePNG(path, photo);
   CHECK(LoadImage(path).pixels == photo.pixels);
@@ -294,7 +297,7 @@ TEST_CASE("ImageToTensor normalises into (1,3,H,W) in RGB or BGR order", "[io][i
 }
 
 TEST_CASE("LoadImage rejects hostile and truncated files with IOError", "[io][image]") {
-  const std::string jpg = ReadAll(kMtcnn + "test2.jpg");
+  const std::string jpg = ReadAll(kGradientJpeg);
   REQUIRE(jpg.size() > 1000);
   Image ok(16, 16, 3);
   for (size_t i = 0; i < ok.pixels.size(); ++i) ok.pixels[i] = static_cast<uint8_t>(i * 7);

@@ -12,7 +12,7 @@ TEST_CASE("io: checkpoint paths follow MXNet's naming", "[io]") {
   CHECK_THROWS_AS(CheckpointParamsPath("x", -1), Error);
 }
 
-TEST_CASE("io: MTCNN checkpoints load", "[io]") {
+TEST_CASE("io: MTCNN checkpoints load", "[io][shared]") {
   const std::string prefix = symbind_test::SharedDir() + "/models/mtcnn/det2";
   std::map<std::string, NDArray> args, aux;
   const bool have_ops = OpRegistry::Global().Find("Convolution") &&

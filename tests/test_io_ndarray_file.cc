@@ -72,7 +72,7 @@ NDArray Pattern(const TShape& s, DType t, int seed) {
 }  // namespace
 
 TEST_CASE("io: every MTCNN .params file loads with names, shapes, dtypes and values",
-          "[io]") {
+          "[io][shared]") {
   struct Spot {
     std::string name;
     TShape shape;

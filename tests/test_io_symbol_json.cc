@@ -177,7 +177,7 @@ TEST_CASE("io: 1.x JSON with user attributes round-trips", "[io]") {
   CHECK(LoadSymbolJSON(j.dump()).ListOutputs() == grp.ListOutputs());
 }
 
-TEST_CASE("io: real symbol files load with MXNet's argument and aux lists", "[io]") {
+TEST_CASE("io: real symbol files load with MXNet's argument and aux lists", "[io][shared]") {
   const std::string dir = symbind_test::SharedDir() + "/models/";
   const std::vector<std::string> files = {
       "mtcnn/det1-symbol.json",        "mtcnn/det2-symbol.json",

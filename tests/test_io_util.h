@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "shared_dir.h"
 
 namespace symbind_test {
 
@@ -51,8 +52,6 @@ class Bytes {
  private:
   std::string s_;
 };
-
-inline std::string SharedDir() { return SYMBIND_SHARED_DIR; }
 
 // This test process's own directory under $TMPDIR (or /tmp), removed with everything in it
 // when the process exits, so that no run leaves files behind.

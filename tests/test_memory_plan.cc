@@ -9,11 +9,12 @@
 #include <symbind/io/symbol_json.h>
 
 #include "op_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kShared = SYMBIND_SHARED_DIR;
+const std::string kShared = symbind_test::SharedDir();
 
 struct PlanRun {
   std::vector<std::vector<float>> outputs;
@@ -118,7 +119,7 @@ size_t CheckJoins(const Symbol& sym, const TShape& data_shape, std::map<std::str
 }
 }  // namespace
 
-TEST_CASE("memory plan: zoo graphs equal their unplanned runs bit for bit", "[executor][memory_plan]") {
+TEST_CASE("memory plan: zoo graphs equal their unplanned runs bit for bit", "[executor][memory_plan][shared]") {
   for (int threads : {1, 2}) {
     INFO(threads << " threads");
     SetNumThreads(threads);
@@ -134,7 +135,7 @@ TEST_CASE("memory plan: zoo graphs equal their unplanned runs bit for bit", "[ex
   SetNumThreads(0);
 }
 
-TEST_CASE("memory plan: MTCNN nets with real weights equal their unplanned runs", "[executor][memory_plan]") {
+TEST_CASE("memory plan: MTCNN nets with real weights equal their unplanned runs", "[executor][memory_plan][shared]") {
   const std::pair<const char*, TShape> nets[] = {{"det1", TShape({1, 3, 120, 160})},
                                                  {"det2", TShape({8, 3, 24, 24})},
                                                  {"det3", TShape({4, 3, 48, 48})}};
@@ -148,7 +149,7 @@ TEST_CASE("memory plan: MTCNN nets with real weights equal their unplanned runs"
   }
 }
 
-TEST_CASE("memory plan: ResNet-18 keeps a fraction of the unplanned bytes", "[executor][memory_plan]") {
+TEST_CASE("memory plan: ResNet-18 keeps a fraction of the unplanned bytes", "[executor][memory_plan][shared]") {
   Symbol sym = LoadSymbolFile(kShared + "/models/symbols/resnet-18-symbol.json");
   SimpleBindOptions options{{{"data", TShape({1, 3, 224, 224})}}, 0};
   PlanRun planned = RunInference(sym, {}, {}, BufferSharing::kOn, options);
@@ -159,7 +160,7 @@ TEST_CASE("memory plan: ResNet-18 keeps a fraction of the unplanned bytes", "[ex
   CHECK(planned.memory.unplanned_bytes > 4 * planned.memory.output_bytes);
 }
 
-TEST_CASE("memory plan: executors that compute gradients keep every buffer", "[executor][memory_plan]") {
+TEST_CASE("memory plan: executors that compute gradients keep every buffer", "[executor][memory_plan][shared]") {
   Symbol sym = LoadSymbolFile(kShared + "/models/symbols/squeezenet_v1.1-symbol.json");
   auto exec = SimpleBind(sym, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions{{{"data", TShape({1, 3, 64, 64})}}, 0});
   CHECK_FALSE(exec->memory().planned);

@@ -135,7 +135,7 @@ Model SimpleBindInitialised(const std::string& file, const TShape& data_shape) {
 
 }  // namespace
 
-TEST_CASE("symbind file: MTCNN nets round-trip bit for bit, outputs identical", "[model_file]") {
+TEST_CASE("symbind file: MTCNN nets round-trip bit for bit, outputs identical", "[model_file][shared]") {
   const std::pair<const char*, int64_t> nets[] = {{"det1", 12}, {"det2", 24}, {"det3", 48}};
   for (auto& [name, side] : nets) {
     INFO(name);
@@ -147,22 +147,22 @@ TEST_CASE("symbind file: MTCNN nets round-trip bit for bit, outputs identical", 
 }
 
 // The symbols-only graphs of ../shared/models/symbols, one test each.
-TEST_CASE("symbind file: resnet-18 with SimpleBind parameters round-trips", "[model_file]") {
+TEST_CASE("symbind file: resnet-18 with SimpleBind parameters round-trips", "[model_file][shared]") {
   CheckRoundTrip("resnet-18", SimpleBindInitialised("resnet-18-symbol.json", TShape({1, 3, 64, 64})), TShape({1, 3, 64, 64}));
 }
-TEST_CASE("symbind file: squeezenet_v1.1 with SimpleBind parameters round-trips", "[model_file]") {
+TEST_CASE("symbind file: squeezenet_v1.1 with SimpleBind parameters round-trips", "[model_file][shared]") {
   CheckRoundTrip("squeezenet", SimpleBindInitialised("squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64})), TShape({1, 3, 64, 64}));
 }
-TEST_CASE("symbind file: caffenet with SimpleBind parameters round-trips", "[model_file]") {
+TEST_CASE("symbind file: caffenet with SimpleBind parameters round-trips", "[model_file][shared]") {
   // fc6 fixes the input size at 224.
   CheckRoundTrip("caffenet", SimpleBindInitialised("caffenet-symbol.json", TShape({1, 3, 224, 224})), TShape({1, 3, 224, 224}));
 }
-TEST_CASE("symbind file: fcn32s with SimpleBind parameters round-trips", "[model_file]") {
+TEST_CASE("symbind file: fcn32s with SimpleBind parameters round-trips", "[model_file][shared]") {
   // 134M parameters (537 MB); the first convolution pads by 100, so 64x64 passes every layer.
   CheckRoundTrip("fcn32s", SimpleBindInitialised("fcn32s-symbol.json", TShape({1, 3, 64, 64})), TShape({1, 3, 64, 64}));
 }
 
-TEST_CASE("symbind file: a .symbind file is within 1% of the JSON + .params pair", "[model_file]") {
+TEST_CASE("symbind file: a .symbind file is within 1% of the JSON + .params pair", "[model_file][shared]") {
   const std::string prefix = SharedDir() + "/models/mtcnn/det3";
   Model m = LoadModelFiles(CheckpointSymbolPath(prefix), CheckpointParamsPath(prefix, 1));
   const double pair = static_cast<double>(SaveSymbolJSON(m.symbol).size() +
@@ -172,7 +172,7 @@ TEST_CASE("symbind file: a .symbind file is within 1% of the JSON + .params pair
   CHECK(one >= pair * 0.99);
 }
 
-TEST_CASE("symbind file: parameters are views into the read-only mapping, bound without copying", "[model_file]") {
+TEST_CASE("symbind file: parameters are views into the read-only mapping, bound without copying", "[model_file][shared]") {
   const std::string prefix = SharedDir() + "/models/mtcnn/det1";
   const std::string path = TempPath("zero-copy.symbind");
   SaveModel(path, LoadModelFiles(CheckpointSymbolPath(prefix), CheckpointParamsPath(prefix, 1)));
@@ -272,7 +272,7 @@ TEST_CASE("symbind file: nothing writes into mapped weights", "[model_file]") {
   std::remove(path.c_str());
 }
 
-TEST_CASE("symbind file: LoadModelFiles reads either form and refuses a .symbind with a .params", "[model_file]") {
+TEST_CASE("symbind file: LoadModelFiles reads either form and refuses a .symbind with a .params", "[model_file][shared]") {
   const std::string prefix = SharedDir() + "/models/mtcnn/det2";
   Model pair = LoadModelFiles(CheckpointSymbolPath(prefix), CheckpointParamsPath(prefix, 1));
   const std::string path = TempPath("either.symbind");
@@ -321,7 +321,7 @@ std::vector<Hostile> HostileFiles() {
   h.push_back({"truncated to 64 bytes", valid.substr(0, 64), "FlatBuffers verification failed"});
   h.push_back({"truncated to half", valid.substr(0, valid.size() / 2), "FlatBuffers verification failed"});
   h.push_back({"last byte of the last array cut", valid.substr(0, ContentEnd(valid) - 1), "FlatBuffers verification failed"});
-  h.push_back({"a JSON file", "{\"nodes\": [], \"heads\": []}", "not a .symbind file: identifier"});
+  h.push_back({"a JSON file", "{\"nodes\": [], \"heads\": []}", "this is MXNet symbol JSON, not a .symbind model"});
   corrupt("wrong identifier", [](std::string* s) { (*s)[4] = 'X'; }, "identifier 'XBMD' at byte 4, expected 'SBMD'");
   corrupt("root offset past the end", [](std::string* s) { PutU32(s, 0, 0x7ffffff0u); }, "root table offset 2147483632 lies outside");
   corrupt("root offset not aligned", [](std::string* s) { PutU32(s, 0, 13); }, "root table offset 13 lies outside");
@@ -419,21 +419,3 @@ TEST_CASE("symbind file: every truncation and every overwritten word is refused 
   CHECK(refused > 0);
 }
 
-TEST_CASE("symbind file: the README's three lines work as written", "[model_file][docs]") {
-  Symbol sym;
-  std::map<std::string, NDArray> args, aux;
-  LoadCheckpoint(SharedDir() + "/models/mtcnn/det1", 1, &sym, &args, &aux);
-  std::map<std::string, OpReq> no_grads;
-  for (auto& n : sym.ListArguments()) no_grads[n] = OpReq::kNull;
-  const std::string path = TempPath("readme.symbind");
-  {
-    const auto cwd_path = path;  // README: "model.symbind"
-    SaveModel(cwd_path, Model{sym, args, aux, {}});
-    Model m = LoadModel(cwd_path);
-    m.args["data"] = GaussianInput(TShape({1, 3, 12, 12}));
-    auto exec = SimpleBind(m.symbol, Context::CPU(), m.args /* + inputs */, {}, no_grads, m.aux);
-    exec->Forward(false);
-    CHECK(exec->arg_dict().at("conv1_weight").raw_data() == m.args.at("conv1_weight").raw_data());
-  }
-  std::remove(path.c_str());
-}

@@ -10,11 +10,12 @@
 
 #include "mtcnn.h"
 #include "op_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kModels = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn";
+const std::string kModels = symbind_test::SharedDir() + "/models/mtcnn";
 const std::string kGoldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn_detect/";
 
 mtcnn::Detector& SharedDetector() {
@@ -65,7 +66,7 @@ Agreement CompareWithGolden(const std::vector<mtcnn::Face>& faces, const nlohman
 }
 }  // namespace
 
-TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[apps][mtcnn]") {
+TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[apps][mtcnn][shared]") {
   mtcnn::Detector& detector = SharedDetector();
   CHECK_FALSE(detector.has_landmark_net());  // no det4 among the shared models
   for (const char* name : {"test", "test2"}) {
@@ -107,7 +108,7 @@ TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[apps][
   }
 }
 
-TEST_CASE("MTCNN on images without faces, tiny images and bad input", "[apps][mtcnn]") {
+TEST_CASE("MTCNN on images without faces, tiny images and bad input", "[apps][mtcnn][shared]") {
   mtcnn::Detector& detector = SharedDetector();
   Image grey(200, 150, 3);
   std::fill(grey.pixels.begin(), grey.pixels.end(), 128);
@@ -152,7 +153,7 @@ TEST_CASE("MTCNN NMS and pyramid scales", "[apps][mtcnn]") {
   CHECK(mtcnn::PyramidScales(20, 20, 0.709).size() == 1);
 }
 
-TEST_CASE("MTCNN uses a det4 landmark net when the model directory holds one", "[apps][mtcnn]") {
+TEST_CASE("MTCNN uses a det4 landmark net when the model directory holds one", "[apps][mtcnn][shared]") {
   // A stand-in det4 with the real interface: data (N,15,24,24) -> five (N,2) outputs. Zero
   // weights and biases (0.5, 0.5) put each point at the centre of its patch; the last output's
   // 0.9 is a move of more than 0.35 and must be ignored (also replaced by the centre).

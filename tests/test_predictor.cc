@@ -52,7 +52,7 @@ TEST_CASE("ClassifyArguments: labels of loss heads, parameters by graph position
   CHECK_THROWS_WITH(by_name.RoleOf("nope"), Catch::Contains("'nope' is not an argument") && Catch::Contains("extra_input"));
 }
 
-TEST_CASE("Predictor: MTCNN outputs bit-identical to a SimpleBind executor, weights shared, no gradients", "[predict][real]") {
+TEST_CASE("Predictor: MTCNN outputs bit-identical to a SimpleBind executor, weights shared, no gradients", "[predict][real][shared]") {
   for (const char* name : {"det1", "det2", "det3"}) {
     SharedModel m = LoadMtcnnModel(name);
     const int side = std::string(name) == "det1" ? 12 : std::string(name) == "det2" ? 24 : 48;
@@ -81,7 +81,7 @@ TEST_CASE("Predictor: MTCNN outputs bit-identical to a SimpleBind executor, weig
   }
 }
 
-TEST_CASE("Predictor: Reshape shares parameters, outputs by name, internal outputs", "[predict][real]") {
+TEST_CASE("Predictor: Reshape shares parameters, outputs by name, internal outputs", "[predict][real][shared]") {
   SharedModel m = LoadMtcnnModel("det1");
   Predictor p(m.symbol, m.params, m.aux, {{"data", TShape({1, 3, 12, 12})}});
   Predictor wide = p.Reshape({{"data", TShape({1, 3, 20, 30})}});
@@ -103,7 +103,7 @@ TEST_CASE("Predictor: Reshape shares parameters, outputs by name, internal outpu
   CHECK(partial.Output("conv2_output").shape() == TShape({1, 16, 7, 12}));
 }
 
-TEST_CASE("Predictor: errors name what is missing or unknown", "[predict][errors]") {
+TEST_CASE("Predictor: errors name what is missing or unknown", "[predict][errors][shared]") {
   SharedModel m = LoadMtcnnModel("det2");
   const std::map<std::string, TShape> shapes{{"data", TShape({1, 3, 24, 24})}};
   auto partial = m.params;
@@ -130,7 +130,7 @@ TEST_CASE("Predictor: errors name what is missing or unknown", "[predict][errors
                     Catch::Contains("no output named 'conv99_output'") && Catch::Contains("conv1_output"));
 }
 
-TEST_CASE("LoadPredictor reads a checkpoint and converts non-float32 parameters once", "[predict][real]") {
+TEST_CASE("LoadPredictor reads a checkpoint and converts non-float32 parameters once", "[predict][real][shared]") {
   SharedModel m = LoadMtcnnModel("det1");
   std::map<std::string, NDArray> doubles;
   for (auto& kv : m.params) doubles[kv.first] = kv.second.AsType(DType::kFloat64);
@@ -171,7 +171,7 @@ TEST_CASE("SimpleBind grad policies: MXNet's name rule, none, all, grad_req_type
   CHECK(reqs_with(GradPolicy::kNone, {{"scale", OpReq::kAdd}})["scale"] == OpReq::kAdd);
 }
 
-TEST_CASE("Workspace: predictors for several input shapes share intermediate buffers", "[predict][memory]") {
+TEST_CASE("Workspace: predictors for several input shapes share intermediate buffers", "[predict][memory][shared]") {
   SharedModel m = LoadMtcnnModel("det1");
   PredictorOptions shared;
   shared.workspace = std::make_shared<Workspace>();
@@ -214,7 +214,7 @@ TEST_CASE("Workspace: predictors for several input shapes share intermediate buf
   CHECK(clash);
 }
 
-TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one call", "[predict][partial]") {
+TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one call", "[predict][partial][shared]") {
   SharedModel m = LoadMtcnnModel("det2");
   const TShape shape({2, 3, 24, 24});
   NDArray input(shape);
@@ -246,7 +246,7 @@ TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one
   CHECK(exec.PartialForward(false, 0) == steps - 1);
 }
 
-TEST_CASE("SelectOutputs takes an op node's name for its output, as MXNet's partial-output predictor", "[predict]") {
+TEST_CASE("SelectOutputs takes an op node's name for its output, as MXNet's partial-output predictor", "[predict][shared]") {
   SharedModel m = LoadMtcnnModel("det1");
   PredictorOptions by_node;
   by_node.outputs = {"conv2", "prob1_output"};
@@ -257,7 +257,7 @@ TEST_CASE("SelectOutputs takes an op node's name for its output, as MXNet's part
 // LoadPredictor holds the arrays it loads alone, so it binds read-only views of them
 // (ReadOnlyViews): the kernels' weight caches then skip their per-call check. The outputs are
 // those of a Predictor over writable copies, and writing into a bound parameter is refused.
-TEST_CASE("LoadPredictor binds its loaded parameters read-only: the same outputs, writes refused", "[predict][real]") {
+TEST_CASE("LoadPredictor binds its loaded parameters read-only: the same outputs, writes refused", "[predict][real][shared]") {
   SharedModel m = LoadMtcnnModel("det2");
   const std::string prefix = symbind_test::TempPath("predictor-det2-read-only");
   SaveCheckpoint(prefix, 1, m.symbol, m.params, m.aux);

@@ -10,11 +10,12 @@
 #include <symbind/io/symbol_json.h>
 
 #include "op_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 
 namespace {
-const std::string kShared = SYMBIND_SHARED_DIR;
+const std::string kShared = symbind_test::SharedDir();
 const std::string kGoldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";
 
 bool AllFinite(const NDArray& a) {
@@ -24,7 +25,7 @@ bool AllFinite(const NDArray& a) {
 }
 }  // namespace
 
-TEST_CASE("MTCNN nets match OpenCV DNN goldens within 1e-4", "[real][mtcnn]") {
+TEST_CASE("MTCNN nets match OpenCV DNN goldens within 1e-4", "[real][mtcnn][shared]") {
   std::ifstream f(kGoldens + "manifest.json");
   REQUIRE(f.good());
   nlohmann::json manifest = nlohmann::json::parse(f);
@@ -83,16 +84,16 @@ void RunZooGraph(const std::string& file, const TShape& data_shape, const TShape
 }
 }  // namespace
 
-TEST_CASE("resnet-18 runs forward and backward", "[real][zoo]") {
+TEST_CASE("resnet-18 runs forward and backward", "[real][zoo][shared]") {
   RunZooGraph("resnet-18-symbol.json", TShape({1, 3, 224, 224}), TShape({1, 1000}));
 }
-TEST_CASE("squeezenet_v1.1 runs forward and backward", "[real][zoo]") {
+TEST_CASE("squeezenet_v1.1 runs forward and backward", "[real][zoo][shared]") {
   RunZooGraph("squeezenet_v1.1-symbol.json", TShape({1, 3, 224, 224}), TShape({1, 1000}));
 }
-TEST_CASE("caffenet runs forward and backward", "[real][zoo]") {
+TEST_CASE("caffenet runs forward and backward", "[real][zoo][shared]") {
   RunZooGraph("caffenet-symbol.json", TShape({1, 3, 224, 224}), TShape({1, 1000}));
 }
-TEST_CASE("fcn32s runs forward and backward, Crop restores the input size", "[real][zoo]") {
+TEST_CASE("fcn32s runs forward and backward, Crop restores the input size", "[real][zoo][shared]") {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   // Sanitizer builds run this graph about 10x slower (500x500 took ~476 s under ASan). The
   // first convolution pads by 100, so a small input still passes every layer, including the

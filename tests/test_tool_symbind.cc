@@ -12,12 +12,14 @@
 #include <symbind/executor/executor.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/image.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
 
 #include "test_io_util.h"
 #include "tool_test_util.h"
+#include "shared_dir.h"
 
 using namespace symbind;
 
@@ -41,6 +43,9 @@ const char* kMlpJSON = R"({"nodes": [{"op": "null", "name": "data", "inputs": []
  {"op": "null", "name": "softmax_label", "inputs": []},
  {"op": "SoftmaxOutput", "name": "softmax", "inputs": [[7,0,0],[8,0,0]]}],
  "arg_nodes": [0,1,2,5,6,8], "heads": [[9,0,0]], "attrs": {"mxnet_version": ["int", 10600]}})";
+
+// The LeNet checkpoint bundled with the sources (every clone has it).
+const std::string kLenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
 
 bool MlpOpsRegistered() {
   for (auto op : {"FullyConnected", "Activation", "SoftmaxOutput"})
@@ -67,7 +72,9 @@ TEST_CASE("tool: params listing names, dtypes, shapes, none arrays and formats",
   PrintParamsListing(f, os);
   CHECK(os.str() ==
         "[0] float32 (2,3)\n[1] int64 ()\n[2] none\n3 arrays, 7 values, format v0,v2,v3\n");
+}
 
+TEST_CASE("tool: params listing of a real MXNet file", "[io][tool][shared]") {
   std::ostringstream real;
   PrintParamsListing(LoadNDArrayFile(symbind_test::SharedDir() + "/models/mtcnn/det1-0001.params"),
                      real);
@@ -120,16 +127,16 @@ TEST_CASE("tool: shapes, summary and dot of a small network", "[io][tool]") {
 
 TEST_CASE("tool: the symbind binary exits 0 or 1 with one error line", "[io][tool]") {
   if (!ToolBuilt()) return;
-  const std::string params = symbind_test::SharedDir() + "/models/mtcnn/det2-0001.params";
+  const std::string params = kLenet + "-0008.params";
   RunResult ok = RunTool("params " + params);
   CHECK(ok.status == 0);
-  CHECK(ok.output.find("16 arrays, ") != std::string::npos);
+  CHECK(ok.output.find("8 arrays, ") != std::string::npos);
 
   for (const std::string& bad :
        {std::string("params /nonexistent/file.params"), std::string(""),
         std::string("nosuchcommand"), std::string("params"),
         "shapes " + params, "summary " + params + " --shape data=1,x",
-        "params " + symbind_test::SharedDir() + "/models/mtcnn/det1-symbol.json"}) {
+        "params " + kLenet + "-symbol.json"}) {
     INFO(bad);
     RunResult r = RunTool(bad);
     CHECK(r.status == 1);
@@ -152,9 +159,9 @@ TEST_CASE("tool: the symbind binary exits 0 or 1 with one error line", "[io][too
   std::remove(path.c_str());
 }
 
-TEST_CASE("tool: run round-trips .npy files against the MTCNN goldens and reports latency", "[io][tool][run]") {
+TEST_CASE("tool: run round-trips .npy files against the MTCNN goldens and reports latency", "[io][tool][run][shared]") {
   if (!ToolBuilt()) return;
-  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string mtcnn = symbind_test::SharedDir() + "/models/mtcnn/";
   const std::string goldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";
   const std::string out = symbind_test::TempPath("run_out");
   std::filesystem::create_directories(out);
@@ -174,9 +181,9 @@ TEST_CASE("tool: run round-trips .npy files against the MTCNN goldens and report
   CHECK(LoadNpy(out + "/first.npy").shape() == TShape({4, 10}));  // the first head, conv6_3
 }
 
-TEST_CASE("tool: run names missing arguments, or fills them with --allow-missing", "[io][tool][run]") {
+TEST_CASE("tool: run names missing arguments, or fills them with --allow-missing", "[io][tool][run][shared]") {
   if (!ToolBuilt()) return;
-  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string mtcnn = symbind_test::SharedDir() + "/models/mtcnn/";
   // det2's parameters without two of its arrays.
   auto params = LoadNDArrayMap(mtcnn + "det2-0001.params");
   REQUIRE(params.erase("arg:conv4_weight") == 1);
@@ -197,9 +204,9 @@ TEST_CASE("tool: run names missing arguments, or fills them with --allow-missing
   CHECK(RunTool("run " + mtcnn + "det2-symbol.json " + mtcnn + "det2-0001.params --input data=/nonexistent.npy").status == 1);
 }
 
-TEST_CASE("tool: run --image decodes, resizes and normalises as the library does", "[io][tool][run]") {
+TEST_CASE("tool: run --image decodes, resizes and normalises as the library does", "[io][tool][run][shared]") {
   if (!ToolBuilt()) return;
-  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string mtcnn = symbind_test::SharedDir() + "/models/mtcnn/";
   const std::string out = symbind_test::TempPath("run_image.npy");
   RunResult r = RunTool("run " + mtcnn + "det1-symbol.json " + mtcnn + "det1-0001.params --image data=" + mtcnn +
                         "test2.jpg --size 48,64 --mean 127.5,127.5,127.5 --scale 0.0078125 --bgr --output " + out);
@@ -222,9 +229,9 @@ TEST_CASE("tool: run --image decodes, resizes and normalises as the library does
   for (int64_t i = 0; i < got.Size(); ++i) CHECK(got.GetFlat(i) == exec->outputs()[0].GetFlat(i));
 }
 
-TEST_CASE("tool: convert to .symbind and back, every subcommand takes the .symbind file", "[io][tool][run][model_file]") {
+TEST_CASE("tool: convert to .symbind and back, every subcommand takes the .symbind file", "[io][tool][run][model_file][shared]") {
   if (!ToolBuilt()) return;
-  const std::string mtcnn = std::string(SYMBIND_SHARED_DIR) + "/models/mtcnn/";
+  const std::string mtcnn = symbind_test::SharedDir() + "/models/mtcnn/";
   const std::string goldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn/";
   const std::string model = symbind_test::TempPath("det3.symbind");
   const std::string back = symbind_test::TempPath("det3-back");
@@ -270,4 +277,175 @@ TEST_CASE("tool: convert to .symbind and back, every subcommand takes the .symbi
   CHECK(both.status == 1);
   CHECK(both.output.find("is a .symbind model, which holds its parameters") != std::string::npos);
   for (auto p : {model, back + "-symbol.json", back + "-0000.params"}) std::remove(p.c_str());
+}
+
+namespace {
+
+// One LeNet input (1,1,28,28) of zeros as a .npy file.
+std::string LenetInputNpy() {
+  const std::string path = symbind_test::TempPath("lenet-input.npy");
+  SaveNpy(path, NDArray(TShape({1, 1, 28, 28})));
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("tool: run takes a --shape that agrees with --input and refuses one that does not", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  const std::string model = "run " + kLenet + "-symbol.json " + kLenet + "-0008.params --input data=" + LenetInputNpy();
+  RunResult agree = RunTool(model + " --shape data=1,1,28,28");
+  INFO(agree.output);
+  CHECK(agree.status == 0);
+  CHECK(agree.output.find("softmax_output (1,10)") != std::string::npos);
+  RunResult disagree = RunTool(model + " --shape data=2,1,28,28");
+  INFO(disagree.output);
+  CHECK(disagree.status == 1);
+  CHECK(disagree.output.find("--shape data=(2,1,28,28) disagrees with --input data=") != std::string::npos);
+  CHECK(disagree.output.find("of shape (1,1,28,28)") != std::string::npos);
+}
+
+TEST_CASE("tool: run --all-outputs creates its directory before the forward pass", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  const std::string dir = symbind_test::TempPath("all-outputs/nested");
+  REQUIRE_FALSE(std::filesystem::exists(dir));
+  const std::string model = "run " + kLenet + "-symbol.json " + kLenet + "-0008.params --input data=" + LenetInputNpy();
+  RunResult r = RunTool(model + " --all-outputs " + dir);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(LoadNpy(dir + "/softmax_output.npy").shape() == TShape({1, 10}));
+  // A file where the directory should be: refused, naming it.
+  const std::string file = symbind_test::TempPath("all-outputs-file");
+  { std::ofstream(file) << "x"; }
+  RunResult blocked = RunTool(model + " --all-outputs " + file);
+  CHECK(blocked.status == 1);
+  CHECK(blocked.output.find("--all-outputs: cannot create the directory " + file) != std::string::npos);
+}
+
+TEST_CASE("tool: errors name the model's inputs and labels, not its weights", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  const std::string pair = kLenet + "-symbol.json " + kLenet + "-0008.params";
+  for (const std::string& args : {"run " + pair + " --input image=" + LenetInputNpy(), "run " + pair + " --shape x=1,2",
+                                  "shapes " + kLenet + "-symbol.json --shape x=1,2"}) {
+    RunResult r = RunTool(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find("its inputs are: data; labels: softmax_label") != std::string::npos);
+    CHECK(r.output.find("conv1_weight") == std::string::npos);
+  }
+  RunResult no_shape = RunTool("shapes " + kLenet + "-symbol.json");
+  CHECK(no_shape.status == 1);
+  CHECK(no_shape.output.find("give --shape NAME=D0,D1,... for data (its inputs are: data; labels: softmax_label)") !=
+        std::string::npos);
+}
+
+TEST_CASE("tool: run on a .symbind file uses its stored input shapes", "[io][tool][run][model_file]") {
+  if (!ToolBuilt()) return;
+  const std::string model = symbind_test::TempPath("lenet-shapes.symbind");
+  REQUIRE(RunTool("convert " + kLenet + "-symbol.json " + kLenet + "-0008.params -o " + model +
+                  " --shape data=2,1,28,28").status == 0);
+  RunResult r = RunTool("run " + model);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("softmax_output (2,10)") != std::string::npos);
+  RunResult given = RunTool("run " + model + " --shape data=3,1,28,28");  // --shape wins
+  CHECK(given.status == 0);
+  CHECK(given.output.find("softmax_output (3,10)") != std::string::npos);
+}
+
+TEST_CASE("tool: a reader that closes the pipe early ends the tool quietly with status 0", "[io][tool]") {
+  if (!ToolBuilt()) return;
+  // A listing far larger than a pipe's buffer, so writes go on after `head` has exited.
+  std::map<std::string, NDArray> arrays;
+  for (int i = 0; i < 20000; ++i) arrays["arg:array_with_a_long_name_" + std::to_string(i)] = NDArray(TShape({1}));
+  const std::string params = symbind_test::TempPath("many.params");
+  SaveNDArrays(params, arrays);
+  const std::string status = symbind_test::TempPath("pipe-status"), errors = symbind_test::TempPath("pipe-errors");
+  RunResult r = symbind_test::RunShell("(" + ToolPath() + " params " + params + " 2>" + errors + "; echo $? >" +
+                                       status + ") | head -1");
+  CHECK(r.output == "arg:array_with_a_long_name_0 float32 (1)\n");
+  std::ifstream status_file(status), errors_file(errors);
+  std::string code, error_text;
+  std::getline(status_file, code);
+  std::getline(errors_file, error_text);
+  CHECK(code == "0");
+  CHECK(error_text.empty());
+}
+
+TEST_CASE("tool: loaders name the format of a file given in the wrong place", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  // The first bytes of an ONNX model: ir_version 7, producer_name "pytorch".
+  const std::string onnx = symbind_test::TempPath("model.onnx");
+  { std::ofstream(onnx, std::ios::binary) << std::string("\x08\x07\x12\x07pytorch\x1a\x03" "1.9", 16); }
+  const std::string json = kLenet + "-symbol.json", params = kLenet + "-0008.params";
+  const std::string model = symbind_test::TempPath("lenet-kinds.symbind");
+  REQUIRE(RunTool("convert " + json + " " + params + " -o " + model).status == 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + onnx + " " + params, "this is an ONNX model, not MXNet symbol JSON: symbind reads MXNet symbol JSON, "
+                                     ".params and .symbind models"},
+      {"shapes " + onnx, "this is an ONNX model"},
+      {"run " + params + " " + json, "the arguments are swapped: " + params + " is a .params file and " + json},
+      {"run " + json + " " + onnx, "this is an ONNX model, not an MXNet .params file"},
+      {"run " + json + " " + model, "this is a .symbind model, not an MXNet .params file"},
+      {"params " + json, "this is MXNet symbol JSON, not an MXNet .params file"},
+      {"params " + onnx, "this is an ONNX model, not an MXNet .params file"},
+  };
+  for (auto& [args, message] : cases) {
+    RunResult r = RunTool(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 1);
+    CHECK(r.output.find(message) != std::string::npos);
+  }
+  // The library's loaders directly.
+  CHECK_THROWS_WITH(LoadSymbolFile(model), Catch::Contains("this is a .symbind model, not MXNet symbol JSON") &&
+                                               Catch::Contains("give it alone, or load it with LoadModel"));
+  CHECK_THROWS_WITH(LoadSymbolFile(params), Catch::Contains("give the symbol JSON first, then the .params file"));
+  CHECK_THROWS_WITH(LoadModel(json), Catch::Contains("this is MXNet symbol JSON, not a .symbind model"));
+}
+
+TEST_CASE("tool: run --image stacks several images into one batch", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  // data (N,3,4,6) -> Flatten: the output is the input tensor, one row per image.
+  const std::string net = symbind_test::TempPath("image-batch-symbol.json");
+  {
+    std::ofstream(net) << R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+ {"op": "Flatten", "name": "flat", "inputs": [[0,0,0]]}],
+ "arg_nodes": [0], "heads": [[1,0,0]], "attrs": {"mxnet_version": ["int", 10600]}})";
+  }
+  std::vector<std::string> images;
+  for (int k = 0; k < 3; ++k) {
+    Image img;
+    img.width = 12;
+    img.height = 8;
+    img.channels = 3;
+    img.pixels.resize(12 * 8 * 3);
+    for (size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<uint8_t>((i * (k + 3)) % 256);
+    images.push_back(symbind_test::TempPath("batch" + std::to_string(k) + ".png"));
+    SavePNG(images.back(), img);
+  }
+  const std::string run = "run " + net + " --size 4,6 --mean 1,2,3 --scale 0.5";
+  const std::string batch_out = symbind_test::TempPath("image-batch.npy");
+  RunResult batch = RunTool(run + " --image data=" + images[0] + "," + images[1] + " --image data=" + images[2] +
+                            " --output " + batch_out);
+  INFO(batch.output);
+  REQUIRE(batch.status == 0);
+  const NDArray got = LoadNpy(batch_out);
+  REQUIRE(got.shape() == TShape({3, 72}));
+  // Each row is what the image gives alone, in the order given.
+  for (int k = 0; k < 3; ++k) {
+    const std::string one_out = symbind_test::TempPath("image-one.npy");
+    REQUIRE(RunTool(run + " --image data=" + images[k] + " --output " + one_out).status == 0);
+    const NDArray one = LoadNpy(one_out);
+    REQUIRE(one.shape() == TShape({1, 72}));
+    CHECK(std::memcmp(got.fdata() + 72 * k, one.fdata(), 72 * sizeof(float)) == 0);
+  }
+  CHECK(RunTool(run + " --image data=" + images[0] + ",").output.find("an empty file name") != std::string::npos);
+}
+
+TEST_CASE("tool: mtcnn-detect --help names the image formats it reads", "[io][tool]") {
+  const std::string app = symbind_test::BuiltProgramPath("apps/mtcnn-detect");
+  if (!symbind_test::ProgramBuilt(app)) return;
+  RunResult r = symbind_test::RunShell(app + " --help 2>&1");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("JPEG or PNG") != std::string::npos);
+  CHECK(r.output.find("BMP") == std::string::npos);
 }

@@ -11,32 +11,37 @@
 
 namespace symbind_test {
 
-// The built tool next to the test binary: <build>/tests/symbind_tests -> <build>/tools/symbind.
-inline std::string ToolPath() {
+// A program of this build, by its path under the build directory ("tools/symbind",
+// "apps/mtcnn-detect"), found from the test binary: <build>/tests/symbind_tests.
+inline std::string BuiltProgramPath(const std::string& relative) {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n <= 0) return "";
   std::string exe(buf, static_cast<size_t>(n));
   std::string dir = exe.substr(0, exe.rfind('/'));
-  return dir.substr(0, dir.rfind('/')) + "/tools/symbind";
+  return dir.substr(0, dir.rfind('/')) + "/" + relative;
 }
 
-// False (with a warning) when the tool was not built, e.g. SYMBIND_BUILD_APPS=OFF.
-inline bool ToolBuilt() {
-  std::ifstream is(ToolPath());
-  if (!is) WARN("tool not built at " << ToolPath() << "; skipping");
+// The built tool next to the test binary: <build>/tests/symbind_tests -> <build>/tools/symbind.
+inline std::string ToolPath() { return BuiltProgramPath("tools/symbind"); }
+
+// False (with a warning) when the program was not built, e.g. SYMBIND_BUILD_APPS=OFF.
+inline bool ProgramBuilt(const std::string& path) {
+  std::ifstream is(path);
+  if (!is) WARN("not built: " << path << "; skipping");
   return static_cast<bool>(is);
 }
+inline bool ToolBuilt() { return ProgramBuilt(ToolPath()); }
 
 struct RunResult {
   int status = -1;  // exit code; -1 when killed by a signal
   std::string output;  // standard output and error
 };
 
-// Runs the tool with `args`, after environment assignments `env` ("NAME=value ..." or "").
-inline RunResult RunTool(const std::string& args, const std::string& env = "") {
+// Runs a /bin/sh command line; output is its standard output (add 2>&1 for errors).
+inline RunResult RunShell(const std::string& command) {
   RunResult r;
-  FILE* p = ::popen((env + (env.empty() ? "" : " ") + ToolPath() + " " + args + " 2>&1").c_str(), "r");
+  FILE* p = ::popen(command.c_str(), "r");
   REQUIRE(p != nullptr);
   char buf[4096];
   size_t n;
@@ -44,6 +49,11 @@ inline RunResult RunTool(const std::string& args, const std::string& env = "") {
   const int st = ::pclose(p);
   if (WIFEXITED(st)) r.status = WEXITSTATUS(st);
   return r;
+}
+
+// Runs the tool with `args`, after environment assignments `env` ("NAME=value ..." or "").
+inline RunResult RunTool(const std::string& args, const std::string& env = "") {
+  return RunShell(env + (env.empty() ? "" : " ") + ToolPath() + " " + args + " 2>&1");
 }
 
 }  // namespace symbind_test

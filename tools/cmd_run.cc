@@ -1,11 +1,12 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
-//   [--image NAME=FILE --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
+//   [--image NAME=FILE[,FILE...] --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
 //   [--no-fold] [--no-fuse] [--no-fuse-blocks]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -30,8 +31,8 @@ namespace {
 using namespace symbind;
 
 struct RunArgs {
-  std::string symbol_file, params_file, output, all_outputs, image, mean = "0,0,0", size;
-  std::vector<std::string> shapes, inputs, outputs;
+  std::string symbol_file, params_file, output, all_outputs, mean = "0,0,0", size;
+  std::vector<std::string> shapes, inputs, images, outputs;
   float scale = 1.0f;
   bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false, no_fuse_blocks = false,
        no_fuse_residuals = false;
@@ -82,25 +83,47 @@ std::vector<std::string> OutputFiles(const std::vector<std::string>& out_names, 
   return files;
 }
 
-// Each --input/--image/--shape name must be an argument of the model, and given once.
-void CheckInputNames(const RunArgs& a, const std::vector<std::string>& arg_names) {
+// Each --input/--image/--shape name must be an argument of the model. --input and --image give
+// each input once; a --shape may name one of them too (checked against its array later).
+void CheckInputNames(const RunArgs& a, const std::vector<std::string>& arg_names, const std::string& inputs_text) {
   std::map<std::string, std::string> seen;  // name -> the option that gave it
-  auto check = [&](const std::string& name, const std::string& option) {
+  auto check = [&](const std::string& name, const std::string& option, std::map<std::string, std::string>* once) {
     if (std::find(arg_names.begin(), arg_names.end(), name) == arg_names.end())
-      throw ParamError(StrCat(option, " ", name, ": the model has no argument '", name,
-                              "'; its arguments are: ", JoinNames(arg_names)));
-    auto [it, fresh] = seen.emplace(name, option);
+      throw ParamError(StrCat(option, " ", name, ": the model has no argument '", name, "'; ", inputs_text));
+    if (!once) return;
+    auto [it, fresh] = once->emplace(name, option);
     if (!fresh)
       throw ParamError(StrCat(option, " ", name, ": '", name, "' is already given by ", it->second,
-                              " (give each input once; the model's arguments are: ",
-                              JoinNames(arg_names), ")"));
+                              " (give each input once; ", inputs_text, ")"));
   };
-  for (auto& spec : a.inputs) check(SplitAssignment(spec, "--input").first, "--input");
-  if (!a.image.empty()) check(SplitAssignment(a.image, "--image").first, "--image");
-  for (auto& spec : a.shapes) check(ParseShapeSpec(spec).first, "--shape");
+  for (auto& spec : a.inputs) check(SplitAssignment(spec, "--input").first, "--input", &seen);
+  std::set<std::string> image_names;
+  for (auto& spec : a.images) image_names.insert(SplitAssignment(spec, "--image").first);
+  for (auto& name : image_names) check(name, "--image", &seen);
+  std::map<std::string, std::string> shapes_seen;
+  for (auto& spec : a.shapes) check(ParseShapeSpec(spec).first, "--shape", &shapes_seen);
 }
 
-NDArray LoadImageInput(const RunArgs& a) {
+// The files of every --image NAME=FILE[,FILE...] naming `name`, in order: one batch.
+std::vector<std::string> ImageFiles(const RunArgs& a, const std::string& name) {
+  std::vector<std::string> files;
+  for (auto& spec : a.images) {
+    auto kv = SplitAssignment(spec, "--image");
+    if (kv.first != name) continue;
+    size_t start = 0;
+    while (start <= kv.second.size()) {
+      const size_t comma = std::min(kv.second.find(',', start), kv.second.size());
+      const std::string file = kv.second.substr(start, comma - start);
+      if (file.empty()) throw ParamError(StrCat("--image ", spec, ": an empty file name"));
+      files.push_back(file);
+      start = comma + 1;
+    }
+  }
+  return files;
+}
+
+// The images of input `name` decoded, resized, normalised and stacked into (N,3,H,W).
+NDArray LoadImageInput(const RunArgs& a, const std::string& name) {
   if (a.size.empty()) throw ParamError("--image needs --size H,W");
   const TShape hw = TShape::Parse(a.size);
   // Checked before the image is read: the target is allocated at this size.
@@ -110,9 +133,18 @@ NDArray LoadImageInput(const RunArgs& a) {
                             a.size, "'"));
   std::vector<float> mean = ParseFloats(a.mean, 3, "--mean");  // given as R,G,B
   if (a.bgr) std::swap(mean[0], mean[2]);
-  Image img = LoadImage(SplitAssignment(a.image, "--image").second, 3);
-  Image resized = ResizeBilinear(img, static_cast<int>(hw[1]), static_cast<int>(hw[0]));
-  return ImageToTensor(resized, mean.data(), a.scale, a.bgr);
+  const std::vector<std::string> files = ImageFiles(a, name);
+  const int64_t per_image = 3 * hw[0] * hw[1];
+  if (static_cast<int64_t>(files.size()) * per_image > kMaxImagePixels * 3)
+    throw ParamError(StrCat("--image ", name, ": ", files.size(), " images of ", a.size,
+                            " exceed the ", kMaxImagePixels, " pixels supported in one batch"));
+  NDArray batch(TShape({static_cast<int64_t>(files.size()), 3, hw[0], hw[1]}));
+  for (size_t i = 0; i < files.size(); ++i) {
+    Image resized = ResizeBilinear(LoadImage(files[i], 3), static_cast<int>(hw[1]), static_cast<int>(hw[0]));
+    const NDArray one = ImageToTensor(resized, mean.data(), a.scale, a.bgr);
+    std::copy(one.fdata(), one.fdata() + per_image, batch.fdata() + static_cast<int64_t>(i) * per_image);
+  }
+  return batch;
 }
 
 // Runs `runs` profiled forwards and prints where the time goes: per op type, then per node.
@@ -162,17 +194,41 @@ void Run(const RunArgs& a) {
   Model model = LoadModelFiles(a.symbol_file, a.params_file);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   const Symbol& sym = model.symbol;
-  CheckInputNames(a, sym.ListArguments());
+  const std::string inputs_text = ModelInputsText(sym, model.args);
+  CheckInputNames(a, sym.ListArguments(), inputs_text);
 
   std::map<std::string, TShape> shapes;
   for (auto& spec : a.shapes) shapes.insert(ParseShapeSpec(spec));
   std::map<std::string, NDArray> values;
+  std::map<std::string, std::string> given_by;  // input -> the option that gave its array
   for (auto& spec : a.inputs) {
     auto kv = SplitAssignment(spec, "--input");
     values[kv.first] = LoadNpy(kv.second);
+    given_by[kv.first] = "--input " + spec;
   }
-  if (!a.image.empty()) values[SplitAssignment(a.image, "--image").first] = LoadImageInput(a);
-  for (auto& kv : values) shapes[kv.first] = kv.second.shape();
+  for (auto& spec : a.images) {
+    const std::string name = SplitAssignment(spec, "--image").first;
+    if (values.count(name)) continue;  // several --image options for one input: one batch
+    values[name] = LoadImageInput(a, name);
+    given_by[name] = StrCat("--image ", name, " (", values[name].shape()[0], " images)");
+  }
+  for (auto& kv : values) {
+    auto given = shapes.find(kv.first);
+    if (given != shapes.end() && given->second != kv.second.shape())
+      throw ParamError(StrCat("--shape ", kv.first, "=", ShapeText(given->second), " disagrees with ",
+                              given_by[kv.first], " of shape ", ShapeText(kv.second.shape())));
+    shapes[kv.first] = kv.second.shape();
+  }
+  // A .symbind model's stored input shapes serve the inputs no option gave.
+  shapes.insert(model.input_shapes.begin(), model.input_shapes.end());
+  // Created before the forward pass, so a directory that cannot be made fails first.
+  if (!a.all_outputs.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.all_outputs, ec);
+    if (ec || !std::filesystem::is_directory(a.all_outputs))
+      throw IOError(StrCat("--all-outputs: cannot create the directory ", a.all_outputs,
+                           ec ? ": " + ec.message() : std::string(": a file of that name exists")));
+  }
 
   PredictorOptions options;
   options.allow_missing = a.allow_missing;
@@ -231,7 +287,9 @@ void AddRunCommand(CLI::App& app) {
   sub->add_option("PARAMS", a->params_file, ".params file with arg:/aux: arrays (none for a .symbind SYMBOL)");
   sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... (repeatable)");
   sub->add_option("--input", a->inputs, "input NAME=FILE.npy (repeatable; converted to float32)");
-  sub->add_option("--image", a->image, "input NAME=FILE.jpg|png, decoded, resized, normalised to NCHW");
+  sub->add_option("--image", a->images,
+                  "input NAME=FILE.jpg|png[,FILE...] (repeatable): decoded, resized to --size, normalised, "
+                  "stacked into one NCHW batch in the order given");
   sub->add_option("--mean", a->mean, "image mean R,G,B subtracted before scaling");
   sub->add_option("--scale", a->scale, "image scale applied after the mean");
   sub->add_option("--size", a->size, "image size H,W after resizing");

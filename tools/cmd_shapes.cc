@@ -7,7 +7,8 @@
 namespace symbind_tool {
 
 void AddShapesCommand(CLI::App& app) {
-  AddSymbolCommand(app, "shapes", "infer argument, aux-state and output shapes", symbind::PrintShapes);
+  AddSymbolCommand(app, "shapes", "infer argument, aux-state and output shapes", symbind::PrintShapes,
+                   /*needs_input_shapes=*/true);
 }
 
 }  // namespace symbind_tool

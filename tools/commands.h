@@ -23,10 +23,16 @@ void AddConvertCommand(CLI::App& app);
 
 // A subcommand taking SYMBOL.json (or a .symbind model) and repeated --shape NAME=D0,D1,...:
 // loads the symbol and passes it with the shapes (--shape, then the model's stored input
-// shapes) to `run`, which writes to standard output.
+// shapes) to `run`, which writes to standard output. With `needs_input_shapes`, an input
+// without a shape is an error naming the model's inputs.
 using SymbolCommandFn = std::function<void(
     const symbind::Symbol&, const std::map<std::string, symbind::TShape>&, std::ostream&)>;
+// "its inputs are: data; labels: softmax_label": what error messages list about a model's
+// inputs (its data and label arguments; not the weights `params` gives, hundreds in a deep net).
+std::string ModelInputsText(const symbind::Symbol& symbol, const std::map<std::string, symbind::NDArray>& params);
+
 CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
-                           const std::string& description, SymbolCommandFn run);
+                           const std::string& description, SymbolCommandFn run,
+                           bool needs_input_shapes = false);
 
 }  // namespace symbind_tool

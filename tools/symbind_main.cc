@@ -1,4 +1,6 @@
 // symbind: inspect MXNet model files. Run `symbind --help` for the subcommands.
+#include <poll.h>
+
 #include <csignal>
 #include <exception>
 #include <iostream>
@@ -7,8 +9,21 @@
 #include "commands.h"
 #include "symbind_version.h"
 
+namespace {
+
+// True when standard output is a pipe whose reader has gone (`symbind params x | head -1`):
+// Linux reports POLLERR on the write end then.
+bool OutputReaderClosed() {
+  pollfd out{1, POLLOUT, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & POLLERR) != 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  // Output piped into `head` must end the tool with an error, not a signal.
+  // Output piped into `head` must not end the tool by a signal: the failed write is seen below.
+  // A reader that stopped reading ends the tool quietly with status 0; any other failed write
+  // (a full disk) is an error.
   std::signal(SIGPIPE, SIG_IGN);
   try {
     CLI::App app{"symbind: inspect, convert and run MXNet models (.params, symbol JSON, .symbind)", "symbind"};
@@ -39,6 +54,7 @@ int main(int argc, char** argv) {
     }
     std::cout.flush();
     if (!std::cout) {
+      if (OutputReaderClosed()) return 0;
       std::cerr << "symbind: error: cannot write the output\n";
       return 1;
     }

@@ -5,6 +5,7 @@
 #include "shape_test_util.h"
 
 #include <symbind/io/symbol_json.h>
+#include "shared_dir.h"
 
 using namespace symbind;
 using namespace symbind::test;
@@ -64,8 +65,8 @@ TEST_CASE("Crop as configured in fcn32s", "[ops][Crop][shape]") {
   CHECK_THAT(err, Catch::Contains("offset (19,19) does not fit"));
 }
 
-TEST_CASE("Crop node of the real fcn32s graph", "[ops][Crop][shape]") {
-  Symbol net = LoadSymbolFile(std::string(SYMBIND_SHARED_DIR) + "/models/symbols/fcn32s-symbol.json");
+TEST_CASE("Crop node of the real fcn32s graph", "[ops][Crop][shape][shared]") {
+  Symbol net = LoadSymbolFile(symbind_test::SharedDir() + "/models/symbols/fcn32s-symbol.json");
   Symbol internals = net.GetInternals();
   Symbol bigscore = internals["bigscore_output"], upscore = internals["upscore_output"];
   const Node& crop = *upscore.outputs()[0].node;
