@@ -350,7 +350,7 @@ TEST_CASE("C API partial and 64-bit shape inference, type inference as MXNet rep
   REQUIRE(MXSymbolFree(data) == 0);
 }
 
-TEST_CASE("C API attributes follow MXNet's rules; compose replaces a whole symbol's variables",
+TEST_CASE("C API attributes follow MXNet's rules, and compose replaces a whole symbol's variables",
           "[capi][python][attr]") {
   SymbolHandle data = Variable("data");
   SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data},

@@ -72,7 +72,7 @@ const char* const kDefaultOps[] = {
     // element-wise binary (same shapes)
     "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_hypot", "_equal",
     "_not_equal", "_greater", "_greater_equal", "_lesser", "_lesser_equal", "_logical_and",
-    "_logical_or", "_logical_xor", "reshape_like",
+    "_logical_or", "_logical_xor", "reshape_like", "_identity_with_attr_like_rhs",
     // with a scalar (default 1)
     "_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
     "_rdiv_scalar", "_hypot_scalar", "_equal_scalar", "_not_equal_scalar", "_greater_scalar",
