@@ -76,6 +76,25 @@ std::map<std::string, TShape> ProvidedShapes(uint32_t n, const char** names, con
   return shapes;
 }
 
+// New handles for an executor's arguments, gradients (null where an argument has none) and
+// aux states in the per-thread store, and the out-pointers into it. Room for `extra` handles
+// the caller appends after them is reserved first, so these pointers stay valid.
+void ExecutorArraysOut(const Executor& e, size_t extra, uint32_t* num_in_args, NDArrayHandle** in_args,
+                       NDArrayHandle** arg_grads, uint32_t* num_aux_states, NDArrayHandle** aux_states) {
+  const size_t n_args = e.arg_arrays().size(), n_aux = e.aux_arrays().size();
+  std::vector<void*>& h = Ret().handles;
+  h.clear();
+  h.reserve(2 * n_args + n_aux + extra);
+  for (const NDArray& a : e.arg_arrays()) h.push_back(NewArray(a));
+  for (const NDArray& g : e.grad_arrays()) h.push_back(g.is_none() ? nullptr : NewArray(g));
+  for (const NDArray& a : e.aux_arrays()) h.push_back(NewArray(a));
+  *num_in_args = static_cast<uint32_t>(n_args);
+  *in_args = h.data();
+  *arg_grads = h.data() + n_args;
+  *num_aux_states = static_cast<uint32_t>(n_aux);
+  *aux_states = h.data() + 2 * n_args;
+}
+
 template <typename Dim>
 int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, int dev_id, uint32_t num_g2c_keys,
                    const char** g2c_keys, const int* g2c_dev_types, const int* g2c_dev_ids, uint32_t grad_req_len, const char** grad_req_names, const char** grad_req_types,
@@ -189,28 +208,20 @@ int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, i
       throw;
     }
 
-    Returns& r = Ret();
-    r.handles.clear();
-    for (const NDArray& a : box->exec->arg_arrays()) r.handles.push_back(NewArray(a));
-    for (const NDArray& g : box->exec->grad_arrays()) r.handles.push_back(g.is_none() ? nullptr : NewArray(g));
-    for (const NDArray& a : box->exec->aux_arrays()) r.handles.push_back(NewArray(a));
+    ExecutorArraysOut(*box->exec, buffer.size(), num_in_args, in_args, arg_grads, num_aux_states, aux_states);
+    std::vector<void*>& handles = Ret().handles;
+    const size_t buffer_start = handles.size();
     std::vector<std::string> buffer_names;
     for (auto& kv : buffer) {
       buffer_names.push_back(kv.first);
-      r.handles.push_back(NewArray(kv.second));
+      handles.push_back(NewArray(kv.second));
     }
-    const size_t n_args = arg_names.size(), n_aux = aux_names.size();
-    *num_in_args = static_cast<uint32_t>(n_args);
-    *in_args = r.handles.data();
-    *arg_grads = r.handles.data() + n_args;
-    *num_aux_states = static_cast<uint32_t>(n_aux);
-    *aux_states = r.handles.data() + 2 * n_args;
     if (use_buffer) {
       NotNull(updated_shared_buffer_names, "updated_shared_buffer_name_list");
       NotNull(updated_shared_buffer_handles, "updated_shared_buffer_handle_list");
       uint32_t count = 0;
       *updated_shared_buffer_names = StringsOut(buffer_names, &count);
-      *updated_shared_buffer_handles = r.handles.data() + 2 * n_args + n_aux;
+      *updated_shared_buffer_handles = handles.data() + buffer_start;
       *shared_buffer_len = static_cast<int>(count);
     }
     *out = box;
@@ -305,17 +316,7 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
       FreeHandle<ExecutorBox>(box);
       throw;
     }
-    Returns& r = Ret();
-    r.handles.clear();
-    for (const NDArray& a : box->exec->arg_arrays()) r.handles.push_back(NewArray(a));
-    for (const NDArray& g : box->exec->grad_arrays()) r.handles.push_back(g.is_none() ? nullptr : NewArray(g));
-    for (const NDArray& a : box->exec->aux_arrays()) r.handles.push_back(NewArray(a));
-    const size_t n_args = box->exec->arg_arrays().size();
-    *num_in_args = static_cast<uint32_t>(n_args);
-    *in_args = r.handles.data();
-    *arg_grads = r.handles.data() + n_args;
-    *num_aux_states = static_cast<uint32_t>(box->exec->aux_arrays().size());
-    *aux_states = r.handles.data() + 2 * n_args;
+    ExecutorArraysOut(*box->exec, 0, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
     *out = box;
   });
 }
