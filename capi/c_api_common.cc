@@ -31,6 +31,10 @@ HandleTable& Handles() {
 
 void SetLastError(const std::string& message) { last_error = message; }
 const char* LastError() { return last_error.c_str(); }
+
+void Unsupported(const std::string& what) {
+  throw Error(StrCat(what, " is not supported by symbind (docs/python.md)"));
+}
 }  // namespace capi
 }  // namespace symbind
 

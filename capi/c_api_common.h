@@ -195,6 +195,10 @@ KwArgs Params(uint32_t n, const char** keys, const char** vals);
 uint64_t NextInvokeSeed();
 void SeedInvokes(int seed);
 
+// Throws "<what> is not supported by symbind (docs/python.md)": features of MXNet's Python
+// package that symbind does not have.
+[[noreturn]] void Unsupported(const std::string& what);
+
 // MXNet's numpy shape semantics flag (MXSetIsNumpyShape), per thread: without it, shapes
 // cross the C API with 0 for an unknown dim, as in MXNet 1.x.
 bool NumpyShapeSemantics();

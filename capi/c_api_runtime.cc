@@ -57,10 +57,6 @@ CustomOps& RegisteredCustomOps() {
 
 thread_local bool numpy_shape = false;
 
-[[noreturn]] void Unsupported(const std::string& what) {
-  throw Error(StrCat(what, " is not supported by symbind (docs/python.md)"));
-}
-
 }  // namespace
 
 bool NumpyShapeSemantics() { return numpy_shape; }

@@ -162,10 +162,6 @@ bool NodeAttr(const Node& node, const std::string& key, std::string* value) {
   return false;
 }
 
-[[noreturn]] void Unsupported(const std::string& what) {
-  throw Error(StrCat(what, " is not supported by symbind (docs/python.md)"));
-}
-
 }  // namespace
 }  // namespace capi
 }  // namespace symbind
