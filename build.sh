@@ -2,6 +2,7 @@
 # One entry point for a fresh machine:
 #   ./build.sh demo    install dependencies, build, run the demo
 #   ./build.sh test    install dependencies, build, run every test (ctest)
+#   ./build.sh package install dependencies, build, make Debian packages in build/packages/
 # Options after the command: --sanitize (ASan+UBSan build in build-asan/), --tsan (build-tsan/).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -48,7 +49,12 @@ case "$cmd" in
     # Without ../shared the real-model tests were left out: repeat the skip entry's one line.
     ctest -R '^shared_models_skipped$' -V 2>/dev/null | grep -o 'skipped: .*' || true
     echo "build.sh: tests in $build_dir/ took $(( SECONDS - start )) s" ;;
+  package)
+    # One .deb per component (cmake/package.cmake); tests/package_test.sh installs and uses them.
+    rm -rf "$build_dir/packages"
+    (cd "$build_dir" && cpack -G DEB >/dev/null)
+    ls "$build_dir"/packages/*.deb ;;
   *)
-    echo "usage: ./build.sh demo|test [--sanitize|--tsan]" >&2
+    echo "usage: ./build.sh demo|test|package [--sanitize|--tsan]" >&2
     exit 2 ;;
 esac
