@@ -280,7 +280,7 @@ int MXSymbolCreateFromFile(const char* fname, SymbolHandle* out) {
 int MXSymbolSaveToJSON(SymbolHandle symbol, const char** out_json) {
   return Guarded(__func__, [&] {
     NotNull(out_json, "out_json");
-    Ret().text = SaveSymbolJSON(SymbolOf(symbol));
+    Ret().text = SaveSymbolJSON(SymbolOf(symbol), NumpyShapeSemantics());
     *out_json = Ret().text.c_str();
   });
 }

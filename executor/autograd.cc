@@ -75,6 +75,7 @@ std::vector<EntryPtr> RecordOp(const InvokedCall& call, const std::vector<EntryP
   const Op& op = *call.attrs.op;
   auto node = std::make_shared<Node>();
   node->name = op.name;
+  node->attrs = call.attrs;
   node->in_arrays = call.inputs;
   node->out_arrays = call.outputs;
   node->num_differentiable = op.ListArguments(call.attrs).size();
@@ -124,6 +125,41 @@ std::vector<EntryPtr> RecordFunction(const std::string& name, const std::vector<
     out.push_back(std::move(e));
   }
   return out;
+}
+
+Symbol GetSymbol(const std::vector<EntryPtr>& heads) {
+  std::map<const Node*, std::shared_ptr<symbind::Node>> made;
+  std::map<const Entry*, std::shared_ptr<symbind::Node>> variables;
+  int next_variable = 0;
+  auto variable = [&](const Entry* key) {
+    auto& v = variables[key];
+    if (!v) {
+      v = std::make_shared<symbind::Node>();
+      v->attrs.name = StrCat("var", next_variable++);
+    }
+    return v;
+  };
+  int next_op = 0;
+  for (Node* n : TopologicalOrder(heads)) {
+    if (!n->attrs.op)
+      throw Error(StrCat("autograd.get_symbol: the recorded graph holds a ", n->name,
+                         " (a function recorded with its own backward), which has no operator to show"));
+    auto s = std::make_shared<symbind::Node>();
+    s->attrs = n->attrs;
+    s->attrs.name = StrCat(n->attrs.op->name, next_op++);
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const EntryPtr& in = n->inputs[i];
+      if (in && in->node) s->inputs.push_back(NodeEntry{made.at(in->node.get()), in->index});
+      else s->inputs.push_back(NodeEntry{variable(in ? in.get() : reinterpret_cast<const Entry*>(&n->in_arrays[i])), 0});
+    }
+    made[n] = s;
+  }
+  std::vector<NodeEntry> outputs;
+  for (const EntryPtr& h : heads) {
+    if (!h) throw Error("autograd.get_symbol: the array is not in a recorded graph");
+    outputs.push_back(h->node ? NodeEntry{made.at(h->node.get()), h->index} : NodeEntry{variable(h.get()), 0});
+  }
+  return Symbol::FromEntries(std::move(outputs));
 }
 
 std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vector<NDArray>& head_values,

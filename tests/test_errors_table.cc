@@ -399,7 +399,7 @@ std::vector<ErrorCase> Cases() {
   }, "Error", "operator a (Activation): input 'data' given twice");
   add("Compose: 3 positional inputs to elemwise_add", [] {
     Symbol::Create("elemwise_add", "s", {}, {}, {Var("a"), Var("b"), Var("c")});
-  }, "Error", "operator s (elemwise_add) takes 2 arguments but 3 were given");
+  }, "Error", "operator s (elemwise_add) takes 2 inputs (lhs, rhs) but 3 were given");
   add("Compose: unknown input name \"weights\" for Activation", [] {
     Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"weights", Var("x")}});
   }, "Error", "operator a (Activation) has no input 'weights'; its inputs are: data");
@@ -542,7 +542,7 @@ std::vector<ErrorCase> Cases() {
     Symbol s = Symbol::Create("CTCLoss", "ctc", {}, {{"data", Var("data")}, {"label", Var("label")}});
     SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 1, 3}))},
                                    {"label", NDArray(TShape({1, 2}), std::vector<float>{1, 3})}})->Forward(false);
-  }, "Error", "Error in operator ctc (CTCLoss): label[0, 1] = 3 is not a class other than the blank 0 (alphabet size 3, blank_label first)");
+  }, "Error", "Error in operator ctc (CTCLoss): label[0, 1] = 3 is not a class (alphabet size 3, blank 0, blank_label first)");
   add("Forward: SequenceLast sequence_length 0", [] {
     Symbol s = Symbol::Create("SequenceLast", "last", {{"use_sequence_length", "True"}}, {{"data", Var("data")}, {"sequence_length", Var("len")}});
     SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 2, 3}))},

@@ -38,7 +38,8 @@ struct IndexMap {
 };
 
 // out[k] (per req) = src[map.Source(k)].
-inline void GatherWithReq(const IndexMap& map, const float* src, float* out, OpReq req) {
+template <typename T>
+void GatherWithReq(const IndexMap& map, const T* src, T* out, OpReq req) {
   MapWithReq(out, map.out_shape.Size(), req, [&](int64_t k) { return src[map.Source(k)]; });
 }
 
@@ -63,13 +64,20 @@ inline void ScatterGradWithReq(const IndexMap& map, const float* grad_out, const
 }
 
 // Forward and backward of a gather op whose index map is make_map(attrs, in_shape, out_shape).
+// The forward moves elements of any dtype (register the op set_dtype_generic); the backward
+// computes in float32.
 template <typename MakeMap>
 ForwardFn GatherForward(MakeMap make_map) {
   return [make_map](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
     if (req[0] == OpReq::kNull || out[0].Size() == 0) return;
     IndexMap m = make_map(attrs, in[0].shape(), out[0].shape());
-    GatherWithReq(m, in[0].fdata(), out[0].fdata(), req[0]);
+    ComputeInDType(attrs.op->name.c_str(), in, req, out,
+                   [&](auto tag, const std::vector<NDArray>& x, const std::vector<OpReq>& r,
+                       const std::vector<NDArray>& y) {
+      using T = decltype(tag);
+      GatherWithReq(m, x[0].data<T>(), y[0].data<T>(), r[0]);
+    });
   };
 }
 template <typename MakeMap>
