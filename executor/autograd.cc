@@ -6,6 +6,8 @@
 
 #include <symbind/core/error.h>
 
+#include "kernel_call.h"
+
 namespace symbind {
 namespace autograd {
 
@@ -92,7 +94,7 @@ std::vector<EntryPtr> RecordOp(const InvokedCall& call, const std::vector<EntryP
       OpContext ctx;
       ctx.is_train = is_train;
       ctx.seed = seed;
-      attrs.op->backward(ctx, attrs, BackwardArgs{out_grads, self->in_arrays, self->out_arrays, req, in_grads});
+      CallBackward(*attrs.op, ctx, attrs, BackwardArgs{out_grads, self->in_arrays, self->out_arrays, req, in_grads});
     };
   }
   std::vector<EntryPtr> out;

@@ -585,12 +585,12 @@ std::vector<ErrorCase> Cases() {
   add("AdaptiveAvgPooling2D on a 3-d input", [] { RunOp("_contrib_AdaptiveAvgPooling2D", {}, TShape({1, 4, 4})); }, "ShapeError", "Error in operator op (_contrib_AdaptiveAvgPooling2D): _contrib_AdaptiveAvgPooling2D: input must be 4-D (NCHW), got (1,4,4)");
   add("SimpleBind: FullyConnected on int8 data", [] {
     SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}});
-  }, "TypeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected float32, got int8 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected a floating type, got int8 (the operator computes in float32; Cast the input to float32)");
   add("Bind: Activation on the int32 output of a Cast", [] {
     Symbol c = Symbol::Create("Cast", "c", {{"dtype", "int32"}}, {{"data", Var("data")}});
     Symbol a = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", c}});
     Bind(a, Context::CPU(), {NDArray(TShape({2}))}, {}, {}, {});
-  }, "TypeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected a floating type, got int32 (the operator computes in float32; Cast the input to float32)");
   add("SimpleBind: elemwise_add of float32 and int32", [] {
     Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", Var("a")}, {"rhs", Var("b")}});
     SimpleBind(s, Context::CPU(), {{"a", NDArray(TShape({2}))}, {"b", NDArray(TShape({2}), DType::kInt32)}});
