@@ -479,22 +479,18 @@ int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
   });
 }
 
+// The 32-bit forms are the 64-bit ones (c_api_ndarray.cc), views recorded on the tape included.
 int MXNDArraySlice(NDArrayHandle handle, uint32_t slice_begin, uint32_t slice_end,
                    NDArrayHandle* out) {
-  return Guarded(__func__, [&] {
-    NotNull(out, "out");
-    *out = NewArray(ArrayOf(handle).Slice(slice_begin, slice_end));
-  });
+  return MXNDArraySlice64(handle, slice_begin, slice_end, out);
 }
 
 int MXNDArrayReshape(NDArrayHandle handle, int ndim, int* dims, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
-    NotNull(out, "out");
-    const NDArray& a = ArrayOf(handle);
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    *out = NewArray(a.Reshape(
-        mxnet::cpp::compat::ResolveReshape(a.shape(), std::vector<int64_t>(dims, dims + ndim))));
+    std::vector<dim_t> dims64(dims, dims + ndim);
+    if (MXNDArrayReshape64(handle, ndim, dims64.data(), false, out) != 0) throw Error(MXGetLastError());
   });
 }
 

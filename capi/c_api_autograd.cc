@@ -206,6 +206,16 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
     std::vector<NDArray> out_arrays;
     for (NDArrayBox* b : given) out_arrays.push_back(b->array);
     const bool record = autograd::IsRecording();
+    // As in MXNet: writing into an array already on the tape, or into one of the call's own
+    // inputs (which recording puts on the tape), would corrupt its gradients.
+    if (record)
+      for (NDArrayBox* b : given) {
+        bool is_input = false;
+        for (NDArrayBox* i : in) is_input |= i->array.SharesStorageWith(b->array);
+        if (b->autograd || is_input)
+          throw Error("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with autograd "
+                      "(the output array is already in the recorded graph)");
+      }
     InvokedCall call;
     InvokeOptions options;
     options.seed = NextInvokeSeed();
@@ -436,14 +446,15 @@ class FrontendFunction {
  public:
   explicit FrontendFunction(const MXCallbackList& list) : list_(list) {}
   ~FrontendFunction() {
-    auto del = reinterpret_cast<CustomFunctionDelFunc>(list_.callbacks[kCustomFunctionDelete]);
+    // MXCallbackList holds int (*)(void); casting through void (*)() is the sanctioned route.
+    auto del = reinterpret_cast<CustomFunctionDelFunc>(reinterpret_cast<void (*)()>(list_.callbacks[kCustomFunctionDelete]));
     if (del) del(list_.contexts[kCustomFunctionDelete]);
   }
   FrontendFunction(const FrontendFunction&) = delete;
   FrontendFunction& operator=(const FrontendFunction&) = delete;
 
   void Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& in_grads, bool is_train) const {
-    auto bwd = reinterpret_cast<CustomFunctionBwdFunc>(list_.callbacks[kCustomFunctionBackward]);
+    auto bwd = reinterpret_cast<CustomFunctionBwdFunc>(reinterpret_cast<void (*)()>(list_.callbacks[kCustomFunctionBackward]));
     // The frontend wraps each handle in an array object that frees it.
     std::vector<void*> ptrs;
     for (const NDArray& g : out_grads) ptrs.push_back(NewArray(g));

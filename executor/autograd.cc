@@ -195,6 +195,22 @@ std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vec
   }
 
   const std::vector<Node*> order = TopologicalOrder(heads);
+  // Only gradients that reach a variable taking one are computed: arrays made from constants
+  // while recording (Python's index arrays, say) stay out of the backward pass, as in MXNet.
+  std::unordered_set<const Entry*> asked(variables.size());
+  for (const EntryPtr& v : variables) asked.insert(v.get());
+  std::unordered_set<const Node*> leads;
+  auto leads_to_variable = [&](const EntryPtr& e) {
+    if (!e) return false;
+    if (e->node) return leads.count(e->node.get()) > 0;
+    return variables.empty() ? e->grad_req != OpReq::kNull && !e->grad.is_none() : asked.count(e.get()) > 0;
+  };
+  for (Node* n : order)
+    for (size_t i = 0; i < n->num_differentiable && i < n->inputs.size(); ++i)
+      if (leads_to_variable(n->inputs[i])) {
+        leads.insert(n);
+        break;
+      }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
     if (n->freed)
@@ -207,16 +223,14 @@ std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vec
       reached |= g != grads.end();
       out_grads.push_back(g != grads.end() ? g->second : ZerosLike(n->out_arrays[i]));
     }
-    bool wanted = false;
-    for (size_t i = 0; i < n->num_differentiable && i < n->inputs.size(); ++i) wanted |= n->inputs[i] != nullptr;
-    if (!reached || !wanted) continue;
+    if (!reached || !leads.count(n)) continue;
     if (!n->backward)
       throw Error(StrCat("backward: operator '", n->name, "' is not differentiable"));
     std::vector<NDArray> in_grads;
     for (size_t i = 0; i < n->num_differentiable; ++i) in_grads.push_back(ZerosLike(n->in_arrays[i]));
     n->backward(out_grads, in_grads);
     for (size_t i = 0; i < n->num_differentiable && i < n->inputs.size(); ++i)
-      if (n->inputs[i]) accumulate(*n->inputs[i], in_grads[i]);
+      if (leads_to_variable(n->inputs[i])) accumulate(*n->inputs[i], in_grads[i]);
     (void)is_train;
   }
 

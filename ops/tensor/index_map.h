@@ -46,11 +46,11 @@ void GatherWithReq(const IndexMap& map, const T* src, T* out, OpReq req) {
 // The gradient of a gather: grad_src[map.Source(k)] += grad_out[k], written or added per req.
 // `injective` maps (transpose, slice) scatter in parallel; others (tile, repeat) accumulate
 // serially into a buffer so the sum order is fixed.
-inline void ScatterGradWithReq(const IndexMap& map, const float* grad_out, const NDArray& grad_src,
-                               OpReq req, bool injective) {
+template <typename T>
+void ScatterGradWithReq(const IndexMap& map, const T* grad_out, const NDArray& grad_src, OpReq req, bool injective) {
   if (req == OpReq::kNull) return;
   int64_t n = map.out_shape.Size();
-  float* gs = grad_src.fdata();
+  T* gs = grad_src.data<T>();
   if (injective) {
     ZeroWithReq(grad_src, req);
     ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
@@ -58,9 +58,9 @@ inline void ScatterGradWithReq(const IndexMap& map, const float* grad_out, const
     });
     return;
   }
-  std::vector<float> acc(static_cast<size_t>(grad_src.Size()), 0.0f);
+  std::vector<T> acc(static_cast<size_t>(grad_src.Size()), T(0));
   for (int64_t k = 0; k < n; ++k) acc[static_cast<size_t>(map.Source(k))] += grad_out[k];
-  AssignWithReq(gs, acc.data(), grad_src.Size(), req);
+  MapWithReq(gs, grad_src.Size(), req, [&](int64_t i) { return acc[static_cast<size_t>(i)]; });
 }
 
 // Forward and backward of a gather op whose index map is make_map(attrs, in_shape, out_shape).
@@ -90,7 +90,11 @@ BackwardFn GatherBackward(MakeMap make_map, bool injective) {
       return;
     }
     IndexMap m = make_map(attrs, a.inputs[0].shape(), os);
-    ScatterGradWithReq(m, a.out_grads[0].fdata(), a.in_grads[0], a.req[0], injective);
+    // Integer gradients too (MXNet differentiates int32 arrays through slices and indexing).
+    SwitchNumericType(a.out_grads[0].dtype(), attrs.op->name.c_str(), [&](auto tag) {
+      using T = decltype(tag);
+      ScatterGradWithReq(m, a.out_grads[0].data<T>(), a.in_grads[0], a.req[0], injective);
+    });
   };
 }
 
