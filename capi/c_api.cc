@@ -479,18 +479,19 @@ int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
   });
 }
 
-// The 32-bit forms are the 64-bit ones (c_api_ndarray.cc), views recorded on the tape included.
+// The 32-bit forms make the views the 64-bit ones make (c_api_ndarray.cc), recorded on the
+// autograd tape while recording.
 int MXNDArraySlice(NDArrayHandle handle, uint32_t slice_begin, uint32_t slice_end,
                    NDArrayHandle* out) {
-  return MXNDArraySlice64(handle, slice_begin, slice_end, out);
+  return Guarded(__func__, [&] { *NotNull(out, "out") = SliceView(handle, slice_begin, slice_end); });
 }
 
 int MXNDArrayReshape(NDArrayHandle handle, int ndim, int* dims, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
+    NotNull(out, "out");
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    std::vector<dim_t> dims64(dims, dims + ndim);
-    if (MXNDArrayReshape64(handle, ndim, dims64.data(), false, out) != 0) throw Error(MXGetLastError());
+    *out = ReshapeView(handle, std::vector<int64_t>(dims, dims + ndim), false);
   });
 }
 

@@ -160,16 +160,41 @@ int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** ou
   });
 }
 
+namespace symbind {
+namespace capi {
+
+NDArrayHandle SliceView(void* handle, int64_t begin, int64_t end) {
+  const NDArray& a = ArrayOf(handle);
+  if (a.is_none() || a.shape().ndim() == 0) throw ShapeError("cannot slice an empty or 0-dimensional array");
+  if (begin < 0 || end < begin || end > a.shape()[0])
+    throw ShapeError(StrCat("slice [", begin, ", ", end, ") out of range for axis 0 of size ", a.shape()[0]));
+  return ViewOut(handle, {{"slice_axis", SliceAxis0(begin, end), a.Slice(begin, end)}});
+}
+
+NDArrayHandle ReshapeView(void* handle, std::vector<int64_t> target, bool reverse) {
+  const NDArray& a = ArrayOf(handle);
+  std::vector<int64_t> from = a.shape().dims();
+  if (reverse) {
+    std::reverse(from.begin(), from.end());
+    std::reverse(target.begin(), target.end());
+  }
+  TShape shape;
+  try {
+    shape = mxnet::cpp::compat::ResolveReshape(TShape(from), target);
+  } catch (const ShapeError& e) {
+    throw PythonError("ValueError", e.what());
+  }
+  std::vector<int64_t> r = shape.dims();
+  if (reverse) std::reverse(r.begin(), r.end());
+  const TShape reshaped(r);
+  return ViewOut(handle, {{"Reshape", {{"shape", reshaped.ToString()}}, a.Reshape(reshaped)}});
+}
+
+}  // namespace capi
+}  // namespace symbind
+
 int MXNDArraySlice64(NDArrayHandle handle, int64_t slice_begin, int64_t slice_end, NDArrayHandle* out) {
-  return Guarded(__func__, [&] {
-    NotNull(out, "out");
-    const NDArray& a = ArrayOf(handle);
-    if (a.is_none() || a.shape().ndim() == 0) throw ShapeError("cannot slice an empty or 0-dimensional array");
-    if (slice_begin < 0 || slice_end < slice_begin || slice_end > a.shape()[0])
-      throw ShapeError(StrCat("slice [", slice_begin, ", ", slice_end, ") out of range for axis 0 of size ",
-                              a.shape()[0]));
-    *out = ViewOut(handle, {{"slice_axis", SliceAxis0(slice_begin, slice_end), a.Slice(slice_begin, slice_end)}});
-  });
+  return Guarded(__func__, [&] { *NotNull(out, "out") = SliceView(handle, slice_begin, slice_end); });
 }
 
 int MXNDArrayAt64(NDArrayHandle handle, int64_t idx, NDArrayHandle* out) {
@@ -196,25 +221,9 @@ int MXNDArrayAt(NDArrayHandle handle, uint32_t idx, NDArrayHandle* out) {
 int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NotNull(out, "out");
-    const NDArray& a = ArrayOf(handle);
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    std::vector<int64_t> target(dims, dims + ndim);
-    std::vector<int64_t> from = a.shape().dims();
-    if (reverse) {
-      std::reverse(from.begin(), from.end());
-      std::reverse(target.begin(), target.end());
-    }
-    TShape shape;
-    try {
-      shape = mxnet::cpp::compat::ResolveReshape(TShape(from), target);
-    } catch (const ShapeError& e) {
-      throw PythonError("ValueError", e.what());
-    }
-    std::vector<int64_t> r = shape.dims();
-    if (reverse) std::reverse(r.begin(), r.end());
-    const TShape reshaped(r);
-    *out = ViewOut(handle, {{"Reshape", {{"shape", reshaped.ToString()}}, a.Reshape(reshaped)}});
+    *out = ReshapeView(handle, std::vector<int64_t>(dims, dims + ndim), reverse);
   });
 }
 

@@ -902,7 +902,7 @@ std::vector<ErrorCase> Cases() {
     int rc = MXNDArrayReshape(a, 2, spec, &r);
     MXNDArrayFree(a);
     CApi(rc);
-  }, "Error", "MXNDArrayReshape: Error in operator reshape (Reshape): Reshape: cannot reshape (2,3) with shape=(-1,-1): one and only one dim can be inferred (-1)");
+  }, "Error", "ValueError: MXNDArrayReshape: Error in operator reshape (Reshape): Reshape: cannot reshape (2,3) with shape=(-1,-1): one and only one dim can be inferred (-1)");
   add("C API: MXKVStoreCreate(\"dist_async\")", [] {
     KVStoreHandle kv;
     CApi(MXKVStoreCreate("dist_async", &kv));
