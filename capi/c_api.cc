@@ -280,7 +280,7 @@ int MXSymbolCreateFromFile(const char* fname, SymbolHandle* out) {
 int MXSymbolSaveToJSON(SymbolHandle symbol, const char** out_json) {
   return Guarded(__func__, [&] {
     NotNull(out_json, "out_json");
-    Ret().text = SaveSymbolJSON(SymbolOf(symbol));
+    Ret().text = SaveSymbolJSON(SymbolOf(symbol), NumpyShapeSemantics());
     *out_json = Ret().text.c_str();
   });
 }
@@ -479,22 +479,19 @@ int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
   });
 }
 
+// The 32-bit forms make the views the 64-bit ones make (c_api_ndarray.cc), recorded on the
+// autograd tape while recording.
 int MXNDArraySlice(NDArrayHandle handle, uint32_t slice_begin, uint32_t slice_end,
                    NDArrayHandle* out) {
-  return Guarded(__func__, [&] {
-    NotNull(out, "out");
-    *out = NewArray(ArrayOf(handle).Slice(slice_begin, slice_end));
-  });
+  return Guarded(__func__, [&] { *NotNull(out, "out") = SliceView(handle, slice_begin, slice_end); });
 }
 
 int MXNDArrayReshape(NDArrayHandle handle, int ndim, int* dims, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NotNull(out, "out");
-    const NDArray& a = ArrayOf(handle);
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    *out = NewArray(a.Reshape(
-        mxnet::cpp::compat::ResolveReshape(a.shape(), std::vector<int64_t>(dims, dims + ndim))));
+    *out = ReshapeView(handle, std::vector<int64_t>(dims, dims + ndim), false);
   });
 }
 

@@ -206,6 +206,16 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
     std::vector<NDArray> out_arrays;
     for (NDArrayBox* b : given) out_arrays.push_back(b->array);
     const bool record = autograd::IsRecording();
+    // As in MXNet: writing into an array already on the tape, or into one of the call's own
+    // inputs (which recording puts on the tape), would corrupt its gradients.
+    if (record)
+      for (NDArrayBox* b : given) {
+        bool is_input = false;
+        for (NDArrayBox* i : in) is_input |= i->array.SharesStorageWith(b->array);
+        if (b->autograd || is_input)
+          throw Error("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with autograd "
+                      "(the output array is already in the recorded graph)");
+      }
     InvokedCall call;
     InvokeOptions options;
     options.seed = NextInvokeSeed();
@@ -303,10 +313,15 @@ int MXAutogradBackward(uint32_t num_output, NDArrayHandle* output_handles, NDArr
                               nullptr, nullptr);
 }
 
-int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle*) {
+int MXAutogradGetSymbol(NDArrayHandle handle, SymbolHandle* out) {
   return Guarded(__func__, [&] {
-    BoxOf(handle, "handle");
-    throw Error("the recorded graph of an array (autograd.get_symbol) is not supported by symbind");
+    NDArrayBox* box = BoxOf(handle, "handle");
+    NotNull(out, "out");
+    if (!box->autograd) throw Error("the array is not in a recorded graph (compute it inside autograd.record())");
+    Symbol s = autograd::GetSymbol({box->autograd});
+    SymbolBox* result = NewHandle<SymbolBox>();
+    result->symbol = std::move(s);
+    *out = result;
   });
 }
 
@@ -418,6 +433,72 @@ int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inp
 int MXInvokeCachedOp(CachedOpHandle handle, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
                      NDArrayHandle** outputs) {
   return MXInvokeCachedOpEx(handle, num_inputs, inputs, num_outputs, outputs, nullptr);
+}
+
+// ---- autograd.Function: a frontend's own backward --------------------------------------------
+
+namespace {
+
+// The frontend's callbacks for one recorded function (MXNet's CustomFunction): its backward,
+// called with new handles of the output gradients then the input gradients to write, and its
+// delete, called once when the recorded node is released.
+class FrontendFunction {
+ public:
+  explicit FrontendFunction(const MXCallbackList& list) : list_(list) {}
+  ~FrontendFunction() {
+    // MXCallbackList holds int (*)(void); casting through void (*)() is the sanctioned route.
+    auto del = reinterpret_cast<CustomFunctionDelFunc>(reinterpret_cast<void (*)()>(list_.callbacks[kCustomFunctionDelete]));
+    if (del) del(list_.contexts[kCustomFunctionDelete]);
+  }
+  FrontendFunction(const FrontendFunction&) = delete;
+  FrontendFunction& operator=(const FrontendFunction&) = delete;
+
+  void Backward(const std::vector<NDArray>& out_grads, const std::vector<NDArray>& in_grads, bool is_train) const {
+    auto bwd = reinterpret_cast<CustomFunctionBwdFunc>(reinterpret_cast<void (*)()>(list_.callbacks[kCustomFunctionBackward]));
+    // The frontend wraps each handle in an array object that frees it.
+    std::vector<void*> ptrs;
+    for (const NDArray& g : out_grads) ptrs.push_back(NewArray(g));
+    for (const NDArray& g : in_grads) ptrs.push_back(NewArray(g));
+    const std::vector<int> reqs(in_grads.size(), static_cast<int>(OpReq::kWrite));
+    if (!bwd(static_cast<int>(out_grads.size()), static_cast<int>(in_grads.size()), ptrs.data(), reqs.data(),
+             is_train ? 1 : 0, list_.contexts[kCustomFunctionBackward]))
+      throw Error("the backward of a custom function (autograd.Function) failed in the frontend; "
+                  "its error was printed there");
+  }
+
+ private:
+  MXCallbackList list_;
+};
+
+}  // namespace
+
+int MXCustomFunctionRecord(int num_inputs, NDArrayHandle* inputs, int num_outputs, NDArrayHandle* outputs,
+                           struct MXCallbackList* callbacks) {
+  return Guarded(__func__, [&] {
+    if (!autograd::IsRecording())
+      throw Error("a custom function is recorded only while autograd is recording (autograd.record())");
+    NotNull(callbacks, "callbacks");
+    if (callbacks->num_callbacks < 2 || !callbacks->callbacks || !callbacks->contexts ||
+        !callbacks->callbacks[kCustomFunctionBackward])
+      throw Error("callbacks must hold a backward and a delete function, with their contexts");
+    std::vector<NDArrayBox*> in = Boxes(num_inputs, inputs, "inputs");
+    std::vector<NDArrayBox*> out = Boxes(num_outputs, outputs, "outputs");
+    std::vector<NDArray> in_arrays, out_arrays;
+    std::vector<autograd::EntryPtr> entries;
+    for (NDArrayBox* b : in) {
+      in_arrays.push_back(b->array);
+      entries.push_back(b->autograd);
+    }
+    for (NDArrayBox* b : out) out_arrays.push_back(b->array);
+    auto function = std::make_shared<FrontendFunction>(*callbacks);
+    const bool is_train = autograd::IsTraining();
+    std::vector<autograd::EntryPtr> out_entries = autograd::RecordFunction(
+        "_CustomFunction", in_arrays, entries, out_arrays,
+        [function, is_train](const std::vector<NDArray>& out_grads, const std::vector<NDArray>& in_grads) {
+          function->Backward(out_grads, in_grads, is_train);
+        });
+    for (size_t i = 0; i < out.size(); ++i) out[i]->autograd = out_entries[i];
+  });
 }
 
 int MXCachedOpRegisterOpHook(NDArrayHandle handle, CachedOpMonitorCallback, bool) {

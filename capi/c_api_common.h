@@ -170,6 +170,10 @@ const char** StringsOut(std::vector<std::string> values, uint32_t* size);
 
 const Symbol& SymbolOf(void* handle, const char* param = "symbol");
 NDArray& ArrayOf(void* handle, const char* param = "handle");
+// The views MXNet's NDArray slicing and reshape make (rows [begin, end); MXNet's reshape codes,
+// read from the right when `reverse`), recorded on the autograd tape while recording.
+NDArrayHandle SliceView(void* handle, int64_t begin, int64_t end);
+NDArrayHandle ReshapeView(void* handle, std::vector<int64_t> dims, bool reverse);
 void* NewSymbol(Symbol s);
 void* NewArray(NDArray a);
 // New handles for `arrays` in the per-thread store.

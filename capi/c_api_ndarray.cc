@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <symbind/executor/autograd.h>
+#include <symbind/executor/invoke.h>
 #include <symbind/io/ndarray_file.h>
 
 #include "c_api_common.h"
@@ -39,6 +41,45 @@ int64_t CheckedIndex(const NDArray& a, int64_t idx) {
     throw ShapeError(StrCat("index ", idx, " out of range for axis 0 of size ", n, " (shape ",
                             a.shape().ToString(), ")"));
   return idx;
+}
+
+// One step of a view: the operator MXNet records for it, and the view it gives.
+struct ViewStep {
+  const char* op;
+  KwArgs params;
+  NDArray result;
+};
+
+// The handle of a view of `src_handle`'s array made by `steps` (the last one's result). While
+// autograd records, each step is on the tape as the operator MXNet records for it (Reshape for
+// reshape, slice_axis for slices and indexing), so gradients flow through views as through
+// the operators.
+NDArrayHandle ViewOut(void* src_handle, const std::vector<ViewStep>& steps) {
+  NDArrayBox* src = FromHandle<NDArrayBox>(src_handle, "handle");
+  auto* out = static_cast<NDArrayBox*>(NewArray(steps.back().result));
+  if (!autograd::IsRecording() || !src->autograd) return out;
+  NDArray input = src->array;
+  autograd::EntryPtr entry = src->autograd;
+  for (const ViewStep& step : steps) {
+    InvokedCall call;
+    call.attrs.op = &OpRegistry::Global().Get(step.op);
+    call.attrs.name = step.op;
+    call.attrs.dict = step.params;
+    call.attrs.op->ParseAttrs(&call.attrs);
+    call.inputs = {input};
+    call.input_source = {0};
+    call.outputs = {step.result};
+    InvokeOptions options;
+    options.is_train = autograd::IsTraining();
+    entry = autograd::RecordOp(call, {entry}, options)[0];
+    input = step.result;
+  }
+  out->autograd = entry;
+  return out;
+}
+
+KwArgs SliceAxis0(int64_t begin, int64_t end) {
+  return {{"axis", "0"}, {"begin", std::to_string(begin)}, {"end", std::to_string(end)}};
 }
 
 [[noreturn]] void Sparse(const char* what) {
@@ -119,23 +160,55 @@ int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** ou
   });
 }
 
+namespace symbind {
+namespace capi {
+
+NDArrayHandle SliceView(void* handle, int64_t begin, int64_t end) {
+  const NDArray& a = ArrayOf(handle);
+  if (a.is_none() || a.shape().ndim() == 0) throw ShapeError("cannot slice an empty or 0-dimensional array");
+  if (begin < 0 || end < begin || end > a.shape()[0])
+    throw ShapeError(StrCat("slice [", begin, ", ", end, ") out of range for axis 0 of size ", a.shape()[0]));
+  return ViewOut(handle, {{"slice_axis", SliceAxis0(begin, end), a.Slice(begin, end)}});
+}
+
+NDArrayHandle ReshapeView(void* handle, std::vector<int64_t> target, bool reverse) {
+  const NDArray& a = ArrayOf(handle);
+  std::vector<int64_t> from = a.shape().dims();
+  if (reverse) {
+    std::reverse(from.begin(), from.end());
+    std::reverse(target.begin(), target.end());
+  }
+  TShape shape;
+  try {
+    shape = mxnet::cpp::compat::ResolveReshape(TShape(from), target);
+  } catch (const ShapeError& e) {
+    throw PythonError("ValueError", e.what());
+  }
+  std::vector<int64_t> r = shape.dims();
+  if (reverse) std::reverse(r.begin(), r.end());
+  const TShape reshaped(r);
+  return ViewOut(handle, {{"Reshape", {{"shape", reshaped.ToString()}}, a.Reshape(reshaped)}});
+}
+
+}  // namespace capi
+}  // namespace symbind
+
 int MXNDArraySlice64(NDArrayHandle handle, int64_t slice_begin, int64_t slice_end, NDArrayHandle* out) {
-  return Guarded(__func__, [&] {
-    NotNull(out, "out");
-    const NDArray& a = ArrayOf(handle);
-    if (a.is_none() || a.shape().ndim() == 0) throw ShapeError("cannot slice an empty or 0-dimensional array");
-    if (slice_begin < 0 || slice_end < slice_begin || slice_end > a.shape()[0])
-      throw ShapeError(StrCat("slice [", slice_begin, ", ", slice_end, ") out of range for axis 0 of size ",
-                              a.shape()[0]));
-    *out = NewArray(a.Slice(slice_begin, slice_end));
-  });
+  return Guarded(__func__, [&] { *NotNull(out, "out") = SliceView(handle, slice_begin, slice_end); });
 }
 
 int MXNDArrayAt64(NDArrayHandle handle, int64_t idx, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NotNull(out, "out");
     const NDArray& a = ArrayOf(handle);
-    *out = NewArray(a.At(CheckedIndex(a, idx)));
+    const int64_t i = CheckedIndex(a, idx);
+    // Element i of a 1-D array is shape (1,) in MXNet's legacy shapes, a scalar in numpy's.
+    std::vector<ViewStep> steps{{"slice_axis", SliceAxis0(i, i + 1), a.Slice(i, i + 1)}};
+    if (a.shape().ndim() > 1 || NumpyShapeSemantics()) {
+      NDArray element = a.At(i);
+      steps.push_back({"Reshape", {{"shape", element.shape().ToString()}}, element});
+    }
+    *out = ViewOut(handle, steps);
   });
 }
 int MXNDArrayAt(NDArrayHandle handle, uint32_t idx, NDArrayHandle* out) {
@@ -148,24 +221,9 @@ int MXNDArrayAt(NDArrayHandle handle, uint32_t idx, NDArrayHandle* out) {
 int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NotNull(out, "out");
-    const NDArray& a = ArrayOf(handle);
     if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
     if (ndim > 0) NotNull(dims, "dims");
-    std::vector<int64_t> target(dims, dims + ndim);
-    std::vector<int64_t> from = a.shape().dims();
-    if (reverse) {
-      std::reverse(from.begin(), from.end());
-      std::reverse(target.begin(), target.end());
-    }
-    TShape shape;
-    try {
-      shape = mxnet::cpp::compat::ResolveReshape(TShape(from), target);
-    } catch (const ShapeError& e) {
-      throw PythonError("ValueError", e.what());
-    }
-    std::vector<int64_t> r = shape.dims();
-    if (reverse) std::reverse(r.begin(), r.end());
-    *out = NewArray(a.Reshape(TShape(r)));
+    *out = ReshapeView(handle, std::vector<int64_t>(dims, dims + ndim), reverse);
   });
 }
 

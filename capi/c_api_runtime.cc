@@ -114,10 +114,6 @@ int MXCustomOpRegister(const char* op_type, CustomOpPropCreator creator) {
     RegisteredCustomOps().names.insert(CString(op_type, "op_type"));
   });
 }
-int MXCustomFunctionRecord(int, NDArrayHandle*, int, NDArrayHandle*, struct MXCallbackList*) {
-  return Guarded(__func__, [&] { Unsupported("autograd.Function (custom backward in Python)"); });
-}
-
 int MXRandomSeedContext(int seed, int dev_type, int dev_id) {
   return Guarded(__func__, [&] {
     DeviceContext(dev_type, dev_id);

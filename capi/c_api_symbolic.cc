@@ -365,10 +365,24 @@ int MXSymbolCutSubgraph(SymbolHandle sym, SymbolHandle**, int*) {
     Unsupported("control-flow subgraphs (contrib.foreach, while_loop, cond)");
   });
 }
-int MXGenAtomicSymbolFromSymbol(SymbolHandle sym_handle, SymbolHandle*) {
+// An uncomposed symbol of the (single) head operator, with its parameters and attributes, as
+// MXSymbolCreateAtomicSymbol would make it.
+int MXGenAtomicSymbolFromSymbol(SymbolHandle sym_handle, SymbolHandle* out) {
   return Guarded(__func__, [&] {
-    SymbolOf(sym_handle, "sym_handle");
-    Unsupported("subgraph symbols (MXGenAtomicSymbolFromSymbol)");
+    const Symbol& source = SymbolOf(sym_handle, "sym_handle");
+    NotNull(out, "out");
+    if (source.outputs().empty()) throw Error("the symbol has no outputs");
+    const auto& head = source.outputs()[0].node;
+    for (const NodeEntry& e : source.outputs())
+      if (e.node != head)
+        throw Error("an atomic symbol can only be made from a symbol with one head node, not a group");
+    if (head->is_variable())
+      throw Error(StrCat("'", head->name(), "' is a variable, not an operator: no atomic symbol to make"));
+    SymbolBox* box = NewHandle<SymbolBox>();
+    box->pending_op = head->attrs.op;
+    box->pending_params = head->attrs.dict;
+    box->pending_attrs = head->user_attrs;
+    *out = box;
   });
 }
 int MXQuantizeSymbol(SymbolHandle sym_handle, SymbolHandle*, const int*, const uint32_t, const char**,

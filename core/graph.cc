@@ -155,13 +155,17 @@ std::string NodeLabel(const Node& n) {
   return StrCat("Error in operator ", n.name(), " (", n.attrs.op->name, "): ");
 }
 
-// Rejects a dtype the node's kernels cannot read (see Op::dtype_generic).
+// Rejects a dtype the node's kernels cannot read (see Op::dtype_generic): float32, or a
+// floating type the executor runs through float32 copies (executor/kernel_call.h).
 void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
-  constexpr int kFloat32 = static_cast<int>(DType::kFloat32);
+  auto readable = [](int t) {
+    const DType d = static_cast<DType>(t);
+    return t < 0 || d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat64;
+  };
   auto reject = [](const Node& n, const std::string& what, int got) {
-    throw TypeError(StrCat(NodeLabel(n), "unsupported dtype for ", what, ": expected float32, got ",
-                            DTypeName(static_cast<DType>(got)), " (the operator computes in "
-                            "float32 only; Cast the input to float32)"));
+    throw TypeError(StrCat(NodeLabel(n), "unsupported dtype for ", what, ": expected a floating type, got ",
+                            DTypeName(static_cast<DType>(got)), " (the operator computes in float32; "
+                            "Cast the input to float32)"));
   };
   for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
     const Node& n = *g.node(nid).node;
@@ -170,14 +174,14 @@ void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
     const auto& inputs = g.node(nid).inputs;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const int t = types[g.entry_id(inputs[i])];
-      if (t < 0 || t == kFloat32) continue;
+      if (readable(t)) continue;
       const auto args = n.attrs.op->ListArguments(n.attrs);  // only on this rare path
       if (i < args.size() && std::find(any.begin(), any.end(), args[i]) != any.end()) continue;
       reject(n, InputLabel(g, nid, i), t);
     }
     for (uint32_t i = 0; i < g.num_node_outputs(nid); ++i) {
       const int t = types[g.entry_id(nid, i)];
-      if (t >= 0 && t != kFloat32) reject(n, OutputLabel(g, nid, i), t);
+      if (!readable(t)) reject(n, OutputLabel(g, nid, i), t);
     }
   }
 }

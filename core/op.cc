@@ -84,9 +84,11 @@ Op& Op::set_outputs(std::vector<std::string> names) {
 
 void Op::ParseAttrs(NodeAttrs* attrs) const {
   try {
+    // An op without parameters keeps whatever keys it is given and reads none, as MXNet's
+    // ops without an attribute parser do (Gluon passes axis=1 to broadcast_maximum).
     if (parse_params) attrs->parsed = parse_params(attrs->dict);
-    else attrs->parsed = ParsedParams{std::make_shared<EmptyParam>(EmptyParam::Parse(attrs->dict)),
-                                      &EmptyParam::Schema(), &typeid(EmptyParam)};
+    else attrs->parsed = ParsedParams{std::make_shared<EmptyParam>(), &EmptyParam::Schema(),
+                                      &typeid(EmptyParam)};
   } catch (const ParamError& e) {
     throw ParamError(std::string(e.what()) + "\n, in operator " + name + "(name=\"" +
                      attrs->name + "\")");

@@ -136,6 +136,10 @@ struct Op {
   // each image of it is a separate run (SqueezeNet's fire modules at batch 8: the Concats
   // copied 46 MB per forward). Empty: never.
   std::function<bool(const NodeAttrs&)> strided_output;
+  // MXNet's default initializer for an input, by input name (BatchNorm's moving_var:
+  // ["one", {}]). Composing the op stores it as the "__init__" attribute of a variable given
+  // for that input that has none, as MXNet does; MXNet's Python initializers read it.
+  std::map<std::string, std::string> input_initializers;
 
   Op& describe(std::string d) { description = std::move(d); return *this; }
   Op& add_alias(const std::string& alias);
@@ -179,6 +183,10 @@ struct Op {
   // The description add_argument_doc gave `input_name`; empty when none.
   const std::string& ArgumentDoc(const std::string& input_name) const;
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
+  Op& set_input_initializer(const std::string& input_name, std::string init_json) {
+    input_initializers[input_name] = std::move(init_json);
+    return *this;
+  }
   Op& set_forward_inplace(bool v = true) { forward_inplace = v; return *this; }
   Op& set_strided_output(std::function<bool(const NodeAttrs&)> f) {
     strided_output = std::move(f);

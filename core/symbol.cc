@@ -54,6 +54,19 @@ Symbol Symbol::FromEntries(std::vector<NodeEntry> entries) {
   return s;
 }
 
+void SetDefaultInitializers(Node* node) {
+  const Op* op = node->attrs.op;
+  if (!op || op->input_initializers.empty()) return;
+  std::vector<std::string> names = op->ListArguments(node->attrs);
+  for (auto& a : op->ListAuxStates(node->attrs)) names.push_back(a);
+  for (size_t i = 0; i < names.size() && i < node->inputs.size(); ++i) {
+    auto init = op->input_initializers.find(names[i]);
+    Node* input = node->inputs[i].node.get();
+    if (init != op->input_initializers.end() && input->is_variable())
+      input->user_attrs.emplace("__init__", init->second);
+  }
+}
+
 Symbol Symbol::Variable(const std::string& name, const std::map<std::string, std::string>& attrs) {
   if (name.empty()) throw Error("Symbol::Variable needs a non-empty name");
   auto n = MakeVariableNode(name);
@@ -95,9 +108,11 @@ Symbol Symbol::Create(const std::string& op_name, const std::string& name, const
     return s.outputs_[0];
   };
 
-  if (positional_inputs.size() > args.size())
-    throw Error(StrCat("operator ", node->attrs.name, " (", op.name, ") takes ", args.size(),
-                       " arguments but ", positional_inputs.size(), " were given"));
+  // As in MXNet, positional inputs fill the arguments, then the aux states (an imperative
+  // BatchNorm call passes all five).
+  if (positional_inputs.size() > all.size())
+    throw Error(StrCat("operator ", node->attrs.name, " (", op.name, ") takes ", all.size(), " inputs (",
+                       JoinNames(all), ") but ", positional_inputs.size(), " were given"));
   for (size_t i = 0; i < positional_inputs.size(); ++i) {
     inputs[i] = single_entry(positional_inputs[i], all[i]);
     bound[i] = true;
@@ -118,6 +133,7 @@ Symbol Symbol::Create(const std::string& op_name, const std::string& name, const
   for (size_t i = 0; i < all.size(); ++i)
     if (!bound[i]) inputs[i] = NodeEntry{MakeVariableNode(node->attrs.name + "_" + all[i]), 0};
   node->inputs = std::move(inputs);
+  SetDefaultInitializers(node.get());
 
   Symbol s;
   int visible = op.NumVisibleOutputs(node->attrs);

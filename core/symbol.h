@@ -36,6 +36,10 @@ struct Node {
   const std::string& name() const { return attrs.name; }
 };
 
+// Gives each variable input of op node `node` that has no "__init__" attribute the op's
+// default initializer for that input (Op::input_initializers), as MXNet does at compose.
+void SetDefaultInitializers(Node* node);
+
 class Symbol {
  public:
   Symbol() = default;

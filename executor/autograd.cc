@@ -6,6 +6,8 @@
 
 #include <symbind/core/error.h>
 
+#include "kernel_call.h"
+
 namespace symbind {
 namespace autograd {
 
@@ -75,6 +77,7 @@ std::vector<EntryPtr> RecordOp(const InvokedCall& call, const std::vector<EntryP
   const Op& op = *call.attrs.op;
   auto node = std::make_shared<Node>();
   node->name = op.name;
+  node->attrs = call.attrs;
   node->in_arrays = call.inputs;
   node->out_arrays = call.outputs;
   node->num_differentiable = op.ListArguments(call.attrs).size();
@@ -91,7 +94,7 @@ std::vector<EntryPtr> RecordOp(const InvokedCall& call, const std::vector<EntryP
       OpContext ctx;
       ctx.is_train = is_train;
       ctx.seed = seed;
-      attrs.op->backward(ctx, attrs, BackwardArgs{out_grads, self->in_arrays, self->out_arrays, req, in_grads});
+      CallBackward(*attrs.op, ctx, attrs, BackwardArgs{out_grads, self->in_arrays, self->out_arrays, req, in_grads});
     };
   }
   std::vector<EntryPtr> out;
@@ -126,6 +129,41 @@ std::vector<EntryPtr> RecordFunction(const std::string& name, const std::vector<
   return out;
 }
 
+Symbol GetSymbol(const std::vector<EntryPtr>& heads) {
+  std::map<const Node*, std::shared_ptr<symbind::Node>> made;
+  std::map<const Entry*, std::shared_ptr<symbind::Node>> variables;
+  int next_variable = 0;
+  auto variable = [&](const Entry* key) {
+    auto& v = variables[key];
+    if (!v) {
+      v = std::make_shared<symbind::Node>();
+      v->attrs.name = StrCat("var", next_variable++);
+    }
+    return v;
+  };
+  int next_op = 0;
+  for (Node* n : TopologicalOrder(heads)) {
+    if (!n->attrs.op)
+      throw Error(StrCat("autograd.get_symbol: the recorded graph holds a ", n->name,
+                         " (a function recorded with its own backward), which has no operator to show"));
+    auto s = std::make_shared<symbind::Node>();
+    s->attrs = n->attrs;
+    s->attrs.name = StrCat(n->attrs.op->name, next_op++);
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      const EntryPtr& in = n->inputs[i];
+      if (in && in->node) s->inputs.push_back(NodeEntry{made.at(in->node.get()), in->index});
+      else s->inputs.push_back(NodeEntry{variable(in ? in.get() : reinterpret_cast<const Entry*>(&n->in_arrays[i])), 0});
+    }
+    made[n] = s;
+  }
+  std::vector<NodeEntry> outputs;
+  for (const EntryPtr& h : heads) {
+    if (!h) throw Error("autograd.get_symbol: the array is not in a recorded graph");
+    outputs.push_back(h->node ? NodeEntry{made.at(h->node.get()), h->index} : NodeEntry{variable(h.get()), 0});
+  }
+  return Symbol::FromEntries(std::move(outputs));
+}
+
 std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vector<NDArray>& head_values,
                               const std::vector<NDArray>& head_grads, const std::vector<EntryPtr>& variables,
                               bool retain_graph, bool is_train) {
@@ -157,6 +195,22 @@ std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vec
   }
 
   const std::vector<Node*> order = TopologicalOrder(heads);
+  // Only gradients that reach a variable taking one are computed: arrays made from constants
+  // while recording (Python's index arrays, say) stay out of the backward pass, as in MXNet.
+  std::unordered_set<const Entry*> asked(variables.size());
+  for (const EntryPtr& v : variables) asked.insert(v.get());
+  std::unordered_set<const Node*> leads;
+  auto leads_to_variable = [&](const EntryPtr& e) {
+    if (!e) return false;
+    if (e->node) return leads.count(e->node.get()) > 0;
+    return variables.empty() ? e->grad_req != OpReq::kNull && !e->grad.is_none() : asked.count(e.get()) > 0;
+  };
+  for (Node* n : order)
+    for (size_t i = 0; i < n->num_differentiable && i < n->inputs.size(); ++i)
+      if (leads_to_variable(n->inputs[i])) {
+        leads.insert(n);
+        break;
+      }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* n = *it;
     if (n->freed)
@@ -169,16 +223,14 @@ std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vec
       reached |= g != grads.end();
       out_grads.push_back(g != grads.end() ? g->second : ZerosLike(n->out_arrays[i]));
     }
-    bool wanted = false;
-    for (size_t i = 0; i < n->num_differentiable && i < n->inputs.size(); ++i) wanted |= n->inputs[i] != nullptr;
-    if (!reached || !wanted) continue;
+    if (!reached || !leads.count(n)) continue;
     if (!n->backward)
       throw Error(StrCat("backward: operator '", n->name, "' is not differentiable"));
     std::vector<NDArray> in_grads;
     for (size_t i = 0; i < n->num_differentiable; ++i) in_grads.push_back(ZerosLike(n->in_arrays[i]));
     n->backward(out_grads, in_grads);
     for (size_t i = 0; i < n->num_differentiable && i < n->inputs.size(); ++i)
-      if (n->inputs[i]) accumulate(*n->inputs[i], in_grads[i]);
+      if (leads_to_variable(n->inputs[i])) accumulate(*n->inputs[i], in_grads[i]);
     (void)is_train;
   }
 

@@ -22,6 +22,7 @@
 
 #include <symbind/core/ndarray.h>
 #include <symbind/core/op.h>
+#include <symbind/core/symbol.h>
 #include <symbind/executor/invoke.h>
 
 namespace symbind {
@@ -72,6 +73,7 @@ using BackwardFn =
 
 struct Node {
   std::string name;                 // the op, for messages
+  NodeAttrs attrs;                  // the op and its parameters; attrs.op is null for a function
   std::vector<EntryPtr> inputs;     // one per input; null where the input is not tracked
   size_t num_differentiable = 0;    // the first inputs that take gradients (arguments, not aux)
   std::vector<NDArray> in_arrays;
@@ -104,6 +106,12 @@ std::vector<NDArray> Backward(const std::vector<EntryPtr>& heads, const std::vec
                               const std::vector<NDArray>& head_grads,
                               const std::vector<EntryPtr>& variables = {}, bool retain_graph = false,
                               bool is_train = true);
+
+// The recorded graph of `heads` as a symbol (MXNet's autograd.get_symbol). Each marked variable
+// and each untracked input becomes a variable (var0, var1, ... in the order met); operator
+// nodes are named <op><k>. A recorded function (a cached op, autograd.Function) has no operator
+// to show and throws.
+Symbol GetSymbol(const std::vector<EntryPtr>& heads);
 
 }  // namespace autograd
 }  // namespace symbind

@@ -6,6 +6,7 @@
 #include "bind_memory.h"
 #include "executor.h"
 #include "in_use_guard.h"
+#include "kernel_call.h"
 #include "task_graph.h"
 
 namespace symbind {
@@ -210,7 +211,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     OpContext ctx{last_forward_train_, NodeSeed(nid)};
     BackwardArgs args{plan.out_grads[t], node_inputs_[t], node_outputs_[t], plan.req[t],
                       plan.in_grads[t]};
-    attrs.op->backward(ctx, attrs, args);
+    CallBackward(*attrs.op, ctx, attrs, args);
   });
   for (auto& sum : plan.final_sums) sum.Apply();
 }

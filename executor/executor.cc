@@ -11,6 +11,7 @@
 #include "backward_plan.h"
 #include "bind_memory.h"
 #include "in_use_guard.h"
+#include "kernel_call.h"
 #include "memory_plan.h"
 #include "seed.h"
 #include "task_graph.h"
@@ -316,9 +317,9 @@ void Executor::RunForwardNode(uint32_t t, bool is_train) {
   const NodeAttrs& attrs = graph_.node(nid).node->attrs;
   OpContext ctx{is_train, NodeSeed(nid), output_image_stride_[t]};
   std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
-  if (!profiling_) return attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+  if (!profiling_) return CallForward(*attrs.op, ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
   auto start = std::chrono::steady_clock::now();
-  attrs.op->forward(ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
+  CallForward(*attrs.op, ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
   node_ns_[t] += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   ++node_calls_[t];
 }

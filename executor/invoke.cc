@@ -6,6 +6,8 @@
 #include <symbind/core/graph.h>
 #include <symbind/core/symbol.h>
 
+#include "kernel_call.h"
+
 namespace symbind {
 
 namespace {
@@ -104,7 +106,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   OpContext ctx;
   ctx.seed = options.seed;
   ctx.is_train = options.is_train;
-  op.forward(ctx, attrs, node_inputs, req, node_outputs);
+  CallForward(op, ctx, attrs, node_inputs, req, node_outputs);
   if (options.record) {
     options.record->attrs = attrs;
     options.record->inputs = node_inputs;

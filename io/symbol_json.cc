@@ -18,6 +18,7 @@ using json = nlohmann::json;
 
 constexpr int kLegacyVersion = 800;    // 0.8.0: no mxnet_version in the file
 constexpr int kUpgradeVersion = 900;   // files before 0.9.0 lack aux-state inputs
+constexpr int kInitializerVersion = 904;  // files before 0.9.4 lack the inputs' "__init__"
 constexpr int kMaxJSONDepth = 64;      // symbol files nest 5 deep; refuse absurd nesting
 const char* const kHiddenKeys[] = {"ctx_group", "lr_mult", "wd_mult", "force_mirroring",
                                    "mirror_stage"};
@@ -232,6 +233,7 @@ void SymbolAssembler::AddNode(const GraphNodeRecord& r) {
     Fail(StrCat(where, " (", op->name, ") has ", node->inputs.size(), " inputs but the operator ",
                 "takes ", names.size(), " (", JoinNames(names), ")"));
   }
+  if (version_ < kInitializerVersion) SetDefaultInitializers(node.get());
   for (auto& h : for_inputs) {
     auto it = std::find(names.begin(), names.begin() + static_cast<long>(num_args), h.input);
     const size_t k = static_cast<size_t>(it - names.begin());
@@ -290,7 +292,7 @@ Symbol LoadSymbolFile(const std::string& path) {
   }
 }
 
-std::string SaveSymbolJSON(const Symbol& symbol) {
+std::string SaveSymbolJSON(const Symbol& symbol, bool numpy_shape_semantics) {
   const Graph g(symbol);
   json nodes = json::array();
   for (uint32_t i = 0; i < g.num_nodes(); ++i) {
@@ -315,6 +317,7 @@ std::string SaveSymbolJSON(const Symbol& symbol) {
   root["node_row_ptr"] = g.row_ptr();
   root["heads"] = heads;
   root["attrs"] = {{"mxnet_version", json::array({"int", kSymbolWriteVersion})}};
+  if (numpy_shape_semantics) root["attrs"]["is_np_shape"] = json::array({"int", 1});
   try {
     return root.dump(2);
   } catch (const json::exception& e) {

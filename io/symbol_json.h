@@ -64,7 +64,9 @@ class SymbolAssembler {
 
 Symbol LoadSymbolJSON(const std::string& json);
 Symbol LoadSymbolFile(const std::string& path);
-std::string SaveSymbolJSON(const Symbol& symbol);
+// numpy_shape_semantics (MXNet's numpy shape mode was on) records "is_np_shape": ["int", 1] in
+// the file's attrs, as MXNet 1.6+ writes it.
+std::string SaveSymbolJSON(const Symbol& symbol, bool numpy_shape_semantics = false);
 void SaveSymbolFile(const std::string& path, const Symbol& symbol);
 
 // The mxnet_version a JSON text declares (800 for 0.8 files without one); throws IOError on

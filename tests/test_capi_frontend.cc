@@ -145,8 +145,8 @@ TEST_CASE("C API lists what MXNet's Python package reads at import", "[capi][pyt
   Free({x});
 
   // Custom op registrations are accepted (MXNet's Python makes them at import).
-  CHECK(MXCustomOpRegister("my_op", reinterpret_cast<CustomOpPropCreator>(&Values)) == 0);
-  CHECK(MXCustomOpRegister(nullptr, reinterpret_cast<CustomOpPropCreator>(&Values)) == -1);
+  CHECK(MXCustomOpRegister("my_op", reinterpret_cast<CustomOpPropCreator>(reinterpret_cast<void (*)()>(&Values))) == 0);
+  CHECK(MXCustomOpRegister(nullptr, reinterpret_cast<CustomOpPropCreator>(reinterpret_cast<void (*)()>(&Values))) == -1);
 }
 
 TEST_CASE("C API autograd: recorded calls differentiate, write and add, free the graph", "[capi][python][autograd]") {
@@ -497,6 +497,18 @@ TEST_CASE("C API NDArray views, 64-bit shapes, raw bytes and storage types", "[c
   CHECK(Shape(row) == std::vector<int64_t>{3, 4});
   CHECK(MXNDArrayAt64(a, 2, &row) == -1);
   CHECK(LastError().find("index 2 out of range for axis 0 of size 2") != std::string::npos);
+  // An element of a 1-D array: shape (1,) in MXNet's legacy shapes, a scalar in numpy's.
+  NDArrayHandle vec = Array({3}, {1, 2, 3}), elem = nullptr;
+  REQUIRE(MXNDArrayAt64(vec, 2, &elem) == 0);
+  CHECK(Shape(elem) == std::vector<int64_t>{1});
+  MXNDArrayFree(elem);
+  int prev = 0;
+  REQUIRE(MXSetIsNumpyShape(1, &prev) == 0);
+  REQUIRE(MXNDArrayAt64(vec, 2, &elem) == 0);
+  REQUIRE(MXSetIsNumpyShape(prev, nullptr) == 0);
+  CHECK(Shape(elem).empty());
+  MXNDArrayFree(elem);
+  MXNDArrayFree(vec);
   NDArrayHandle part = nullptr;
   REQUIRE(MXNDArraySlice64(a, 1, 2, &part) == 0);
   CHECK(Shape(part) == std::vector<int64_t>{1, 3, 4});
@@ -546,4 +558,139 @@ TEST_CASE("C API operator info names each input and parameter once", "[capi][pyt
       CHECK(seen.insert(arg_names[i]).second);
     }
   }
+}
+
+TEST_CASE("C API atomic symbol from a symbol: the head operator uncomposed, with its parameters",
+          "[capi][python][symbol]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "3"}, {"__mood__", "calm"}});
+  SymbolHandle atomic = nullptr;
+  REQUIRE(MXGenAtomicSymbolFromSymbol(fc, &atomic) == 0);
+  SymbolHandle x = Variable("x");
+  REQUIRE(MXSymbolCompose(atomic, "fc2", 1, nullptr, &x) == 0);
+  uint32_t n = 0;
+  const char** args = nullptr;
+  REQUIRE(MXSymbolListArguments(atomic, &n, &args) == 0);
+  std::vector<std::string> names(args, args + n);
+  CHECK(names == std::vector<std::string>{"x", "fc2_weight", "fc2_bias"});
+  const char* value = nullptr;
+  int ok = 0;
+  REQUIRE(MXSymbolGetAttr(atomic, "num_hidden", &value, &ok) == 0);
+  CHECK((ok == 1 && std::string(value) == "3"));
+  REQUIRE(MXSymbolGetAttr(atomic, "__mood__", &value, &ok) == 0);
+  CHECK((ok == 1 && std::string(value) == "calm"));
+  // A variable or a group has no single operator to copy.
+  SymbolHandle none = nullptr;
+  CHECK(MXGenAtomicSymbolFromSymbol(data, &none) == -1);
+  CHECK(LastError().find("is a variable") != std::string::npos);
+  SymbolHandle parts[] = {fc, x}, group = nullptr;
+  REQUIRE(MXSymbolCreateGroup(2, parts, &group) == 0);
+  CHECK(MXGenAtomicSymbolFromSymbol(group, &none) == -1);
+  CHECK(LastError().find("not a group") != std::string::npos);
+  CHECK(MXGenAtomicSymbolFromSymbol(fc, nullptr) == -1);
+  for (SymbolHandle s : {data, fc, atomic, x, group}) REQUIRE(NNSymbolFree(s) == 0);
+}
+
+namespace {
+// A frontend's autograd.Function: its backward writes 3 * the output gradient (not the true
+// derivative of the recorded y = 2x, so the test sees which backward ran).
+int custom_deletes = 0;
+int CustomBackward(int num_ograds, int num_igrads, void** ptrs, const int* reqs, const int, void*) {
+  if (num_ograds != 1 || num_igrads != 1 || reqs[0] != 1) return 0;
+  std::vector<float> g = Values(ptrs[0]);
+  for (float& v : g) v *= 3;
+  bool ok = MXNDArraySyncCopyFromCPU(ptrs[1], g.data(), g.size()) == 0;
+  ok &= MXNDArrayFree(ptrs[0]) == 0 && MXNDArrayFree(ptrs[1]) == 0;  // the frontend owns the handles
+  return ok ? 1 : 0;
+}
+int CustomBackwardFails(int, int, void** ptrs, const int*, const int, void*) {
+  MXNDArrayFree(ptrs[0]);
+  MXNDArrayFree(ptrs[1]);
+  return 0;
+}
+int CustomDelete(void*) {
+  ++custom_deletes;
+  return 1;
+}
+}  // namespace
+
+TEST_CASE("C API autograd.Function: the frontend's backward and delete callbacks", "[capi][python][autograd]") {
+  for (bool fails : {false, true}) {
+    NDArrayHandle x = Array({2}, {1, 2}), gx = Array({2}, {0, 0});
+    uint32_t req = 1;
+    REQUIRE(MXAutogradMarkVariables(1, &x, &req, &gx) == 0);
+    // MXCallbackList holds int (*)(void); casting through void (*)() is the sanctioned route.
+    auto as_callback = [](auto* f) { return reinterpret_cast<int (*)(void)>(reinterpret_cast<void (*)()>(f)); };
+    int (*fns[2])(void) = {as_callback(fails ? &CustomBackwardFails : &CustomBackward), as_callback(&CustomDelete)};
+    void* contexts[2] = {nullptr, nullptr};
+    MXCallbackList callbacks{2, fns, contexts};
+    custom_deletes = 0;
+    NDArrayHandle y = Call("_mul_scalar", {x}, {{"scalar", "2"}})[0];  // computed unrecorded
+    CHECK(MXCustomFunctionRecord(1, &x, 1, &y, &callbacks) == -1);      // not recording
+    CHECK(LastError().find("autograd.record()") != std::string::npos);
+    Recorded([&] { REQUIRE(MXCustomFunctionRecord(1, &x, 1, &y, &callbacks) == 0); });
+    NDArrayHandle head = Array({2}, {1, 10});
+    if (fails) {
+      CHECK(MXAutogradBackwardEx(1, &y, &head, 0, nullptr, 0, 0, 1, nullptr, nullptr) == -1);
+      CHECK(LastError().find("custom function") != std::string::npos);
+    } else {
+      REQUIRE(MXAutogradBackwardEx(1, &y, &head, 0, nullptr, 0, 0, 1, nullptr, nullptr) == 0);
+      CHECK(Values(gx) == std::vector<float>{3, 30});
+    }
+    Free({y, head, x, gx});
+    CHECK(custom_deletes == 1);  // once, when the recorded node went with its last array
+  }
+}
+
+TEST_CASE("C API autograd.get_symbol: the recorded graph as a symbol", "[capi][python][autograd]") {
+  NDArrayHandle x = Array({1}, {1}), gx = Array({1}, {0}), z = Array({1}, {1}), gz = Array({1}, {0});
+  uint32_t reqs[] = {1, 1};
+  NDArrayHandle vars[] = {x, z}, grads[] = {gx, gz};
+  REQUIRE(MXAutogradMarkVariables(2, vars, reqs, grads) == 0);
+  auto arguments = [](SymbolHandle s) {
+    uint32_t n = 0;
+    const char** names = nullptr;
+    REQUIRE(MXSymbolListArguments(s, &n, &names) == 0);
+    return std::vector<std::string>(names, names + n);
+  };
+  for (bool with_z : {false, true}) {
+    NDArrayHandle y = nullptr;
+    std::vector<NDArrayHandle> temps;
+    Recorded([&] {  // y = x*x + 2*(x or z) - 1
+      NDArrayHandle sq = Call("elemwise_mul", {x, x})[0];
+      NDArrayHandle twice = Call("_mul_scalar", {with_z ? z : x}, {{"scalar", "2"}})[0];
+      NDArrayHandle sum = Call("elemwise_add", {sq, twice})[0];
+      y = Call("_minus_scalar", {sum}, {{"scalar", "1"}})[0];
+      temps = {sq, twice, sum};
+    });
+    SymbolHandle s = nullptr;
+    REQUIRE(MXAutogradGetSymbol(y, &s) == 0);
+    CHECK(arguments(s) == (with_z ? std::vector<std::string>{"var0", "var1"} : std::vector<std::string>{"var0"}));
+    const char* json = nullptr;
+    REQUIRE(MXSymbolSaveToJSON(s, &json) == 0);
+    CHECK(std::string(json).find("\"op\": \"_minus_scalar\"") != std::string::npos);
+    REQUIRE(NNSymbolFree(s) == 0);
+    temps.push_back(y);
+    Free(temps);
+  }
+  NDArrayHandle plain = Array({1}, {1});
+  SymbolHandle none = nullptr;
+  CHECK(MXAutogradGetSymbol(plain, &none) == -1);
+  CHECK(LastError().find("not in a recorded graph") != std::string::npos);
+  Free({plain, x, gx, z, gz});
+}
+
+TEST_CASE("C API symbol JSON records numpy shape semantics as MXNet 1.6+ does", "[capi][python][symbol]") {
+  SymbolHandle data = Variable("data");
+  const char* json = nullptr;
+  REQUIRE(MXSymbolSaveToJSON(data, &json) == 0);
+  CHECK(std::string(json).find("is_np_shape") == std::string::npos);
+  int prev = 0;
+  REQUIRE(MXSetIsNumpyShape(1, &prev) == 0);
+  REQUIRE(MXSymbolSaveToJSON(data, &json) == 0);
+  REQUIRE(MXSetIsNumpyShape(prev, nullptr) == 0);
+  CHECK(std::string(json).find("\"is_np_shape\"") != std::string::npos);
+  SymbolHandle back = nullptr;
+  REQUIRE(MXSymbolCreateFromJSON(json, &back) == 0);  // and it loads
+  for (SymbolHandle s : {data, back}) REQUIRE(NNSymbolFree(s) == 0);
 }

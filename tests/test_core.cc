@@ -190,3 +190,32 @@ TEST_CASE("Symbol::ReplaceVariables substitutes inputs by name in a copy", "[cor
   Symbol two = Symbol::Group({pixels, scaled});
   CHECK_THROWS_WITH(fc.ReplaceVariables({{"data", two}}), Catch::Contains("must have one"));
 }
+
+TEST_CASE("Composing an op gives its input variables MXNet's default initializers", "[core][symbol]") {
+  auto init_of = [](const Symbol& s, const std::string& input) {
+    Symbol internals = s.GetInternals();
+    std::string value;
+    internals[input].GetAttr("__init__", &value);
+    return value;
+  };
+  Symbol data = Symbol::Variable("data");
+  Symbol bn = Symbol::Create("BatchNorm", "bn", {}, {{"data", data}});
+  CHECK(init_of(bn, "bn_moving_mean") == R"(["zero", {}])");
+  CHECK(init_of(bn, "bn_moving_var") == R"(["one", {}])");
+  CHECK(init_of(bn, "bn_gamma").empty());  // gamma has none: the caller's initializer decides
+  Symbol prelu = Symbol::Create("LeakyReLU", "act", {{"act_type", "prelu"}}, {{"data", data}});
+  CHECK(init_of(prelu, "act_gamma") == R"(["Constant", {"value": 0.25}])");
+  // A variable given with its own initializer keeps it.
+  Symbol mean = Symbol::Variable("mean", {{"__init__", R"(["constant", {"value": 2}])"}});
+  Symbol bn2 = Symbol::Create("BatchNorm", "bn2", {}, {{"data", data}, {"moving_mean", mean}});
+  CHECK(init_of(bn2, "mean") == R"(["constant", {"value": 2}])");
+}
+
+TEST_CASE("An op without parameters keeps unknown keys and reads none, as MXNet's do", "[core][param]") {
+  Symbol x = Symbol::Variable("x"), y = Symbol::Variable("y");
+  Symbol m = Symbol::Create("broadcast_maximum", "m", {{"axis", "1"}}, {{"lhs", x}, {"rhs", y}});
+  CHECK(m.ListArguments() == std::vector<std::string>{"x", "y"});
+  // An op with parameters still refuses a key it does not know.
+  CHECK_THROWS_WITH(Symbol::Create("Activation", "a", {{"act_type", "relu"}, {"axis", "1"}}, {{"data", x}}),
+                    Catch::Contains("Cannot find argument 'axis'"));
+}

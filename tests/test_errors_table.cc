@@ -399,7 +399,7 @@ std::vector<ErrorCase> Cases() {
   }, "Error", "operator a (Activation): input 'data' given twice");
   add("Compose: 3 positional inputs to elemwise_add", [] {
     Symbol::Create("elemwise_add", "s", {}, {}, {Var("a"), Var("b"), Var("c")});
-  }, "Error", "operator s (elemwise_add) takes 2 arguments but 3 were given");
+  }, "Error", "operator s (elemwise_add) takes 2 inputs (lhs, rhs) but 3 were given");
   add("Compose: unknown input name \"weights\" for Activation", [] {
     Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"weights", Var("x")}});
   }, "Error", "operator a (Activation) has no input 'weights'; its inputs are: data");
@@ -542,7 +542,7 @@ std::vector<ErrorCase> Cases() {
     Symbol s = Symbol::Create("CTCLoss", "ctc", {}, {{"data", Var("data")}, {"label", Var("label")}});
     SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 1, 3}))},
                                    {"label", NDArray(TShape({1, 2}), std::vector<float>{1, 3})}})->Forward(false);
-  }, "Error", "Error in operator ctc (CTCLoss): label[0, 1] = 3 is not a class other than the blank 0 (alphabet size 3, blank_label first)");
+  }, "Error", "Error in operator ctc (CTCLoss): label[0, 1] = 3 is not a class (alphabet size 3, blank 0, blank_label first)");
   add("Forward: SequenceLast sequence_length 0", [] {
     Symbol s = Symbol::Create("SequenceLast", "last", {{"use_sequence_length", "True"}}, {{"data", Var("data")}, {"sequence_length", Var("len")}});
     SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({4, 2, 3}))},
@@ -585,12 +585,12 @@ std::vector<ErrorCase> Cases() {
   add("AdaptiveAvgPooling2D on a 3-d input", [] { RunOp("_contrib_AdaptiveAvgPooling2D", {}, TShape({1, 4, 4})); }, "ShapeError", "Error in operator op (_contrib_AdaptiveAvgPooling2D): _contrib_AdaptiveAvgPooling2D: input must be 4-D (NCHW), got (1,4,4)");
   add("SimpleBind: FullyConnected on int8 data", [] {
     SimpleBind(FC(Var("data"), 2, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}), DType::kInt8)}});
-  }, "TypeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected float32, got int8 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator fc (FullyConnected): unsupported dtype for input 'data' (data): expected a floating type, got int8 (the operator computes in float32; Cast the input to float32)");
   add("Bind: Activation on the int32 output of a Cast", [] {
     Symbol c = Symbol::Create("Cast", "c", {{"dtype", "int32"}}, {{"data", Var("data")}});
     Symbol a = Symbol::Create("Activation", "relu", {{"act_type", "relu"}}, {{"data", c}});
     Bind(a, Context::CPU(), {NDArray(TShape({2}))}, {}, {}, {});
-  }, "TypeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected float32, got int32 (the operator computes in float32 only; Cast the input to float32)");
+  }, "TypeError", "Error in operator relu (Activation): unsupported dtype for input 'data' (c): expected a floating type, got int32 (the operator computes in float32; Cast the input to float32)");
   add("SimpleBind: elemwise_add of float32 and int32", [] {
     Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", Var("a")}, {"rhs", Var("b")}});
     SimpleBind(s, Context::CPU(), {{"a", NDArray(TShape({2}))}, {"b", NDArray(TShape({2}), DType::kInt32)}});
@@ -902,7 +902,7 @@ std::vector<ErrorCase> Cases() {
     int rc = MXNDArrayReshape(a, 2, spec, &r);
     MXNDArrayFree(a);
     CApi(rc);
-  }, "Error", "MXNDArrayReshape: Error in operator reshape (Reshape): Reshape: cannot reshape (2,3) with shape=(-1,-1): one and only one dim can be inferred (-1)");
+  }, "Error", "ValueError: MXNDArrayReshape: Error in operator reshape (Reshape): Reshape: cannot reshape (2,3) with shape=(-1,-1): one and only one dim can be inferred (-1)");
   add("C API: MXKVStoreCreate(\"dist_async\")", [] {
     KVStoreHandle kv;
     CApi(MXKVStoreCreate("dist_async", &kv));

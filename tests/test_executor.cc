@@ -261,15 +261,17 @@ TEST_CASE("Entry dtypes follow the bound arrays", "[executor][dtype]") {
   CHECK(exec64->outputs()[0].dtype() == DType::kFloat64);
 }
 
-TEST_CASE("Type inference rejects non-float32 data for float32 kernels at bind", "[executor][dtype]") {
+TEST_CASE("Type inference rejects integer data for float32 kernels at bind", "[executor][dtype]") {
   Symbol x = Symbol::Variable("x");
   Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 2).SetInput("data", x).CreateSymbol("fc");
-  for (DType t : {DType::kInt8, DType::kInt32, DType::kFloat64, DType::kFloat16, DType::kUint8}) {
+  for (DType t : {DType::kInt8, DType::kInt32, DType::kUint8}) {
     INFO(DTypeName(t));
     CHECK_THROWS_WITH(InferType(fc, {{"x", t}}),
                       Catch::Contains(std::string("Error in operator fc (FullyConnected): unsupported dtype for "
-                                                  "input 'data' (x): expected float32, got ") + DTypeName(t)));
+                                                  "input 'data' (x): expected a floating type, got ") + DTypeName(t)));
   }
+  for (DType t : {DType::kFloat64, DType::kFloat16, DType::kBFloat16})
+    CHECK(InferType(fc, {{"x", t}}).out_types[0] == t);
   // A float32 weight next to int8 data is a plain inconsistency, reported as before.
   CHECK_THROWS_WITH(InferType(fc, {{"x", DType::kInt8}, {"fc_weight", DType::kFloat32}}),
                     Catch::Contains("Type inconsistent"));
@@ -295,14 +297,39 @@ TEST_CASE("Type inference rejects non-float32 data for float32 kernels at bind",
   texec->Forward(false);
   CHECK(texec->outputs()[0].ToVector() == std::vector<float>{7, 5});
   CHECK_THROWS_WITH(InferType(take, {{"a", DType::kInt32}, {"i", DType::kInt32}}),
-                    Catch::Contains("unsupported dtype for input 'a' (a): expected float32, got int32"));
+                    Catch::Contains("unsupported dtype for input 'a' (a): expected a floating type, got int32"));
   Symbol where = Symbol::Create("where", "w", {}, {{"condition", Symbol::Variable("cond")},
                                                   {"x", Symbol::Variable("wx")}, {"y", Symbol::Variable("wy")}});
   CHECK_NOTHROW(InferType(where, {{"cond", DType::kUint8}}));
   // An output dtype the next op cannot read: Cast to int32 into relu.
   Symbol to_int = Symbol::Create("Cast", "to_int", {{"dtype", "int32"}}, {{"data", x}});
   Symbol relu2 = Symbol::Create("Activation", "relu2", {{"act_type", "relu"}}, {{"data", to_int}});
-  CHECK_THROWS_WITH(InferType(relu2, {}), Catch::Contains("input 'data' (to_int): expected float32, got int32"));
+  CHECK_THROWS_WITH(InferType(relu2, {}), Catch::Contains("input 'data' (to_int): expected a floating type, got int32"));
+}
+
+TEST_CASE("float16, bfloat16 and float64 arrays run float32 kernels through float32 copies", "[executor][dtype]") {
+  Symbol fc = Symbol::Create("FullyConnected", "fc", {{"num_hidden", "3"}}, {{"data", Symbol::Variable("x")}});
+  Symbol act = Symbol::Create("Activation", "act", {{"act_type", "tanh"}}, {{"data", fc}});
+  Symbol net = Symbol::Create("MakeLoss", "loss", {}, {{"data", act}});
+  const NDArray x = RandomArray(TShape({4, 5}), 1), w = RandomArray(TShape({3, 5}), 2), b = RandomArray(TShape({3}), 3);
+  auto run = [&](DType t) {
+    auto exec = SimpleBind(net, Context::CPU(),
+                           {{"x", x.AsType(t)}, {"fc_weight", w.AsType(t)}, {"fc_bias", b.AsType(t)}}, {}, {});
+    exec->Forward(true);
+    exec->Backward({});
+    REQUIRE(exec->outputs()[0].dtype() == t);
+    REQUIRE(exec->grad_arrays()[1].dtype() == t);
+    return std::make_pair(exec->outputs()[0].AsType(DType::kFloat32), exec->grad_arrays()[1].AsType(DType::kFloat32));
+  };
+  const auto want = run(DType::kFloat32);
+  for (DType t : {DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    INFO(DTypeName(t));
+    // The kernels see the inputs rounded to t and computed in float32; outputs rounded to t.
+    const float tol = t == DType::kFloat64 ? 1e-6f : t == DType::kFloat16 ? 4e-3f : 3e-2f;
+    const auto got = run(t);
+    RequireClose(got.first, want.first, tol, tol);
+    RequireClose(got.second, want.second, tol, tol);
+  }
 }
 
 namespace {

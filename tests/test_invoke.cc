@@ -68,7 +68,7 @@ TEST_CASE("Invoke: bad calls throw errors naming the op and the problem", "[invo
   CHECK_THROWS_WITH(Invoke("FullyConnected", {{"num_hidden", "4"}}, {x, w}),
                     Catch::Contains("Invoke('FullyConnected')") && Catch::Contains("input 'bias' not given"));
   CHECK_THROWS_WITH(Invoke("Activation", {{"act_type", "relu"}}, {x, w}),
-                    Catch::Contains("takes 1 arguments but 2 were given"));
+                    Catch::Contains("takes 1 inputs (data) but 2 were given"));
   CHECK_THROWS_WITH(Invoke("Activation", {{"act_type", "relu"}}, InvokeInputs{{}, {{"date", x}}}),
                     Catch::Contains("date"));
   NDArray wrong(TShape({2, 2}));

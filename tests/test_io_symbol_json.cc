@@ -285,3 +285,20 @@ TEST_CASE("io: symbol JSON errors name the place", "[io]") {
     CHECK(Contains(err, "node 1 'fc9' (FullyConnected) has 1 inputs but the operator takes 3"));
   }
 }
+
+TEST_CASE("io: JSON before 0.9.4 gets the inputs' default initializers, later JSON as written", "[io]") {
+  auto prelu_json = [](const std::string& version_attrs) {
+    return R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+                         {"op": "null", "name": "act_gamma", "inputs": []},
+                         {"op": "LeakyReLU", "name": "act", "param": {"act_type": "prelu"},
+                          "inputs": [[0, 0], [1, 0]]}],
+               "arg_nodes": [0, 1], "heads": [[2, 0]])" + version_attrs + "}";
+  };
+  auto gamma_init = [](const Symbol& s) {
+    std::string value;
+    s.GetInternals()["act_gamma"].GetAttr("__init__", &value);
+    return value;
+  };
+  CHECK(gamma_init(LoadSymbolJSON(prelu_json(""))) == R"(["Constant", {"value": 0.25}])");
+  CHECK(gamma_init(LoadSymbolJSON(prelu_json(R"(, "attrs": {"mxnet_version": ["int", 10901]})"))).empty());
+}

@@ -104,10 +104,12 @@ void CTCForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDAr
                                             : std::find(row, row + L, padding) - row;
     for (int64_t i = 0; i < len; ++i) {
       const double v = row[i];
-      if (!(v > -1 && v < static_cast<double>(C)) || static_cast<int64_t>(v) == blank)
-        throw Error(StrCat(InOperator(attrs), ": label[", n, ", ", i, "] = ", v, " is not a class other than the blank ",
-                           blank, " (alphabet size ", C, ", blank_label ",
-                           p.blank_label == kBlankFirst ? "first" : "last", ")"));
+      // A label equal to the blank is computed as MXNet's warp-ctc does (a path cannot skip
+      // into it); only values outside the alphabet are refused.
+      if (!(v > -1 && v < static_cast<double>(C)))
+        throw Error(StrCat(InOperator(attrs), ": label[", n, ", ", i, "] = ", v, " is not a class (alphabet size ",
+                           C, ", blank ", blank, ", blank_label ", p.blank_label == kBlankFirst ? "first" : "last",
+                           ")"));
       labels[n].push_back(static_cast<int64_t>(v));
     }
   }

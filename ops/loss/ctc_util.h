@@ -21,7 +21,7 @@ inline double LogAdd(double a, double b) {
 }
 
 // Activations of time step t are act[t * stride + c] for c < classes, t < steps. `label` holds
-// class indices, none equal to `blank`. Writes d loss / d act into grad (same strides) when grad
+// class indices (one equal to `blank` is kept, as warp-ctc does: no path skips into it). Writes d loss / d act into grad (same strides) when grad
 // is not null. As MXNet's CPU CTC (warp-ctc), a label that no alignment of `steps` frames can
 // produce (too long once repeats need a blank between them) gives loss 0 and gradient 0.
 inline double CTCLossAndGrad(const float* act, int64_t stride, int64_t steps, int64_t classes,

@@ -244,6 +244,8 @@ SYMBIND_REGISTER_OP(BatchNorm)
     .add_argument_doc("beta", "Shift per channel: (channel,).")
     .add_argument_doc("moving_mean", "Running mean per channel (aux state), used when not training.")
     .add_argument_doc("moving_var", "Running variance per channel (aux state), used when not training.")
+    .set_input_initializer("moving_mean", R"(["zero", {}])")
+    .set_input_initializer("moving_var", R"(["one", {}])")
     .set_infer_shape(InferBatchNormShape<BatchNormParam>)
     .set_forward(BatchNormForward<BatchNormParam>)
     .set_backward(BatchNormBackward);

@@ -50,6 +50,8 @@ const Op& BatchNormOp() { return OpRegistry::Global().Get("BatchNorm"); }
 [[maybe_unused]] static Op& batch_norm_v1 =
     RunAs<BatchNormV1Param>(OpRegistry::Global().Register("BatchNorm_v1"), "BatchNorm")
         .set_forward_inplace()
+        .set_input_initializer("moving_mean", R"(["zero", {}])")
+        .set_input_initializer("moving_var", R"(["one", {}])")
         .describe("Legacy batch normalization (MXNet's BatchNorm_v1) over axis 1: batch statistics in "
                   "training (updating moving_mean and moving_var with `momentum`), moving statistics in "
                   "inference or with use_global_stats; gamma is 1 when fix_gamma. Hidden outputs mean "

@@ -231,6 +231,7 @@ SYMBIND_REGISTER_OP(LeakyReLU)
     .set_num_visible_outputs([](const NodeAttrs&) { return 1; })
     .add_argument_doc("data", "Input data to the activation function.")
     .add_argument_doc("gamma", "Learned slopes, (channel,) or (1,): act_type prelu only.")
+    .set_input_initializer("gamma", R"(["Constant", {"value": 0.25}])")
     .set_infer_shape(InferLeakyReLU)
     .set_forward(LeakyReLUForward)
     .set_backward(LeakyReLUBackward);

@@ -34,11 +34,12 @@ SYMBIND_REGISTER_OP_FAMILY(unary_activations) {
   RegisterUnaryActivation(
       "tanh", "Returns the hyperbolic tangent of the input array, computed element-wise.",
       [](float x) { return std::tanh(x); }, [](float y) { return 1.0f - y * y; });
-  // MXNet's relu passes NaN through (IsNan(x) || x > 0 ? x : 0).
+  // MXNet's relu passes NaN through (IsNan(x) || x > 0 ? x : 0), and so does its gradient
+  // (IsNan(y) ? y : y > 0).
   RegisterUnaryActivation(
       "relu", "Computes rectified linear activation: max(x, 0).",
       [](float x) { return std::isnan(x) || x > 0 ? x : 0.0f; },
-      [](float y) { return y > 0 ? 1.0f : 0.0f; });
+      [](float y) { return std::isnan(y) ? y : y > 0 ? 1.0f : 0.0f; });
 }
 }  // namespace
 

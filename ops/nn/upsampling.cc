@@ -300,6 +300,7 @@ SYMBIND_REGISTER_OP(UpSampling)
       if (p.sample_type == kBilinear) return std::vector<std::string>{"data", "weight"};
       return NumberedNames("arg", p.num_args);
     })
+    .set_input_initializer("weight", R"(["bilinear", {}])")
     .set_infer_shape(InferShapeUpSampling)
     .set_forward([](const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {

@@ -144,11 +144,11 @@ SYMBIND_REGISTER_OP_FAMILY(broadcast_binary) {
                     [](auto a, auto b) { return math::Power(a, b); }, [](auto a, auto b) { return math::PowerGradL(a, b); }, [](auto a, auto b) { return math::PowerGradR(a, b); });
   // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).
   RegisterBroadcast("broadcast_maximum", "Returns element-wise maximum of the input arrays with broadcasting.",
-                    [](auto l, auto r) { return l > r ? l : r; },
+                    [](auto l, auto r) { return math::Maximum(l, r); },
                     [](auto l, auto r) { return math::Bool(l >= r); },
                     [](auto l, auto r) { return math::Bool(l < r); });
   RegisterBroadcast("broadcast_minimum", "Returns element-wise minimum of the input arrays with broadcasting.",
-                    [](auto l, auto r) { return l < r ? l : r; },
+                    [](auto l, auto r) { return math::Minimum(l, r); },
                     [](auto l, auto r) { return math::Bool(l <= r); },
                     [](auto l, auto r) { return math::Bool(l > r); });
   RegisterBroadcast("broadcast_hypot", "Returns the hypotenuse of a right angled triangle, given its legs, with broadcasting.",

@@ -113,15 +113,21 @@ void InferShapeBroadcastLike(const NodeAttrs& attrs, std::vector<TShape>* in, st
   ShapeAssignCheck(out, 0, TShape(o));
 }
 
-void BroadcastForward(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+// Moves elements of any dtype; the backward computes in float32.
+void BroadcastForward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                       const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   if (req[0] == OpReq::kNull || out[0].Size() == 0) return;
-  const float* x = in[0].fdata();
-  float* y = out[0].fdata();
-  const bool add = req[0] == OpReq::kAdd;
-  const Dims& od = out[0].shape().dims();
-  math::ForEachBroadcast(od, in[0].shape().dims(), od, [&](int64_t i, int64_t s, int64_t) {
-    y[i] = add ? y[i] + x[s] : x[s];
+  ComputeInDType(attrs.op->name.c_str(), {in[0]}, req, out,
+                 [&](auto tag, const std::vector<NDArray>& xs, const std::vector<OpReq>& r,
+                     const std::vector<NDArray>& ys) {
+    using T = decltype(tag);
+    const T* x = xs[0].data<T>();
+    T* y = ys[0].data<T>();
+    const bool add = r[0] == OpReq::kAdd;
+    const Dims& od = ys[0].shape().dims();
+    math::ForEachBroadcast(od, xs[0].shape().dims(), od, [&](int64_t i, int64_t s, int64_t) {
+      y[i] = add ? static_cast<T>(y[i] + x[s]) : x[s];
+    });
   });
 }
 
@@ -144,6 +150,7 @@ SYMBIND_REGISTER_OP(broadcast_axis)
               "is stretched to the matching entry of `size`.")
     .set_params<BroadcastAxesParam>()
     .set_infer_shape(InferShapeBroadcastAxis)
+    .set_dtype_generic()
     .set_forward(BroadcastForward)
     .set_backward(BroadcastBackward);
 
@@ -152,6 +159,7 @@ SYMBIND_REGISTER_OP(broadcast_to)
               "the input's dim.")
     .set_params<BroadcastToParam>()
     .set_infer_shape(InferShapeBroadcastTo)
+    .set_dtype_generic()
     .set_forward(BroadcastForward)
     .set_backward(BroadcastBackward);
 
@@ -163,6 +171,7 @@ SYMBIND_REGISTER_OP(broadcast_like)
     .set_infer_shape(InferShapeBroadcastLike)
     .set_infer_type(InferTypeFromData)
     .set_any_dtype_inputs({"rhs"})  // only its shape is read (MXNet)
+    .set_dtype_generic()
     .set_forward(BroadcastForward)
     .set_backward(BroadcastBackward);
 

@@ -44,11 +44,11 @@ SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
 
   // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).
   RegisterBinary(reg.Register("_maximum").add_alias("_Maximum").describe("Element-wise maximum."),
-                 [](auto l, auto r) { return l > r ? l : r; },
+                 [](auto l, auto r) { return math::Maximum(l, r); },
                  [](auto l, auto r) { return math::Bool(l >= r); },
                  [](auto l, auto r) { return math::Bool(l < r); });
   RegisterBinary(reg.Register("_minimum").add_alias("_Minimum").describe("Element-wise minimum."),
-                 [](auto l, auto r) { return l < r ? l : r; },
+                 [](auto l, auto r) { return math::Minimum(l, r); },
                  [](auto l, auto r) { return math::Bool(l <= r); },
                  [](auto l, auto r) { return math::Bool(l > r); });
   RegisterBinary(reg.Register("_power").add_alias("_Power").describe("lhs ** rhs element-wise."),
@@ -59,10 +59,10 @@ SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
                  [](auto l, auto r) { return r / std::hypot(l, r); });
 
   RegisterScalar(reg.Register("_maximum_scalar").add_alias("_MaximumScalar").describe("max(x, scalar)"),
-                 [](auto x, auto s) { return x > s ? x : s; },
+                 [](auto x, auto s) { return math::Maximum(x, s); },
                  [](auto x, auto s) { return math::Bool(x >= s); });
   RegisterScalar(reg.Register("_minimum_scalar").add_alias("_MinimumScalar").describe("min(x, scalar)"),
-                 [](auto x, auto s) { return x < s ? x : s; },
+                 [](auto x, auto s) { return math::Minimum(x, s); },
                  [](auto x, auto s) { return math::Bool(x <= s); });
   RegisterScalar(reg.Register("_power_scalar").add_alias("_PowerScalar").describe("x ** scalar"),
                  [](auto a, auto b) { return math::Power(a, b); }, [](auto a, auto b) { return math::PowerGradL(a, b); });

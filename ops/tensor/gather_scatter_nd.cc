@@ -68,19 +68,21 @@ Slices ResolveSlices(const TShape& full, const NDArray& indices, bool allow_nega
 }
 
 // dst slice y (contiguous, in gathered order) = src slice at offset y.
-void GatherSlices(const Slices& s, const float* src, float* dst, OpReq req) {
+template <typename T>
+void GatherSlices(const Slices& s, const T* src, T* dst, OpReq req) {
   const int64_t L = s.length;
   MapWithReq(dst, static_cast<int64_t>(s.offset.size()) * L, req,
              [&](int64_t t) { return src[s.offset[static_cast<size_t>(t / L)] + t % L]; });
 }
 
 // dst at offset y (+)= src slice y, serially so duplicate targets resolve in order.
-void ScatterSlices(const Slices& s, const float* src, float* dst, bool add) {
+template <typename T>
+void ScatterSlices(const Slices& s, const T* src, T* dst, bool add) {
   const int64_t L = s.length;
   for (size_t y = 0; y < s.offset.size(); ++y)
     for (int64_t j = 0; j < L; ++j) {
-      float& d = dst[s.offset[y] + j];
-      d = add ? d + src[static_cast<int64_t>(y) * L + j] : src[static_cast<int64_t>(y) * L + j];
+      T& d = dst[s.offset[y] + j];
+      d = add ? static_cast<T>(d + src[static_cast<int64_t>(y) * L + j]) : src[static_cast<int64_t>(y) * L + j];
     }
 }
 }  // namespace
@@ -98,18 +100,27 @@ SYMBIND_REGISTER_OP(gather_nd)
     })
     .set_infer_type(InferTypeFromData)
     .set_any_dtype_inputs({"indices"})
+    .set_dtype_generic()  // data of any dtype, forward and backward (MXNet indexes int arrays too)
     .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       if (req[0] == OpReq::kNull) return;
       Slices s = ResolveSlices(in[0].shape(), in[1], true, "gather_nd");
-      GatherSlices(s, in[0].fdata(), out[0].fdata(), req[0]);
+      ComputeInDType("gather_nd", {in[0]}, req, out,
+                     [&](auto tag, const std::vector<NDArray>& x, const std::vector<OpReq>& r,
+                         const std::vector<NDArray>& y) {
+        using T = decltype(tag);
+        GatherSlices(s, x[0].data<T>(), y[0].data<T>(), r[0]);
+      });
     })
     .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
       ZeroWithReq(a.in_grads[1], a.req[1]);
       if (a.req[0] == OpReq::kNull) return;
       Slices s = ResolveSlices(a.inputs[0].shape(), a.inputs[1], true, "gather_nd");
       ZeroWithReq(a.in_grads[0], a.req[0]);
-      ScatterSlices(s, a.out_grads[0].fdata(), a.in_grads[0].fdata(), true);
+      SwitchNumericType(a.out_grads[0].dtype(), "gather_nd", [&](auto tag) {
+        using T = decltype(tag);
+        ScatterSlices(s, a.out_grads[0].data<T>(), a.in_grads[0].data<T>(), true);
+      });
     });
 
 SYMBIND_REGISTER_OP(scatter_nd)
@@ -144,6 +155,41 @@ SYMBIND_REGISTER_OP(scatter_nd)
       if (a.req[0] == OpReq::kNull) return;
       Slices s = ResolveSlices(a.out_grads[0].shape(), a.inputs[1], false, "scatter_nd");
       GatherSlices(s, a.out_grads[0].fdata(), a.in_grads[0].fdata(), a.req[0]);
+    });
+
+// MXNet's setitem with advanced indices (x[[0, 2]] = v): lhs with the slices at indices set to
+// rhs. Internal; no gradient (MXNet registers none).
+SYMBIND_REGISTER_OP(_scatter_set_nd)
+    .add_alias("_npi_scatter_set_nd")
+    .describe("lhs with the elements or slices at indices (M, Y0, ..) replaced by rhs; the others "
+              "keep lhs's values. For NDArray setitem with advanced indices.")
+    .set_params<ScatterNDParam>()
+    .set_arguments({"lhs", "rhs", "indices"})
+    .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+      ShapeAssignCheck(out, 0, (*in)[0]);
+      ShapeAssignCheck(in, 0, (*out)[0]);
+      const TShape& full = (*in)[0];
+      if (!full.ndim_known() || !(*in)[2].ndim_known()) return;
+      TShape want = GatheredShape(full, (*in)[2], "_scatter_set_nd", "lhs");
+      if (want.ndim_known()) ShapeAssignCheck(in, 1, want);
+    })
+    .set_infer_type([](const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
+      TypeAssignCheck(out, 0, (*in)[0]);
+      TypeAssignCheck(in, 0, (*out)[0]);
+      TypeAssignCheck(in, 1, (*in)[0]);
+    })
+    .set_any_dtype_inputs({"indices"})
+    .set_dtype_generic()
+    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      if (req[0] == OpReq::kNull) return;
+      Slices s = ResolveSlices(out[0].shape(), in[2], true, "_scatter_set_nd");
+      NDArray dst = out[0];
+      if (!in[0].SharesStorageWith(dst)) in[0].CopyTo(&dst);
+      SwitchNumericType(dst.dtype(), "_scatter_set_nd", [&](auto tag) {
+        using T = decltype(tag);
+        ScatterSlices(s, in[1].data<T>(), dst.data<T>(), false);
+      });
     });
 
 }  // namespace symbind

@@ -38,18 +38,19 @@ struct IndexMap {
 };
 
 // out[k] (per req) = src[map.Source(k)].
-inline void GatherWithReq(const IndexMap& map, const float* src, float* out, OpReq req) {
+template <typename T>
+void GatherWithReq(const IndexMap& map, const T* src, T* out, OpReq req) {
   MapWithReq(out, map.out_shape.Size(), req, [&](int64_t k) { return src[map.Source(k)]; });
 }
 
 // The gradient of a gather: grad_src[map.Source(k)] += grad_out[k], written or added per req.
 // `injective` maps (transpose, slice) scatter in parallel; others (tile, repeat) accumulate
 // serially into a buffer so the sum order is fixed.
-inline void ScatterGradWithReq(const IndexMap& map, const float* grad_out, const NDArray& grad_src,
-                               OpReq req, bool injective) {
+template <typename T>
+void ScatterGradWithReq(const IndexMap& map, const T* grad_out, const NDArray& grad_src, OpReq req, bool injective) {
   if (req == OpReq::kNull) return;
   int64_t n = map.out_shape.Size();
-  float* gs = grad_src.fdata();
+  T* gs = grad_src.data<T>();
   if (injective) {
     ZeroWithReq(grad_src, req);
     ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
@@ -57,19 +58,26 @@ inline void ScatterGradWithReq(const IndexMap& map, const float* grad_out, const
     });
     return;
   }
-  std::vector<float> acc(static_cast<size_t>(grad_src.Size()), 0.0f);
+  std::vector<T> acc(static_cast<size_t>(grad_src.Size()), T(0));
   for (int64_t k = 0; k < n; ++k) acc[static_cast<size_t>(map.Source(k))] += grad_out[k];
-  AssignWithReq(gs, acc.data(), grad_src.Size(), req);
+  MapWithReq(gs, grad_src.Size(), req, [&](int64_t i) { return acc[static_cast<size_t>(i)]; });
 }
 
 // Forward and backward of a gather op whose index map is make_map(attrs, in_shape, out_shape).
+// The forward moves elements of any dtype (register the op set_dtype_generic); the backward
+// computes in float32.
 template <typename MakeMap>
 ForwardFn GatherForward(MakeMap make_map) {
   return [make_map](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
     if (req[0] == OpReq::kNull || out[0].Size() == 0) return;
     IndexMap m = make_map(attrs, in[0].shape(), out[0].shape());
-    GatherWithReq(m, in[0].fdata(), out[0].fdata(), req[0]);
+    ComputeInDType(attrs.op->name.c_str(), in, req, out,
+                   [&](auto tag, const std::vector<NDArray>& x, const std::vector<OpReq>& r,
+                       const std::vector<NDArray>& y) {
+      using T = decltype(tag);
+      GatherWithReq(m, x[0].data<T>(), y[0].data<T>(), r[0]);
+    });
   };
 }
 template <typename MakeMap>
@@ -82,7 +90,11 @@ BackwardFn GatherBackward(MakeMap make_map, bool injective) {
       return;
     }
     IndexMap m = make_map(attrs, a.inputs[0].shape(), os);
-    ScatterGradWithReq(m, a.out_grads[0].fdata(), a.in_grads[0], a.req[0], injective);
+    // Integer gradients too (MXNet differentiates int32 arrays through slices and indexing).
+    SwitchNumericType(a.out_grads[0].dtype(), attrs.op->name.c_str(), [&](auto tag) {
+      using T = decltype(tag);
+      ScatterGradWithReq(m, a.out_grads[0].data<T>(), a.in_grads[0], a.req[0], injective);
+    });
   };
 }
 

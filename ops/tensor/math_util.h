@@ -219,6 +219,24 @@ template <typename T>
 T Hypot(T a, T b) { return static_cast<T>(std::hypot(a, b)); }
 inline float Bool(bool v) { return v ? 1.0f : 0.0f; }
 
+// MXNet's maximum and minimum: a NaN in either operand gives NaN (numpy.maximum's rule).
+template <typename A, typename B>
+auto Maximum(A a, B b) {
+  using T = std::common_type_t<A, B>;
+  if constexpr (std::is_floating_point_v<A>) {
+    if (std::isnan(a)) return static_cast<T>(a);
+  }
+  return a > b ? static_cast<T>(a) : static_cast<T>(b);
+}
+template <typename A, typename B>
+auto Minimum(A a, B b) {
+  using T = std::common_type_t<A, B>;
+  if constexpr (std::is_floating_point_v<A>) {
+    if (std::isnan(a)) return static_cast<T>(a);
+  }
+  return a < b ? static_cast<T>(a) : static_cast<T>(b);
+}
+
 // A scalar parameter as element type T; integers saturate instead of overflowing (UB).
 template <typename T>
 T ScalarAs(double v) {

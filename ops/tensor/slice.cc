@@ -143,6 +143,7 @@ SYMBIND_REGISTER_OP(slice)
     .describe("Slices a region of the array: begin, end and step per axis (None allowed).")
     .set_params<SliceParam>()
     .set_infer_shape(InferShapeSlice)
+    .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kSliceMap))
     .set_backward(GatherBackward(kSliceMap, true));
 
@@ -150,6 +151,7 @@ SYMBIND_REGISTER_OP(slice_axis)
     .describe("Slices along a given axis: [begin, end).")
     .set_params<SliceAxisParam>()
     .set_infer_shape(InferShapeSliceAxis)
+    .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kSliceAxisMap))
     .set_backward(GatherBackward(kSliceAxisMap, true));
 
@@ -158,6 +160,7 @@ SYMBIND_REGISTER_OP(slice_like)
     .set_params<SliceLikeParam>()
     .set_arguments({"data", "shape_like"})
     .set_infer_shape(InferShapeSliceLike)
+    .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kSliceLikeMap))
     .set_backward([](const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& a) {
       GatherBackward(kSliceLikeMap, true)(ctx, attrs, a);

@@ -61,16 +61,22 @@ SYMBIND_REGISTER_OP(stack)
       return names;
     })
     .set_infer_shape(InferShapeStack)
+    .set_dtype_generic()  // moves elements of any dtype; the backward computes in float32
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       // Plain variables, not a structured binding: lambdas capture them (C++17, clang).
       const int64_t trail = Around(attrs.param<StackParam>(), out[0].shape()).second;
       const int64_t n = static_cast<int64_t>(in.size());
-      std::vector<const float*> src;
-      for (auto& a : in) src.push_back(a.fdata());
-      MapWithReq(out[0].fdata(), out[0].Size(), req[0], [&](int64_t t) {
-        int64_t i = (t / trail) % n;
-        return src[static_cast<size_t>(i)][(t / (trail * n)) * trail + t % trail];
+      ComputeInDType("stack", in, req, out,
+                     [&](auto tag, const std::vector<NDArray>& xs, const std::vector<OpReq>& r,
+                         const std::vector<NDArray>& ys) {
+        using T = decltype(tag);
+        std::vector<const T*> src;
+        for (auto& a : xs) src.push_back(a.template data<T>());
+        MapWithReq(ys[0].data<T>(), ys[0].Size(), r[0], [&](int64_t t) {
+          int64_t i = (t / trail) % n;
+          return src[static_cast<size_t>(i)][(t / (trail * n)) * trail + t % trail];
+        });
       });
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {

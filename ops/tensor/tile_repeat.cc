@@ -101,6 +101,7 @@ SYMBIND_REGISTER_OP(tile)
     .describe("Repeats the whole array multiple times.")
     .set_params<TileParam>()
     .set_infer_shape(InferShapeTile)
+    .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kTileMap))
     .set_backward(GatherBackward(kTileMap, false));
 
@@ -108,6 +109,7 @@ SYMBIND_REGISTER_OP(repeat)
     .describe("Repeats each element of an array after itself (flattened when axis is None).")
     .set_params<RepeatParam>()
     .set_infer_shape(InferShapeRepeat)
+    .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kRepeatMap))
     .set_backward(GatherBackward(kRepeatMap, false));
 

@@ -71,6 +71,7 @@ SYMBIND_REGISTER_OP(transpose)
     .describe("Permutes the dimensions of an array (reversed when axes is empty).")
     .set_params<TransposeParam>()
     .set_infer_shape(InferShapeTranspose)
+    .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kTransposeMap))
     .set_backward(GatherBackward(kTransposeMap, true));
 

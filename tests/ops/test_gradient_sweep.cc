@@ -241,6 +241,7 @@ std::vector<SweepCase> Cases() {
   add(Case("BatchNorm_v1", {{"fix_gamma", "False"}}).Shape("data", TShape({2, 3, 2}))
           .With("moving_var", Fill::kPositive).Train());
   add(Case("InstanceNorm").Shape("data", TShape({2, 3, 2})));
+  add(Case("GroupNorm", {{"num_groups", "2"}}).Shape("data", TShape({2, 4, 3})));
   add(Case("LayerNorm").Shape("data", k23));
   add(Case("L2Normalization").Shape("data", TShape({2, 3, 2})));
   add(Case("L2Normalization", {{"mode", "channel"}}).Shape("data", TShape({2, 3, 2})).Variant("channel"));

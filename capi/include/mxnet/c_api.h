@@ -170,6 +170,14 @@ struct MXCallbackList {
   int (**callbacks)(void);
   void** contexts;
 };
+// autograd.Function's callbacks (MXCustomFunctionRecord): backward receives handles of the
+// output gradients then the input gradients to write (the frontend frees them), one OpReq per
+// input gradient, and returns nonzero on success; delete is called once when the recorded node
+// is released.
+enum CustomFunctionCallbacks { kCustomFunctionBackward, kCustomFunctionDelete };
+typedef int (*CustomFunctionBwdFunc)(int num_ograds, int num_igrads, void** ptrs, const int* reqs,
+                                     const int is_train, void* state);
+typedef int (*CustomFunctionDelFunc)(void* state);
 typedef int (*CustomOpPropCreator)(const char* op_type, const int num_kwargs, const char** keys,
     const char** values, struct MXCallbackList* ret);
 

@@ -21,5 +21,13 @@ TEST_CASE("Standalone sigmoid, tanh and relu", "[ops][unary_activation][grad]") 
   }
   NDArray nan(TShape({1}), {std::nanf("")});
   CHECK(std::isnan(RunForward("relu", {}, {{"data", nan}}).GetFlat(0)));
-  CHECK_THROWS_AS(Symbol::Create("relu", "u", {{"slope", "1"}}, {}), ParamError);
+  // ... and so does its gradient, as MXNet's relu_grad.
+  auto exec = BindSingleOp("relu", {}, {{"data", nan}});
+  exec->Forward(true);
+  exec->Backward({NDArray(TShape({1}), {1.0f})});
+  CHECK(std::isnan(exec->grad_arrays()[0].GetFlat(0)));
+  // relu has no parameters: as in MXNet, a key given to it is kept and changes nothing.
+  NDArray signs(TShape({2}), {-1.0f, 2.0f});
+  NDArray y = RunForward("relu", {{"slope", "1"}}, {{"data", signs}});
+  CHECK((y.GetFlat(0) == 0.0f && y.GetFlat(1) == 2.0f));
 }

@@ -312,8 +312,14 @@ TEST_CASE("Optimizer updates reject mismatched shapes and dtypes", "[ops][optimi
   // mp_*: weight32 and the states must be float32.
   NDArray w16 = w.AsType(DType::kFloat16), g16 = RandomArray(TShape({3, 4}), 4).AsType(DType::kFloat16);
   CHECK_THROWS_AS(Invoke("mp_sgd_mom_update", {{"lr", "0.1"}}, {w16, g16, mom, w16}), TypeError);
-  // A non-mp update computes in float32 only.
-  CHECK_THROWS_AS(Invoke("adam_update", {{"lr", "0.1"}}, {w16, g16, w16, w16}), TypeError);
+  // A non-mp update of a float16 weight computes through float32 copies (as MXNet's half_t).
+  NDArray zeros16 = NDArray(TShape({3, 4}), DType::kFloat16);
+  NDArray half = Invoke("adam_update", {{"lr", "0.1"}}, {w16, g16, zeros16, zeros16.Copy()})[0];
+  NDArray full = Invoke("adam_update", {{"lr", "0.1"}},
+                        {w16.AsType(DType::kFloat32), g16.AsType(DType::kFloat32), NDArray(TShape({3, 4})),
+                         NDArray(TShape({3, 4}))})[0];
+  CHECK(half.dtype() == DType::kFloat16);
+  RequireClose(half.AsType(DType::kFloat32), full, 2e-3f, 2e-3f);
   // An integer weight is no weight.
   NDArray wi = w.AsType(DType::kInt32);
   CHECK_THROWS_WITH(Invoke("mp_sgd_update", {{"lr", "0.1"}}, {wi, wi, w}),

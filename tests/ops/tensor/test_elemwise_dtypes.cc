@@ -111,13 +111,24 @@ TEST_CASE("Element-wise ops reject dtypes they cannot compute in", "[ops][elemwi
                   TypeError);
 }
 
-TEST_CASE("Gradients of the dtype-generic ops refuse other dtypes than float32 by name", "[ops][elemwise][dtype][grad]") {
-  NDArray d = Of(DType::kFloat64, TShape({2}), {1, 2});
+TEST_CASE("Gradients of the dtype-generic ops: floats through float32, integers refused by name", "[ops][elemwise][dtype][grad]") {
   Symbol mul = Symbol::Create("elemwise_mul", "m", {}, {{"lhs", Symbol::Variable("a")}, {"rhs", Symbol::Variable("b")}});
-  auto exec = SimpleBind(mul, Context::CPU(), {{"a", d}, {"b", d.Copy()}},
+  // float64 computes through float32 copies (executor/kernel_call.h): d(a*b)/da = b.
+  NDArray d = Of(DType::kFloat64, TShape({2}), {1, 2}), three = Of(DType::kFloat64, TShape({2}), {3, 3});
+  auto exec = SimpleBind(mul, Context::CPU(), {{"a", d}, {"b", three}},
                          {{"a", NDArray(TShape({2}), DType::kFloat64)}, {"b", NDArray(TShape({2}), DType::kFloat64)}},
                          {{"a", OpReq::kWrite}, {"b", OpReq::kWrite}});
   exec->Forward(true);
-  CHECK(Doubles(exec->outputs()[0]) == std::vector<double>{1, 4});
-  CHECK_THROWS_WITH(exec->Backward(), Catch::Contains("elemwise_mul: gradients compute in float32 only, got float64"));
+  CHECK(Doubles(exec->outputs()[0]) == std::vector<double>{3, 6});
+  exec->Backward({Of(DType::kFloat64, TShape({2}), {1, 1})});
+  CHECK(Doubles(exec->grad_arrays()[0]) == std::vector<double>{3, 3});
+  CHECK(Doubles(exec->grad_arrays()[1]) == std::vector<double>{1, 2});
+  // Integer gradients have no float32 form: refused by the op, by name.
+  NDArray i = Of(DType::kInt32, TShape({2}), {1, 2});
+  auto iexec = SimpleBind(mul, Context::CPU(), {{"a", i}, {"b", i.Copy()}},
+                          {{"a", NDArray(TShape({2}), DType::kInt32)}, {"b", NDArray(TShape({2}), DType::kInt32)}},
+                          {{"a", OpReq::kWrite}, {"b", OpReq::kWrite}});
+  iexec->Forward(true);
+  CHECK_THROWS_WITH(iexec->Backward({Of(DType::kInt32, TShape({2}), {1, 1})}),
+                    Catch::Contains("elemwise_mul: gradients compute in float32 only, got int32"));
 }

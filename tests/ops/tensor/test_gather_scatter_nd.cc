@@ -83,3 +83,21 @@ TEST_CASE("gather_nd and scatter_nd errors", "[ops][gather_nd][scatter_nd][error
              }),
              Catch::Contains("scatter_nd: index -1 at indices[0, 0] is out of bounds"));
 }
+
+TEST_CASE("_scatter_set_nd sets the indexed elements and keeps the rest", "[ops][scatter_nd]") {
+  // MXNet's documented example: lhs ones (2, 2), rhs [2, 3, 0] at (1, 0), (1, 1), (0, 0).
+  NDArray lhs(TShape({2, 2}), {1, 1, 1, 1});
+  NDArray rhs(TShape({3}), {2, 3, 0});
+  NDArray idx(TShape({2, 3}), {1, 1, 0, 0, 1, 0});
+  NDArray out = RunForward("_scatter_set_nd", {{"shape", "(2, 2)"}}, {{"lhs", lhs}, {"rhs", rhs}, {"indices", idx}});
+  CHECK(out.ToVector() == std::vector<float>{0, 1, 2, 3});
+  CHECK(lhs.ToVector() == std::vector<float>{1, 1, 1, 1});  // a new output leaves lhs alone
+  // int32 arrays too; an index out of range is an error naming it.
+  NDArray ilhs = lhs.AsType(DType::kInt32), irhs = rhs.AsType(DType::kInt32);
+  NDArray iout = RunForward("_scatter_set_nd", {{"shape", "(2, 2)"}}, {{"lhs", ilhs}, {"rhs", irhs}, {"indices", idx}});
+  CHECK(iout.dtype() == DType::kInt32);
+  CHECK(iout.ToVector() == std::vector<float>{0, 1, 2, 3});
+  NDArray bad(TShape({2, 3}), {1, 1, 5, 0, 1, 0});
+  CHECK_THROWS_WITH(RunForward("_scatter_set_nd", {{"shape", "(2, 2)"}}, {{"lhs", lhs}, {"rhs", rhs}, {"indices", bad}}),
+                    Catch::Contains("out of bounds"));
+}

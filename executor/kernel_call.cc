@@ -1,0 +1,68 @@
+#include "kernel_call.h"
+
+namespace symbind {
+
+namespace {
+
+bool ComputesInFloat32(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64; }
+
+bool AnyConverted(const std::vector<NDArray>& arrays) {
+  for (const NDArray& a : arrays)
+    if (!a.is_none() && ComputesInFloat32(a.dtype())) return true;
+  return false;
+}
+
+// float32 copies of the arrays that compute in float32; the others as they are.
+std::vector<NDArray> Float32Inputs(const std::vector<NDArray>& arrays) {
+  std::vector<NDArray> out;
+  out.reserve(arrays.size());
+  for (const NDArray& a : arrays)
+    out.push_back(!a.is_none() && ComputesInFloat32(a.dtype()) ? a.AsType(DType::kFloat32) : a);
+  return out;
+}
+
+// Output buffers in float32: a copy of the current values where the kernel adds to them.
+std::vector<NDArray> Float32Outputs(const std::vector<NDArray>& arrays, const std::vector<OpReq>& req) {
+  std::vector<NDArray> out;
+  out.reserve(arrays.size());
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const NDArray& a = arrays[i];
+    if (a.is_none() || !ComputesInFloat32(a.dtype())) out.push_back(a);
+    else if (i < req.size() && req[i] == OpReq::kAdd) out.push_back(a.AsType(DType::kFloat32));
+    else out.push_back(NDArray(a.shape(), DType::kFloat32, a.ctx()));
+  }
+  return out;
+}
+
+void CopyBack(const std::vector<NDArray>& computed, const std::vector<NDArray>& arrays, const std::vector<OpReq>& req) {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].is_none() || !ComputesInFloat32(arrays[i].dtype())) continue;
+    if (i < req.size() && req[i] == OpReq::kNull) continue;
+    NDArray dst = arrays[i];
+    computed[i].CopyTo(&dst);
+  }
+}
+
+}  // namespace
+
+void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
+                 const std::vector<OpReq>& req, const std::vector<NDArray>& outputs) {
+  if (op.dtype_generic || (!AnyConverted(inputs) && !AnyConverted(outputs)))
+    return op.forward(ctx, attrs, inputs, req, outputs);
+  const std::vector<NDArray> out32 = Float32Outputs(outputs, req);
+  op.forward(ctx, attrs, Float32Inputs(inputs), req, out32);
+  CopyBack(out32, outputs, req);
+}
+
+void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {
+  if (!AnyConverted(args.out_grads) && !AnyConverted(args.inputs) && !AnyConverted(args.outputs) &&
+      !AnyConverted(args.in_grads))
+    return op.backward(ctx, attrs, args);
+  const std::vector<NDArray> out_grads = Float32Inputs(args.out_grads), inputs = Float32Inputs(args.inputs),
+                             outputs = Float32Inputs(args.outputs);
+  const std::vector<NDArray> in_grads = Float32Outputs(args.in_grads, args.req);
+  op.backward(ctx, attrs, BackwardArgs{out_grads, inputs, outputs, args.req, in_grads});
+  CopyBack(in_grads, args.in_grads, args.req);
+}
+
+}  // namespace symbind
