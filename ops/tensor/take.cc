@@ -129,7 +129,9 @@ SYMBIND_REGISTER_OP(Embedding)
     .set_arguments({"data", "weight"})
     .set_infer_shape(InferShapeEmbedding)
     .set_infer_type(InferTypeEmbedding)
-    .set_dtype_generic()  // InferTypeEmbedding decides (indices of any type, weight of dtype)
+    // Indices of any type; a weight of another float type than float32 runs through float32
+    // copies (executor/kernel_call.h).
+    .set_any_dtype_inputs({"data"})
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = attrs.param<EmbeddingParam>();
