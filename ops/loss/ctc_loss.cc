@@ -134,7 +134,7 @@ void CTCBackward(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
   const TShape& s = a.inputs[0].shape();
   const int64_t NC = s[1] * s[2], C = s[2];
   const float *head = a.out_grads[0].fdata(), *grad = a.outputs[1].fdata();
-  MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+  MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
              [&](int64_t i) { return head[(i % NC) / C] * grad[i]; });
 }
 }  // namespace

@@ -30,7 +30,7 @@ struct MakeLossParam : Parameter<MakeLossParam> {
 };
 
 void FillGrad(const BackwardArgs& a, float value) {
-  MapWithReq(a.in_grads[0].fdata(), a.in_grads[0].Size(), a.req[0], [&](int64_t) { return value; });
+  MapWithReq(InGradOrNull(a, 0), a.in_grads[0].Size(), a.req[0], [&](int64_t) { return value; });
 }
 
 }  // namespace

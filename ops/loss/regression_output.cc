@@ -51,7 +51,7 @@ void RegisterRegression(const char* name, const char* doc, F f, G g) {
         float scale = attrs.param<RegressionParam>().grad_scale / num_output;
         const float* y = a.outputs[0].fdata();
         const float* t = label.fdata();
-        MapWithReq(a.in_grads[0].fdata(), a.outputs[0].Size(), a.req[0],
+        MapWithReq(InGradOrNull(a, 0), a.outputs[0].Size(), a.req[0],
                    [&](int64_t i) { return g(y[i], t[i]) * scale; });
       });
 }

@@ -63,7 +63,7 @@ SYMBIND_REGISTER_OP(softmax_cross_entropy)
       std::vector<float> prob = SoftmaxRows(a.inputs[0], a.inputs[1]);
       const float* l = a.inputs[1].fdata();
       const float head = a.out_grads[0].fdata()[0];
-      MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0], [&](int64_t i) {
+      MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0], [&](int64_t i) {
         float onehot = (i % k) == static_cast<int64_t>(l[i / k]) ? 1.0f : 0.0f;
         return head * (prob[static_cast<size_t>(i)] - onehot);
       });

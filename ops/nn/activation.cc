@@ -102,7 +102,7 @@ SYMBIND_REGISTER_OP(Activation)
           ReluBackward(a.in_grads[0].fdata(), dy, x, b, e, a.req[0] == OpReq::kAdd);
         });
       WithActType(t, [&](auto act) {
-        MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+        MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
                    [&](int64_t i) { return dy[i] * Derivative<act()>(x[i], y[i]); });
       });
     });

@@ -167,7 +167,7 @@ void LeakyReLUBackward(const OpContext&, const NodeAttrs& attrs, const BackwardA
     const PReLULayout l = MakePReLULayout(a.inputs[0].shape(), a.inputs[1].shape());
     const float* gamma = a.inputs[1].fdata();
     if (a.req[0] != OpReq::kNull)
-      MapWithReq(a.in_grads[0].fdata(), n, a.req[0],
+      MapWithReq(InGradOrNull(a, 0), n, a.req[0],
                  [&](int64_t i) { return dy[i] * (x[i] > 0 ? 1.0f : gamma[l.GammaIndex(i)]); });
     if (a.req[1] != OpReq::kNull) {
       // Partial sums per (n, c) row in parallel, then a fixed-order reduction into gamma.

@@ -138,7 +138,7 @@ void BackwardPoolingV1(const OpContext&, const NodeAttrs& attrs, const BackwardA
         }
     }
   });
-  MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0], [&](int64_t i) { return dx[static_cast<size_t>(i)]; });
+  MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0], [&](int64_t i) { return dx[static_cast<size_t>(i)]; });
 }
 }  // namespace
 

@@ -22,7 +22,7 @@ void RegisterUnaryActivation(const char* name, const char* doc, F f, DFromY df) 
       .set_backward([df](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
         if (a.req[0] == OpReq::kNull) return;
         const float *y = a.outputs[0].fdata(), *dy = a.out_grads[0].fdata();
-        MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+        MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
                    [&](int64_t i) { return dy[i] * df(y[i]); });
       });
 }

@@ -66,8 +66,8 @@ void BroadcastBackward(const DL& dl, const DR& dr, const BackwardArgs& a) {
   const TShape& os = a.out_grads[0].shape();
   const int64_t n = os.Size();
   if (a.inputs[0].shape() == a.inputs[1].shape()) {
-    MapWithReq(a.in_grads[0].fdata(), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
-    MapWithReq(a.in_grads[1].fdata(), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
+    MapWithReq(InGradOrNull(a, 0), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
+    MapWithReq(InGradOrNull(a, 1), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
     return;
   }
   const int nd = os.ndim();

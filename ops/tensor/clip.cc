@@ -34,7 +34,7 @@ SYMBIND_REGISTER_OP(clip)
       const auto& p = attrs.param<ClipParam>();
       const float* x = a.inputs[0].fdata();
       const float* g = a.out_grads[0].fdata();
-      MapWithReq(a.in_grads[0].fdata(), a.in_grads[0].Size(), a.req[0], [&](int64_t i) {
+      MapWithReq(InGradOrNull(a, 0), a.in_grads[0].Size(), a.req[0], [&](int64_t i) {
         return x[i] > p.a_max || x[i] < p.a_min ? 0.0f : g[i];
       });
     });

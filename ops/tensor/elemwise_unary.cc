@@ -67,7 +67,7 @@ Op& RegisterUnary(const char* name, const char* doc, F f, DF df) {
         const float* x = a.inputs[0].fdata();
         const float* y = a.outputs[0].fdata();
         const float* g = a.out_grads[0].fdata();
-        MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+        MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
                    [&](int64_t i) { return g[i] * df(x[i], y[i]); });
       });
 }

@@ -284,9 +284,9 @@ Op& RegisterBinary(Op& op, F f, DL dl, DR dr) {
         const float* g = a.out_grads[0].fdata();
         int64_t n = a.inputs[0].Size();
         if (a.req[0] != OpReq::kNull)
-          MapWithReq(a.in_grads[0].fdata(), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
+          MapWithReq(InGradOrNull(a, 0), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
         if (a.req[1] != OpReq::kNull)
-          MapWithReq(a.in_grads[1].fdata(), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
+          MapWithReq(InGradOrNull(a, 1), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
       });
 }
 
@@ -323,7 +323,7 @@ Op& RegisterScalar(Op& op, F f, DF df) {
         const float* x = a.inputs[0].fdata();
         const float* g = a.out_grads[0].fdata();
         if (a.req[0] == OpReq::kNull) return;
-        MapWithReq(a.in_grads[0].fdata(), a.inputs[0].Size(), a.req[0],
+        MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
                    [&](int64_t i) { return g[i] * df(x[i], s); });
       });
 }

@@ -76,10 +76,10 @@ SYMBIND_REGISTER_OP(where)
       const float* g = a.out_grads[0].fdata();
       ZeroWithReq(a.in_grads[0], a.req[0]);  // the condition gets a zero gradient
       if (a.req[1] != OpReq::kNull)
-        MapWithReq(a.in_grads[1].fdata(), a.inputs[1].Size(), a.req[1],
+        MapWithReq(InGradOrNull(a, 1), a.inputs[1].Size(), a.req[1],
                    [&](int64_t i) { return m[static_cast<size_t>(i)] ? g[i] : 0.0f; });
       if (a.req[2] != OpReq::kNull)
-        MapWithReq(a.in_grads[2].fdata(), a.inputs[2].Size(), a.req[2],
+        MapWithReq(InGradOrNull(a, 2), a.inputs[2].Size(), a.req[2],
                    [&](int64_t i) { return m[static_cast<size_t>(i)] ? 0.0f : g[i]; });
     });
 

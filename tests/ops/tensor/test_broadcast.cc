@@ -143,3 +143,16 @@ TEST_CASE("broadcast shape inference and errors", "[ops][broadcast][shape]") {
   CHECK(OpRegistry::Global().Get("broadcast_mul").ListArguments({}) ==
         std::vector<std::string>{"lhs", "rhs"});
 }
+
+TEST_CASE("Binary ops differentiate one input while the other takes no gradient", "[ops][broadcast][grad]") {
+  // grad_req null for rhs: no gradient array is bound there, and the backward must not touch it.
+  NDArray l(TShape({2, 3}), {1, 2, 3, 4, 5, 6}), r(TShape({2, 3}), {2, 2, 2, 3, 3, 3});
+  for (const char* op : {"broadcast_mul", "elemwise_mul"}) {
+    INFO(op);
+    auto exec = BindSingleOp(op, {}, {{"lhs", l}, {"rhs", r}}, {"rhs"});
+    CHECK(exec->grad_arrays()[1].is_none());
+    exec->Forward(true);
+    exec->Backward({NDArray(TShape({2, 3}), std::vector<float>(6, 1.0f))});
+    CHECK(exec->grad_arrays()[0].ToVector() == r.ToVector());  // d(l * r)/dl = r
+  }
+}
