@@ -29,7 +29,7 @@ struct SplitV2Param : Parameter<SplitV2Param> {
     d.field("sections", &SplitV2Param::sections).set_default(0).set_range(0, Graph::kMaxNodeOutputs)
         .describe("Number of sections if equally splitted. Default to 0 which means split by indices.");
     d.check([](const SplitV2Param& p) { return p.sections > 0 || (p.indices.ndim() >= 1 &&
-                                                                  p.indices.ndim() <= Graph::kMaxNodeOutputs); },
+                                                                  static_cast<uint32_t>(p.indices.ndim()) <= Graph::kMaxNodeOutputs); },
             "_split_v2: give sections > 0, or at least one split index (and no more than a node has outputs)",
             {"indices", "sections"});
   }
