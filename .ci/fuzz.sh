@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan, build-fuzz/) and runs each one for
-# FUZZ_SECONDS (default 60) on its corpus: the seeds from fuzz/make_corpus.sh, what earlier
+# FUZZ_SECONDS (default 30) on its corpus: the seeds from fuzz/make_corpus.sh, what earlier
 # runs added to build-fuzz/corpus/, and the committed crash inputs in fuzz/regression/<target>/.
 # A crash, leak, timeout or sanitizer report fails the run; the input is left in
 # build-fuzz/artifacts/<target>/. Fix the bug and commit the input to fuzz/regression/<target>/
 # (tests/test_fuzz_regression.cc replays it in every normal test run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-60}
+seconds=${FUZZ_SECONDS:-30}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/install-deps.sh clang libclang-rt-14-dev
