@@ -27,6 +27,18 @@ std::vector<NDArrayBox*> Boxes(int n, NDArrayHandle* handles, const char* param)
   return out;
 }
 
+// The arrays behind the boxes, and their places on the autograd tape (null where untracked).
+std::vector<NDArray> ArraysOf(const std::vector<NDArrayBox*>& boxes) {
+  std::vector<NDArray> out;
+  for (NDArrayBox* b : boxes) out.push_back(b->array);
+  return out;
+}
+std::vector<autograd::EntryPtr> EntriesOf(const std::vector<NDArrayBox*>& boxes) {
+  std::vector<autograd::EntryPtr> out;
+  for (NDArrayBox* b : boxes) out.push_back(b->autograd);
+  return out;
+}
+
 // Storage types of `n` outputs: every array here is dense (kDefaultStorage).
 const int* DenseStypes(size_t n) {
   Ret().ints.assign(n, 0);
@@ -198,13 +210,9 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
     std::vector<NDArrayBox*> given;
     if (*outputs && *num_outputs > 0) given = Boxes(*num_outputs, *outputs, "outputs");
     InvokeInputs invoke_inputs;
-    std::vector<autograd::EntryPtr> entries;
-    for (NDArrayBox* b : in) {
-      invoke_inputs.positional.push_back(b->array);
-      entries.push_back(b->autograd);
-    }
-    std::vector<NDArray> out_arrays;
-    for (NDArrayBox* b : given) out_arrays.push_back(b->array);
+    invoke_inputs.positional = ArraysOf(in);
+    const std::vector<autograd::EntryPtr> entries = EntriesOf(in);
+    const std::vector<NDArray> out_arrays = ArraysOf(given);
     const bool record = autograd::IsRecording();
     // As in MXNet: writing into an array already on the tape, or into one of the call's own
     // inputs (which recording puts on the tape), would corrupt its gradients.
@@ -394,12 +402,8 @@ int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inp
     std::vector<NDArrayBox*> in = Boxes(num_inputs, inputs, "inputs");
     std::vector<NDArrayBox*> given;
     if (*outputs && *num_outputs > 0) given = Boxes(*num_outputs, *outputs, "outputs");
-    std::vector<NDArray> in_arrays;
-    std::vector<autograd::EntryPtr> entries;
-    for (NDArrayBox* b : in) {
-      in_arrays.push_back(b->array);
-      entries.push_back(b->autograd);
-    }
+    std::vector<NDArray> in_arrays = ArraysOf(in);
+    std::vector<autograd::EntryPtr> entries = EntriesOf(in);
     const bool record = autograd::IsRecording(), is_train = autograd::IsTraining();
     const uint64_t seed = NextInvokeSeed();
     uint64_t run = 0;
@@ -483,13 +487,8 @@ int MXCustomFunctionRecord(int num_inputs, NDArrayHandle* inputs, int num_output
       throw Error("callbacks must hold a backward and a delete function, with their contexts");
     std::vector<NDArrayBox*> in = Boxes(num_inputs, inputs, "inputs");
     std::vector<NDArrayBox*> out = Boxes(num_outputs, outputs, "outputs");
-    std::vector<NDArray> in_arrays, out_arrays;
-    std::vector<autograd::EntryPtr> entries;
-    for (NDArrayBox* b : in) {
-      in_arrays.push_back(b->array);
-      entries.push_back(b->autograd);
-    }
-    for (NDArrayBox* b : out) out_arrays.push_back(b->array);
+    const std::vector<NDArray> in_arrays = ArraysOf(in), out_arrays = ArraysOf(out);
+    const std::vector<autograd::EntryPtr> entries = EntriesOf(in);
     auto function = std::make_shared<FrontendFunction>(*callbacks);
     const bool is_train = autograd::IsTraining();
     std::vector<autograd::EntryPtr> out_entries = autograd::RecordFunction(

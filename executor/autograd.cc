@@ -84,17 +84,17 @@ std::vector<EntryPtr> RecordOp(const InvokedCall& call, const std::vector<EntryP
   for (size_t source : call.input_source)
     node->inputs.push_back(source < entries.size() ? Tracked(entries[source]) : nullptr);
   if (op.backward) {
-    const NodeAttrs attrs = call.attrs;
     const bool is_train = options.is_train;
     const uint64_t seed = options.seed;
     Node* self = node.get();
-    node->backward = [attrs, is_train, seed, self](const std::vector<NDArray>& out_grads,
-                                                  const std::vector<NDArray>& in_grads) {
+    node->backward = [is_train, seed, self](const std::vector<NDArray>& out_grads,
+                                           const std::vector<NDArray>& in_grads) {
       std::vector<OpReq> req(in_grads.size(), OpReq::kWrite);
       OpContext ctx;
       ctx.is_train = is_train;
       ctx.seed = seed;
-      CallBackward(*attrs.op, ctx, attrs, BackwardArgs{out_grads, self->in_arrays, self->out_arrays, req, in_grads});
+      CallBackward(*self->attrs.op, ctx, self->attrs,
+                   BackwardArgs{out_grads, self->in_arrays, self->out_arrays, req, in_grads});
     };
   }
   std::vector<EntryPtr> out;
