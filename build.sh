@@ -5,7 +5,7 @@
 #   ./build.sh package install dependencies, build, make Debian packages in build/packages/
 # Options after the command: --sanitize (ASan+UBSan build in build-asan/), --tsan (build-tsan/).
 set -euo pipefail
-cd "$(dirname "$0")"
+cd "$(dirname "$(readlink -f "$0")")"  # the clone, also when called through a symlink
 cmd=${1:-demo}
 shift || true
 build_dir=build

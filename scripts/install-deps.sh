@@ -2,10 +2,12 @@
 # Installs the Debian packages symbind needs to build, test and run its demos.
 # Idempotent: packages already present are skipped. Needs root (or sudo) on Debian 12.
 set -euo pipefail
+# python3 + NumPy: the ctypes frontend test; OpenCV: image tests; Graphviz: the README's
+# `symbind dot ... | dot -Tpng` (ctest docs_commands).
 packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev libtbb-dev catch2
           zlib1g-dev nlohmann-json3-dev libstb-dev libcli11-dev flatbuffers-compiler
           libflatbuffers-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin
-          python3 python3-numpy libopencv-dev "$@")  # python3 + NumPy: the ctypes frontend test; OpenCV: image tests
+          python3 python3-numpy libopencv-dev graphviz "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
