@@ -33,10 +33,6 @@ namespace symbind {
 namespace capi {
 namespace {
 
-TShape ShapeFromC(const uint32_t* dims, uint32_t ndim) {
-  if (ndim > 0) NotNull(dims, "shape");
-  return TShape(std::vector<int64_t>(dims, dims + ndim));
-}
 
 void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_arr,
                uint32_t* out_name_size, const char*** out_names) {
@@ -44,7 +40,22 @@ void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_
   NotNull(out_arr, "out_arr");
   NotNull(out_name_size, "out_name_size");
   NotNull(out_names, "out_names");
+  // As MXNet: arrays saved under NumPy shape semantics (V3) load only under them, and the
+  // older layouts only without them (unless the semantics are on globally).
+  for (int format : file.formats) {
+    if (format == 3 && !NumpyShapeSemantics())
+      throw Error("ndarray was saved in np shape semantics, must be loaded in the same semantics. "
+                  "Please turn on np shape semantics in Python using `with np_shape(True)` or "
+                  "decorator `use_np_shape` to scope the code of loading the ndarray.");
+    if (format != 3 && NumpyShapeSemantics() && !NumpyShapeSemanticsGlobal())
+      throw Error("ndarray was not saved in np shape semantics, but being loaded in np shape "
+                  "semantics. Please turn off np shape semantics in Python using "
+                  "`with np_shape(False)` to scope the code of loading the ndarray.");
+  }
   NDArraysOut(file.arrays, out_size, out_arr);
+  // Sparse arrays load dense, keeping the storage type the file gives them.
+  for (size_t i = 0; i < file.storage_types.size() && i < file.arrays.size(); ++i)
+    if (!file.arrays[i].is_none()) static_cast<NDArrayBox*>((*out_arr)[i])->stype = file.storage_types[i];
   *out_names = StringsOut(file.names, out_name_size);
 }
 
@@ -111,6 +122,8 @@ int NNListAllOpNames(nn_uint* out_size, const char*** out_array) {
     for (const Op* op : AllOps()) {
       names.push_back(op->name);
       names.insert(names.end(), op->aliases.begin(), op->aliases.end());
+      const std::vector<std::string> sparse = SparseAliases(*op);
+      names.insert(names.end(), sparse.begin(), sparse.end());
     }
     *out_array = StringsOut(names, out_size);
   });
@@ -517,7 +530,8 @@ int MXNDArraySave(const char* fname, uint32_t num_args, NDArrayHandle* args, con
     if (num_args > 0) NotNull(args, "args");
     std::vector<NDArray> arrays;
     for (uint32_t i = 0; i < num_args; ++i) arrays.push_back(ArrayOf(args[i], "args"));
-    SaveNDArrays(path, arrays, keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>());
+    SaveNDArrays(path, arrays, keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>(),
+                 NumpyShapeSemantics());
   });
 }
 
@@ -570,7 +584,7 @@ int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint3
     const Symbol& s = SymbolOf(symbol_handle, "symbol_handle");
     NotNull(out, "out");
     Context ctx = DeviceContext(dev_type, dev_id);
-    CheckGroupContexts(num_map_keys, map_keys, map_dev_types, map_dev_ids);
+    GroupContexts(num_map_keys, map_keys, map_dev_types, map_dev_ids);
     if (len > 0) {
       NotNull(in_args, "in_args");
       NotNull(grad_req_type, "grad_req_type");
@@ -617,6 +631,8 @@ int MXExecutorBackward(ExecutorHandle handle, uint32_t len, NDArrayHandle* head_
     std::vector<NDArray> grads;
     for (uint32_t i = 0; i < len; ++i) grads.push_back(ArrayOf(head_grads[i], "head_grads"));
     box->exec->Backward(grads);
+    // As MXNet's monitor: the outputs of every backward node, each handle the callback's.
+    if (box->monitor) ReportArrays(InternalGradients(*box->exec, grads), box->monitor, box->monitor_handle, true);
   });
 }
 

@@ -41,31 +41,51 @@ std::vector<autograd::EntryPtr> EntriesOf(const std::vector<NDArrayBox*>& boxes)
 
 // Storage types of `n` outputs: every array here is dense (kDefaultStorage).
 const int* DenseStypes(size_t n) {
-  Ret().ints.assign(n, 0);
+  Ret().ints.assign(n, kDefaultStorage);
   return Ret().ints.data();
 }
 
-// Writes results into the caller's output handles, or returns new ones; each takes its tape
-// entry when the call was recorded.
-void ResultsOut(const std::vector<NDArray>& results, const std::vector<autograd::EntryPtr>& entries,
-                const std::vector<NDArrayBox*>& given, int* num_outputs, NDArrayHandle** outputs) {
+// Writes results into the caller's output handles, or returns new ones of storage types
+// `stypes` (empty: dense); each takes its tape entry when the call was recorded. Returns every
+// output's storage type (a given array keeps its own), for MXNet's out_stypes.
+const int* ResultsOut(const std::vector<NDArray>& results, const std::vector<autograd::EntryPtr>& entries,
+                      const std::vector<NDArrayBox*>& given, const std::vector<int>& stypes, int* num_outputs,
+                      NDArrayHandle** outputs) {
+  std::vector<int>& out_stypes = Ret().ints;
+  out_stypes.clear();
   if (!given.empty()) {
     for (size_t i = 0; i < given.size() && i < results.size(); ++i) {
       if (given[i]->array.is_none()) given[i]->array = results[i];
       // Unrecorded writes (an optimizer updating a weight in place) keep the array's place on
       // the tape, as MXNet keeps an NDArray's autograd entry.
       if (!entries.empty()) given[i]->autograd = i < entries.size() ? entries[i] : nullptr;
+      out_stypes.push_back(given[i]->stype);
     }
-    return;
+    return out_stypes.data();
   }
   Ret().handles.clear();
   for (size_t i = 0; i < results.size(); ++i) {
-    NDArrayBox* box = static_cast<NDArrayBox*>(NewArray(results[i]));
+    const int stype = i < stypes.size() ? stypes[i] : kDefaultStorage;
+    NDArrayBox* box = static_cast<NDArrayBox*>(NewArray(results[i], stype));
     if (i < entries.size()) box->autograd = entries[i];
     Ret().handles.push_back(box);
+    out_stypes.push_back(stype);
   }
   *num_outputs = static_cast<int>(results.size());
   *outputs = Ret().handles.data();
+  return out_stypes.data();
+}
+
+// Storage types of an op call's new outputs (c_api_sparse.cc); a csr result must be a matrix.
+std::vector<int> ResultStypes(const std::string& op_name, const KwArgs& params, const std::vector<NDArrayBox*>& in,
+                              const std::vector<NDArray>& results) {
+  std::vector<int> in_stypes;
+  for (const NDArrayBox* b : in) in_stypes.push_back(b->stype);
+  const int stype = ResultStorageType(op_name, params, in_stypes);
+  for (const NDArray& r : results)
+    if (stype == kCSRStorage && r.shape().ndim() != 2)
+      throw ShapeError(StrCat(op_name, ": a csr array must be 2-dimensional, the result has shape ", r.shape()));
+  return std::vector<int>(results.size(), stype);
 }
 
 // ---- cached ops ----------------------------------------------------------------------------
@@ -229,13 +249,15 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
     options.seed = NextInvokeSeed();
     options.is_train = autograd::IsTraining();
     if (record) options.record = &call;
-    std::vector<NDArray> results =
-        Invoke(op->name, Params(static_cast<uint32_t>(num_params), param_keys, param_vals), invoke_inputs,
-               out_arrays, options);
+    const KwArgs params = Params(static_cast<uint32_t>(num_params), param_keys, param_vals);
+    std::vector<NDArray> results;
+    if (record || !LazyRowUpdate(op->name, params, in, given, options.seed, &results))
+      results = Invoke(op->name, params, invoke_inputs, out_arrays, options);
+    const std::vector<int> stypes = ResultStypes(op->name, params, in, results);
     std::vector<autograd::EntryPtr> out_entries;
     if (record) out_entries = autograd::RecordOp(call, entries, options);
-    ResultsOut(results, out_entries, given, num_outputs, outputs);
-    if (out_stypes) *out_stypes = DenseStypes(results.size());
+    const int* result_stypes = ResultsOut(results, out_entries, given, stypes, num_outputs, outputs);
+    if (out_stypes) *out_stypes = result_stypes;
   });
 }
 
@@ -276,6 +298,7 @@ int MXAutogradMarkVariables(uint32_t num_var, NDArrayHandle* var_handles, uint32
         throw ShapeError(StrCat("variable ", i, " has shape ", var->array.shape().ToString(),
                                 ", its gradient array ", grad.shape().ToString()));
       var->autograd = autograd::MarkVariable(grad, static_cast<OpReq>(reqs_array[i]));
+      var->grad_stype = FromHandle<NDArrayBox>(grad_handles[i])->stype;
     }
   });
 }
@@ -338,14 +361,17 @@ int MXNDArrayGetGrad(NDArrayHandle handle, NDArrayHandle* out) {
     NDArrayBox* box = BoxOf(handle, "handle");
     NotNull(out, "out");
     const autograd::EntryPtr& e = box->autograd;
-    *out = e && e->is_variable() && !e->grad.is_none() ? NewArray(e->grad) : nullptr;
+    *out = e && e->is_variable() && !e->grad.is_none() ? NewArray(e->grad, box->grad_stype) : nullptr;
   });
 }
 
 int MXNDArrayDetach(NDArrayHandle handle, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NDArrayBox* box = BoxOf(handle, "handle");
-    *NotNull(out, "out") = NewArray(box->array);
+    NotNull(out, "out");
+    auto* detached = static_cast<NDArrayBox*>(NewArray(box->array, box->stype));
+    detached->aux_types = box->aux_types;
+    *out = detached;
   });
 }
 
@@ -429,8 +455,8 @@ int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inp
             graph->Backward(run, in_arrays, seed, out_grads, in_grads);
           });
     }
-    ResultsOut(results, out_entries, given, num_outputs, outputs);
-    if (out_stypes) *out_stypes = DenseStypes(results.size());
+    const int* result_stypes = ResultsOut(results, out_entries, given, {}, num_outputs, outputs);
+    if (out_stypes) *out_stypes = result_stypes;
   });
 }
 

@@ -8,6 +8,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include <symbind/core/graph.h>
 #include <symbind/executor/internal_outputs.h>
 
 #include "compat_internal.h"  // the one GPU-context policy (compat/base.cc)
@@ -68,14 +69,17 @@ const Symbol& SymbolOf(void* handle, const char* param) {
   return box->symbol;
 }
 NDArray& ArrayOf(void* handle, const char* param) {
-  return FromHandle<NDArrayBox>(handle, param)->array;
+  NDArrayBox* box = FromHandle<NDArrayBox>(handle, param);
+  // A sparse array whose parts did not assemble has no values to compute with.
+  if (!box->format_error.empty()) throw Error(StrCat(param, ": ", box->format_error));
+  return box->array;
 }
 void* NewSymbol(Symbol s) {
   SymbolBox* box = NewHandle<SymbolBox>();
   box->symbol = std::move(s);
   return box;
 }
-void* NewArray(NDArray a) { return NewHandle<NDArrayBox>(std::move(a)); }
+void* NewArray(NDArray a, int stype) { return NewHandle<NDArrayBox>(std::move(a), stype); }
 
 void NDArraysOut(const std::vector<NDArray>& arrays, uint32_t* size, NDArrayHandle** out) {
   Ret().handles.clear();
@@ -197,17 +201,52 @@ Context DeviceContext(int dev_type, int dev_id) {
   if (dev_type != 1 && dev_type != 2 && dev_type != 3 && dev_type != 5)
     throw Error(StrCat("unknown device type ", dev_type,
                        " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)"));
-  if (dev_type == 5) dev_type = 1;  // cpu_shared memory is CPU memory here
   return mxnet::cpp::compat::Native(
       mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id));
 }
 
-void CheckGroupContexts(uint32_t n, const char** keys, const int* dev_types, const int* dev_ids) {
-  if (n == 0) return;
-  CStrings(n, keys, "group2ctx keys");
+TShape ShapeFromC(const uint32_t* dims, uint32_t ndim) {
+  if (ndim > 0) NotNull(dims, "shape");
+  return TShape(std::vector<int64_t>(dims, dims + ndim));
+}
+
+TShape ShapeFrom64(const int64_t* dims, int ndim) {
+  if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
+  if (ndim > 0) NotNull(dims, "shape");
+  for (int i = 0; i < ndim; ++i)
+    if (dims[i] < 0) throw ShapeError(StrCat("dimension ", i, " is negative (", dims[i], ")"));
+  return TShape(std::vector<int64_t>(dims, dims + ndim));
+}
+
+NDArray NewDense(const TShape& shape, int dev_type, int dev_id, int dtype) {
+  Context ctx = DeviceContext(dev_type, dev_id);
+  DType t = static_cast<DType>(dtype);
+  DTypeSize(t);  // throws on an unknown type flag
+  return NDArray(shape, t, ctx);
+}
+
+std::map<std::string, Context> GroupContexts(uint32_t n, const char** keys, const int* dev_types,
+                                             const int* dev_ids) {
+  std::map<std::string, Context> groups;
+  if (n == 0) return groups;
+  std::vector<std::string> names = CStrings(n, keys, "group2ctx keys");
   NotNull(dev_types, "group2ctx device types");
   NotNull(dev_ids, "group2ctx device ids");
-  for (uint32_t i = 0; i < n; ++i) DeviceContext(dev_types[i], dev_ids[i]);
+  for (uint32_t i = 0; i < n; ++i) groups[names[i]] = DeviceContext(dev_types[i], dev_ids[i]);
+  return groups;
+}
+
+std::vector<Context> ArgumentContexts(const Graph& graph, const std::map<std::string, Context>& groups,
+                                      Context fallback) {
+  std::vector<Context> out;
+  for (uint32_t id : graph.arg_nodes()) {
+    if (graph.is_aux_node(id)) continue;
+    const auto& attrs = graph.node(id).node->user_attrs;
+    auto group = attrs.find("__ctx_group__");
+    auto it = group == attrs.end() ? groups.end() : groups.find(group->second);
+    out.push_back(it == groups.end() ? fallback : it->second);
+  }
+  return out;
 }
 
 std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const char* param) {
@@ -223,7 +262,12 @@ std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const 
 
 void ReportInternalOutputs(const Executor& exec, bool include_variables,
                            void (*callback)(const char*, void*, void*), void* user, bool callee_owns) {
-  for (auto& named : InternalOutputs(exec, include_variables)) {
+  ReportArrays(InternalOutputs(exec, include_variables), callback, user, callee_owns);
+}
+
+void ReportArrays(const std::vector<std::pair<std::string, NDArray>>& arrays,
+                  void (*callback)(const char*, void*, void*), void* user, bool callee_owns) {
+  for (auto& named : arrays) {
     NDArrayBox* array = NewHandle<NDArrayBox>(named.second);
     if (callee_owns) {
       callback(named.first.c_str(), array, user);

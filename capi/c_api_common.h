@@ -21,6 +21,7 @@
 #include <mxnet/c_api.h>
 
 namespace symbind {
+class Graph;
 namespace capi {
 
 // The message MXGetLastError returns on this thread.
@@ -101,15 +102,49 @@ inline std::string CString(const char* s, const char* param) { return NotNull(s,
 std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const char* param);
 
 // An NDArray behind an NDArrayHandle.
+// MXNet's storage types (NDArrayStorageType).
+enum StorageType : int { kUndefinedStorage = -1, kDefaultStorage = 0, kRowSparseStorage = 1, kCSRStorage = 2 };
+
+// A sparse array's parts given one by one (MXNDArraySyncCopyFromNDArray), before all are there.
+struct SparseParts {
+  NDArray data;
+  std::vector<NDArray> aux;
+};
+
 struct NDArrayBox {
   static constexpr HandleKind kKind = HandleKind::kNDArray;
   NDArrayBox() = default;
-  explicit NDArrayBox(NDArray a) : array(std::move(a)) {}
+  explicit NDArrayBox(NDArray a, int storage_type = kDefaultStorage)
+      : array(std::move(a)), stype(storage_type) {}
   NDArray array;
   // Its place on the autograd tape (a recorded output or a marked variable); shallow copies
   // of the handle share it, as copies of an MXNet NDArray share their autograd entry.
   std::shared_ptr<autograd::Entry> autograd;
+  // Sparse arrays are dense arrays here, tagged with the storage type MXNet's frontends see;
+  // their indices and values are derived from the non-zeros when asked for (c_api_sparse.cc).
+  int stype = kDefaultStorage;
+  int grad_stype = kDefaultStorage;  // of the gradient array marked for it (MXAutogradMarkVariables)
+  std::vector<DType> aux_types;  // sparse: the index types (indptr, indices / indices)
+  std::shared_ptr<SparseParts> pending;
+  // The format error of parts that did not assemble (MXNDArraySyncCheckFormat reports it).
+  std::string format_error;
 };
+
+// The storage type of op `op_name`'s outputs for its inputs' storage types, as MXNet's
+// storage inference gives them for the ops that keep sparsity; dense otherwise.
+int ResultStorageType(const std::string& op_name, const KwArgs& params, const std::vector<int>& input_stypes);
+// MXNet's _sparse_<name> aliases of `op` (its frontends' sparse modules), and the op such a
+// name stands for (null for any other name).
+std::vector<std::string> SparseAliases(const Op& op);
+const Op* FindSparseAlias(const std::string& name);
+// MXNet's lazy update: optimizer op `op_name` given a row_sparse gradient (ftrl and adagrad
+// always, sgd/sgd_mom/adam unless lazy_update is false) updates only the rows that hold a
+// non-zero gradient, weight decay and states included. Returns false when the call is not
+// one, else the updated weight in `results` (written into `given[0]` when given).
+bool LazyRowUpdate(const std::string& op_name, const KwArgs& params, const std::vector<NDArrayBox*>& in,
+                   const std::vector<NDArrayBox*>& given, uint64_t seed, std::vector<NDArray>* results);
+// The storage type a `stype` parameter names ("default", "row_sparse", "csr").
+int ParseStorageType(const std::string& name);
 
 // A symbol, or an operator with parameters awaiting its inputs (MXSymbolCreateAtomicSymbol
 // then MXSymbolCompose).
@@ -134,6 +169,8 @@ void AppendAttr(const std::string& key, const std::string& value, std::vector<st
 struct ExecutorBox {
   static constexpr HandleKind kKind = HandleKind::kExecutor;
   std::shared_ptr<Executor> exec;  // shared with mxnet-cpp's Executor for its GetHandle()
+  // Storage types of the arrays it was bound with (empty: all dense), as MXNet reports them.
+  std::vector<int> arg_stypes, grad_stypes, aux_stypes;
   ExecutorMonitorCallback monitor = nullptr;
   void* monitor_handle = nullptr;
   bool monitor_all = false;
@@ -175,7 +212,7 @@ NDArray& ArrayOf(void* handle, const char* param = "handle");
 NDArrayHandle SliceView(void* handle, int64_t begin, int64_t end);
 NDArrayHandle ReshapeView(void* handle, std::vector<int64_t> dims, bool reverse);
 void* NewSymbol(Symbol s);
-void* NewArray(NDArray a);
+void* NewArray(NDArray a, int stype = kDefaultStorage);
 // New handles for `arrays` in the per-thread store.
 void NDArraysOut(const std::vector<NDArray>& arrays, uint32_t* size, NDArrayHandle** out);
 
@@ -206,16 +243,30 @@ void SeedInvokes(int seed);
 // MXNet's numpy shape semantics flag (MXSetIsNumpyShape), per thread: without it, shapes
 // cross the C API with 0 for an unknown dim, as in MXNet 1.x.
 bool NumpyShapeSemantics();
+// Whether they were turned on globally (MXSetIsNumpyShape mode 2).
+bool NumpyShapeSemanticsGlobal();
 bool SetNumpyShapeSemantics(bool on);
 
 // The context for MXNet's (dev_type, dev_id). symbind computes on the CPU only: CPU types
-// (1 cpu, 3 cpu_pinned, 5 cpu_shared) are the CPU; GPU (2) also runs on the CPU, with a
+// (1 cpu, 3 cpu_pinned, 5 cpu_shared) are kept as given and are all CPU memory; GPU (2) runs
+// on the CPU (its arrays report cpu(id)), with a
 // warning on stderr the first time, because MXNet programs hard-code Context::gpu() (MXNet's
 // own test_score example does); any other type is an error.
 Context DeviceContext(int dev_type, int dev_id);
-// MXNet's group2ctx maps (ctx_group attribute -> device): every device is checked as
-// DeviceContext checks it; all groups then run on the one CPU context.
-void CheckGroupContexts(uint32_t n, const char** keys, const int* dev_types, const int* dev_ids);
+// Shapes given through the C API (32- and 64-bit dims), checked.
+TShape ShapeFromC(const uint32_t* dims, uint32_t ndim);
+TShape ShapeFrom64(const int64_t* dims, int ndim);
+// A new zero-filled array for MXNet's device and dtype codes, both checked.
+NDArray NewDense(const TShape& shape, int dev_type, int dev_id, int dtype);
+
+// MXNet's group2ctx maps (ctx_group attribute -> device), each device checked as
+// DeviceContext checks it. Every group computes on the CPU; the map only places arrays.
+std::map<std::string, Context> GroupContexts(uint32_t n, const char** keys, const int* dev_types,
+                                             const int* dev_ids);
+// Per argument (ListArguments order): the context of its variable's ctx_group in `groups`,
+// else `fallback`, as MXNet places the arrays it allocates for a bind.
+std::vector<Context> ArgumentContexts(const Graph& graph, const std::map<std::string, Context>& groups,
+                                      Context fallback);
 
 // Monitor callbacks (predictor and executor): every node output of `exec` as an
 // NDArrayHandle, valid during the call, or the callback's to free when callee_owns (MXNet's
@@ -223,6 +274,9 @@ void CheckGroupContexts(uint32_t n, const char** keys, const int* dev_types, con
 void ReportInternalOutputs(const Executor& exec, bool include_variables,
                            void (*callback)(const char*, void*, void*), void* user,
                            bool callee_owns = false);
+// The same for named arrays (the executor monitor's gradients after Backward).
+void ReportArrays(const std::vector<std::pair<std::string, NDArray>>& arrays,
+                  void (*callback)(const char*, void*, void*), void* user, bool callee_owns);
 
 // Shapes as uint32_t for the C API's shape out-parameters (throws when a dim does not fit).
 std::vector<uint32_t> ShapeToUint32(const TShape& shape);

@@ -79,15 +79,20 @@ std::map<std::string, TShape> ProvidedShapes(uint32_t n, const char** names, con
 // New handles for an executor's arguments, gradients (null where an argument has none) and
 // aux states in the per-thread store, and the out-pointers into it. Room for `extra` handles
 // the caller appends after them is reserved first, so these pointers stay valid.
-void ExecutorArraysOut(const Executor& e, size_t extra, uint32_t* num_in_args, NDArrayHandle** in_args,
+void ExecutorArraysOut(const ExecutorBox& box, size_t extra, uint32_t* num_in_args, NDArrayHandle** in_args,
                        NDArrayHandle** arg_grads, uint32_t* num_aux_states, NDArrayHandle** aux_states) {
+  const Executor& e = *box.exec;
   const size_t n_args = e.arg_arrays().size(), n_aux = e.aux_arrays().size();
+  auto stype = [](const std::vector<int>& stypes, size_t i) { return i < stypes.size() ? stypes[i] : kDefaultStorage; };
   std::vector<void*>& h = Ret().handles;
   h.clear();
   h.reserve(2 * n_args + n_aux + extra);
-  for (const NDArray& a : e.arg_arrays()) h.push_back(NewArray(a));
-  for (const NDArray& g : e.grad_arrays()) h.push_back(g.is_none() ? nullptr : NewArray(g));
-  for (const NDArray& a : e.aux_arrays()) h.push_back(NewArray(a));
+  for (size_t i = 0; i < n_args; ++i) h.push_back(NewArray(e.arg_arrays()[i], stype(box.arg_stypes, i)));
+  for (size_t i = 0; i < n_args; ++i) {
+    const NDArray& g = e.grad_arrays()[i];
+    h.push_back(g.is_none() ? nullptr : NewArray(g, stype(box.grad_stypes, i)));
+  }
+  for (size_t i = 0; i < n_aux; ++i) h.push_back(NewArray(e.aux_arrays()[i], stype(box.aux_stypes, i)));
   *num_in_args = static_cast<uint32_t>(n_args);
   *in_args = h.data();
   *arg_grads = h.data() + n_args;
@@ -115,16 +120,21 @@ int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, i
     NotNull(num_aux_states, "num_aux_states");
     NotNull(aux_states, "aux_states");
     const Context ctx = DeviceContext(dev_type, dev_id);
-    CheckGroupContexts(num_g2c_keys, g2c_keys, g2c_dev_types, g2c_dev_ids);
+    const auto groups = GroupContexts(num_g2c_keys, g2c_keys, g2c_dev_types, g2c_dev_ids);
+    // Sparse arguments are dense arrays tagged with their storage type (c_api_sparse.cc).
+    std::map<std::string, int> stype_of;
+    const std::vector<std::string> stype_keys = CStrings(num_stypes, stype_names, "provided_arg_stype_names");
     for (uint32_t i = 0; i < num_stypes; ++i) {
       NotNull(stypes, "provided_arg_stypes");
-      if (stypes[i] != 0)
-        throw Error(StrCat("storage type ", stypes[i], " for '", stype_names ? stype_names[i] : "?",
-                           "': sparse storage is not supported by symbind; every array is dense"));
+      if (stypes[i] < kDefaultStorage || stypes[i] > kCSRStorage)
+        throw Error(StrCat("storage type ", stypes[i], " for '", stype_keys[i],
+                           "' is not one of 0 default, 1 row_sparse, 2 csr"));
+      stype_of[stype_keys[i]] = stypes[i];
     }
     const Graph graph(s);
     const std::vector<std::string> arg_names = graph.ListArguments(), aux_names = graph.ListAuxiliaryStates();
     const ShapeInferResult shapes = InferShape(graph, ProvidedShapes(num_shapes, shape_names, shape_data, shape_idx));
+    const std::vector<Context> arg_ctx = ArgumentContexts(graph, groups, ctx);
     std::map<std::string, DType> known_types;
     std::vector<std::string> tn = CStrings(num_dtypes, dtype_names, "provided_arg_dtype_names");
     for (uint32_t i = 0; i < num_dtypes; ++i) {
@@ -152,7 +162,7 @@ int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, i
         buffer[bn[i]] = ArrayOf(NotNull(shared_buffer_handles, "shared_buffer_handle_list")[i],
                                 "shared_buffer_handle_list");
     }
-    auto from_buffer = [&](const std::string& name, const TShape& shape, DType dtype) {
+    auto from_buffer = [&](const std::string& name, const TShape& shape, DType dtype, Context ctx) {
       auto it = buffer.find(name);
       if (it != buffer.end() && it->second.dtype() == dtype && it->second.Size() >= shape.Size())
         return it->second.Size() == shape.Size() ? it->second.Reshape(shape)
@@ -185,10 +195,10 @@ int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, i
                                   " in the shared executor, this graph needs ", shape.ToString()));
         a = it->second;
         auto git = shared_grads.find(name);
-        if (reqs[i] != OpReq::kNull) g = git != shared_grads.end() && !git->second.is_none() ? git->second : NDArray(shape, dtype, ctx);
+        if (reqs[i] != OpReq::kNull) g = git != shared_grads.end() && !git->second.is_none() ? git->second : NDArray(shape, dtype, arg_ctx[i]);
       } else {
-        a = use_buffer && !shared_names.count(name) ? from_buffer(name, shape, dtype) : NDArray(shape, dtype, ctx);
-        if (reqs[i] != OpReq::kNull) g = NDArray(shape, dtype, ctx);
+        a = use_buffer && !shared_names.count(name) ? from_buffer(name, shape, dtype, arg_ctx[i]) : NDArray(shape, dtype, arg_ctx[i]);
+        if (reqs[i] != OpReq::kNull) g = NDArray(shape, dtype, arg_ctx[i]);
       }
       args.push_back(a);
       grads.push_back(g);
@@ -208,7 +218,23 @@ int SimpleBindImpl(const char* call, SymbolHandle symbol_handle, int dev_type, i
       throw;
     }
 
-    ExecutorArraysOut(*box->exec, buffer.size(), num_in_args, in_args, arg_grads, num_aux_states, aux_states);
+    // Without a provided type, a variable's __storage_type__ attribute (mx.sym.var(stype=...)).
+    for (uint32_t id : graph.arg_nodes()) {
+      const auto& attrs = graph.node(id).node->user_attrs;
+      auto attr = attrs.find("__storage_type__");
+      const std::string& name = graph.node(id).node->name();
+      if (attr != attrs.end() && !stype_of.count(name) &&
+          (attr->second == "1" || attr->second == "2" || attr->second == "0"))
+        stype_of[name] = std::stoi(attr->second);
+    }
+    for (const std::string& name : arg_names) {
+      auto it = stype_of.find(name);
+      const int stype = it == stype_of.end() ? kDefaultStorage : it->second;
+      box->arg_stypes.push_back(stype);
+      // A row_sparse weight's gradient is row_sparse, as MXNet infers it for sparse updates.
+      box->grad_stypes.push_back(stype == kRowSparseStorage ? kRowSparseStorage : kDefaultStorage);
+    }
+    ExecutorArraysOut(*box, buffer.size(), num_in_args, in_args, arg_grads, num_aux_states, aux_states);
     std::vector<void*>& handles = Ret().handles;
     const size_t buffer_start = handles.size();
     std::vector<std::string> buffer_names;
@@ -298,7 +324,7 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
                         ExecutorHandle shared_exec, ExecutorHandle* out) {
   return Guarded(__func__, [&] {
     DeviceContext(dev_type, dev_id);
-    CheckGroupContexts(num_map_keys, map_keys, map_dev_types, map_dev_ids);
+    GroupContexts(num_map_keys, map_keys, map_dev_types, map_dev_ids);
     ExecutorBox* old = FromHandle<ExecutorBox>(shared_exec, "shared_exec");
     NotNull(out, "out");
     NotNull(num_in_args, "num_in_args");
@@ -316,7 +342,10 @@ int MXExecutorReshapeEx(int partial_shaping, int allow_up_sizing, int dev_type, 
       FreeHandle<ExecutorBox>(box);
       throw;
     }
-    ExecutorArraysOut(*box->exec, 0, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
+    box->arg_stypes = old->arg_stypes;
+    box->grad_stypes = old->grad_stypes;
+    box->aux_stypes = old->aux_stypes;
+    ExecutorArraysOut(*box, 0, num_in_args, in_args, arg_grads, num_aux_states, aux_states);
     *out = box;
   });
 }

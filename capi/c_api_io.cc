@@ -4,6 +4,7 @@
 #include <mxnet/c_api.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <map>
@@ -75,6 +76,32 @@ void Pull(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vecto
   std::vector<NDArray*> out_ptrs;
   for (auto& a : outs) out_ptrs.push_back(&a);
   kv->store->Pull(keys, out_ptrs);
+}
+
+// MXNet's row_sparse pull: each output holds the rows `row_ids` names of the stored value and
+// zeros elsewhere (its dense form; arrays here are dense whatever their storage type).
+void PullRows(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vector<NDArray>& outs,
+              const std::vector<NDArray>& row_ids) {
+  std::vector<NDArray> full;
+  for (const NDArray& o : outs) full.emplace_back(o.shape(), o.dtype());
+  Pull(kv, keys, full);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const int64_t rows = outs[i].shape().ndim() > 0 ? outs[i].shape()[0] : 0;
+    const size_t row_bytes = rows > 0 ? outs[i].bytes() / static_cast<size_t>(rows) : 0;
+    std::vector<double> ids(static_cast<size_t>(row_ids[i].Size()));
+    ConvertElements(row_ids[i].raw_data(), row_ids[i].dtype(), ids.data(), DType::kFloat64, ids.size());
+    NDArray kept(outs[i].shape(), outs[i].dtype());
+    for (double id : ids) {
+      if (!(id >= 0 && id < static_cast<double>(rows)) || id != static_cast<double>(static_cast<int64_t>(id)))
+        throw Error(StrCat("row_sparse pull of key '", keys[i], "': row id ", id, " is not a row of ",
+                           outs[i].shape()));
+      const size_t r = static_cast<size_t>(id);
+      std::memcpy(static_cast<char*>(kept.raw_data()) + r * row_bytes,
+                  static_cast<const char*>(full[i].raw_data()) + r * row_bytes, row_bytes);
+    }
+    NDArray dst = outs[i];
+    kept.CopyTo(&dst);
+  }
 }
 
 }  // namespace
@@ -332,15 +359,19 @@ int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** k
                               int priority, bool) {
   return MXKVStorePullEx(handle, num, keys, vals, priority);
 }
-int MXKVStorePullRowSparse(KVStoreHandle handle, uint32_t, const int*, NDArrayHandle*, const NDArrayHandle*, int) {
+int MXKVStorePullRowSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals,
+                             const NDArrayHandle* row_ids, int) {
   return Guarded(__func__, [&] {
-    FromHandle<KVStoreBox>(handle);
-    throw Error("row_sparse pulls are not supported by symbind: every array is dense");
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    PullRows(kv, CStrings(num, keys, "keys"), Arrays(num, vals), Arrays(num, const_cast<NDArrayHandle*>(row_ids)));
   });
 }
-int MXKVStorePullRowSparseEx(KVStoreHandle handle, uint32_t, const char**, NDArrayHandle*, const NDArrayHandle*,
-                             int) {
-  return MXKVStorePullRowSparse(handle, 0, nullptr, nullptr, nullptr, 0);
+int MXKVStorePullRowSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals,
+                           const NDArrayHandle* row_ids, int) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    PullRows(kv, IntKeys(num, keys), Arrays(num, vals), Arrays(num, const_cast<NDArrayHandle*>(row_ids)));
+  });
 }
 int MXKVStoreSetGradientCompression(KVStoreHandle handle, uint32_t num_params, const char** keys,
                                     const char** vals) {

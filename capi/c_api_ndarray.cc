@@ -18,21 +18,6 @@ namespace symbind {
 namespace capi {
 namespace {
 
-TShape ShapeFrom64(const int64_t* dims, int ndim) {
-  if (ndim < 0) throw Error(StrCat("ndim is negative (", ndim, ")"));
-  if (ndim > 0) NotNull(dims, "shape");
-  for (int i = 0; i < ndim; ++i)
-    if (dims[i] < 0) throw ShapeError(StrCat("dimension ", i, " is negative (", dims[i], ")"));
-  return TShape(std::vector<int64_t>(dims, dims + ndim));
-}
-
-NDArray NewDense(const TShape& shape, int dev_type, int dev_id, int dtype) {
-  Context ctx = DeviceContext(dev_type, dev_id);
-  DType t = static_cast<DType>(dtype);
-  DTypeSize(t);  // throws on an unknown type flag
-  return NDArray(shape, t, ctx);
-}
-
 int64_t CheckedIndex(const NDArray& a, int64_t idx) {
   if (a.is_none()) throw Error("the array is empty (none)");
   if (a.shape().ndim() == 0) throw ShapeError("cannot index a 0-dimensional array");
@@ -82,11 +67,6 @@ KwArgs SliceAxis0(int64_t begin, int64_t end) {
   return {{"axis", "0"}, {"begin", std::to_string(begin)}, {"end", std::to_string(end)}};
 }
 
-[[noreturn]] void Sparse(const char* what) {
-  throw Error(StrCat(what, ": sparse storage (row_sparse, csr) is not supported by symbind; every array "
-                           "is dense (docs/python.md)"));
-}
-
 }  // namespace
 }  // namespace capi
 }  // namespace symbind
@@ -100,53 +80,6 @@ int MXNDArrayCreateEx64(const int64_t* shape, int ndim, int dev_type, int dev_id
     NotNull(out, "out");
     *out = NewArray(NewDense(ShapeFrom64(shape, ndim), dev_type, dev_id, dtype));
   });
-}
-
-int MXNDArrayCreateSparseEx(int storage_type, const uint32_t*, uint32_t, int, int, int, int, uint32_t, int*,
-                            uint32_t*, const uint32_t*, NDArrayHandle*) {
-  return Guarded(__func__, [&] { Sparse(StrCat("storage type ", storage_type).c_str()); });
-}
-int MXNDArrayCreateSparseEx64(int storage_type, const int64_t*, int, int, int, int, int, uint32_t, int*, int*,
-                              const int64_t*, NDArrayHandle*) {
-  return Guarded(__func__, [&] { Sparse(StrCat("storage type ", storage_type).c_str()); });
-}
-
-int MXNDArrayGetStorageType(NDArrayHandle handle, int* out_storage_type) {
-  return Guarded(__func__, [&] {
-    const NDArray& a = ArrayOf(handle);
-    // MXNet: -1 undefined (a none array), 0 dense.
-    *NotNull(out_storage_type, "out_storage_type") = a.is_none() ? -1 : 0;
-  });
-}
-int MXNDArrayGetAuxType(NDArrayHandle handle, uint32_t, int*) {
-  return Guarded(__func__, [&] {
-    ArrayOf(handle);
-    Sparse("MXNDArrayGetAuxType");
-  });
-}
-int MXNDArrayGetAuxType64(NDArrayHandle handle, int64_t, int*) {
-  return Guarded(__func__, [&] {
-    ArrayOf(handle);
-    Sparse("MXNDArrayGetAuxType");
-  });
-}
-int MXNDArrayGetAuxNDArray(NDArrayHandle handle, uint32_t, NDArrayHandle*) {
-  return Guarded(__func__, [&] {
-    ArrayOf(handle);
-    Sparse("MXNDArrayGetAuxNDArray");
-  });
-}
-int MXNDArrayGetAuxNDArray64(NDArrayHandle handle, int64_t, NDArrayHandle*) {
-  return Guarded(__func__, [&] {
-    ArrayOf(handle);
-    Sparse("MXNDArrayGetAuxNDArray");
-  });
-}
-int MXNDArrayGetDataNDArray(NDArrayHandle handle, NDArrayHandle* out) {
-  return Guarded(__func__, [&] { *NotNull(out, "out") = NewArray(ArrayOf(handle)); });
-}
-int MXNDArraySyncCheckFormat(NDArrayHandle handle, const bool) {
-  return Guarded(__func__, [&] { ArrayOf(handle); });
 }
 
 int MXNDArrayGetShapeEx64(NDArrayHandle handle, int* out_dim, const int64_t** out_pdata) {
@@ -227,24 +160,13 @@ int MXNDArrayReshape64(NDArrayHandle handle, int ndim, dim_t* dims, bool reverse
   });
 }
 
-int MXNDArraySyncCopyFromNDArray(NDArrayHandle handle_dst, const NDArrayHandle handle_src, const int i) {
-  return Guarded(__func__, [&] {
-    NDArray& dst = ArrayOf(handle_dst, "handle_dst");
-    const NDArray& src = ArrayOf(const_cast<void*>(handle_src), "handle_src");
-    if (i >= 0) Sparse("MXNDArraySyncCopyFromNDArray with an aux index");
-    if (dst.shape() != src.shape())
-      throw ShapeError(StrCat("copy from shape ", src.shape().ToString(), " into shape ", dst.shape().ToString()));
-    src.CopyTo(&dst);
-  });
-}
-
 // One array as bytes (pickling): MXNet's single-array layout, no list header.
 int MXNDArraySaveRawBytes(NDArrayHandle handle, size_t* out_size, const char** out_buf) {
   return Guarded(__func__, [&] {
     const NDArray& a = ArrayOf(handle);
     NotNull(out_size, "out_size");
     NotNull(out_buf, "out_buf");
-    Ret().text = SaveNDArrayToString(a);
+    Ret().text = SaveNDArrayToString(a, NumpyShapeSemantics());
     *out_size = Ret().text.size();
     *out_buf = Ret().text.data();
   });
@@ -261,8 +183,10 @@ int MXShallowCopyNDArray(NDArrayHandle src, NDArrayHandle* out) {
   return Guarded(__func__, [&] {
     NDArrayBox* box = FromHandle<NDArrayBox>(src, "src");
     NotNull(out, "out");
-    NDArrayBox* copy = static_cast<NDArrayBox*>(NewArray(box->array));
+    NDArrayBox* copy = static_cast<NDArrayBox*>(NewArray(box->array, box->stype));
     copy->autograd = box->autograd;
+    copy->aux_types = box->aux_types;
+    copy->grad_stype = box->grad_stype;
     *out = copy;
   });
 }

@@ -78,6 +78,7 @@ bool IsPlaceholder(const Op* op) {
 
 const Op* FindOpOrPlaceholder(const std::string& name) {
   if (const Op* op = OpRegistry::Global().Find(name)) return op;
+  if (const Op* op = FindSparseAlias(name)) return op;
   for (const Op* p : PlaceholderOps())
     if (p->name == name) return p;
   return nullptr;

@@ -4,6 +4,7 @@
 #include <mxnet/c_api.h>
 #include <nnvm/c_api.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -55,11 +56,15 @@ CustomOps& RegisteredCustomOps() {
   return ops;
 }
 
+// MXNet's modes: 0 off, 1 on for this thread, 2 on globally (numpy_shape is set on the
+// calling thread either way; the global bit only relaxes loading older files).
 thread_local bool numpy_shape = false;
+std::atomic<bool> numpy_shape_global{false};
 
 }  // namespace
 
 bool NumpyShapeSemantics() { return numpy_shape; }
+bool NumpyShapeSemanticsGlobal() { return numpy_shape_global; }
 bool SetNumpyShapeSemantics(bool on) { return std::exchange(numpy_shape, on); }
 
 }  // namespace capi
@@ -129,6 +134,7 @@ int MXIsNumpyShape(int* curr) {
 int MXSetIsNumpyShape(int is_np_shape, int* prev) {
   return Guarded(__func__, [&] {
     const bool was = SetNumpyShapeSemantics(is_np_shape != 0);
+    numpy_shape_global = is_np_shape == 2;
     if (prev) *prev = was;
   });
 }
@@ -279,13 +285,4 @@ int MXNDArrayGetSharedMemHandle(NDArrayHandle, int*, int*) {
 }
 int MXNDArrayCreateFromSharedMemEx(int, int, const int*, int, int, NDArrayHandle*) {
   return Guarded(__func__, [] { Unsupported("shared-memory NDArrays (multiprocess DataLoader workers)"); });
-}
-int MXNDArrayToDLPack(NDArrayHandle, DLManagedTensorHandle*) {
-  return Guarded(__func__, [] { Unsupported("DLPack export"); });
-}
-int MXNDArrayFromDLPackEx(DLManagedTensorHandle, const bool, NDArrayHandle*) {
-  return Guarded(__func__, [] { Unsupported("DLPack import"); });
-}
-int MXNDArrayCallDLPackDeleter(DLManagedTensorHandle) {
-  return Guarded(__func__, [] { Unsupported("DLPack"); });
 }

@@ -26,6 +26,9 @@ symbind::Context Native(const Context& context) {
     throw symbind::Error("unknown device type " + std::to_string(static_cast<int>(type)) +
                              " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)");
   }
+  // cpu_pinned and cpu_shared stay what the caller asked for (they are CPU memory here).
+  if (type == DeviceType::kCPUPinned || static_cast<int>(type) == 5)
+    return symbind::Context{static_cast<symbind::Context::DeviceType>(type), context.GetDeviceId()};
   return symbind::Context::CPU(context.GetDeviceId());
 }
 

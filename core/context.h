@@ -15,6 +15,9 @@ struct Context {
   bool operator==(const Context& o) const { return dev_type == o.dev_type && dev_id == o.dev_id; }
   bool operator!=(const Context& o) const { return !(*this == o); }
   std::string ToString() const;
+  // Parses ToString's form ("cpu(0)", "cpu_shared(1)", ...), as MXNet writes an op's `ctx`
+  // parameter. Returns false on anything else.
+  static bool Parse(const std::string& text, Context* out);
 };
 
 std::ostream& operator<<(std::ostream& os, const Context& c);

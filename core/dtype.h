@@ -24,6 +24,10 @@ const char* DTypeName(DType t);
 DType DTypeFromName(const std::string& name);
 // True when `flag` is a type flag symbind knows.
 bool IsValidDTypeFlag(int32_t flag);
+// float32, float64, float16 and bfloat16: the types gradients and float kernels compute in.
+inline bool IsFloatingType(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
 
 template <typename T>
 struct DTypeOf;

@@ -158,10 +158,7 @@ std::string NodeLabel(const Node& n) {
 // Rejects a dtype the node's kernels cannot read (see Op::dtype_generic): float32, or a
 // floating type the executor runs through float32 copies (executor/kernel_call.h).
 void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
-  auto readable = [](int t) {
-    const DType d = static_cast<DType>(t);
-    return t < 0 || d == DType::kFloat32 || d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat64;
-  };
+  auto readable = [](int t) { return t < 0 || IsFloatingType(static_cast<DType>(t)); };
   auto reject = [](const Node& n, const std::string& what, int got) {
     throw TypeError(StrCat(NodeLabel(n), "unsupported dtype for ", what, ": expected a floating type, got ",
                             DTypeName(static_cast<DType>(got)), " (the operator computes in float32; "

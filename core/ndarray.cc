@@ -12,6 +12,21 @@ std::string Context::ToString() const {
   return StrCat(t, "(", dev_id, ")");
 }
 
+bool Context::Parse(const std::string& text, Context* out) {
+  const size_t open = text.find('(');
+  if (open == std::string::npos || text.size() < open + 3 || text.back() != ')') return false;
+  const std::string type = text.substr(0, open), id = text.substr(open + 1, text.size() - open - 2);
+  if (id.empty() || id.size() > 6 || id.find_first_not_of("0123456789") != std::string::npos) return false;
+  static const std::pair<const char*, DeviceType> kTypes[] = {
+      {"cpu", kCPU}, {"gpu", kGPU}, {"cpu_pinned", kCPUPinned}, {"cpu_shared", kCPUShared}};
+  for (const auto& t : kTypes)
+    if (type == t.first) {
+      *out = Context{t.second, std::atoi(id.c_str())};
+      return true;
+    }
+  return false;
+}
+
 std::ostream& operator<<(std::ostream& os, const Context& c) { return os << c.ToString(); }
 
 Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
@@ -34,12 +49,23 @@ std::shared_ptr<Storage> Storage::External(const void* data, size_t bytes,
   s->data_ = const_cast<void*>(data);  // never written: every writer calls CheckWritable
   s->bytes_ = bytes;
   s->owner_ = std::move(owner);
+  s->read_only_ = true;
   s->what_ = std::move(what);
   return s;
 }
 
+std::shared_ptr<Storage> Storage::Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner) {
+  if (!owner) throw Error("Storage::Borrowed needs an owner that keeps the bytes alive");
+  if (!data && bytes > 0) throw Error("Storage::Borrowed: null data");
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = data;
+  s->bytes_ = bytes;
+  s->owner_ = std::move(owner);
+  return s;
+}
+
 void Storage::CheckWritable(const char* operation) const {
-  if (owner_)
+  if (read_only_)
     throw Error(StrCat(operation, ": the array is read-only (", what_,
                        "); write into a Copy() of it instead"));
 }
@@ -73,7 +99,8 @@ NDArray::NDArray(const TShape& shape, DType dtype, Context ctx)
                                   " elements of ", DTypeName(dtype), ")"));
   storage_ = std::make_shared<Storage>(static_cast<size_t>(n) * elem,
                                        StrCat("NDArray of shape ", shape));
-  ctx_ = Context::CPU(ctx.dev_id);
+  // Every array lives in CPU memory; the CPU kinds (pinned, shared) are kept as asked.
+  if (ctx.dev_type == Context::kGPU) ctx_ = Context::CPU(ctx.dev_id);
 }
 
 NDArray::NDArray(const TShape& shape, const std::vector<float>& values) : NDArray(shape) {

@@ -23,13 +23,16 @@ class Storage {
   // `owner` keeps them alive as long as this storage. `what` names them in errors.
   static std::shared_ptr<Storage> External(const void* data, size_t bytes,
                                            std::shared_ptr<const void> owner, std::string what);
+  // Writable bytes owned elsewhere (an array shared through DLPack), any alignment; `owner`
+  // keeps them alive as long as this storage.
+  static std::shared_ptr<Storage> Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   void* data() { return data_; }
   size_t bytes() const { return bytes_; }
   // True for External storage: nothing may write into it.
-  bool read_only() const { return static_cast<bool>(owner_); }
+  bool read_only() const { return read_only_; }
   // Throws Error naming `operation` when the storage is read-only.
   void CheckWritable(const char* operation) const;
 
@@ -37,7 +40,8 @@ class Storage {
   Storage() = default;
   void* data_ = nullptr;
   size_t bytes_ = 0;
-  std::shared_ptr<const void> owner_;  // set for external, read-only bytes
+  std::shared_ptr<const void> owner_;  // set for bytes owned elsewhere
+  bool read_only_ = false;
   std::string what_;
 };
 

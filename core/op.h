@@ -123,6 +123,9 @@ struct Op {
   std::vector<std::pair<std::string, std::string>> argument_docs;
   // Loss heads compute their gradient from the label; they ignore the head gradient.
   bool is_loss = false;
+  // The gradient is zero whatever the inputs (BlockGrad, zeros_like): as in MXNet, an executor's
+  // backward skips the nodes whose only gradient comes through such an op.
+  bool zero_gradient = false;
   // Forward may write output 0 over input 0 (same size, element by element), so executors
   // that compute no gradient run it in place when nothing else reads input 0 afterwards.
   bool forward_inplace = false;
@@ -183,6 +186,7 @@ struct Op {
   // The description add_argument_doc gave `input_name`; empty when none.
   const std::string& ArgumentDoc(const std::string& input_name) const;
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
+  Op& set_zero_gradient(bool v = true) { zero_gradient = v; return *this; }
   Op& set_input_initializer(const std::string& input_name, std::string init_json) {
     input_initializers[input_name] = std::move(init_json);
     return *this;

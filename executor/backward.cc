@@ -11,37 +11,61 @@
 
 namespace symbind {
 
-void Executor::BuildBackwardPlan() {
-  auto plan = std::make_unique<BackwardPlan>();
+Executor::GradientFlow Executor::PlanGradientFlow(const char* where) const {
+  GradientFlow flow;
   const size_t num_entries = graph_.num_entries();
   // Which entries need a gradient: arguments with a non-null req, and outputs of ops that
   // have an input needing one.
-  std::vector<bool> needs(num_entries, false);
-  std::vector<int> arg_index(graph_.num_nodes(), -1);
+  std::vector<bool>& needs = flow.needs;
+  needs.assign(num_entries, false);
+  flow.arg_index.assign(graph_.num_nodes(), -1);
   {
     int a = 0;
     for (uint32_t id : graph_.arg_nodes())
       if (!graph_.is_aux_node(id)) {
-        arg_index[id] = a;
+        flow.arg_index[id] = a;
         needs[graph_.entry_id(id, 0)] = grad_reqs_[static_cast<size_t>(a)] != OpReq::kNull;
         ++a;
       }
   }
-  plan->runs.assign(op_nodes_.size(), false);
+  // Which entries can receive a non-zero gradient: the heads, and the inputs of nodes that
+  // receive one, unless the op's gradient is zero (MXNet's zero-gradient pruning).
+  std::vector<bool> reached(num_entries, false);
+  for (const auto& head : graph_.heads()) reached[graph_.entry_id(head)] = true;
+  for (size_t r = op_nodes_.size(); r-- > 0;) {
+    const uint32_t nid = op_nodes_[r];
+    const auto& info = graph_.node(nid);
+    bool any = false;
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) any = any || reached[graph_.entry_id(nid, i)];
+    if (!any || info.node->attrs.op->zero_gradient) continue;
+    for (const auto& in : info.inputs) reached[graph_.entry_id(in)] = true;
+  }
+  flow.runs.assign(op_nodes_.size(), false);
   for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
     uint32_t nid = op_nodes_[t];
     const auto& info = graph_.node(nid);
     auto aux_mask = AuxInputMask(*info.node);
-    bool any = false;
+    bool any = false, reaches = false;
     for (size_t k = 0; k < info.inputs.size(); ++k)
       if (!aux_mask[k] && needs[graph_.entry_id(info.inputs[k])]) any = true;
-    if (!any) continue;
+    for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) reaches = reaches || reached[graph_.entry_id(nid, i)];
+    if (!any || !reaches) continue;
     if (!info.node->attrs.op->backward)
-      throw Error(StrCat("Backward: operator ", info.node->name(), " (", info.node->attrs.op->name,
+      throw Error(StrCat(where, ": operator ", info.node->name(), " (", info.node->attrs.op->name,
                          ") has no gradient, but its inputs need one"));
-    plan->runs[t] = true;
+    flow.runs[t] = true;
     for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) needs[graph_.entry_id(nid, i)] = true;
   }
+  return flow;
+}
+
+void Executor::BuildBackwardPlan() {
+  auto plan = std::make_unique<BackwardPlan>();
+  const size_t num_entries = graph_.num_entries();
+  GradientFlow flow = PlanGradientFlow("Backward");
+  const std::vector<bool>& needs = flow.needs;
+  const std::vector<int>& arg_index = flow.arg_index;
+  plan->runs = std::move(flow.runs);
 
   // Contributions to each entry's gradient: (task, input slot) of consumers, plus the head.
   struct Contribution {
@@ -214,6 +238,26 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     CallBackward(*attrs.op, ctx, attrs, args);
   });
   for (auto& sum : plan.final_sums) sum.Apply();
+}
+
+}  // namespace symbind
+
+namespace symbind {
+
+std::vector<std::pair<std::string, NDArray>> Executor::BackwardNodeGradients() const {
+  std::vector<std::pair<std::string, NDArray>> out;
+  if (!backward_) return out;
+  for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
+    if (!backward_->runs[t]) continue;
+    const auto& node = *graph_.node(op_nodes_[t]).node;
+    const std::vector<NDArray>& grads = backward_->in_grads[t];
+    for (size_t k = 0; k < grads.size(); ++k) {
+      if (grads[k].is_none()) continue;
+      out.emplace_back(StrCat(node.name(), "_backward_output", grads.size() == 1 ? std::string() : std::to_string(k)),
+                       grads[k]);
+    }
+  }
+  return out;
 }
 
 }  // namespace symbind

@@ -106,6 +106,11 @@ class Executor {
   // Computes gradients into grad_arrays as grad_reqs say. head_grads: one per output, or empty
   // (loss heads need none; other outputs then get a gradient of ones).
   void Backward(const std::vector<NDArray>& head_grads = {});
+  // After Backward: the gradients each node's backward computed for its inputs, named as
+  // MXNet names the outputs of that node's backward node ("<node>_backward_output" for one
+  // input, "<node>_backward_output<k>" for several). Inputs nobody needed a gradient for have
+  // none. Empty before the first Backward.
+  std::vector<std::pair<std::string, NDArray>> BackwardNodeGradients() const;
 
   const std::vector<NDArray>& outputs() const { return outputs_; }
   const std::vector<NDArray>& arg_arrays() const { return arg_arrays_; }
@@ -143,6 +148,14 @@ class Executor {
 
  private:
   struct BackwardPlan;
+  // Which entries need a gradient, which op nodes run backward (per op_nodes_ index), and each
+  // variable node's argument index (-1: aux or none). Throws Error (prefixed `where`) when a
+  // node that must run has no gradient.
+  struct GradientFlow {
+    std::vector<bool> needs, runs;
+    std::vector<int> arg_index;
+  };
+  GradientFlow PlanGradientFlow(const char* where) const;
   void BuildBackwardPlan();
   void AllocateOpOutputs(const std::vector<TShape>& shapes, const std::vector<int>& types);
   // MemoryPlanInputs::join_offsets and join_row_bytes of node `nid`: no offsets unless it is

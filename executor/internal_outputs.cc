@@ -27,4 +27,27 @@ std::vector<std::pair<std::string, NDArray>> InternalOutputs(const Executor& exe
   return out;
 }
 
+std::vector<std::pair<std::string, NDArray>> InternalGradients(const Executor& exec,
+                                                               const std::vector<NDArray>& head_grads) {
+  std::vector<NDArray> grads, aux;
+  std::vector<OpReq> reqs;
+  for (const NDArray& a : exec.arg_arrays()) {  // integer arguments (indices) have no gradient
+    const bool floating = IsFloatingType(a.dtype());
+    grads.push_back(floating ? NDArray(a.shape(), a.dtype(), a.ctx()) : NDArray());
+    reqs.push_back(floating ? OpReq::kWrite : OpReq::kNull);
+  }
+  for (const NDArray& a : exec.aux_arrays()) aux.push_back(a.Copy());
+  auto copy = Bind(exec.symbol(), exec.arg_arrays().empty() ? Context::CPU() : exec.arg_arrays()[0].ctx(),
+                   exec.arg_arrays(), grads, reqs, aux);
+  copy->Forward(true);
+  try {
+    copy->Backward(head_grads);
+  } catch (const Error&) {
+    // A node only this copy runs (towards an argument `exec` takes no gradient of) has no
+    // gradient: show what `exec`'s own backward computed.
+    return exec.BackwardNodeGradients();
+  }
+  return copy->BackwardNodeGradients();
+}
+
 }  // namespace symbind

@@ -14,4 +14,11 @@ namespace symbind {
 std::vector<std::pair<std::string, NDArray>> InternalOutputs(const Executor& exec,
                                                              bool include_variables);
 
+// Every gradient MXNet's executor monitor shows after Backward: each backward node's outputs,
+// one per input of its forward node (Executor::BackwardNodeGradients), for the current
+// arguments and `head_grads`. Computed by a separate training executor that takes gradients of
+// every argument, on copies of the aux states, so `exec` and its state are unchanged.
+std::vector<std::pair<std::string, NDArray>> InternalGradients(const Executor& exec,
+                                                               const std::vector<NDArray>& head_grads);
+
 }  // namespace symbind

@@ -19,6 +19,16 @@ constexpr const char* kNodeName = "imperative";
 
 std::string Where(const std::string& op_name) { return StrCat("Invoke('", op_name, "')"); }
 
+// Where new outputs live, as MXNet places them: with the first input, else on the op's `ctx`
+// parameter (creation ops); a GPU context computes on the CPU and its arrays report cpu(id).
+Context OutputContext(const std::vector<const NDArray*>& inputs, const KwArgs& params) {
+  if (!inputs.empty()) return inputs[0]->ctx();
+  Context c;
+  auto it = params.find("ctx");
+  if (it == params.end() || !Context::Parse(it->second, &c)) return Context::CPU();
+  return c.dev_type == Context::kGPU ? Context::CPU(c.dev_id) : c;
+}
+
 }  // namespace
 
 std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const InvokeInputs& inputs,
@@ -81,6 +91,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
 
   std::vector<NDArray> node_outputs, results;
   std::vector<OpReq> req(num_outputs, OpReq::kWrite);
+  const Context out_ctx = OutputContext(arrays, params);
   for (uint32_t i = 0; i < num_outputs; ++i) {
     const TShape& shape = entry_shapes[graph.entry_id(node_id, i)];
     if (!shape.is_known())
@@ -100,7 +111,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
                          ", the array given has ", DTypeName(given->dtype())));
     bool aliased = false;
     for (const NDArray& in : node_inputs) aliased |= given && given->SharesStorageWith(in);
-    node_outputs.push_back(given && !aliased ? *given : NDArray(shape, dtype));
+    node_outputs.push_back(given && !aliased ? *given : NDArray(shape, dtype, out_ctx));
   }
 
   OpContext ctx;

@@ -1,10 +1,12 @@
 #include "kernel_call.h"
 
+#include <cstring>
+
 namespace symbind {
 
 namespace {
 
-bool ComputesInFloat32(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64; }
+bool ComputesInFloat32(DType t) { return IsFloatingType(t) && t != DType::kFloat32; }
 
 bool AnyConverted(const std::vector<NDArray>& arrays) {
   for (const NDArray& a : arrays)
@@ -50,8 +52,18 @@ void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, con
   if (op.dtype_generic || (!AnyConverted(inputs) && !AnyConverted(outputs)))
     return op.forward(ctx, attrs, inputs, req, outputs);
   const std::vector<NDArray> out32 = Float32Outputs(outputs, req);
-  op.forward(ctx, attrs, Float32Inputs(inputs), req, out32);
+  const std::vector<NDArray> in32 = Float32Inputs(inputs);
+  op.forward(ctx, attrs, in32, req, out32);
   CopyBack(out32, outputs, req);
+  // Inputs the op updates in place (optimizer states, as MXNet's FMutateInputs) go back too;
+  // the others are left as they are, without a float32 round trip.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in32[i].SharesStorageWith(inputs[i]) || inputs[i].read_only()) continue;
+    const NDArray original = inputs[i].AsType(DType::kFloat32);
+    if (std::memcmp(original.raw_data(), in32[i].raw_data(), original.bytes()) == 0) continue;
+    NDArray dst = inputs[i];
+    in32[i].CopyTo(&dst);
+  }
 }
 
 void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {

@@ -1,6 +1,7 @@
 #include <symbind/io/csv_iter.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -11,15 +12,27 @@
 namespace symbind {
 namespace {
 
-// One CSV cell as float32, as strtof reads it (blanks around the number allowed).
-bool ParseCell(const std::string& line, size_t begin, size_t end, float* out) {
+// The text of one CSV cell without the blanks around it; false when empty.
+bool CellText(const std::string& line, size_t begin, size_t end, std::string* cell) {
   while (begin < end && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
   while (end > begin && (line[end - 1] == ' ' || line[end - 1] == '\t' || line[end - 1] == '\r')) --end;
   if (begin == end) return false;
-  const std::string cell = line.substr(begin, end - begin);
+  *cell = line.substr(begin, end - begin);
+  return true;
+}
+
+// One cell as float32 (as strtof reads it) or as an integer of `dtype`, stored at `out`.
+bool ParseCell(const std::string& cell, DType dtype, void* out) {
   char* stop = nullptr;
   errno = 0;
-  *out = std::strtof(cell.c_str(), &stop);
+  if (dtype == DType::kFloat32) {
+    *static_cast<float*>(out) = std::strtof(cell.c_str(), &stop);
+  } else {
+    const long long v = std::strtoll(cell.c_str(), &stop, 10);
+    if (dtype == DType::kInt32 && (v < INT32_MIN || v > INT32_MAX)) return false;
+    if (dtype == DType::kInt32) *static_cast<int32_t*>(out) = static_cast<int32_t>(v);
+    else *static_cast<int64_t*>(out) = static_cast<int64_t>(v);
+  }
   return stop == cell.c_str() + cell.size() && errno != ERANGE;
 }
 
@@ -29,13 +42,16 @@ bool BlankLine(const std::string& line) {
 
 }  // namespace
 
-NDArray LoadCSV(const std::string& path, int64_t row_size) {
+NDArray LoadCSV(const std::string& path, int64_t row_size, DType dtype) {
   if (row_size < 1) throw Error(StrCat("LoadCSV: ", path, ": row size must be positive, got ", row_size));
+  if (dtype != DType::kFloat32 && dtype != DType::kInt32 && dtype != DType::kInt64)
+    throw Error(StrCat("LoadCSV: dtype ", DTypeName(dtype), " is not one of float32, int32, int64"));
+  const size_t elem = DTypeSize(dtype);
   RegularFileSize(path);  // a FIFO or directory would block or mislead
   std::ifstream in(path);
   if (!in) throw IOError(StrCat(path, ": cannot open (", std::strerror(errno), ")"));
-  std::vector<float> values;
-  std::string line;
+  std::vector<char> values;  // the cells in `dtype`, row after row
+  std::string line, cell;
   int64_t line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
@@ -45,11 +61,11 @@ NDArray LoadCSV(const std::string& path, int64_t row_size) {
     while (true) {
       size_t comma = line.find(',', begin);
       size_t end = comma == std::string::npos ? line.size() : comma;
-      float v = 0;
-      if (!ParseCell(line, begin, end, &v))
+      values.resize(values.size() + elem);
+      if (!CellText(line, begin, end, &cell) || !ParseCell(cell, dtype, values.data() + values.size() - elem))
         throw IOError(StrCat(path, " line ", line_no, ": value ", count + 1, " '",
-                             line.substr(begin, end - begin), "' is not a number"));
-      values.push_back(v);
+                             line.substr(begin, end - begin), "' is not ",
+                             dtype == DType::kFloat32 ? "a number" : StrCat("an ", DTypeName(dtype), " integer")));
       ++count;
       if (comma == std::string::npos) break;
       begin = comma + 1;
@@ -59,8 +75,10 @@ NDArray LoadCSV(const std::string& path, int64_t row_size) {
                            " (the size of the sample shape)"));
   }
   if (in.bad()) throw IOError(StrCat(path, ": read error"));
-  const int64_t rows = static_cast<int64_t>(values.size()) / row_size;
-  return NDArray(TShape{rows, row_size}, values);
+  const int64_t rows = static_cast<int64_t>(values.size() / elem) / row_size;
+  NDArray out(TShape{rows, row_size}, dtype);
+  if (!values.empty()) std::memcpy(out.raw_data(), values.data(), values.size());
+  return out;
 }
 
 void CSVIterParam::Declare(ParamDeclarer<CSVIterParam>& d) {
@@ -86,9 +104,9 @@ void CSVIterParam::Declare(ParamDeclarer<CSVIterParam>& d) {
       .describe("The part to read, in [0, num_parts).");
   d.field("dtype", &CSVIterParam::dtype)
       .set_default("float32")
-      .require([](const std::string& v) { return v == "float32"; },
-               "float32 (symbind's CSVIter reads float32 only)")
-      .describe("The data type of the values.");
+      .require([](const std::string& v) { return v == "float32" || v == "int32" || v == "int64"; },
+               "one of float32, int32, int64")
+      .describe("The data type of the values (data and label).");
   d.check([](const CSVIterParam& p) { return p.data_shape.is_known() && p.data_shape.Size() > 0; },
           "data_shape must have known, positive dims", {"data_shape"});
   d.check([](const CSVIterParam& p) { return p.label_shape.is_known() && p.label_shape.Size() > 0; },
@@ -96,17 +114,17 @@ void CSVIterParam::Declare(ParamDeclarer<CSVIterParam>& d) {
 }
 
 CSVIter::CSVIter(const CSVIterParam& param) : param_(param) {
-  data_ = LoadCSV(param.data_csv, param.data_shape.Size());
+  const DType dtype = DTypeFromName(param.dtype);
+  data_ = LoadCSV(param.data_csv, param.data_shape.Size(), dtype);
   num_rows_ = data_.shape()[0];
   const int64_t label_size = param.label_shape.Size();
   if (param.label_csv != "NULL") {
-    label_ = LoadCSV(param.label_csv, label_size);
+    label_ = LoadCSV(param.label_csv, label_size, dtype);
     if (label_.shape()[0] != num_rows_)
       throw IOError(StrCat("CSVIter: label_csv ", param.label_csv, " has ", label_.shape()[0],
                            " rows, data_csv ", param.data_csv, " has ", num_rows_));
   } else {
-    label_ = NDArray(TShape{num_rows_, label_size});
-    label_.Fill(0);
+    label_ = NDArray(TShape{num_rows_, label_size}, dtype);  // zeros
   }
   if (param.num_parts != 1 || param.part_index != 0) {
     auto [begin, end] = PartBounds(num_rows_, param.part_index, param.num_parts);
@@ -138,17 +156,19 @@ bool CSVIter::Next() {
     return false;
   }
   const int64_t batch = param_.batch_size;
-  const int64_t row = data_.shape()[1], label_row = label_.shape()[1];
-  NDArray d(batch_data_shape_), l(batch_label_shape_);
+  // Rows in bytes: data and label share the iterator's dtype.
+  const size_t elem = DTypeSize(data_.dtype());
+  const size_t row = static_cast<size_t>(data_.shape()[1]) * elem, label_row = static_cast<size_t>(label_.shape()[1]) * elem;
+  NDArray d(batch_data_shape_, data_.dtype()), l(batch_label_shape_, label_.dtype());
   std::vector<int64_t> index(static_cast<size_t>(batch), 0);
-  const float* src_d = data_.fdata();
-  const float* src_l = label_.fdata();
-  float* dst_d = d.fdata();
-  float* dst_l = l.fdata();
+  const char* src_d = static_cast<const char*>(data_.raw_data());
+  const char* src_l = static_cast<const char*>(label_.raw_data());
+  char* dst_d = static_cast<char*>(d.raw_data());
+  char* dst_l = static_cast<char*>(l.raw_data());
   int64_t top = 0;
   auto take = [&](int64_t r) {
-    std::memcpy(dst_d + top * row, src_d + r * row, static_cast<size_t>(row) * sizeof(float));
-    std::memcpy(dst_l + top * label_row, src_l + r * label_row, static_cast<size_t>(label_row) * sizeof(float));
+    std::memcpy(dst_d + top * row, src_d + r * row, row);
+    std::memcpy(dst_l + top * label_row, src_l + r * label_row, label_row);
     index[static_cast<size_t>(top++)] = r;
   };
   while (top < batch && cursor_ < num_rows_) take(cursor_++);
@@ -165,15 +185,14 @@ bool CSVIter::Next() {
       overflow_ = missing;
     } else if (!batch_data_.is_none()) {
       // As MXNet's batch loader, whose buffer still holds the previous batch there.
-      const float* prev_d = batch_data_.fdata();
-      const float* prev_l = batch_label_.fdata();
-      std::memcpy(dst_d + top * row, prev_d + top * row, static_cast<size_t>(missing * row) * sizeof(float));
-      std::memcpy(dst_l + top * label_row, prev_l + top * label_row,
-                  static_cast<size_t>(missing * label_row) * sizeof(float));
+      const char* prev_d = static_cast<const char*>(batch_data_.raw_data());
+      const char* prev_l = static_cast<const char*>(batch_label_.raw_data());
+      std::memcpy(dst_d + top * row, prev_d + top * row, static_cast<size_t>(missing) * row);
+      std::memcpy(dst_l + top * label_row, prev_l + top * label_row, static_cast<size_t>(missing) * label_row);
       std::copy(batch_index_.begin() + top, batch_index_.end(), index.begin() + top);
     } else {
-      std::memset(dst_d + top * row, 0, static_cast<size_t>(missing * row) * sizeof(float));
-      std::memset(dst_l + top * label_row, 0, static_cast<size_t>(missing * label_row) * sizeof(float));
+      std::memset(dst_d + top * row, 0, static_cast<size_t>(missing) * row);
+      std::memset(dst_l + top * label_row, 0, static_cast<size_t>(missing) * label_row);
     }
     pad_ = static_cast<int>(missing);
   }

@@ -14,9 +14,10 @@
 
 namespace symbind {
 
-// Reads `path` into a (rows, row_size) float32 array. Throws IOError naming the file and line
-// for an unreadable file, a value that is not a number, or a row of another length.
-NDArray LoadCSV(const std::string& path, int64_t row_size);
+// Reads `path` into a (rows, row_size) array of `dtype` (float32, int32 or int64: integer
+// cells must be integers in range). Throws IOError naming the file and line for an unreadable
+// file, a value that is not a number (of the type), or a row of another length.
+NDArray LoadCSV(const std::string& path, int64_t row_size, DType dtype = DType::kFloat32);
 
 // MXNet 1.9.1's CSVIter parameters (names, defaults and meaning), plus the data sharding of
 // MXNet's other iterators (num_parts, part_index; io/mnist.h's PartBounds).
@@ -42,6 +43,7 @@ struct CSVIterParam : Parameter<CSVIterParam> {
 //    the missing rows, which hold what the previous batch had there (zeros when there was none),
 //    and the next epoch starts at row 0.
 //  - index() is each row's position in the file (in its part, with num_parts).
+//  - data and label are of `dtype` (float32, int32 or int64), as MXNet's CSVIter gives them.
 class CSVIter : public DataIter {
  public:
   explicit CSVIter(const CSVIterParam& param);

@@ -361,14 +361,19 @@ void DrawText(Image* image, int x, int y, const std::string& text, uint8_t r, ui
   }
 }
 
-NDArray ImageToTensor(const Image& image, const float mean[3], float scale, bool bgr) {
+NDArray ImageToTensor(const Image& image, const float mean[3], float scale, bool bgr, int channels) {
   CheckDrawable(&image, "ImageToTensor");
   CheckSize(image.width, image.height, "ImageToTensor");
+  if (channels != 1 && channels != 3)
+    throw Error(StrCat("ImageToTensor: channels must be 1 or 3, got ", channels));
+  if (channels == 1 && image.channels != 1)
+    throw Error(StrCat("ImageToTensor: a 1-channel tensor needs a grey image (LoadImage(path, 1)), got ",
+                       image.channels, " channels"));
   const int64_t h = image.height, w = image.width, plane = h * w;
-  NDArray out(TShape({1, 3, h, w}));
+  NDArray out(TShape({1, channels, h, w}));
   float* o = out.fdata();
   const int c = image.channels;
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < channels; ++k) {
     // Source channel feeding tensor channel k.
     int src = c < 3 ? 0 : (bgr ? 2 - k : k);
     const uint8_t* p = image.pixels.data() + src;

@@ -80,7 +80,8 @@ void DrawText(Image* image, int x, int y, const std::string& text, uint8_t r, ui
 
 // A (1, 3, H, W) float32 tensor: value = (pixel - mean[c]) * scale, channel c in RGB order, or
 // BGR when `bgr` (mean is then given in the tensor's order: mean[0] goes with B). 1-channel
-// images are replicated; the alpha of 2/4-channel images is dropped.
-NDArray ImageToTensor(const Image& image, const float mean[3], float scale, bool bgr);
+// images are replicated; the alpha of 2/4-channel images is dropped. With `channels` 1: a
+// (1, 1, H, W) tensor of the grey values (a 1-channel image: LoadImage(path, 1)), mean[0].
+NDArray ImageToTensor(const Image& image, const float mean[3], float scale, bool bgr, int channels = 3);
 
 }  // namespace symbind

@@ -331,13 +331,13 @@ void Put(std::string* out, T v) {
   out->append(reinterpret_cast<const char*>(&v), sizeof(T));
 }
 
-void WriteArray(std::string* out, const NDArray& a) {
+void WriteArray(std::string* out, const NDArray& a, bool numpy_shapes) {
   // V2 cannot express a scalar (its ndim 0 means none), so scalars use V3.
-  const bool scalar = !a.is_none() && a.shape().ndim() == 0;
-  Put<uint32_t>(out, scalar ? kV3Magic : kV2Magic);
+  const bool v3 = numpy_shapes || (!a.is_none() && a.shape().ndim() == 0);
+  Put<uint32_t>(out, v3 ? kV3Magic : kV2Magic);
   Put<int32_t>(out, kDenseStorage);
   if (a.is_none()) {
-    Put<int32_t>(out, 0);
+    Put<int32_t>(out, v3 ? -1 : 0);
     return;
   }
   Put<int32_t>(out, a.shape().ndim());
@@ -441,7 +441,7 @@ std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path) {
 }
 
 std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,
-                                 const std::vector<std::string>& names) {
+                                 const std::vector<std::string>& names, bool numpy_shapes) {
   if (!names.empty() && names.size() != arrays.size())
     throw Error(StrCat("SaveNDArrays: ", names.size(), " names for ", arrays.size(),
                        " arrays (expected none or one per array)"));
@@ -453,7 +453,7 @@ std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,
   Put<uint64_t>(&out, kListMagic);
   Put<uint64_t>(&out, 0);
   Put<uint64_t>(&out, arrays.size());
-  for (auto& a : arrays) WriteArray(&out, a);
+  for (auto& a : arrays) WriteArray(&out, a, numpy_shapes);
   Put<uint64_t>(&out, names.size());
   for (auto& n : names) {
     Put<uint64_t>(&out, n.size());
@@ -462,9 +462,9 @@ std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,
   return out;
 }
 
-std::string SaveNDArrayToString(const NDArray& array) {
+std::string SaveNDArrayToString(const NDArray& array, bool numpy_shapes) {
   std::string out;
-  WriteArray(&out, array);
+  WriteArray(&out, array, numpy_shapes);
   return out;
 }
 
@@ -492,8 +492,8 @@ std::string SaveNDArraysToString(const std::map<std::string, NDArray>& arrays) {
 }
 
 void SaveNDArrays(const std::string& path, const std::vector<NDArray>& arrays,
-                  const std::vector<std::string>& names) {
-  WriteStringToFile(path, SaveNDArraysToString(arrays, names));
+                  const std::vector<std::string>& names, bool numpy_shapes) {
+  WriteStringToFile(path, SaveNDArraysToString(arrays, names, numpy_shapes));
 }
 
 void SaveNDArrays(const std::string& path, const std::map<std::string, NDArray>& arrays) {

@@ -20,7 +20,8 @@
 // is kept. Every malformed input throws IOError naming the array index and byte offset;
 // nothing is allocated before the remaining bytes are known to hold it.
 //
-// Save writes V2 dense arrays (MXNet 1.x's layout), none arrays as a V2 shape of ndim 0.
+// Save writes V2 dense arrays (MXNet 1.x's layout), none arrays as a V2 shape of ndim 0; with
+// `numpy_shapes` (MXNet's NumPy shape semantics) every array as V3, none arrays as ndim -1.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -61,16 +62,16 @@ std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path);
 
 // `names` is empty (a positional list) or has one entry per array.
 std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,
-                                 const std::vector<std::string>& names);
+                                 const std::vector<std::string>& names, bool numpy_shapes = false);
 std::string SaveNDArraysToString(const std::map<std::string, NDArray>& arrays);
 void SaveNDArrays(const std::string& path, const std::vector<NDArray>& arrays,
-                  const std::vector<std::string>& names);
+                  const std::vector<std::string>& names, bool numpy_shapes = false);
 void SaveNDArrays(const std::string& path, const std::map<std::string, NDArray>& arrays);
 
 // One array alone, without the list header (MXNet's NDArray::Save / Load to a stream: what
 // MXNDArraySaveRawBytes writes and pickled NDArrays hold). Loading reads any per-array layout
 // above and throws IOError on trailing bytes.
-std::string SaveNDArrayToString(const NDArray& array);
+std::string SaveNDArrayToString(const NDArray& array, bool numpy_shapes = false);
 NDArray LoadNDArrayFromBuffer(const void* data, size_t size);
 
 // Splits "arg:name" / "aux:name" keys into two maps without the prefix. Other keys throw

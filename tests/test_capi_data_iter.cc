@@ -238,3 +238,51 @@ TEST_CASE("C API data iterator calls fail with -1 and name the call and the caus
   std::remove(path.c_str());
   std::remove(good.c_str());
 }
+
+TEST_CASE("C API CSVIter reads int32 and int64 values exactly, in that dtype", "[capi]") {
+  static const std::string tag = std::to_string(std::random_device{}());
+  const std::string path = "/tmp/symbind_capi_iter_" + tag + "_ints.csv";
+  for (const auto& dtype_value : {std::pair<std::string, std::string>{"int32", "200000001"},
+                                  std::pair<std::string, std::string>{"int64", "2147483648"}}) {
+    INFO(dtype_value.first);
+    { std::ofstream(path) << dtype_value.second << "," << dtype_value.second << "\n-3,4\n"; }
+    DataIterHandle it = Create({{"data_csv", path}, {"data_shape", "(2,)"}, {"batch_size", "2"},
+                                {"dtype", dtype_value.first}});
+    int has = 0;
+    REQUIRE(MXDataIterNext(it, &has) == 0);
+    REQUIRE(has == 1);
+    NDArrayHandle data = nullptr;
+    REQUIRE(MXDataIterGetData(it, &data) == 0);
+    int dtype = -1;
+    REQUIRE(MXNDArrayGetDType(data, &dtype) == 0);
+    const int64_t big = std::stoll(dtype_value.second);
+    if (dtype_value.first == "int32") {
+      CHECK(dtype == 4);
+      std::vector<int32_t> v(4);
+      REQUIRE(MXNDArraySyncCopyToCPU(data, v.data(), v.size()) == 0);
+      CHECK(v == std::vector<int32_t>{static_cast<int32_t>(big), static_cast<int32_t>(big), -3, 4});
+    } else {
+      CHECK(dtype == 6);
+      std::vector<int64_t> v(4);
+      REQUIRE(MXNDArraySyncCopyToCPU(data, v.data(), v.size()) == 0);
+      CHECK(v == std::vector<int64_t>{big, big, -3, 4});
+    }
+    MXNDArrayFree(data);
+    REQUIRE(MXDataIterFree(it) == 0);
+  }
+  // A fraction is no integer, 2^31 no int32; float64 is no CSVIter dtype.
+  for (const auto& bad : {std::pair<std::string, std::string>{"int32", "1.5"}, {"int32", "2147483648"}}) {
+    { std::ofstream(path) << bad.second << "\n"; }
+    const char* keys[] = {"data_csv", "data_shape", "batch_size", "dtype"};
+    const char* vals[] = {path.c_str(), "(1,)", "1", bad.first.c_str()};
+    DataIterHandle it = nullptr;
+    CHECK(MXDataIterCreateIter(FindCreator("CSVIter"), 4, keys, vals, &it) == -1);
+    CHECK(std::string(MXGetLastError()).find("is not an int32 integer") != std::string::npos);
+  }
+  const char* keys[] = {"data_csv", "data_shape", "batch_size", "dtype"};
+  const char* vals[] = {path.c_str(), "(1,)", "1", "float64"};
+  DataIterHandle it = nullptr;
+  CHECK(MXDataIterCreateIter(FindCreator("CSVIter"), 4, keys, vals, &it) == -1);
+  CHECK(std::string(MXGetLastError()).find("one of float32, int32, int64") != std::string::npos);
+  std::remove(path.c_str());
+}

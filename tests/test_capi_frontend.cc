@@ -44,9 +44,11 @@ std::vector<int64_t> Shape(NDArrayHandle h) {
   return std::vector<int64_t>(dims, dims + ndim);
 }
 
-// One imperative call with new outputs.
+// One imperative call with new outputs; `out_stypes` takes their storage types (else all
+// must be dense).
 std::vector<NDArrayHandle> Call(const std::string& op, std::vector<NDArrayHandle> in,
-                                const std::map<std::string, std::string>& params = {}) {
+                                const std::map<std::string, std::string>& params = {},
+                                std::vector<int>* out_stypes = nullptr) {
   std::vector<const char*> keys, vals;
   for (auto& kv : params) {
     keys.push_back(kv.first.c_str());
@@ -57,7 +59,8 @@ std::vector<NDArrayHandle> Call(const std::string& op, std::vector<NDArrayHandle
   const int* stypes = nullptr;
   REQUIRE(MXImperativeInvokeEx(Creator(op), static_cast<int>(in.size()), in.data(), &n, &out,
                                static_cast<int>(keys.size()), keys.data(), vals.data(), &stypes) == 0);
-  for (int i = 0; i < n; ++i) CHECK(stypes[i] == 0);
+  if (out_stypes) out_stypes->assign(stypes, stypes + n);
+  for (int i = 0; i < n && !out_stypes; ++i) CHECK(stypes[i] == 0);
   return std::vector<NDArrayHandle>(out, out + n);
 }
 
@@ -526,10 +529,6 @@ TEST_CASE("C API NDArray views, 64-bit shapes, raw bytes and storage types", "[c
   int stype = -2;
   REQUIRE(MXNDArrayGetStorageType(a, &stype) == 0);
   CHECK(stype == 0);
-  NDArrayHandle sparse = nullptr;
-  const int64_t shape[] = {2, 2};
-  CHECK(MXNDArrayCreateSparseEx64(2, shape, 2, 1, 0, 0, 0, 0, nullptr, nullptr, nullptr, &sparse) == -1);
-  CHECK(LastError().find("sparse storage") != std::string::npos);
 
   NDArrayHandle shallow = nullptr;
   REQUIRE(MXShallowCopyNDArray(a, &shallow) == 0);
@@ -693,4 +692,173 @@ TEST_CASE("C API symbol JSON records numpy shape semantics as MXNet 1.6+ does", 
   SymbolHandle back = nullptr;
   REQUIRE(MXSymbolCreateFromJSON(json, &back) == 0);  // and it loads
   for (SymbolHandle s : {data, back}) REQUIRE(NNSymbolFree(s) == 0);
+}
+
+namespace {
+
+int StorageType(NDArrayHandle h) {
+  int stype = -2;
+  REQUIRE(MXNDArrayGetStorageType(h, &stype) == 0);
+  return stype;
+}
+
+NDArrayHandle NewSparse(int stype, std::vector<int64_t> shape) {
+  int aux_types[] = {6, 6};  // int64 indices
+  NDArrayHandle h = nullptr;
+  REQUIRE(MXNDArrayCreateSparseEx64(stype, shape.data(), static_cast<int>(shape.size()), 1, 0, 0, 0,
+                                    stype == 2 ? 2 : 1, aux_types, nullptr, nullptr, &h) == 0);
+  return h;
+}
+
+// A sparse array from its parts as MXNet's Python frontend gives them: values first, then
+// each aux array.
+NDArrayHandle FromParts(int stype, std::vector<int64_t> shape, NDArrayHandle values, std::vector<NDArrayHandle> aux) {
+  NDArrayHandle h = NewSparse(stype, shape);
+  REQUIRE(MXNDArraySyncCopyFromNDArray(h, values, -1) == 0);
+  for (size_t i = 0; i < aux.size(); ++i) REQUIRE(MXNDArraySyncCopyFromNDArray(h, aux[i], static_cast<int>(i)) == 0);
+  return h;
+}
+
+std::vector<float> Dense(NDArrayHandle sparse) {
+  std::vector<int> stypes;
+  NDArrayHandle d = Call("cast_storage", {sparse}, {{"stype", "default"}}, &stypes)[0];
+  CHECK(stypes == std::vector<int>{0});
+  std::vector<float> v = Values(d);
+  MXNDArrayFree(d);
+  return v;
+}
+
+std::vector<float> Aux(NDArrayHandle sparse, uint32_t i) {
+  NDArrayHandle a = nullptr;
+  REQUIRE(MXNDArrayGetAuxNDArray(sparse, i, &a) == 0);
+  int type = -1;
+  REQUIRE(MXNDArrayGetAuxType(sparse, i, &type) == 0);
+  CHECK(type == 6);
+  // Read through a float copy: the indices are int64.
+  std::vector<int> stypes;
+  NDArrayHandle f = Call("Cast", {a}, {{"dtype", "float32"}}, &stypes)[0];
+  std::vector<float> v = Values(f);
+  MXNDArrayFree(f);
+  MXNDArrayFree(a);
+  return v;
+}
+
+std::vector<float> DataOf(NDArrayHandle sparse) {
+  NDArrayHandle d = nullptr;
+  REQUIRE(MXNDArrayGetDataNDArray(sparse, &d) == 0);
+  std::vector<float> v = Values(d);
+  MXNDArrayFree(d);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("C API sparse arrays: built from parts, cast, read back as parts, checked", "[capi][python][sparse]") {
+  // csr (3, 4): rows [7 . 8 .], [. . . .], [. 9 . .]
+  NDArrayHandle values = Array({3}, {7, 8, 9}), indptr = Array({4}, {0, 2, 2, 3}), indices = Array({3}, {0, 2, 1});
+  NDArrayHandle csr = FromParts(2, {3, 4}, values, {indptr, indices});
+  CHECK(StorageType(csr) == 2);
+  CHECK(MXNDArraySyncCheckFormat(csr, true) == 0);
+  CHECK(Dense(csr) == std::vector<float>{7, 0, 8, 0, 0, 0, 0, 0, 0, 9, 0, 0});
+  CHECK(Aux(csr, 0) == std::vector<float>{0, 2, 2, 3});
+  CHECK(Aux(csr, 1) == std::vector<float>{0, 2, 1});
+  CHECK(DataOf(csr) == std::vector<float>{7, 8, 9});
+  NDArrayHandle unused = nullptr;
+  CHECK(MXNDArrayGetAuxNDArray(csr, 2, &unused) == -1);
+  CHECK(LastError().find("aux index 2 is out of range: a csr array has 2 aux arrays") != std::string::npos);
+
+  // row_sparse (4, 2): rows 1 and 3 stored.
+  NDArrayHandle rows = Array({2, 2}, {1, 2, 3, 4}), row_idx = Array({2}, {1, 3});
+  NDArrayHandle rsp = FromParts(1, {4, 2}, rows, {row_idx});
+  CHECK(StorageType(rsp) == 1);
+  CHECK(Dense(rsp) == std::vector<float>{0, 0, 1, 2, 0, 0, 3, 4});
+  CHECK(Aux(rsp, 0) == std::vector<float>{1, 3});
+  CHECK(DataOf(rsp) == std::vector<float>{1, 2, 3, 4});
+
+  // Malformed parts are reported by the format check and by any use, as in MXNet.
+  NDArrayHandle bad_indptr = Array({4}, {0, 5, 2, 3});
+  NDArrayHandle bad = FromParts(2, {3, 4}, values, {bad_indptr, indices});
+  CHECK(MXNDArraySyncCheckFormat(bad, true) == -1);
+  CHECK(LastError().find("invalid csr format") != std::string::npos);
+  int ndim = 0;
+  const int64_t* dims = nullptr;
+  CHECK(MXNDArrayGetShapeEx64(bad, &ndim, &dims) == -1);
+  NDArrayHandle far_row = Array({2}, {1, 4});
+  NDArrayHandle bad_rsp = FromParts(1, {4, 2}, rows, {far_row});
+  CHECK(MXNDArraySyncCheckFormat(bad_rsp, false) == -1);
+  CHECK(LastError().find("index 4 is out of range for 4 rows") != std::string::npos);
+
+  // A dense array cast to each sparse type keeps its values; its parts come from the non-zeros;
+  // ops that keep zeros keep the storage type, others give dense arrays.
+  NDArrayHandle dense = Array({2, 3}, {0, 1, 0, 0, 0, 0});
+  std::vector<int> stypes;
+  NDArrayHandle as_csr = Call("cast_storage", {dense}, {{"stype", "csr"}}, &stypes)[0];
+  CHECK(stypes == std::vector<int>{2});
+  CHECK(Aux(as_csr, 0) == std::vector<float>{0, 1, 1});
+  CHECK(Aux(as_csr, 1) == std::vector<float>{1});
+  NDArrayHandle as_rsp = Call("cast_storage", {dense}, {{"stype", "row_sparse"}}, &stypes)[0];
+  CHECK(stypes == std::vector<int>{1});
+  CHECK(Aux(as_rsp, 0) == std::vector<float>{0});
+  CHECK(DataOf(as_rsp) == std::vector<float>{0, 1, 0});
+  NDArrayHandle doubled = Call("_mul_scalar", {as_csr}, {{"scalar", "2"}}, &stypes)[0];
+  CHECK(stypes == std::vector<int>{2});
+  CHECK(Dense(doubled) == std::vector<float>{0, 2, 0, 0, 0, 0});
+  NDArrayHandle shifted = Call("_plus_scalar", {as_csr}, {{"scalar", "1"}}, &stypes)[0];
+  CHECK(stypes == std::vector<int>{0});
+  NDArrayHandle vec = Array({3}, {1, 0, 2});
+  int n = 0;
+  NDArrayHandle* out = nullptr;
+  const int* out_stypes = nullptr;
+  const char* key[] = {"stype"};
+  const char* val[] = {"csr"};
+  CHECK(MXImperativeInvokeEx(Creator("cast_storage"), 1, &vec, &n, &out, 1, key, val, &out_stypes) == -1);
+  CHECK(LastError().find("a csr array must be 2-dimensional") != std::string::npos);
+
+  // Detached and shallow copies keep the storage type.
+  NDArrayHandle detached = nullptr, shallow = nullptr;
+  REQUIRE(MXNDArrayDetach(csr, &detached) == 0);
+  REQUIRE(MXShallowCopyNDArray(rsp, &shallow) == 0);
+  CHECK(StorageType(detached) == 2);
+  CHECK(StorageType(shallow) == 1);
+  // Dense arrays have no aux arrays; sparse shapes are checked when created.
+  CHECK(MXNDArrayGetAuxNDArray(dense, 0, &unused) == -1);
+  CHECK(LastError().find("only row_sparse and csr arrays have aux arrays") != std::string::npos);
+  const int64_t cube[] = {2, 2, 2};
+  CHECK(MXNDArrayCreateSparseEx64(2, cube, 3, 1, 0, 0, 0, 0, nullptr, nullptr, nullptr, &unused) == -1);
+  CHECK(LastError().find("a csr array must be 2-dimensional") != std::string::npos);
+  Free({values, indptr, indices, csr, rows, row_idx, rsp, bad_indptr, bad, far_row, bad_rsp, dense, as_csr, as_rsp,
+        doubled, shifted, vec, detached, shallow});
+}
+
+namespace {
+void RecordName(const char* name, NDArrayHandle array, void* names) {
+  static_cast<std::vector<std::string>*>(names)->push_back(name);
+  MXNDArrayFree(array);  // each handle is the callback's, as in MXNet
+}
+}  // namespace
+
+TEST_CASE("C API executor monitor: node outputs after Forward, backward nodes' outputs after Backward",
+          "[capi][python][monitor]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "2"}});
+  std::vector<NDArrayHandle> args = {Array({1, 3}, {1, 2, 3}), Array({2, 3}, std::vector<float>(6, 0.5f)),
+                                     Array({2}, {0, 0})};
+  std::vector<NDArrayHandle> grads = {nullptr, Array({2, 3}, std::vector<float>(6, 0)), Array({2}, {0, 0})};
+  uint32_t reqs[] = {0, 1, 1};  // data takes no gradient
+  ExecutorHandle exec = nullptr;
+  REQUIRE(MXExecutorBindEX(fc, 1, 0, 0, nullptr, nullptr, nullptr, 3, args.data(), grads.data(), reqs, 0, nullptr,
+                           nullptr, &exec) == 0);
+  std::vector<std::string> names;
+  REQUIRE(MXExecutorSetMonitorCallbackEX(exec, RecordName, &names, false) == 0);
+  REQUIRE(MXExecutorForward(exec, 1) == 0);
+  CHECK(names == std::vector<std::string>{"fc_output"});
+  names.clear();
+  REQUIRE(MXExecutorBackward(exec, 0, nullptr) == 0);
+  // As MXNet's backward node for fc: one output per input of fc, data's included.
+  CHECK(names == std::vector<std::string>{"fc_backward_output0", "fc_backward_output1", "fc_backward_output2"});
+  CHECK(Values(grads[1]) == std::vector<float>{1, 2, 3, 1, 2, 3});
+  REQUIRE(MXExecutorFree(exec) == 0);
+  Free({args[0], args[1], args[2], grads[1], grads[2]});
+  REQUIRE(MXSymbolFree(fc) == 0);
+  REQUIRE(MXSymbolFree(data) == 0);
 }

@@ -958,9 +958,12 @@ std::vector<ErrorCase> Cases() {
   add("C API: CSVIter without data_csv", [=] {
     csv_iter({{"data_shape", "(3,)"}, {"batch_size", "1"}}, no_call);
   }, "Error", "MXDataIterCreateIter: CSVIter: Required parameter data_csv of string is not presented");
-  add("C API: CSVIter with dtype int32", [=] {
-    csv_iter({{"data_csv", TmpFile("ok.csv", "1,2,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}, {"dtype", "int32"}}, no_call);
-  }, "Error", "MXDataIterCreateIter: CSVIter: value int32 for Parameter dtype should be float32 (symbind's CSVIter reads float32 only)");
+  add("C API: CSVIter with dtype float64", [=] {
+    csv_iter({{"data_csv", TmpFile("ok.csv", "1,2,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}, {"dtype", "float64"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: CSVIter: value float64 for Parameter dtype should be one of float32, int32, int64");
+  add("C API: CSVIter with dtype int32 and a fraction", [=] {
+    csv_iter({{"data_csv", TmpFile("fraction.csv", "1,2.5,3\n")}, {"data_shape", "(3,)"}, {"batch_size", "1"}, {"dtype", "int32"}}, no_call);
+  }, "Error", "MXDataIterCreateIter: <tmp>/fraction.csv line 1: value 2 '2.5' is not an int32 integer");
   add("C API: CSVIter label_csv with fewer rows than data_csv", [=] {
     csv_iter({{"data_csv", TmpFile("two_rows.csv", "1\n2\n")}, {"label_csv", TmpFile("one_label.csv", "0\n")},
               {"data_shape", "(1,)"}, {"batch_size", "1"}}, no_call);

@@ -164,6 +164,38 @@ TEST_CASE("An entry used twice sums its gradients, grad_req add accumulates", "[
   CHECK_THROWS_WITH(exec->Backward({NDArray(TShape({4}))}), Catch::Contains("head gradient 0 has shape (4,)"));
 }
 
+TEST_CASE("Backward skips what feeds only a zero gradient, as MXNet prunes it", "[executor]") {
+  // batch_take has no gradient: under stop_gradient nothing needs it, on its own it is needed.
+  Symbol x = Symbol::Variable("x"), idx = Symbol::Variable("idx");
+  Symbol taken = Symbol::Create("batch_take", "take", {}, {{"a", x}, {"indices", idx}});
+  Symbol stopped = Symbol::Create("stop_gradient", "stop", {}, {{"data", taken}});
+  NDArray xv(TShape({2, 3}), {1, 2, 3, 4, 5, 6}), iv(TShape({2}), {0, 2});
+  auto exec = SimpleBind(stopped, Context::CPU(), {{"x", xv}, {"idx", iv}}, {}, {{"x", OpReq::kWrite}});
+  exec->Forward(true);
+  exec->Backward();
+  CHECK(exec->grad_dict().at("x").ToVector() == std::vector<float>(6, 0.0f));
+  auto direct = SimpleBind(taken, Context::CPU(), {{"x", xv}, {"idx", iv}}, {}, {{"x", OpReq::kWrite}});
+  direct->Forward(true);
+  CHECK_THROWS_WITH(direct->Backward(), Catch::Contains("operator take (batch_take) has no gradient"));
+}
+
+TEST_CASE("BackwardNodeGradients names each node's input gradients as MXNet's backward nodes", "[executor]") {
+  Symbol data = Symbol::Variable("data");
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 2).SetInput("data", data).CreateSymbol("fc");
+  Symbol act = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", fc).CreateSymbol("act");
+  NDArray dv(TShape({1, 3}), {1, 2, 3});
+  auto exec = SimpleBind(act, Context::CPU(), {{"data", dv}}, {}, {{"data", OpReq::kNull}});
+  CHECK(exec->BackwardNodeGradients().empty());
+  exec->Forward(true);
+  exec->Backward();
+  std::vector<std::string> names;
+  for (const auto& named : exec->BackwardNodeGradients()) names.push_back(named.first);
+  // data takes no gradient: fc's backward gives its weight's and bias's; act's its one input's.
+  CHECK(names == std::vector<std::string>{"fc_backward_output1", "fc_backward_output2", "act_backward_output"});
+  for (const auto& named : exec->BackwardNodeGradients())
+    if (named.first == "fc_backward_output1") CHECK(named.second.SharesStorageWith(exec->grad_dict().at("fc_weight")));
+}
+
 namespace {
 // A test-only op that sleeps, recording when it ran, to observe scheduling.
 std::atomic<int64_t> g_start[2], g_end[2];

@@ -16,6 +16,7 @@
 #include <symbind/io/npy.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 
 #include "test_io_util.h"
 #include "tool_test_util.h"
@@ -448,4 +449,32 @@ TEST_CASE("tool: mtcnn-detect --help names the image formats it reads", "[io][to
   CHECK(r.status == 0);
   CHECK(r.output.find("JPEG or PNG") != std::string::npos);
   CHECK(r.output.find("BMP") == std::string::npos);
+}
+
+TEST_CASE("tool: run --image feeds a grey model one channel, as its weights read", "[io][tool][run]") {
+  if (!ToolBuilt()) return;
+  // A 28x28 grey picture for the bundled LeNet, whose first convolution reads one channel.
+  Image img(28, 28, 1);
+  for (int y = 0; y < 28; ++y)
+    for (int x = 0; x < 28; ++x) img.at(x, y)[0] = static_cast<uint8_t>((x * 9 + y * 5) % 256);
+  const std::string png = symbind_test::TempPath("grey-digit.png");
+  SavePNG(png, img);
+  const std::string out = symbind_test::TempPath("grey-digit-out.npy");
+  RunResult r = RunTool("run " + kLenet + "-symbol.json " + kLenet + "-0008.params --image data=" + png +
+                        " --size 28,28 --mean 0 --scale 0.00392 --output " + out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  // The same input through the library: grey decode, (pixel - 0) * scale.
+  const float mean[3] = {0, 0, 0};
+  NDArray x = ImageToTensor(LoadImage(png, 1), mean, 0.00392f, false, 1);
+  REQUIRE(x.shape() == TShape({1, 1, 28, 28}));
+  Model lenet = LoadModelFiles(kLenet + "-symbol.json", kLenet + "-0008.params");
+  Predictor p(lenet.symbol, lenet.args, lenet.aux, {{"data", x.shape()}});
+  p.SetInput("data", x);
+  p.Forward();
+  CHECK(LoadNpy(out).ToVector() == p.Output(0).ToVector());
+  // A mean of two values fits neither form.
+  CHECK(RunTool("run " + kLenet + "-symbol.json " + kLenet + "-0008.params --image data=" + png +
+                " --size 28,28 --mean 1,2").output.find("--mean expects 1 or 3 comma-separated numbers") !=
+        std::string::npos);
 }

@@ -1,5 +1,5 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
-//   [--image NAME=FILE[,FILE...] --mean R,G,B --scale S --size H,W [--bgr]] [--output FILE.npy]
+//   [--image NAME=FILE[,FILE...] --mean R,G,B|V --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
 //   [--no-fold] [--no-fuse] [--no-fuse-blocks]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
@@ -45,13 +45,6 @@ std::pair<std::string, std::string> SplitAssignment(const std::string& spec, con
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
     throw ParamError(StrCat(option, " expects NAME=VALUE, got '", spec, "'"));
   return {spec.substr(0, eq), spec.substr(eq + 1)};
-}
-
-std::vector<float> ParseFloats(const std::string& text, size_t count, const char* option) {
-  std::vector<float> v;
-  if (!ParamValue<std::vector<float>>::Parse(text, &v) || v.size() != count)
-    throw ParamError(StrCat(option, " expects ", count, " comma-separated numbers, got '", text, "'"));
-  return v;
 }
 
 // An output name as a file name inside the --all-outputs directory: characters other than
@@ -122,8 +115,24 @@ std::vector<std::string> ImageFiles(const RunArgs& a, const std::string& name) {
   return files;
 }
 
-// The images of input `name` decoded, resized, normalised and stacked into (N,3,H,W).
-NDArray LoadImageInput(const RunArgs& a, const std::string& name) {
+// The channels the model reads from image input `name`: what shape inference gives from the
+// parameters (a first convolution's weight), 3 when they do not say.
+int64_t ImageChannels(const Model& model, const std::string& name, int64_t batch, const TShape& hw) {
+  std::map<std::string, TShape> known;
+  for (const auto& kv : model.args) known[kv.first] = kv.second.shape();
+  for (const auto& kv : model.aux) known[kv.first] = kv.second.shape();
+  known[name] = TShape({batch, -1, hw[0], hw[1]});
+  const ShapeInferResult r = InferShapePartial(model.symbol, known);
+  const std::vector<std::string> args = model.symbol.ListArguments();
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i] == name && r.arg_shapes[i].ndim_known() && r.arg_shapes[i].ndim() == 4 && r.arg_shapes[i][1] == 1)
+      return 1;
+  return 3;
+}
+
+// The images of input `name` decoded, resized, normalised and stacked into (N,C,H,W): C is 1
+// (grey) for a model whose weights read one channel, else 3.
+NDArray LoadImageInput(const RunArgs& a, const Model& model, const std::string& name) {
   if (a.size.empty()) throw ParamError("--image needs --size H,W");
   const TShape hw = TShape::Parse(a.size);
   // Checked before the image is read: the target is allocated at this size.
@@ -131,17 +140,23 @@ NDArray LoadImageInput(const RunArgs& a, const std::string& name) {
       hw[1] > kMaxImagePixels || hw[0] * hw[1] > kMaxImagePixels)
     throw ParamError(StrCat("--size expects H,W with 1 <= H*W <= ", kMaxImagePixels, ", got '",
                             a.size, "'"));
-  std::vector<float> mean = ParseFloats(a.mean, 3, "--mean");  // given as R,G,B
+  // Given as R,G,B, or one value for every channel (grey models).
+  std::vector<float> mean;
+  if (!ParamValue<std::vector<float>>::Parse(a.mean, &mean) || (mean.size() != 1 && mean.size() != 3))
+    throw ParamError(StrCat("--mean expects 1 or 3 comma-separated numbers, got '", a.mean, "'"));
+  if (mean.size() == 1) mean.assign(3, mean[0]);
   if (a.bgr) std::swap(mean[0], mean[2]);
   const std::vector<std::string> files = ImageFiles(a, name);
-  const int64_t per_image = 3 * hw[0] * hw[1];
-  if (static_cast<int64_t>(files.size()) * per_image > kMaxImagePixels * 3)
+  if (static_cast<int64_t>(files.size()) * hw[0] * hw[1] > kMaxImagePixels)
     throw ParamError(StrCat("--image ", name, ": ", files.size(), " images of ", a.size,
                             " exceed the ", kMaxImagePixels, " pixels supported in one batch"));
-  NDArray batch(TShape({static_cast<int64_t>(files.size()), 3, hw[0], hw[1]}));
+  const int64_t channels = ImageChannels(model, name, static_cast<int64_t>(files.size()), hw);
+  const int64_t per_image = channels * hw[0] * hw[1];
+  NDArray batch(TShape({static_cast<int64_t>(files.size()), channels, hw[0], hw[1]}));
   for (size_t i = 0; i < files.size(); ++i) {
-    Image resized = ResizeBilinear(LoadImage(files[i], 3), static_cast<int>(hw[1]), static_cast<int>(hw[0]));
-    const NDArray one = ImageToTensor(resized, mean.data(), a.scale, a.bgr);
+    Image resized = ResizeBilinear(LoadImage(files[i], static_cast<int>(channels)), static_cast<int>(hw[1]),
+                                   static_cast<int>(hw[0]));
+    const NDArray one = ImageToTensor(resized, mean.data(), a.scale, a.bgr, static_cast<int>(channels));
     std::copy(one.fdata(), one.fdata() + per_image, batch.fdata() + static_cast<int64_t>(i) * per_image);
   }
   return batch;
@@ -209,7 +224,7 @@ void Run(const RunArgs& a) {
   for (auto& spec : a.images) {
     const std::string name = SplitAssignment(spec, "--image").first;
     if (values.count(name)) continue;  // several --image options for one input: one batch
-    values[name] = LoadImageInput(a, name);
+    values[name] = LoadImageInput(a, model, name);
     given_by[name] = StrCat("--image ", name, " (", values[name].shape()[0], " images)");
   }
   for (auto& kv : values) {
@@ -290,7 +305,7 @@ void AddRunCommand(CLI::App& app) {
   sub->add_option("--image", a->images,
                   "input NAME=FILE.jpg|png[,FILE...] (repeatable): decoded, resized to --size, normalised, "
                   "stacked into one NCHW batch in the order given");
-  sub->add_option("--mean", a->mean, "image mean R,G,B subtracted before scaling");
+  sub->add_option("--mean", a->mean, "image mean R,G,B (or one value) subtracted before scaling");
   sub->add_option("--scale", a->scale, "image scale applied after the mean");
   sub->add_option("--size", a->size, "image size H,W after resizing");
   sub->add_flag("--bgr", a->bgr, "feed image channels in BGR order");

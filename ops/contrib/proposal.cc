@@ -214,7 +214,8 @@ void RegisterProposal(const char* name, const char* doc, bool multi) {
         InferShapeProposal(a, in, out, multi);
       })
       .set_forward(ForwardProposal)
-      .set_backward(BackwardZero);
+      .set_backward(BackwardZero)
+    .set_zero_gradient();
 }
 }  // namespace
 

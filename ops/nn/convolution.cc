@@ -140,9 +140,12 @@ void InferShapeConv(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   }
   ShapeAssignCheck(out, 0, TShape(o));
   // Like MXNet: the batch always flows back from the output, and a spatial dim when its stride
-  // is 1.
+  // is 1. Beyond MXNet, the channels flow back from the weight (what a tool feeding images
+  // needs to know).
   const TShape& os = (*out)[0];
   dshape[0] = os[0];
+  const TShape& ws = (*in)[1];
+  if (dshape[1] < 0 && ws.ndim() == ns + 2 && ws[1] >= 0) dshape[1] = CheckedMul(ws[1], int64_t{p.num_group}, "Convolution: input channels from the weight");
   for (int i = 0; i < ns; ++i)
     if (os[2 + i] >= 0 && p.stride[i] == 1)
       dshape[2 + i] = CheckedAdd(os[2 + i], DilatedKernel("Convolution", p.kernel[i], p.dilate[i], i) - 1,

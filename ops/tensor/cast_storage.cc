@@ -1,5 +1,6 @@
-// cast_storage: converts between storage types. Every array here is dense, so the dense target
-// is a copy (gradient: a copy back); a sparse target is refused by name when parsed.
+// cast_storage: converts between storage types. Every array here is dense (a sparse array is a
+// dense one tagged with its storage type at the C API), so the result is a copy (gradient: a
+// copy back).
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -15,17 +16,13 @@ struct CastStorageParam : Parameter<CastStorageParam> {
         .add_enum("row_sparse", 1)
         .add_enum("csr", 2)
         .describe("Output storage type.");
-    d.check([](const CastStorageParam& p) { return p.stype == kDefaultStorage; },
-            "cast_storage: sparse storage (row_sparse, csr) is not supported by symbind; every array is "
-            "dense (stype='default')",
-            {"stype"});
   }
 };
 }  // namespace
 
 SYMBIND_REGISTER_OP(cast_storage)
-    .describe("Casts tensor storage type to the new type. Only the dense (default) storage type exists "
-              "here, so the result is a copy of the input.")
+    .describe("Casts tensor storage type to the new type. Arrays are computed dense whatever their "
+              "storage type, so the result is a copy of the input; MXNet's C API reports the new type.")
     .set_params<CastStorageParam>()
     .set_infer_shape(SameShape)
     .set_dtype_generic()  // byte copies

@@ -107,6 +107,8 @@ void InferBatchDotShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::ve
   if (l.ndim() < 3 || r.ndim() < 3 || l.ndim() != r.ndim())
     throw ShapeError(StrCat("batch_dot currently only support N-D*N-D array (N >= 3)", l, " v.s. ", r));
   const int nd = l.ndim();
+  // As MXNet: nothing is inferred until lhs's last and rhs's second-last dims are known.
+  if (l[nd - 1] < 0 || r[nd - 2] < 0) return;
   const std::string flags = StrCat(" trans_a=", p.transpose_a, " trans_b=", p.transpose_b);
   std::vector<int64_t> o;
   for (int i = 0; i < nd - 2; ++i) {

@@ -1,4 +1,4 @@
-// Reductions over axes: sum, mean, prod, nansum, nanprod, max, min, norm; and the index
+// Reductions over axes: sum, mean, prod, nansum, nanprod, max, min, _square_sum, norm; and the index
 // searches argmax, argmin, argmax_channel. Shapes follow MXNet 1.x's legacy (non-NumPy)
 // rules: reducing every axis without keepdims gives shape (1,), not a scalar.
 #include <cmath>
@@ -115,7 +115,7 @@ Dims SmallDims(const TShape& ishape, const std::optional<TShape>& axis, bool exc
   return d;
 }
 
-enum ReduceKind { kSum, kMean, kNanSum, kProd, kNanProd, kMax, kMin, kNorm1, kNorm2 };
+enum ReduceKind { kSum, kMean, kNanSum, kProd, kNanProd, kMax, kMin, kNorm1, kNorm2, kSquareSum };
 
 // Folds `x` (dims big) into `y` (dims small) with req, in x's element type T: sums and
 // products accumulate in double (int64 for integers), extrema in T.
@@ -148,7 +148,7 @@ void ReduceForward(ReduceKind kind, const T* x, const Dims& big, T* y, const Dim
           case kProd: a *= v; break;
           case kNanProd: if (!(v != v)) a *= v; break;
           case kNorm1: a += v < 0 ? -v : v; break;
-          case kNorm2: a += v * v; break;
+          case kNorm2: case kSquareSum: a += v * v; break;
           default: a += v;
         }
       },
@@ -181,6 +181,7 @@ void ReduceBackward(ReduceKind kind, const BackwardArgs& a, const Dims& big, con
       case kMax: case kMin: v = x[i] == y[j] ? g[j] : 0.0f; break;
       case kNorm1: v = x[i] > 0 ? g[j] : (x[i] < 0 ? -g[j] : 0.0f); break;
       case kNorm2: v = g[j] * (x[i] / y[j]); break;
+      case kSquareSum: v = 2.0f * x[i] * g[j]; break;
       default: v = g[j];
     }
     dx[i] = req == OpReq::kAdd ? dx[i] + v : v;
@@ -298,6 +299,9 @@ SYMBIND_REGISTER_OP_FAMILY(reductions) {
   RegisterReduce("nanprod", nullptr, "Computes the product of array elements over given axes treating Not a Numbers (NaN) as one.", kNanProd);
   RegisterReduce("max", "max_axis", "Computes the max of array elements over given axes.", kMax);
   RegisterReduce("min", "min_axis", "Computes the min of array elements over given axes.", kMin);
+  // MXNet's sum of squares, written for row_sparse inputs (which compute dense here).
+  RegisterReduce("_square_sum", nullptr, "Computes the sum of the squares of array elements over given axes.",
+                 kSquareSum);
   RegisterSearch("argmax", "Returns indices of the maximum values along an axis.", true);
   RegisterSearch("argmin", "Returns indices of the minimum values along an axis.", false);
 }

@@ -56,6 +56,7 @@ struct EmbeddingParam : Parameter<EmbeddingParam> {
   int64_t output_dim;
   int dtype;
   bool sparse_grad;
+  bool deterministic;
   static void Declare(ParamDeclarer<EmbeddingParam>& d) {
     d.field("input_dim", &EmbeddingParam::input_dim).lower_bound(1)
         .describe("Vocabulary size of the input indices.");
@@ -68,6 +69,9 @@ struct EmbeddingParam : Parameter<EmbeddingParam> {
         .describe("Compute row sparse gradient in the backward calculation. If set to True, the "
                   "grad's storage type is row_sparse. (Accepted; symbind computes a dense "
                   "gradient.)");
+    d.field("deterministic", &EmbeddingParam::deterministic).set_default(false)
+        .describe("contrib.SparseEmbedding's switch for a deterministic gradient. (Accepted; "
+                  "symbind's gradient is always deterministic.)");
   }
 };
 
@@ -123,6 +127,7 @@ void InferShapeTake(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
 }  // namespace
 
 SYMBIND_REGISTER_OP(Embedding)
+    .add_alias("_contrib_SparseEmbedding")  // MXNet's deprecated row_sparse-gradient Embedding
     .describe("Maps integer indices to vector representations (embeddings): row data[i] of "
               "weight, indices clipped to [0, input_dim - 1].")
     .set_params<EmbeddingParam>()

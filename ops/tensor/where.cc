@@ -10,7 +10,9 @@ namespace symbind {
 namespace {
 
 // where
+// As MXNet's WhereOpShape: nothing is inferred until the condition's shape is fully known.
 void InferShapeWhere(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+  if (!(*in)[0].is_known()) return;
   for (int pass = 0; pass < 2; ++pass) {
     ShapeAssignCheck(in, 1, (*in)[2]);
     ShapeAssignCheck(in, 1, (*out)[0]);

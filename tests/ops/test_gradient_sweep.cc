@@ -80,7 +80,7 @@ const char* const kDefaultOps[] = {
     "_logical_or_scalar", "_logical_xor_scalar", "_maximum_scalar", "_minimum_scalar",
     "_mod_scalar",
     // reductions over everything
-    "sum", "mean", "prod", "nansum", "nanprod", "norm",
+    "sum", "mean", "prod", "nansum", "nanprod", "norm", "_square_sum",
 };
 
 std::vector<SweepCase> Cases() {

@@ -268,7 +268,9 @@ MXNET_DLL int MXNDArrayCreateSparseEx(int storage_type, const uint32_t*, uint32_
 MXNET_DLL int MXNDArrayCreateSparseEx64(int storage_type, const int64_t*, int, int, int, int, int,
     uint32_t, int*, int*, const int64_t*, NDArrayHandle*);
 MXNET_DLL int MXNDArrayDetach(NDArrayHandle handle, NDArrayHandle* out);
-MXNET_DLL int MXNDArrayFromDLPackEx(DLManagedTensorHandle, const bool, NDArrayHandle*);
+MXNET_DLL int MXNDArrayFromDLPack(DLManagedTensorHandle dlpack, NDArrayHandle* out_handle);
+MXNET_DLL int MXNDArrayFromDLPackEx(DLManagedTensorHandle dlpack, const bool transient_handle,
+    NDArrayHandle* out_handle);
 MXNET_DLL int MXNDArrayGetAuxNDArray(NDArrayHandle handle, uint32_t, NDArrayHandle*);
 MXNET_DLL int MXNDArrayGetAuxNDArray64(NDArrayHandle handle, int64_t, NDArrayHandle*);
 MXNET_DLL int MXNDArrayGetAuxType(NDArrayHandle handle, uint32_t, int*);

@@ -122,6 +122,9 @@ TEST_CASE("Convolution shape inference", "[ops][convolution][shape]") {
   Symbol sum = Symbol::Create("elemwise_add", "add", {}, {{"lhs", c1}, {"rhs", Symbol::Variable("other")}});
   auto rb = InferShapePartial(sum, {{"data", TShape({-1, 3, -1, -1})}, {"other", TShape({5, 4, 6, 3})}});
   CHECK(rb.arg_shapes[0] == TShape({5, 3, 6, -1}));
+  // The channels flow back from the weight, times the groups.
+  auto rw = InferShapePartial(g, {{"data", TShape({2, -1, 10})}, {"g_weight", TShape({6, 3, 3})}});
+  CHECK(rw.arg_shapes[0] == TShape({2, 9, 10}));
 }
 
 TEST_CASE("Convolution errors", "[ops][convolution][error]") {

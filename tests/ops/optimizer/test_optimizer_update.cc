@@ -327,6 +327,29 @@ TEST_CASE("Optimizer updates reject mismatched shapes and dtypes", "[ops][optimi
   CHECK_THROWS_AS(Invoke("ftml_update", {{"lr", "0.1"}, {"t", "0"}}, {w, w, w, w, w}), ParamError);
 }
 
+TEST_CASE("Optimizer states of float64 and float16 arrays are updated in place as float32 ones",
+          "[ops][optimizer][dtype]") {
+  // Those dtypes compute through float32 copies; the states the op writes must come back.
+  const TShape shape({3, 4});
+  for (DType t : {DType::kFloat64, DType::kFloat16}) {
+    INFO(DTypeName(t));
+    NDArray w = RandomArray(shape, 1), g = RandomArray(shape, 2), mean = RandomArray(shape, 3),
+            var = RandomArray(shape, 4, 0.f, 1.f);
+    NDArray wt = w.AsType(t), gt = g.AsType(t), mean_t = mean.AsType(t), var_t = var.AsType(t);
+    // The float32 run starts from the same (rounded) values.
+    NDArray w32 = wt.AsType(DType::kFloat32), g32 = gt.AsType(DType::kFloat32),
+            mean32 = mean_t.AsType(DType::kFloat32), var32 = var_t.AsType(DType::kFloat32);
+    const KwArgs params{{"lr", "0.1"}, {"wd", "0.01"}};
+    Invoke("adam_update", params, {wt, gt, mean_t, var_t}, {wt});
+    Invoke("adam_update", params, {w32, g32, mean32, var32}, {w32});
+    const float tol = t == DType::kFloat16 ? 2e-3f : 1e-6f;
+    RequireClose(mean_t.AsType(DType::kFloat32), mean32, tol, tol);
+    RequireClose(var_t.AsType(DType::kFloat32), var32, tol, tol);
+    RequireClose(wt.AsType(DType::kFloat32), w32, tol, tol);
+    RequireClose(gt.AsType(DType::kFloat32), g.AsType(t).AsType(DType::kFloat32), 0.f, 0.f);  // only read
+  }
+}
+
 TEST_CASE("_multi_lamb_update and _multi_mp_lamb_update run both LAMB phases per tensor",
           "[ops][optimizer][invoke]") {
   for (bool mixed : {false, true}) {

@@ -90,6 +90,11 @@ std::vector<ReduceCase> ReduceCases() {
              double s = 0;
              for (double x : v) s += x * x;
              return std::sqrt(s);
+           }},
+          {"_square_sum", [](const std::vector<double>& v) {
+             double s = 0;
+             for (double x : v) s += x * x;
+             return s;
            }}};
 }
 
