@@ -1,7 +1,8 @@
 """A Python frontend over libmxnet.so through ctypes, written from MXNet's documented C API:
 the calls MXNet's own Python package makes for Module-style training (SimpleBindEx64, forward,
 backward, an optimizer update invoked imperatively) and Gluon-style training (a cached op under
-autograd), checked against NumPy; and bad input, which must raise, never crash.
+autograd), checked against NumPy; sparse arrays built from parts and arrays shared with NumPy
+through DLPack; and bad input, which must raise, never crash.
 
 Usage: capi_frontend_test.py <path to libmxnet.so>
 """
@@ -287,6 +288,65 @@ class GluonStyleTraining(unittest.TestCase):
             last = step()
         self.assertLess(last, first * 0.2)
         check(LIB.MXFreeCachedOp(op))
+
+
+class DLTensor(ctypes.Structure):
+    """DLPack's tensor, as MXNet's Python package declares it (ndarray.py)."""
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int), ("device_id", ctypes.c_int),
+                ("ndim", ctypes.c_int), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", DELETER)]
+
+
+class SparseAndDLPack(unittest.TestCase):
+    """Sparse arrays built from parts as mx.nd.sparse.csr_matrix does, and arrays shared with
+    NumPy through DLPack as mx.nd.from_numpy(zero_copy=True) shares them."""
+
+    def test_csr_from_parts(self):
+        shape = (ctypes.c_int64 * 2)(3, 4)
+        aux_types = (ctypes.c_int * 2)(6, 6)
+        h = H()
+        check(LIB.MXNDArrayCreateSparseEx64(2, shape, 2, 1, 0, 0, 0, 2, aux_types, None, None, ctypes.byref(h)))
+        csr = Array(h)
+        for part, index in ((Array.of([7, 8, 9]), -1), (Array.of([0, 2, 2, 3]), 0), (Array.of([0, 2, 1]), 1)):
+            check(LIB.MXNDArraySyncCopyFromNDArray(csr.handle, part.handle, index))
+        stype = ctypes.c_int()
+        check(LIB.MXNDArrayGetStorageType(csr.handle, ctypes.byref(stype)))
+        self.assertEqual(stype.value, 2)
+        dense = invoke("cast_storage", [csr], stype="default")[0].numpy()
+        np.testing.assert_array_equal(dense, [[7, 0, 8, 0], [0, 0, 0, 0], [0, 9, 0, 0]])
+
+    def test_dlpack_shares_numpy_memory(self):
+        values = np.arange(6, dtype=np.float32).reshape(2, 3)
+        shape = (ctypes.c_int64 * 2)(*values.shape)
+        released = []
+        deleter = DELETER(lambda _: released.append(True))
+        managed = DLManagedTensor()
+        managed.dl_tensor = DLTensor(values.ctypes.data, 1, 0, 2, 2, 32, 1, shape, None, 0)
+        managed.deleter = deleter
+        h = H()
+        check(LIB.MXNDArrayFromDLPackEx(ctypes.byref(managed), True, ctypes.byref(h)))
+        shared = Array(h)
+        invoke("_mul_scalar", [shared], out=[shared], scalar=2)  # written through to NumPy's memory
+        np.testing.assert_array_equal(values, np.arange(6).reshape(2, 3) * 2)
+        del shared
+        self.assertEqual(released, [True])  # the producer's deleter ran once the array was freed
+        # Export: NumPy-free read of what symbind holds.
+        a = Array.of([[1, 2], [3, 4]])
+        out = ctypes.POINTER(DLManagedTensor)()
+        check(LIB.MXNDArrayToDLPack(a.handle, ctypes.byref(out)))
+        t = out.contents.dl_tensor
+        self.assertEqual((t.ndim, t.code, t.bits, t.shape[0], t.shape[1]), (2, 2, 32, 2, 2))
+        self.assertEqual([ctypes.cast(t.data, ctypes.POINTER(ctypes.c_float))[i] for i in range(4)], [1, 2, 3, 4])
+        check(LIB.MXNDArrayCallDLPackDeleter(out))
 
 
 class BadInput(unittest.TestCase):
