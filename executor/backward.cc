@@ -121,6 +121,12 @@ void Executor::BuildBackwardPlan() {
   }
   plan->head_grads.resize(outputs_.size());
   plan->head_is_ones.assign(outputs_.size(), true);
+  plan->head_used.assign(outputs_.size(), false);
+  for (size_t h = 0; h < outputs_.size(); ++h) {
+    const auto& producer = *graph_.node(graph_.heads()[h].node_id).node;
+    plan->head_used[h] = needs[graph_.entry_id(graph_.heads()[h])] &&
+                         !(producer.attrs.op && producer.attrs.op->zero_gradient);
+  }
   for (size_t h = 0; h < outputs_.size(); ++h) {
     plan->head_grads[h] = NDArray(outputs_[h].shape());
     plan->head_grads[h].Fill(1.0f);
@@ -206,13 +212,17 @@ void Executor::BuildBackwardPlan() {
 
 void Executor::Backward(const std::vector<NDArray>& head_grads) {
   InUseGuard guard(&in_use_, "Backward");
-  if (!has_run_forward_) throw Error("Backward called before Forward");
+  // As MXNet, Backward may come first: the forward values are then the zeros bound (exact
+  // for ops whose gradient does not read them, as repeat and tile).
   if (!backward_) BuildBackwardPlan();
   BackwardPlan& plan = *backward_;
   if (!head_grads.empty() && head_grads.size() != outputs_.size())
     throw Error(StrCat("Backward: ", head_grads.size(), " head gradients for ", outputs_.size(),
                        " outputs"));
   for (size_t h = 0; h < outputs_.size(); ++h) {
+    // A head gradient nothing reads (the output of a zero-gradient op) is not looked at, as
+    // in MXNet, whose pruned graph has no place for it.
+    if (!plan.head_used[h]) continue;
     if (h < head_grads.size() && !head_grads[h].is_none()) {
       if (head_grads[h].shape() != outputs_[h].shape())
         throw Error(StrCat("Backward: head gradient ", h, " has shape ", head_grads[h].shape(),

@@ -10,8 +10,15 @@
 
 namespace symbind {
 
-// dst += src, element by element.
+// dst += src, element by element. Gradient buffers are float32; a float64 or float16 argument
+// gradient sums in float32 (as its kernels compute) and takes the result back.
 inline void AddInto(const NDArray& dst, const NDArray& src) {
+  if (dst.dtype() != DType::kFloat32) {
+    NDArray sum = dst.AsType(DType::kFloat32), out = dst;
+    AddInto(sum, src);
+    sum.CopyTo(&out);
+    return;
+  }
   float* d = dst.fdata();
   const float* s = src.fdata();
   for (int64_t i = 0, n = dst.Size(); i < n; ++i) d[i] += s[i];
@@ -41,6 +48,7 @@ struct Executor::BackwardPlan {
   std::vector<Sum> final_sums;                     // argument gradients, summed at the end
   std::vector<NDArray> head_grads;                 // one per output (ones by default)
   std::vector<bool> head_is_ones;
+  std::vector<bool> head_used;  // whether any gradient reads head gradient h
   TaskGraph tasks;  // task i = op_nodes_[size-1-i] (reverse topological)
 };
 

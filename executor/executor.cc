@@ -331,7 +331,6 @@ void Executor::Forward(bool is_train) {
   CheckCanForward(is_train);
   ++run_counter_;
   forward_tasks_->Run([&](uint32_t t) { RunForwardNode(t, is_train); });
-  has_run_forward_ = true;
   last_forward_train_ = is_train;
   partial_steps_done_ = 0;
 }
@@ -354,7 +353,6 @@ size_t Executor::PartialForward(bool is_train, size_t step) {
   RunForwardNode(static_cast<uint32_t>(step), is_train);
   partial_steps_done_ = step + 1;
   if (partial_steps_done_ == steps) {
-    has_run_forward_ = true;
     last_forward_train_ = is_train;
     partial_steps_done_ = 0;
   }

@@ -104,7 +104,9 @@ class Executor {
   // Steps of PartialForward: the op nodes.
   size_t num_forward_steps() const { return op_nodes_.size(); }
   // Computes gradients into grad_arrays as grad_reqs say. head_grads: one per output, or empty
-  // (loss heads need none; other outputs then get a gradient of ones).
+  // (loss heads need none; other outputs then get a gradient of ones); a head gradient no
+  // gradient reads (of a zero-gradient op's output) is ignored. Before any Forward the forward
+  // values are the zeros bound, as MXNet allows.
   void Backward(const std::vector<NDArray>& head_grads = {});
   // After Backward: the gradients each node's backward computed for its inputs, named as
   // MXNet names the outputs of that node's backward node ("<node>_backward_output" for one
@@ -181,7 +183,6 @@ class Executor {
   std::unique_ptr<BackwardPlan> backward_;
   uint64_t seed_;
   uint64_t run_counter_ = 0;
-  bool has_run_forward_ = false;
   bool last_forward_train_ = false;
   size_t partial_steps_done_ = 0;  // PartialForward's next step
   ExecutorMemory memory_;

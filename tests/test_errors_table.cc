@@ -480,10 +480,6 @@ std::vector<ErrorCase> Cases() {
   add("Bind: 1 argument array for 3 arguments", [] {
     Bind(FC(Var("data"), 4, "fc"), Context::CPU(), {NDArray(TShape({2, 3}))}, {}, {}, {});
   }, "Error", "Bind: 1 argument arrays for 3 arguments");
-  add("Backward before Forward", [] {
-    auto e = SimpleBind(FC(Var("data"), 4, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}))}});
-    e->Backward();
-  }, "Error", "Backward called before Forward");
   add("Backward: head gradient (3,3) for output (2,4)", [] {
     auto e = SimpleBind(FC(Var("data"), 4, "fc"), Context::CPU(), {{"data", NDArray(TShape({2, 3}))}});
     e->Forward(true);

@@ -164,6 +164,37 @@ TEST_CASE("An entry used twice sums its gradients, grad_req add accumulates", "[
   CHECK_THROWS_WITH(exec->Backward({NDArray(TShape({4}))}), Catch::Contains("head gradient 0 has shape (4,)"));
 }
 
+TEST_CASE("Backward may come before Forward and ignores head gradients nothing reads", "[executor]") {
+  // repeat's gradient reads only the head gradient: exact without a forward pass, as in MXNet.
+  Symbol x = Symbol::Variable("x");
+  Symbol rep = Symbol::Create("repeat", "rep", {{"repeats", "2"}, {"axis", "0"}}, {{"data", x}});
+  NDArray xv(TShape({2, 1}), {5, 7});
+  auto exec = SimpleBind(rep, Context::CPU(), {{"x", xv}}, {}, {{"x", OpReq::kWrite}});
+  exec->Backward({NDArray(TShape({4, 1}), {1, 2, 3, 4})});
+  CHECK(exec->grad_dict().at("x").ToVector() == std::vector<float>{3, 7});
+  // shape_array has a zero gradient: its head gradient is not read, whatever its shape.
+  Symbol shape = Symbol::Create("shape_array", "shape", {}, {{"data", x}});
+  auto zero = SimpleBind(shape, Context::CPU(), {{"x", xv}}, {}, {{"x", OpReq::kWrite}});
+  zero->Forward(true);
+  zero->Backward({NDArray(TShape({2, 1}))});
+  CHECK(zero->grad_dict().at("x").ToVector() == std::vector<float>{0, 0});
+  // A head gradient that is read must have the output's shape.
+  CHECK_THROWS_WITH(exec->Backward({NDArray(TShape({3}))}), Catch::Contains("head gradient 0 has shape (3,)"));
+}
+
+TEST_CASE("A float64 argument used twice sums its gradient", "[executor][dtype]") {
+  Symbol x = Symbol::Variable("x");
+  Symbol y = Symbol::Create("broadcast_add", "y", {}, {{"lhs", Symbol::Create("square", "sq", {}, {{"data", x}})},
+                                                      {"rhs", Symbol::Create("zeros_like", "z", {}, {{"data", x}})}});
+  NDArray xv = NDArray(TShape({3}), {1, 2, -3}).AsType(DType::kFloat64);
+  auto exec = SimpleBind(y, Context::CPU(), {{"x", xv}}, {}, {{"x", OpReq::kWrite}});
+  exec->Forward(true);
+  exec->Backward();
+  const NDArray g = exec->grad_dict().at("x");
+  CHECK(g.dtype() == DType::kFloat64);
+  CHECK(g.AsType(DType::kFloat32).ToVector() == std::vector<float>{2, 4, -6});
+}
+
 TEST_CASE("Backward skips what feeds only a zero gradient, as MXNet prunes it", "[executor]") {
   // batch_take has no gradient: under stop_gradient nothing needs it, on its own it is needed.
   Symbol x = Symbol::Variable("x"), idx = Symbol::Variable("idx");
