@@ -33,7 +33,6 @@ namespace symbind {
 namespace capi {
 namespace {
 
-
 void LoadedOut(const NDArrayFile& file, uint32_t* out_size, NDArrayHandle** out_arr,
                uint32_t* out_name_size, const char*** out_names) {
   NotNull(out_size, "out_size");

@@ -101,7 +101,6 @@ inline std::string CString(const char* s, const char* param) { return NotNull(s,
 // Strings from a C array of `n` pointers (none null).
 std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const char* param);
 
-// An NDArray behind an NDArrayHandle.
 // MXNet's storage types (NDArrayStorageType).
 enum StorageType : int { kUndefinedStorage = -1, kDefaultStorage = 0, kRowSparseStorage = 1, kCSRStorage = 2 };
 
@@ -111,6 +110,7 @@ struct SparseParts {
   std::vector<NDArray> aux;
 };
 
+// An NDArray behind an NDArrayHandle.
 struct NDArrayBox {
   static constexpr HandleKind kKind = HandleKind::kNDArray;
   NDArrayBox() = default;
@@ -143,6 +143,10 @@ const Op* FindSparseAlias(const std::string& name);
 // one, else the updated weight in `results` (written into `given[0]` when given).
 bool LazyRowUpdate(const std::string& op_name, const KwArgs& params, const std::vector<NDArrayBox*>& in,
                    const std::vector<NDArrayBox*>& given, uint64_t seed, std::vector<NDArray>* results);
+// Rows `rows` of `a` (any dtype) stacked into (rows.size(), a.shape()[1:]), and the inverse:
+// the rows of `compact` written into rows `rows` of `a`.
+NDArray GatherRows(const NDArray& a, const std::vector<int64_t>& rows);
+void ScatterRows(const NDArray& compact, const std::vector<int64_t>& rows, NDArray* a);
 // The storage type a `stype` parameter names ("default", "row_sparse", "csr").
 int ParseStorageType(const std::string& name);
 

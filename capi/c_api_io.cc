@@ -4,7 +4,6 @@
 #include <mxnet/c_api.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <memory>
 #include <map>
@@ -86,19 +85,18 @@ void PullRows(KVStoreBox* kv, const std::vector<std::string>& keys, const std::v
   for (const NDArray& o : outs) full.emplace_back(o.shape(), o.dtype());
   Pull(kv, keys, full);
   for (size_t i = 0; i < outs.size(); ++i) {
-    const int64_t rows = outs[i].shape().ndim() > 0 ? outs[i].shape()[0] : 0;
-    const size_t row_bytes = rows > 0 ? outs[i].bytes() / static_cast<size_t>(rows) : 0;
+    const int64_t num_rows = outs[i].shape().ndim() > 0 ? outs[i].shape()[0] : 0;
     std::vector<double> ids(static_cast<size_t>(row_ids[i].Size()));
     ConvertElements(row_ids[i].raw_data(), row_ids[i].dtype(), ids.data(), DType::kFloat64, ids.size());
-    NDArray kept(outs[i].shape(), outs[i].dtype());
+    std::vector<int64_t> rows;
     for (double id : ids) {
-      if (!(id >= 0 && id < static_cast<double>(rows)) || id != static_cast<double>(static_cast<int64_t>(id)))
+      if (!(id >= 0 && id < static_cast<double>(num_rows)) || id != static_cast<double>(static_cast<int64_t>(id)))
         throw Error(StrCat("row_sparse pull of key '", keys[i], "': row id ", id, " is not a row of ",
                            outs[i].shape()));
-      const size_t r = static_cast<size_t>(id);
-      std::memcpy(static_cast<char*>(kept.raw_data()) + r * row_bytes,
-                  static_cast<const char*>(full[i].raw_data()) + r * row_bytes, row_bytes);
+      rows.push_back(static_cast<int64_t>(id));
     }
+    NDArray kept(outs[i].shape(), outs[i].dtype());
+    ScatterRows(GatherRows(full[i], rows), rows, &kept);
     NDArray dst = outs[i];
     kept.CopyTo(&dst);
   }

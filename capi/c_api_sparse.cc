@@ -53,8 +53,7 @@ NDArray IndexArray(const std::vector<int64_t>& v, DType type) {
   return a;
 }
 
-// Rows (row_sparse) or elements (csr) of `dense` holding a non-zero, as MXNet's cast_storage
-// keeps them.
+// The rows of `dense` holding a non-zero, as MXNet's cast_storage to row_sparse keeps them.
 std::vector<int64_t> NonZeroRows(const NDArray& dense) {
   const std::vector<double> v = AsDoubles(dense);
   const int64_t rows = dense.shape().ndim() > 0 ? dense.shape()[0] : 0;
@@ -73,18 +72,10 @@ std::vector<int64_t> NonZeroRows(const NDArray& dense) {
 // MXNet's order (csr: indptr, indices; row_sparse: indices).
 SparseParts DeriveParts(const NDArrayBox& box) {
   const NDArray& dense = box.array;
-  const size_t elem = DTypeSize(dense.dtype());
-  const char* bytes = static_cast<const char*>(dense.raw_data());
   SparseParts parts;
   if (box.stype == kRowSparseStorage) {
     const std::vector<int64_t> rows = NonZeroRows(dense);
-    std::vector<int64_t> shape = dense.shape().dims();
-    const int64_t width = shape[0] > 0 ? dense.Size() / shape[0] : 0;
-    shape[0] = static_cast<int64_t>(rows.size());
-    parts.data = NDArray(TShape(shape), dense.dtype());
-    char* out = static_cast<char*>(parts.data.raw_data());
-    for (size_t i = 0; i < rows.size(); ++i)
-      std::memcpy(out + i * width * elem, bytes + rows[i] * width * elem, width * elem);
+    parts.data = GatherRows(dense, rows);
     parts.aux.push_back(IndexArray(rows, AuxType(box, 0)));
     return parts;
   }
@@ -99,9 +90,7 @@ SparseParts DeriveParts(const NDArrayBox& box) {
       }
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
-  parts.data = NDArray(TShape({static_cast<int64_t>(positions.size())}), dense.dtype());
-  char* out = static_cast<char*>(parts.data.raw_data());
-  for (size_t i = 0; i < positions.size(); ++i) std::memcpy(out + i * elem, bytes + positions[i] * elem, elem);
+  parts.data = GatherRows(dense.Reshape(TShape({rows * cols})), positions);  // the elements, in order
   parts.aux.push_back(IndexArray(indptr, AuxType(box, 0)));
   parts.aux.push_back(IndexArray(indices, AuxType(box, 1)));
   return parts;
@@ -121,11 +110,8 @@ std::vector<int64_t> Indices(const NDArray& a, const char* what) {
 void Assemble(NDArrayBox* box, const SparseParts& parts) {
   NDArray& dense = box->array;
   const TShape& shape = dense.shape();
-  const size_t elem = DTypeSize(dense.dtype());
   const NDArray data = parts.data.dtype() == dense.dtype() ? parts.data : parts.data.AsType(dense.dtype());
-  const char* values = static_cast<const char*>(data.raw_data());
   NDArray filled(shape, dense.dtype());
-  char* out = static_cast<char*>(filled.raw_data());
   if (box->stype == kRowSparseStorage) {
     const std::vector<int64_t> idx = Indices(parts.aux[0], "indices");
     const int64_t width = shape[0] > 0 ? dense.Size() / shape[0] : 0;
@@ -137,8 +123,8 @@ void Assemble(NDArrayBox* box, const SparseParts& parts) {
         throw Error(StrCat("invalid row_sparse format: index ", idx[i], " is out of range for ", shape[0], " rows"));
       if (i > 0 && idx[i] <= idx[i - 1])
         throw Error("invalid row_sparse format: indices must be sorted in ascending order and unique");
-      std::memcpy(out + idx[i] * width * elem, values + i * width * elem, width * elem);
     }
+    ScatterRows(data, idx, &filled);
   } else {
     const std::vector<int64_t> indptr = Indices(parts.aux[0], "indptr"), indices = Indices(parts.aux[1], "indices");
     const int64_t rows = shape[0], cols = shape[1], nnz = data.Size();
@@ -148,6 +134,7 @@ void Assemble(NDArrayBox* box, const SparseParts& parts) {
       throw ShapeError(StrCat("invalid csr format: ", indices.size(), " indices for ", nnz, " values"));
     if (indptr[0] != 0 || indptr[static_cast<size_t>(rows)] != nnz)
       throw Error(StrCat("invalid csr format: indptr must start at 0 and end at the value count ", nnz));
+    std::vector<int64_t> positions;  // of the values in the dense array, row-major
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t b = indptr[static_cast<size_t>(r)], e = indptr[static_cast<size_t>(r) + 1];
       if (e < b) throw Error("invalid csr format: indptr must not decrease");
@@ -157,9 +144,11 @@ void Assemble(NDArrayBox* box, const SparseParts& parts) {
           throw Error(StrCat("invalid csr format: column index ", c, " is out of range for ", cols, " columns"));
         if (k > b && c <= indices[static_cast<size_t>(k) - 1])
           throw Error("invalid csr format: column indices must be sorted in ascending order and unique per row");
-        std::memcpy(out + (r * cols + c) * elem, values + k * elem, elem);
+        positions.push_back(r * cols + c);
       }
     }
+    NDArray elements = filled.Reshape(TShape({rows * cols}));
+    ScatterRows(data, positions, &elements);
   }
   filled.CopyTo(&dense);
 }
@@ -182,7 +171,6 @@ NDArrayHandle NewSparse(int stype, const TShape& shape, int dev_type, int dev_id
   return box;
 }
 
-template <typename Dim>
 std::vector<DType> AuxTypes(uint32_t num_aux, const int* aux_type) {
   std::vector<DType> types;
   if (num_aux > 0) NotNull(aux_type, "aux_type");
@@ -202,7 +190,8 @@ const char* const kSparseAliased[] = {
     "sqrt", "cbrt", "sin", "tan", "arcsin", "arctan", "degrees", "radians", "sinh", "tanh", "arcsinh", "arctanh"};
 constexpr const char* kSparsePrefix = "_sparse_";
 
-// Rows `rows` of `a` (any dtype), stacked: (rows.size(), a.shape()[1:]).
+}  // namespace
+
 NDArray GatherRows(const NDArray& a, const std::vector<int64_t>& rows) {
   std::vector<int64_t> shape = a.shape().dims();
   const size_t row_bytes = shape[0] > 0 ? a.bytes() / static_cast<size_t>(shape[0]) : 0;
@@ -214,15 +203,12 @@ NDArray GatherRows(const NDArray& a, const std::vector<int64_t>& rows) {
   return out;
 }
 
-// Writes the rows of `compact` back into rows `rows` of `a`.
 void ScatterRows(const NDArray& compact, const std::vector<int64_t>& rows, NDArray* a) {
   const size_t row_bytes = a->shape()[0] > 0 ? a->bytes() / static_cast<size_t>(a->shape()[0]) : 0;
   for (size_t i = 0; i < rows.size(); ++i)
     std::memcpy(static_cast<char*>(a->raw_data()) + static_cast<size_t>(rows[i]) * row_bytes,
                 static_cast<const char*>(compact.raw_data()) + i * row_bytes, row_bytes);
 }
-
-}  // namespace
 
 bool LazyRowUpdate(const std::string& op_name, const KwArgs& params, const std::vector<NDArrayBox*>& in,
                    const std::vector<NDArrayBox*>& given, uint64_t seed, std::vector<NDArray>* results) {
@@ -328,7 +314,7 @@ int MXNDArrayCreateSparseEx(int storage_type, const uint32_t* shape, uint32_t nd
   return Guarded(__func__, [&] {
     NotNull(out, "out");
     *out = NewSparse(storage_type, ShapeFromC(shape, ndim), dev_type, dev_id, dtype,
-                     AuxTypes<uint32_t>(num_aux, aux_type));
+                     AuxTypes(num_aux, aux_type));
   });
 }
 
@@ -338,7 +324,7 @@ int MXNDArrayCreateSparseEx64(int storage_type, const int64_t* shape, int ndim, 
   return Guarded(__func__, [&] {
     NotNull(out, "out");
     *out = NewSparse(storage_type, ShapeFrom64(shape, ndim), dev_type, dev_id, dtype,
-                     AuxTypes<int64_t>(num_aux, aux_type));
+                     AuxTypes(num_aux, aux_type));
   });
 }
 

@@ -230,6 +230,23 @@ TEST_CASE("C API local KVStore sums pushes and pulls the result", "[capi]") {
   CHECK(MXKVStoreFree(kv) == 0);
 }
 
+TEST_CASE("C API row_sparse pull gives the rows asked for and zeros elsewhere", "[capi]") {
+  KVStoreHandle kv = nullptr;
+  REQUIRE(MXKVStoreCreate("local", &kv) == 0);
+  NDArrayHandle weight = Array({3, 2}, {1, 2, 3, 4, 5, 6}), out = Array({3, 2}, std::vector<float>(6, 9));
+  NDArrayHandle rows = Array({2}, {2, 0});
+  const int key = 4;
+  REQUIRE(MXKVStoreInit(kv, 1, &key, &weight) == 0);
+  REQUIRE(MXKVStorePullRowSparse(kv, 1, &key, &out, &rows, 0) == 0);
+  CHECK(Values(out, 6) == std::vector<float>{1, 2, 0, 0, 5, 6});
+  NDArrayHandle far = Array({1}, {3});
+  CHECK(MXKVStorePullRowSparse(kv, 1, &key, &out, &far, 0) == -1);
+  CHECK(std::string(MXGetLastError()).find("row_sparse pull of key '4': row id 3 is not a row of (3,2)") !=
+        std::string::npos);
+  for (NDArrayHandle h : {weight, out, rows, far}) CHECK(MXNDArrayFree(h) == 0);
+  CHECK(MXKVStoreFree(kv) == 0);
+}
+
 namespace {
 // An int-key updater: stored += 2 * pushed.
 void AddTwice(int, NDArrayHandle recv, NDArrayHandle local, void* calls) {
