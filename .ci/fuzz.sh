@@ -12,7 +12,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/install-deps.sh clang libclang-rt-14-dev
 start=$(date +%s)
-CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSYMBIND_FUZZ=ON -DSYMBIND_BUILD_TESTS=OFF \
+generator=()
+[ ! -f build-fuzz/CMakeCache.txt ] && command -v ninja >/dev/null && generator=(-G Ninja)
+CC=clang CXX=clang++ cmake -S . -B build-fuzz "${generator[@]}" -DSYMBIND_FUZZ=ON -DSYMBIND_BUILD_TESTS=OFF \
   -DSYMBIND_BUILD_APPS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j "$jobs" --target fuzz_ndarray_file fuzz_symbol_json fuzz_param fuzz_model_file
 echo "ci: fuzz build took $(( $(date +%s) - start )) s"

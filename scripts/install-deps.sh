@@ -4,7 +4,7 @@
 set -euo pipefail
 # python3 + NumPy: the ctypes frontend test; OpenCV: image tests; Graphviz: the README's
 # `symbind dot ... | dot -Tpng` (ctest docs_commands).
-packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev libtbb-dev catch2
+packages=(build-essential cmake ninja-build pkg-config libboost-graph-dev libeigen3-dev libtbb-dev catch2
           zlib1g-dev libdlpack-dev nlohmann-json3-dev libstb-dev libcli11-dev flatbuffers-compiler
           libflatbuffers-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin
           python3 python3-numpy libopencv-dev graphviz "$@")
