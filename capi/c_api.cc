@@ -629,6 +629,9 @@ int MXExecutorBackward(ExecutorHandle handle, uint32_t len, NDArrayHandle* head_
     if (len > 0) NotNull(head_grads, "head_grads");
     std::vector<NDArray> grads;
     for (uint32_t i = 0; i < len; ++i) grads.push_back(ArrayOf(head_grads[i], "head_grads"));
+    // MXNet reads one head gradient per output and ignores any beyond (its test_operator
+    // passes the gradient of prelu's gamma too); the native Executor::Backward is strict.
+    if (grads.size() > box->exec->outputs().size()) grads.resize(box->exec->outputs().size());
     box->exec->Backward(grads);
     // As MXNet's monitor: the outputs of every backward node, each handle the callback's.
     if (box->monitor) ReportArrays(InternalGradients(*box->exec, grads), box->monitor, box->monitor_handle, true);

@@ -12,6 +12,7 @@
 
 #include <symbind/core/error.h>
 #include <symbind/core/ndarray.h>
+#include <symbind/core/shape_semantics.h>
 #include <symbind/core/tshape.h>
 #include <symbind/core/op.h>
 #include <symbind/core/symbol.h>
@@ -244,12 +245,10 @@ void SeedInvokes(int seed);
 // package that symbind does not have.
 [[noreturn]] void Unsupported(const std::string& what);
 
-// MXNet's numpy shape semantics flag (MXSetIsNumpyShape), per thread: without it, shapes
-// cross the C API with 0 for an unknown dim, as in MXNet 1.x.
-bool NumpyShapeSemantics();
+// MXNet's numpy shape semantics flag (MXSetIsNumpyShape) is core's NumpyShapeSemantics(), per
+// thread: without it, shapes cross the C API with 0 for an unknown dim, as in MXNet 1.x.
 // Whether they were turned on globally (MXSetIsNumpyShape mode 2).
 bool NumpyShapeSemanticsGlobal();
-bool SetNumpyShapeSemantics(bool on);
 
 // The context for MXNet's (dev_type, dev_id). symbind computes on the CPU only: CPU types
 // (1 cpu, 3 cpu_pinned, 5 cpu_shared) are kept as given and are all CPU memory; GPU (2) runs

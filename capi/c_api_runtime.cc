@@ -56,16 +56,13 @@ CustomOps& RegisteredCustomOps() {
   return ops;
 }
 
-// MXNet's modes: 0 off, 1 on for this thread, 2 on globally (numpy_shape is set on the
-// calling thread either way; the global bit only relaxes loading older files).
-thread_local bool numpy_shape = false;
+// MXNet's modes: 0 off, 1 on for this thread, 2 on globally (core's per-thread setting is made
+// on the calling thread either way; the global bit only relaxes loading older files).
 std::atomic<bool> numpy_shape_global{false};
 
 }  // namespace
 
-bool NumpyShapeSemantics() { return numpy_shape; }
 bool NumpyShapeSemanticsGlobal() { return numpy_shape_global; }
-bool SetNumpyShapeSemantics(bool on) { return std::exchange(numpy_shape, on); }
 
 }  // namespace capi
 }  // namespace symbind
@@ -127,7 +124,7 @@ int MXRandomSeedContext(int seed, int dev_type, int dev_id) {
 }
 
 int MXIsNumpyShape(int* curr) {
-  return Guarded(__func__, [&] { *NotNull(curr, "curr") = numpy_shape; });
+  return Guarded(__func__, [&] { *NotNull(curr, "curr") = NumpyShapeSemantics(); });
 }
 // MXNet's numpy shape semantics (zero-size dims, scalars) are accepted as a flag and reported
 // back; symbind's shapes already treat -1 as unknown and 0 as a real size.

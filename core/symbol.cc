@@ -136,7 +136,10 @@ Symbol Symbol::Create(const std::string& op_name, const std::string& name, const
   SetDefaultInitializers(node.get());
 
   Symbol s;
+  // An op with no visible output (reset_arrays, which writes its inputs) keeps its hidden
+  // ones: a symbol without outputs would be a graph without the node.
   int visible = op.NumVisibleOutputs(node->attrs);
+  if (visible == 0) visible = op.NumOutputs(node->attrs);
   for (int i = 0; i < visible; ++i) s.outputs_.push_back(NodeEntry{node, static_cast<uint32_t>(i)});
   return s;
 }

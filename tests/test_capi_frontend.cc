@@ -857,8 +857,13 @@ TEST_CASE("C API executor monitor: node outputs after Forward, backward nodes' o
   // As MXNet's backward node for fc: one output per input of fc, data's included.
   CHECK(names == std::vector<std::string>{"fc_backward_output0", "fc_backward_output1", "fc_backward_output2"});
   CHECK(Values(grads[1]) == std::vector<float>{1, 2, 3, 1, 2, 3});
+  // Head gradients beyond the outputs are ignored, as MXNet does.
+  REQUIRE(MXExecutorSetMonitorCallbackEX(exec, nullptr, nullptr, false) == 0);
+  std::vector<NDArrayHandle> heads = {Array({1, 2}, {2, 0}), Array({3}, {9, 9, 9})};
+  REQUIRE(MXExecutorBackward(exec, 2, heads.data()) == 0);
+  CHECK(Values(grads[1]) == std::vector<float>{2, 4, 6, 0, 0, 0});
   REQUIRE(MXExecutorFree(exec) == 0);
-  Free({args[0], args[1], args[2], grads[1], grads[2]});
+  Free({args[0], args[1], args[2], grads[1], grads[2], heads[0], heads[1]});
   REQUIRE(MXSymbolFree(fc) == 0);
   REQUIRE(MXSymbolFree(data) == 0);
 }

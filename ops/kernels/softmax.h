@@ -10,26 +10,26 @@
 namespace symbind {
 
 // Softmax (or log-softmax) over `l.n` values `l.inner` apart, for every (outer, inner) pair,
-// of x / temperature. Deterministic: each group is computed sequentially.
-inline void SoftmaxAlong(const float* x, float* y, const AxisLayout& l, double temperature,
-                         bool log) {
+// of x / temperature, in T (float or double). Deterministic: each group is computed sequentially.
+template <typename T>
+inline void SoftmaxAlong(const T* x, T* y, const AxisLayout& l, double temperature, bool log) {
   if (l.n == 0 || l.outer == 0 || l.inner == 0) return;  // empty: no xs[0] to read
   ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
     for (int64_t g = b; g < e; ++g) {
       const int64_t o = g / l.inner, i = g % l.inner;
-      const float* xs = x + l.Index(o, 0, i);
-      float* ys = y + l.Index(o, 0, i);
-      const float inv_t = static_cast<float>(1.0 / temperature);
-      float m = xs[0] * inv_t;
+      const T* xs = x + l.Index(o, 0, i);
+      T* ys = y + l.Index(o, 0, i);
+      const T inv_t = static_cast<T>(1.0 / temperature);
+      T m = xs[0] * inv_t;
       for (int64_t k = 1; k < l.n; ++k) m = std::max(m, xs[k * l.inner] * inv_t);
       if (log) {
         double sum = 0;
         for (int64_t k = 0; k < l.n; ++k) sum += std::exp(xs[k * l.inner] * inv_t - m);
-        const float lse = static_cast<float>(std::log(sum));
+        const T lse = static_cast<T>(std::log(sum));
         for (int64_t k = 0; k < l.n; ++k) ys[k * l.inner] = xs[k * l.inner] * inv_t - m - lse;
       } else {
-        // float sum and division, as mshadow's Softmax (the loss heads' numerics since v0.1).
-        float sum = 0;
+        // Sum and division in T: float as mshadow's Softmax (the loss heads' numerics since v0.1).
+        T sum = 0;
         for (int64_t k = 0; k < l.n; ++k) {
           ys[k * l.inner] = std::exp(xs[k * l.inner] * inv_t - m);
           sum += ys[k * l.inner];

@@ -44,6 +44,7 @@ SYMBIND_REGISTER_OP(MakeLoss)
       if ((*in)[0].ndim_known()) ShapeAssignCheck(out, 0, (*in)[0]);
     })
     .set_is_loss()
+    .set_dtype_generic()  // the forward copies any dtype as it is
     .set_forward(ForwardCopy)
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       const auto& p = attrs.param<MakeLossParam>();
@@ -70,6 +71,7 @@ SYMBIND_REGISTER_OP(make_loss)
       ShapeAssignCheck(in, 0, (*out)[0]);
     })
     .set_is_loss()
+    .set_dtype_generic()  // the forward copies any dtype as it is
     .set_forward(ForwardCopy)
     .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
       if (a.req[0] != OpReq::kNull) FillGrad(a, 1.0f);

@@ -57,6 +57,13 @@ struct PoolingParam : Parameter<PoolingParam> {
   // for global pooling.
   static PoolingParam Parse(const KwArgs& kw) {
     PoolingParam p = Parameter<PoolingParam>::Parse(kw);
+    // MXNet reads only the pads its kernel has, so scripts pass pad=(0,0,0) with a 1-D
+    // kernel; zeros past the kernel's rank are dropped, anything else stays an error.
+    if (p.kernel.ndim() > 0 && p.pad.ndim() > p.kernel.ndim()) {
+      const auto& pd = p.pad.dims();
+      if (std::all_of(pd.begin() + p.kernel.ndim(), pd.end(), [](int64_t v) { return v == 0; }))
+        p.pad = TShape(std::vector<int64_t>(pd.begin(), pd.begin() + p.kernel.ndim()));
+    }
     if (p.kernel.ndim() > 0)
       NormalizeSpatialParams("Pooling", &p.kernel, &p.stride, nullptr, &p.pad);
     else if (!p.global_pool)

@@ -79,6 +79,10 @@ void SoftmaxForward(const OpContext&, const NodeAttrs& attrs, const std::vector<
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   if (req[0] == OpReq::kNull) return;
   const AxisLayout l = SoftmaxLayout(attrs, in[0].shape());
+  if (in[0].dtype() == DType::kFloat64 && out[0].dtype() == DType::kFloat64) {
+    SoftmaxAlong(in[0].data<double>(), out[0].data<double>(), l, Temperature<kMin>(SP(attrs)), kLog);
+    return;
+  }
   const NDArray x = AsFloat(in[0]);
   if (out[0].dtype() == DType::kFloat32) {
     SoftmaxAlong(x.fdata(), out[0].fdata(), l, Temperature<kMin>(SP(attrs)), kLog);

@@ -1,12 +1,13 @@
 // Operators without inputs that create an array: _zeros, _ones, _full (a constant), _arange
 // and _linspace (evenly spaced values) and _eye (ones on a diagonal). The output dtype is the `dtype` parameter, integer types included, so
 // the kernels write every dtype. As in MXNet 1.x (legacy shapes), a `shape` of rank 0 or with 0
-// dims is unknown and comes from the consumer instead.
+// dims is unknown and comes from the consumer instead, unless NumPy shape semantics are on
+// (core/shape_semantics.h).
 #include <cmath>
 #include <tuple>
 
+#include <symbind/core/shape_semantics.h>
 #include <symbind/ops/op_util.h>
-
 
 namespace symbind {
 
@@ -127,18 +128,9 @@ struct LinspaceParam : Parameter<LinspaceParam> {
   }
 };
 
-// MXNet's legacy shape convention: rank 0 and 0 dims are unknown.
-TShape LegacyParamShape(const TShape& s) {
-  if (s.ndim() <= 0) return TShape();
-  TShape r = s;
-  for (int d = 0; d < r.ndim(); ++d)
-    if (r[d] == 0) r[d] = TShape::kUnknownDim;
-  return r;
-}
-
 // The output takes the parameter shape; a partly unknown one defers to a known output.
 void InferInitShape(const TShape& param_shape, std::vector<TShape>* out) {
-  const TShape s = LegacyParamShape(param_shape);
+  const TShape s = ParamShape(param_shape);
   if ((*out)[0].is_known() && !s.is_known()) return;
   ShapeAssignCheck(out, 0, s);
 }

@@ -320,7 +320,8 @@ Op& RegisterOrdering(const char* name, const char* doc, const char* np_alias) {
       "argsort",
       "Returns the indices that would sort an input array along the given axis (None: the "
       "flattened array), in `dtype`. Not differentiable (zero gradient, as MXNet).",
-      "_npi_argsort");
+      "_npi_argsort")
+      .set_zero_gradient();
   return true;
 }();
 }  // namespace

@@ -286,9 +286,8 @@ void RegisterSearch(const char* name, const char* doc, bool is_max) {
         SearchForward(is_max, attrs.param<ReduceAxisParam>().axis, in[0], req[0], out[0]);
       })
       // MXNet gives argmax/argmin a zero gradient (MakeZeroGradNodes).
-      .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-        ZeroWithReq(a.in_grads[0], a.req[0]);
-      });
+      .set_backward(BackwardZero)
+      .set_zero_gradient();
 }
 
 SYMBIND_REGISTER_OP_FAMILY(reductions) {
@@ -317,12 +316,10 @@ SYMBIND_REGISTER_OP(norm)
       ShapeAssignCheck(out, 0, ReduceOutShape((*in)[0], p.axis, p.keepdims, false));
     })
     .set_infer_type([](const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
+      // out_dtype sets the output's dtype on its own; the reduction computes in float32.
       const auto& p = attrs.param<NormParam>();
-      // Compute is float32; an out_dtype other than float32 is not supported.
-      if (p.out_dtype && *p.out_dtype != static_cast<int>(DType::kFloat32))
-        throw TypeError(StrCat("norm: out_dtype ", DTypeName(static_cast<DType>(*p.out_dtype)),
-                                " is not supported (only float32)"));
-      InferSameType(attrs, in, out);
+      if (!p.out_dtype) return InferSameType(attrs, in, out);
+      TypeAssignCheck(out, 0, *p.out_dtype);
     })
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {

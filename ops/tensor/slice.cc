@@ -160,6 +160,7 @@ SYMBIND_REGISTER_OP(slice_like)
     .set_params<SliceLikeParam>()
     .set_arguments({"data", "shape_like"})
     .set_infer_shape(InferShapeSliceLike)
+    .set_infer_type(InferTypeFromData)  // shape_like may be of any dtype
     .set_dtype_generic()  // moves elements of any dtype
     .set_forward(GatherForward(kSliceLikeMap))
     .set_backward([](const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& a) {

@@ -42,4 +42,14 @@ TEST_CASE("make_loss: identity forward, gradient of ones", "[ops][makeloss][grad
                  WithLoss([](const std::vector<NDArray>& o) { return Sum(o[0]); }, {}));
   Symbol s = Symbol::Create("make_loss", "ml", {}, {{"data", Symbol::Variable("x")}});
   CHECK(s.ListOutputs() == std::vector<std::string>{"ml_loss"});
+  // Both heads pass float64 through exactly (finite differences in float64 rely on it).
+  NDArray x64(TShape({2}), DType::kFloat64);
+  x64.data<double>()[0] = 1.0 + 1e-12;
+  x64.data<double>()[1] = -3.0;
+  for (const char* op : {"make_loss", "MakeLoss"}) {
+    NDArray y = RunForward(op, {}, {{"data", x64}});
+    REQUIRE(y.dtype() == DType::kFloat64);
+    CHECK(y.data<double>()[0] == 1.0 + 1e-12);
+    CHECK(y.data<double>()[1] == -3.0);
+  }
 }

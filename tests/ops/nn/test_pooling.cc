@@ -319,6 +319,12 @@ TEST_CASE("Pooling errors", "[ops][pooling][error]") {
   CHECK_THROWS_AS(make({{"kernel", "(2,2)"}, {"stride", "(0,1)"}}), ParamError);
   CHECK_THROWS_WITH(make({{"kernel", "(2,2)"}, {"pad", "(1,)"}}),
                     Catch::Contains("Padding must have the same number of dimensions"));
+  CHECK_THROWS_WITH(make({{"kernel", "(2,)"}, {"pad", "(0,1)"}}),
+                    Catch::Contains("Padding must have the same number of dimensions"));
+  // Zero pads past the kernel's rank, as MXNet scripts pass them, are dropped.
+  CHECK(InferShape(make({{"kernel", "(2,)"}, {"stride", "(2,)"}, {"pad", "(0,0,0)"},
+                         {"pooling_convention", "same"}}),
+                   {{"data", TShape({1, 1, 10})}}).out_shapes[0] == TShape({1, 1, 5}));
   // Accepted and ignored.
   CHECK_NOTHROW(make({{"kernel", "(2,2)"}, {"cudnn_off", "True"}, {"layout", "NCHW"}}));
 }

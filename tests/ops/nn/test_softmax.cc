@@ -64,6 +64,23 @@ TEST_CASE("softmax dtype, shapes and errors", "[ops][softmax][shape]") {
   CHECK(y.dtype() == DType::kFloat64);
   RequireClose(y.AsType(DType::kFloat32), NaiveSoftmax(x, 1, 1.0, false));
   CheckGradients("softmax", {{"dtype", "float64"}}, {{"data", x}});
+  // float64 in and out computes in double: finite differences in float64 rely on it.
+  NDArray x64 = x.AsType(DType::kFloat64);
+  for (const char* op : {"softmax", "log_softmax", "softmin"}) {
+    INFO(op);
+    NDArray y64 = RunForward(op, {}, {{"data", x64}});
+    REQUIRE(y64.dtype() == DType::kFloat64);
+    const double sign = std::string(op) == "softmin" ? -1.0 : 1.0;
+    for (int64_t r = 0; r < 2; ++r) {
+      double z = 0;
+      for (int64_t c = 0; c < 3; ++c) z += std::exp(sign * x64.data<double>()[r * 3 + c]);
+      for (int64_t c = 0; c < 3; ++c) {
+        const double v = sign * x64.data<double>()[r * 3 + c];
+        const double want = std::string(op) == "log_softmax" ? v - std::log(z) : std::exp(v) / z;
+        CHECK(y64.data<double>()[r * 3 + c] == Approx(want).epsilon(1e-14));
+      }
+    }
+  }
 
   Symbol s = Symbol::Create("softmax", "sm", {{"axis", "2"}}, {{"data", Symbol::Variable("data")}});
   CHECK_THROWS_WITH(InferShape(s, {{"data", TShape({2, 3})}}), Catch::Contains("axis 2 is out of range"));

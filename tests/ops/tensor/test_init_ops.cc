@@ -2,6 +2,8 @@
 // included), shapes from parameters or from the consumer, parameter errors.
 #include <cmath>
 
+#include <symbind/core/shape_semantics.h>
+
 #include "op_test_util.h"
 
 using namespace symbind;
@@ -61,6 +63,23 @@ TEST_CASE("_zeros without a shape takes its consumer's", "[ops][init][shape]") {
     exec->Backward({head});
     RequireClose(exec->grad_arrays()[0], head);
   }
+}
+
+TEST_CASE("_zeros and _ones under NumPy shape semantics make scalars and empty arrays", "[ops][init][shape]") {
+  // Legacy reading: rank 0 and 0 dims are unknown, so with no consumer there is no shape.
+  CHECK_THROWS_AS(Created("_ones", {{"shape", "()"}}), Error);
+  CHECK_THROWS_AS(Created("_zeros", {{"shape", "(0, 1, 3, 0)"}}), Error);
+  const bool was = SetNumpyShapeSemantics(true);
+  NDArray scalar = Created("_ones", {{"shape", "()"}});
+  NDArray empty = Created("_zeros", {{"shape", "(0, 1, 0, 4)"}});
+  NDArray full = Created("_full", {{"shape", "(2, 0)"}, {"value", "3"}});
+  SetNumpyShapeSemantics(was);
+  CHECK(scalar.shape() == TShape(std::vector<int64_t>{}));
+  RequireValues(scalar, {1.0});
+  CHECK(empty.shape() == TShape({0, 1, 0, 4}));
+  CHECK(empty.Size() == 0);
+  CHECK(full.shape() == TShape({2, 0}));
+  CHECK_FALSE(NumpyShapeSemantics());
 }
 
 TEST_CASE("_arange values, repeat, negative steps and integer dtypes", "[ops][init][arange]") {

@@ -189,7 +189,13 @@ TEST_CASE("norm: L1 and L2, default shape (1,), bad order", "[ops][norm]") {
   for (int c = 0; c < 3; ++c)
     CHECK(cols.GetFlat(c) == Approx(std::fabs(x.At({0, c})) + std::fabs(x.At({1, c}))).epsilon(1e-6));
   CHECK_THROWS_AS(RunForward("norm", {{"ord", "3"}}, {{"data", x}}), ParamError);
-  CHECK_THROWS_AS(RunForward("norm", {{"out_dtype", "float64"}}, {{"data", x}}), Error);
+  // out_dtype sets the output dtype, whatever the input's.
+  NDArray y64 = RunForward("norm", {{"out_dtype", "float64"}}, {{"data", x}});
+  CHECK(y64.dtype() == DType::kFloat64);
+  CHECK(y64.GetFlat(0) == Approx(std::sqrt(l2)).epsilon(1e-6));
+  NDArray from64 = RunForward("norm", {{"ord", "1"}, {"out_dtype", "float32"}}, {{"data", x.AsType(DType::kFloat64)}});
+  CHECK(from64.dtype() == DType::kFloat32);
+  CHECK(from64.GetFlat(0) == Approx(l1).epsilon(1e-6));
 }
 
 TEST_CASE("reduction shape inference and errors", "[ops][reduce][shape]") {

@@ -93,6 +93,10 @@ TEST_CASE("slice_like forward, gradient and shapes", "[ops][slice_like][grad]") 
   CheckGradients("slice_like", {{"axes", "(0,1)"}}, {{"data", x}, {"shape_like", like}});
   NDArray like2 = RandomArray(TShape({1, 2, 2}), 23);
   CheckGradients("slice_like", {}, {{"data", x}, {"shape_like", like2}});
+  // shape_like lends only its shape: its dtype may differ from data's.
+  NDArray by_int = RunForward("slice_like", {}, {{"data", x}, {"shape_like", like2.AsType(DType::kInt32)}});
+  CHECK(by_int.dtype() == DType::kFloat32);
+  CHECK(by_int.shape() == TShape({1, 2, 2}));
   Symbol s = Symbol::Create("slice_like", "s", {}, {{"data", Symbol::Variable("data")}});
   CHECK(s.ListArguments() == std::vector<std::string>{"data", "s_shape_like"});
   CHECK_THAT(ErrorOf([&] { InferShape(s, {{"data", TShape({3, 4})}, {"s_shape_like", TShape({2, 5})}}); }),
