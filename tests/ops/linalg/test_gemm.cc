@@ -7,9 +7,9 @@ using namespace symbind::test;
 using namespace symbind::test::la;
 
 namespace {
-Dense Op(const Dense& a, bool t) { return t ? Transposed(a) : a; }
+Dense TransposedIf(const Dense& a, bool t) { return t ? Transposed(a) : a; }
 
-// Moves axis `from` of a 4-D array of doubles to `to`, as numpy.swapaxes.
+// Swaps axes x and y of a 4-D float64 array, as numpy.swapaxes.
 NDArray SwapAxes(const NDArray& a, int x, int y) {
   std::vector<int64_t> d = a.shape().dims();
   std::vector<int64_t> nd = d;
@@ -36,7 +36,7 @@ TEST_CASE("linalg gemm and gemm2 with every transpose, alpha and beta", "[ops][l
       INFO("transpose_a=" << ta << " transpose_b=" << tb);
       const Dense a = RandomDense(ta ? 4 : 3, ta ? 3 : 4, 1), b = RandomDense(tb ? 5 : 4, tb ? 4 : 5, 2),
                   c = RandomDense(3, 5, 3);
-      const Dense ab = MatMul(Op(a, ta), Op(b, tb));
+      const Dense ab = MatMul(TransposedIf(a, ta), TransposedIf(b, tb));
       const KwArgs p = Flags({{"transpose_a", ta}, {"transpose_b", tb}}, {{"alpha", "-1.5"}, {"beta", "0.25"}});
       RequireNear(Invoke("_linalg_gemm", p, {Stack(a), Stack(b), Stack(c)})[0], Combine(-1.5, ab, 0.25, c), 1e-12);
       KwArgs p2 = p;
