@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <symbind/core/float64_backward.h>
+
 namespace symbind {
 
 namespace {
@@ -11,6 +13,13 @@ bool ComputesInFloat32(DType t) { return IsFloatingType(t) && t != DType::kFloat
 bool AnyConverted(const std::vector<NDArray>& arrays) {
   for (const NDArray& a : arrays)
     if (!a.is_none() && ComputesInFloat32(a.dtype())) return true;
+  return false;
+}
+
+// Whether an op with a float64 backward must still get float32 copies (of float16, bfloat16).
+bool AnyHalf(const std::vector<NDArray>& arrays) {
+  for (const NDArray& a : arrays)
+    if (!a.is_none() && ComputesInFloat32(a.dtype()) && a.dtype() != DType::kFloat64) return true;
   return false;
 }
 
@@ -67,6 +76,9 @@ void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, con
 }
 
 void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {
+  if (HasFloat64Backward(op) && !AnyHalf(args.out_grads) && !AnyHalf(args.inputs) && !AnyHalf(args.outputs) &&
+      !AnyHalf(args.in_grads))
+    return op.backward(ctx, attrs, args);
   if (!AnyConverted(args.out_grads) && !AnyConverted(args.inputs) && !AnyConverted(args.outputs) &&
       !AnyConverted(args.in_grads))
     return op.backward(ctx, attrs, args);

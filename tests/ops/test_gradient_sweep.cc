@@ -25,6 +25,7 @@ enum class Fill {
   kClipSafe,  // uniform in [-0.9, 0.9], clear of clip's bounds +-0.5
   kIndexLike, // k + 0.3 for k in {0, 1, 2}: clear of the integers an index truncates to
   kNearIdentityAffine,  // an affine transform near the identity (2 x 3 per batch item)
+  kDiagDominant,  // kAway plus 3 on the diagonals of the trailing square matrices: well conditioned
 };
 
 // One gradient check: an op, the parameters and input shapes it needs (other shapes are
@@ -404,6 +405,35 @@ std::vector<SweepCase> Cases() {
   add(Case("SwapAxis", {{"dim1", "1"}, {"dim2", "-1"}}).Shape("data", k234).Variant("negative"));
   add(Case("squeeze", {{"axis", "(1,3)"}}).Shape("data", TShape({2, 1, 3, 1})).Variant("axes"));
   add(Case("smooth_l1").Shape("data", k234).With("data", Fill::kDistinct).Variant("wide range"));
+
+  // Linear algebra (tests/ops/linalg/ checks them in float64 too).
+  const TShape k33({3, 3}), k233({2, 3, 3});
+  add(Case("_linalg_gemm", {{"transpose_a", "True"}, {"alpha", "-2"}, {"beta", "0.5"}})
+          .Shape("A", TShape({3, 2})).Shape("B", TShape({3, 2})));
+  add(Case("_linalg_gemm", {{"axis", "0"}}).Shape("A", TShape({2, 2, 3})).Shape("B", TShape({3, 2, 2}))
+          .Variant("axis=0"));
+  add(Case("_linalg_gemm2", {{"transpose_b", "True"}, {"alpha", "3"}}).Shape("A", TShape({2, 2, 3}))
+          .Shape("B", TShape({2, 2, 3})));
+  add(Case("_linalg_potri").Shape("A", k233).With("A", Fill::kDiagDominant));
+  add(Case("_linalg_potri", {{"lower", "False"}}).Shape("A", k33).With("A", Fill::kDiagDominant).Variant("upper"));
+  add(Case("_linalg_trmm", {{"transpose", "True"}, {"alpha", "2"}}).Shape("A", k33).Shape("B", TShape({3, 2})));
+  add(Case("_linalg_trmm", {{"rightside", "True"}, {"lower", "False"}}).Shape("A", k33).Shape("B", TShape({2, 3}))
+          .Variant("rightside upper"));
+  add(Case("_linalg_trsm", {{"alpha", "-0.5"}}).Shape("A", k233).Shape("B", TShape({2, 3, 2}))
+          .With("A", Fill::kDiagDominant));
+  add(Case("_linalg_trsm", {{"rightside", "True"}, {"transpose", "True"}, {"lower", "False"}}).Shape("A", k33)
+          .Shape("B", TShape({2, 3})).With("A", Fill::kDiagDominant).Variant("rightside transpose upper"));
+  add(Case("_linalg_sumlogdiag").Shape("A", k233).With("A", Fill::kPositive));
+  add(Case("_linalg_syrk", {{"alpha", "2"}}).Shape("A", k23));
+  add(Case("_linalg_syrk", {{"transpose", "True"}}).Shape("A", TShape({2, 2, 3})).Variant("transpose"));
+  add(Case("_linalg_gelqf").Shape("A", TShape({2, 2, 3})));
+  add(Case("_linalg_inverse").Shape("A", k233).With("A", Fill::kDiagDominant));
+  add(Case("_linalg_det").Shape("A", k233).With("A", Fill::kDiagDominant));
+  add(Case("_linalg_slogdet").Shape("A", k233).With("A", Fill::kDiagDominant));
+  add(Case("_linalg_extractdiag", {{"offset", "1"}}).Shape("A", k233));
+  add(Case("_linalg_makediag", {{"offset", "-1"}}).Shape("A", k23));
+  add(Case("_linalg_extracttrian", {{"offset", "-1"}}).Shape("A", k233));
+  add(Case("_linalg_maketrian", {{"lower", "False"}}).Shape("A", TShape({2, 6})));
   return c;
 }
 
@@ -427,6 +457,11 @@ const std::map<std::string, std::string> kExempt = {
     {"_contrib_box_nms", "a selection: the gradient routes to the kept boxes, finite differences "
                          "of sorted, suppressed boxes are not defined at the ties the default "
                          "thresholds create (tests/ops/contrib/test_box_nms.cc)"},
+    {"_linalg_potrf", "reads only A's lower (or upper) triangle, while its gradient is symmetric, as MXNet "
+                      "defines it: finite differences of one element differ by design "
+                      "(tests/ops/linalg/test_cholesky.cc checks it with symmetric perturbations)"},
+    {"_linalg_syevd", "as _linalg_potrf: one triangle read, a symmetric gradient "
+                      "(tests/ops/linalg/test_syevd.cc)"},
     {"shape_array", "integer output (the input's shape), zero gradient"},
     {"size_array", "integer output (the input's size), zero gradient"},
     {"_random_uniform_like", "random samples in data's shape: zero gradient (as MXNet), and each "
@@ -462,6 +497,13 @@ NDArray FillInput(Fill fill, const TShape& shape, uint64_t seed) {
         a.SetFlat(i, a.GetFlat(i) + 0.8f);
         a.SetFlat(i + 4, a.GetFlat(i + 4) + 0.8f);
       }
+      return a;
+    }
+    case Fill::kDiagDominant: {
+      NDArray a = AwayFromZero(shape, seed, -0.9f, 0.9f);
+      const int64_t n = shape[shape.ndim() - 1];
+      for (int64_t i = 0; i < a.Size(); i += n * n)
+        for (int64_t k = 0; k < n; ++k) a.SetFlat(i + k * (n + 1), a.GetFlat(i + k * (n + 1)) + 3.0f);
       return a;
     }
     case Fill::kAway: break;
