@@ -114,6 +114,9 @@ struct Op {
   // Ops whose kernels handle every dtype (copies, casts) set dtype_generic; inputs that may
   // hold any dtype (indices, conditions) are listed by argument name in any_dtype_inputs.
   bool dtype_generic = false;
+  // Backward kernels get float32 copies of other floating arrays, except float64 ones for ops
+  // that set float64_backward (their gradients must reach float64's precision: linalg's).
+  bool float64_backward = false;
   std::vector<std::string> any_dtype_inputs;
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
@@ -172,6 +175,7 @@ struct Op {
   Op& set_infer_shape(InferShapeFn f) { infer_shape = std::move(f); return *this; }
   Op& set_infer_type(InferTypeFn f) { infer_type = std::move(f); return *this; }
   Op& set_dtype_generic() { dtype_generic = true; return *this; }
+  Op& set_float64_backward() { float64_backward = true; return *this; }
   Op& set_any_dtype_inputs(std::vector<std::string> names) {
     any_dtype_inputs = std::move(names);
     return *this;

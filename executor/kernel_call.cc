@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include <symbind/core/float64_backward.h>
-
 namespace symbind {
 
 namespace {
@@ -76,7 +74,7 @@ void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, con
 }
 
 void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {
-  if (HasFloat64Backward(op) && !AnyHalf(args.out_grads) && !AnyHalf(args.inputs) && !AnyHalf(args.outputs) &&
+  if (op.float64_backward && !AnyHalf(args.out_grads) && !AnyHalf(args.inputs) && !AnyHalf(args.outputs) &&
       !AnyHalf(args.in_grads))
     return op.backward(ctx, attrs, args);
   if (!AnyConverted(args.out_grads) && !AnyConverted(args.inputs) && !AnyConverted(args.outputs) &&

@@ -6,8 +6,8 @@
 //   CallBackward(op, ctx, attrs, args);                   // instead of op.backward(...)
 //
 // Forward converts for ops that are not dtype_generic; backward converts for every op (the
-// backward kernels compute in float32) except float64 arrays for the ops listed in
-// core/float64_backward.h. Integer arrays (indices, labels) are passed as they
+// backward kernels compute in float32) except float64 arrays for ops that set
+// Op::float64_backward. Integer arrays (indices, labels) are passed as they
 // are. When every array is float32 or an integer type, the kernel is called directly.
 #pragma once
 #include <vector>

@@ -15,7 +15,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <symbind/core/float64_backward.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -139,7 +138,7 @@ void ForwardInFloatType(const NodeAttrs& attrs, const std::vector<NDArray>& in, 
   });
 }
 
-// Backward in the dtype of input 0 (float32 or float64, see core/float64_backward.h):
+// Backward in the dtype of input 0 (float32 or float64, see Op::float64_backward):
 // kernel(T(), args). A head gradient of another floating type (an output nobody used gets a
 // float32 zero array) is read through a copy in T.
 template <typename K>
@@ -194,8 +193,7 @@ void BackwardPerMatrix(const NodeAttrs& attrs, const BackwardArgs& args, int64_t
 // Marks a linear-algebra op: its kernels read every floating dtype themselves, forward and
 // backward.
 inline Op& LinalgOp(Op& op) {
-  op.set_dtype_generic();
-  return SetFloat64Backward(op);
+  return op.set_dtype_generic().set_float64_backward();
 }
 
 // SYMBIND_REGISTER_OP for the linear-algebra ops (LinalgOp).
