@@ -1,6 +1,5 @@
 // Element-wise binary ops on equal shapes, and ops with a scalar operand.
 #include <cmath>
-#include <type_traits>
 
 #include <symbind/ops/tensor/math_util.h>
 
@@ -36,14 +35,17 @@ SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
       .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
         for (size_t side = 0; side < 2; ++side) {
           if (a.req[side] == OpReq::kNull) continue;
+          if (!IsFloatingType(a.inputs[0].dtype())) {
+            ZeroWithReq(a.in_grads[side], a.req[side]);
+            continue;
+          }
           ComputeInDType("_mod", {a.inputs[0], a.inputs[1], a.out_grads[0]}, {a.req[side]}, {a.in_grads[side]},
                          [&](auto tag, const auto& in, const auto& req, const auto& out) {
                            using T = decltype(tag);
                            const T *l = in[0].template data<T>(), *r = in[1].template data<T>();
                            const T* g = in[2].template data<T>();
-                           MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) -> T {
-                             if constexpr (std::is_integral<T>::value) return T(0);
-                             else return side == 0 ? g[i] : static_cast<T>(-g[i] * std::floor(l[i] / r[i]));
+                           MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) {
+                             return side == 0 ? g[i] : static_cast<T>(-g[i] * std::floor(l[i] / r[i]));
                            });
                          });
         }
