@@ -20,10 +20,7 @@ struct Placeholder {
 
 constexpr const char* kNumpyMode = "MXNet's numpy-compatible mode (mx.np / mx.npx) is not supported";
 constexpr const char* kCustomOp = "Python custom operators (mx.operator.CustomOp) are not run by symbind";
-constexpr const char* kAmp = "automatic mixed precision (AMP) is not supported";
 const Placeholder kPlaceholders[] = {
-    // The AMP loss scaler's check, which mx.optimizer imports by name.
-    {"multi_all_finite", kAmp},
     {"Custom", kCustomOp},
     {"_npi_Custom", kCustomOp},
     {"_cvcopyMakeBorder", "OpenCV image operators (mx.image) are not supported"},

@@ -1,5 +1,5 @@
 // Element-wise unary math: exp/log family, powers and roots, abs/sign/negative, rounding,
-// trigonometric and hyperbolic functions, erf/erfinv, gamma/gammaln, logical_not.
+// trigonometric and hyperbolic functions, softsign, erf/erfinv, gamma/gammaln, logical_not.
 // Rounding, sign and logical_not are piecewise constant: their gradient is zero, as in MXNet.
 #include <cmath>
 #include <limits>
@@ -112,6 +112,9 @@ SYMBIND_REGISTER_OP_FAMILY(unary_math) {
                 [](auto x) { return 1.0f / x; }, [](float x, float) { return -1.0f / (x * x); });
   RegisterUnary("abs", "Returns element-wise absolute value of the input.",
                 [](auto x) { return std::fabs(x); }, [](float x, float) { return Sign(x); });
+  RegisterUnary("softsign", "Computes softsign of x element-wise: y = x / (1 + abs(x)).",
+                [](auto x) { return x / (1 + std::fabs(x)); },
+                [](float x, float) { return 1.0f / ((1.0f + std::fabs(x)) * (1.0f + std::fabs(x))); });
   RegisterUnary("negative", "Numerical negative of the argument, element-wise.",
                 [](auto x) { return -x; }, [](float, float) { return -1.0f; });
 

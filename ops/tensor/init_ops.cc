@@ -1,5 +1,5 @@
 // Operators without inputs that create an array: _zeros, _ones, _full (a constant), _arange
-// and _linspace (evenly spaced values) and _eye (ones on a diagonal). The output dtype is the `dtype` parameter, integer types included, so
+// (and _contrib_arange_like, as long as its input) and _linspace (evenly spaced values) and _eye (ones on a diagonal). The output dtype is the `dtype` parameter, integer types included, so
 // the kernels write every dtype. As in MXNet 1.x (legacy shapes), a `shape` of rank 0 or with 0
 // dims is unknown and comes from the consumer instead, unless NumPy shape semantics are on
 // (core/shape_semantics.h).
@@ -201,6 +201,21 @@ SYMBIND_REGISTER_OP(_full)
 
 // Element i is start + (i / repeat) * step, with start and step first converted to the output
 // type (MXNet's range_fwd): integer outputs truncate them, float32 computes in float.
+namespace {
+void WriteRange(const NDArray& out, OpReq req, double start, double step, int repeat) {
+  const DType t = out.dtype();
+  if (t == DType::kFloat64) {
+    WriteValues(out, req, [&](int64_t i) { return start + static_cast<double>(i / repeat) * step; });
+  } else if (IsFloatType(t)) {
+    const float fstart = static_cast<float>(start), fstep = static_cast<float>(step);
+    WriteValues(out, req, [&](int64_t i) { return fstart + static_cast<float>(i / repeat) * fstep; });
+  } else {
+    const double istart = std::trunc(start), istep = std::trunc(step);
+    WriteValues(out, req, [&](int64_t i) { return istart + static_cast<double>(i / repeat) * istep; });
+  }
+}
+}  // namespace
+
 SYMBIND_REGISTER_OP(_arange)
     .describe("Returns evenly spaced values within a given interval [start, stop), each repeated "
               "`repeat` times. Similar to NumPy's arange.")
@@ -217,17 +232,56 @@ SYMBIND_REGISTER_OP(_arange)
     .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>&,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       const auto& p = a.param<ArangeParam>();
-      const DType t = out[0].dtype();
-      if (t == DType::kFloat64) {
-        WriteValues(out[0], req[0], [&](int64_t i) { return p.First() + static_cast<double>(i / p.repeat) * p.step; });
-      } else if (IsFloatType(t)) {
-        const float start = static_cast<float>(p.First()), step = static_cast<float>(p.step);
-        WriteValues(out[0], req[0], [&](int64_t i) { return start + static_cast<float>(i / p.repeat) * step; });
-      } else {
-        const double start = std::trunc(p.First()), step = std::trunc(p.step);
-        WriteValues(out[0], req[0], [&](int64_t i) { return start + static_cast<double>(i / p.repeat) * step; });
-      }
+      WriteRange(out[0], req[0], p.First(), p.step, p.repeat);
     });
+
+namespace {
+struct RangeLikeParam : Parameter<RangeLikeParam> {
+  double start, step;
+  int repeat;
+  std::string ctx;
+  std::optional<int> axis;
+  static void Declare(ParamDeclarer<RangeLikeParam>& d) {
+    d.field("start", &RangeLikeParam::start).set_default(0)
+        .describe("Start of interval. The interval includes this value. The default start value is 0.");
+    d.field("step", &RangeLikeParam::step).set_default(1).describe("Spacing between values.");
+    d.field("repeat", &RangeLikeParam::repeat).set_default(1).lower_bound(1)
+        .describe("The repeating time of all elements. E.g repeat=3, the element a will be repeated three "
+                  "times --> a, a, a.");
+    d.field("ctx", &RangeLikeParam::ctx).set_default("")
+        .describe("Context of output (ignored: symbind computes on the CPU).");
+    d.field("axis", &RangeLikeParam::axis).set_default(std::nullopt)
+        .describe("Arange elements according to the size of a certain axis of input array. The negative "
+                  "numbers are interpreted counting from the backward. If not provided, will arange elements "
+                  "according to the input shape.");
+  }
+};
+}  // namespace
+
+// _arange's values, as many as the input has elements (or as its `axis` is long); only the
+// input's shape and dtype are read, so the gradient is zero.
+SYMBIND_REGISTER_OP(_contrib_arange_like)
+    .add_alias("_npx_arange_like")
+    .describe("Return an array with evenly spaced values. If axis is not given, the output will have the same "
+              "shape as the input array. Otherwise, the output will be a 1-D array with size of the specified "
+              "axis in input shape.")
+    .set_params<RangeLikeParam>()
+    .add_argument_doc("data", "The input")
+    .set_dtype_generic()
+    .set_infer_shape([](const NodeAttrs& a, std::vector<TShape>* in, std::vector<TShape>* out) {
+      const auto& p = a.param<RangeLikeParam>();
+      const TShape& d = (*in)[0];
+      if (!p.axis) return SameShape(a, in, out);
+      if (!d.ndim_known()) return;
+      ShapeAssignCheck(out, 0, TShape({d[NormalizeAxis(*p.axis, d.ndim(), "_contrib_arange_like")]}));
+    })
+    .set_forward([](const OpContext&, const NodeAttrs& a, const std::vector<NDArray>&,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      const auto& p = a.param<RangeLikeParam>();
+      WriteRange(out[0], req[0], p.start, p.step, p.repeat);
+    })
+    .set_backward(BackwardZero)
+    .set_zero_gradient();
 
 // Element i is start + i * step in double, then converted to the output type (MXNet's
 // linspace_fwd); step divides the range into num - 1 parts with the endpoint, num without.

@@ -1,4 +1,5 @@
-// Reductions over axes: sum, mean, prod, nansum, nanprod, max, min, _square_sum, norm; and the index
+// Reductions over axes: sum, mean, prod, nansum, nanprod, max, min, _square_sum, norm, moments (mean
+// and variance); and the index
 // searches argmax, argmin, argmax_channel. Shapes follow MXNet 1.x's legacy (non-NumPy)
 // rules: reducing every axis without keepdims gives shape (1,), not a scalar.
 #include <cmath>
@@ -330,6 +331,62 @@ SYMBIND_REGISTER_OP(norm)
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       ReduceBackward(NormKind(attrs), a, a.inputs[0].shape().dims(),
                      SmallDims(a.inputs[0].shape(), attrs.param<NormParam>().axis, false));
+    });
+
+namespace {
+struct MomentsParam : Parameter<MomentsParam> {
+  std::optional<TShape> axes;
+  bool keepdims;
+  static void Declare(ParamDeclarer<MomentsParam>& d) {
+    d.field("axes", &MomentsParam::axes).set_default(std::nullopt)
+        .describe("Array of ints. Axes along which to compute mean and variance.");
+    d.field("keepdims", &MomentsParam::keepdims).set_default(false)
+        .describe("produce moments with the same dimensionality as the input.");
+  }
+};
+}  // namespace
+
+// The mean and the (biased) variance over `axes`: the variance is the mean of the squared
+// deviations, so both are kMean reductions.
+SYMBIND_REGISTER_OP(moments)
+    .describe("Calculate the mean and variance of `data` over the given axes.")
+    .set_params<MomentsParam>()
+    .add_argument_doc("data", "Input ndarray")
+    .set_outputs({"mean", "var"})
+    .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+      const auto& p = attrs.param<MomentsParam>();
+      if (!p.axes || p.axes->ndim() == 0)
+        throw ShapeError("moments: empty axes is not supported; for global moments pass every axis in axes");
+      if (!(*in)[0].ndim_known()) return;
+      const TShape o = ReduceOutShape((*in)[0], p.axes, p.keepdims, false);
+      ShapeAssignCheck(out, 0, o);
+      ShapeAssignCheck(out, 1, o);
+    })
+    .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+      const Dims big = in[0].shape().dims(), small = SmallDims(in[0].shape(), attrs.param<MomentsParam>().axes, false);
+      const float* x = in[0].fdata();
+      std::vector<float> mean(static_cast<size_t>(math::Product(small)));
+      ReduceForward(kMean, x, big, mean.data(), small, OpReq::kWrite);
+      std::vector<float> sq(static_cast<size_t>(in[0].Size()));
+      math::ForEachBroadcast(big, small, small, [&](int64_t i, int64_t j, int64_t) {
+        const float d = x[i] - mean[j];
+        sq[i] = d * d;
+      });
+      AssignWithReq(out[0].fdata(), mean.data(), out[0].Size(), req[0]);
+      ReduceForward(kMean, sq.data(), big, out[1].fdata(), small, req[1]);
+    })
+    // d mean / dx = 1 / N; d var / dx = 2 (x - mean) / N.
+    .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+      float* dx = InGradOrNull(a, 0);
+      if (!dx) return;
+      const Dims big = a.inputs[0].shape().dims(), small = SmallDims(a.inputs[0].shape(), attrs.param<MomentsParam>().axes, false);
+      const float *x = a.inputs[0].fdata(), *mean = a.outputs[0].fdata();
+      const float *gm = a.out_grads[0].fdata(), *gv = a.out_grads[1].fdata();
+      const float inv_n = static_cast<float>(std::max<int64_t>(1, math::Product(small))) / static_cast<float>(math::Product(big));
+      math::ForEachBroadcast(big, small, small, [&](int64_t i, int64_t j, int64_t) {
+        Put(dx + i, (gm[j] + 2.0f * gv[j] * (x[i] - mean[j])) * inv_n, a.req[0]);
+      });
     });
 
 // Legacy: argmax over axis 1 without keepdims; no gradient in MXNet.

@@ -70,6 +70,7 @@ const char* const kDefaultOps[] = {
     "round", "sigmoid", "sign", "sin", "sinh", "square", "tan", "tanh", "trunc", "_copy",
     "ones_like", "zeros_like", "Flatten", "SoftmaxActivation", "softmax", "log_softmax", "softmin",
     "smooth_l1", "transpose", "_contrib_div_sqrt_dim", "arcsin", "arccos", "arctanh", "erfinv",
+    "softsign", "hard_sigmoid", "_contrib_arange_like",
     // element-wise binary (same shapes)
     "elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div", "_hypot", "_equal",
     "_not_equal", "_greater", "_greater_equal", "_lesser", "_lesser_equal", "_logical_and",
@@ -405,6 +406,28 @@ std::vector<SweepCase> Cases() {
   add(Case("SwapAxis", {{"dim1", "1"}, {"dim2", "-1"}}).Shape("data", k234).Variant("negative"));
   add(Case("squeeze", {{"axis", "(1,3)"}}).Shape("data", TShape({2, 1, 3, 1})).Variant("axes"));
   add(Case("smooth_l1").Shape("data", k234).With("data", Fill::kDistinct).Variant("wide range"));
+  add(Case("_mod").Shape("lhs", k23).Shape("rhs", k23).With("rhs", Fill::kAboveOne));
+  add(Case("hard_sigmoid", {{"alpha", "2"}, {"beta", "0.3"}}).Shape("data", k23).Variant("steep"));
+  add(Case("_contrib_quadratic", {{"a", "0.5"}, {"b", "-1"}, {"c", "0.3"}}).Shape("data", k23));
+  add(Case("diag", {{"k", "1"}}).Shape("data", TShape({3, 4})));
+  add(Case("diag", {{"k", "-1"}}).Shape("data", TShape({3})).Variant("from 1-D"));
+  add(Case("diag", {{"axis1", "2"}, {"axis2", "0"}}).Shape("data", k234).Variant("3-D"));
+  add(Case("depth_to_space", {{"block_size", "2"}}).Shape("data", TShape({1, 4, 1, 2})));
+  add(Case("space_to_depth", {{"block_size", "2"}}).Shape("data", TShape({1, 1, 2, 4})));
+  add(Case("moments", {{"axes", "(1,)"}}).Shape("data", k234));
+  // Indices clear of the integers they truncate to: zero gradient, as the finite differences.
+  add(Case("_ravel_multi_index", {{"shape", "(3,3)"}}).Shape("data", k23).With("data", Fill::kIndexLike));
+  add(Case("_unravel_index", {{"shape", "(2,3)"}}).Shape("data", TShape({3})).With("data", Fill::kIndexLike));
+  add(Case("_image_normalize", {{"mean", "(0.1,0.2,0.3)"}, {"std", "(2,3,4)"}}).Shape("data", TShape({3, 2, 2})));
+  add(Case("amp_cast", {{"dtype", "float32"}}).Shape("data", k23));
+  add(Case("amp_multicast", {{"num_outputs", "2"}}).Shape("data_0", k23).Shape("data_1", TShape({3})));
+  add(Case("_contrib_index_copy").Shape("old_tensor", TShape({4, 3})).Fixed("index_vector", TShape({2}), {3, 1})
+          .Shape("new_tensor", k23));
+  add(Case("im2col", {{"kernel", "(2,2)"}, {"pad", "(1,0)"}}).Shape("data", TShape({1, 2, 3, 3})));
+  add(Case("col2im", {{"kernel", "(2,2)"}, {"output_size", "(3,3)"}}).Shape("data", TShape({1, 8, 4})));
+  for (const char* mul : {"True", "False"})
+    add(Case("Correlation", {{"kernel_size", "3"}, {"max_displacement", "1"}, {"pad_size", "1"}, {"is_multiply", mul}})
+            .Shape("data1", TShape({1, 2, 3, 3})).Shape("data2", TShape({1, 2, 3, 3})).Variant(mul));
 
   // Linear algebra (tests/ops/linalg/ checks them in float64 too).
   const TShape k33({3, 3}), k233({2, 3, 3});
@@ -464,6 +487,9 @@ const std::map<std::string, std::string> kExempt = {
                       "(tests/ops/linalg/test_syevd.cc)"},
     {"shape_array", "integer output (the input's shape), zero gradient"},
     {"size_array", "integer output (the input's size), zero gradient"},
+    {"_contrib_index_array", "integer output (each element's own index), zero gradient"},
+    {"SVMOutput", "loss head: the SVM gradient from the label ignores the head gradient "
+                  "(tests/ops/loss/test_svm_output.cc)"},
     {"_random_uniform_like", "random samples in data's shape: zero gradient (as MXNet), and each "
                              "run draws anew, so finite differences would see only noise"},
     {"_random_normal_like", "as _random_uniform_like"},

@@ -41,6 +41,7 @@ TEST_CASE("unary math forward and gradients", "[ops][unary][grad]") {
       {"reciprocal", [](double x) { return 1 / x; }, 0.3, 3},
       {"abs", [](double x) { return std::fabs(x); }, -2, 2},
       {"negative", [](double x) { return -x; }, -2, 2},
+      {"softsign", [](double x) { return x / (1 + std::fabs(x)); }, -3, 3},
       {"sign", [](double x) { return double((x > 0) - (x < 0)); }, -2, 2, true},
       {"floor", [](double x) { return std::floor(x); }, -3, 3, true},
       {"ceil", [](double x) { return std::ceil(x); }, -3, 3, true},

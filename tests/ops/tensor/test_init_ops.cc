@@ -1,4 +1,4 @@
-// _zeros, _ones, _full and _arange: values, output dtypes through InferType (integer types
+// _zeros, _ones, _full, _arange and _contrib_arange_like: values, output dtypes through InferType (integer types
 // included), shapes from parameters or from the consumer, parameter errors.
 #include <cmath>
 
@@ -157,4 +157,21 @@ TEST_CASE("_eye puts ones on diagonal k of an N x M matrix", "[ops][init]") {
   NDArray i = Created("_eye", {{"N", "2"}, {"dtype", "int64"}});
   CHECK(i.data<int64_t>()[3] == 1);
   CHECK_THROWS_WITH(Symbol::Create("_eye", "e", {{"N", "-2"}}, {}), Catch::Contains("N and M must not be negative"));
+}
+
+TEST_CASE("_contrib_arange_like fills the input's shape or one axis's length", "[ops][arange_like]") {
+  NDArray x = RandomArray(TShape({2, 3}), 1);
+  NDArray all = RunForward("_contrib_arange_like", {{"start", "1.5"}, {"step", "2"}, {"repeat", "2"}}, {{"data", x}});
+  REQUIRE(all.shape() == TShape({2, 3}));
+  for (int64_t i = 0; i < 6; ++i) CHECK(all.GetFlat(i) == Approx(1.5 + (i / 2) * 2));
+  NDArray ax = RunForward("_contrib_arange_like", {{"axis", "-1"}}, {{"data", x}});
+  RequireClose(ax, NDArray(TShape({3}), {0, 1, 2}));
+  RequireClose(RunForward("_contrib_arange_like", {{"axis", "0"}, {"step", "-1"}}, {{"data", x}}),
+               NDArray(TShape({2}), {0, -1}));
+  // The input's dtype; integer outputs truncate start and step as _arange does.
+  auto exec = BindSingleOp("_contrib_arange_like", {{"start", "2.7"}}, {{"data", x.AsType(DType::kInt32)}});
+  exec->Forward(false);
+  CHECK(exec->outputs()[0].dtype() == DType::kInt32);
+  CHECK(exec->outputs()[0].AsType(DType::kFloat32).GetFlat(5) == 7.0f);
+  CHECK_THROWS_WITH(RunForward("_contrib_arange_like", {{"axis", "2"}}, {{"data", x}}), Catch::Contains("out of range"));
 }
