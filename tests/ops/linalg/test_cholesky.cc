@@ -25,7 +25,7 @@ Dense NaiveCholesky(const Dense& a) {
 }
 }  // namespace
 
-TEST_CASE("linalg potrf factors batches of SPD matrices, lower and upper", "[ops][linalg][potrf]") {
+TEST_CASE("linalg potrf factors batches of SPD matrices lower and upper", "[ops][linalg][potrf]") {
   std::vector<Dense> as, lower, upper;
   for (uint64_t i = 0; i < 6; ++i) {
     as.push_back(RandomSpd(4, 40 + i));
