@@ -29,6 +29,17 @@ struct MakeLossParam : Parameter<MakeLossParam> {
   }
 };
 
+// The identity in the input's own dtype, so that float64 losses (MXNet's check_numeric_gradient
+// wraps every symbol in make_loss) keep their precision.
+void ForwardCopyInDType(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  ComputeInDType(attrs.op->name.c_str(), in, req, out, [](auto tag, const auto& ins, const auto& reqs, const auto& outs) {
+    using T = decltype(tag);
+    const T* x = ins[0].template data<T>();
+    MapWithReq(outs[0].template data<T>(), outs[0].Size(), reqs[0], [&](int64_t i) { return x[i]; });
+  });
+}
+
 void FillGrad(const BackwardArgs& a, float value) {
   MapWithReq(InGradOrNull(a, 0), a.in_grads[0].Size(), a.req[0], [&](int64_t) { return value; });
 }
@@ -44,8 +55,8 @@ SYMBIND_REGISTER_OP(MakeLoss)
       if ((*in)[0].ndim_known()) ShapeAssignCheck(out, 0, (*in)[0]);
     })
     .set_is_loss()
-    .set_dtype_generic()  // the forward copies any dtype as it is
-    .set_forward(ForwardCopy)
+    .set_dtype_generic()
+    .set_forward(ForwardCopyInDType)
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       const auto& p = attrs.param<MakeLossParam>();
       if (a.req[0] == OpReq::kNull) return;
@@ -71,8 +82,8 @@ SYMBIND_REGISTER_OP(make_loss)
       ShapeAssignCheck(in, 0, (*out)[0]);
     })
     .set_is_loss()
-    .set_dtype_generic()  // the forward copies any dtype as it is
-    .set_forward(ForwardCopy)
+    .set_dtype_generic()
+    .set_forward(ForwardCopyInDType)
     .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
       if (a.req[0] != OpReq::kNull) FillGrad(a, 1.0f);
     });

@@ -25,7 +25,7 @@ Dense NaiveCholesky(const Dense& a) {
 }
 }  // namespace
 
-TEST_CASE("linalg potrf factors batches of SPD matrices, lower and upper", "[ops][linalg][potrf]") {
+TEST_CASE("linalg potrf factors batches of SPD matrices lower and upper", "[ops][linalg][potrf]") {
   std::vector<Dense> as, lower, upper;
   for (uint64_t i = 0; i < 6; ++i) {
     as.push_back(RandomSpd(4, 40 + i));
@@ -44,7 +44,7 @@ TEST_CASE("linalg potrf factors batches of SPD matrices, lower and upper", "[ops
   RequireNear(Invoke("_linalg_potrf", {{"lower", "False"}}, {Stack(junk_lower)})[0], upper[0], 1e-12);
 }
 
-TEST_CASE("linalg potrf gradients (symmetric, as MXNet's)", "[ops][linalg][potrf][grad]") {
+TEST_CASE("linalg potrf gradients are symmetric as MXNet defines them", "[ops][linalg][potrf][grad]") {
   Grad64Options opt;
   opt.symmetric = "A";
   opt.matrix_size = 3;

@@ -29,7 +29,7 @@ TEST_CASE("linalg det and slogdet of batches", "[ops][linalg][det]") {
   CheckGradients64("_linalg_slogdet", {}, {{"A", a}});
 }
 
-TEST_CASE("linalg det of a singular matrix is 0, with no gradient", "[ops][linalg][det]") {
+TEST_CASE("linalg det of a singular matrix is 0 with no gradient", "[ops][linalg][det]") {
   Dense singular(3, 3);
   singular.v = {1, 2, 3, 2, 4, 6, 0, 1, 1};
   CHECK(Doubles(Invoke("_linalg_det", {}, {Stack(singular)})[0])[0] == 0);

@@ -30,7 +30,7 @@ NDArray SwapAxes(const NDArray& a, int x, int y) {
 }
 }  // namespace
 
-TEST_CASE("linalg gemm and gemm2 with every transpose, alpha and beta", "[ops][linalg][gemm]") {
+TEST_CASE("linalg gemm and gemm2 with every transpose and alpha and beta", "[ops][linalg][gemm]") {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       INFO("transpose_a=" << ta << " transpose_b=" << tb);
@@ -51,7 +51,7 @@ TEST_CASE("linalg gemm and gemm2 with every transpose, alpha and beta", "[ops][l
     }
 }
 
-TEST_CASE("linalg gemm on batches, with the row axis moved", "[ops][linalg][gemm]") {
+TEST_CASE("linalg gemm on batches with the row axis moved", "[ops][linalg][gemm]") {
   std::vector<Dense> as, bs, cs, want;
   for (uint64_t i = 0; i < 6; ++i) {
     as.push_back(RandomDense(2, 3, 10 + i));
