@@ -11,6 +11,14 @@
 
 namespace symbind {
 
+namespace {
+// The dtype of the executor's own gradient buffers (head gradients, sums, parts): float64 for
+// float64 entries, so that float64 gradients keep their precision, float32 for the rest.
+DType GradientDType(const NDArray& entry) {
+  return entry.dtype() == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+}
+}  // namespace
+
 Executor::GradientFlow Executor::PlanGradientFlow(const char* where) const {
   GradientFlow flow;
   const size_t num_entries = graph_.num_entries();
@@ -90,7 +98,7 @@ void Executor::BuildBackwardPlan() {
     // Every buffer allocated below, checked with what the executor holds before any is made.
     std::vector<PlannedArray> planned;
     for (size_t h = 0; h < outputs_.size(); ++h)
-      planned.push_back({StrCat("head gradient ", h), {}, outputs_[h].shape(), DType::kFloat32});
+      planned.push_back({StrCat("head gradient ", h), {}, outputs_[h].shape(), GradientDType(outputs_[h])});
     for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
       if (!plan->runs[t]) continue;
       for (uint32_t i = 0; i < graph_.num_node_outputs(op_nodes_[t]); ++i) {
@@ -99,10 +107,11 @@ void Executor::BuildBackwardPlan() {
         const bool head_only = c.size() == 1 && c[0].task < 0;
         const TShape& shape = entry_arrays_[e].shape();
         const NodeEntry entry{graph_.node(op_nodes_[t]).node, i};
-        if (!head_only) planned.push_back({"gradient", entry, shape, DType::kFloat32});
+        const DType dtype = GradientDType(entry_arrays_[e]);
+        if (!head_only) planned.push_back({"gradient", entry, shape, dtype});
         if (c.size() > 1)  // one buffer per contribution, summed
           for (auto& k : c)
-            if (k.task >= 0) planned.push_back({"gradient part", entry, shape, DType::kFloat32});
+            if (k.task >= 0) planned.push_back({"gradient part", entry, shape, dtype});
       }
     }
     for (uint32_t id : graph_.arg_nodes()) {
@@ -111,7 +120,7 @@ void Executor::BuildBackwardPlan() {
       for (auto& k : contrib[e])
         if (k.task >= 0)
           planned.push_back({"gradient part of " + graph_.node(id).node->name(), {},
-                             entry_arrays_[e].shape(), DType::kFloat32});
+                             entry_arrays_[e].shape(), GradientDType(entry_arrays_[e])});
     }
     // Held: everything the executor works on (its op outputs and the arrays bound to it).
     uint64_t held = memory_.output_bytes;
@@ -128,7 +137,7 @@ void Executor::BuildBackwardPlan() {
                          !(producer.attrs.op && producer.attrs.op->zero_gradient);
   }
   for (size_t h = 0; h < outputs_.size(); ++h) {
-    plan->head_grads[h] = NDArray(outputs_[h].shape());
+    plan->head_grads[h] = NDArray(outputs_[h].shape(), GradientDType(outputs_[h]));
     plan->head_grads[h].Fill(1.0f);
   }
 
@@ -142,7 +151,7 @@ void Executor::BuildBackwardPlan() {
       uint32_t e = graph_.entry_id(nid, i);
       const auto& c = contrib[e];
       if (c.size() == 1 && c[0].task < 0) entry_grad[e] = plan->head_grads[c[0].slot];
-      else entry_grad[e] = NDArray(entry_arrays_[e].shape());  // zero when nobody contributes
+      else entry_grad[e] = NDArray(entry_arrays_[e].shape(), GradientDType(entry_arrays_[e]));  // zero when nobody contributes
       plan->out_grads[t].push_back(entry_grad[e]);
     }
   }
@@ -182,7 +191,7 @@ void Executor::BuildBackwardPlan() {
           sum.parts.push_back(plan->head_grads[k.slot]);
           continue;
         }
-        NDArray part(target.shape());
+        NDArray part(target.shape(), GradientDType(target));
         plan->req[k.task][k.slot] = OpReq::kWrite;
         plan->in_grads[k.task][k.slot] = part;
         sum.parts.push_back(part);

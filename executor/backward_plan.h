@@ -10,17 +10,26 @@
 
 namespace symbind {
 
-// dst += src, element by element. Gradient buffers are float32; a float64 or float16 argument
-// gradient sums in float32 (as its kernels compute) and takes the result back.
+// dst += src, element by element. Gradient buffers are float32, or float64 for float64
+// entries; another dst dtype (a float16 argument gradient) sums in float32 and takes the
+// result back.
 inline void AddInto(const NDArray& dst, const NDArray& src) {
+  if (dst.dtype() == DType::kFloat64) {
+    const NDArray s64 = src.dtype() == DType::kFloat64 ? src : src.AsType(DType::kFloat64);
+    double* d = dst.data<double>();
+    const double* s = s64.data<double>();
+    for (int64_t i = 0, n = dst.Size(); i < n; ++i) d[i] += s[i];
+    return;
+  }
   if (dst.dtype() != DType::kFloat32) {
     NDArray sum = dst.AsType(DType::kFloat32), out = dst;
     AddInto(sum, src);
     sum.CopyTo(&out);
     return;
   }
+  const NDArray s32 = src.dtype() == DType::kFloat32 ? src : src.AsType(DType::kFloat32);
   float* d = dst.fdata();
-  const float* s = src.fdata();
+  const float* s = s32.fdata();
   for (int64_t i = 0, n = dst.Size(); i < n; ++i) d[i] += s[i];
 }
 

@@ -591,8 +591,6 @@ std::vector<ErrorCase> Cases() {
     Symbol s = Symbol::Create("elemwise_add", "s", {}, {{"lhs", Var("a")}, {"rhs", Var("b")}});
     SimpleBind(s, Context::CPU(), {{"a", NDArray(TShape({2}))}, {"b", NDArray(TShape({2}), DType::kInt32)}});
   }, "TypeError", "Error in operator s (elemwise_add): Type inconsistent for input 'rhs' (b): provided int32, inferred float32");
-  add("norm with out_dtype float64", [] { RunOp("norm", {{"out_dtype", "float64"}}, TShape({2, 3})); },
-      "TypeError", "Error in operator op (norm): norm: out_dtype float64 is not supported (only float32)");
   add("Bind: gradient (3,) for argument (2,)", [] {
     Symbol s = Symbol::Create("Activation", "a", {{"act_type", "relu"}}, {{"data", Var("data")}});
     Bind(s, Context::CPU(), {NDArray(TShape({2}))}, {NDArray(TShape({3}))}, {OpReq::kWrite}, {});

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <symbind/ops/op_util.h>
+#include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 namespace linalg {
@@ -119,6 +120,8 @@ void ForEachMatrix(int64_t count, int64_t n, const F& fn) {
   });
 }
 
+using math::BackwardInFloatType;
+
 inline const char* OpName(const NodeAttrs& attrs) { return attrs.op ? attrs.op->name.c_str() : "linalg"; }
 
 // The linear-algebra kernels read float32 and float64 (float16 and bfloat16 through float32).
@@ -136,38 +139,6 @@ void ForwardInFloatType(const NodeAttrs& attrs, const std::vector<NDArray>& in, 
   ComputeInDType(OpName(attrs), in, req, out, [&](auto tag, const auto& ins, const auto& reqs, const auto& outs) {
     if constexpr (std::is_floating_point<decltype(tag)>::value) kernel(tag, ins, reqs, outs);
   });
-}
-
-// Backward in the dtype of input 0 (float32 or float64, see Op::float64_backward):
-// kernel(T(), args). Arrays of another floating type are read and written through copies in T:
-// a head gradient of an output nobody used (a float32 zero array), and the executors' float32
-// gradient buffers.
-template <typename K>
-void BackwardInFloatType(const NodeAttrs& attrs, const BackwardArgs& a, const K& kernel) {
-  const DType t = a.inputs[0].dtype();
-  RequireFloatType(attrs, t);
-  auto other_float = [t](const NDArray& x) { return !x.is_none() && IsFloatingType(x.dtype()) && x.dtype() != t; };
-  auto in_type = [&](const std::vector<NDArray>& arrays) {
-    std::vector<NDArray> v;
-    for (const NDArray& x : arrays) v.push_back(other_float(x) ? x.AsType(t) : x);
-    return v;
-  };
-  const std::vector<NDArray> out_grads = in_type(a.out_grads), outputs = in_type(a.outputs);
-  std::vector<NDArray> in_grads;
-  std::vector<bool> copied;
-  for (size_t i = 0; i < a.in_grads.size(); ++i) {
-    const NDArray& g = a.in_grads[i];
-    copied.push_back(a.req[i] != OpReq::kNull && other_float(g));
-    if (!copied.back()) in_grads.push_back(g);
-    else in_grads.push_back(a.req[i] == OpReq::kAdd ? g.AsType(t) : NDArray(g.shape(), t));
-  }
-  const BackwardArgs args{out_grads, a.inputs, outputs, a.req, in_grads};
-  if (t == DType::kFloat64) kernel(double(), args);
-  else kernel(float(), args);
-  for (size_t i = 0; i < in_grads.size(); ++i)
-    if (copied[i])
-      ConvertElements(in_grads[i].raw_data(), t, a.in_grads[i].raw_data(), a.in_grads[i].dtype(),
-                      static_cast<size_t>(in_grads[i].Size()));
 }
 
 // Forward per matrix: fn(T(), in, req, out, b) for b in [0, count), matrices of size up to n.

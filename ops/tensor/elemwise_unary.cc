@@ -62,13 +62,20 @@ Op& WithForward(Op& op, F f) {
 template <typename F, typename DF>
 Op& RegisterUnary(const char* name, const char* doc, F f, DF df) {
   return WithForward(Declare(name, doc), f)
+      .set_float64_backward()
       .set_backward([df](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-        math::RequireFloat32Gradient(a, attrs);
-        const float* x = a.inputs[0].fdata();
-        const float* y = a.outputs[0].fdata();
-        const float* g = a.out_grads[0].fdata();
-        MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
-                   [&](int64_t i) { return g[i] * df(x[i], y[i]); });
+        if (a.req[0] == OpReq::kNull) return;
+        // Integer inputs have no gradient; float64 differentiates in double (finite differences
+        // in float64 check to 1e-7), float32 as before.
+        if (!IsFloatingType(a.inputs[0].dtype())) math::RequireFloat32Gradient(a, attrs);
+        math::BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
+          using T = decltype(tag);
+          const T* x = b.inputs[0].template data<T>();
+          const T* y = b.outputs[0].template data<T>();
+          const T* g = b.out_grads[0].template data<T>();
+          MapWithReq(b.in_grads[0].template data<T>(), b.inputs[0].Size(), b.req[0],
+                     [&](int64_t i) { return static_cast<T>(g[i] * df(x[i], y[i])); });
+        });
       });
 }
 
@@ -83,90 +90,90 @@ void RegisterFlat(const char* name, const char* doc, F f) {
 
 SYMBIND_REGISTER_OP_FAMILY(unary_math) {
   RegisterUnary("exp", "Returns element-wise exponential value of the input.",
-                [](auto x) { return std::exp(x); }, [](float, float y) { return y; });
+                [](auto x) { return std::exp(x); }, [](auto, auto y) { return y; });
   RegisterUnary("expm1", "Returns ``exp(x) - 1`` computed element-wise on the input.",
-                [](auto x) { return std::expm1(x); }, [](float x, float) { return std::exp(x); });
+                [](auto x) { return std::expm1(x); }, [](auto x, auto) { return std::exp(x); });
   RegisterUnary("log", "Returns element-wise Natural logarithmic value of the input.",
-                [](auto x) { return std::log(x); }, [](float x, float) { return 1.0f / x; });
+                [](auto x) { return std::log(x); }, [](auto x, auto) { return 1.0f / x; });
   RegisterUnary("log10", "Returns element-wise Base-10 logarithmic value of the input.",
                 [](auto x) { return std::log10(x); },
-                [](float x, float) { return 1.0f / (x * std::log(10.0f)); });
+                [](auto x, auto) { return 1.0f / (x * std::log(decltype(x)(10))); });
   RegisterUnary("log2", "Returns element-wise Base-2 logarithmic value of the input.",
                 [](auto x) { return std::log2(x); },
-                [](float x, float) { return 1.0f / (x * std::log(2.0f)); });
+                [](auto x, auto) { return 1.0f / (x * std::log(decltype(x)(2))); });
   RegisterUnary("log1p", "Returns element-wise ``log(1 + x)`` value of the input.",
-                [](auto x) { return std::log1p(x); }, [](float x, float) { return 1.0f / (1.0f + x); });
+                [](auto x) { return std::log1p(x); }, [](auto x, auto) { return 1.0f / (1.0f + x); });
   RegisterUnary("sqrt", "Returns element-wise square-root value of the input.",
-                [](auto x) { return std::sqrt(x); }, [](float, float y) { return 0.5f / y; });
+                [](auto x) { return std::sqrt(x); }, [](auto, auto y) { return 0.5f / y; });
   RegisterUnary("rsqrt", "Returns element-wise inverse square-root value of the input.",
                 [](auto x) { return 1.0f / std::sqrt(x); },
-                [](float x, float) { return -0.5f / (std::sqrt(x) * x); });
+                [](auto x, auto) { return -0.5f / (std::sqrt(x) * x); });
   RegisterUnary("cbrt", "Returns element-wise cube-root value of the input.",
-                [](auto x) { return std::cbrt(x); }, [](float, float y) { return 1.0f / (3.0f * y * y); });
+                [](auto x) { return std::cbrt(x); }, [](auto, auto y) { return 1.0f / (3.0f * y * y); });
   RegisterUnary("rcbrt", "Returns element-wise inverse cube-root value of the input.",
                 [](auto x) { return 1.0f / std::cbrt(x); },
-                [](float x, float) { return -1.0f / (3.0f * std::cbrt(x) * x); });
+                [](auto x, auto) { return -1.0f / (3.0f * std::cbrt(x) * x); });
   RegisterUnary("square", "Returns element-wise squared value of the input.",
-                [](auto x) { return x * x; }, [](float x, float) { return 2.0f * x; });
+                [](auto x) { return x * x; }, [](auto x, auto) { return 2.0f * x; });
   RegisterUnary("reciprocal", "Returns the reciprocal of the argument, element-wise.",
-                [](auto x) { return 1.0f / x; }, [](float x, float) { return -1.0f / (x * x); });
+                [](auto x) { return 1.0f / x; }, [](auto x, auto) { return -1.0f / (x * x); });
   RegisterUnary("abs", "Returns element-wise absolute value of the input.",
-                [](auto x) { return std::fabs(x); }, [](float x, float) { return Sign(x); });
+                [](auto x) { return std::fabs(x); }, [](auto x, auto) { return Sign(x); });
   RegisterUnary("softsign", "Computes softsign of x element-wise: y = x / (1 + abs(x)).",
                 [](auto x) { return x / (1 + std::fabs(x)); },
-                [](float x, float) { return 1.0f / ((1.0f + std::fabs(x)) * (1.0f + std::fabs(x))); });
+                [](auto x, auto) { return 1.0f / ((1.0f + std::fabs(x)) * (1.0f + std::fabs(x))); });
   RegisterUnary("negative", "Numerical negative of the argument, element-wise.",
-                [](auto x) { return -x; }, [](float, float) { return -1.0f; });
+                [](auto x) { return -x; }, [](auto x, auto) { return -1.0f; });
 
   RegisterUnary("sin", "Computes the element-wise sine of the input array (radians).",
-                [](auto x) { return std::sin(x); }, [](float x, float) { return std::cos(x); });
+                [](auto x) { return std::sin(x); }, [](auto x, auto) { return std::cos(x); });
   RegisterUnary("cos", "Computes the element-wise cosine of the input array (radians).",
-                [](auto x) { return std::cos(x); }, [](float x, float) { return -std::sin(x); });
+                [](auto x) { return std::cos(x); }, [](auto x, auto) { return -std::sin(x); });
   // MXNet's tan_grad is 1 + y^2, from the output.
   RegisterUnary("tan", "Computes the element-wise tangent of the input array (radians).",
-                [](auto x) { return std::tan(x); }, [](float, float y) { return 1.0f + y * y; });
+                [](auto x) { return std::tan(x); }, [](auto, auto y) { return 1.0f + y * y; });
   RegisterUnary("arcsin", "Returns element-wise inverse sine of the input array, in [-pi/2, pi/2].",
                 [](auto x) { return std::asin(x); },
-                [](float x, float) { return 1.0f / std::sqrt(1.0f - x * x); });
+                [](auto x, auto) { return 1.0f / std::sqrt(1.0f - x * x); });
   RegisterUnary("arccos", "Returns element-wise inverse cosine of the input array, in [0, pi].",
                 [](auto x) { return std::acos(x); },
-                [](float x, float) { return -1.0f / std::sqrt(1.0f - x * x); });
+                [](auto x, auto) { return -1.0f / std::sqrt(1.0f - x * x); });
   RegisterUnary("arctan", "Returns element-wise inverse tangent of the input array, in (-pi/2, pi/2).",
-                [](auto x) { return std::atan(x); }, [](float x, float) { return 1.0f / (1.0f + x * x); });
+                [](auto x) { return std::atan(x); }, [](auto x, auto) { return 1.0f / (1.0f + x * x); });
   RegisterUnary("degrees", "Converts each element of the input array from radians to degrees.",
                 [](auto x) { return (180.0 / kPi) * x; },
-                [](float, float) { return static_cast<float>(180.0 / kPi); });
+                [](auto x, auto) { return static_cast<decltype(x)>(180.0 / kPi); });
   RegisterUnary("radians", "Converts each element of the input array from degrees to radians.",
                 [](auto x) { return (kPi / 180.0) * x; },
-                [](float, float) { return static_cast<float>(kPi / 180.0); });
+                [](auto x, auto) { return static_cast<decltype(x)>(kPi / 180.0); });
   RegisterUnary("sinh", "Returns the hyperbolic sine of the input array, computed element-wise.",
-                [](auto x) { return std::sinh(x); }, [](float x, float) { return std::cosh(x); });
+                [](auto x) { return std::sinh(x); }, [](auto x, auto) { return std::cosh(x); });
   RegisterUnary("cosh", "Returns the hyperbolic cosine of the input array, computed element-wise.",
-                [](auto x) { return std::cosh(x); }, [](float x, float) { return std::sinh(x); });
+                [](auto x) { return std::cosh(x); }, [](auto x, auto) { return std::sinh(x); });
   RegisterUnary("arcsinh", "Returns the element-wise inverse hyperbolic sine of the input array.",
                 [](auto x) { return std::asinh(x); },
-                [](float x, float) { return 1.0f / std::hypot(x, 1.0f); });
+                [](auto x, auto) { return 1.0f / std::hypot(x, 1.0f); });
   RegisterUnary("arccosh", "Returns the element-wise inverse hyperbolic cosine of the input array.",
                 [](auto x) { return std::acosh(x); },
-                [](float x, float) { return 1.0f / std::sqrt(x * x - 1.0f); });
+                [](auto x, auto) { return 1.0f / std::sqrt(x * x - 1.0f); });
   RegisterUnary("arctanh", "Returns the element-wise inverse hyperbolic tangent of the input array.",
-                [](auto x) { return std::atanh(x); }, [](float x, float) { return 1.0f / (1.0f - x * x); });
+                [](auto x) { return std::atanh(x); }, [](auto x, auto) { return 1.0f / (1.0f - x * x); });
   RegisterUnary("erf", "Returns element-wise gauss error function of the input.",
                 [](auto x) { return std::erf(x); },
-                [](float x, float) { return static_cast<float>(2 / std::sqrt(kPi)) * std::exp(-x * x); })
+                [](auto x, auto) { return static_cast<decltype(x)>(2 / std::sqrt(kPi)) * std::exp(-x * x); })
       .add_alias("_npx_erf");
   // MXNet's erfinv_grad is sqrt(pi)/2 * exp(y^2), from the output.
   RegisterUnary("erfinv", "Returns element-wise inverse gauss error function of the input.",
                 [](auto x) { return ErfInv(x); },
-                [](float, float y) { return static_cast<float>(std::sqrt(kPi) / 2) * std::exp(y * y); })
+                [](auto, auto y) { return static_cast<decltype(y)>(std::sqrt(kPi) / 2) * std::exp(y * y); })
       .add_alias("_npx_erfinv");
   RegisterUnary("gamma", "Returns the gamma function (extension of the factorial function to the reals), "
                 "computed element-wise on the input array.",
                 [](auto x) { return std::tgamma(x); },
-                [](float x, float y) { return static_cast<float>(y * Digamma(x)); })
+                [](auto x, auto y) { return static_cast<decltype(x)>(y * Digamma(x)); })
       .add_alias("_npx_gamma");
   RegisterUnary("gammaln", "Returns element-wise log of the absolute value of the gamma function of the input.",
-                [](auto x) { return std::lgamma(x); }, [](float x, float) { return static_cast<float>(Digamma(x)); })
+                [](auto x) { return std::lgamma(x); }, [](auto x, auto) { return static_cast<decltype(x)>(Digamma(x)); })
       .add_alias("_npx_gammaln");
 
   RegisterFlat("logical_not", "Returns the result of logical NOT (!) function: 1 where the input is 0, else 0.",

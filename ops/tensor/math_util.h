@@ -248,8 +248,42 @@ T ScalarAs(double v) {
   return static_cast<T>(v);
 }
 
-// Forward computes in every dtype (ComputeInDType); gradients in float32 only: anything else
-// is refused by name rather than read as the wrong type.
+// Backward in the dtype of input 0, float32 or float64 (for ops that set Op::float64_backward):
+// kernel(T(), args). Arrays of another floating type are read and written through copies in T:
+// a head gradient of an output nobody used (a float32 zero array), and the executors' float32
+// gradient buffers.
+template <typename K>
+void BackwardInFloatType(const NodeAttrs& attrs, const BackwardArgs& a, const K& kernel) {
+  const DType t = a.inputs[0].dtype();
+  if (t != DType::kFloat32 && t != DType::kFloat64)
+    throw TypeError(StrCat(attrs.op ? attrs.op->name : std::string("op"),
+                           ": gradients compute in float32 or float64, got ", DTypeName(t)));
+  auto other_float = [t](const NDArray& x) { return !x.is_none() && IsFloatingType(x.dtype()) && x.dtype() != t; };
+  auto in_type = [&](const std::vector<NDArray>& arrays) {
+    std::vector<NDArray> v;
+    for (const NDArray& x : arrays) v.push_back(other_float(x) ? x.AsType(t) : x);
+    return v;
+  };
+  const std::vector<NDArray> out_grads = in_type(a.out_grads), outputs = in_type(a.outputs);
+  std::vector<NDArray> in_grads;
+  std::vector<bool> copied;
+  for (size_t i = 0; i < a.in_grads.size(); ++i) {
+    const NDArray& g = a.in_grads[i];
+    copied.push_back(a.req[i] != OpReq::kNull && other_float(g));
+    if (!copied.back()) in_grads.push_back(g);
+    else in_grads.push_back(a.req[i] == OpReq::kAdd ? g.AsType(t) : NDArray(g.shape(), t));
+  }
+  const BackwardArgs args{out_grads, a.inputs, outputs, a.req, in_grads};
+  if (t == DType::kFloat64) kernel(double(), args);
+  else kernel(float(), args);
+  for (size_t i = 0; i < in_grads.size(); ++i)
+    if (copied[i])
+      ConvertElements(in_grads[i].raw_data(), t, a.in_grads[i].raw_data(), a.in_grads[i].dtype(),
+                      static_cast<size_t>(in_grads[i].Size()));
+}
+
+// Forward computes in every dtype (ComputeInDType); gradients in float32 only (float64 where a
+// kernel has its own path): anything else is refused by name rather than read as the wrong type.
 inline void RequireFloat32Gradient(const BackwardArgs& a, const NodeAttrs& attrs) {
   for (const NDArray& x : a.inputs)
     if (!x.is_none() && x.dtype() != DType::kFloat32)

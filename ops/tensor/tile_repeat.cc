@@ -1,6 +1,7 @@
 // tile (the whole array repeated) and repeat (each element repeated), through index maps.
 #include <vector>
 
+#include <symbind/core/shape_semantics.h>
 #include <symbind/ops/op_util.h>
 #include <symbind/ops/tensor/index_map.h>
 
@@ -24,8 +25,13 @@ void InferShapeTile(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
   const TShape& reps = attrs.param<TileParam>().reps;
   const TShape& d = (*in)[0];
   if (!d.is_known()) return;
-  for (int i = 0; i < reps.ndim(); ++i)
+  for (int i = 0; i < reps.ndim(); ++i) {
     if (reps[i] < 0) throw ShapeError(StrCat("tile: reps must be non-negative, got ", reps));
+    // As MXNet: legacy shapes read a 0 dim as unknown, so an empty result needs NumPy semantics.
+    if (reps[i] == 0 && !NumpyShapeSemantics())
+      throw ShapeError(StrCat("tile: reps ", reps, " makes an empty array, which needs NumPy shape "
+                              "semantics (mx.np_shape(); core/shape_semantics.h)"));
+  }
   int n = std::max(d.ndim(), reps.ndim());
   TShape o = TShape::Filled(n, 1);
   for (int i = n - 1, a = d.ndim() - 1, r = reps.ndim() - 1; i >= 0; --i, --a, --r)

@@ -1,6 +1,8 @@
 // tile and repeat: forward and gradients.
 #include <cmath>
 
+#include <symbind/core/shape_semantics.h>
+
 #include "op_test_util.h"
 #include "shape_test_util.h"
 
@@ -25,7 +27,11 @@ TEST_CASE("tile forward and gradient", "[ops][tile][grad]") {
     }
     CheckGradients("tile", {{"reps", c.reps}}, {{"data", x}});
   }
+  // A 0 in reps makes an empty array under NumPy shape semantics only, as in MXNet.
+  CHECK_THROWS_WITH(OutShape("tile", {{"reps", "(2,0)"}}, TShape({2, 3})), Catch::Contains("NumPy shape semantics"));
+  const bool was = SetNumpyShapeSemantics(true);
   CHECK(OutShape("tile", {{"reps", "(2,0)"}}, TShape({2, 3})) == TShape({4, 0}));
+  SetNumpyShapeSemantics(was);
 }
 
 TEST_CASE("repeat forward and gradient", "[ops][repeat][grad]") {
