@@ -123,7 +123,7 @@ SYMBIND_REGISTER_OP_FAMILY(unary_math) {
                 [](auto x) { return x / (1 + std::fabs(x)); },
                 [](auto x, auto) { return 1.0f / ((1.0f + std::fabs(x)) * (1.0f + std::fabs(x))); });
   RegisterUnary("negative", "Numerical negative of the argument, element-wise.",
-                [](auto x) { return -x; }, [](auto x, auto) { return -1.0f; });
+                [](auto x) { return -x; }, [](auto, auto) { return -1.0f; });
 
   RegisterUnary("sin", "Computes the element-wise sine of the input array (radians).",
                 [](auto x) { return std::sin(x); }, [](auto x, auto) { return std::cos(x); });
