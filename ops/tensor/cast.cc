@@ -58,6 +58,18 @@ void ConvertWithReq(const NDArray& dst, const NDArray& src, OpReq req) {
 
 }  // namespace
 
+namespace {
+// Cast and amp_cast: the output is the input converted to the output's dtype, and the gradient
+// is cast back to the input's type.
+void ForwardConvert(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
+                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
+  ConvertWithReq(out[0], in[0], req[0]);
+}
+void BackwardConvert(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+  ConvertWithReq(a.in_grads[0], a.out_grads[0], a.req[0]);
+}
+}  // namespace
+
 SYMBIND_REGISTER_OP(Cast)
     .add_alias("cast")
     .describe("Casts all elements of the input to a new type.")
@@ -68,14 +80,8 @@ SYMBIND_REGISTER_OP(Cast)
       TypeAssignCheck(out, 0, attrs.param<CastParam>().dtype);
       (void)in;  // any input type
     })
-    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      ConvertWithReq(out[0], in[0], req[0]);
-    })
-    .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-      // The gradient is cast back to the input's type.
-      ConvertWithReq(a.in_grads[0], a.out_grads[0], a.req[0]);
-    });
+    .set_forward(ForwardConvert)
+    .set_backward(BackwardConvert);
 
 SYMBIND_REGISTER_OP(amp_cast)
     .describe("Cast function between low precision float/FP32 used by AMP. It casts only between low "
@@ -89,13 +95,8 @@ SYMBIND_REGISTER_OP(amp_cast)
       if (t < 0) return;
       TypeAssignCheck(out, 0, IsAMPFloat(t) ? attrs.param<AMPCastParam>().dtype : t);
     })
-    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      ConvertWithReq(out[0], in[0], req[0]);
-    })
-    .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-      ConvertWithReq(a.in_grads[0], a.out_grads[0], a.req[0]);
-    });
+    .set_forward(ForwardConvert)
+    .set_backward(BackwardConvert);
 
 // Casts the AMP-float inputs to the widest of their dtypes (float32 if any is), or with
 // cast_narrow to the narrowest (float16 or bfloat16 if any is).
