@@ -19,11 +19,7 @@ SYMBIND_REGISTER_OP(reset_arrays)
     .describe("Sets multiple arrays to zero, in place (the inputs are written; there is no output).")
     .set_params<ResetArraysParam>()
     .set_key_var_num_args("num_arrays")
-    .set_arguments([](const NodeAttrs& a) {
-      std::vector<std::string> names;
-      for (int k = 0; k < a.param<ResetArraysParam>().num_arrays; ++k) names.push_back(StrCat("array_", k));
-      return names;
-    })
+    .set_arguments([](const NodeAttrs& a) { return NumberedNames("array_", a.param<ResetArraysParam>().num_arrays); })
     // No visible output, as MXNet; one hidden empty output gives the node an entry that
     // graphs and imperative calls order and run it by.
     .set_num_visible_outputs([](const NodeAttrs&) { return 0; })
