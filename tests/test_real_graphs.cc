@@ -94,7 +94,7 @@ TEST_CASE("caffenet runs forward and backward", "[real][zoo][shared]") {
   RunZooGraph("caffenet-symbol.json", TShape({1, 3, 224, 224}), TShape({1, 1000}));
 }
 TEST_CASE("fcn32s runs forward and backward, Crop restores the input size", "[real][zoo][shared]") {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef SYMBIND_SANITIZER_BUILD
   // Sanitizer builds run this graph about 10x slower (500x500 took ~476 s under ASan). The
   // first convolution pads by 100, so a small input still passes every layer, including the
   // 7x7 fc6 convolution and the Crop back to the input size, with every op exercised.
