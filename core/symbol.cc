@@ -182,7 +182,9 @@ Symbol Symbol::GetInternals() const {
   Graph g(*this);
   Symbol s;
   for (auto& n : g.nodes()) {
-    int count = n.node->is_variable() ? 1 : n.node->attrs.op->NumOutputs(n.node->attrs);
+    // Visible outputs only, as MXNet lists them (Dropout's mask, BatchNorm's saved mean and var
+    // stay hidden).
+    int count = n.node->is_variable() ? 1 : n.node->attrs.op->NumVisibleOutputs(n.node->attrs);
     for (int i = 0; i < count; ++i) s.outputs_.push_back(NodeEntry{n.node, static_cast<uint32_t>(i)});
   }
   return s;

@@ -38,6 +38,19 @@ TEST_CASE("Composition names missing inputs and lists in MXNet order", "[symbol]
   CHECK(net.GetChildren().ListOutputs() == std::vector<std::string>{"fc2_output", "softmax_label"});
 }
 
+TEST_CASE("Internals list visible outputs only, as MXNet's get_internals", "[symbol]") {
+  Symbol data = Symbol::Variable("data");
+  Symbol drop = Symbol::Create("Dropout", "drop", {{"p", "0.5"}}, {{"data", data}});
+  Symbol bn = Symbol::Create("BatchNorm", "bn", {}, {{"data", drop}});
+  CHECK(bn.GetInternals().ListOutputs() ==
+        std::vector<std::string>{"data", "drop_output", "bn_gamma", "bn_beta", "bn_moving_mean",
+                                 "bn_moving_var", "bn_output"});
+  Symbol stats = Symbol::Create("BatchNorm", "bn2", {{"output_mean_var", "True"}}, {{"data", data}});
+  auto names = stats.GetInternals().ListOutputs();
+  CHECK(std::vector<std::string>(names.end() - 3, names.end()) ==
+        std::vector<std::string>{"bn2_output", "bn2_mean", "bn2_var"});
+}
+
 TEST_CASE("Unnamed ops get <op lowercase><counter> names", "[symbol]") {
   Symbol::ResetNameCounters();
   Symbol x = Symbol::Variable("x");
