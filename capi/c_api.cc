@@ -201,6 +201,14 @@ int MXSymbolCreateAtomicSymbol(AtomicSymbolCreator creator, uint32_t num_param, 
       if (IsAttrKey(key)) attrs[key] = kv.second;
       else params[kv.first] = kv.second;
     }
+    // As MXNet, a bad value fails here, where the caller gave it, not at MXSymbolCompose. A
+    // variadic op's input count may come with the inputs (MXSymbolCompose fills it in).
+    if (op->key_var_num_args.empty() || params.count(op->key_var_num_args)) {
+      NodeAttrs parsed;
+      parsed.op = op;
+      parsed.dict = params;
+      op->ParseAttrs(&parsed);
+    }
     SymbolBox* box = NewHandle<SymbolBox>();
     box->pending_op = op;
     box->pending_params = std::move(params);

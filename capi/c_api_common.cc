@@ -22,7 +22,14 @@ thread_local std::string last_error;
 struct HandleTable {
   std::shared_mutex mutex;
   std::unordered_map<const void*, HandleKind> live;
+  // How many running C calls hold each handle (HeldHandles): it is not freed under them.
+  std::unordered_map<const void*, int> held;
 };
+
+// The handles this thread's running C calls hold, innermost call's last; each
+// CallHoldsHandles remembers where its call's begin.
+thread_local std::vector<const void*> held_by_thread;
+thread_local int call_depth = 0;
 HandleTable& Handles() {
   static HandleTable table;
   return table;
@@ -177,10 +184,10 @@ void RegisterHandle(const void* handle, HandleKind kind) {
   Handles().live[handle] = kind;
 }
 
-void CheckHandle(const void* handle, HandleKind kind, const char* param) {
+namespace {
+void CheckLive(const void* handle, HandleKind kind, const char* param) {
   if (handle == nullptr)
     throw Error(StrCat("argument '", param, "' is a null ", HandleKindName(kind)));
-  std::shared_lock<std::shared_mutex> lock(Handles().mutex);
   auto it = Handles().live.find(handle);
   if (it == Handles().live.end())
     throw Error(StrCat("argument '", param, "' is not a live ", HandleKindName(kind),
@@ -190,10 +197,36 @@ void CheckHandle(const void* handle, HandleKind kind, const char* param) {
                        HandleKindName(kind)));
 }
 
-void UnregisterHandle(const void* handle, HandleKind kind, const char* param) {
-  CheckHandle(handle, kind, param);
+}  // namespace
+
+void CheckHandle(const void* handle, HandleKind kind, const char* param) {
   std::unique_lock<std::shared_mutex> lock(Handles().mutex);
+  CheckLive(handle, kind, param);
+  if (call_depth > 0) {
+    ++Handles().held[handle];
+    held_by_thread.push_back(handle);
+  }
+}
+
+void UnregisterHandle(const void* handle, HandleKind kind, const char* param) {
+  std::unique_lock<std::shared_mutex> lock(Handles().mutex);
+  CheckLive(handle, kind, param);
+  if (Handles().held.count(handle))
+    throw Error(StrCat("argument '", param, "' is in use by a running call (in another thread, or the one whose "
+                       "callback this is); free it after that call returns"));
   Handles().live.erase(handle);
+}
+
+CallHoldsHandles::CallHoldsHandles() : first_(held_by_thread.size()) { ++call_depth; }
+
+CallHoldsHandles::~CallHoldsHandles() {
+  --call_depth;
+  std::unique_lock<std::shared_mutex> lock(Handles().mutex);
+  for (size_t i = first_; i < held_by_thread.size(); ++i) {
+    auto it = Handles().held.find(held_by_thread[i]);
+    if (--it->second == 0) Handles().held.erase(it);
+  }
+  held_by_thread.resize(first_);
 }
 
 Context DeviceContext(int dev_type, int dev_id) {

@@ -41,10 +41,25 @@ class PythonError : public Error {
   std::string kind_;
 };
 
+// Every handle a C call takes (CheckHandle, FromHandle) is held until the call returns: freeing
+// it meanwhile (from another thread, or from a callback of the call) is an Error instead of a
+// use after free.
+class CallHoldsHandles {
+ public:
+  CallHoldsHandles();
+  ~CallHoldsHandles();
+  CallHoldsHandles(const CallHoldsHandles&) = delete;
+  CallHoldsHandles& operator=(const CallHoldsHandles&) = delete;
+
+ private:
+  size_t first_;
+};
+
 // Runs `body` for C function `call`: 0 and errno cleared on success (cgo clients read
 // errno after every call), -1 and "<call>: <cause>" in MXGetLastError on any exception.
 template <typename Body>
 int Guarded(const char* call, Body&& body) {
+  CallHoldsHandles holds;
   try {
     body();
     errno = 0;
@@ -68,7 +83,9 @@ enum class HandleKind {
 const char* HandleKindName(HandleKind kind);
 void RegisterHandle(const void* handle, HandleKind kind);
 // Throws when `handle` is null, not live, or of another kind; `param` names the argument.
+// Inside a C call (Guarded) the handle is then held until the call returns.
 void CheckHandle(const void* handle, HandleKind kind, const char* param);
+// Throws as CheckHandle, and when a running call holds the handle.
 void UnregisterHandle(const void* handle, HandleKind kind, const char* param);
 
 // Types behind handles declare `static constexpr HandleKind kKind`.

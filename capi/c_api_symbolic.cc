@@ -5,7 +5,9 @@
 #include <mxnet/c_api.h>
 #include <nnvm/c_api.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,24 +20,51 @@ namespace symbind {
 namespace capi {
 namespace {
 
+constexpr int64_t kMaxShapeDims = 32;  // as the .params reader
+
+// The input each of the `num_args` values given is for: keys[i], or without keys the i-th
+// argument. A key naming no input, or an input named twice, is an Error naming it (a shape or
+// type meant for it would otherwise be dropped or overwritten without a word).
+std::vector<std::string> GivenInputNames(const Symbol& s, uint32_t num_args, const char** keys, const char* what) {
+  const std::vector<std::string> arguments = s.ListArguments();
+  if (!keys) {
+    if (num_args > arguments.size())
+      throw Error(StrCat(num_args, " ", what, " given for a symbol with ", arguments.size(), " arguments"));
+    return std::vector<std::string>(arguments.begin(), arguments.begin() + num_args);
+  }
+  const std::vector<std::string> given = CStrings(num_args, keys, "keys");
+  const std::vector<std::string> inputs = s.ListInputs();
+  std::set<std::string> seen;
+  for (const std::string& name : given) {
+    if (std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      throw Error(StrCat("keys: '", name, "' is not an input of the symbol; inputs: ", JoinNames(inputs)));
+    if (!seen.insert(name).second) throw Error(StrCat("keys: '", name, "' is given twice"));
+  }
+  return given;
+}
+
 // Known argument shapes from the C arrays (CSR: shapes i are data[ind_ptr[i], ind_ptr[i+1])).
 // Without numpy shape semantics MXNet writes an unknown dim as 0 (and an unknown shape as
 // ndim 0): both mean unknown here.
 template <typename Ind, typename Dim>
 std::map<std::string, TShape> KnownShapes(const Symbol& s, uint32_t num_args, const char** keys,
                                           const Ind* ind_ptr, const Dim* data) {
-  std::vector<std::string> names = s.ListArguments();
-  std::vector<std::string> given = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
+  const std::vector<std::string> names = GivenInputNames(s, num_args, keys, "shapes");
   if (num_args > 0) {
     NotNull(ind_ptr, "arg_ind_ptr");
     NotNull(data, "arg_shape_data");
+    if (ind_ptr[0] != 0) throw Error(StrCat("arg_ind_ptr[0] is ", ind_ptr[0], ", expected 0"));
   }
   const bool legacy = !NumpyShapeSemantics();
   std::map<std::string, TShape> known;
   for (uint32_t i = 0; i < num_args; ++i) {
-    std::string name = keys ? given[i] : (i < names.size() ? names[i] : "");
-    if (name.empty()) throw Error(StrCat("shape ", i, " given for a symbol with ", names.size(), " arguments"));
+    const std::string& name = names[i];
     if (ind_ptr[i + 1] < ind_ptr[i]) throw Error(StrCat("arg_ind_ptr decreases at ", i));
+    // Bounds what is read from arg_shape_data before any dim is.
+    if (ind_ptr[i + 1] - ind_ptr[i] > kMaxShapeDims)
+      throw Error(StrCat("the shape of '", name, "' has ", ind_ptr[i + 1] - ind_ptr[i],
+                         " dims (arg_ind_ptr[", i + 1, "] - arg_ind_ptr[", i, "]); at most ", kMaxShapeDims,
+                         " are supported"));
     std::vector<int64_t> dims(data + ind_ptr[i], data + ind_ptr[i + 1]);
     if (legacy && dims.empty()) continue;
     for (int64_t& d : dims)
@@ -111,13 +140,11 @@ void InferTypeOut(SymbolHandle sym, uint32_t num_args, const char** keys, const 
                   uint32_t* in_size, const int** in_data, uint32_t* out_size, const int** out_data,
                   uint32_t* aux_size, const int** aux_data, int* complete, bool partial) {
   const Symbol& s = SymbolOf(sym, "sym");
-  std::vector<std::string> names = s.ListArguments();
-  std::vector<std::string> given = keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>();
+  const std::vector<std::string> names = GivenInputNames(s, num_args, keys, "types");
   if (num_args > 0) NotNull(arg_type_data, "arg_type_data");
   std::map<std::string, DType> known;
   for (uint32_t i = 0; i < num_args; ++i) {
-    std::string name = keys ? given[i] : (i < names.size() ? names[i] : "");
-    if (name.empty()) throw Error(StrCat("type ", i, " given for a symbol with ", names.size(), " arguments"));
+    const std::string& name = names[i];
     if (arg_type_data[i] < 0) continue;  // unknown
     DType t = static_cast<DType>(arg_type_data[i]);
     DTypeSize(t);  // throws on an unknown type flag

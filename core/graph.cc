@@ -148,7 +148,7 @@ std::string InputLabel(const Graph& g, uint32_t nid, size_t slot) {
 
 std::string OutputLabel(const Graph& g, uint32_t nid, size_t slot) {
   const Node& n = *g.node(nid).node;
-  return StrCat("output '", n.attrs.op->ListOutputs(n.attrs)[slot], "'");
+  return StrCat("output '", n.attrs.op->OutputName(n.attrs, static_cast<uint32_t>(slot)), "'");
 }
 
 std::string NodeLabel(const Node& n) {

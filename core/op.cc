@@ -111,6 +111,22 @@ std::vector<std::string> Op::ListAuxStates(const NodeAttrs& a) const {
 std::vector<std::string> Op::ListOutputs(const NodeAttrs& a) const {
   return outputs ? outputs(a) : std::vector<std::string>{"output"};
 }
+std::string Op::OutputName(const NodeAttrs& a, uint32_t index) const {
+  if (output_name) return output_name(a, index);
+  return ListOutputs(a).at(index);
+}
+Op& Op::set_numbered_outputs(const std::string& prefix, std::function<int(const NodeAttrs&)> count) {
+  outputs = [prefix, count](const NodeAttrs& a) { return NumberedNames(prefix, count(a)); };
+  output_name = [prefix](const NodeAttrs&, uint32_t index) { return prefix + std::to_string(index); };
+  num_outputs = std::move(count);
+  return *this;
+}
+
+std::vector<std::string> NumberedNames(const std::string& prefix, int n) {
+  std::vector<std::string> names;
+  for (int i = 0; i < n; ++i) names.push_back(prefix + std::to_string(i));
+  return names;
+}
 int Op::NumInputs(const NodeAttrs& a) const {
   return static_cast<int>(ListArguments(a).size() + ListAuxStates(a).size());
 }

@@ -93,6 +93,9 @@ using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const 
 using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
                                          const std::vector<TShape>& out)>;
 
+// prefix0, prefix1, ..., prefix<n-1>: the names of a variadic op's inputs or outputs.
+std::vector<std::string> NumberedNames(const std::string& prefix, int n);
+
 struct Op {
   std::string name;
   std::vector<std::string> aliases;
@@ -102,6 +105,9 @@ struct Op {
   NameListFn arguments;   // default {"data"}
   NameListFn aux_states;  // default {}
   NameListFn outputs;     // default {"output"}
+  // One output's name without listing all of them (set by set_numbered_outputs): naming every
+  // output of a SliceChannel of 65536 outputs one by one must not build 65536 lists.
+  std::function<std::string(const NodeAttrs&, uint32_t index)> output_name;
   // The output count without building the names (ops with a parameter-sized output list).
   std::function<int(const NodeAttrs&)> num_outputs;
   std::function<int(const NodeAttrs&)> num_visible_outputs;  // default: all outputs
@@ -163,6 +169,8 @@ struct Op {
   Op& set_aux_states(std::vector<std::string> names);
   Op& set_outputs(NameListFn f) { outputs = std::move(f); return *this; }
   Op& set_outputs(std::vector<std::string> names);
+  // Outputs `prefix`0, `prefix`1, ... (SliceChannel's output0, output1, ...), `count` of them.
+  Op& set_numbered_outputs(const std::string& prefix, std::function<int(const NodeAttrs&)> count);
   Op& set_num_outputs(std::function<int(const NodeAttrs&)> f) {
     num_outputs = std::move(f);
     return *this;
@@ -210,6 +218,8 @@ struct Op {
   std::vector<std::string> ListArguments(const NodeAttrs& a) const;
   std::vector<std::string> ListAuxStates(const NodeAttrs& a) const;
   std::vector<std::string> ListOutputs(const NodeAttrs& a) const;
+  // ListOutputs(a)[index], in constant time for ops with numbered outputs.
+  std::string OutputName(const NodeAttrs& a, uint32_t index) const;
   int NumInputs(const NodeAttrs& a) const;
   int NumOutputs(const NodeAttrs& a) const;
   int NumVisibleOutputs(const NodeAttrs& a) const;

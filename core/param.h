@@ -9,6 +9,8 @@
 //   };
 //   FCParam p = FCParam::Parse({{"num_hidden", "10"}});
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -121,6 +123,20 @@ namespace detail {
 [[noreturn]] void ThrowBadEnum(const std::string& field, const std::string& value,
                                const std::vector<std::pair<std::string, int>>& options);
 std::string FormatNumber(double v);
+
+// False when a floating value of `v` (a number, an optional one or a tuple) is NaN or infinite.
+template <typename T>
+bool AllFinite(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isfinite(v);
+  } else if constexpr (std::is_same_v<T, std::optional<float>> || std::is_same_v<T, std::optional<double>>) {
+    return !v || std::isfinite(*v);
+  } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+  } else {
+    return true;
+  }
+}
 }  // namespace detail
 
 template <typename Obj, typename T>
@@ -152,6 +168,12 @@ class ParamFieldOf : public ParamField {
     requirements_.emplace_back(std::move(ok), std::move(what));
     return *this;
   }
+  // Floating fields are finite unless they opt in here: a NaN or an infinity (or a literal
+  // beyond the type's range) poisons every value an op computes from it.
+  ParamFieldOf& allow_non_finite() {
+    allow_non_finite_ = true;
+    return *this;
+  }
   // Declares a string alternative for an integral (or optional integral) field.
   ParamFieldOf& add_enum(const std::string& key, int value) {
     enum_.emplace_back(key, value);
@@ -172,6 +194,8 @@ class ParamFieldOf : public ParamField {
     } else if (!ParamValue<T>::Parse(value, &v)) {
       detail::ThrowBadFormat(name_, ParamValue<T>::TypeName(), value);
     }
+    if (!allow_non_finite_ && !detail::AllFinite(v))
+      throw ParamError("value " + value + " for Parameter " + name_ + " should be a finite number");
     CheckRange(v, value);
     for (auto& r : requirements_)
       if (!r.first(v))
@@ -245,6 +269,7 @@ class ParamFieldOf : public ParamField {
   T Obj::*member_;
   T default_{};
   std::optional<double> lower_, upper_;
+  bool allow_non_finite_ = false;
   std::vector<std::pair<std::string, int>> enum_;
   std::vector<std::pair<std::function<bool(const T&)>, std::string>> requirements_;
 };

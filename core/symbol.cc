@@ -166,8 +166,7 @@ Symbol Symbol::operator[](const std::string& name) const {
 
 std::string EntryName(const NodeEntry& e) {
   if (e.node->is_variable()) return e.node->name();
-  auto names = e.node->attrs.op->ListOutputs(e.node->attrs);
-  return e.node->name() + "_" + names[e.index];
+  return e.node->name() + "_" + e.node->attrs.op->OutputName(e.node->attrs, e.index);
 }
 
 std::vector<bool> AuxInputMask(const Node& node) {

@@ -52,10 +52,22 @@ void CopyBack(const std::vector<NDArray>& computed, const std::vector<NDArray>& 
   }
 }
 
+// Kernels write through raw pointers, so a read-only array given as an output (weights mapped
+// from a .symbind file, a ReadOnlyView that every predictor shares) would fault or silently
+// change what others read. Every kernel call passes here, whoever bound its outputs.
+void CheckWritable(const Op& op, const NodeAttrs& attrs, const char* role, const std::vector<OpReq>& req,
+                   const std::vector<NDArray>& arrays) {
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].is_none() || !arrays[i].read_only() || (i < req.size() && req[i] == OpReq::kNull)) continue;
+    arrays[i].storage()->CheckWritable(StrCat("operator ", attrs.name, " (", op.name, ") ", role, " ", i).c_str());
+  }
+}
+
 }  // namespace
 
 void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                  const std::vector<OpReq>& req, const std::vector<NDArray>& outputs) {
+  CheckWritable(op, attrs, "output", req, outputs);
   if (op.dtype_generic || (!AnyConverted(inputs) && !AnyConverted(outputs)))
     return op.forward(ctx, attrs, inputs, req, outputs);
   const std::vector<NDArray> out32 = Float32Outputs(outputs, req);
@@ -74,6 +86,7 @@ void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, con
 }
 
 void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {
+  CheckWritable(op, attrs, "input gradient", args.req, args.in_grads);
   if (op.float64_backward && !AnyHalf(args.out_grads) && !AnyHalf(args.inputs) && !AnyHalf(args.outputs) &&
       !AnyHalf(args.in_grads))
     return op.backward(ctx, attrs, args);

@@ -9,6 +9,8 @@
 // backward kernels compute in float32) except float64 arrays for ops that set
 // Op::float64_backward. Integer arrays (indices, labels) are passed as they
 // are. When every array is float32 or an integer type, the kernel is called directly.
+// Every array a call writes (outputs, input gradients) must be writable: a read-only one
+// throws Error naming the node, the op and the output, before the kernel runs.
 #pragma once
 #include <vector>
 

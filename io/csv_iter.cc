@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 
 #include <symbind/io/mnist.h>  // PartBounds
-#include <symbind/io/ndarray_file.h>  // RegularFileSize
+#include <symbind/io/ndarray_file.h>  // ReadFileToString
 
 namespace symbind {
 namespace {
@@ -47,9 +47,7 @@ NDArray LoadCSV(const std::string& path, int64_t row_size, DType dtype) {
   if (dtype != DType::kFloat32 && dtype != DType::kInt32 && dtype != DType::kInt64)
     throw Error(StrCat("LoadCSV: dtype ", DTypeName(dtype), " is not one of float32, int32, int64"));
   const size_t elem = DTypeSize(dtype);
-  RegularFileSize(path);  // a FIFO or directory would block or mislead
-  std::ifstream in(path);
-  if (!in) throw IOError(StrCat(path, ": cannot open (", std::strerror(errno), ")"));
+  std::istringstream in(ReadFileToString(path));
   std::vector<char> values;  // the cells in `dtype`, row after row
   std::string line, cell;
   int64_t line_no = 0;

@@ -2,11 +2,11 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 
 #include <symbind/core/error.h>
 
 #include "model_file.h"
+#include "regular_file.h"
 
 namespace symbind {
 
@@ -45,10 +45,8 @@ FileKind DetectFileKind(const void* data, size_t size) {
 }
 
 FileKind DetectFileKindOfPath(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[64];
-  in.read(head, sizeof(head));
-  return DetectFileKind(head, static_cast<size_t>(in.gcount()));
+  const std::string head = RegularFile(path).ReadHead(64);
+  return DetectFileKind(head.data(), head.size());
 }
 
 const char* FileKindName(FileKind kind) {

@@ -11,7 +11,8 @@ enum class FileKind { kUnknown, kSymbolJson, kParams, kSymbindModel, kOnnx, kNpy
 
 // The format whose signature the first `size` bytes of a file carry.
 FileKind DetectFileKind(const void* data, size_t size);
-// The first bytes of the file at `path` (kUnknown when it cannot be read).
+// The format of the file at `path` from its first bytes. Throws IOError when `path` cannot be
+// read or is not a regular file (RegularFile).
 FileKind DetectFileKindOfPath(const std::string& path);
 
 // "an ONNX model", "MXNet symbol JSON", ... for messages.

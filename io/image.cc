@@ -10,6 +10,7 @@
 // Debian's libstb.so holds the stb_image and stb_image_write implementations; stb_easy_font
 // is header-only (all static functions), so it needs no implementation macro either.
 #include <symbind/io/ndarray_file.h>
+#include <symbind/io/regular_file.h>
 
 #include <stb_image.h>
 #include <stb_image_write.h>
@@ -168,7 +169,7 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
 
 Image LoadImage(const std::string& path, int channels) {
   // A regular file, size known before reading: never a FIFO, a device or a directory.
-  if (RegularFileSize(path) > static_cast<uint64_t>(INT_MAX))
+  if (RegularFile(path).size() > static_cast<uint64_t>(INT_MAX))
     throw IOError(StrCat("LoadImage ", path, ": file too large"));
   const std::string bytes = ReadFileToString(path);
   return LoadImageFromMemory(bytes.data(), bytes.size(), channels, path);

@@ -8,8 +8,8 @@ namespace symbind {
 
 class MappedFile {
  public:
-  // Throws IOError naming `path` when it cannot be opened, is not a regular file or cannot be
-  // mapped. An empty file maps to data() == nullptr, size() == 0.
+  // Throws IOError naming `path` when it cannot be opened, is not a regular file (RegularFile)
+  // or cannot be mapped. An empty file maps to data() == nullptr, size() == 0.
   explicit MappedFile(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
@@ -21,7 +21,6 @@ class MappedFile {
 
  private:
   size_t dropped_ = 0;
-  int fd_ = -1;
   void* data_ = nullptr;
   size_t size_ = 0;
 };

@@ -2,7 +2,10 @@
 
 #include <zlib.h>
 
+#include <unistd.h>
+
 #include <symbind/io/ndarray_file.h>
+#include <symbind/io/regular_file.h>
 
 #include <algorithm>
 #include <array>
@@ -27,10 +30,11 @@ constexpr uint64_t kMaxPayloadBytes = uint64_t{1} << 40;
 class ByteSource {
  public:
   explicit ByteSource(const std::string& path) : path_(path), in_(kBufferBytes) {
-    RegularFileSize(path);  // a FIFO or device would block or never end
-    file_.reset(std::fopen(path.c_str(), "rb"));
+    const int fd = RegularFile(path).Release();
+    file_.reset(::fdopen(fd, "rb"));
     if (!file_) {
       int err = errno;
+      ::close(fd);
       throw IOError(StrCat(path, ": cannot open (", std::strerror(err), ")"));
     }
     Fill();

@@ -1,12 +1,14 @@
 #include "model_file.h"
 
+#include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <set>
 
 // Parameter data is 64-byte aligned (Storage::kAlignment); FlatBuffers caps forced alignment
 // at 32 unless told otherwise (an assertion in debug builds).
 #define FLATBUFFERS_MAX_ALIGNMENT 64
+// The verifier then records where the last structure it checked ends (trailing bytes check).
+#define FLATBUFFERS_TRACK_VERIFIER_BUFFER_SIZE
 #include <flatbuffers/flatbuffers.h>
 
 #include <symbind/core/graph.h>
@@ -16,6 +18,7 @@
 #include "mapped_file.h"
 #include "model_generated.h"
 #include "ndarray_file.h"
+#include "regular_file.h"
 #include "symbol_json.h"
 
 namespace symbind {
@@ -162,6 +165,11 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
     for (const fb::InputShape* s : *m.input_shapes()) {
       const std::string name = s->name()->str();
       TShape shape = CheckedShape(s->dims(), where, "input shape '" + name + "'");
+      try {
+        shape.Size();  // an element count past int64 would wrap every size computed from it
+      } catch (const ShapeError& e) {
+        Fail(where, e.what());
+      }
       if (!model.input_shapes.emplace(name, shape).second)
         Fail(where, "input shape '" + name + "' is given twice");
     }
@@ -198,6 +206,14 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
   } catch (const IOError& e) {
     Fail(where, e.what());
   }
+  // Checked last, so that a shortened array names itself. The writer leaves fewer than 64 zero bytes after its last structure (the alignment of the
+  // first array's data); more, or anything else, was added to the file afterwards.
+  const size_t used = verifier.GetComputedSize();
+  const bool padding_only = size - used < kDataAlignment &&
+                            std::all_of(data + used, data + size, [](uint8_t byte) { return byte == 0; });
+  if (!padding_only)
+    Fail(where, StrCat(size - used, " trailing bytes after the model's last structure (the file should end at byte ",
+                       used, ")"));
   return model;
 }
 
@@ -287,10 +303,8 @@ bool IsModelBuffer(const void* data, size_t size) {
 }
 
 bool IsModelFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[8];
-  if (!in.read(head, sizeof(head))) return false;
-  return IsModelBuffer(head, sizeof(head));
+  const std::string head = RegularFile(path).ReadHead(8);
+  return IsModelBuffer(head.data(), head.size());
 }
 
 Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path) {

@@ -40,8 +40,9 @@ Model LoadModel(const std::string& path);
 // arrays then view). `where` names the source in errors.
 Model LoadModelBuffer(const void* data, size_t size, const std::string& where = "model buffer");
 
-// True when `path` starts like a .symbind file (FlatBuffers file identifier "SBMD"). Files
-// that cannot be read are not model files.
+// True when `path` starts like a .symbind file (FlatBuffers file identifier "SBMD"). Throws
+// IOError when `path` cannot be read or is not a regular file (RegularFile: a FIFO is refused,
+// not waited on).
 bool IsModelFile(const std::string& path);
 // The same for `size` bytes in memory (false for fewer than 8 or a null pointer).
 bool IsModelBuffer(const void* data, size_t size);

@@ -77,7 +77,16 @@ std::pair<std::string, TShape> ParseShapeSpec(const std::string& spec) {
   const size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ParamError("bad shape '" + spec + "': expected NAME=D0,D1,... (e.g. data=1,3,224,224)");
-  return {spec.substr(0, eq), TShape::Parse(spec.substr(eq + 1))};
+  TShape shape = TShape::Parse(spec.substr(eq + 1));
+  // An element count past int64 would wrap every size computed from it.
+  if (std::all_of(shape.dims().begin(), shape.dims().end(), [](int64_t d) { return d >= 0; })) {
+    try {
+      shape.Size();
+    } catch (const ShapeError& e) {
+      throw ParamError("bad shape '" + spec + "': " + e.what());
+    }
+  }
+  return {spec.substr(0, eq), shape};
 }
 
 void PrintParamsListing(const NDArrayFile& f, std::ostream& os, const std::string& format) {

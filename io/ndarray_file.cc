@@ -522,18 +522,6 @@ std::map<std::string, NDArray> MergeArgAux(const std::map<std::string, NDArray>&
   return out;
 }
 
-uint64_t RegularFileSize(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0)
-    throw IOError(StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  if (!S_ISREG(st.st_mode))
-    throw IOError(StrCat("cannot read ", path, ": not a regular file (",
-                         S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO"
-                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file",
-                         "); models, parameters and inputs are read from regular files only"));
-  return static_cast<uint64_t>(st.st_size);
-}
-
 std::string ReadFileToString(const std::string& path) {
   MappedFile m(path);
   if (m.size() == 0) return std::string();

@@ -83,9 +83,7 @@ std::map<std::string, NDArray> MergeArgAux(const std::map<std::string, NDArray>&
                                            const std::map<std::string, NDArray>& aux);
 
 // Whole-file helpers shared by the loaders (IOError naming the path on failure). Every loader
-// reads regular files only: RegularFileSize refuses directories, FIFOs and devices (which
-// could block or never end) with stat, before anything opens the path, and returns the size.
-uint64_t RegularFileSize(const std::string& path);
+// reads regular files only, opened through RegularFile (io/regular_file.h).
 std::string ReadFileToString(const std::string& path);
 void WriteStringToFile(const std::string& path, const std::string& data);
 

@@ -9,6 +9,7 @@
 
 #include "file_kind.h"
 #include "ndarray_file.h"
+#include "regular_file.h"
 
 namespace symbind {
 
@@ -276,7 +277,7 @@ Symbol LoadSymbolJSON(const std::string& text) {
 Symbol LoadSymbolFile(const std::string& path) {
   // Symbol files are kilobytes to tens of megabytes; refuse absurd ones before reading them.
   constexpr uint64_t kMaxSymbolFileBytes = uint64_t{1} << 30;
-  if (const uint64_t size = RegularFileSize(path); size > kMaxSymbolFileBytes)
+  if (const uint64_t size = RegularFile(path).size(); size > kMaxSymbolFileBytes)
     throw IOError(StrCat(path, ": symbol JSON of ", size, " bytes is larger than the ",
                          kMaxSymbolFileBytes, " bytes supported"));
   const std::string text = ReadFileToString(path);

@@ -268,12 +268,6 @@ inline int64_t OutputWeightRowMacs(const NodeAttrs&, const std::vector<TShape>& 
   return WeightRowMacs(out[0], in[1]);
 }
 
-inline std::vector<std::string> NumberedNames(const std::string& prefix, int n) {
-  std::vector<std::string> names;
-  for (int i = 0; i < n; ++i) names.push_back(prefix + std::to_string(i));
-  return names;
-}
-
 // InferShape of ops whose inputs and output 0 all share one shape (element-wise binary ops,
 // optimizer updates), inferred both ways.
 inline void AllSameShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {

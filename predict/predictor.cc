@@ -128,7 +128,15 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   output_names_ = symbol_.ListOutputs();
 }
 
+Executor& Predictor::Bound(const char* call) const {
+  if (!exec_)
+    throw Error(StrCat("Predictor::", call, ": this predictor was moved from and holds no model "
+                       "(use the predictor it was moved into)"));
+  return *exec_;
+}
+
 Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) const {
+  Bound("Reshape");
   Predictor p;
   p.symbol_ = symbol_;
   p.args_ = args_;
@@ -142,10 +150,11 @@ Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) 
 }
 
 NDArray Predictor::Input(const std::string& name) const {
+  const Executor& exec = Bound("Input");
   if (!Contains(roles_.data, name))
     throw Error(StrCat("'", name, "' is not an input of the predictor; inputs: ", JoinNames(roles_.data)));
-  const auto& names = exec_->graph().ListArguments();
-  return exec_->arg_arrays()[std::find(names.begin(), names.end(), name) - names.begin()];
+  const auto& names = exec.graph().ListArguments();
+  return exec.arg_arrays()[std::find(names.begin(), names.end(), name) - names.begin()];
 }
 
 void Predictor::SetInput(const std::string& name, const NDArray& value) {
@@ -156,22 +165,24 @@ void Predictor::SetInput(const std::string& name, const NDArray& value) {
   value.CopyTo(&dst);
 }
 
-void Predictor::Forward() { exec_->Forward(false); }
+void Predictor::Forward() { Bound("Forward").Forward(false); }
 
-const std::vector<NDArray>& Predictor::Outputs() const { return exec_->outputs(); }
+const std::vector<NDArray>& Predictor::Outputs() const { return Bound("Outputs").outputs(); }
 
 const NDArray& Predictor::Output(size_t index) const {
-  if (index >= exec_->outputs().size())
-    throw Error(StrCat("output ", index, " requested but the predictor has ", exec_->outputs().size(),
+  const auto& outputs = Bound("Output").outputs();
+  if (index >= outputs.size())
+    throw Error(StrCat("output ", index, " requested but the predictor has ", outputs.size(),
                        " outputs: ", JoinNames(output_names_)));
-  return exec_->outputs()[index];
+  return outputs[index];
 }
 
 const NDArray& Predictor::Output(const std::string& name) const {
+  const auto& outputs = Bound("Output").outputs();
   auto it = std::find(output_names_.begin(), output_names_.end(), name);
   if (it == output_names_.end())
     throw Error(StrCat("no output named '", name, "'; outputs: ", JoinNames(output_names_)));
-  return exec_->outputs()[it - output_names_.begin()];
+  return outputs[it - output_names_.begin()];
 }
 
 Predictor LoadPredictor(const std::string& prefix, int epoch,

@@ -66,6 +66,7 @@ class Predictor {
             const std::map<std::string, NDArray>& aux,
             const std::map<std::string, TShape>& input_shapes,
             const PredictorOptions& options = {});
+  // A moved-from predictor holds no model: every call on it but assignment throws Error.
   Predictor(Predictor&&) noexcept;
   Predictor& operator=(Predictor&&) noexcept;
   ~Predictor();
@@ -98,11 +99,13 @@ class Predictor {
   // Nodes of inverted residual blocks fused into the block's last node (without
   // fuse_inverted_residuals: none).
   const std::vector<std::string>& fused_blocks() const { return fused_blocks_; }
-  Executor& executor() { return *exec_; }
-  const Executor& executor() const { return *exec_; }
+  Executor& executor() { return Bound("executor"); }
+  const Executor& executor() const { return Bound("executor"); }
 
  private:
   Predictor() = default;
+  // The executor; Error naming `call` on a moved-from predictor, which holds none.
+  Executor& Bound(const char* call) const;
   void Bind(const std::map<std::string, TShape>& input_shapes);
 
   Symbol symbol_;  // with the requested outputs as heads, after the rewrites

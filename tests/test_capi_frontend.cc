@@ -353,6 +353,49 @@ TEST_CASE("C API partial and 64-bit shape inference, type inference as MXNet rep
   REQUIRE(MXSymbolFree(data) == 0);
 }
 
+TEST_CASE("C API shape inference names an unknown or repeated key and checks arg_ind_ptr", "[capi][python][infer][hostile]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "4"}});
+  uint32_t in_n, out_n, aux_n;
+  const int *in_nd, *out_nd, *aux_nd;
+  const int **in_d, **out_d, **aux_d;
+  int complete = -1;
+  auto infer = [&](std::vector<const char*> keys, std::vector<uint32_t> ind, std::vector<int> dims) {
+    return MXSymbolInferShapeEx(fc, static_cast<uint32_t>(keys.size()), keys.data(), ind.data(), dims.data(), &in_n,
+                                &in_nd, &in_d, &out_n, &out_nd, &out_d, &aux_n, &aux_nd, &aux_d, &complete);
+  };
+  // A misspelt key was dropped and a repeated one overwritten, without a word.
+  CHECK(infer({"dta"}, {0, 2}, {2, 3}) == -1);
+  CHECK(LastError() == "MXSymbolInferShapeEx: keys: 'dta' is not an input of the symbol; inputs: data, fc_weight, fc_bias");
+  CHECK(infer({"data", "data"}, {0, 2, 4}, {2, 3, 5, 3}) == -1);
+  CHECK(LastError() == "MXSymbolInferShapeEx: keys: 'data' is given twice");
+  // arg_ind_ptr: from 0, and no more dims than a shape can have (it bounds the reads).
+  CHECK(infer({"data"}, {1, 3}, {2, 3, 4}) == -1);
+  CHECK(LastError() == "MXSymbolInferShapeEx: arg_ind_ptr[0] is 1, expected 0");
+  CHECK(infer({"data"}, {0, 1000000}, {2, 3}) == -1);
+  CHECK(LastError() == "MXSymbolInferShapeEx: the shape of 'data' has 1000000 dims (arg_ind_ptr[1] - arg_ind_ptr[0]); "
+                       "at most 32 are supported");
+  REQUIRE(infer({"data"}, {0, 2}, {2, 3}) == 0);
+  CHECK(complete == 1);
+  REQUIRE(MXSymbolFree(fc) == 0);
+  REQUIRE(MXSymbolFree(data) == 0);
+}
+
+TEST_CASE("C API MXSymbolCreateAtomicSymbol parses its parameters, as MXNet does", "[capi][python][hostile]") {
+  const char* keys[] = {"num_hidden"};
+  const char* bad[] = {"ten"};
+  SymbolHandle s = nullptr;
+  // The bad value surfaced only at MXSymbolCompose, far from the call that gave it.
+  CHECK(MXSymbolCreateAtomicSymbol(Creator("FullyConnected"), 1, keys, bad, &s) == -1);
+  CHECK(LastError().rfind("MXSymbolCreateAtomicSymbol: Invalid Parameter format for num_hidden expect int but "
+                          "value='ten'", 0) == 0);
+  CHECK(MXSymbolCreateAtomicSymbol(Creator("FullyConnected"), 0, nullptr, nullptr, &s) == -1);
+  CHECK(LastError().find("Required parameter num_hidden") != std::string::npos);
+  // A variadic op's input count may come with its inputs.
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator("Concat"), 0, nullptr, nullptr, &s) == 0);
+  REQUIRE(MXSymbolFree(s) == 0);
+}
+
 TEST_CASE("C API attributes follow MXNet's rules, and compose replaces a whole symbol's variables",
           "[capi][python][attr]") {
   SymbolHandle data = Variable("data");

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <symbind/io/model_file.h>
@@ -169,4 +170,41 @@ TEST_CASE("MXPredPartialForward runs one op per step and ends with MXPredForward
   CHECK(MXPredPartialForward(p, -1, &step_left) == -1);
   CHECK_THAT(MXGetLastError(), Catch::Contains("step must be non-negative, got -1"));
   REQUIRE(MXPredFree(p) == 0);
+}
+
+namespace {
+struct FreeDuringForward {
+  PredictorHandle predictor = nullptr;
+  int free_rc = 0;
+  std::string error;
+};
+
+// Monitor callback, run inside MXPredForward: another thread frees the predictor meanwhile.
+void FreeFromAnotherThread(const char*, NDArrayHandle, void* user) {
+  auto* s = static_cast<FreeDuringForward*>(user);
+  if (s->free_rc != 0) return;
+  std::thread([s] {
+    s->free_rc = MXPredFree(s->predictor);
+    s->error = MXGetLastError();
+  }).join();
+}
+}  // namespace
+
+TEST_CASE("MXPredFree of a predictor another call is using fails instead of freeing it", "[capi][predict][hostile]") {
+  // MXPredFree deleted the predictor under a running MXPredForward (SIGSEGV in 2 of 3 runs).
+  const std::string lenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
+  const std::string json = ReadFileToString(lenet + "-symbol.json"), params = ReadFileToString(lenet + "-0008.params");
+  const uint32_t shape[] = {1, 1, 28, 28}, indptr[] = {0, 4};
+  const char* keys[] = {"data"};
+  FreeDuringForward s;
+  REQUIRE(MXPredCreate(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys, indptr, shape,
+                       &s.predictor) == 0);
+  REQUIRE(MXPredSetMonitorCallback(s.predictor, FreeFromAnotherThread, &s, false) == 0);
+  REQUIRE(MXPredForward(s.predictor) == 0);
+  CHECK(s.free_rc == -1);
+  CHECK(s.error == "MXPredFree: argument 'handle' is in use by a running call (in another thread, or the one whose "
+                   "callback this is); free it after that call returns");
+  // Once the call returned, the predictor is whole and frees.
+  REQUIRE(MXPredForward(s.predictor) == 0);
+  CHECK(MXPredFree(s.predictor) == 0);
 }

@@ -1,5 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cmath>
+#include <optional>
+
+#include <symbind/core/graph.h>
 #include <symbind/core/ndarray.h>
 #include <symbind/core/param.h>
 #include <symbind/core/symbol.h>
@@ -174,6 +179,65 @@ TEST_CASE("Parameter errors use dmlc's wording", "[core][param]") {
   CHECK_THROWS_WITH(DemoParam::Parse({}), Catch::Contains("Required parameter num_hidden"));
   CHECK_THROWS_WITH(DemoParam::Parse({{"num_hidden", "2"}, {"kernel", "(3,x)"}}),
                     "Invalid Parameter format for kernel expect Shape(tuple) but value='(3,x)'");
+}
+
+namespace {
+// One field of each floating kind, and one that takes NaN and infinities.
+struct RealParam : Parameter<RealParam> {
+  float f, fill;
+  double d;
+  std::optional<double> maybe;
+  std::vector<float> tuple;
+  static void Declare(ParamDeclarer<RealParam>& p) {
+    p.field("f", &RealParam::f).set_default(0.0f);
+    p.field("d", &RealParam::d).set_default(0.0);
+    p.field("maybe", &RealParam::maybe).set_default(std::nullopt);
+    p.field("tuple", &RealParam::tuple).set_default({});
+    p.field("fill", &RealParam::fill).set_default(0.0f).allow_non_finite();
+  }
+};
+}  // namespace
+
+TEST_CASE("Float parameters are finite unless the field allows NaN and infinities", "[core][param]") {
+  // NaN and inf were accepted by every float field and poisoned whatever the op computed.
+  for (const char* field : {"f", "d", "maybe", "tuple"})
+    for (const char* value : {"nan", "inf", "-inf", "1e39"}) {
+      const bool tuple = std::string(field) == "tuple";
+      const std::string text = tuple ? StrCat("(1, ", value, ")") : value;
+      INFO(field << "=" << text);
+      // 1e39 is finite as a double, infinite as a float.
+      if (std::string(field) == "d" || std::string(field) == "maybe") {
+        if (std::string(value) == "1e39") continue;
+      }
+      CHECK_THROWS_WITH(RealParam::Parse({{field, text}}),
+                        StrCat("value ", text, " for Parameter ", field, " should be a finite number"));
+    }
+  CHECK(std::isinf(RealParam::Parse({{"fill", "-inf"}}).fill));
+  CHECK(std::isnan(RealParam::Parse({{"fill", "nan"}}).fill));
+  CHECK(RealParam::Parse({{"maybe", "None"}, {"tuple", "(1.5, 2)"}, {"d", "1e300"}}).d == 1e300);
+  // The ops that take non-finite values in MXNet opt in; others refuse them.
+  auto parse = [](const std::string& op, const KwArgs& kw) { Symbol::Create(op, "n", kw, {}); };
+  CHECK_NOTHROW(parse("clip", {{"a_min", "-inf"}, {"a_max", "inf"}}));
+  CHECK_NOTHROW(parse("_full", {{"shape", "(2,)"}, {"value", "nan"}}));
+  CHECK_NOTHROW(parse("_plus_scalar", {{"scalar", "inf"}}));
+  CHECK_NOTHROW(parse("SequenceMask", {{"value", "-inf"}}));
+  CHECK_NOTHROW(parse("Pad", {{"mode", "constant"}, {"pad_width", "(0,0,0,0,1,1,1,1)"}, {"constant_value", "-inf"}}));
+  CHECK_THROWS_AS(parse("LeakyReLU", {{"slope", "nan"}}), ParamError);
+  CHECK_THROWS_AS(parse("BatchNorm", {{"eps", "inf"}}), ParamError);
+}
+
+TEST_CASE("Naming the outputs of a node is linear in their number", "[core][symbol][hostile]") {
+  // EntryName listed all 65536 output names of a SliceChannel to name each one: 65536^2 strings.
+  Symbol split = Symbol::Create("SliceChannel", "s", {{"num_outputs", "65536"}}, {{"data", Symbol::Variable("data")}});
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> names = split.ListOutputs();
+  const ShapeInferResult r = InferShapePartial(split, {});  // names every unknown entry
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CHECK(seconds < 20);
+  REQUIRE(names.size() == 65536);
+  CHECK(names[65535] == "s_output65535");
+  CHECK_FALSE(r.complete());
+  CHECK(EntryName(split.outputs()[7]) == "s_output7");
 }
 
 TEST_CASE("Symbol::ReplaceVariables substitutes inputs by name in a copy", "[core][symbol]") {

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -24,16 +25,20 @@
 #include <symbind/core/ndarray.h>
 #include <symbind/core/symbol.h>
 #include <symbind/executor/executor.h>
+#include <symbind/executor/invoke.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/data_iter.h>
 #include <symbind/io/image.h>
 #include <symbind/io/mnist.h>
 #include <symbind/io/model_file.h>
+#include <symbind/io/model_report.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 #include <symbind/train/kvstore.h>
+#include <symbind/train/optimizer.h>
 
 #include "model_file_test_util.h"
 #include <mxnet/c_api.h>
@@ -63,6 +68,14 @@ std::string TmpDir() {
 std::string TmpFile(const std::string& name, const std::string& bytes) {
   const std::string path = TmpDir() + "/" + name;
   std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+// A FIFO in the temp dir: opening it for reading would wait for a writer.
+std::string TmpFifo(const std::string& name) {
+  const std::string path = TmpDir() + "/" + name;
+  ::unlink(path.c_str());
+  if (::mkfifo(path.c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
   return path;
 }
 
@@ -525,7 +538,7 @@ std::vector<ErrorCase> Cases() {
   add("softmax axis 9 of a 2-d input", [] { RunOp("softmax", {{"axis", "9"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (softmax): softmax: axis 9 is out of range for an input of 2 dimensions (expected -2 <= axis < 2)");
   add("Reshape (2,3) with shape (-4,5,-1,-2)", [] { RunOp("Reshape", {{"shape", "(-4,5,-1,-2)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (Reshape): Reshape: cannot reshape (2,3) with shape=(-4,5,-1,-2): split dims 5, 0 do not divide original dim 2");
   add("Dropout p=1.5", [] { RunOp("Dropout", {{"p", "1.5"}}, TShape({2, 3})); }, "ParamError", "value 1.5 for Parameter p should be in range [0, 1]");
-  add("Dropout p=nan", [] { RunOp("Dropout", {{"p", "nan"}}, TShape({2, 3})); }, "ParamError", "value nan for Parameter p should be in range [0, 1]");
+  add("Dropout p=nan", [] { RunOp("Dropout", {{"p", "nan"}}, TShape({2, 3})); }, "ParamError", "value nan for Parameter p should be a finite number");
   add("InferShape: RNN lstm with projection_size", [] {
     Symbol s = Symbol::Create("RNN", "rnn", {{"mode", "lstm"}, {"state_size", "4"}, {"num_layers", "1"}, {"projection_size", "2"}}, {{"data", Var("data")}});
     InferShape(s, {{"data", TShape({5, 2, 3})}});
@@ -743,12 +756,7 @@ std::vector<ErrorCase> Cases() {
     o.max_dense_bytes_from_sparse = 1200;
     LoadNDArrayBuffer(b.str().data(), b.str().size(), o);
   }, "IOError", "NDArray file: array 1 at byte offset 100: sparse array of shape (100,2) is too large to convert to a dense array: the file's sparse arrays may expand to 400 more bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse)");
-  add("LoadNDArrayFile on a FIFO", [] {
-    const std::string fifo = TmpDir() + "/params.fifo";
-    ::unlink(fifo.c_str());
-    if (::mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo failed");
-    LoadNDArrayFile(fifo);
-  }, "IOError", "cannot read <tmp>/params.fifo: not a regular file (a FIFO); models, parameters and inputs are read from regular files only");
+  add("LoadNDArrayFile on a FIFO", [] { LoadNDArrayFile(TmpFifo("params.fifo")); }, "IOError", "cannot read <tmp>/params.fifo: not a regular file (a FIFO); models, parameters and inputs are read from regular files only");
   add("LoadImage on /dev/zero", [] { LoadImage("/dev/zero"); }, "IOError", "cannot read /dev/zero: not a regular file (a device); models, parameters and inputs are read from regular files only");
   add("LoadImage on a directory", [] { LoadImage(TmpDir()); }, "IOError", "cannot read <tmp>: not a regular file (a directory); models, parameters and inputs are read from regular files only");
   add("image: an 18-byte TGA header claiming 16384x16384", [] {
@@ -905,7 +913,9 @@ std::vector<ErrorCase> Cases() {
     OpHandle op = nullptr;
     CApi(NNGetOpHandle("FullyConnected", &op));
     SymbolHandle s = nullptr;
-    CApi(MXSymbolCreateAtomicSymbol(op, 0, nullptr, nullptr, &s));
+    const char* keys[] = {"num_hidden"};
+    const char* vals[] = {"4"};
+    CApi(MXSymbolCreateAtomicSymbol(op, 1, keys, vals, &s));
     uint32_t n;
     const char** names;
     int rc = MXSymbolListArguments(s, &n, &names);
@@ -1031,6 +1041,115 @@ std::vector<ErrorCase> Cases() {
   add("BilinearSampler grid with 3 channels", [=] {
     infer_args("BilinearSampler", {}, {{"data", TShape({1, 3, 4, 4})}, {"grid", TShape({1, 3, 4, 4})}});
   }, "ShapeError", "Error in operator node (BilinearSampler): BilinearSampler: grid should be 4D in batch-2-y-x, got (1,3,4,4)");
+  // ---- hostile inputs, round 3 (issue 37) ----
+  add("IsModelFile (every CLI subcommand sniffs the format) on a FIFO", [] { IsModelFile(TmpFifo("model.fifo")); }, "IOError", "cannot read <tmp>/model.fifo: not a regular file (a FIFO); models, parameters and inputs are read from regular files only");
+  add("SGD update of a weight mapped from a .symbind file", [] {
+    Model model;
+    model.symbol = FC(Var("data"), 2, "fc");
+    model.args["fc_weight"] = NDArray(TShape({2, 3}));
+    model.args["fc_bias"] = NDArray(TShape({2}));
+    SaveModel(TmpDir() + "/sgd.symbind", model);
+    Model mapped = LoadModel(TmpDir() + "/sgd.symbind");
+    SGD().Update("fc_weight", mapped.args.at("fc_weight"), NDArray(TShape({2, 3})));
+  }, "Error", "operator sgd (sgd_update) output 0: the array is read-only (weights mapped from <tmp>/sgd.symbind); write into a Copy() of it instead");
+  add("SGD with lr=nan", [] {
+    SGDOptions o;
+    o.lr = std::nanf("");
+    SGD(o).Update("w", NDArray(TShape({2})), NDArray(TShape({2})));
+  }, "ParamError", "value nan for Parameter lr should be a finite number");
+  add("LeakyReLU slope=inf", [] { RunOp("LeakyReLU", {{"slope", "inf"}}, TShape({2})); }, "ParamError", "value inf for Parameter slope should be a finite number");
+  add("MultiBoxPrior sizes (0.5, 0)", [] {
+    Symbol::Create("_contrib_MultiBoxPrior", "node", {{"sizes", "(0.5, 0)"}}, {{"data", Var("data")}});
+  }, "ParamError", "value (0.5, 0) for Parameter sizes should be a non-empty tuple of numbers > 0");
+  add("box_nms overlap_thresh 1.5", [] {
+    Symbol::Create("_contrib_box_nms", "node", {{"overlap_thresh", "1.5"}}, {{"data", Var("data")}});
+  }, "ParamError", "value 1.5 for Parameter overlap_thresh should be in range [0, 1]");
+  add("L2Normalization eps 0", [] {
+    Symbol::Create("L2Normalization", "node", {{"eps", "0"}}, {{"data", Var("data")}});
+  }, "ParamError", "value 0 for Parameter eps should be > 0 (the norm is divided by sqrt(sum + eps))");
+  add("KVStore Pull into a null pointer", [] {
+    auto kv = KVStore::Create("local");
+    kv->Init({"w"}, {NDArray(TShape({2}))});
+    kv->Pull({"w"}, {nullptr});
+  }, "Error", "KVStore::Pull: output 0 for key 'w' is a null pointer");
+  add("Predictor::Forward on a moved-from predictor", [] {
+    Predictor p(FC(Var("data"), 2, "fc"), {{"fc_weight", NDArray(TShape({2, 3}))}, {"fc_bias", NDArray(TShape({2}))}},
+                {}, {{"data", TShape({1, 3})}});
+    Predictor moved = std::move(p);
+    p.Forward();
+  }, "Error", "Predictor::Forward: this predictor was moved from and holds no model (use the predictor it was moved into)");
+  add(".symbind: 5 bytes appended", [] {
+    Model model;
+    model.symbol = FC(Var("data"), 2, "fc");
+    const std::string image = SaveModelToString(model) + "extra";
+    LoadModelBuffer(image.data(), image.size(), "tail.symbind");
+  }, "IOError", "tail.symbind: 5 trailing bytes after the model's last structure (the file should end at byte 440)");
+  add(".symbind: input shape (2^40,2^40)", [] {
+    Model model;
+    model.symbol = FC(Var("data"), 2, "fc");
+    model.input_shapes["data"] = TShape({int64_t{1} << 40, int64_t{1} << 40});
+    const std::string image = SaveModelToString(model);
+    LoadModelBuffer(image.data(), image.size(), "huge.symbind");
+  }, "IOError", "huge.symbind: shape (1099511627776,1099511627776) has more elements than int64 can count: 1099511627776 * 1099511627776 overflows int64");
+  add("--shape data=2^32,2^32", [] { ParseShapeSpec("data=4294967296,4294967296"); }, "ParamError", "bad shape 'data=4294967296,4294967296': shape (4294967296,4294967296) has more elements than int64 can count: 4294967296 * 4294967296 overflows int64");
+  add("Pooling: a second window starting at 2^63-1", [] {
+    Symbol s = Symbol::Create("Pooling", "pool", {{"kernel", "(1,2)"}, {"stride", "(1,9223372036854775807)"},
+                                                  {"pooling_convention", "full"}}, {{"data", Var("data")}});
+    InferShape(s, {{"data", TShape({1, 1, 1, 3})}});
+  }, "ShapeError", "Error in operator pool (Pooling): Pooling: end of window 1 in spatial dim 1: 9223372036854775807 + 2 overflows int64");
+  // MXSymbolInferShapeEx on FullyConnected(num_hidden=4) of a variable "data", with `keys`.
+  auto infer_fc_keys = [](std::vector<const char*> keys, std::vector<uint32_t> ind, std::vector<int> dims) {
+    OpHandle op = nullptr;
+    CApi(NNGetOpHandle("FullyConnected", &op));
+    const char* pkeys[] = {"num_hidden"};
+    const char* pvals[] = {"4"};
+    SymbolHandle data = nullptr, fc = nullptr;
+    CApi(MXSymbolCreateVariable("data", &data));
+    CApi(MXSymbolCreateAtomicSymbol(op, 1, pkeys, pvals, &fc));
+    CApi(MXSymbolCompose(fc, "fc", 1, nullptr, &data));
+    uint32_t in_n, out_n, aux_n;
+    const int *in_nd, *out_nd, *aux_nd;
+    const int **in_d, **out_d, **aux_d;
+    int complete;
+    const int rc = MXSymbolInferShapeEx(fc, static_cast<uint32_t>(keys.size()), keys.data(), ind.data(), dims.data(),
+                                        &in_n, &in_nd, &in_d, &out_n, &out_nd, &out_d, &aux_n, &aux_nd, &aux_d,
+                                        &complete);
+    const std::string error = MXGetLastError();
+    MXSymbolFree(fc);
+    MXSymbolFree(data);
+    if (rc != 0) throw Error(error);
+  };
+  add("C API: MXSymbolInferShapeEx with the key \"dta\"", [=] { infer_fc_keys({"dta"}, {0, 2}, {2, 3}); },
+      "Error", "MXSymbolInferShapeEx: keys: 'dta' is not an input of the symbol; inputs: data, fc_weight, fc_bias");
+  add("C API: MXSymbolInferShapeEx with the key \"data\" twice", [=] {
+    infer_fc_keys({"data", "data"}, {0, 2, 4}, {2, 3, 5, 3});
+  }, "Error", "MXSymbolInferShapeEx: keys: 'data' is given twice");
+  add("C API: MXSymbolInferShapeEx with arg_ind_ptr {0, 10^6}", [=] { infer_fc_keys({"data"}, {0, 1000000}, {2, 3}); },
+      "Error", "MXSymbolInferShapeEx: the shape of 'data' has 1000000 dims (arg_ind_ptr[1] - arg_ind_ptr[0]); at most 32 are supported");
+  add("C API: MXSymbolCreateAtomicSymbol FullyConnected num_hidden='ten'", [] {
+    OpHandle op = nullptr;
+    CApi(NNGetOpHandle("FullyConnected", &op));
+    const char* keys[] = {"num_hidden"};
+    const char* vals[] = {"ten"};
+    SymbolHandle s = nullptr;
+    CApi(MXSymbolCreateAtomicSymbol(op, 1, keys, vals, &s));
+  }, "Error", "MXSymbolCreateAtomicSymbol: Invalid Parameter format for num_hidden expect int but value='ten'");
+  add("C API: MXPredFree from a monitor callback of the running MXPredForward", [predictor] {
+    static PredictorHandle running;
+    static std::string free_error;
+    running = predictor();
+    free_error.clear();
+    CApi(MXPredSetMonitorCallback(running, [](const char*, NDArrayHandle, void*) {
+      if (free_error.empty() && MXPredFree(running) != 0) free_error = MXGetLastError();
+    }, nullptr, false));
+    CApi(MXPredForward(running));
+    CApi(MXPredFree(running));
+    throw Error(free_error);
+  }, "Error", "MXPredFree: argument 'handle' is in use by a running call (in another thread, or the one whose callback this is); free it after that call returns");
+  add("Invoke relu into a read-only output", [] {
+    NDArray shared = ReadOnlyView(NDArray(TShape({2})), "a shared weight");
+    Invoke("relu", {}, {NDArray(TShape({2}))}, {shared});
+  }, "Error", "operator imperative (relu) output 0: the array is read-only (a shared weight); write into a Copy() of it instead");
   return c;
 }
 

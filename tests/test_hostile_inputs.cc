@@ -133,8 +133,13 @@ TEST_CASE("hostile: shape arithmetic that would overflow int64 is a ShapeError n
   CHECK_THROWS_AS(InferOp("Reshape", {{"shape", "(-3,)"}}, TShape({int64_t{1} << 40, int64_t{1} << 40})), ShapeError);
   CHECK_THROWS_AS(InferOp("slice", {{"begin", "(None,)"}, {"end", "(None,)"}, {"step", "(-9223372036854775808,)"}},
                           TShape({5})), ShapeError);
-  // Pooling 'full' with a huge stride: ceil((4 - 2) / s) + 1 = 2, not 0 from a wrapped sum.
-  auto pooled = InferOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(9223372036854775807,9223372036854775807)"},
+  // Pooling 'full' with a huge stride: ceil((4 - 2) / s) + 1 = 2 windows, not 0 from a wrapped
+  // sum; the second would start at 2^63-1 and end past int64, so the shape is refused.
+  CHECK_THROWS_WITH(InferOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(9223372036854775807,9223372036854775807)"},
+                                        {"pool_type", "max"}, {"pooling_convention", "full"}},
+                            TShape({1, 1, 4, 4})),
+                    Contains("Pooling: end of window 1 in spatial dim 0: 9223372036854775807 + 2 overflows int64"));
+  auto pooled = InferOp("Pooling", {{"kernel", "(2,2)"}, {"stride", "(4611686018427387904,4611686018427387904)"},
                                     {"pool_type", "max"}, {"pooling_convention", "full"}},
                         TShape({1, 1, 4, 4}));
   CHECK(pooled.out_shapes[0] == TShape({1, 1, 2, 2}));

@@ -80,3 +80,13 @@ TEST_CASE("Invoke: bad calls throw errors naming the op and the problem", "[invo
                                                                     RandomArray(TShape({4}), 4)}),
                   ShapeError);
 }
+
+TEST_CASE("Invoke refuses a read-only output before the kernel runs", "[invoke][hostile]") {
+  NDArray w = RandomArray(TShape({2, 3}), 1), g = RandomArray(TShape({2, 3}), 2);
+  const NDArray before = w.Copy();
+  const NDArray shared = ReadOnlyView(w, "a shared weight");
+  CHECK_THROWS_WITH(Invoke("sgd_update", {{"lr", "0.1"}}, {shared, g}, {shared}),
+                    Catch::Contains("the array is read-only (a shared weight)"));
+  CHECK_THROWS_WITH(Invoke("relu", {}, {g}, {shared}), Catch::Contains("(relu) output 0: the array is read-only"));
+  RequireClose(w, before, 0.0f, 0.0f);
+}

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -279,7 +280,7 @@ TEST_CASE("symbind file: LoadModelFiles reads either form and refuses a .symbind
   SaveModel(path, pair);
   CHECK(IsModelFile(path));
   CHECK(!IsModelFile(CheckpointSymbolPath(prefix)));
-  CHECK(!IsModelFile(TempPath("does-not-exist")));
+  CHECK_THROWS_WITH(IsModelFile(TempPath("does-not-exist")), Catch::Contains("cannot open"));
   Model one = LoadModelFiles(path);
   CheckSameArrays(pair.args, one.args);
   CHECK_THROWS_AS(LoadModelFiles(path, CheckpointParamsPath(prefix, 1)), IOError);
@@ -370,6 +371,40 @@ std::vector<Hostile> HostileFiles() {
 }
 
 }  // namespace
+
+TEST_CASE("symbind file: a FIFO given as a model is refused, not waited on", "[model_file][hostile]") {
+  const std::string fifo = TempPath("model.fifo");
+  ::unlink(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // IsModelFile read the magic with std::ifstream, whose open() waited for a writer.
+  CHECK_THROWS_WITH(IsModelFile(fifo), Catch::Contains("not a regular file (a FIFO)"));
+  CHECK_THROWS_WITH(LoadModelFiles(fifo), Catch::Contains("not a regular file (a FIFO)"));
+  const std::string json = TempPath("fifo-pair-symbol.json");
+  WriteStringToFile(json, R"({"nodes": [{"op": "null", "name": "data", "inputs": []}], "arg_nodes": [0], "heads": [[0, 0, 0]]})");
+  CHECK_THROWS_WITH(LoadModelFiles(json, fifo), Catch::Contains("not a regular file (a FIFO)"));
+  ::unlink(fifo.c_str());
+  std::remove(json.c_str());
+}
+
+TEST_CASE("symbind file: trailing bytes and input shapes past int64 are refused", "[model_file][hostile]") {
+  Model model;
+  model.symbol = Symbol::Create("Flatten", "f", {}, {{"data", Symbol::Variable("data")}});
+  model.input_shapes["data"] = TShape({2, 3});
+  const std::string image = SaveModelToString(model);
+  REQUIRE_NOTHROW(LoadModelBuffer(image.data(), image.size(), "m.symbind"));
+  // Bytes appended to a .symbind file were ignored, as .params files refuse them.
+  for (const std::string& tail : {std::string("extra"), std::string(64, '\0')}) {
+    const std::string longer = image + tail;
+    CHECK_THROWS_WITH(LoadModelBuffer(longer.data(), longer.size(), "m.symbind"),
+                      Catch::StartsWith("m.symbind: ") &&
+                          Catch::Contains(" trailing bytes after the model's last structure (the file should end at byte "));
+  }
+  // An element count past int64: `symbind shapes` printed it and exited 0.
+  model.input_shapes["data"] = TShape({int64_t{1} << 40, int64_t{1} << 40});
+  const std::string huge = SaveModelToString(model);
+  CHECK_THROWS_WITH(LoadModelBuffer(huge.data(), huge.size(), "m.symbind"),
+                    Catch::StartsWith("m.symbind: shape (1099511627776,1099511627776) has more elements than int64 can count"));
+}
 
 TEST_CASE("symbind file: hostile files throw IOError naming what is wrong", "[model_file][hostile]") {
   REQUIRE_NOTHROW(LoadModelBuffer(BuildRaw(ValidRawModel()).data(), BuildRaw(ValidRawModel()).size()));

@@ -292,3 +292,23 @@ TEST_CASE("LoadPredictor binds its loaded parameters read-only: the same outputs
   CHECK(ReadOnlyView(view, "again").SharesStorageWith(view));
   CHECK(ReadOnlyView(NDArray(), "none").is_none());
 }
+
+TEST_CASE("Predictor: every call on a moved-from predictor throws", "[predict][hostile]") {
+  Symbol fc = OpBuilder("FullyConnected").SetParam("num_hidden", 2).SetInput("data", Symbol::Variable("data"))
+                  .CreateSymbol("fc");
+  Predictor p(fc, {{"fc_weight", NDArray(TShape({2, 3}))}, {"fc_bias", NDArray(TShape({2}))}}, {},
+              {{"data", TShape({1, 3})}});
+  Predictor moved = std::move(p);
+  moved.Forward();
+  // Each dereferenced the executor the move had taken (SIGSEGV).
+  const std::string says = "this predictor was moved from and holds no model";
+  CHECK_THROWS_WITH(p.Forward(), Catch::Contains("Predictor::Forward: " + says));
+  CHECK_THROWS_WITH(p.Outputs(), Catch::Contains(says));
+  CHECK_THROWS_WITH(p.Output(0), Catch::Contains(says));
+  CHECK_THROWS_WITH(p.Output("fc_output"), Catch::Contains(says));
+  CHECK_THROWS_WITH(p.Input("data"), Catch::Contains(says));
+  CHECK_THROWS_WITH(p.SetInput("data", NDArray(TShape({1, 3}))), Catch::Contains(says));
+  CHECK_THROWS_WITH(p.Reshape({{"data", TShape({2, 3})}}), Catch::Contains(says));
+  CHECK_THROWS_WITH(p.executor(), Catch::Contains(says));
+  CHECK(moved.Output(0).shape() == TShape({1, 2}));
+}

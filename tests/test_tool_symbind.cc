@@ -1,4 +1,6 @@
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -91,6 +93,10 @@ TEST_CASE("tool: shape specs parse", "[io][tool]") {
   CHECK_THROWS_AS(ParseShapeSpec("data"), ParamError);
   CHECK_THROWS_AS(ParseShapeSpec("=1,2"), ParamError);
   CHECK_THROWS_AS(ParseShapeSpec("data=1,x"), ParamError);
+  // An element count past int64: `shapes` printed it, `summary` rejected it.
+  CHECK_THROWS_WITH(ParseShapeSpec("data=4294967296,4294967296"),
+                    Catch::StartsWith("bad shape 'data=4294967296,4294967296': shape (4294967296,4294967296) has more "
+                                      "elements than int64 can count"));
   CHECK(ShapeText(TShape(std::vector<int64_t>{})) == "()");
   CHECK(ShapeText(TShape::UnknownRank()) == "?");
 }
@@ -203,6 +209,25 @@ TEST_CASE("tool: run names missing arguments, or fills them with --allow-missing
   CHECK(r.output.find("warning: filling from N(0,1): conv4_weight, prelu4_gamma") != std::string::npos);
   CHECK(r.output.find("prob1_output (1,2)") != std::string::npos);
   CHECK(RunTool("run " + mtcnn + "det2-symbol.json " + mtcnn + "det2-0001.params --input data=/nonexistent.npy").status == 1);
+}
+
+TEST_CASE("tool: every subcommand refuses a FIFO given as a file instead of waiting on it", "[io][tool][hostile]") {
+  if (!ToolBuilt()) return;
+  const std::string fifo = symbind_test::TempPath("tool-model.fifo");
+  ::unlink(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string sym = kLenet + "-symbol.json";
+  for (const std::string& args :
+       {"params " + fifo, "shapes " + fifo, "summary " + fifo, "dot " + fifo,
+        "convert " + fifo + " -o " + symbind_test::TempPath("fifo-out.symbind"), "run " + fifo,
+        "run " + sym + " " + fifo, "convert " + sym + " " + fifo + " -o " + symbind_test::TempPath("fifo-out.symbind")}) {
+    INFO(args);
+    // `timeout`: a subcommand that opens the FIFO blocks until a writer comes, which none does.
+    RunResult r = symbind_test::RunShell("timeout 20 " + ToolPath() + " " + args + " 2>&1");
+    CHECK(r.status == 1);
+    CHECK(r.output.find("not a regular file (a FIFO)") != std::string::npos);
+  }
+  ::unlink(fifo.c_str());
 }
 
 TEST_CASE("tool: run --image decodes, resizes and normalises as the library does", "[io][tool][run][shared]") {
@@ -477,4 +502,13 @@ TEST_CASE("tool: run --image feeds a grey model one channel, as its weights read
   CHECK(RunTool("run " + kLenet + "-symbol.json " + kLenet + "-0008.params --image data=" + png +
                 " --size 28,28 --mean 1,2").output.find("--mean expects 1 or 3 comma-separated numbers") !=
         std::string::npos);
+  // NaN or infinity made every input value NaN, and the run reported NaN outputs as a success.
+  const std::string image_run = "run " + kLenet + "-symbol.json " + kLenet + "-0008.params --image data=" + png +
+                                " --size 28,28 ";
+  RunResult bad_mean = RunTool(image_run + "--mean nan");
+  CHECK(bad_mean.status == 1);
+  CHECK_THAT(bad_mean.output, Catch::Contains("--mean expects finite numbers, got 'nan'"));
+  RunResult bad_scale = RunTool(image_run + "--scale inf");
+  CHECK(bad_scale.status == 1);
+  CHECK_THAT(bad_scale.output, Catch::Contains("--scale expects a finite number, got inf"));
 }

@@ -3,11 +3,17 @@
 
 #include <cmath>
 
+#include <cstdio>
+#include <limits>
+
 #include <symbind/executor/executor.h>
+#include <symbind/io/model_file.h>
 #include <symbind/train/initializer.h>
+#include <symbind/train/kvstore.h>
 #include <symbind/train/optimizer.h>
 
 #include "op_test_util.h"
+#include "test_io_util.h"
 
 using namespace symbind;
 using namespace symbind::test;
@@ -43,6 +49,62 @@ TEST_CASE("SGD: updates with and without momentum follow MXNet's rules", "[train
   }
   CHECK_THROWS_AS(sgd.Update("w", w, RandomArray(TShape({3}), 3)), ShapeError);
   CHECK_THROWS_AS(sgd.Update("w", w, NDArray(TShape({2, 5}), DType::kInt32)), TypeError);
+}
+
+TEST_CASE("SGD: options must be finite and in range, or the update is refused", "[train][hostile]") {
+  // NaN and inf were accepted and turned every weight into NaN.
+  NDArray w = RandomArray(TShape({2, 3}), 1), g = RandomArray(TShape({2, 3}), 2);
+  const NDArray before = w.Copy();
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  struct Bad {
+    float SGDOptions::*field;
+    float value;
+    const char* says;
+  };
+  for (const Bad& bad : {Bad{&SGDOptions::lr, nan, "Parameter lr should be a finite number"},
+                         Bad{&SGDOptions::lr, -0.1f, "Parameter lr should be greater equal to 0"},
+                         Bad{&SGDOptions::momentum, inf, "Parameter momentum should be a finite number"},
+                         Bad{&SGDOptions::momentum, 1.5f, "Parameter momentum should be in range [0, 1]"},
+                         Bad{&SGDOptions::wd, inf, "Parameter wd should be a finite number"},
+                         Bad{&SGDOptions::rescale_grad, nan, "Parameter rescale_grad should be a finite number"},
+                         Bad{&SGDOptions::clip_gradient, -inf, "Parameter clip_gradient should be a finite number"}}) {
+    SGDOptions o;
+    o.momentum = 0.5f;
+    o.*bad.field = bad.value;
+    SGD sgd(o);
+    INFO(bad.says);
+    CHECK_THROWS_WITH(sgd.Update("w", w, g), Catch::Contains(bad.says));
+  }
+  RequireClose(w, before, 0.0f, 0.0f);
+}
+
+TEST_CASE("SGD: a read-only weight is refused, not written", "[train][hostile]") {
+  // A weight mapped from a .symbind file: the update faulted (SIGSEGV) on its PROT_READ pages.
+  Model model;
+  model.symbol = OpBuilder("FullyConnected").SetParam("num_hidden", 2).SetInput("data", Symbol::Variable("data"))
+                     .CreateSymbol("fc");
+  model.args["fc_weight"] = RandomArray(TShape({2, 3}), 1);
+  model.args["fc_bias"] = RandomArray(TShape({2}), 2);
+  const std::string path = symbind_test::TempPath("sgd-mapped.symbind");
+  SaveModel(path, model);
+  Model mapped = LoadModel(path);
+  NDArray g = RandomArray(TShape({2, 3}), 3);
+  SGD sgd({/*lr=*/0.1f});
+  CHECK_THROWS_WITH(sgd.Update("fc_weight", mapped.args.at("fc_weight"), g),
+                    "operator sgd (sgd_update) output 0: the array is read-only (weights mapped from " + path +
+                        "); write into a Copy() of it instead");
+  // A ReadOnlyView, as every Predictor shares: the update changed the weights under them.
+  NDArray w = RandomArray(TShape({2, 3}), 4);
+  const NDArray before = w.Copy();
+  CHECK_THROWS_WITH(sgd.Update("w", ReadOnlyView(w, "a shared weight"), g), Catch::Contains("read-only (a shared weight)"));
+  RequireClose(w, before, 0.0f, 0.0f);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("KVStore::Pull into a null pointer throws", "[train][hostile]") {
+  auto kv = KVStore::Create("local");
+  kv->Init({"w"}, {NDArray(TShape({2}))});
+  CHECK_THROWS_WITH(kv->Pull({"w"}, {nullptr}), "KVStore::Pull: output 0 for key 'w' is a null pointer");
 }
 
 TEST_CASE("SGD::Step updates arguments with a gradient only", "[train]") {

@@ -5,6 +5,7 @@
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -144,6 +145,10 @@ NDArray LoadImageInput(const RunArgs& a, const Model& model, const std::string& 
   std::vector<float> mean;
   if (!ParamValue<std::vector<float>>::Parse(a.mean, &mean) || (mean.size() != 1 && mean.size() != 3))
     throw ParamError(StrCat("--mean expects 1 or 3 comma-separated numbers, got '", a.mean, "'"));
+  // NaN or infinity would make every input value NaN.
+  if (!std::all_of(mean.begin(), mean.end(), [](float m) { return std::isfinite(m); }))
+    throw ParamError(StrCat("--mean expects finite numbers, got '", a.mean, "'"));
+  if (!std::isfinite(a.scale)) throw ParamError(StrCat("--scale expects a finite number, got ", a.scale));
   if (mean.size() == 1) mean.assign(3, mean[0]);
   if (a.bgr) std::swap(mean[0], mean[2]);
   const std::vector<std::string> files = ImageFiles(a, name);

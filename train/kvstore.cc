@@ -80,6 +80,7 @@ void KVStore::Pull(const std::vector<std::string>& keys, const std::vector<NDArr
   for (size_t i = 0; i < keys.size(); ++i) {
     auto it = values_.find(keys[i]);
     if (it == values_.end()) throw Error(StrCat("KVStore::Pull: key '", keys[i], "' was not initialised"));
+    if (!outs[i]) throw Error(StrCat("KVStore::Pull: output ", i, " for key '", keys[i], "' is a null pointer"));
     if (outs[i]->is_none()) *outs[i] = NDArray(it->second.shape(), it->second.dtype());
     if (outs[i]->shape() != it->second.shape())
       throw ShapeError(StrCat("KVStore::Pull: key '", keys[i], "' holds ", it->second.shape().ToString(),

@@ -2,6 +2,7 @@
 
 #include <symbind/core/error.h>
 #include <symbind/executor/executor.h>
+#include <symbind/executor/kernel_call.h>
 
 namespace symbind {
 
@@ -54,7 +55,7 @@ void SGD::Update(const std::string& key, const NDArray& weight, const NDArray& g
     }
     inputs.push_back(it->second);
   }
-  attrs.op->forward(OpContext{}, attrs, inputs, {OpReq::kWriteInplace}, {weight});
+  CallForward(*attrs.op, OpContext{}, attrs, inputs, {OpReq::kWriteInplace}, {weight});
 }
 
 void SGD::Step(const Executor& exec) {

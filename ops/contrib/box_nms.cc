@@ -25,7 +25,7 @@ struct BoxNMSParam : Parameter<BoxNMSParam> {
   int in_format;
   int out_format;
   static void Declare(ParamDeclarer<BoxNMSParam>& d) {
-    d.field("overlap_thresh", &BoxNMSParam::overlap_thresh).set_default(0.5f)
+    d.field("overlap_thresh", &BoxNMSParam::overlap_thresh).set_default(0.5f).set_range(0, 1)
         .describe("Overlapping(IoU) threshold to suppress object with smaller score.");
     d.field("valid_thresh", &BoxNMSParam::valid_thresh).set_default(0.0f)
         .describe("Filter input boxes to those whose scores greater than valid_thresh.");

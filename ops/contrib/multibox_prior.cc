@@ -1,4 +1,5 @@
 // _contrib_MultiBoxPrior: SSD anchor boxes for every position of a feature map.
+#include <algorithm>
 #include <cmath>
 #include <symbind/ops/op_util.h>
 
@@ -13,12 +14,15 @@ struct MultiBoxPriorParam : Parameter<MultiBoxPriorParam> {
   std::vector<float> steps;
   std::vector<float> offsets;
   static void Declare(ParamDeclarer<MultiBoxPriorParam>& d) {
-    auto non_empty = [](const std::vector<float>& v) { return !v.empty(); };
+    // A size or ratio <= 0 makes boxes of no or negative extent (sqrt of a negative ratio: NaN).
+    auto positive = [](const std::vector<float>& v) {
+      return !v.empty() && std::all_of(v.begin(), v.end(), [](float x) { return x > 0; });
+    };
     d.field("sizes", &MultiBoxPriorParam::sizes).set_default({1.0f})
-        .require(non_empty, "a non-empty tuple")
+        .require(positive, "a non-empty tuple of numbers > 0")
         .describe("List of sizes of generated MultiBoxPriores.");
     d.field("ratios", &MultiBoxPriorParam::ratios).set_default({1.0f})
-        .require(non_empty, "a non-empty tuple")
+        .require(positive, "a non-empty tuple of numbers > 0")
         .describe("List of aspect ratios of generated MultiBoxPriores.");
     d.field("clip", &MultiBoxPriorParam::clip).set_default(false)
         .describe("Whether to clip out-of-boundary boxes.");

@@ -30,7 +30,7 @@ struct ProposalParam : Parameter<ProposalParam> {
     d.field("rpn_post_nms_top_n", &ProposalParam::rpn_post_nms_top_n).set_default(300)
         .lower_bound(1)
         .describe("Number of top scoring boxes to keep after applying NMS to RPN proposals");
-    d.field("threshold", &ProposalParam::threshold).set_default(0.7f)
+    d.field("threshold", &ProposalParam::threshold).set_default(0.7f).set_range(0, 1)
         .describe("NMS value, below which to suppress.");
     d.field("rpn_min_size", &ProposalParam::rpn_min_size).set_default(16)
         .describe("Minimum height or width in proposal");

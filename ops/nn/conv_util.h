@@ -63,6 +63,14 @@ inline int64_t PaddedSize(const char* op, int64_t x, int64_t p, int i) {
                     ": padded input in spatial dim ", i, " (size ", x, ", pad ", p, ")");
 }
 
+// Pooling kernels compute window o's extent as o * stride - pad + kernel: shape inference
+// checks once that the last of `out` windows fits int64, so the kernels need not.
+inline void CheckWindowEnd(const char* op, int64_t out, int64_t stride, int64_t kernel, int i) {
+  if (out < 1) return;
+  CheckedAdd(CheckedMul(out - 1, stride, op, ": start of window ", out - 1, " in spatial dim ", i), kernel,
+             op, ": end of window ", out - 1, " in spatial dim ", i);
+}
+
 // Layout enum values shared by the family (MXNet's mshadow::LayoutFlag names).
 enum Layout { kNCW = 0, kNCHW = 1, kNCDHW = 2, kNWC = 3, kNHWC = 4, kNDHWC = 5 };
 inline const char* LayoutName(int l) {

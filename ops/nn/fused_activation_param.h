@@ -50,8 +50,10 @@ void DeclareActivationFields(ParamDeclarer<P>& d, const std::string& op, bool pr
                       : "The activation applied to each " + std::string(prefix.empty() ? "" : "second ") +
                             "output: none, relu (Activation's), clip to [" + prefix + "a_min, " + prefix +
                             "a_max] or leaky (LeakyReLU's, `" + prefix + "slope`).");
-  d.template field<float>(prefix + "a_min", lo_field).set_default(0.0f).describe("Lower bound of clip.");
-  d.template field<float>(prefix + "a_max", hi_field).set_default(0.0f).describe("Upper bound of clip.");
+  d.template field<float>(prefix + "a_min", lo_field).set_default(0.0f).allow_non_finite()
+      .describe("Lower bound of clip.");
+  d.template field<float>(prefix + "a_max", hi_field).set_default(0.0f).allow_non_finite()
+      .describe("Upper bound of clip.");
   d.template field<float>(prefix + "slope", slope_field).set_default(0.0f).describe("The slope of leaky for negative inputs.");
   d.check([lo_field, hi_field](const P& p) { return p.*lo_field <= p.*hi_field; },
           op + ": " + prefix + "a_min must not exceed " + prefix + "a_max", {prefix + "a_min", prefix + "a_max"});

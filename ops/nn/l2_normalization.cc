@@ -17,6 +17,7 @@ struct L2NormalizationParam : Parameter<L2NormalizationParam> {
   int mode;
   static void Declare(ParamDeclarer<L2NormalizationParam>& d) {
     d.field("eps", &L2NormalizationParam::eps).set_default(1e-10f)
+        .require([](float eps) { return eps > 0; }, "> 0 (the norm is divided by sqrt(sum + eps))")
         .describe("A small constant for numerical stability.");
     d.field("mode", &L2NormalizationParam::mode)
         .add_enum("instance", kInstance).add_enum("spatial", kSpatial).add_enum("channel", kChannel)

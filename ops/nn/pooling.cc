@@ -141,6 +141,7 @@ void InferShapePool(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector
       case kFull: o[2 + i] = 1 + (padded - k == 0 ? 0 : (padded - k - 1) / s + 1); break;
       default: o[2 + i] = padded == 0 ? 0 : (padded - 1) / s + 1; break;
     }
+    CheckWindowEnd("Pooling", o[2 + i], s, k, i);
   }
   ShapeAssignCheck(out, 0, o);
 }

@@ -74,13 +74,15 @@ void InferPoolingV1Shape(const NodeAttrs& attrs, std::vector<TShape>* in, std::v
   } else {
     for (int i = 0; i < 2; ++i) {
       if (d[2 + i] < 0) continue;
-      const int64_t padded = d[2 + i] + 2 * p.pad[i];
+      const int64_t padded = PaddedSize("Pooling_v1", d[2 + i], p.pad[i], i);
       if (p.kernel[i] > padded)
         throw ShapeError(StrCat("Pooling_v1: kernel size (", p.kernel[i], ") exceeds input (", d[2 + i],
                                 " padded to ", padded, ") in spatial dim ", i, "; data shape ", d));
       const int64_t span = padded - p.kernel[i];
-      o[2 + i] = 1 + (p.pooling_convention == kValid ? span / p.stride[i]
-                                                        : (span + p.stride[i] - 1) / p.stride[i]);
+      // Ceiling division written as (a - 1) / s + 1 so a huge stride cannot overflow.
+      o[2 + i] = 1 + (p.pooling_convention == kValid || span == 0 ? span / p.stride[i]
+                                                                  : (span - 1) / p.stride[i] + 1);
+      CheckWindowEnd("Pooling_v1", o[2 + i], p.stride[i], p.kernel[i], i);
     }
   }
   ShapeAssignCheck(out, 0, o);

@@ -18,9 +18,9 @@ struct SGDParam : Parameter<SGDParam<kMomentum>> {
   float lr, momentum = 0.f, wd, rescale_grad, clip_gradient;
   bool lazy_update;
   static void Declare(ParamDeclarer<SGDParam>& d) {
-    d.field("lr", &SGDParam::lr).describe("Learning rate");
+    d.field("lr", &SGDParam::lr).lower_bound(0).describe("Learning rate");
     if (kMomentum)
-      d.field("momentum", &SGDParam::momentum).set_default(0.0f)
+      d.field("momentum", &SGDParam::momentum).set_default(0.0f).set_range(0, 1)
           .describe("The decay rate of momentum estimates at each epoch.");
     DeclareWeightDecay(d);
     DeclareRescaleAndClip(d);

@@ -14,7 +14,7 @@ struct SequenceMaskParam : Parameter<SequenceMaskParam> {
   int axis;
   static void Declare(ParamDeclarer<SequenceMaskParam>& d) {
     DeclareUseSequenceLength(d);
-    d.field("value", &SequenceMaskParam::value).set_default(0.0f)
+    d.field("value", &SequenceMaskParam::value).set_default(0.0f).allow_non_finite()
         .describe("The value to be used as a mask.");
     d.field("axis", &SequenceMaskParam::axis).set_default(0)
         .describe("The sequence axis. Only values of 0 and 1 are currently supported.");

@@ -106,8 +106,7 @@ SYMBIND_REGISTER_OP(amp_multicast)
     .set_params<AMPMultiCastParam>()
     .set_key_var_num_args("num_outputs")
     .set_arguments([](const NodeAttrs& a) { return NumberedNames("data_", a.param<AMPMultiCastParam>().num_outputs); })
-    .set_outputs([](const NodeAttrs& a) { return NumberedNames("output", a.param<AMPMultiCastParam>().num_outputs); })
-    .set_num_outputs([](const NodeAttrs& a) { return a.param<AMPMultiCastParam>().num_outputs; })
+    .set_numbered_outputs("output", [](const NodeAttrs& a) { return a.param<AMPMultiCastParam>().num_outputs; })
     .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
       for (size_t i = 0; i < in->size(); ++i) {
         ShapeAssignCheck(out, i, (*in)[i]);

@@ -8,8 +8,8 @@ namespace {
 struct ClipParam : Parameter<ClipParam> {
   float a_min, a_max;
   static void Declare(ParamDeclarer<ClipParam>& d) {
-    d.field("a_min", &ClipParam::a_min).describe("Minimum value");
-    d.field("a_max", &ClipParam::a_max).describe("Maximum value");
+    d.field("a_min", &ClipParam::a_min).allow_non_finite().describe("Minimum value");
+    d.field("a_max", &ClipParam::a_max).allow_non_finite().describe("Maximum value");
     d.check([](const ClipParam& p) { return p.a_min <= p.a_max; },
             "clip: a_min must not exceed a_max", {"a_min", "a_max"});
   }

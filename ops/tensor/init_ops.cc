@@ -40,7 +40,7 @@ struct FullParam : Parameter<FullParam> {
         .describe("Context of output (ignored: symbind computes on the CPU).");
     AddDTypeEnums(d.field("dtype", &FullParam::dtype), true).set_default(kFloat32Flag)
         .describe("Target data type.");
-    d.field("value", &FullParam::value).describe("Value with which to fill newly created tensor");
+    d.field("value", &FullParam::value).allow_non_finite().describe("Value with which to fill newly created tensor");
   }
 };
 

@@ -328,7 +328,7 @@ struct ScalarParam : Parameter<ScalarParam> {
   double scalar;
   bool is_int;
   static void Declare(ParamDeclarer<ScalarParam>& d) {
-    d.field("scalar", &ScalarParam::scalar).set_default(1.0).describe("Scalar input value.");
+    d.field("scalar", &ScalarParam::scalar).set_default(1.0).allow_non_finite().describe("Scalar input value.");
     d.field("is_int", &ScalarParam::is_int).set_default(true)
         .describe("Indicate whether scalar input is int type (accepted for compatibility).");
   }

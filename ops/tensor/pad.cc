@@ -29,7 +29,7 @@ struct PadParam : Parameter<PadParam> {
                   ", before_N, after_N)``. It should be of length ``2*N`` where ``N`` is the number "
                   "of dimensions of the array.This is equivalent to pad_width in numpy.pad, but "
                   "flattened.");
-    d.field("constant_value", &PadParam::constant_value).set_default(0.0)
+    d.field("constant_value", &PadParam::constant_value).set_default(0.0).allow_non_finite()
         .describe("The value used for padding when `mode` is \"constant\".");
   }
 };

@@ -15,7 +15,7 @@ struct SliceAssignScalarParam : Parameter<SliceAssignScalarParam> {
   double scalar;
   OptIntTuple begin, end, step;
   static void Declare(ParamDeclarer<SliceAssignScalarParam>& d) {
-    d.field("scalar", &SliceAssignScalarParam::scalar).set_default(0.0)
+    d.field("scalar", &SliceAssignScalarParam::scalar).set_default(0.0).allow_non_finite()
         .describe("The scalar value for assignment.");
     d.field("begin", &SliceAssignScalarParam::begin)
         .describe("starting indices for the slice operation, supports negative indices.");

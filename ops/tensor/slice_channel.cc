@@ -79,10 +79,7 @@ SYMBIND_REGISTER_OP(SliceChannel)
     .add_alias("split")
     .describe("Splits an array along a particular axis into multiple sub-arrays.")
     .set_params<SliceChannelParam>()
-    .set_outputs([](const NodeAttrs& a) {
-      return NumberedNames("output", a.param<SliceChannelParam>().num_outputs);
-    })
-    .set_num_outputs([](const NodeAttrs& a) { return a.param<SliceChannelParam>().num_outputs; })
+    .set_numbered_outputs("output", [](const NodeAttrs& a) { return a.param<SliceChannelParam>().num_outputs; })
     .set_infer_shape(InferShapeSliceChannel)
     .set_forward([](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {

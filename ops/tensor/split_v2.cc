@@ -79,8 +79,7 @@ SYMBIND_REGISTER_OP(_split_v2)
     .describe("Splits an array along a particular axis into multiple sub-arrays, at the given indices or into "
               "`sections` parts.")
     .set_params<SplitV2Param>()
-    .set_outputs([](const NodeAttrs& a) { return NumberedNames("output", a.param<SplitV2Param>().NumOutputs()); })
-    .set_num_outputs([](const NodeAttrs& a) { return a.param<SplitV2Param>().NumOutputs(); })
+    .set_numbered_outputs("output", [](const NodeAttrs& a) { return a.param<SplitV2Param>().NumOutputs(); })
     .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
       const auto& p = attrs.param<SplitV2Param>();
       const TShape& d = (*in)[0];

@@ -250,3 +250,13 @@ TEST_CASE("box_nms: shape errors", "[ops][box_nms]") {
                       Catch::Contains("id_index 1 conflicts with score_index 1"));
   REQUIRE_NOTHROW(infer({}, TShape({2, 3, 8, 6})));
 }
+
+TEST_CASE("box_nms and Proposal: NMS thresholds are between 0 and 1", "[ops][box_nms][Proposal]") {
+  REQUIRE_THROWS_WITH(SingleOpSymbol("_contrib_box_nms", {{"overlap_thresh", "1.5"}}),
+                      Catch::StartsWith("value 1.5 for Parameter overlap_thresh should be in range [0, 1]"));
+  REQUIRE_THROWS_WITH(SingleOpSymbol("_contrib_box_nms", {{"overlap_thresh", "nan"}}),
+                      Catch::StartsWith("value nan for Parameter overlap_thresh should be a finite number"));
+  REQUIRE_THROWS_WITH(Symbol::Create("_contrib_Proposal", "p", {{"threshold", "-0.1"}}, {}),
+                      Catch::StartsWith("value -0.1 for Parameter threshold should be in range [0, 1]"));
+  REQUIRE_NOTHROW(SingleOpSymbol("_contrib_box_nms", {{"overlap_thresh", "1"}}));
+}

@@ -65,6 +65,11 @@ TEST_CASE("MultiBoxPrior: zero gradient, shapes and errors", "[ops][MultiBoxPrio
                       Catch::Contains("each in [0, 1]"));
   REQUIRE_THROWS_WITH(SingleOpSymbol("_contrib_MultiBoxPrior", {{"steps", "(0.5,)"}}),
                       Catch::Contains("(step_y, step_x)"));
+  // A size or ratio <= 0 made boxes of no or negative extent (a negative ratio: NaN corners).
+  REQUIRE_THROWS_WITH(SingleOpSymbol("_contrib_MultiBoxPrior", {{"sizes", "(0.5, 0)"}}),
+                      Catch::StartsWith("value (0.5, 0) for Parameter sizes should be a non-empty tuple of numbers > 0"));
+  REQUIRE_THROWS_WITH(SingleOpSymbol("_contrib_MultiBoxPrior", {{"ratios", "(1, -2)"}}),
+                      Catch::StartsWith("value (1, -2) for Parameter ratios should be a non-empty tuple of numbers > 0"));
   REQUIRE_THROWS_WITH(
       InferShape(SingleOpSymbol("_contrib_MultiBoxPrior", {}), {{"op_data", TShape({1, 3, 4})}}),
       Catch::Contains("input data should be 4D"));

@@ -40,4 +40,8 @@ TEST_CASE("L2Normalization gradients, shapes and errors", "[ops][L2Normalization
   CHECK(infer("instance", TShape({2, 3})) == TShape({2, 3}));
   CHECK_THROWS_WITH(infer("channel", TShape({2, 3})), Catch::Contains("at least 3 dimensions"));
   CHECK_THROWS_AS(infer("bogus", TShape({2, 3})), ParamError);
+  // eps 0 divided a zero row by sqrt(0); a negative eps took sqrt of a negative sum.
+  for (const char* eps : {"0", "-1e-10"})
+    CHECK_THROWS_WITH(Symbol::Create("L2Normalization", "l2", {{"eps", eps}}, {{"data", Symbol::Variable("data")}}),
+                      Catch::StartsWith(StrCat("value ", eps, " for Parameter eps should be > 0 (the norm is divided by sqrt(sum + eps))")));
 }

@@ -329,6 +329,17 @@ TEST_CASE("Pooling errors", "[ops][pooling][error]") {
   CHECK_NOTHROW(make({{"kernel", "(2,2)"}, {"cudnn_off", "True"}, {"layout", "NCHW"}}));
 }
 
+TEST_CASE("Pooling: a window past int64 is a shape error, not a wrapped index", "[ops][pooling][error]") {
+  // Two windows along x, the second starting at 2^63-1: the kernels computed o * s - p + k.
+  for (const char* op : {"Pooling", "Pooling_v1"}) {
+    INFO(op);
+    Symbol s = Symbol::Create(op, "pool", {{"kernel", "(1,2)"}, {"stride", "(1,9223372036854775807)"},
+                                           {"pooling_convention", "full"}}, {{"data", Symbol::Variable("data")}});
+    CHECK_THROWS_WITH(InferShape(s, {{"data", TShape({1, 1, 1, 3})}}),
+                      Catch::Contains(StrCat(op, ": end of window 1 in spatial dim 1: 9223372036854775807 + 2 overflows int64")));
+  }
+}
+
 // The 2-D max/avg fast path (ops/kernels/pool.cc) over the shapes it takes: 2x2 and 3x3
 // windows, strides 1 and 2, padding, both conventions, planes narrower than a vector and wider
 // than several (stride-2 max pooling on AVX-512 reads 32-48 columns per 16 outputs: 71 and 112
