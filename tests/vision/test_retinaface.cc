@@ -3,10 +3,14 @@
 // ../shared/models/retinaface against tests/vision/make_retinaface_e2e_goldens.py, and hostile
 // inputs.
 #include <symbind/io/image.h>
+#include <symbind/io/model_file.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/vision/retinaface.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -207,4 +211,22 @@ TEST_CASE("RetinaFace on hostile images: no faces, one pixel, 20000 px wide, bad
   CHECK_THROWS_AS(LoadImageFromMemory(bytes.data(), bytes.size() / 2, 3, "truncated.jpg"), IOError);
   CHECK_THROWS_AS(LoadModelSpec("/nonexistent/retina,0"), IOError);
   CHECK_THROWS_AS(LoadModelSpec("/nonexistent/model.symbind"), IOError);
+}
+
+TEST_CASE("RetinaFace loads from a checkpoint, a symbol and params, or a .symbind file alike", "[vision][retinaface][shared]") {
+  const std::string prefix = symbind_test::SharedDir() + "/models/retinaface/retina16";
+  const std::string path = "/tmp/symbind_retina16_" + std::to_string(::getpid()) + ".symbind";
+  SaveModel(path, RetinaFaceExport());
+  const Image image = LoadImage(symbind_test::SharedDir() + "/models/mtcnn/test2.jpg");
+  const std::vector<Face> want = RetinaFaceDetector(RetinaFaceExport(), Retina16Options()).Detect(image);
+  REQUIRE(!want.empty());
+  for (const std::string& spec : {path, prefix + "-symbol.json," + prefix + "-0000.params"}) {
+    INFO(spec);
+    const std::vector<Face> got = RetinaFaceDetector(LoadModelSpec(spec), Retina16Options()).Detect(image);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i) CHECK(got[i].score == want[i].score);
+  }
+  std::remove(path.c_str());
+  CHECK_THROWS_AS(LoadModelSpec(prefix), IOError);  // neither an epoch nor a .symbind file
+  CHECK_THROWS_AS(LoadModelSpec(""), Error);
 }
