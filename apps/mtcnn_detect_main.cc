@@ -12,9 +12,10 @@
 #include <cstdio>
 #include <sstream>
 
-#include "mtcnn.h"
+#include <symbind/vision/mtcnn.h>
 
 using namespace symbind;
+using namespace symbind::vision;
 
 namespace {
 std::array<double, 3> ParseThresholds(const std::string& text) {
@@ -43,7 +44,7 @@ std::array<double, 3> ParseThresholds(const std::string& text) {
 int main(int argc, char** argv) {
   CLI::App app{"MTCNN face detection with symbind (MXNet det1..det3 models)"};
   std::string model_dir, image_path, out_path, thresholds = "0.6,0.7,0.8";
-  mtcnn::Options opt;
+  MtcnnOptions opt;
   app.add_option("MODEL_DIR", model_dir, "Directory with det1..det3 (-symbol.json, -0001.params)")
       ->required();
   app.add_option("IMAGE", image_path, "Image file: JPEG or PNG (the formats symbind decodes)")->required();
@@ -67,9 +68,9 @@ int main(int argc, char** argv) {
   }
 
   try {
-    mtcnn::Detector detector(model_dir);
+    MtcnnDetector detector(model_dir);
     Image image = LoadImage(image_path, 3);
-    std::vector<mtcnn::Face> faces;
+    std::vector<Face> faces;
     double ms = 0;
     for (int run = 0; run < repeat; ++run) {
       auto start = std::chrono::steady_clock::now();
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     }
     std::printf("%zu faces in %.1f ms\n", faces.size(), ms);
     if (!out_path.empty()) {
-      mtcnn::DrawFaces(&image, faces);
+      DrawFaces(&image, faces);
       SavePNG(out_path, image);
     }
   } catch (const std::exception& e) {

@@ -1,4 +1,4 @@
-// MTCNN face detection (apps/mtcnn.h) on the shared photographs, against the goldens of the
+// MTCNN face detection (vision/mtcnn.h) on the shared photographs, against the goldens of the
 // independent NumPy + OpenCV DNN (Caffe models) pipeline in scripts/mtcnn_reference.py.
 #include <symbind/io/checkpoint.h>
 #include <unistd.h>
@@ -8,18 +8,20 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "mtcnn.h"
+#include <symbind/vision/mtcnn.h>
+#include <symbind/vision/nms.h>
 #include "op_test_util.h"
 #include "shared_dir.h"
 
 using namespace symbind;
+using namespace symbind::vision;
 
 namespace {
 const std::string kModels = symbind_test::SharedDir() + "/models/mtcnn";
 const std::string kGoldens = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/mtcnn_detect/";
 
-mtcnn::Detector& SharedDetector() {
-  static mtcnn::Detector detector(kModels);
+MtcnnDetector& SharedDetector() {
+  static MtcnnDetector detector(kModels);
   return detector;
 }
 
@@ -29,7 +31,7 @@ struct Agreement {
 
 // Matches every golden face to the detected face with the nearest box and checks the
 // tolerances; returns the largest differences seen.
-Agreement CompareWithGolden(const std::vector<mtcnn::Face>& faces, const nlohmann::json& golden) {
+Agreement CompareWithGolden(const std::vector<Face>& faces, const nlohmann::json& golden) {
   Agreement worst;
   const auto& want = golden["faces"];
   REQUIRE(faces.size() == want.size());
@@ -38,7 +40,7 @@ Agreement CompareWithGolden(const std::vector<mtcnn::Face>& faces, const nlohman
     size_t best = 0;
     double best_d = 1e30;
     for (size_t i = 0; i < faces.size(); ++i) {
-      const mtcnn::Face& f = faces[i];
+      const Face& f = faces[i];
       double d = std::max({std::fabs(f.x1 - g["box"][0].get<double>()),
                            std::fabs(f.y1 - g["box"][1].get<double>()),
                            std::fabs(f.x2 - g["box"][2].get<double>()),
@@ -48,7 +50,7 @@ Agreement CompareWithGolden(const std::vector<mtcnn::Face>& faces, const nlohman
     INFO("golden face at " << g["box"].dump());
     CHECK_FALSE(used[best]);
     used[best] = true;
-    const mtcnn::Face& f = faces[best];
+    const Face& f = faces[best];
     double ds = std::fabs(f.score - g["score"].get<double>());
     double dl = 0;
     for (int k = 0; k < 5; ++k) {
@@ -66,8 +68,8 @@ Agreement CompareWithGolden(const std::vector<mtcnn::Face>& faces, const nlohman
 }
 }  // namespace
 
-TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[apps][mtcnn][shared]") {
-  mtcnn::Detector& detector = SharedDetector();
+TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[vision][mtcnn][shared]") {
+  MtcnnDetector& detector = SharedDetector();
   CHECK_FALSE(detector.has_landmark_net());  // no det4 among the shared models
   for (const char* name : {"test", "test2"}) {
     INFO(name);
@@ -77,12 +79,12 @@ TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[apps][
     Image image = LoadImage(kModels + "/" + name + ".jpg");
     REQUIRE(image.width == golden["width"].get<int>());
     REQUIRE(image.height == golden["height"].get<int>());
-    mtcnn::Options opt;
+    MtcnnOptions opt;
     opt.min_size = golden["settings"]["min_size"].get<double>();
     opt.factor = golden["settings"]["factor"].get<double>();
     for (int i = 0; i < 3; ++i)
       opt.thresholds[i] = golden["settings"]["thresholds"][i].get<double>();
-    std::vector<mtcnn::Face> faces = detector.Detect(image, opt);
+    std::vector<Face> faces = detector.Detect(image, opt);
     Agreement a = CompareWithGolden(faces, golden);
     WARN(name << ": " << faces.size() << " faces; max |box| " << a.box << " px, |score| " << a.score
               << ", |landmark| " << a.landmark << " px");
@@ -102,14 +104,14 @@ TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[apps][
     Image image = LoadImage(kModels + "/test2.jpg");
     detector.Detect(image);
     auto before = detector.num_executors();
-    std::vector<mtcnn::Face> again = detector.Detect(image);
+    std::vector<Face> again = detector.Detect(image);
     CHECK(detector.num_executors() == before);
     CHECK(again.size() == 4);
   }
 }
 
-TEST_CASE("MTCNN on images without faces, tiny images and bad input", "[apps][mtcnn][shared]") {
-  mtcnn::Detector& detector = SharedDetector();
+TEST_CASE("MTCNN on images without faces, tiny images and bad input", "[vision][mtcnn][shared]") {
+  MtcnnDetector& detector = SharedDetector();
   Image grey(200, 150, 3);
   std::fill(grey.pixels.begin(), grey.pixels.end(), 128);
   CHECK(detector.Detect(grey).empty());
@@ -119,41 +121,41 @@ TEST_CASE("MTCNN on images without faces, tiny images and bad input", "[apps][mt
   CHECK(detector.Detect(rgba).empty());
   Image one_channel(64, 48, 1);
   CHECK_THROWS_AS(detector.Detect(one_channel), Error);
-  mtcnn::Options bad;
+  MtcnnOptions bad;
   bad.factor = 1.0;
   CHECK_THROWS_AS(detector.Detect(grey, bad), Error);
-  CHECK_THROWS_AS(mtcnn::Detector("/nonexistent/mtcnn"), Error);
+  CHECK_THROWS_AS(MtcnnDetector("/nonexistent/mtcnn"), Error);
 }
 
-TEST_CASE("MTCNN NMS and pyramid scales", "[apps][mtcnn]") {
+TEST_CASE("MTCNN NMS and pyramid scales", "[vision][mtcnn]") {
   auto box = [](double x1, double y1, double x2, double y2, double s) {
-    mtcnn::Box b;
+    MtcnnBox b;
     b.x1 = x1, b.y1 = y1, b.x2 = x2, b.y2 = y2, b.score = s;
     return b;
   };
   // a and b overlap with IoU 81/119 = 0.68; c lies inside a (Min overlap 1, IoU 0.25) and
   // meets b in 16 of its 25 pixels.
-  std::vector<mtcnn::Box> boxes = {box(0, 0, 9, 9, 0.9), box(1, 1, 10, 10, 0.95),
+  std::vector<MtcnnBox> boxes = {box(0, 0, 9, 9, 0.9), box(1, 1, 10, 10, 0.95),
                                    box(0, 0, 4, 4, 0.5), box(50, 50, 60, 60, 0.7)};
-  CHECK(mtcnn::Nms(boxes, 0.7, false) == std::vector<size_t>{1, 0, 3, 2});
-  CHECK(mtcnn::Nms(boxes, 0.5, false) == std::vector<size_t>{1, 3, 2});
-  CHECK(mtcnn::Nms(boxes, 0.7, true) == std::vector<size_t>{1, 3, 2});  // a: 81/100; c: 16/25
-  CHECK(mtcnn::Nms({}, 0.5, false).empty());
+  CHECK(Nms(boxes, 0.7, false) == std::vector<size_t>{1, 0, 3, 2});
+  CHECK(Nms(boxes, 0.5, false) == std::vector<size_t>{1, 3, 2});
+  CHECK(Nms(boxes, 0.7, true) == std::vector<size_t>{1, 3, 2});  // a: 81/100; c: 16/25
+  CHECK(Nms(std::vector<MtcnnBox>{}, 0.5, false).empty());
   // Equal scores: the later box wins.
-  CHECK(mtcnn::Nms({box(0, 0, 9, 9, 0.5), box(0, 0, 9, 9, 0.5)}, 0.5, false) ==
+  CHECK(Nms(std::vector<MtcnnBox>{box(0, 0, 9, 9, 0.5), box(0, 0, 9, 9, 0.5)}, 0.5, false) ==
         std::vector<size_t>{1});
 
-  std::vector<double> s = mtcnn::PyramidScales(345, 20, 0.709);
+  std::vector<double> s = MtcnnPyramidScales(345, 20, 0.709);
   REQUIRE(!s.empty());
   CHECK(s[0] == Approx(0.6));
   for (size_t i = 1; i < s.size(); ++i) CHECK(s[i] == Approx(s[i - 1] * 0.709));
   CHECK(345 * s.back() >= 12);
   CHECK(345 * s.back() * 0.709 < 12);
-  CHECK(mtcnn::PyramidScales(19, 20, 0.709).empty());
-  CHECK(mtcnn::PyramidScales(20, 20, 0.709).size() == 1);
+  CHECK(MtcnnPyramidScales(19, 20, 0.709).empty());
+  CHECK(MtcnnPyramidScales(20, 20, 0.709).size() == 1);
 }
 
-TEST_CASE("MTCNN uses a det4 landmark net when the model directory holds one", "[apps][mtcnn][shared]") {
+TEST_CASE("MTCNN uses a det4 landmark net when the model directory holds one", "[vision][mtcnn][shared]") {
   // A stand-in det4 with the real interface: data (N,15,24,24) -> five (N,2) outputs. Zero
   // weights and biases (0.5, 0.5) put each point at the centre of its patch; the last output's
   // 0.9 is a move of more than 0.35 and must be ignored (also replaced by the centre).
@@ -177,18 +179,18 @@ TEST_CASE("MTCNN uses a det4 landmark net when the model directory holds one", "
   }
   SaveCheckpoint(dir + "/det4", 1, Symbol::Group(heads), params, {});
 
-  mtcnn::Detector detector(dir);
+  MtcnnDetector detector(dir);
   REQUIRE(detector.has_landmark_net());
   Image image = LoadImage(kModels + "/test2.jpg");
-  mtcnn::Options plain;
+  MtcnnOptions plain;
   plain.refine_landmarks = false;
-  std::vector<mtcnn::Face> base = detector.Detect(image, plain);
-  std::vector<mtcnn::Face> refined = detector.Detect(image);
+  std::vector<Face> base = detector.Detect(image, plain);
+  std::vector<Face> refined = detector.Detect(image);
   REQUIRE(base.size() == refined.size());
   REQUIRE(!base.empty());
   CHECK(detector.num_executors()[3] == 1);
   for (size_t i = 0; i < base.size(); ++i) {
-    const mtcnn::Face& b = base[i];
+    const Face& b = base[i];
     CHECK(refined[i].x1 == b.x1);
     CHECK(refined[i].score == b.score);
     double side = std::nearbyint(std::max(b.x2 - b.x1 + 1, b.y2 - b.y1 + 1) * 0.25);

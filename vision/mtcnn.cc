@@ -1,6 +1,7 @@
-#include "mtcnn.h"
+#include <symbind/vision/mtcnn.h>
 
 #include <symbind/io/checkpoint.h>
+#include <symbind/vision/nms.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +10,7 @@
 #include <numeric>
 
 namespace symbind {
-namespace mtcnn {
+namespace vision {
 namespace {
 
 constexpr double kMean = 127.5;
@@ -73,8 +74,8 @@ void CropResize(const Image& img, int x1, int y1, int x2, int y2, int size, floa
 }
 
 // Boxes made square around their centres (the longer side kept), in place.
-void Square(std::vector<Box>* boxes) {
-  for (Box& b : *boxes) {
+void Square(std::vector<MtcnnBox>* boxes) {
+  for (MtcnnBox& b : *boxes) {
     double w = b.x2 - b.x1 + 1, h = b.y2 - b.y1 + 1, side = std::max(w, h);
     b.x1 = b.x1 + w * 0.5 - side * 0.5;
     b.y1 = b.y1 + h * 0.5 - side * 0.5;
@@ -83,8 +84,8 @@ void Square(std::vector<Box>* boxes) {
   }
 }
 
-void RoundBoxes(std::vector<Box>* boxes) {
-  for (Box& b : *boxes) {
+void RoundBoxes(std::vector<MtcnnBox>* boxes) {
+  for (MtcnnBox& b : *boxes) {
     b.x1 = Round(b.x1);
     b.y1 = Round(b.y1);
     b.x2 = Round(b.x2);
@@ -93,8 +94,8 @@ void RoundBoxes(std::vector<Box>* boxes) {
 }
 
 // Applies each box's regression (offsets in units of the box's width / height).
-void Regress(std::vector<Box>* boxes) {
-  for (Box& b : *boxes) {
+void Regress(std::vector<MtcnnBox>* boxes) {
+  for (MtcnnBox& b : *boxes) {
     double w = b.x2 - b.x1 + 1, h = b.y2 - b.y1 + 1;
     b.x1 += b.reg[0] * w;
     b.y1 += b.reg[1] * h;
@@ -120,7 +121,7 @@ size_t NextPow2(size_t n) {
 // Runs `net` on `n` inputs of shape (channels, size, size) written by `fill(i, dst)`, batched
 // and padded to a power of two so that executors are reused across calls.
 template <typename Fill>
-const std::vector<NDArray>& RunBatched(Net* net, size_t n, int channels, int size, Fill fill) {
+const std::vector<NDArray>& RunBatched(Network* net, size_t n, int channels, int size, Fill fill) {
   const size_t batch = NextPow2(n);
   NDArray data(TShape({static_cast<int64_t>(batch), channels, size, size}));
   const size_t item = static_cast<size_t>(channels) * size * size;
@@ -140,14 +141,14 @@ struct CropOutputs {
 constexpr size_t kMaxBatchPixels = 64 * 24 * 24;
 
 // Runs `net` on the boxes' crops of `img`, resized to size x size.
-CropOutputs RunOnCrops(Net* net, const std::vector<Box>& boxes, const Image& img, int size) {
+CropOutputs RunOnCrops(Network* net, const std::vector<MtcnnBox>& boxes, const Image& img, int size) {
   CropOutputs out;
   std::vector<float> patch(static_cast<size_t>(size) * size * 3);
   const size_t max_batch = std::max<size_t>(1, kMaxBatchPixels / (static_cast<size_t>(size) * size));
   for (size_t begin = 0; begin < boxes.size(); begin += max_batch) {
     const size_t n = std::min(max_batch, boxes.size() - begin);
     RunBatched(net, n, 3, size, [&](size_t i, float* dst) {
-      const Box& b = boxes[begin + i];
+      const MtcnnBox& b = boxes[begin + i];
       CropResize(img, static_cast<int>(b.x1), static_cast<int>(b.y1), static_cast<int>(b.x2),
                  static_cast<int>(b.y2), size, patch.data());
       NormaliseToCHW(patch.data(), size, size, dst);
@@ -164,12 +165,12 @@ CropOutputs RunOnCrops(Net* net, const std::vector<Box>& boxes, const Image& img
 
 // The boxes whose face probability (column 1 of `prob`, (N,2)) exceeds `threshold`, with that
 // score and their row of `reg` (N,4); `kept` receives their indices.
-std::vector<Box> Passed(const std::vector<Box>& boxes, const float* prob, const float* reg,
+std::vector<MtcnnBox> Passed(const std::vector<MtcnnBox>& boxes, const float* prob, const float* reg,
                         double threshold, std::vector<size_t>* kept) {
-  std::vector<Box> out;
+  std::vector<MtcnnBox> out;
   for (size_t i = 0; i < boxes.size(); ++i) {
     if (!(prob[i * 2 + 1] > threshold)) continue;
-    Box b = boxes[i];
+    MtcnnBox b = boxes[i];
     b.score = prob[i * 2 + 1];
     for (int k = 0; k < 4; ++k) b.reg[k] = reg[i * 4 + k];
     out.push_back(b);
@@ -179,46 +180,27 @@ std::vector<Box> Passed(const std::vector<Box>& boxes, const float* prob, const 
 }
 
 // The boxes kept by NMS (IoU > 0.7), regressed, squared and rounded for the next stage.
-std::vector<Box> NextStageBoxes(const std::vector<Box>& boxes) {
-  std::vector<Box> out = Pick(boxes, Nms(boxes, 0.7, false));
+std::vector<MtcnnBox> NextStageBoxes(const std::vector<MtcnnBox>& boxes) {
+  std::vector<MtcnnBox> out = Pick(boxes, Nms(boxes, 0.7, false));
   Regress(&out);
   Square(&out);
   RoundBoxes(&out);
   return out;
 }
 
-}  // namespace
-
-std::vector<size_t> Nms(const std::vector<Box>& boxes, double threshold, bool min_mode) {
-  std::vector<size_t> order(boxes.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Ascending by score, stable; the best is taken from the back.
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return boxes[a].score < boxes[b].score; });
-  auto area = [](const Box& b) { return (b.x2 - b.x1 + 1) * (b.y2 - b.y1 + 1); };
-  std::vector<size_t> keep;
-  while (!order.empty()) {
-    const size_t i = order.back();
-    order.pop_back();
-    keep.push_back(i);
-    const Box& a = boxes[i];
-    std::vector<size_t> rest;
-    rest.reserve(order.size());
-    for (size_t j : order) {
-      const Box& b = boxes[j];
-      double w = std::max(0.0, std::min(a.x2, b.x2) - std::max(a.x1, b.x1) + 1);
-      double h = std::max(0.0, std::min(a.y2, b.y2) - std::max(a.y1, b.y1) + 1);
-      double inter = w * h;
-      double overlap =
-          min_mode ? inter / std::min(area(a), area(b)) : inter / (area(a) + area(b) - inter);
-      if (!(overlap > threshold)) rest.push_back(j);
-    }
-    order.swap(rest);
-  }
-  return keep;
+// "<model_dir>/det<n>" at epoch 1, its executors' buffers in `workspace`.
+Network LoadNet(const std::string& model_dir, int n, std::shared_ptr<Workspace> workspace) {
+  Model model;
+  const std::string prefix = model_dir + "/det" + std::to_string(n);
+  LoadCheckpoint(prefix, 1, &model.symbol, &model.args, &model.aux);
+  NetworkOptions options;
+  options.workspace = std::move(workspace);
+  return Network(std::move(model), "MTCNN det" + std::to_string(n), options);
 }
 
-std::vector<double> PyramidScales(int min_side, double min_size, double factor) {
+}  // namespace
+
+std::vector<double> MtcnnPyramidScales(int min_side, double min_size, double factor) {
   SYMBIND_CHECK(min_size > 0 && factor > 0 && factor < 1,
                 "mtcnn: need min_size > 0 and 0 < factor < 1, got ", min_size, " and ", factor);
   std::vector<double> scales;
@@ -231,53 +213,20 @@ std::vector<double> PyramidScales(int min_side, double min_size, double factor) 
   return scales;
 }
 
-Net::Net(const std::string& prefix, std::shared_ptr<Workspace> workspace) : workspace_(std::move(workspace)) {
-  LoadCheckpoint(prefix, 1, &symbol_, &args_, &aux_);
-  args_ = ReadOnlyViews(args_);  // held by this net's predictors alone
-  aux_ = ReadOnlyViews(aux_);
-  loaded_ = true;
-}
-
-const std::vector<NDArray>& Net::Forward(const NDArray& data) {
-  SYMBIND_CHECK(loaded_, "mtcnn: network not loaded");
-  const std::vector<int64_t>& key = data.shape().dims();
-  auto it = cache_.find(key);
-  if (it == cache_.end())  // one predictor per input shape, all sharing the parameter arrays
-    it = cache_.emplace(key, Predictor(symbol_, args_, aux_, {{"data", data.shape()}}, [&] {
-      PredictorOptions options;
-      options.workspace = workspace_;
-      return options;
-    }())).first;
-  last_ = &it->second;
-  last_->SetInput("data", data);
-  last_->Forward();
-  return last_->Outputs();
-}
-
-const std::vector<std::string>& Net::output_names() const {
-  static const std::vector<std::string> none;
-  return last_ ? last_->output_names() : none;
-}
-
-NDArray Net::Output(const std::string& name) const {
-  SYMBIND_CHECK(last_, "mtcnn: no forward run yet");
-  return last_->Output(name);
-}
-
-Detector::Detector(const std::string& model_dir)
-    : pnet_(model_dir + "/det1", workspace_), rnet_(model_dir + "/det2", workspace_),
-      onet_(model_dir + "/det3", workspace_) {
+MtcnnDetector::MtcnnDetector(const std::string& model_dir)
+    : pnet_(LoadNet(model_dir, 1, workspace_)), rnet_(LoadNet(model_dir, 2, workspace_)),
+      onet_(LoadNet(model_dir, 3, workspace_)) {
   if (std::ifstream(CheckpointSymbolPath(model_dir + "/det4")).good())
-    lnet_ = Net(model_dir + "/det4", workspace_);
+    lnet_ = LoadNet(model_dir, 4, workspace_);
 }
 
-std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
+std::vector<Face> MtcnnDetector::Detect(const Image& image, const MtcnnOptions& opt) {
   const int width = image.width, height = image.height;
   CheckRGB(image);
 
   // Stage 1: P-Net over the pyramid.
-  std::vector<Box> boxes;
-  for (double scale : PyramidScales(std::min(width, height), opt.min_size, opt.factor)) {
+  std::vector<MtcnnBox> boxes;
+  for (double scale : MtcnnPyramidScales(std::min(width, height), opt.min_size, opt.factor)) {
     const int ws = static_cast<int>(std::ceil(width * scale));
     const int hs = static_cast<int>(std::ceil(height * scale));
     std::vector<float> resized = ResizedBGR(image, ws, hs);
@@ -288,12 +237,12 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
     const int64_t mh = prob.shape()[2], mw = prob.shape()[3], plane = mh * mw;
     const float* face = prob.fdata() + plane;  // channel 1: face probability
     const float* r = reg.fdata();
-    std::vector<Box> found;
+    std::vector<MtcnnBox> found;
     for (int64_t y = 0; y < mh; ++y)
       for (int64_t x = 0; x < mw; ++x) {
         const int64_t i = y * mw + x;
         if (!(face[i] > opt.thresholds[0])) continue;
-        Box b;
+        MtcnnBox b;
         b.x1 = Round((kStride * x + 1) / scale);
         b.y1 = Round((kStride * y + 1) / scale);
         b.x2 = Round((kStride * x + 1 + kCell) / scale);
@@ -302,7 +251,7 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
         for (int k = 0; k < 4; ++k) b.reg[k] = r[k * plane + i];
         found.push_back(b);
       }
-    for (const Box& b : Pick(found, Nms(found, 0.5, false))) boxes.push_back(b);
+    for (const MtcnnBox& b : Pick(found, Nms(found, 0.5, false))) boxes.push_back(b);
   }
   if (boxes.empty()) return {};
   boxes = NextStageBoxes(boxes);
@@ -320,13 +269,14 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
     const CropOutputs o = RunOnCrops(&onet_, boxes, image, 48);
     const float* pts = o["conv6_3_output"];
     kept.clear();
-    std::vector<Box> passed = Passed(boxes, o["prob1_output"], o["conv6_2_output"], opt.thresholds[2], &kept);
+    std::vector<MtcnnBox> passed = Passed(boxes, o["prob1_output"], o["conv6_2_output"], opt.thresholds[2], &kept);
     // Landmarks relative to the boxes before regression: x in 0..4, y in 5..9.
     std::vector<Face> marks(passed.size());
     for (size_t j = 0; j < passed.size(); ++j) {
-      const Box& b = passed[j];
+      const MtcnnBox& b = passed[j];
       const float* p = pts + kept[j] * 10;
       const double w = b.x2 - b.x1 + 1, h = b.y2 - b.y1 + 1;
+      marks[j].has_landmarks = true;
       for (int k = 0; k < 5; ++k) {
         marks[j].px[k] = b.x1 + w * p[k];
         marks[j].py[k] = b.y1 + h * p[5 + k];
@@ -337,7 +287,7 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
     std::vector<size_t> keep = Nms(passed, 0.7, true);
     for (size_t i : keep) {
       Face f = marks[i];
-      const Box& b = passed[i];
+      const MtcnnBox& b = passed[i];
       f.x1 = b.x1;
       f.y1 = b.y1;
       f.x2 = b.x2;
@@ -383,21 +333,5 @@ std::vector<Face> Detector::Detect(const Image& image, const Options& opt) {
   return faces;
 }
 
-void DrawFaces(Image* image, const std::vector<Face>& faces) {
-  const int t = std::max(1, std::min(image->width, image->height) / 300);
-  for (const Face& f : faces) {
-    DrawRect(image, static_cast<int>(std::lround(f.x1)), static_cast<int>(std::lround(f.y1)),
-             static_cast<int>(std::lround(f.x2)), static_cast<int>(std::lround(f.y2)), 0, 255, 0,
-             t);
-    for (int k = 0; k < 5; ++k)
-      DrawDot(image, static_cast<float>(f.px[k]), static_cast<float>(f.py[k]), 1.5f * t, 255, 0, 0);
-    char label[16];
-    std::snprintf(label, sizeof(label), "%.3f", f.score);
-    DrawText(image, static_cast<int>(std::lround(f.x1)),
-             static_cast<int>(std::lround(f.y1)) - 10 * t, label, 255, 255, 0,
-             static_cast<float>(t));
-  }
-}
-
-}  // namespace mtcnn
+}  // namespace vision
 }  // namespace symbind
