@@ -28,10 +28,14 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 scripts/install-deps.sh
 if [ "$build_dir" = build-tsan ]; then
-  # TSan must see TBB's own synchronisation: build against an instrumented oneTBB
-  # (scripts/build-tbb-tsan.sh; docs/concurrency.md). Any report fails the test that caused it.
-  scripts/build-tbb-tsan.sh "$build_dir/tbb-tsan"
-  cmake_args+=(-DTBB_DIR="$PWD/$build_dir/tbb-tsan/lib/cmake/TBB")
+  # TSan must see TBB's own synchronisation: an instrumented oneTBB that you build yourself
+  # (docs/concurrency.md). Any report fails the test that caused it.
+  if [ ! -f "${SYMBIND_TBB_TSAN:-}/lib/cmake/TBB/TBBConfig.cmake" ]; then
+    echo "build.sh: --tsan needs SYMBIND_TBB_TSAN=<prefix of a oneTBB built with -DTBB_SANITIZE=thread>" \
+         "(no lib/cmake/TBB/TBBConfig.cmake under '${SYMBIND_TBB_TSAN:-}'; see docs/concurrency.md)" >&2
+    exit 2
+  fi
+  cmake_args+=(-DTBB_DIR="$SYMBIND_TBB_TSAN/lib/cmake/TBB")
   export TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}"
 fi
 # Ninja overlaps work across targets (test objects compile while the library links), which

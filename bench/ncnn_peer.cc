@@ -1,6 +1,6 @@
 // Tencent's ncnn as a peer for bench/run.sh: runs a model that ncnn's own tools converted from
 // the bench's MXNet files (mxnet2ncnn, then ncnnoptimize) on the input symbind gets. Built only
-// when CMake is given an installed ncnn (-DSYMBIND_BENCH_NCNN_DIR=DIR, bench/build_ncnn.sh).
+// when CMake is given an installed ncnn (-DSYMBIND_BENCH_NCNN_DIR=DIR).
 //
 //   ncnn_peer MODEL.param MODEL.bin --input data=X.npy | --shape data=1,C,H,W
 //       [--threads T] [--runs R] [--output BLOB]... [--expect BLOB=REF.npy]... [--profile]

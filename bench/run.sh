@@ -15,8 +15,8 @@
 # (batch-1 repetitions, default 15; 6 with --quick), SYMBIND_BENCH_ROUNDS (interleaved rounds,
 # default 3), SYMBIND_BENCH_ORT_NO_SPIN=1 (ONNX Runtime's threads sleep instead of spinning),
 # SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224), SYMBIND_BENCH_NCNN (adds the
-# ncnn table, also with --quick: an ncnn install made by bench/build_ncnn.sh, or a built
-# benchncnn / ncnn build directory, which bench/build_ncnn.sh then installs into $build/bench-work).
+# ncnn table, also with --quick: the prefix of an ncnn you built and installed yourself with its
+# tools, i.e. bin/mxnet2ncnn, bin/ncnnoptimize and lib/cmake/ncnn; BENCHMARKS.md says how).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0 ncnn_only=0
@@ -45,12 +45,13 @@ export ORT_NODE_MODULES
 ORT_NODE_MODULES=$(cd "$work/ort" && pwd)/node_modules
 ncnn=${SYMBIND_BENCH_NCNN:-}
 if [ $ncnn_only = 1 ] && [ -z "$ncnn" ]; then
-  echo "run.sh: --ncnn-only needs SYMBIND_BENCH_NCNN=<ncnn install dir> (bench/build_ncnn.sh makes one)" >&2
+  echo "run.sh: --ncnn-only needs SYMBIND_BENCH_NCNN=<ncnn install prefix>" >&2
   exit 2
 fi
-if [ -n "$ncnn" ] && [ ! -x "$ncnn/bin/mxnet2ncnn" ]; then
-  bench/build_ncnn.sh "$ncnn" "$work/ncnn-installed" >&2
-  ncnn=$work/ncnn-installed
+if [ -n "$ncnn" ] && { [ ! -x "$ncnn/bin/mxnet2ncnn" ] || [ ! -d "$ncnn/lib/cmake/ncnn" ]; }; then
+  echo "run.sh: SYMBIND_BENCH_NCNN=$ncnn is not an ncnn install with its tools" \
+       "(bin/mxnet2ncnn, lib/cmake/ncnn); see BENCHMARKS.md" >&2
+  exit 2
 fi
 if [ -n "$ncnn" ]; then
   ncnn=$(cd "$ncnn" && pwd)
@@ -189,7 +190,7 @@ ncnn_table() {
   specs+=("retinaface-mnet25|$rf|$rf_params|1,3,480,640|$nd/input-640x480.npy|heads"
           "mtcnn-det1|$models/mtcnn/det1-symbol.json|$models/mtcnn/det1-0001.params|1,3,480,640|$nd/input-640x480.npy|heads")
   echo
-  echo "## symbind vs ncnn (master, built by bench/build_ncnn.sh), $threads threads, interleaved ($rounds rounds) $(loadavg)"
+  echo "## symbind vs ncnn (master, installed at SYMBIND_BENCH_NCNN), $threads threads, interleaved ($rounds rounds) $(loadavg)"
   echo "Wall: median (min) ms of $(( per * rounds )) runs pooled over the rounds; CPU: process CPU ms per forward"
   echo "(all threads), median (min); ncnn's CPU with OMP_WAIT_POLICY=PASSIVE. Ratios ncnn / symbind (above 1:"
   echo "symbind faster). rel diff: max |ncnn - symbind| / max |symbind| over the compared outputs."

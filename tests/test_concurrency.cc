@@ -134,10 +134,10 @@ void CheckSharedParametersInThreads(const SharedModel& m, const TShape& data_sha
 TEST_CASE("8 threads x 200 ResNet-18 forwards over shared parameters match one thread bit for bit",
           "[concurrency][real][shared]") {
   // 64x64 instead of 224x224 keeps the 1600 passes short (global pooling accepts any size;
-  // the last feature map is 2x2) and every layer still runs. ThreadSanitizer slows the
-  // kernels some 30x, so its build uses 32x32 (last map 1x1) for the same 1600 passes: the
-  // sharing and scheduling it checks do not depend on the image size.
-#if SYMBIND_UNDER_TSAN
+  // the last feature map is 2x2) and every layer still runs. The sanitizers slow the kernels
+  // (ThreadSanitizer some 30x), so their builds use 32x32 (last map 1x1) for the same 1600
+  // passes: the sharing and scheduling they check do not depend on the image size.
+#if SYMBIND_UNDER_TSAN || defined(SYMBIND_SANITIZER_BUILD)
   const TShape shape({1, 3, 32, 32});
 #else
   const TShape shape({1, 3, 64, 64});

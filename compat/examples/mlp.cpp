@@ -1,5 +1,5 @@
 // A multi-layer perceptron on Fashion-MNIST, in the style of cpp-package/example/mlp_cpu.cpp.
-// Usage: mxnet-cpp-mlp [fashion-mnist dir]
+// Usage: mxnet-cpp-mlp [fashion-mnist dir [epochs, default 10]]
 #include "utils.h"
 
 Symbol mlp(const std::vector<int>& layers) {
@@ -18,7 +18,11 @@ Symbol mlp(const std::vector<int>& layers) {
 int main(int argc, char** argv) {
   TrainConfig cfg;
   cfg.flat = true;
-  cfg.epochs = 10;
+  cfg.epochs = argc > 2 ? std::atoi(argv[2]) : 10;
+  if (cfg.epochs < 1) {
+    std::cerr << "usage: mxnet-cpp-mlp [fashion-mnist dir [epochs >= 1]]" << std::endl;
+    return 2;
+  }
   cfg.learning_rate = 0.1f;
   float acc = TrainAndTest(mlp({128, 64, 10}), FashionMNISTDir(argc, argv), cfg);
   return acc > 0 ? 0 : 1;
