@@ -81,6 +81,15 @@ Op& Op::set_outputs(std::vector<std::string> names) {
   outputs = [names](const NodeAttrs&) { return names; };
   return *this;
 }
+Op& Op::set_zero_gradient() {
+  zero_gradient = true;
+  backward = [](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
+    // kAdd adds zero and kNull may have no array bound: only written gradients are touched.
+    for (size_t i = 0; i < a.in_grads.size(); ++i)
+      if (a.req[i] == OpReq::kWrite || a.req[i] == OpReq::kWriteInplace) a.in_grads[i].Fill(0.0f);
+  };
+  return *this;
+}
 
 void Op::ParseAttrs(NodeAttrs* attrs) const {
   try {

@@ -133,7 +133,8 @@ struct Op {
   // Loss heads compute their gradient from the label; they ignore the head gradient.
   bool is_loss = false;
   // The gradient is zero whatever the inputs (BlockGrad, zeros_like): as in MXNet, an executor's
-  // backward skips the nodes whose only gradient comes through such an op.
+  // backward skips the nodes whose only gradient comes through such an op. Set with
+  // set_zero_gradient, which also gives the op its backward.
   bool zero_gradient = false;
   // Forward may write output 0 over input 0 (same size, element by element), so executors
   // that compute no gradient run it in place when nothing else reads input 0 afterwards.
@@ -198,7 +199,10 @@ struct Op {
   // The description add_argument_doc gave `input_name`; empty when none.
   const std::string& ArgumentDoc(const std::string& input_name) const;
   Op& set_is_loss(bool v = true) { is_loss = v; return *this; }
-  Op& set_zero_gradient(bool v = true) { zero_gradient = v; return *this; }
+  // Declares the gradient zero whatever the inputs: sets zero_gradient and a backward that
+  // writes zeros to the input gradients (still needed where an input asks for its gradient
+  // directly, and by autograd).
+  Op& set_zero_gradient();
   Op& set_input_initializer(const std::string& input_name, std::string init_json) {
     input_initializers[input_name] = std::move(init_json);
     return *this;

@@ -6,11 +6,11 @@
 //
 // Buffers from kPooledFloats up come from a process-wide pool and return to it on destruction
 // instead of going through malloc: glibc hands large freed blocks back to the kernel and faults
-// them in again on the next call (MobileNet v2 with one block's temporaries freed that way took
-// 783 page faults, about 1 ms, per 4.5 ms forward). Every live buffer is its own memory, so
-// kernels that nest (a TBB thread waiting inside one op may run another op's task) never share
-// one. The pool keeps the free blocks up to kMaxPooledBytes, as MXNet's pooled storage keeps
-// its temporary space; ReleaseScratchPool frees them.
+// them in again on the next call, page by page, a sizeable share of a small model's forward
+// (MobileNet v2's). Every live buffer is its own memory, so kernels that nest (a TBB thread
+// waiting inside one op may run another op's task) never share one. The pool keeps the free
+// blocks up to kMaxPooledBytes, as MXNet's pooled storage keeps its temporary space;
+// ReleaseScratchPool frees them.
 //
 // Builds with SYMBIND_POISON_SCRATCH (the sanitizer build) fill every buffer with NaN when it is
 // handed out, so a kernel that reads an element it did not write fails the numeric tests.

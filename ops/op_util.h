@@ -163,11 +163,6 @@ inline void ForwardCopy(const OpContext&, const NodeAttrs&, const std::vector<ND
 inline void BackwardCopy(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
   CopyWithReq(a.in_grads[0], a.out_grads[0], a.req[0]);
 }
-// A gradient that is identically zero (BlockGrad, zeros_like, comparisons, rounding); ops that
-// use it also say so with Op::set_zero_gradient, so executors skip what feeds only them.
-inline void BackwardZero(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-  for (size_t i = 0; i < a.in_grads.size(); ++i) ZeroWithReq(a.in_grads[i], a.req[i]);
-}
 
 // Makes the legacy op `legacy` (MXNet's *_v1 ops, whose parameters are a subset of a current
 // op's) run as the registered op `modern`: `legacy` keeps its own parameter schema, which

@@ -128,8 +128,8 @@ namespace symbind {
 // ReadOnlyView of every array, for arrays that only a Predictor will hold (loaded from files
 // for it, as LoadPredictor, `symbind run` and MXPredCreate do): its kernels then derive packed
 // and transformed weights once instead of checking on every call that the arrays did not
-// change (ResNet-50's unfolded weights: about 1.8 ms of a 40 ms forward). Writing into them
-// afterwards throws.
+// change (a noticeable share of a forward for large models such as ResNet-50). Writing into
+// them afterwards throws.
 std::map<std::string, NDArray> ReadOnlyViews(const std::map<std::string, NDArray>& arrays);
 
 // LoadCheckpoint(prefix, epoch) bound as a Predictor, over read-only views of the loaded arrays

@@ -58,7 +58,6 @@ SYMBIND_REGISTER_OP(_contrib_index_array)
         for (int64_t j = 0; j < m; ++j) v[i * m + j] = static_cast<double>((i / st[axes[j]]) % s[axes[j]]);
       WriteValuesWithReq(v, out[0], req[0]);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 }  // namespace

@@ -214,8 +214,7 @@ void RegisterProposal(const char* name, const char* doc, bool multi) {
         InferShapeProposal(a, in, out, multi);
       })
       .set_forward(ForwardProposal)
-      .set_backward(BackwardZero)
-    .set_zero_gradient();
+      .set_zero_gradient();
 }
 }  // namespace
 

@@ -61,7 +61,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void StoreActivatedAvx
     _mm256_storeu_ps(o, v);
     return;
   }
-  // The lanes one by one: AMD's vmaskmovps store is microcoded (Zen 3: ~12 cycles a store).
+  // The lanes one by one: AMD's vmaskmovps store is microcoded, slower than scalar stores.
   alignas(32) float lanes[8];
   alignas(32) int32_t keep[8];
   _mm256_store_ps(lanes, v);

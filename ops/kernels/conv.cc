@@ -186,7 +186,7 @@ constexpr int64_t kMinTileCols = 1024;
 
 // Output rows per im2col tile: the tile's column buffer stays in cache (~512 KB, but at least
 // kMinTileCols columns), so im2col and the GEMM share it instead of streaming a whole-image
-// buffer through memory (MTCNN P-Net conv3: 70 -> 12 ms).
+// buffer through memory.
 int64_t RowsPerTile(int64_t kdim, const ConvGeom& g) {
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
   constexpr int64_t kTileFloats = int64_t{1} << 17;
@@ -228,9 +228,9 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
   const int64_t rows_per_tile = RowsPerTile(kdim, g);
   const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
-  // Tiny outputs (below 128 positions; measured on MTCNN R/O-Net against 100, 500, 1024):
-  // several images side by side in one column buffer make one wider GEMM, whose
-  // (filters, images * positions) result is then copied into each image's planes.
+  // Tiny outputs (below 128 positions, as MTCNN's R- and O-Net's): several images side by side
+  // in one column buffer make one wider GEMM, whose (filters, images * positions) result is then
+  // copied into each image's planes.
   constexpr int64_t kBatchedBelow = 128;
   if (tiles == 1 && osize < kBatchedBelow && n.batch > 1) {
     const int64_t per_task = std::min(n.batch, (kMinTileCols + osize - 1) / osize);
@@ -308,19 +308,17 @@ std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w,
 }
 
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
-  // Grouped convolutions (4-8 filters per group) measured 5-15% slower than im2col + Eigen;
-  // below 32 output positions the micro-kernel's columns are mostly padding.
+  // Grouped convolutions (4-8 filters per group) ran slower than im2col + Eigen; below 32
+  // output positions the micro-kernel's columns are mostly padding.
   constexpr int64_t kMinColumns = 32, kMaxWideDepth = 384;
   if (n.groups != 1 || g.out_size() < kMinColumns) return false;
   if (n.in_c * g.k_size() <= kMaxWideDepth) return true;
   // Deeper, with the packed weights cached: tall tiles beat Eigen's kernel (MobileNet v2's 1x1
-  // projections 15-18%, ResNet's 3x3 layers at 14x14 and 7x7 12-14%, SqueezeNet's 3x3 expands
-  // at 13x13 40%), and so do wide ones on 1x1 layers (SqueezeNet's conv10, 512 -> 1000 at
-  // 13x13: 1.94 vs 2.71 CPU ms, AVX2; ResNet-50's 1024 -> 256 at 14x14 1.20 vs 1.23) but not on
-  // im2col tiles (ResNet-50's 3x3 stride-2 layers: 3.17 vs 3.03, 2.98 vs 3.00). Not without
-  // cached weights (training forwards, packed on every call: 5.0 vs 3.1 ms for 512 channels at
-  // 7x7). The choice depends on shapes only, not on whether the weights are read-only, so a
-  // model gives the same bits from a .params file and from a memory-mapped one.
+  // projections, ResNet's 3x3 layers at 14x14 and 7x7, SqueezeNet's 3x3 expands), and so do
+  // wide ones on 1x1 layers, but not on im2col tiles. Not without cached weights (training
+  // forwards): packing on every call costs more than the kernel saves. The choice depends on
+  // shapes only, not on whether the weights are read-only, so a model gives the same bits from
+  // a .params file and from a memory-mapped one.
   return weights && (g.is_pointwise() || PackedConvTiling(n, g) == GemmTiling::kTall);
 }
 
@@ -331,8 +329,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
   const GemmTiling tiling = PackedConvTiling(n, g);
   if ((residual || normalized.y) && tiling == GemmTiling::kTall) {
-    // Tall tiles would transpose the residual in as they do C: slower than a separate pass
-    // (ResNet-50's 1x1 layers at 14x14 and 7x7, batch 8: 8.7 -> 9.0 ms).
+    // Tall tiles would transpose the residual in as they do C: slower than a separate pass.
     PackedGemmConvForward(x, w, bias, y, n, g, {}, weights);
     return FinishOutput(y, residual, n, g, act, normalized);
   }
@@ -414,7 +411,7 @@ void PackedBackwardData(const float* dy, const float* w, float* dx, const ConvDi
   // place), so each panel of W^T is read once for all of them, not once per image's 49
   // columns; the block's columns are folded back while they are in cache. Blocks run in
   // parallel, each writing its own channels of dx. (Smaller weights stay in cache: LeNet's
-  // 50 x 500 measured 10% slower this way.)
+  // 50 x 500 ran slower this way.)
   constexpr int64_t kSmallOutput = 128, kMaxGroupColumns = 2048, kLargeWeights = int64_t{1} << 18;
   if (osize < kSmallOutput && n.batch > 1 && kdim * n.out_c >= kLargeWeights) {
     const int64_t ks = g.k_size(), rows = g.out[0] * g.out[1];
@@ -570,8 +567,7 @@ void WeightGradientPacked(const float* dy, const float* x, int64_t i0, int64_t i
 }  // namespace
 
 bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g) {
-  // Measured on ResNet-18's layers, batch 16: 7x7 outputs 95 -> 62 ms, but 14x14 and larger
-  // slower than im2col + Eigen (56x56: 64 -> 97 ms; 112x112 stem 86 -> 125 ms).
+  // Small outputs only (7x7 layers): from 14x14 on, im2col + Eigen is faster.
   constexpr int64_t kBelowPositions = 128;
   return n.groups == 1 && g.out_size() > 0 && g.out_size() < kBelowPositions;
 }

@@ -69,7 +69,7 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
 // The weights (groups x fg filters of depth kdim) of every group packed for GemmPacked, with a
 // copy of the writable weights they were made from: comparing it (SameFloats) costs less than
-// packing again, which made ResNet-18 16% slower than Eigen's GEMM. Cached on `weights` when
+// packing again, which on every call would lose to Eigen's GEMM. Cached on `weights` when
 // given (one entry per tiling, shared by every kernel packing these weights), else packed now.
 struct PackedConvWeights {
   std::vector<PackedGemmA> groups;
@@ -166,8 +166,8 @@ void ConvBackwardWeightIm2Col(const float* dy, const float* x, float* dw, const 
                               const ConvGeom& g, OpReq req);
 // The same chunks, each one GemmPacked over all its images' columns (dw^T = col dy^T, the
 // columns packed once): ungrouped convolutions with outputs under 128 positions that the
-// blocked path does not take (LeNet's conv2: slower than the reference, 9.9 vs 6.2 ms, but kept
-// so that training runs give the bits they gave before the blocked path: compat LeNet's test
+// blocked path does not take (LeNet's conv2: slower than the reference, but kept so that
+// training runs give the bits they gave before the blocked path: compat LeNet's test
 // accuracy after 3 epochs lands at 0.8948 this way, 0.8889 on the reference, under the 0.89
 // its test asks).
 bool PackedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g);

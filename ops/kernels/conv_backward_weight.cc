@@ -63,10 +63,10 @@ BlockedWeightPlan PlanBlockedWeight(const ConvDims& n, const ConvGeom& g) {
 
 bool BlockedBackwardWeightApplies(const ConvDims& n, const ConvGeom& g) {
   if (n.groups != 1 || n.batch <= 0 || g.out_size() <= 0 || n.in_c <= 0 || n.out_c <= 0) return false;
-  // Measured (bench_conv_backward, CPU time): ResNet-18's layers at batch 16 0.5-0.9x the
-  // reference's time (7x7 outputs 0.5x), LeNet's (20 and 50 filters padded to 32 and 64 rows)
-  // 1.1-1.4x. Its only parallelism is its tasks (the reference's GEMM splits one image's
-  // product), so it needs a few of them: not one image with few channels (FCN's first layers).
+  // Faster than the reference on ResNet's layers (most on 7x7 outputs), slower where tall
+  // tiles pad the filters (LeNet's 20 and 50 to 32 and 64 rows), which TallTilesFit turns away.
+  // Its only parallelism is its tasks (the reference's GEMM splits one image's product), so it
+  // needs a few of them: not one image with few channels (FCN's first layers).
   constexpr int64_t kMinTasks = 4;
   const BlockedWeightPlan p = PlanBlockedWeight(n, g);
   return p.chunks * p.blocks >= kMinTasks &&

@@ -91,10 +91,9 @@ SYMBIND_DEPTHWISE_PLANE(7, 2)
 // output each. The window is then contiguous, so each output is a dot product of two runs of
 // K * K floats: partial sums in 16 lanes (tap t in lane t % 16), summed pairwise, then added to
 // the bias. One chain of K * K dependent multiply-adds per channel, as the plane kernels run it,
-// left the layer latency-bound (512 channels of 7 x 7 on one thread, hot caches: 17.6 us, 16-lane
-// gathers of 16 channels 18.2, these dot products 5.8; in MobileFaceNet 43 -> 12 us). The order
-// is fixed by K alone, so the bits do not depend on threads; they differ from the plane kernels'
-// (another order of the sum).
+// leaves the layer latency-bound, and 16-lane gathers of 16 channels do no better; 16
+// independent partial sums do not wait on each other. The order is fixed by K alone, so the bits
+// do not depend on threads; they differ from the plane kernels' (another order of the sum).
 constexpr int64_t kGlobalLanes = 16;
 // part[0] += part[j] for every lane, pairwise (the order both versions below sum in), then plane
 // p's output as PlaneImpl stores it.
@@ -109,7 +108,7 @@ __attribute__((target_clones("avx2", "default"))) void GlobalPlanes(const float*
                                                                     const float* bias, float* y, int64_t C,
                                                                     int64_t p0, int64_t p1, bool add,
                                                                     const FusedActivation& act) {
-  for (int64_t p = p0, c = p0 % C; p < p1; ++p, c = c + 1 == C ? 0 : c + 1) {  // p % C per plane: 5.8 -> 9.4 us
+  for (int64_t p = p0, c = p0 % C; p < p1; ++p, c = c + 1 == C ? 0 : c + 1) {  // no division per plane
     float part[kGlobalLanes] = {};
     for (int64_t t = 0; t < taps; ++t) part[t % kGlobalLanes] += w[c * taps + t] * x[p * taps + t];
     FinishGlobalPlane(part, bias, y, p, c, add, act);
@@ -247,9 +246,7 @@ __attribute__((target("avx512f"))) void PlaneAvx512(const float* in, const Plane
 // chunk covers several rows instead of leaving 9 of 16 lanes idle on a row of 7. Output o reads
 // tap (kh, kw) at o + (kh - p) * W + (kw - p), a contiguous load masked to the taps inside the
 // image (`masks`, per chunk and tap, the same for every plane). Sums are the row kernel's: bias,
-// then every tap in (kh, kw) order, w * 0 in the padding: the same bits. 960 channels of 7 x 7,
-// hot caches: one thread 46-67 -> 32-43 us, two 34-35 -> 22-24 (MobileNet v2's stage 6 and 7
-// layers in the model: 0.033-0.040 -> 0.026-0.029 ms).
+// then every tap in (kh, kw) order, w * 0 in the padding: the same bits.
 template <int K>
 __attribute__((target("avx512f"))) void FlatPlanesAvx512(const float* x, const float* w, const float* bias, float* y,
                                                          int64_t C, int64_t p0, int64_t p1, int64_t plane,
@@ -284,9 +281,9 @@ __attribute__((target("avx512f"))) void FlatPlanesAvx512(const float* x, const f
 // vectors loaded once for every output row reading them). Chunks whose taps all lie inside the
 // row load plainly, the edge chunks with masks (zeros outside the image). Same sums as the
 // AVX-512 kernel: bias, then every tap in (kh, kw) order as a multiply-add, w * 0 in the
-// padding. (The plane loops ran 3x3 layers 4x slower than ONNX Runtime; two vectors per chunk
-// for more independent sums, or the taps in lockstep over the rows, spilled registers and lost
-// 5-25%; copying the plane zero-padded first cost more than it saved on small planes.)
+// padding. (The compiler-vectorised plane loops are far slower on 3x3 layers; two vectors per
+// chunk for more independent sums, or the taps in lockstep over the rows, spill registers;
+// copying the plane zero-padded first costs more than it saves on small planes.)
 template <int K, bool kMasked>
 __attribute__((target("avx2,fma"), always_inline)) inline void ChunkStride1Avx2(
     const float* const* rows, const PlaneArgs& a, const __m256* wk, float bias, float* out, int64_t oh0,
@@ -351,8 +348,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline __m256 OddLanesMixed(_
 // vectors at offsets 0, 2, 4 and split into the K tap vectors (x[2i + kw]: the even lanes of
 // the pair at kw, or the odd lanes of the pair at kw - 1, in EvenLanesMixed's lane order); every
 // output row reading the input row takes its taps from them. Sums as PlaneStride2Avx512's.
-// (Splitting in order took two permutes more per tap: 112x112 -> 56x56, 96 channels, one
-// thread, 0.300 -> 0.283 ms.)
+// (Splitting in order would take two permutes more per tap.)
 template <int K, bool kMasked>
 __attribute__((target("avx2,fma"), always_inline)) inline void ChunkStride2Avx2(
     const float* const* rows, const PlaneArgs& a, const __m256* wk, float bias, float* out, int64_t oh0,
@@ -423,9 +419,9 @@ __attribute__((target("avx2,fma"))) void PlaneStride2Avx2(const float* in, const
 // FlatPlanesAvx512 on 8 lanes, two chunks at a time for two independent sums. `masks`: per chunk
 // of 8 outputs, per tap, 8 lanes of all ones where the tap lies inside the image (FlatTapMasks8).
 // Same sums as the row kernels: bias, then every tap in (kh, kw) order, w * 0 in the padding.
-// One thread, CPU ms against PlaneAvx2: 384 channels of 14x14 0.065 vs 0.081, 960 of 7x7 0.051
-// vs 0.071. (Interleaving 8 channels per vector through 8x8 transposes, as ONNX Runtime's
-// NCHWc layout does throughout, was slower than either: the transposes cost what it saved.)
+// Faster than PlaneAvx2 on such planes, whose rows leave lanes idle. (Interleaving 8 channels
+// per vector through 8x8 transposes, as ONNX Runtime's NCHWc layout does throughout, was slower
+// than either: the transposes cost what it saved.)
 __attribute__((target("avx2,fma"), always_inline)) inline __m256i TapMask(const int32_t* masks, int64_t i) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(masks + i * 8));
 }
@@ -536,7 +532,7 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
     return;
   }
   // Planes per task: ~32k multiply-adds, a plane's call counted as ~1k more (a 7x7 plane of
-  // one output is mostly call: 512 of them took 37 us on one task).
+  // one output is mostly call overhead).
   constexpr int64_t kPlaneCallCost = 1024;
   const int64_t grain = GrainFor(osize * K * K + kPlaneCallCost);
   // Narrow planes at stride 1 with "same" padding: flat chunks (FlatPlanesAvx512).

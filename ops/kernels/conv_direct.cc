@@ -7,12 +7,10 @@
 // adds the taps in (c, kh, kw) order by one multiply-add each, then the bias and the
 // activation: the sums of the packed GEMM's tiles, so both paths give the same bits.
 //
-// Where it pays (AVX2, one thread, CPU ms): SqueezeNet's 16 -> 64 3x3 expansions at 55x55 0.69
-// against 0.76 by Winograd F(6,3) and 0.83 by the packed GEMM; 24 -> 24 at 80x80 0.79 vs 0.83;
-// MTCNN's 10 -> 16 at 159x319 1.96 vs 2.48 (packed). First layers against the tiny-depth
-// kernel: ResNet's 7x7 stride 2 2.84 vs 3.20, MobileNet v2's 3x3 stride 2 0.42 vs 0.44,
-// SqueezeNet's 0.81 vs 0.83, MTCNN's 3 -> 10 at 480x640 3.64 vs 4.31. With 32 channels and more
-// Winograd wins (32 -> 128 at 27x27: 0.49 vs 0.69).
+// On AVX2 it beats Winograd F(6,3) and the packed GEMM on layers of fewer than 32 input
+// channels (SqueezeNet's expansions, MTCNN), and the tiny-depth kernel on first layers (3x3 and
+// 7x7, stride 1 or 2): it reads the input in place, with no column buffer or transforms to pay
+// for. From 32 channels on, Winograd's fewer multiplies win.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -35,7 +33,7 @@ constexpr int kFilters = 4;  // filters per tile (a panel of the packed weights)
 constexpr int kSlots = 3;    // vectors of 8 output columns per tile
 constexpr int kLanes = 8;
 // 4 x 3 accumulators take 4 broadcasts and 3 loads per 12 multiply-adds; the GEMM's 6 x 2 take
-// 6 and 2, and measured 4% slower here (0.665 vs 0.638 ms on SqueezeNet's expansion).
+// 6 and 2, which ran slower here.
 
 // The weights as panels of kFilters filters, tap-major (panel p, tap k: filters p*4.. side by
 // side, zero past out_c), with the copy of writable weights they were made from.
@@ -87,9 +85,8 @@ struct TileArgs {
 
 // A full tile's sums (every filter of the panel, every lane of the slots) + bias, the
 // activation, stored from the registers: the general store below (through memory, a mask and
-// the activation's kind per vector) cost the shallow first layers (27 taps per sum) a sixth to
-// a fourth of their time (1 thread, CPU ms: SqueezeNet's conv1 0.76 -> 0.65, MobileNet v2's
-// 0.42 -> 0.33; SqueezeNet's fire2 expansion, 144 taps, 0.67 -> 0.66).
+// the activation's kind per vector) is a large part of the time of shallow first layers, whose
+// sums have only 27 taps.
 template <FusedActivation::Kind kAct>
 __attribute__((target("avx2,fma"), always_inline)) inline void StoreFullTile(const TileArgs& a, const Tile& t,
                                                                            const __m256 (&acc)[kFilters][kSlots]) {
@@ -138,7 +135,7 @@ __attribute__((target("avx2,fma"))) void RunTile(const TileArgs& a, const Tile& 
     }
   }
   // Out of the registers at compile-time indices first: indexing acc in the loop below would
-  // keep it in memory through the products (2.5x slower).
+  // keep it in memory through the products.
   alignas(32) float sums[kFilters * kSlots * kLanes];
 #pragma GCC unroll 4
   for (int f = 0; f < kFilters; ++f)
@@ -165,9 +162,9 @@ bool DirectConvApplies(const ConvDims& n, const ConvGeom& g) {
 }
 
 bool DirectConvPays(const ConvDims& n, const ConvGeom& g) {
-  // Below 32 channels (SqueezeNet's 16, 24 at 80x80: 11-16% faster than Winograd F(6,3); 32:
-  // 27% slower; 64 -> 64 at 56x56 2.75 ms against Winograd's 1.50 and the packed GEMM's 3.49),
-  // and depths of at most 384 (as the packed GEMM's wide tiles; 7x7 kernels up to 7 channels).
+  // Below 32 channels the direct kernel beats Winograd F(6,3): its transforms cost more than
+  // they save on so few channels; from 32 on Winograd wins. Depths of at most 384 (as the packed
+  // GEMM's wide tiles; 7x7 kernels up to 7 channels).
   constexpr int64_t kMaxChannels = 31, kMaxDepth = 384;
   return DirectConvApplies(n, g) && n.in_c <= kMaxChannels && n.in_c * g.k_size() <= kMaxDepth;
 }
@@ -183,10 +180,9 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
   const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (n.out_c + kFilters - 1) / kFilters;
   // Tasks of bands of up to 32 tiles (768 output positions), each panel over the whole band
   // before the next: every filter's outputs are written as one run of whole cache lines (a
-  // panel per tile wrote 64 planes 96 bytes at a time, SqueezeNet's conv1 1.07 vs 0.8 ms in the
-  // model), while the band's input stays in L2 and the panel in L1. At least 16 bands where
-  // there are 16 tiles, so that two threads get even shares (SqueezeNet's fire2 expansion, 2
-  // threads: 9 bands 0.43 ms, 17 bands 0.40).
+  // panel per tile would write 64 planes 96 bytes at a time), while the band's input stays in
+  // L2 and the panel in L1. At least 16 bands where there are 16 tiles, so that two threads get
+  // even shares.
   constexpr int64_t kMaxBandTiles = 32;
   const int64_t band = std::clamp<int64_t>(tiles / 16, 1, kMaxBandTiles), bands = (tiles + band - 1) / band;
   std::vector<int64_t> offsets(static_cast<size_t>(depth));

@@ -46,18 +46,15 @@ bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const Inverted
 }
 
 bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
-  // Several images: one task per image, its expanded rows in cache instead of the whole batch's
-  // expanded tensor (8 x 4.8 MB for MobileNet v2's first block) going through memory: whole
-  // model at batch 8, 2 threads, 10-14% less CPU time (MobileFaceNet: 4% less wall time). One
-  // image on two threads: each takes one part of its rows, recomputing the expanded rows it
-  // shares with the part before, and the block needs one synchronisation instead of three:
-  // 2-4% less wall time than the layers one after another (each parallel inside) on MobileNet
-  // v2 and MobileFaceNet. One image on one thread: 3-5% more (the bands' small products cost
-  // more than the expanded rows kept in cache save); on four, four parts cost 13-16% more CPU
-  // time than two. Measured in BENCHMARKS.md (2026-11-24, inverted residual fusion; stop 29).
-  // On AVX2 (Zen 3) one image on two threads ran 1-3% faster unfused than in planes, whose
-  // depthwise layers take the whole-layer kernels (flat chunks for narrow planes) the bands
-  // cannot (stop 30); channels-last bands beat both there (MobileNet v2 5.6 -> 5.1 ms; stop 31).
+  // Several images: one task per image keeps its expanded rows in cache instead of sending the
+  // whole batch's expanded tensor (8 x 4.8 MB for MobileNet v2's first block) through memory.
+  // One image on two threads: each takes one part of its rows, recomputing the expanded rows it
+  // shares with the part before, and the block needs one synchronisation instead of three. One
+  // image on one thread stays unfused: the bands' small products cost more than the expanded
+  // rows kept in cache save; on four threads, four parts cost more CPU time than two (hence
+  // kPartsPerImage). On AVX2, one image on two threads runs faster unfused than in planes: the
+  // unfused depthwise kernels see the whole layer (flat chunks for narrow planes), the bands
+  // cannot; channels-last bands beat both there.
   return d.batch > 1 || InvertedResidualChannelsLastPays(d) ||
          (UsableThreads() == kPartsPerImage && std::strcmp(GemmIsa(), "avx512") == 0);
 }
@@ -95,19 +92,17 @@ void InvertedResidualUnfused(const float* x, const InvertedResidualWeights& w, f
 }
 
 InvertedResidualBands PlanInvertedResidualBands(const InvertedResidualDims& d, bool channels_last) {
-  // Planes: 1 MB of expanded rows: at batch 8, 2 threads, the whole model's CPU time was 0.87 of
-  // the unfused one with 1 MB, 0.86 with 4 MB, 0.90 with 256 KB (a band within L2 costs more in
-  // per-band overhead, small GEMMs and depthwise calls, than it saves; AVX-512). Channels-last:
-  // 256 KB, within L2 (512 KB on Zen 3), 2 threads, against 1 MB: MobileNet v2 4.99 -> 4.93 ms
-  // (batch 8: 37.1 -> 36.3), MobileFaceNet 3.34 -> 3.24 (batch 8: 25.1 -> 24.4).
+  // Planes: 1 MB of expanded rows (a band within L2 costs more in per-band overhead, small GEMMs
+  // and depthwise calls, than it saves; larger bands gain nothing). Channels-last: 256 KB, within
+  // L2 (512 KB on Zen 3), where its bands stay faster than 1 MB ones.
   const int64_t kBandFloats = channels_last ? int64_t{1} << 16 : int64_t{1} << 18;
   const int64_t OH = d.out_height();
   const int64_t rows_fit = kBandFloats / std::max<int64_t>(1, d.hidden_c * d.width);
   InvertedResidualBands p;
   p.band = std::clamp<int64_t>((rows_fit - d.kernel) / d.stride + 1, 1, OH);
   p.buffer_rows = (p.band - 1) * d.stride + d.kernel;
-  // One image on one thread in one part: two parts cost the rows where they meet expanded twice
-  // (MobileNet v2, 1 thread: 9.30-9.41 -> 8.98-9.21 ms). The bits do not depend on the parts.
+  // One image on one thread in one part: two parts would expand the rows where they meet twice.
+  // The bits do not depend on the parts.
   p.parts = d.batch == 1 ? std::min({OH, kPartsPerImage, std::max<int64_t>(1, UsableThreads())}) : 1;
   p.part_rows = (OH + p.parts - 1) / p.parts;
   p.parts = (OH + p.part_rows - 1) / p.part_rows;

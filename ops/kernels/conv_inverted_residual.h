@@ -38,8 +38,8 @@ struct InvertedResidualWeights {
 // for bit; ConvForward computes the others by Eigen's GEMM, in another order. (The fused
 // kernel itself runs any block DepthwiseApplies to, within rounding of the unfused one.)
 bool InvertedResidualFusionApplies(const InvertedResidualDims& d, const InvertedResidualWeights& w);
-// Where the fused kernel beats the three layers run one after another (measured; see
-// BENCHMARKS.md): what InvertedResidualForward asks.
+// Where the fused kernel beats the three layers run one after another: what
+// InvertedResidualForward asks.
 bool InvertedResidualFusionPays(const InvertedResidualDims& d);
 
 // y (as req says) = the block's output: InvertedResidualFused where it applies, pays and fast
@@ -69,7 +69,7 @@ void InvertedResidualFusedPlanes(const float* x, const InvertedResidualWeights& 
 // stride 2), the projection broadcasts each pixel's channels in order (GemmPackedTallBt). On
 // the AVX2 kernels (GemmIsa() "avx2"), for hidden_c a multiple of 8 and 3x3 or 5x5 windows.
 bool InvertedResidualChannelsLastApplies(const InvertedResidualDims& d);
-// Where it applies and beats the planes (and, for one image, the unfused layers): measured.
+// Where it applies and beats the planes (and, for one image, the unfused layers).
 bool InvertedResidualChannelsLastPays(const InvertedResidualDims& d);
 void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWeights& w, float* y,
                                        const InvertedResidualDims& d);

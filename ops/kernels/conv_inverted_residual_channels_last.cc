@@ -83,7 +83,7 @@ constexpr std::array<ExpandFn, sizeof...(kPix)> ExpandTiles(std::integer_sequenc
 // The expanded rows of `pixels` consecutive input pixels (x: the first one's channel 0, channels
 // ldx apart) into e (each pixel's C = hidden channels together). The pixels are first copied
 // into groups of 6, k-major (`packed`, K x pixels rounded up to 6): broadcast where they lay, each
-// k step read a line of its own, which cost the expansion a third of its time.
+// k step would read a cache line of its own.
 void ExpandRows(const float* x, int64_t ldx, int64_t pixels, const PackedGemmA& weights, const float* bias,
                 const FusedActivation& act, float* e, float* packed) {
   static constexpr auto kOne = ExpandTiles<1>(std::make_integer_sequence<int, kExpandPixels>{});
@@ -192,9 +192,7 @@ bool InvertedResidualChannelsLastApplies(const InvertedResidualDims& d) {
 bool InvertedResidualChannelsLastPays(const InvertedResidualDims& d) {
   // The projection's tall tiles hold 16 rows; with 24 outputs the last 8 go through a one-vector
   // tile, whose 6 sums wait on the multiply-add latency. At stride 2 the depthwise work the layout
-  // saves pays for that (16->96->24 at 112x112, 2 threads: 0.543 ms against 0.662 unfused); at
-  // stride 1 it does not (24->144->24 at 56x56: 0.488 against 0.468 unfused, 0.459 in planes).
-  // BENCHMARKS.md, stop 31.
+  // saves pays for that; at stride 1 it does not, and planes or the unfused layers win.
   return InvertedResidualChannelsLastApplies(d) && (d.out_c % kPanelRows == 0 || d.stride == 2);
 }
 
@@ -229,9 +227,8 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
   // One image on several threads whose expanded image fits 512 KB (7x7 and 14x14): the parts
   // expand disjoint input rows into one buffer, then each filters and projects its output rows,
   // reading the rows next to its own from there. Parts that expand all the rows they read
-  // expand the rows where they meet twice (9 rows of a 7x7 image on two threads). Two parallel
-  // regions instead of one; the same sums. MobileNet v2 on 2 threads, four interleaved pairs:
-  // 4.85-5.05 -> 4.69-4.86 ms.
+  // expand the rows where they meet twice (9 rows of a 7x7 image on two threads), which costs
+  // more than a second parallel region. The same sums either way.
   constexpr int64_t kMaxSharedFloats = int64_t{1} << 17;
   if (d.batch == 1 && plan.parts > 1 && H * W * C <= kMaxSharedFloats) {
     const ScratchBuffer E(H * W * C);

@@ -158,12 +158,9 @@ RowFn ChooseRow(int64_t k, int64_t s) {
 }  // namespace
 
 bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g) {
-  // Rows of at least one vector. CPU ms on one thread against the packed GEMM these layers
-  // took before: SqueezeNet's conv1 0.51 vs 0.62, MobileNet v2's first layer 0.27 vs 0.39,
-  // MobileFaceNet's 0.15 vs 0.16, ResNet's 7x7 conv0 2.22 vs 2.77, MTCNN det1's conv1 at
-  // 640x480 3.11 vs 5.47 (AVX-512); on AVX2 (Zen 3) MobileNet v2's 0.44 vs 0.53, ResNet's conv0
-  // 3.26 vs 3.58, SqueezeNet's conv1 0.84 vs 0.80 (64 filters fill the GEMM's tiles; kept for
-  // one rule).
+  // Rows of at least one vector. Faster than the packed GEMM on RGB first layers (SqueezeNet,
+  // MobileNet v2, MobileFaceNet, ResNet, MTCNN), except SqueezeNet's conv1 on AVX2, whose 64
+  // filters fill the GEMM's tiles: taken there too, for one rule.
   constexpr int64_t kMinRow = 16;
   const bool square = g.k[1] == g.k[2] && (g.k[1] == 3 || g.k[1] == 5 || g.k[1] == 7);
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);

@@ -150,8 +150,8 @@ struct Transforms<6> {
   }
 };
 
-// dst[0:lanes] = src[0:lanes] in moves of fixed size: a variable-length loop or memcpy became
-// `rep movsq` or a call to memcpy (a fifth, then 6% of a 56x56 layer's time).
+// dst[0:lanes] = src[0:lanes] in moves of fixed size: a variable-length loop or memcpy becomes
+// `rep movsq` or a call to memcpy, either a sizeable share of a layer's time.
 inline __attribute__((always_inline)) void CopyLanes(float* dst, const float* src, int lanes) {
   static_assert(kLanes == 16, "the moves below cover 16 lanes");
   if (lanes == kLanes) {
@@ -191,9 +191,9 @@ Tiling MakeTiling(const ConvDims& n, const ConvGeom& g, WinogradTile tile) {
   t.tiles_w = (g.out[2] + t.side - 1) / t.side;
   t.per_image = t.tiles_h * t.tiles_w;
   t.total = n.batch * t.per_image;
-  // At most 64 tiles per chunk (measured best against 32 and 128 and against chunks sized by
-  // bytes, ResNet 3x3 shapes, one thread), in chunks of equal size: 56x56 as 4 x 49 tiles, not
-  // 3 x 64 + 4, which left one thread a sliver (and, on tall tiles, 1.79-1.87 vs 2.16-2.20 ms).
+  // At most 64 tiles per chunk (better than 32, 128 or chunks sized by bytes on ResNet's 3x3
+  // shapes), in chunks of equal size: 56x56 as 4 x 49 tiles, not 3 x 64 + 4, which would leave
+  // one thread a sliver.
   const int64_t chunks = (t.total + kChunkTiles - 1) / kChunkTiles;
   t.chunk = std::max<int64_t>(1, (t.total + chunks - 1) / std::max<int64_t>(chunks, 1));
   return t;
@@ -401,7 +401,7 @@ std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c)
   std::vector<float> u(static_cast<size_t>(P * out_c * in_c));
   // One filter's in_c x P values at a time, then copied out as P contiguous rows: writing
   // each (f, c)'s values straight to their planes (in_c floats apart, the same cache sets
-  // for in_c = 512) took 150 ms for 512 x 512 filters.
+  // for in_c = 512) thrashes the cache.
   ParallelFor(out_c, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, in_c)), [&](int64_t f0, int64_t f1) {
     std::vector<float> row(static_cast<size_t>(P * in_c));
     for (int64_t f = f0; f < f1; ++f) {
@@ -475,16 +475,11 @@ bool TransformedWeightsFit(WinogradTile tile, const ConvDims& n) {
   return Points(tile) * n.out_c * n.in_c <= kMaxTransformedFloats;
 }
 
-// Whether Winograd beats the packed path. Measured with the vectorised transforms (1 thread,
-// CPU ms, the better variant vs packed, weights cached): from 16 tiles on at any channel count
-// WinogradApplies allows (16 -> 64 at 55x55, SqueezeNet's fire2/3 expand: 0.53 vs 0.65; det1's
-// conv3, 16 -> 32 at 237x317: 8.5 vs 9.9; 16 -> 16 at 60x80 0.28 vs 0.46, at 14x14 (16 tiles)
-// 0.028 vs 0.030), and on 4-15 tiles (over the batch) that pad the output by at most half,
-// with >= 32 input channels (7x7: 32 channels 0.017 vs 0.023, 128 0.088 vs 0.19; 48 at 8x8
-// 0.028 vs 0.058; 64 -> 32 at 15x20 0.081 vs 0.168) but not 5x5 (2x2 tiles of 4 cover 8x8:
-// 32 -> 64 0.024 vs 0.019). (The scalar transforms before needed 40 tiles, or 9 on tall GEMM
-// tiles with 48 channels, and 32 input channels.) For layers WinogradApplies to whose F(4,3)
-// weights fit (TransformedWeightsFit).
+// Whether Winograd beats the packed path (with the weights' transforms cached): from 16 tiles
+// on at any channel count WinogradApplies allows, and on 4-15 tiles (over the batch) that pad
+// the output by at most half, with >= 32 input channels; not on 5x5 outputs, whose 2x2 tiles
+// of 4 cover 8x8 and waste most products on padding. For layers WinogradApplies to whose
+// F(4,3) weights fit (TransformedWeightsFit).
 bool F4Pays(const ConvDims& n, const ConvGeom& g) {
   constexpr int64_t kMinTiles = 16, kMinFewTiles = 4, kMinFewTilesChannels = 32;
   const Tiling t = MakeTiling(n, g, WinogradTile::kF4);
@@ -499,13 +494,10 @@ bool F4Pays(const ConvDims& n, const ConvGeom& g) {
 // as well as the products: products + kMacsPerByte * chunks * points * filters * channels * 4,
 // against the packed path's positions * 9 * filters * channels / kPackedEfficiency plus its
 // 9 * filters * channels floats once; the cheapest, if below 0.9 of the packed path. Constants:
-// two threads multiply-add ~100 G/s and stream ~27 GB/s here (F(4,3) at 512 x 512, 7x7, batch
-// 1: 37.7 MB in 1.4 ms); the packed path runs these layers at ~0.85 of the Winograd GEMMs' rate.
-// Measured in ResNet-50 (2 threads, per layer, ms): 7x7 batch 1 packed 1.36-1.52, F(4,3)
-// 1.39-1.44, F(2,3) 0.96-1.03 (the model's pick); batch 8 packed 10.4-10.7, F(2,3) 6.5-7.6,
-// F(4,3) 4.2-4.5 (its pick). Hot caches, 1 thread, CPU ms, 512 -> 512 at 14x14: F(2,3) 3.6,
-// F(4,3) 5.1, packed 10.1 (F(2,3) picked); at 28x28: F(6,3) 11.1, F(4,3) 11.5, F(2,3) 16.7,
-// packed 36.9 (F(4,3) picked; F(6,3) reads 1.8x its bytes).
+// the ratio of the multiply-add rate (~100 G/s on two threads) to the memory stream (~27 GB/s),
+// and the packed path's rate on these layers as a fraction (~0.85) of the Winograd GEMMs'. So
+// small images at batch 1 take F(2,3), whose weights are smallest, and larger batches or images
+// F(4,3), where the products dominate.
 WinogradTile WideLayerTile(const ConvDims& n, const ConvGeom& g) {
   constexpr double kMacsPerByte = 100.0 / 27.0, kPackedEfficiency = 0.85, kMinSaving = 0.9;
   const double pairs = static_cast<double>(n.out_c) * static_cast<double>(n.in_c);
@@ -530,18 +522,15 @@ WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDAr
   if (!WinogradApplies(n, g)) return WinogradTile::kNone;
   if (!TransformedWeightsFit(WinogradTile::kF4, n)) {
     // Writable weights may change every call (a training step), and transforming 512 x 512
-    // filters each time cost more than it saved: ResNet-18 training 1.0 -> 1.4 s per step.
+    // filters each time costs more than it saves.
     const bool transformed_once = weights && weights->read_only();
     return transformed_once ? WideLayerTile(n, g) : WinogradTile::kNone;
   }
   if (!F4Pays(n, g)) return WinogradTile::kNone;
   // F(6,3) where its tiles x 64 points, which both the products and the transforms scale with,
-  // are at most 0.92 of F(4,3)'s tiles x 36. Measured (1 thread, CPU ms, F(4,3) vs F(6,3),
-  // cached weights): 60x80, 64 -> 64 (ratio 0.83) 2.18 vs 1.58, 64 -> 32 1.31 vs 0.87; 30x40
-  // (0.78) 0.46 vs 0.37; 56x56 (0.91) 1.15 vs 1.06, batch 8 11.6 vs 11.4; 28x28 (0.91) 0.84
-  // vs 0.80; 27x27 (0.91) even; 14x14 and 13x13 (1.0: 3x3 tiles of 6 pad 14 to 18) 0.88 vs
-  // 1.16 and 0.30 vs 0.34; 15x20 (1.07) 0.081 vs 0.088. The transformed weights (64 x
-  // filters x channels) stay within the same bound as F(4,3)'s.
+  // are at most 0.92 of F(4,3)'s tiles x 36: near 1 (14x14 and 13x13, whose 3x3 tiles of 6 pad
+  // 14 to 18) the larger tiles' padding and transforms lose what the fewer products save. The
+  // transformed weights (64 x filters x channels) stay within the same bound as F(4,3)'s.
   const int64_t f4 = MakeTiling(n, g, WinogradTile::kF4).total * 36, f6 = MakeTiling(n, g, WinogradTile::kF6).total * 64;
   if (100 * f6 <= 92 * f4 && TransformedWeightsFit(WinogradTile::kF6, n)) return WinogradTile::kF6;
   return WinogradTile::kF4;
@@ -568,9 +557,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
   // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles
-  // (14x14 outputs, one chunk) still gives both threads work. 2 threads, wall ms (min of 60,
-  // SCHED_FIFO): 256 channels at 14x14 1.02-1.08 with 4096 (one serial task), 0.73-0.80 with
-  // 256; 64 -> 256 at 13x13 0.43-0.45 -> 0.33.
+  // (14x14 outputs, one chunk) still gives both threads work instead of one serial task.
   const int64_t transform_grain = std::max<int64_t>(1, 256 / tl.chunk);
   ParallelFor(chunks, 1, [&](int64_t c0, int64_t c1) {
     // Every element of v and m is written before it is read: no zero-filling.

@@ -86,9 +86,8 @@ __attribute__((target("avx512f"))) void GemvRowBlockAvx512(const float* x, const
   for (int r = 0; r < kRows; ++r) FinishGemvRow(acc[r], alpha, beta, y + j + r);
 }
 
-// GemvRowBlockAvx512 on 8 lanes (AVX2 CPUs), the lanes summed in one fixed order. MobileNet v2's
-// 1280 -> 1000 classifier, 2 threads: 0.145 ms through Eigen's matrix-vector product, 0.101 this
-// way (ONNX Runtime 0.114).
+// GemvRowBlockAvx512 on 8 lanes (AVX2 CPUs), the lanes summed in one fixed order; faster than
+// Eigen's matrix-vector product on classifiers (MobileNet v2's 1280 -> 1000).
 __attribute__((target("avx2,fma"))) inline void FinishGemvRowAvx2(__m256 acc, float alpha, float beta, float* y) {
   __m128 sum = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
   sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
@@ -119,9 +118,8 @@ __attribute__((target("avx2,fma"))) void GemvRowBlockAvx2(const float* x, const 
 // y[j] = alpha * (x . row j of W) (+ beta * y[j]) for rows [j0, j1) of W (ldw apart). Each dot
 // product runs in the vector's lanes over k (k in lane k % lanes, the tail masked), then sums
 // the lanes; eight rows at a time, so that x is loaded once per eight. Every output's sum has
-// one order however the rows are split. Eigen's matrix-vector product read ResNet-18's 512 ->
-// 1000 weights (2 MB) in 0.128-0.143 ms on two threads, this in 0.080-0.098 on AVX-512 (ONNX
-// Runtime: 0.082).
+// one order however the rows are split. Eight rows per load of x read a classifier's weights
+// (ResNet-18's 512 -> 1000, 2 MB) faster than Eigen's matrix-vector product.
 template <bool kAvx512>
 void GemvRows(const float* x, const float* W, int64_t ldw, int64_t K, float alpha, float beta, float* y, int64_t j0,
               int64_t j1) {
@@ -168,8 +166,8 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
   }
   // Blocks span all of the shorter side so each packs its slice of the longer operand once,
   // and are few and large (every block re-packs the shorter operand).
-  // Four blocks measured best for convolution-sized products on one thread (vs 2, 8, 16, 64)
-  // and still balance two.
+  // Four blocks suit convolution-sized products on one thread better than 2, 8, 16 or 64, and
+  // still balance two.
   constexpr int64_t kMaxBlocks = 4;
   const int64_t side = std::max(M, N);
   const int64_t blocks_wanted = std::min<int64_t>(kMaxBlocks, std::max<int64_t>(2, work / kMinWork));
@@ -187,10 +185,10 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
 namespace {
 // Rows [p * mr, p * mr + mr) of A (M x K, lda apart) as one panel: k-major, zero-padded rows.
 // In blocks of depth, so that the part of the panel every row is scattered into stays in L1
-// (a whole deep panel does not: packing a weight gradient's head gradients, 32 x ~1000, took
-// as long as its product).
-// Full panels go through 4x4 transposes (SSE, in every x86-64 build): the scalar scatter cost
-// 2-3 cycles per element, a third of a weight gradient's product.
+// (a whole deep panel does not, and packing a weight gradient's head gradients, 32 x ~1000,
+// would cost as much as its product).
+// Full panels go through 4x4 transposes (SSE, in every x86-64 build): a scalar scatter is a
+// large share of a weight gradient's product.
 void PackPanel(const float* A, int64_t M, int64_t K, int64_t lda, int mr, int64_t p, float* dst) {
   const int64_t rows = std::min<int64_t>(mr, M - p * mr);
   if (rows < mr) std::fill(dst, dst + K * mr, 0.0f);
@@ -232,9 +230,7 @@ PaddedWork PaddedTileWork(int64_t M, int64_t N) {
 
 GemmTiling ChooseGemmTiling(int64_t M, int64_t N) {
   // Tall where it saves a tenth of the padded work. Wide tiles run a block's column tiles in
-  // one call (PackedTileArgs::tiles) and beat tall ones at equal padding however deep (AVX2, 1
-  // thread, GFLOP/s wide vs tall: 1000x169x512 90 vs 81, 64x3136x256 80 vs 76, 128x784x512 85
-  // vs 77, 256x196x1024 87 vs 82); before that, tall ones won past 128 steps (TallTilesFit).
+  // one call (PackedTileArgs::tiles) and beat tall ones at equal padding however deep.
   const PaddedWork w = PaddedTileWork(M, N);
   return 10 * w.tall < 9 * w.wide ? GemmTiling::kTall : GemmTiling::kWide;
 }
@@ -274,8 +270,7 @@ namespace {
 // starts[t] to starts[t + 1] (at most nr), then zeros. Row by row, so that B is read
 // sequentially (panel by panel, each row's short piece of every panel was a stream of its own,
 // which the hardware prefetcher did not follow when B came from memory). kNr: nr fixed at
-// compile time, so that a piece is a few moves (a memcpy call per piece cost a tall GEMM
-// 6%: 1280 x 49 x 320).
+// compile time, so that a piece is a few moves instead of a memcpy call.
 template <int kNr>
 void PackBPanels(const float* B, int64_t ldb, int64_t k0, int64_t kc, const int64_t* starts, int64_t tiles,
                  float* dst) {
@@ -318,8 +313,8 @@ constexpr int64_t kMaxTasks = 16;
 // rounded up) times the largest block; ties go to fewer tasks. Blocks of uneven size cost
 // their largest: 3 panels in 2 row blocks by 2 column blocks left one thread 4 of 6 units
 // (96 x 196 x 576 on 2 threads), 1 row block by 2 column blocks gives each 3. Searched over up
-// to 8 row blocks and min_cols to min_cols + 7 column blocks (a few hundred cycles: products
-// run in parallel from 512k flops).
+// to 8 row blocks and min_cols to min_cols + 7 column blocks: cheap next to a product large
+// enough to run in parallel (512k flops and more).
 Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t max_tasks) {
   constexpr int64_t kChoices = 8;
   min_cols = std::clamp<int64_t>(min_cols, 1, tiles);
@@ -372,10 +367,9 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // passes over it); when run in parallel, rows in blocks of panels and maybe more column blocks,
   // chosen by BalancedBlocks so that the threads get even shares. Tasks run row blocks
   // outermost, so each thread writes whole rows of C: ordered by column block first, two
-  // threads wrote the two halves of the same rows at once (512 x 784 x 128 on 2 threads: 0.95
-  // vs 0.56 ms; likely the cache line shared at the boundary of rows that are not
-  // line-aligned). The split changes no bits: every sum runs in k order within its tile
-  // whatever the block.
+  // threads would write the two halves of the same rows at once, contending for the cache line
+  // shared at the boundary of rows that are not line-aligned. The split changes no bits: every
+  // sum runs in k order within its tile whatever the block.
   const int64_t col_tiles = (N + nr - 1) / nr, panels = (M + mr - 1) / mr;
   const int64_t max_block_tiles = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr);
   // Parallel from 256k flops per task (MobileFaceNet's small 1x1 layers; 1M kept them serial).
@@ -390,20 +384,14 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // Few rows (SqueezeNet's squeezes: 16-64 filters), or a B of at most 256 KB (MobileFaceNet's
   // 64 -> 128 at 28x28): wide tiles read B where it lies, every row panel of C over one column
   // tile before the next, so each B tile comes from memory once and from L1 for the other
-  // panels. Packing B first cost more than the product there (its copy from memory does not
-  // overlap any arithmetic: 64 -> 128 at 28x28 0.174 -> 0.129 ms, 32 -> 128 at 27x27 0.087 ->
-  // 0.077; on AVX2, 1 thread, GFLOP/s: SqueezeNet's 32 -> 128 at 27x27 61 -> 68, 64 -> 256 at
-  // 13x13 70 -> 79, MobileNet v2's 32 -> 192 at 28x28 63 -> 71, 96 -> 576 at 14x14 81 -> 85);
-  // with a larger B (16 -> 96 at 112x112: 0.54 -> 0.81 ms with 12 panels; on AVX2 256 -> 64 at
-  // 56x56 79 -> 74, 512 -> 1000 at 13x13 86.5 -> 85) each B element is used often enough to pay
-  // for packing, and B's rows, far apart, no longer stay in cache.
+  // panels. Packing B first costs more than the product there (its copy from memory does not
+  // overlap any arithmetic); with a larger B each B element is used often enough to pay for
+  // packing, and B's rows, far apart, no longer stay in cache.
   constexpr int64_t kMaxInPlacePanels = 8, kSmallBFloats = int64_t{1} << 16, kRunFloats = 4096;
   const bool b_in_place = !tall && (panels <= kMaxInPlacePanels || K * N <= kSmallBFloats);
   // Tall tiles broadcast B's columns where they lie unless there are at least 8 row panels: each
   // k step then reads a line of B from L2 (its rows are far apart), which the packed panel, read
-  // in sequence, does not (AVX2, 1 thread: 1280 x 49 x 320 65 -> 80 GFLOP/s, 320 x 49 x 960
-  // 68 -> 78, 256 x 196 x 1024 75 -> 83; 128 x 784 x 512 even; with 4 panels, 64 x 3136 x 256,
-  // packing cost 6%).
+  // in sequence, does not; with fewer panels packing costs more than those reads.
   constexpr int64_t kMinTallPackPanels = 8;
   const bool pack_b = !b_in_place && (!tall || panels >= kMinTallPackPanels);
   // Where column tile t starts: wide tiles nr apart (the last cut at N); tall ones spread
@@ -449,9 +437,8 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
                                   s > 0, s + 1 == slices ? &epilogue : nullptr, p * mr};
               args.residual = ResidualAt(epilogue, s + 1 == slices, p * mr * ldc + j0 + j);
               // The first panel streams the B rows of the tile after next into L2 (strided rows
-              // defeat the hardware prefetcher; one tile ahead, into L1, hid half as much of
-              // the latency: SqueezeNet's 128 -> 16 squeeze at batch 8, 1 thread, 2.2 ms, 1.05
-              // two tiles ahead into L2, 1.15 three); the other panels find this tile in L1.
+              // defeat the hardware prefetcher; one tile ahead, into L1, hides too little of the
+              // latency, and three ahead does no better); the other panels find this tile in L1.
               if (p == p_lo && b_step == ldb && j + nr < cols_here) args.b_prefetch_ahead = 2 * nr;
               args.tiles = static_cast<int>(run);
               args.b_tile_step = nr;

@@ -6,8 +6,8 @@
 namespace symbind {
 namespace conv {
 
-// Cloned per instruction set so that it runs on wide permutes (28% of ResNet-50's conv0 on
-// SSE2 shuffles).
+// Cloned per instruction set so that it runs on wide permutes: on SSE2 shuffles this gather
+// is a large share of ResNet-50's conv0.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void GatherStride2(const float* __restrict src,
                                                                                int64_t n, float* __restrict dst) {
   for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];

@@ -118,7 +118,7 @@ void NearestForward(const OpContext&, const NodeAttrs& attrs, const std::vector<
     chan_begin[i + 1] = chan_begin[i] + (p.multi_input_mode == kSum ? 0 : in[i].shape()[1]);
   // One input per output plane (concat mode, or a single input) written, not added: each input
   // row becomes one output row of f-fold repeated values, copied f - 1 times (the general loop
-  // below divides twice per element: 12% of RetinaFace-MobileNet's time at 640x480).
+  // below divides twice per element, a noticeable share of RetinaFace-MobileNet's time).
   const bool one_source = req[0] == OpReq::kWrite && (p.multi_input_mode != kSum || in.size() == 1);
   ParallelFor(N * OC, std::max<int64_t>(1, kElementwiseGrain / (OH * OW)), [&](int64_t b, int64_t e) {
     for (int64_t plane = b; plane < e; ++plane) {

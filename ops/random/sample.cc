@@ -265,8 +265,7 @@ void RegisterDistribution() {
         StoreSamples(values, out[0], req[0]);
       })
       // The samples do not depend on data's values (MXNet's zero gradient).
-      .set_backward(BackwardZero)
-    .set_zero_gradient();
+      .set_zero_gradient();
 
   std::vector<std::string> inputs;
   for (int i = 0; i < dist.num_args; ++i) inputs.push_back(dist.args[i].sample_input);

@@ -23,7 +23,6 @@ SYMBIND_REGISTER_OP(zeros_like)
     .set_infer_shape(SameShape)
     .set_dtype_generic()
     .set_forward(FillForward(0.0f))
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(ones_like)
@@ -31,7 +30,6 @@ SYMBIND_REGISTER_OP(ones_like)
     .set_infer_shape(SameShape)
     .set_dtype_generic()
     .set_forward(FillForward(1.0f))
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 }  // namespace symbind

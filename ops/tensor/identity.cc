@@ -10,7 +10,6 @@ SYMBIND_REGISTER_OP(BlockGrad)
     .set_infer_shape(SameShape)
     .set_dtype_generic()  // byte copies
     .set_forward(ForwardCopy)
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(_copy)

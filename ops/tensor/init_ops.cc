@@ -280,7 +280,6 @@ SYMBIND_REGISTER_OP(_contrib_arange_like)
       const auto& p = a.param<RangeLikeParam>();
       WriteRange(out[0], req[0], p.start, p.step, p.repeat);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 // Element i is start + i * step in double, then converted to the output type (MXNet's

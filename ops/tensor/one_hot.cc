@@ -55,7 +55,6 @@ SYMBIND_REGISTER_OP(one_hot)
       }
       WriteValuesWithReq(v, out[0], req[0]);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 }  // namespace symbind

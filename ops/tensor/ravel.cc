@@ -85,7 +85,6 @@ SYMBIND_REGISTER_OP(_ravel_multi_index)
       }
       WriteValuesWithReq(flat, out[0], req[0]);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(_unravel_index)
@@ -116,7 +115,6 @@ SYMBIND_REGISTER_OP(_unravel_index)
       }
       WriteValuesWithReq(coords, out[0], req[0]);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 }  // namespace

@@ -287,7 +287,6 @@ void RegisterSearch(const char* name, const char* doc, bool is_max) {
         SearchForward(is_max, attrs.param<ReduceAxisParam>().axis, in[0], req[0], out[0]);
       })
       // MXNet gives argmax/argmin a zero gradient (MakeZeroGradNodes).
-      .set_backward(BackwardZero)
       .set_zero_gradient();
 }
 

@@ -27,7 +27,6 @@ SYMBIND_REGISTER_OP(shape_array)
       std::vector<double> dims(in[0].shape().dims().begin(), in[0].shape().dims().end());
       WriteValuesWithReq(dims, out[0], req[0]);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(size_array)
@@ -41,7 +40,6 @@ SYMBIND_REGISTER_OP(size_array)
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
       WriteValuesWithReq({static_cast<double>(in[0].Size())}, out[0], req[0]);
     })
-    .set_backward(BackwardZero)
     .set_zero_gradient();
 
 }  // namespace symbind
