@@ -507,7 +507,9 @@ void ConvertUpSampling(Exporter& e, const NodeCtx& c) {
   if (c.in.size() != 1) throw ParamError("more than one input");
   const float s = static_cast<float>(c.params.Get<int>("scale"));
   const std::string scales = e.ConstFloat(c.name() + "_scales", {1, 1, s, s}, TShape({4}));
-  NodeProto* n = e.AddNode("Resize", c.name(), {c.in[0], "", scales}, {c.out[0]});
+  // roi is unused by nearest resizing, but an input ONNX requires before opset 13.
+  const std::string roi = e.opset() >= 13 ? "" : e.ConstFloat(c.name() + "_roi", {}, TShape({0}));
+  NodeProto* n = e.AddNode("Resize", c.name(), {c.in[0], roi, scales}, {c.out[0]});
   Exporter::SetString(n, "mode", "nearest");
   Exporter::SetString(n, "coordinate_transformation_mode", "asymmetric");
   Exporter::SetString(n, "nearest_mode", "floor");
@@ -644,7 +646,7 @@ const std::map<std::string, Converter>& Converters() {
         {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"}, {"log", "Log"},
         {"sqrt", "Sqrt"}, {"abs", "Abs"}, {"negative", "Neg"}, {"reciprocal", "Reciprocal"},
         {"floor", "Floor"}, {"ceil", "Ceil"}, {"sin", "Sin"}, {"cos", "Cos"}, {"tan", "Tan"},
-        {"erf", "Erf"}, {"softsign", "Softsign"}, {"sign", "Sign"}, {"round", "Round"},
+        {"erf", "Erf"}, {"softsign", "Softsign"}, {"sign", "Sign"}, {"rint", "Round"},
     };
     for (const auto& [mx, onnx_op] : kElementwise) t[mx] = Simple(onnx_op);
     const std::tuple<const char*, const char*, bool> kScalar[] = {

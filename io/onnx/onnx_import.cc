@@ -130,6 +130,11 @@ class Importer {
     return r.out_shapes[0];
   }
   int RankOf(const Symbol& s) { return ShapeOf(s).ndim(); }
+  // True when both shapes are inferred and equal.
+  bool KnownShapesEqual(const Symbol& a, const Symbol& b) {
+    const ShapeInferResult r = InferShapePartial(Symbol::Group({a, b}), known_);
+    return r.out_shapes.size() == 2 && r.out_shapes[0].is_known() && r.out_shapes[0] == r.out_shapes[1];
+  }
 
   // An op node named after the ONNX node.
   Symbol Op(const std::string& op, const NodeProto& n, const KwArgs& params, const std::vector<Symbol>& inputs,
@@ -489,11 +494,20 @@ std::vector<Symbol> ImportUnsqueeze(Importer& im, const NodeProto& n, const Attr
   return {x};
 }
 
-// Variadic element-wise ops folded pairwise with MXNet's broadcasting op.
+// Variadic element-wise ops folded pairwise with MXNet's broadcasting op, or its elemwise_
+// form for equal shapes: the graph rewrites (a residual add fused into the convolution before
+// it) look for that, as MXNet models use it.
 Converter Broadcast(const std::string& op) {
   return [op](Importer& im, const NodeProto& n, const Attrs&) -> std::vector<Symbol> {
+    static const std::map<std::string, std::string> kSameShape = {{"broadcast_add", "elemwise_add"},
+        {"broadcast_sub", "elemwise_sub"}, {"broadcast_mul", "elemwise_mul"}, {"broadcast_div", "elemwise_div"}};
     Symbol y = im.In(n, 0);
-    for (int i = 1; i < n.input_size(); ++i) y = im.Op(op, n, {}, {y, im.In(n, i)});
+    for (int i = 1; i < n.input_size(); ++i) {
+      const Symbol x = im.In(n, i);
+      auto same = kSameShape.find(op);
+      const bool elemwise = same != kSameShape.end() && im.KnownShapesEqual(y, x);
+      y = im.Op(elemwise ? same->second : op, n, {}, {y, x});
+    }
     if (n.op_type() == "Mean" && n.input_size() > 1)
       y = im.Op("_div_scalar", n, {{"scalar", std::to_string(n.input_size())}}, {y});
     return {y};
@@ -767,8 +781,17 @@ Model ImportModelProto(const std::string& bytes, const std::string& model_dir, c
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes)) throw IOError(where + ": not a valid ONNX model (protobuf parse failed; truncated?)");
   if (!m.has_graph()) throw IOError(where + ": the ONNX model has no graph");
+  // External data locations first: ONNX's checker looks for the files relative to the model's
+  // folder (or, for a model in memory, the working directory) without confining them to it.
+  bool external = false;
+  for (const auto& t : m.graph().initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      onnx_io::ExternalDataPath(t, model_dir);
+      external = true;
+    }
   try {
-    onnx::checker::check_model(m);
+    if (external) onnx::checker::check_model(where);  // a file: the checker knows its folder
+    else onnx::checker::check_model(m);
   } catch (const std::exception& e) {
     throw IOError(StrCat(where, ": the ONNX model fails ONNX's checker: ", e.what()));
   }

@@ -38,22 +38,16 @@ void CopyFloat16Bits(const Field& values, const NDArray& out) {
   for (int i = 0; i < values.size(); ++i) dst[i] = static_cast<uint16_t>(values.Get(i));
 }
 
-// The bytes of an external-data tensor, read from inside `model_dir`.
-std::string ReadExternal(const TP& t, const std::string& model_dir, size_t want) {
-  std::string location;
-  uint64_t offset = 0;
-  int64_t length = -1;
-  for (const auto& kv : t.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset" || kv.key() == "length") {
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(kv.value().c_str(), &end, 10);
-      if (kv.value().empty() || *end != '\0' || kv.value()[0] == '-')
-        throw IOError(StrCat("tensor ", t.name(), ": external data ", kv.key(), " '", kv.value(), "' is not a number"));
-      if (kv.key() == "offset") offset = v;
-      else length = static_cast<int64_t>(v);
-    }
-  }
+// The "location" of an external-data tensor.
+std::string ExternalLocation(const TP& t) {
+  for (const auto& kv : t.external_data())
+    if (kv.key() == "location") return kv.value();
+  return "";
+}
+}  // namespace
+
+std::string ExternalDataPath(const TP& t, const std::string& model_dir) {
+  const std::string location = ExternalLocation(t);
   if (model_dir.empty())
     throw IOError(StrCat("tensor ", t.name(), ": external data (", location,
                          ") is read only for a model loaded from a file, from that file's folder"));
@@ -62,6 +56,7 @@ std::string ReadExternal(const TP& t, const std::string& model_dir, size_t want)
   if (location.empty() || rel.is_absolute() || rel.has_root_name())
     throw IOError(StrCat("tensor ", t.name(), ": external data location '", location,
                          "' must be a relative path inside the model's folder"));
+  // Canonical paths: a ".." or a symlink that leaves the folder is caught as well.
   std::error_code ec;
   const fs::path dir = fs::weakly_canonical(fs::path(model_dir), ec);
   const fs::path file = fs::weakly_canonical(fs::path(model_dir) / rel, ec);
@@ -69,9 +64,28 @@ std::string ReadExternal(const TP& t, const std::string& model_dir, size_t want)
   if (ec || dir_end != dir.end() || file_it == file.end())
     throw IOError(StrCat("tensor ", t.name(), ": external data location '", location,
                          "' is outside the model's folder ", model_dir, "; refused"));
+  return file.string();
+}
+
+namespace {
+// The bytes of an external-data tensor, read from inside `model_dir`.
+std::string ReadExternal(const TP& t, const std::string& model_dir, size_t want) {
+  const std::string path = ExternalDataPath(t, model_dir);
+  const std::string location = ExternalLocation(t);
+  uint64_t offset = 0;
+  int64_t length = -1;
+  for (const auto& kv : t.external_data()) {
+    if (kv.key() != "offset" && kv.key() != "length") continue;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(kv.value().c_str(), &end, 10);
+    if (kv.value().empty() || *end != '\0' || kv.value()[0] == '-')
+      throw IOError(StrCat("tensor ", t.name(), ": external data ", kv.key(), " '", kv.value(), "' is not a number"));
+    if (kv.key() == "offset") offset = v;
+    else length = static_cast<int64_t>(v);
+  }
   if (length >= 0 && static_cast<size_t>(length) != want)
     throw IOError(StrCat("tensor ", t.name(), ": external data length ", length, " but its shape needs ", want, " bytes"));
-  RegularFile f(file.string());
+  RegularFile f(path);
   if (offset > f.size() || f.size() - offset < want)
     throw IOError(StrCat("tensor ", t.name(), ": external data file ", location, " holds ", f.size(),
                          " bytes, too few for ", want, " bytes at offset ", offset));

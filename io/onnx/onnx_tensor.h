@@ -25,6 +25,10 @@ void ToTensorProto(const NDArray& array, const std::string& name, onnx::TensorPr
 // match its data, negative or overflowing dims and unsupported types.
 NDArray FromTensorProto(const onnx::TensorProto& tensor, const std::string& model_dir);
 
+// The file an external-data tensor's location names inside `model_dir`; IOError for one that
+// is absolute or leaves the folder, and for any when `model_dir` is empty.
+std::string ExternalDataPath(const onnx::TensorProto& tensor, const std::string& model_dir);
+
 // The values of an integer or float tensor as int64 / float (shape inputs, scales, pads).
 std::vector<int64_t> Int64Values(const NDArray& array);
 std::vector<float> FloatValues(const NDArray& array);
