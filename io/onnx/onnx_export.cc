@@ -91,7 +91,7 @@ class Exporter {
                      const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
     NodeProto* n = graph()->add_node();
     n->set_op_type(op_type);
-    n->set_name(Fresh(node_name + "/" + op_type));
+    n->set_name(Fresh(node_name));
     for (auto& i : inputs) n->add_input(i);
     for (auto& o : outputs) n->add_output(o);
     return n;
@@ -296,10 +296,20 @@ void ConvertFullyConnected(Exporter& e, const NodeCtx& c) {
     Exporter::SetInt(n, "transB", 1);
     return;
   }
-  // flatten=False: the weight applies to the last axis of an N-d input.
-  NodeProto* t = nullptr;
-  const std::string wt = e.Chain("Transpose", c.name(), {c.in[1]}, &t);
-  Exporter::SetInts(t, "perm", {1, 0});
+  // flatten=False: the weight applies to the last axis of an N-d input; MatMul wants it as
+  // (inputs, units), written transposed when it is a parameter.
+  std::string wt;
+  if (const NDArray* w = e.Param(c.in[1]); w && w->dtype() == DType::kFloat32) {
+    const int64_t units = w->shape()[0], inputs = w->shape()[1];
+    NDArray t(TShape({inputs, units}));
+    for (int64_t u = 0; u < units; ++u)
+      for (int64_t i = 0; i < inputs; ++i) t.fdata()[i * units + u] = w->fdata()[u * inputs + i];
+    wt = e.Initializer(c.in[1] + "_T", t);
+  } else {
+    NodeProto* t = nullptr;
+    wt = e.Chain("Transpose", c.name(), {c.in[1]}, &t);
+    Exporter::SetInts(t, "perm", {1, 0});
+  }
   if (!has_bias) {
     e.AddNode("MatMul", c.name(), {c.in[0], wt}, {c.out[0]});
     return;
@@ -646,7 +656,7 @@ const std::map<std::string, Converter>& Converters() {
         {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"exp", "Exp"}, {"log", "Log"},
         {"sqrt", "Sqrt"}, {"abs", "Abs"}, {"negative", "Neg"}, {"reciprocal", "Reciprocal"},
         {"floor", "Floor"}, {"ceil", "Ceil"}, {"sin", "Sin"}, {"cos", "Cos"}, {"tan", "Tan"},
-        {"erf", "Erf"}, {"softsign", "Softsign"}, {"sign", "Sign"}, {"rint", "Round"},
+        {"erf", "Erf"}, {"softsign", "Softsign"}, {"sign", "Sign"},
     };
     for (const auto& [mx, onnx_op] : kElementwise) t[mx] = Simple(onnx_op);
     const std::tuple<const char*, const char*, bool> kScalar[] = {
@@ -694,7 +704,12 @@ std::string Exporter::Run() {
   // Tensor names: variables keep theirs, op outputs are named as ListOutputs names them.
   std::vector<std::string> tensor(g.num_entries());
   std::set<uint32_t> used_vars;
-  for (uint32_t nid : g.arg_nodes()) tensor[g.entry_id(nid, 0)] = Fresh(g.node(nid).node->name());
+  for (uint32_t nid : g.arg_nodes()) {
+    const std::string& name = g.node(nid).node->name();
+    const std::string& tname = tensor[g.entry_id(nid, 0)] = Fresh(name);
+    for (const auto* arrays : {&model_.args, &model_.aux})
+      if (arrays->count(name)) params_[tname] = arrays->at(name);
+  }
   for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
     const auto& info = g.node(nid);
     if (info.node->is_variable()) continue;
@@ -738,19 +753,16 @@ std::string Exporter::Run() {
     auto* s = t->mutable_shape();
     for (int i = 0; i < shape.ndim(); ++i) s->add_dim()->set_dim_value(shape[i]);
   };
+  // Parameters the converters replaced (a fixed gamma, a transposed weight) are left out.
+  std::set<std::string> referenced;
+  for (const auto& n : graph()->node()) referenced.insert(n.input().begin(), n.input().end());
   std::vector<std::string> missing;
   for (uint32_t nid : g.arg_nodes()) {
     if (!used_vars.count(nid)) continue;
     const std::string& name = g.node(nid).node->name();
     const std::string& tname = tensor[g.entry_id(nid, 0)];
-    const NDArray* param = nullptr;
-    for (const auto* arrays : {&model_.args, &model_.aux}) {
-      auto it = arrays->find(name);
-      if (it != arrays->end()) param = &it->second;
-    }
-    if (param) {
-      onnx_io::ToTensorProto(*param, tname, graph()->add_initializer());
-      params_[tname] = *param;
+    if (const NDArray* param = Param(tname)) {
+      if (referenced.count(tname)) onnx_io::ToTensorProto(*param, tname, graph()->add_initializer());
       continue;
     }
     const TShape& s = entry_shapes[g.entry_id(nid, 0)];

@@ -25,7 +25,12 @@ namespace {
 using onnx::AttributeProto;
 using onnx::NodeProto;
 
-std::string TupleText(const std::vector<int64_t>& v) { return TShape(v).ToString(); }
+// "(a,b,...)" with negative values as themselves (TShape would print -1 as an unknown dim).
+std::string TupleText(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
 
 std::string OptTupleText(const std::vector<std::optional<int64_t>>& v) {
   std::string s = "(";
@@ -93,6 +98,18 @@ class Importer {
 
   Model Run();
   int opset() const { return opset_; }
+
+  // Throws ParamError naming every node whose op symbind does not import.
+  static void RequireSupportedOps(const onnx::GraphProto& g, const std::string& where) {
+    std::vector<std::string> unsupported;
+    for (const auto& n : g.node())
+      if ((!n.domain().empty() && n.domain() != "ai.onnx") ||
+          (n.op_type() != "Constant" && !Converters().count(n.op_type())))
+        unsupported.push_back(NodeLabel(n) + (n.domain().empty() ? "" : " in domain " + n.domain()));
+    if (!unsupported.empty())
+      throw ParamError(StrCat(where, ": ", unsupported.size(), " node(s) with ops symbind does not import: ",
+                              JoinNames(unsupported)));
+  }
 
   // The symbol of tensor `name`: a node output, a data input, or a constant as a parameter
   // (`aux`: a BatchNorm statistic).
@@ -248,6 +265,8 @@ std::vector<Symbol> ImportConv(Importer& im, const NodeProto& n, const Attrs& a)
   std::vector<Symbol> inputs{x, im.In(n, 1)};
   if (Importer::HasIn(n, 2)) inputs.push_back(im.In(n, 2));
   if (!transposed) return {im.Op("Convolution", n, p, inputs)};
+  if (a.String("auto_pad", "NOTSET") != "NOTSET" && a.String("auto_pad", "NOTSET") != "VALID")
+    throw ParamError("auto_pad " + a.String("auto_pad", "") + " on ConvTranspose");
   if (w.asymmetric()) throw ParamError("asymmetric pads");
   if (a.Has("output_shape")) throw ParamError("output_shape");
   const std::vector<int64_t> adj = a.Ints("output_padding");
@@ -332,11 +351,14 @@ std::vector<Symbol> ImportGemm(Importer& im, const NodeProto& n, const Attrs& a)
 std::vector<Symbol> ImportMatMul(Importer& im, const NodeProto& n, const Attrs&) {
   const int ra = im.RankOf(im.In(n, 0)), rb = im.RankOf(im.In(n, 1));
   if (ra == 2 && rb == 2) return {im.Op("dot", n, {}, {im.In(n, 0), im.In(n, 1)})};
-  if (rb == 2 && im.IsConst(n, 1) && im.ConstIn(n, 1).dtype() == DType::kFloat32) {
-    const NDArray& b = im.ConstIn(n, 1);
+  if (rb == 2) {
+    // A weight on the last axis: FullyConnected(flatten=False) takes it as (units, inputs).
+    const bool const_b = im.IsConst(n, 1) && im.ConstIn(n, 1).dtype() == DType::kFloat32;
+    const Symbol weight = const_b ? im.NewParam(n.input(1) + "_T", Transposed(im.ConstIn(n, 1)))
+                                  : im.Op("transpose", n, {}, {im.In(n, 1)});
     return {im.Op("FullyConnected", n,
-                  {{"num_hidden", std::to_string(b.shape()[1])}, {"no_bias", "True"}, {"flatten", "False"}},
-                  {im.In(n, 0), im.NewParam(n.input(1) + "_T", Transposed(b))})};
+                  {{"num_hidden", std::to_string(im.ShapeOf(im.In(n, 1))[1])}, {"no_bias", "True"}, {"flatten", "False"}},
+                  {im.In(n, 0), weight})};
   }
   if (ra == 3 && rb == 3) return {im.Op("batch_dot", n, {}, {im.In(n, 0), im.In(n, 1)})};
   throw ParamError(StrCat("ranks ", ra, " and ", rb));
@@ -522,6 +544,10 @@ Converter Unary(const std::string& op, KwArgs params = {}) {
 
 std::vector<Symbol> PassThrough(Importer& im, const NodeProto& n, const Attrs&) {
   if (n.op_type() == "Dropout" && n.output_size() > 1 && !n.output(1).empty()) throw ParamError("the mask output");
+  // Dropout's training_mode input (opset 12): only a constant false is inference.
+  if (n.op_type() == "Dropout" && Importer::HasIn(n, 2) &&
+      (!im.IsConst(n, 2) || onnx_io::FloatValues(im.ConstIn(n, 2)).at(0) != 0))
+    throw ParamError("training mode");
   return {im.Op("_copy", n, {}, {im.In(n, 0)})};
 }
 
@@ -680,7 +706,7 @@ const std::map<std::string, Converter>& Converters() {
              {"Reciprocal", "reciprocal"}, {"Floor", "floor"}, {"Ceil", "ceil"}, {"Sin", "sin"}, {"Cos", "cos"},
              {"Tan", "tan"}, {"Asin", "arcsin"}, {"Acos", "arccos"}, {"Atan", "arctan"}, {"Sinh", "sinh"},
              {"Cosh", "cosh"}, {"Asinh", "arcsinh"}, {"Acosh", "arccosh"}, {"Atanh", "arctanh"}, {"Erf", "erf"},
-             {"Sign", "sign"}, {"Round", "rint"}})
+             {"Sign", "sign"}})
       t[onnx_op] = Unary(mx);
     return t;
   }();
@@ -697,13 +723,6 @@ Model Importer::Run() {
                          kOnnxImportMaxOpset, ")"));
   const onnx::GraphProto& g = m_.graph();
 
-  std::vector<std::string> unsupported;
-  for (const auto& n : g.node())
-    if ((!n.domain().empty() && n.domain() != "ai.onnx") || (n.op_type() != "Constant" && !Converters().count(n.op_type())))
-      unsupported.push_back(NodeLabel(n) + (n.domain().empty() ? "" : " in domain " + n.domain()));
-  if (!unsupported.empty())
-    throw ParamError(StrCat(where_, ": ", unsupported.size(), " node(s) with ops symbind does not import: ",
-                            JoinNames(unsupported)));
 
   for (const auto& t : g.initializer()) {
     consts_[t.name()] = onnx_io::FromTensorProto(t, model_dir_);
@@ -781,6 +800,9 @@ Model ImportModelProto(const std::string& bytes, const std::string& model_dir, c
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes)) throw IOError(where + ": not a valid ONNX model (protobuf parse failed; truncated?)");
   if (!m.has_graph()) throw IOError(where + ": the ONNX model has no graph");
+  // Unsupported ops first, all of them named at once (ONNX's checker would stop at the first
+  // node it cannot check).
+  Importer::RequireSupportedOps(m.graph(), where);
   // External data locations first: ONNX's checker looks for the files relative to the model's
   // folder (or, for a model in memory, the working directory) without confining them to it.
   bool external = false;

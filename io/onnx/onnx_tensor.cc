@@ -179,6 +179,9 @@ std::vector<T> ValuesAs(const NDArray& a) {
       case DType::kInt32: v[i] = static_cast<T>(a.data<int32_t>()[i]); break;
       case DType::kFloat32: v[i] = static_cast<T>(a.data<float>()[i]); break;
       case DType::kFloat64: v[i] = static_cast<T>(a.data<double>()[i]); break;
+      case DType::kBool: v[i] = static_cast<T>(a.data<bool>()[i]); break;
+      case DType::kInt8: v[i] = static_cast<T>(a.data<int8_t>()[i]); break;
+      case DType::kUint8: v[i] = static_cast<T>(a.data<uint8_t>()[i]); break;
       default: throw TypeError(StrCat("expected a numeric tensor, got ", DTypeName(a.dtype())));
     }
   }

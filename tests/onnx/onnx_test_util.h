@@ -18,6 +18,7 @@ inline double ValueAt(const NDArray& a, int64_t i) {
     case DType::kInt8: return a.data<int8_t>()[i];
     case DType::kUint8: return a.data<uint8_t>()[i];
     case DType::kBool: return a.data<bool>()[i] ? 1 : 0;
+    case DType::kFloat16: return HalfToFloat(static_cast<const uint16_t*>(a.raw_data())[i]);
     default: throw Error("onnx_test: no comparison for dtype " + std::string(DTypeName(a.dtype())));
   }
 }

@@ -240,7 +240,7 @@ TEST_CASE("onnx: hostile files get a clear error", "[onnx][hostile]") {
     loc->set_value("weights.bin");
     std::ofstream(dir + "/model/m.onnx", std::ios::binary) << Bytes(m);
     const Model back = LoadOnnx(dir + "/model/m.onnx");
-    CHECK(std::memcmp(back.args.begin()->second.raw_data(), raw.data(), raw.size()) == 0);
+    CHECK(std::memcmp(back.args.at(t->name()).raw_data(), raw.data(), raw.size()) == 0);
     const std::string bytes = Bytes(m);
     CHECK_THROWS_WITH(LoadOnnxBuffer(bytes.data(), bytes.size()), Catch::Contains("external data"));
   }
