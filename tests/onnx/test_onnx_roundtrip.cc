@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iostream>
 
 #include <onnx/onnx_pb.h>
 
@@ -47,7 +48,7 @@ NDArray UniformInput(const TShape& shape, uint32_t seed) {
 
 // Exports `model` at `opset`, imports the file back and compares outputs on one input:
 // max |a - b| / max |a| over each output.
-double RoundTripError(const Model& model, const TShape& data_shape, int opset) {
+double RoundTripError(const std::string& what, const Model& model, const TShape& data_shape, int opset) {
   OnnxExportOptions options;
   options.opset = opset;
   options.input_shapes = {{"data", data_shape}};
@@ -62,6 +63,7 @@ double RoundTripError(const Model& model, const TShape& data_shape, int opset) {
     REQUIRE(got[i].shape() == want[i].shape());
     worst = std::max(worst, onnx_test::RelativeError(got[i], want[i]));
   }
+  std::cout << "ONNX round trip " << what << " opset " << opset << ": max relative error " << worst << "\n";
   return worst;
 }
 
@@ -74,7 +76,7 @@ TEST_CASE("onnx: MTCNN nets (PReLU, full-convention pooling, channel softmax) ex
   for (const auto& [name, shape] : nets)
     for (int opset : {11, 13, 17}) {
       INFO(name << " opset " << opset);
-      CHECK(RoundTripError(ModelOf(test::LoadMtcnnModel(name)), shape, opset) <= 1e-4);
+      CHECK(RoundTripError(name, ModelOf(test::LoadMtcnnModel(name)), shape, opset) <= 1e-4);
     }
 }
 
@@ -86,7 +88,7 @@ TEST_CASE("onnx: zoo graphs (BatchNorm, LRN, Dropout, Concat, Deconvolution, Cro
   for (const auto& [file, shape] : graphs) {
     INFO(file);
     const Symbol sym = LoadSymbolFile(symbind_test::SharedDir() + "/models/symbols/" + file);
-    CHECK(RoundTripError(ModelOf(test::GaussianModel(sym, shape)), shape, 13) <= 1e-4);
+    CHECK(RoundTripError(file, ModelOf(test::GaussianModel(sym, shape)), shape, 13) <= 1e-4);
   }
 }
 
@@ -94,7 +96,7 @@ TEST_CASE("onnx: RetinaFace (upsampling, crop, reshape codes, softmax) exports a
           "[onnx][real][faces][shared]") {
   Model m = LoadModelFiles(symbind_test::SharedDir() + "/models/retinaface/retina16-symbol.json",
                            symbind_test::SharedDir() + "/models/retinaface/retina16-0000.params");
-  CHECK(RoundTripError(m, TShape({1, 3, 64, 96}), 13) <= 1e-4);
+  CHECK(RoundTripError("retina16", m, TShape({1, 3, 64, 96}), 13) <= 1e-4);
 }
 
 // A small graph with the ops the real models above lack.
@@ -133,7 +135,7 @@ TEST_CASE("onnx: grouped dilated convolution, avg pooling without pad, slices, r
           "[onnx]") {
   for (int opset : {11, 12, 13, 17}) {
     INFO("opset " << opset);
-    CHECK(RoundTripError(OpMixModel(), TShape({2, 4, 9, 10}), opset) <= 1e-4);
+    CHECK(RoundTripError("op mix", OpMixModel(), TShape({2, 4, 9, 10}), opset) <= 1e-4);
   }
 }
 
