@@ -274,7 +274,7 @@ TEST_CASE("onnx: hostile files get a clear error", "[onnx][hostile]") {
 
 // ---- the CLI -------------------------------------------------------------------------------
 
-TEST_CASE("tool: convert to .onnx and back; run, shapes, summary and dot take an .onnx file", "[onnx][tool]") {
+TEST_CASE("tool: convert to .onnx and back, and run, shapes, summary and dot take an .onnx file", "[onnx][tool]") {
   if (!symbind_test::ToolBuilt()) return;
   const std::string lenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
   const std::string onnx_path = symbind_test::TempPath("lenet.onnx");
