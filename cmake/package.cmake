@@ -6,6 +6,7 @@
 #   libsymbind-dev   headers (symbind/, mxnet/, mxnet-cpp/, nnvm/, dmlc/), CMake config, .pc
 #   symbind-tools    the symbind CLI and symbind-python
 #   libsymbind-mpi   the MPI plugin for KVStore dist_* (pulls Open MPI; nothing else needs it)
+#   libsymbind-onnx  ONNX import and export (pulls libonnx1 and libprotobuf through shlibdeps)
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME symbind)
 set(CPACK_PACKAGE_VENDOR "symbind developers")
@@ -19,6 +20,9 @@ set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev tools)
 if(SYMBIND_MPI)
   list(APPEND CPACK_COMPONENTS_ALL mpi)
+endif()
+if(SYMBIND_ONNX)
+  list(APPEND CPACK_COMPONENTS_ALL onnx)
 endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
@@ -38,9 +42,16 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION
     "symbind development files: C++ headers, MXNet's C API and cpp-package headers, CMake and pkg-config files")
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME symbind-tools)
 set(CPACK_COMPONENT_TOOLS_DEPENDS runtime)
+if(SYMBIND_ONNX)
+  list(APPEND CPACK_COMPONENT_TOOLS_DEPENDS onnx)  # the CLI links libsymbind_onnx
+endif()
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION "symbind command-line tool (run, shapes, summary, convert, ...) and symbind-python")
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME libsymbind-mpi)
 set(CPACK_COMPONENT_MPI_DEPENDS runtime)
 set(CPACK_COMPONENT_MPI_DESCRIPTION "symbind MPI plugin: KVStore dist_sync/dist_async across processes (Open MPI)")
+
+set(CPACK_DEBIAN_ONNX_PACKAGE_NAME libsymbind-onnx)
+set(CPACK_COMPONENT_ONNX_DEPENDS runtime)
+set(CPACK_COMPONENT_ONNX_DESCRIPTION "symbind ONNX support: export MXNet models to ONNX, import ONNX models (libonnx)")
 
 include(CPack)

@@ -1,6 +1,7 @@
 #include "model_file.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
 
@@ -307,7 +308,23 @@ bool IsModelFile(const std::string& path) {
   return IsModelBuffer(head.data(), head.size());
 }
 
+namespace {
+std::atomic<ModelFileLoader> onnx_model_loader{nullptr};
+}  // namespace
+
+void SetOnnxModelLoader(ModelFileLoader loader) { onnx_model_loader = loader; }
+
 Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path) {
+  if (DetectFileKindOfPath(model_or_symbol_path) == FileKind::kOnnx) {
+    if (!params_path.empty())
+      throw IOError(StrCat(model_or_symbol_path, " is an ONNX model, which holds its parameters; got also ",
+                           params_path));
+    const ModelFileLoader load = onnx_model_loader;
+    if (!load)
+      throw IOError(StrCat(model_or_symbol_path, " is an ONNX model: this program was built without ONNX support "
+                           "(libsymbind_onnx; configure with libonnx-dev installed)"));
+    return load(model_or_symbol_path);
+  }
   if (IsModelFile(model_or_symbol_path)) {
     if (!params_path.empty())
       throw IOError(StrCat(model_or_symbol_path, " is a .symbind model, which holds its parameters; "

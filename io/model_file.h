@@ -47,9 +47,14 @@ bool IsModelFile(const std::string& path);
 // The same for `size` bytes in memory (false for fewer than 8 or a null pointer).
 bool IsModelBuffer(const void* data, size_t size);
 
-// The one place tools load a model: a .symbind file (`params_path` must then be empty, the
-// parameters are inside it), or a symbol JSON with an optional MXNet .params file holding
-// "arg:" / "aux:" arrays.
+// The one place tools load a model: a .symbind file or an ONNX model (`params_path` must then
+// be empty, the parameters are inside it), or a symbol JSON with an optional MXNet .params file
+// holding "arg:" / "aux:" arrays. ONNX needs libsymbind_onnx loaded (it registers itself with
+// SetOnnxModelLoader); without it an ONNX file is an IOError saying so.
 Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path = "");
+
+// How LoadModelFiles reads an ONNX file; set by libsymbind_onnx when it is loaded.
+using ModelFileLoader = Model (*)(const std::string& path);
+void SetOnnxModelLoader(ModelFileLoader loader);
 
 }  // namespace symbind

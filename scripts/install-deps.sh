@@ -3,11 +3,12 @@
 # Idempotent: packages already present are skipped. Needs root (or sudo) on Debian 12.
 set -euo pipefail
 # python3 + NumPy: the ctypes frontend test; OpenCV: image tests; Graphviz: the README's
-# `symbind dot ... | dot -Tpng` (ctest docs_commands).
+# `symbind dot ... | dot -Tpng` (ctest docs_commands); ONNX and protobuf: libsymbind_onnx, ONNX's
+# node tests (libonnx-testdata) for its tests.
 packages=(build-essential cmake ninja-build pkg-config libboost-graph-dev libeigen3-dev libtbb-dev catch2
           zlib1g-dev libdlpack-dev nlohmann-json3-dev libstb-dev libcli11-dev flatbuffers-compiler
           libflatbuffers-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin
-          python3 python3-numpy libopencv-dev graphviz "$@")
+          python3 python3-numpy libopencv-dev graphviz libonnx-dev libprotobuf-dev libonnx-testdata "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

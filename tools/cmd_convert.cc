@@ -1,13 +1,19 @@
 // symbind convert SYMBOL.json PARAMS -o MODEL.symbind [--shape NAME=D0,D1,...]...
-// symbind convert MODEL.symbind -o PREFIX      (writes PREFIX-symbol.json, PREFIX-0000.params)
-// Converts between MXNet's two-file checkpoints and the one-file .symbind format; the arrays
-// are carried over bit for bit.
+// symbind convert SYMBOL.json PARAMS -o MODEL.onnx [--opset N] [--shape NAME=D0,D1,...]...
+// symbind convert MODEL.symbind|MODEL.onnx -o PREFIX|OTHER.symbind|OTHER.onnx
+// Converts between MXNet's two-file checkpoints, the one-file .symbind format and ONNX; the
+// output's form follows its name: ".onnx", ".symbind", else a checkpoint prefix (for JSON +
+// .params input, a .symbind file). Arrays are carried over bit for bit.
 #include <iostream>
 #include <memory>
 
 #include <symbind/io/checkpoint.h>
+#include <symbind/io/file_kind.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
+#ifdef SYMBIND_HAVE_ONNX
+#include <symbind/io/onnx/onnx.h>
+#endif
 
 #include "commands.h"
 
@@ -17,27 +23,53 @@ namespace {
 struct ConvertArgs {
   std::string input, params, output;
   std::vector<std::string> shapes;
+  int opset = 0;  // 0: the default
 };
+
+void WriteOnnx(const ConvertArgs& a, const symbind::Model& model) {
+#ifdef SYMBIND_HAVE_ONNX
+  symbind::OnnxExportOptions options;
+  if (a.opset) options.opset = a.opset;
+  symbind::SaveOnnx(a.output, model, options);
+  std::cout << "wrote " << a.output << " (ONNX opset " << options.opset << ")\n";
+#else
+  (void)model;
+  throw symbind::IOError("convert: cannot write " + a.output + ": this symbind was built without ONNX support");
+#endif
+}
 
 void Convert(const ConvertArgs& a) {
   using namespace symbind;
-  if (IsModelFile(a.input)) {
+  const bool to_onnx = EndsWith(a.output, ".onnx");
+  if (a.opset && !to_onnx) throw ParamError("convert: --opset applies to an .onnx output only");
+  const FileKind kind = DetectFileKindOfPath(a.input);
+  if (kind == FileKind::kSymbindModel || kind == FileKind::kOnnx) {
     if (!a.params.empty())
-      throw ParamError("convert: " + a.input + " is a .symbind model; give no PARAMS file");
-    if (!a.shapes.empty()) throw ParamError("convert: --shape applies to JSON + .params input only");
-    Model model = LoadModel(a.input);
+      throw ParamError("convert: " + a.input + " is " + FileKindName(kind) + ", which holds its parameters; give no PARAMS file");
+    Model model = LoadModelFiles(a.input);
+    for (auto& spec : a.shapes) {
+      auto kv = ParseShapeSpec(spec);
+      model.input_shapes[kv.first] = kv.second;
+    }
+    if (to_onnx) return WriteOnnx(a, model);
+    if (EndsWith(a.output, ".symbind")) {
+      SaveModel(a.output, model);
+      std::cout << "wrote " << a.output << " (" << model.args.size() << " args, " << model.aux.size() << " aux states)\n";
+      return;
+    }
     SaveCheckpoint(a.output, 0, model.symbol, model.args, model.aux);
     std::cout << "wrote " << CheckpointSymbolPath(a.output) << " and "
               << CheckpointParamsPath(a.output, 0) << "\n";
     return;
   }
   if (a.params.empty())
-    throw ParamError("convert: " + a.input + " is not a .symbind model; give SYMBOL.json PARAMS");
+    throw ParamError("convert: " + a.input + " is not a .symbind or ONNX model; give SYMBOL.json PARAMS");
   Model model = LoadModelFiles(a.input, a.params);
   for (auto& spec : a.shapes) {
     auto kv = ParseShapeSpec(spec);
     if (!model.input_shapes.insert(kv).second) throw ParamError("--shape " + kv.first + " given twice");
   }
+  if (to_onnx) return WriteOnnx(a, model);
   SaveModel(a.output, model);
   std::cout << "wrote " << a.output << " (" << model.args.size() << " args, " << model.aux.size()
             << " aux states)\n";
@@ -47,11 +79,13 @@ void Convert(const ConvertArgs& a) {
 void AddConvertCommand(CLI::App& app) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* sub = app.add_subcommand(
-      "convert", "SYMBOL.json PARAMS -> one .symbind file, or a .symbind file -> PREFIX-symbol.json + PREFIX-0000.params");
-  sub->add_option("INPUT", a->input, "symbol JSON file, or a .symbind model")->required();
+      "convert", "SYMBOL.json PARAMS -> one .symbind file or an .onnx file; a .symbind or .onnx file -> "
+                 "PREFIX-symbol.json + PREFIX-0000.params, .symbind or .onnx (by the output's name)");
+  sub->add_option("INPUT", a->input, "symbol JSON file, or a .symbind or ONNX model")->required();
   sub->add_option("PARAMS", a->params, ".params file with arg:/aux: arrays (JSON input only)");
-  sub->add_option("-o,--output", a->output, "the .symbind file to write, or the checkpoint prefix")->required();
-  sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... stored in the .symbind file (repeatable)");
+  sub->add_option("-o,--output", a->output, "the .symbind or .onnx file to write, or the checkpoint prefix")->required();
+  sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... stored in the .symbind file or fixed in the .onnx file (repeatable)");
+  sub->add_option("--opset", a->opset, "ONNX opset of an .onnx output (11-17; default 13)");
   sub->callback([a] { Convert(*a); });
 }
 

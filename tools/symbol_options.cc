@@ -31,7 +31,7 @@ CLI::App* AddSymbolCommand(CLI::App& app, const std::string& name,
   };
   auto args = std::make_shared<Args>();
   CLI::App* sub = app.add_subcommand(name, description);
-  sub->add_option("SYMBOL", args->file, "symbol JSON file (MXNet 0.8, 1.x or 2.0) or .symbind model")
+  sub->add_option("SYMBOL", args->file, "symbol JSON file (MXNet 0.8, 1.x or 2.0), .symbind or ONNX model")
       ->required();
   sub->add_option("--shape", args->shapes, "input shape NAME=D0,D1,... (repeatable)")
       ->allow_extra_args(false);
