@@ -224,7 +224,7 @@ TEST_CASE("hostile: sizes are bounded before anything is allocated", "[hostile][
   budget.max_dense_bytes_from_sparse = 1200;  // one array (800 bytes) fits, two do not
   CHECK_NOTHROW(LoadNDArrayBuffer(b.str().data(), b.str().size()));
   CHECK_THROWS_WITH(LoadNDArrayBuffer(b.str().data(), b.str().size(), budget),
-                    Contains("array 1") && Contains("may expand to 400 more bytes"));
+                    Contains("expand to 1600 bytes as dense arrays, more than the 1200 bytes allowed"));
   // Listing needs no dense copy at all: a 16 GiB sparse array is described from its header.
   symbind_test::Bytes huge;
   huge.list_header(1);
@@ -239,6 +239,31 @@ TEST_CASE("hostile: sizes are bounded before anything is allocated", "[hostile][
   PrintParamsListing(f, os);
   CHECK(os.str() == "arg:emb float32 (1073741824,4)\n1 arrays, 4294967296 values, format v2\n");
   CHECK_THROWS_AS(LoadNDArrayBuffer(huge.str().data(), huge.str().size()), IOError);
+}
+
+TEST_CASE("hostile: the sparse expansion budget comes from the file size and is checked over the whole file",
+          "[hostile][alloc][sparse]") {
+  // Two row_sparse (2^22, 4) float32 arrays with no stored rows: 64 MiB each as dense arrays,
+  // from a file of about 200 bytes (the budget was 4 GiB whatever the file, spent array by array).
+  symbind_test::Bytes b;
+  b.list_header(2);
+  for (int k = 0; k < 2; ++k) {
+    b.u32(0xF993FAC9).i32(1).shape64({0, 4}).shape64({int64_t{1} << 22, 4}).i32(1).i32(0).i32(0);
+    b.i32(6).shape64({0});
+  }
+  b.names({"arg:a", "arg:b"});
+  const std::string file = b.str();
+  REQUIRE(SparseExpansionBudget(file.size()) == kMinSparseExpansionBytes);
+  CHECK(SparseExpansionBudget(uint64_t{1} << 30) == kSparseExpansionFactor << 30);
+  CHECK_THROWS_WITH(LoadNDArrayBuffer(file.data(), file.size()),
+                    Contains("sparse arrays expand to 134217728 bytes as dense arrays, more than the 67108864 bytes "
+                             "allowed for a file of " + std::to_string(file.size()) + " bytes"));
+  // A budget given explicitly is used as it is.
+  NDArrayLoadOptions roomy;
+  roomy.max_dense_bytes_from_sparse = uint64_t{256} << 20;
+  NDArrayFile loaded = LoadNDArrayBuffer(file.data(), file.size(), roomy);
+  REQUIRE(loaded.arrays.size() == 2);
+  CHECK(loaded.arrays[1].shape() == TShape({int64_t{1} << 22, 4}));
 }
 
 // 4. ------------------------------------------------------------------------------------------
