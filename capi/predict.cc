@@ -222,7 +222,10 @@ int MXPredCreateMultiThread(const char* symbol_json_str, const void* param_bytes
                             const uint32_t* input_shape_data, int num_threads,
                             PredictorHandle* out) {
   return Guarded(__func__, [&] {
-    if (num_threads < 1) throw Error(StrCat("num_threads must be at least 1, got ", num_threads));
+    // Each predictor is an executor with its own buffers: a count beyond any machine's threads
+    // would only exhaust memory and time.
+    if (num_threads < 1 || num_threads > MXPRED_MAX_THREADS)
+      throw Error(StrCat("num_threads must be 1 to ", MXPRED_MAX_THREADS, " (MXPRED_MAX_THREADS), got ", num_threads));
     CreatePredictors({symbol_json_str, param_bytes, param_size, dev_type, dev_id, num_input_nodes,
                       input_keys, input_shape_indptr, input_shape_data, {}},
                      num_threads, out);

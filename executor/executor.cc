@@ -90,7 +90,7 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
   for (size_t i = 0; i < aux_names.size(); ++i) known_types[aux_names[i]] = aux_arrays_[i].dtype();
   std::vector<int> types = entry_types.size() == graph_.num_entries() ? std::move(entry_types)
                                                                       : InferEntryTypes(graph_, known_types);
-  if (!inferred_by_caller) CheckBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind");
+  if (!inferred_by_caller) HoldBindMemory(ReserveBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind"));
   for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
     const Node& n = *graph_.node(nid).node;
     if (n.is_variable()) continue;
@@ -280,6 +280,14 @@ std::vector<NodeTiming> Executor::ForwardProfile() const {
 }
 
 Executor::~Executor() = default;
+
+void Executor::HoldBindMemory(BindMemoryReservation reservation) { bind_memory_.push_back(std::move(reservation)); }
+
+uint64_t Executor::BindMemoryHeld() const {
+  uint64_t held = 0;
+  for (const BindMemoryReservation& r : bind_memory_) held += r.bytes();
+  return held;
+}
 
 uint64_t Executor::NodeSeed(uint32_t node_id) const {
   return MixSeed(MixSeed(seed_, node_id), run_counter_);

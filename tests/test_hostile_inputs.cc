@@ -30,6 +30,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 
 #include "test_io_util.h"
 #include "tool_test_util.h"
@@ -454,6 +455,103 @@ TEST_CASE("hostile: Reshape and Backward allocate within the bind memory limit",
   auto train = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({1000, 1000}))}});
   train->Forward(true);
   CHECK_THROWS_WITH(train->Backward(), Contains("Backward:") && Contains("the executor holds"));
+}
+
+// Issue 37 item 2: roles from what was given. -----------------------------------------------
+TEST_CASE("hostile: run refuses absent parameters unless --allow-missing; a second input is data by its shape",
+          "[hostile][tool][params]") {
+  if (!ToolBuilt()) return;
+  // fc(data) + extra: `extra` feeds no op's first input, so the graph-position guess called it
+  // a parameter when no parameters were known.
+  const std::string json = R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+    {"op": "null", "name": "fc_weight", "inputs": []}, {"op": "null", "name": "fc_bias", "inputs": []},
+    {"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2"}, "inputs": [[0,0,0],[1,0,0],[2,0,0]]},
+    {"op": "null", "name": "extra", "inputs": []},
+    {"op": "elemwise_add", "name": "add", "inputs": [[3,0,0],[4,0,0]]}],
+    "arg_nodes": [0, 1, 2, 4], "heads": [[5,0,0]], "attrs": {"mxnet_version": ["int", 10600]}})";
+  const std::string sym = WriteFile("two-inputs-symbol.json", json);
+  const std::string empty = symbind_test::TempPath("none.params");
+  SaveNDArrays(empty, std::map<std::string, NDArray>{});
+  const std::string npy = symbind_test::TempPath("extra.npy");
+  SaveNpy(npy, NDArray(TShape({1, 2})));
+  struct Run {
+    std::string args;
+    int status;
+    std::string says;
+  };
+  const std::vector<Run> runs = {
+      // It ran on N(0,1) weights without a word, with or without an empty .params file.
+      {sym + " --shape data=1,3 --shape extra=1,2", 1,
+       "not given as inputs: fc_weight, fc_bias (no parameters were given)"},
+      {sym + " " + empty + " --shape data=1,3 --shape extra=1,2", 1, "(no parameters were given)"},
+      {sym + " --shape data=1,3", 1, "not given as inputs: fc_weight, fc_bias, extra"},
+      // Allowed: the weights are filled, and `extra` is an input because its shape was given.
+      {sym + " --shape data=1,3 --shape extra=1,2 --allow-missing", 0, "warning: filling from N(0,1): fc_weight, fc_bias\n"},
+      {sym + " --shape data=1,3 --input extra=" + npy + " --allow-missing", 0, "add_output (1,2)"},
+  };
+  for (const Run& run : runs) {
+    const RunResult r = RunTool("run " + run.args);
+    INFO(run.args << "\n" << r.output);
+    CHECK(r.status == run.status);
+    CHECK_THAT(r.output, Contains(run.says));
+  }
+}
+
+// Issue 37 item 3: one memory accounting, before anything is allocated, process-wide. -------
+TEST_CASE("hostile: a predictor's inputs count in the bind memory check", "[hostile][memory]") {
+  // The input (32 MiB) was allocated, and zeroed, before the check, which saw only the output.
+  Symbol sum = Symbol::Create("sum", "s", {}, {{"data", Symbol::Variable("data")}});
+  BindLimit limit(uint64_t{16} << 20);
+  CHECK_THROWS_WITH(Predictor(sum, {}, {}, {{"data", TShape({int64_t{1} << 23})}}),
+                    Contains("SimpleBind: array 'data' of shape (8388608,) (float32) needs 33554432 bytes") &&
+                        Contains("bind memory limit"));
+  Predictor small(sum, {}, {}, {{"data", TShape({16})}});
+  CHECK_THROWS_WITH(small.Reshape({{"data", TShape({int64_t{1} << 23})}}), Contains("SimpleBind: array 'data'"));
+}
+
+TEST_CASE("hostile: the bind budget bounds all live executors of the process together", "[hostile][memory]") {
+  Symbol neg = Symbol::Create("negative", "n", {}, {{"data", Symbol::Variable("data")}});
+  const std::map<std::string, TShape> shapes{{"data", TShape({int64_t{5} << 20})}};  // 20 MiB in, 20 out
+  BindLimit limit(uint64_t{64} << 20);
+  auto first = std::make_unique<Predictor>(neg, std::map<std::string, NDArray>{}, std::map<std::string, NDArray>{}, shapes);
+  // Each bind alone fits; two together do not.
+  CHECK_THROWS_WITH(Predictor(neg, {}, {}, shapes),
+                    Contains("the executors alive in this process hold") && Contains("bind memory limit"));
+  CHECK_THROWS_AS(first->Reshape(shapes), OutOfMemoryError);
+  auto exec = SimpleBind(neg, Context::CPU(), {{"data", NDArray(TShape({int64_t{5} << 20}))}});  // its output: 20 MiB
+  CHECK_THROWS_AS(SimpleBind(neg, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions(shapes)), OutOfMemoryError);
+  // What an executor reserved is returned when it goes.
+  first.reset();
+  CHECK_NOTHROW(Predictor(neg, {}, {}, shapes));
+}
+
+TEST_CASE("hostile: graphs of a few hundred bytes asking for gigabytes fail at bind under the default budget",
+          "[hostile][memory]") {
+  SetMaxBindBytes(0);
+  REQUIRE(MaxBindBytes() <= kDefaultMaxBindBytes);
+  const auto start = std::chrono::steady_clock::now();
+  auto graph = [](const std::string& nodes, const std::string& arg_nodes) {
+    return LoadSymbolJSON("{\"nodes\": [" + nodes + "], \"arg_nodes\": [" + arg_nodes +
+                          "], \"heads\": [[" + (arg_nodes.empty() ? "0" : "1") + ", 0, 0]]}");
+  };
+  const std::string data = R"j({"op": "null", "name": "data", "inputs": []}, )j";
+  const auto huge = Contains("bind memory limit");
+  CHECK_THROWS_WITH(Predictor(graph(R"j({"op": "_zeros", "name": "z", "attrs": {"shape": "(1000000000,)"}, "inputs": []})j", ""),
+                              {}, {}, {}),
+                    huge);
+  CHECK_THROWS_WITH(Predictor(graph(data + R"j({"op": "tile", "name": "t", "attrs": {"reps": "(1,2147483648)"}, "inputs": [[0,0,0]]})j", "0"),
+                              {}, {}, {{"data", TShape({1, 1})}}),
+                    huge);
+  CHECK_THROWS_WITH(Predictor(graph(data + R"j({"op": "_contrib_BilinearResize2D", "name": "r", "attrs": {"scale_height": "30000", "scale_width": "1"}, "inputs": [[0,0,0]]})j", "0"),
+                              {}, {}, {{"data", TShape({1, 3, 100, 100})}}),
+                    huge);
+  std::string sizes = "(";
+  for (int i = 1; i <= 1000; ++i) sizes += (i > 1 ? "," : "") + std::to_string(i / 1000.0);
+  CHECK_THROWS_WITH(Predictor(graph(data + R"j({"op": "_contrib_MultiBoxPrior", "name": "p", "attrs": {"sizes": ")j" + sizes +
+                                        R"j()"}, "inputs": [[0,0,0]]})j", "0"),
+                              {}, {}, {{"data", TShape({1, 1, 512, 512})}}),
+                    huge);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));  // a hang guard
 }
 
 // 10. -----------------------------------------------------------------------------------------
