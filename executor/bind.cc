@@ -48,6 +48,12 @@ std::string PlannedArray::Name() const { return entry.node ? EntryName(entry) : 
 
 BindMemoryReservation::~BindMemoryReservation() { g_reserved_bind_bytes.fetch_sub(bytes_); }
 
+void BindMemoryReservation::Release(uint64_t bytes) {
+  bytes = std::min(bytes, bytes_);
+  bytes_ -= bytes;
+  g_reserved_bind_bytes.fetch_sub(bytes);
+}
+
 uint64_t ReservedBindBytes() { return g_reserved_bind_bytes.load(); }
 
 BindMemoryReservation ReserveBindMemory(const std::vector<PlannedArray>& arrays, const char* who,
@@ -250,6 +256,9 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
   auto exec = std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
                                          std::move(shapes.entry_shapes), std::move(types.entry_types),
                                          options.workspace, options.buffer_sharing);
+  // Checked as if every op output had its own buffer; held as the memory plan allocated them.
+  const ExecutorMemory& memory = exec->memory();
+  reservation->Release(memory.unplanned_bytes - std::min(memory.unplanned_bytes, memory.output_bytes));
   exec->HoldBindMemory(std::move(*reservation));
   return exec;
 }

@@ -37,6 +37,9 @@ class BindMemoryReservation {
   BindMemoryReservation& operator=(BindMemoryReservation&&) = delete;
   BindMemoryReservation(const BindMemoryReservation&) = delete;
   uint64_t bytes() const { return bytes_; }
+  // Returns up to `bytes` of the reservation: what a bind reserved for op outputs as if each had
+  // its own buffer, once the memory plan has shared them.
+  void Release(uint64_t bytes);
 
  private:
   uint64_t bytes_;
