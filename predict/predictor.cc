@@ -100,10 +100,11 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
 
   for (auto& [name, shape] : input_shapes) {
     if (Contains(roles.labels, name)) continue;  // a label's shape is inferred; accepted
+    // The message names the likely inputs: without parameters, graph position tells them.
     if (!Contains(roles.data, name))
       throw Error(StrCat("'", name, "' is given an input shape but is not an input of the graph",
                          Contains(roles.parameters, name) ? " (it is a parameter)" : "",
-                         "; inputs: ", JoinNames(roles.data)));
+                         "; inputs: ", JoinNames(ClassifyArguments(graph, parameter_names).data)));
   }
   std::vector<std::string> missing, inputs;
   for (auto& name : roles.data) (input_shapes.count(name) ? inputs : missing).push_back(name);
