@@ -364,7 +364,14 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
 // header and index checked, nothing allocated), against the budget: before the first array is
 // allocated, not array by array as each header is reached.
 void CheckSparseExpansion(const void* data, size_t size, const NDArrayLoadOptions& options) {
-  const NDArrayFile headers = ParseNDArrayFile(data, size, options, nullptr, true);
+  NDArrayFile headers;
+  try {
+    headers = ParseNDArrayFile(data, size, options, nullptr, true);
+  } catch (const IOError&) {
+    // A malformed file is reported by the loading pass, array by array (its budget still
+    // bounds what is allocated before the error).
+    return;
+  }
   uint64_t total = 0;
   for (size_t i = 0; i < headers.storage_types.size(); ++i) {
     if (headers.storage_types[i] == kDenseStorage || !headers.shapes[i].is_known()) continue;

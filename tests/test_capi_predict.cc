@@ -228,7 +228,7 @@ TEST_CASE("MXPredCreate refuses absent parameters, as MXNet refuses an empty par
   CHECK_THAT(MXGetLastError(), Catch::Contains("not given as inputs: fc2_weight;"));
 }
 
-TEST_CASE("MXPredCreateMultiThread bounds num_threads; all predictors share the process-wide bind budget",
+TEST_CASE("MXPredCreateMultiThread bounds num_threads, and all predictors share the process-wide bind budget",
           "[capi][predict][hostile][memory]") {
   const std::string lenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
   const std::string json = ReadFileToString(lenet + "-symbol.json"), params = ReadFileToString(lenet + "-0008.params");

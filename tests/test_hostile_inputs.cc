@@ -458,7 +458,7 @@ TEST_CASE("hostile: Reshape and Backward allocate within the bind memory limit",
 }
 
 // Issue 37 item 2: roles from what was given. -----------------------------------------------
-TEST_CASE("hostile: run refuses absent parameters unless --allow-missing; a second input is data by its shape",
+TEST_CASE("hostile: run refuses absent parameters unless --allow-missing, and a second input is data by its shape",
           "[hostile][tool][params]") {
   if (!ToolBuilt()) return;
   // fc(data) + extra: `extra` feeds no op's first input, so the graph-position guess called it

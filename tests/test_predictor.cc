@@ -58,7 +58,7 @@ TEST_CASE("ClassifyArguments: labels of loss heads, parameters by graph position
   CHECK(given.labels == std::vector<std::string>{"softmax_label"});
 }
 
-TEST_CASE("Predictor: roles come from what was given; absent parameters are missing, not guessed", "[predict][roles][hostile]") {
+TEST_CASE("Predictor: roles come from what was given, and absent parameters are missing, not guessed", "[predict][roles][hostile]") {
   const Symbol net = TwoInputNet();
   // extra_input and scale feed no op's first input: the graph-position guess took them for
   // parameters and refused their shapes.
