@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <exception>
+#include <new>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,8 @@ int Guarded(const char* call, Body&& body) {
     return 0;
   } catch (const PythonError& e) {
     SetLastError(StrCat(e.kind(), ": ", call, ": ", e.what()));
+  } catch (const std::bad_alloc&) {
+    SetLastError(OutOfMemoryMessage(call));
   } catch (const std::exception& e) {
     SetLastError(StrCat(call, ": ", e.what()));
   } catch (...) {

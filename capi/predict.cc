@@ -37,7 +37,7 @@ struct PredictorBox {
 struct NDList {
   static constexpr HandleKind kKind = HandleKind::kNDList;
   std::vector<std::string> keys;
-  std::vector<std::vector<float>> data;
+  std::vector<NDArray> arrays;  // float32: the loaded arrays themselves, others converted once
   std::vector<std::vector<uint32_t>> shapes;
 };
 
@@ -222,7 +222,10 @@ int MXPredCreateMultiThread(const char* symbol_json_str, const void* param_bytes
                             const uint32_t* input_shape_data, int num_threads,
                             PredictorHandle* out) {
   return Guarded(__func__, [&] {
-    if (num_threads < 1) throw Error(StrCat("num_threads must be at least 1, got ", num_threads));
+    // Each predictor is an executor with its own buffers: a count beyond any machine's threads
+    // would only exhaust memory and time.
+    if (num_threads < 1 || num_threads > MXPRED_MAX_THREADS)
+      throw Error(StrCat("num_threads must be 1 to ", MXPRED_MAX_THREADS, " (MXPRED_MAX_THREADS), got ", num_threads));
     CreatePredictors({symbol_json_str, param_bytes, param_size, dev_type, dev_id, num_input_nodes,
                       input_keys, input_shape_indptr, input_shape_data, {}},
                      num_threads, out);
@@ -355,9 +358,10 @@ int MXNDListCreate(const char* nd_file_bytes, int nd_file_size, NDListHandle* ou
     NDArrayFile file = LoadNDArrayBuffer(nd_file_bytes, static_cast<size_t>(nd_file_size));
     auto list = std::make_unique<NDList>();
     for (size_t i = 0; i < file.arrays.size(); ++i) {
+      NDArray& a = file.arrays[i];
       list->keys.push_back(file.names.empty() ? std::string() : file.names[i]);
-      list->data.push_back(file.arrays[i].ToVector());
-      list->shapes.push_back(ShapeToUint32(file.arrays[i].shape()));
+      list->shapes.push_back(ShapeToUint32(a.shape()));
+      list->arrays.push_back(a.is_none() || a.dtype() == DType::kFloat32 ? std::move(a) : a.AsType(DType::kFloat32));
     }
     *out_length = static_cast<uint32_t>(list->keys.size());
     *out = list.release();
@@ -377,7 +381,8 @@ int MXNDListGet(NDListHandle handle, uint32_t index, const char** out_key,
       throw Error(StrCat("index ", index, " out of range: the list has ", list->keys.size(),
                          " array(s)"));
     *out_key = list->keys[index].c_str();
-    *out_data = list->data[index].data();
+    const NDArray& a = list->arrays[index];
+    *out_data = a.is_none() ? nullptr : a.fdata();
     *out_shape = list->shapes[index].data();
     *out_ndim = static_cast<uint32_t>(list->shapes[index].size());
   });

@@ -19,7 +19,9 @@ InputRole InputRoles::RoleOf(const std::string& name) const {
                      }())));
 }
 
-InputRoles ClassifyArguments(const Graph& g, const std::set<std::string>& known_parameters) {
+InputRoles ClassifyArguments(const Graph& g, const std::set<std::string>& known_parameters,
+                             ParameterSource source) {
+  const bool by_position = source == ParameterSource::kNamesOrGraphPosition && known_parameters.empty();
   struct Uses {
     bool only_loss_label = true;
     bool feeds_first_input = false;
@@ -47,7 +49,7 @@ InputRoles ClassifyArguments(const Graph& g, const std::set<std::string>& known_
     const bool used = u != uses.end();
     if (used && u->second.only_loss_label) roles.labels.push_back(name);
     else if (known_parameters.count(name)) roles.parameters.push_back(name);
-    else if (known_parameters.empty() && used && !u->second.feeds_first_input)
+    else if (by_position && used && !u->second.feeds_first_input)
       roles.parameters.push_back(name);
     else roles.data.push_back(name);
   }

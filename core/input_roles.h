@@ -22,15 +22,27 @@ struct InputRoles {
   InputRole RoleOf(const std::string& name) const;  // throws for a name that is no argument
 };
 
+// Where parameters come from when `known_parameters` is empty.
+enum class ParameterSource {
+  // A graph read without weights (reports, shape tools): an argument that never feeds an op's
+  // first input is taken for a parameter (the weights, biases, gammas of Convolution,
+  // FullyConnected, BatchNorm...).
+  kNamesOrGraphPosition,
+  // Binding for inference: the names given are the parameters and nothing is guessed, so an
+  // absent weight is missing rather than filled, and a second data input (rois, indices,
+  // sequence_length) is data whatever its position.
+  kNamesOnly,
+};
+
 // Classifies the arguments of `g`:
 // - label: read only as the `label` input of loss heads (SoftmaxOutput, *RegressionOutput,
 //   softmax_cross_entropy, ...), so inference never needs it;
-// - parameter: named in `known_parameters` (e.g. the arrays of a .params file); or, when
-//   `known_parameters` is empty (a graph without weights), an argument that never feeds an
-//   op's first input (the weights, biases, gammas of Convolution, FullyConnected, BatchNorm...);
+// - parameter: named in `known_parameters` (e.g. the arrays of a .params file); or, with
+//   kNamesOrGraphPosition and `known_parameters` empty, by graph position (above);
 // - data: everything else.
 // MXNet's own rule (names ending in "data"/"label") is used only where MXNet uses it: the
 // default grad_req of SimpleBind.
-InputRoles ClassifyArguments(const Graph& g, const std::set<std::string>& known_parameters = {});
+InputRoles ClassifyArguments(const Graph& g, const std::set<std::string>& known_parameters = {},
+                             ParameterSource source = ParameterSource::kNamesOrGraphPosition);
 
 }  // namespace symbind

@@ -126,7 +126,7 @@ void Executor::BuildBackwardPlan() {
     uint64_t held = memory_.output_bytes;
     for (const auto* arrays : {&arg_arrays_, &grad_arrays_, &aux_arrays_})
       for (const NDArray& a : *arrays) held += a.bytes();
-    CheckBindMemory(planned, "Backward", held);
+    HoldBindMemory(ReserveBindMemory(planned, "Backward", held, BindMemoryHeld()));
   }
   plan->head_grads.resize(outputs_.size());
   plan->head_is_ones.assign(outputs_.size(), true);

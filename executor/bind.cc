@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "bind_memory.h"
@@ -16,11 +17,16 @@
 namespace symbind {
 
 namespace {
-std::atomic<uint64_t> g_max_bind_bytes{0};  // 0: environment variable or physical memory
+std::atomic<uint64_t> g_max_bind_bytes{0};  // 0: environment variable or the default
+std::atomic<uint64_t> g_reserved_bind_bytes{0};  // what live executors hold (BindMemoryReservation)
 
 uint64_t SaturatingMul(uint64_t a, uint64_t b) {
   return b != 0 && a > std::numeric_limits<uint64_t>::max() / b ? std::numeric_limits<uint64_t>::max()
                                                                 : a * b;
+}
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
 }
 
 // Bytes of a known shape, saturating instead of overflowing (shapes here are not yet checked).
@@ -40,7 +46,18 @@ std::string LimitHint(uint64_t limit) {
 
 std::string PlannedArray::Name() const { return entry.node ? EntryName(entry) : name; }
 
-void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who, uint64_t already_held) {
+BindMemoryReservation::~BindMemoryReservation() { g_reserved_bind_bytes.fetch_sub(bytes_); }
+
+void BindMemoryReservation::Release(uint64_t bytes) {
+  bytes = std::min(bytes, bytes_);
+  bytes_ -= bytes;
+  g_reserved_bind_bytes.fetch_sub(bytes);
+}
+
+uint64_t ReservedBindBytes() { return g_reserved_bind_bytes.load(); }
+
+BindMemoryReservation ReserveBindMemory(const std::vector<PlannedArray>& arrays, const char* who,
+                                        uint64_t already_held, uint64_t own_reserved) {
   const uint64_t limit = MaxBindBytes();
   uint64_t total = already_held;
   for (const PlannedArray& a : arrays) {
@@ -55,8 +72,7 @@ void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who, u
                                     " is empty but its other axes span ", PlannedBytes(a, true),
                                     " bytes, more than ", LimitHint(limit),
                                     "; kernels loop over them"));
-    total = total > std::numeric_limits<uint64_t>::max() - bytes ? std::numeric_limits<uint64_t>::max()
-                                                                 : total + bytes;
+    total = SaturatingAdd(total, bytes);
   }
   if (total > limit)
     throw OutOfMemoryError(StrCat(who, ": the ", arrays.size(), " arrays to allocate need ",
@@ -64,6 +80,17 @@ void CheckBindMemory(const std::vector<PlannedArray>& arrays, const char* who, u
                                   already_held ? StrCat(" (with the ", already_held, " bytes the executor holds, ", total, ")")
                                                : std::string(),
                                   " together, more than ", LimitHint(limit)));
+  const uint64_t wanted = total - already_held;
+  uint64_t reserved = g_reserved_bind_bytes.load();
+  do {
+    const uint64_t others = reserved - std::min(reserved, own_reserved);
+    if (SaturatingAdd(total, others) > limit)
+      throw OutOfMemoryError(StrCat(who, ": the ", arrays.size(), " arrays to allocate need ", wanted,
+                                    " bytes and the executors alive in this process hold ", others,
+                                    " bytes: together more than ", LimitHint(limit),
+                                    ", which bounds all executors of the process"));
+  } while (!g_reserved_bind_bytes.compare_exchange_weak(reserved, reserved + wanted));
+  return BindMemoryReservation(wanted);
 }
 
 std::vector<PlannedArray> PlannedOpOutputs(const Graph& graph, const std::vector<TShape>& shapes,
@@ -99,11 +126,16 @@ uint64_t MaxBindBytes() {
   }();
   if (from_environment) return from_environment;
   const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page_size <= 0) return std::numeric_limits<uint64_t>::max();
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+  if (pages <= 0 || page_size <= 0) return kDefaultMaxBindBytes;
+  return std::min(kDefaultMaxBindBytes, static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2);
 }
 
 void SetMaxBindBytes(uint64_t bytes) { g_max_bind_bytes.store(bytes); }
+
+std::string OutOfMemoryMessage(const std::string& during) {
+  return StrCat(during, ": out of memory: an allocation failed (std::bad_alloc); give smaller inputs, or "
+                "lower SYMBIND_MAX_BIND_BYTES so that binding refuses such sizes before allocating");
+}
 
 void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name) {
   uint64_t h = seed;
@@ -165,6 +197,7 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
                                                         : GradReqByName(name);
     return req == OpReq::kWriteInplace ? OpReq::kWrite : req;
   };
+  std::optional<BindMemoryReservation> reservation;
   {
     // Everything this bind would allocate, checked before the first allocation.
     std::vector<PlannedArray> planned = PlannedOpOutputs(graph, shapes.entry_shapes, types.entry_types);
@@ -177,7 +210,7 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
     for (size_t i = 0; i < aux_names.size(); ++i)
       if (!aux_map.count(aux_names[i]))
         planned.push_back({aux_names[i], {}, shapes.aux_shapes[i], types.aux_types[i]});
-    CheckBindMemory(planned, "SimpleBind");
+    reservation.emplace(ReserveBindMemory(planned, "SimpleBind"));
   }
 
   std::vector<NDArray> args, grads, aux;
@@ -192,7 +225,7 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
       args.push_back(it->second);
     } else {
       NDArray a(shapes.arg_shapes[i], types.arg_types[i], ctx);
-      FillGaussian(a, options.seed, name);
+      if (!options.zeroed.count(name)) FillGaussian(a, options.seed, name);
       args.push_back(a);
     }
     const OpReq req = req_for(name);
@@ -220,9 +253,14 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
       aux.push_back(a);
     }
   }
-  return std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
-                                    std::move(shapes.entry_shapes), std::move(types.entry_types),
-                                    options.workspace, options.buffer_sharing);
+  auto exec = std::make_unique<Executor>(std::move(graph), ctx, args, grads, reqs, aux, options.seed,
+                                         std::move(shapes.entry_shapes), std::move(types.entry_types),
+                                         options.workspace, options.buffer_sharing);
+  // Checked as if every op output had its own buffer; held as the memory plan allocated them.
+  const ExecutorMemory& memory = exec->memory();
+  reservation->Release(memory.unplanned_bytes - std::min(memory.unplanned_bytes, memory.output_bytes));
+  exec->HoldBindMemory(std::move(*reservation));
+  return exec;
 }
 
 OpReq GradReqByName(const std::string& arg_name) {

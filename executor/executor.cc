@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <optional>
 
 #include "backward_plan.h"
 #include "bind_memory.h"
@@ -90,7 +91,8 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
   for (size_t i = 0; i < aux_names.size(); ++i) known_types[aux_names[i]] = aux_arrays_[i].dtype();
   std::vector<int> types = entry_types.size() == graph_.num_entries() ? std::move(entry_types)
                                                                       : InferEntryTypes(graph_, known_types);
-  if (!inferred_by_caller) CheckBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind");
+  std::optional<BindMemoryReservation> outputs_reservation;
+  if (!inferred_by_caller) outputs_reservation.emplace(ReserveBindMemory(PlannedOpOutputs(graph_, shapes, types), "Bind"));
   for (uint32_t nid = 0; nid < graph_.num_nodes(); ++nid) {
     const Node& n = *graph_.node(nid).node;
     if (n.is_variable()) continue;
@@ -103,6 +105,10 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
     }
   }
   AllocateOpOutputs(shapes, types);
+  if (outputs_reservation) {  // checked unshared, held as planned (as SimpleBind does)
+    outputs_reservation->Release(memory_.unplanned_bytes - std::min(memory_.unplanned_bytes, memory_.output_bytes));
+    HoldBindMemory(std::move(*outputs_reservation));
+  }
   for (uint32_t id : graph_.arg_nodes()) {
     uint32_t e = graph_.entry_id(id, 0);
     if (entry_arrays_[e].shape() != shapes[e])
@@ -280,6 +286,14 @@ std::vector<NodeTiming> Executor::ForwardProfile() const {
 }
 
 Executor::~Executor() = default;
+
+void Executor::HoldBindMemory(BindMemoryReservation reservation) { bind_memory_.push_back(std::move(reservation)); }
+
+uint64_t Executor::BindMemoryHeld() const {
+  uint64_t held = 0;
+  for (const BindMemoryReservation& r : bind_memory_) held += r.bytes();
+  return held;
+}
 
 uint64_t Executor::NodeSeed(uint32_t node_id) const {
   return MixSeed(MixSeed(seed_, node_id), run_counter_);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,8 @@ class Workspace {
   std::atomic<bool> running_{false};
 };
 
+class BindMemoryReservation;  // bind_memory.h
+
 class Executor {
  public:
   // Arrays in ListArguments / ListAuxiliaryStates order. grad_arrays[i] may be none when
@@ -91,6 +94,9 @@ class Executor {
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
+  // Internal (SimpleBind, Reshape): what was reserved for arrays bound to this executor, held
+  // against the process-wide bind budget as long as the executor lives.
+  void HoldBindMemory(BindMemoryReservation reservation);
 
   // Runs the graph. is_train selects training behaviour (BatchNorm batch statistics, Dropout).
   // One executor runs one Forward or Backward at a time: a call while another thread is inside
@@ -186,6 +192,8 @@ class Executor {
   bool last_forward_train_ = false;
   size_t partial_steps_done_ = 0;  // PartialForward's next step
   ExecutorMemory memory_;
+  std::vector<BindMemoryReservation> bind_memory_;  // see HoldBindMemory
+  uint64_t BindMemoryHeld() const;
   std::shared_ptr<Workspace> workspace_;
   BufferSharing sharing_;
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies_;
@@ -221,6 +229,9 @@ struct BindOptions {
   BindOptions(std::map<std::string, TShape> input_shapes = {}, uint64_t seed_ = kDefaultSeed)
       : shapes(std::move(input_shapes)), seed(seed_) {}
   std::map<std::string, TShape> shapes;
+  // Arguments without an array that are allocated zeroed instead of filled from N(0,1): inputs
+  // the caller writes (Predictor's data), allocated under the same memory check as the rest.
+  std::set<std::string> zeroed;
   uint64_t seed = kDefaultSeed;
   GradPolicy grads = GradPolicy::kByName;
   // Shared intermediate buffers (see Workspace); null: the executor's own.
@@ -247,14 +258,21 @@ void InferArgsMap(const Symbol& symbol, Context ctx, std::map<std::string, NDArr
 // Fills `a` from N(0,1) with a generator seeded by (seed, name), independent of order.
 void FillGaussian(const NDArray& a, uint64_t seed, const std::string& name);
 
-// Memory bound for binding: SimpleBind and Bind refuse, with OutOfMemoryError and before
-// allocating anything, when one array they would allocate or all of them together need more
-// than this many bytes (absurd shapes such as data=(1000000,1000000) fail at bind instead of
-// exhausting the machine). Default: the machine's physical memory. The environment variable
-// SYMBIND_MAX_BIND_BYTES (a byte count, read once per process) or SetMaxBindBytes overrides
-// it; SetMaxBindBytes(0) returns to the environment variable or the default.
+// Memory bound for binding: SimpleBind, Bind, Reshape and Backward (and so Predictor and the
+// C APIs) refuse, with OutOfMemoryError and before allocating anything, when one array they
+// would allocate, or all of them together with what the live executors of the process hold,
+// need more than this many bytes (absurd shapes such as data=(1000000,1000000) fail at bind
+// instead of exhausting the machine). Default: kDefaultMaxBindBytes, or half the machine's
+// physical memory if that is less. The environment variable SYMBIND_MAX_BIND_BYTES (a byte
+// count, read once per process) or SetMaxBindBytes overrides it; SetMaxBindBytes(0) returns to
+// the environment variable or the default.
+constexpr uint64_t kDefaultMaxBindBytes = uint64_t{2} << 30;
 uint64_t MaxBindBytes();
 void SetMaxBindBytes(uint64_t bytes);
+// The message a door (CLI, C APIs, Predictor) gives for std::bad_alloc, whose what() says
+// nothing: `during` names what was being done.
+std::string OutOfMemoryMessage(const std::string& during);
+
 // The byte count SYMBIND_MAX_BIND_BYTES holds: digits only, positive, within 64 bits; throws
 // Error naming the variable otherwise.
 uint64_t ParseMaxBindBytes(const std::string& text);

@@ -80,19 +80,25 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, TShape>&
     inputs.push_back({&aux_arrays_[i], new_shape(inferred.aux_shapes[i], aux_arrays_[i]),
                       &aux_names[i], &aux});
   std::vector<PlannedArray> planned = PlannedOpOutputs(graph_, inferred.entry_shapes, {});
+  std::vector<PlannedArray> new_inputs;
   std::vector<bool> fresh;
   for (const Input& in : inputs) {
     fresh.push_back(NeedsNewArray(*in.old, in.shape, *in.name, rules));
-    if (fresh.back()) planned.push_back({*in.name, {}, in.shape, in.old->dtype()});
+    if (fresh.back()) new_inputs.push_back({*in.name, {}, in.shape, in.old->dtype()});
   }
-  CheckBindMemory(planned, "Reshape");
+  planned.insert(planned.end(), new_inputs.begin(), new_inputs.end());
+  // Checked whole before anything is allocated; the new executor reserves its op outputs itself.
+  ReserveBindMemory(planned, "Reshape");
+  BindMemoryReservation inputs_reservation = ReserveBindMemory(new_inputs, "Reshape");
   for (size_t k = 0; k < inputs.size(); ++k)
     inputs[k].into->push_back(fresh[k] ? NDArray(inputs[k].shape, inputs[k].old->dtype(), inputs[k].old->ctx())
                                        : *inputs[k].old);
   // Not in this executor's workspace: old and new executor may run at the same time.
-  return std::make_unique<Executor>(graph_, ctx_, std::move(args), std::move(grads), grad_reqs_,
-                                    std::move(aux), seed_, std::vector<TShape>{}, std::vector<int>{},
-                                    nullptr, sharing_);
+  auto exec = std::make_unique<Executor>(graph_, ctx_, std::move(args), std::move(grads), grad_reqs_,
+                                         std::move(aux), seed_, std::vector<TShape>{}, std::vector<int>{},
+                                         nullptr, sharing_);
+  exec->HoldBindMemory(std::move(inputs_reservation));
+  return exec;
 }
 
 }  // namespace symbind

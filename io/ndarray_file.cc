@@ -267,8 +267,10 @@ NDArray ReadSparse(Reader& r, int32_t stype, const TShape& sshape, const TShape&
 }
 
 // Reads one array in any layout; sets *format to 0..3 and *stype to the storage type.
+// With `scan`, headers are read and checked but no array is allocated (dense data is skipped,
+// sparse arrays are checked without expanding): the pass that sizes a whole file first.
 NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, uint64_t* dense_budget,
-                  int* format, int* stype_out, TShape* shape_out, DType* dtype_out) {
+                  int* format, int* stype_out, TShape* shape_out, DType* dtype_out, bool scan = false) {
   const size_t start = r.pos();
   const uint32_t magic = r.Read<uint32_t>("array magic or ndim");
   TShape shape, sshape;
@@ -308,12 +310,13 @@ NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, uint64_t* dense_
   *shape_out = shape;
   *dtype_out = dtype;
   if (stype != kDenseStorage)
-    return ReadSparse(r, stype, sshape, shape, dtype, start, dense_budget, options.densify_sparse);
+    return ReadSparse(r, stype, sshape, shape, dtype, start, dense_budget, options.densify_sparse && !scan);
 
   const size_t data_at = r.pos();
   const uint64_t count = CheckedSize(r, start, shape, "shape");
   const uint64_t bytes = CheckedBytes(r, data_at, count, dtype, shape, "array data");
   const char* src = r.Take(bytes, "array data");
+  if (scan) return NDArray();
   NDArray out(shape, dtype);
   // In chunks, so a mapped file can drop what is copied while a large array is still loading.
   constexpr uint64_t kChunk = uint64_t{4} << 20;
@@ -355,7 +358,38 @@ namespace {
 // Parses a whole file image; after each array, `consumed(offset)` says the bytes before
 // `offset` will not be read again.
 NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOptions& options,
-                             const std::function<void(size_t)>& consumed) {
+                             const std::function<void(size_t)>& consumed, bool scan = false);
+
+// What densifying the file's sparse arrays will allocate, from a scan of the whole file (every
+// header and index checked, nothing allocated), against the budget: before the first array is
+// allocated, not array by array as each header is reached.
+void CheckSparseExpansion(const void* data, size_t size, const NDArrayLoadOptions& options) {
+  NDArrayFile headers;
+  try {
+    headers = ParseNDArrayFile(data, size, options, nullptr, true);
+  } catch (const IOError&) {
+    // A malformed file is reported by the loading pass, array by array (its budget still
+    // bounds what is allocated before the error).
+    return;
+  }
+  uint64_t total = 0;
+  for (size_t i = 0; i < headers.storage_types.size(); ++i) {
+    if (headers.storage_types[i] == kDenseStorage || !headers.shapes[i].is_known()) continue;
+    const uint64_t bytes = static_cast<uint64_t>(headers.shapes[i].Size()) * DTypeSize(headers.dtypes[i]);
+    total = total > std::numeric_limits<uint64_t>::max() - bytes ? std::numeric_limits<uint64_t>::max() : total + bytes;
+  }
+  if (total > options.max_dense_bytes_from_sparse)
+    throw IOError(StrCat("the file's sparse arrays expand to ", total, " bytes as dense arrays, more than the ",
+                         options.max_dense_bytes_from_sparse, " bytes allowed for a file of ", size,
+                         " bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse; default ",
+                         kSparseExpansionFactor, " bytes per file byte, at least ", kMinSparseExpansionBytes, ")"));
+}
+
+NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOptions& given,
+                             const std::function<void(size_t)>& consumed, bool scan) {
+  NDArrayLoadOptions options = given;
+  if (options.max_dense_bytes_from_sparse == 0) options.max_dense_bytes_from_sparse = SparseExpansionBudget(size);
+  if (!scan && options.densify_sparse) CheckSparseExpansion(data, size, options);
   Reader r(data, size);
   r.set_on_consumed(consumed);
   NDArrayFile f;
@@ -381,7 +415,7 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
     int format = 0, stype = 0;
     TShape shape;
     DType dtype = DType::kFloat32;
-    f.arrays.push_back(ReadArray(r, options, &dense_budget, &format, &stype, &shape, &dtype));
+    f.arrays.push_back(ReadArray(r, options, &dense_budget, &format, &stype, &shape, &dtype, scan));
     f.formats.push_back(format);
     f.storage_types.push_back(stype);
     f.shapes.push_back(shape);
@@ -411,6 +445,13 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
   return f;
 }
 }  // namespace
+
+uint64_t SparseExpansionBudget(uint64_t file_bytes) {
+  const uint64_t scaled = file_bytes > std::numeric_limits<uint64_t>::max() / kSparseExpansionFactor
+                              ? std::numeric_limits<uint64_t>::max()
+                              : file_bytes * kSparseExpansionFactor;
+  return std::max(scaled, kMinSparseExpansionBytes);
+}
 
 NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOptions& options) {
   return ParseNDArrayFile(data, size, options, nullptr);
@@ -474,7 +515,7 @@ NDArray LoadNDArrayFromBuffer(const void* data, size_t size) {
   int format = 0, stype = 0;
   TShape shape;
   DType dtype = DType::kFloat32;
-  uint64_t dense_budget = NDArrayLoadOptions().max_dense_bytes_from_sparse;
+  uint64_t dense_budget = SparseExpansionBudget(size);
   NDArray out = ReadArray(r, NDArrayLoadOptions(), &dense_budget, &format, &stype, &shape, &dtype);
   if (r.remaining() != 0)
     r.Fail(r.pos(), StrCat(r.remaining(), " trailing bytes after the array (it ends at byte offset ", r.pos(), ")"));

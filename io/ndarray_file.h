@@ -47,12 +47,21 @@ struct NDArrayFile {
 
 struct NDArrayLoadOptions {
   // A sparse array's dense size is not bounded by the file size: all sparse arrays of one file
-  // together may expand to at most this many bytes; more throws IOError before allocating.
-  uint64_t max_dense_bytes_from_sparse = uint64_t{1} << 32;
+  // together may expand to at most this many bytes, checked over the whole file before any
+  // array is allocated (more throws IOError). 0: SparseExpansionBudget(file size).
+  uint64_t max_dense_bytes_from_sparse = 0;
   // False: sparse arrays are checked (indices in range) but not expanded; their entries in
   // `arrays` are none and `shapes`/`dtypes` describe them (for listings).
   bool densify_sparse = true;
 };
+
+// The default budget for densifying a file's sparse arrays: kSparseExpansionFactor bytes per
+// byte of the file (a row_sparse or csr array at 1% density expands about 100x), and never
+// less than kMinSparseExpansionBytes, so that small files of real sparse weights still load
+// while a file of a few hundred bytes cannot claim gigabytes.
+constexpr uint64_t kSparseExpansionFactor = 256;
+constexpr uint64_t kMinSparseExpansionBytes = uint64_t{64} << 20;
+uint64_t SparseExpansionBudget(uint64_t file_bytes);
 
 NDArrayFile LoadNDArrayBuffer(const void* data, size_t size,
                               const NDArrayLoadOptions& options = {});

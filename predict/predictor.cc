@@ -95,16 +95,16 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   Graph graph(symbol_);
   std::set<std::string> parameter_names;
   for (auto& kv : args_) parameter_names.insert(kv.first);
-  InputRoles roles = ClassifyArguments(graph, parameter_names);
+  // Roles from what the caller gave: the parameters' names, the inputs' shapes; the rest is missing.
+  InputRoles roles = ClassifyArguments(graph, parameter_names, ParameterSource::kNamesOnly);
 
-  std::map<std::string, NDArray> bound = args_;
   for (auto& [name, shape] : input_shapes) {
     if (Contains(roles.labels, name)) continue;  // a label's shape is inferred; accepted
+    // The message names the likely inputs: without parameters, graph position tells them.
     if (!Contains(roles.data, name))
       throw Error(StrCat("'", name, "' is given an input shape but is not an input of the graph",
                          Contains(roles.parameters, name) ? " (it is a parameter)" : "",
-                         "; inputs: ", JoinNames(roles.data)));
-    bound[name] = NDArray(shape);
+                         "; inputs: ", JoinNames(ClassifyArguments(graph, parameter_names).data)));
   }
   std::vector<std::string> missing, inputs;
   for (auto& name : roles.data) (input_shapes.count(name) ? inputs : missing).push_back(name);
@@ -113,18 +113,29 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
     if (!aux_.count(name)) missing.push_back(name);
   if (!missing.empty() && !options_.allow_missing)
     throw Error(StrCat("arguments not in the parameters and not given as inputs: ", JoinNames(missing),
-                       " (give the inputs' shapes, or allow missing arguments to fill them from N(0,1))"));
+                       args_.empty() && aux_.empty() ? " (no parameters were given)" : "",
+                       "; give the parameters and the inputs' shapes, or allow missing arguments "
+                       "(--allow-missing, PredictorOptions::allow_missing) to fill them from N(0,1)"));
   filled_ = missing;
   roles.data = inputs;
   for (auto& name : missing)
     if (!Contains(aux_names, name)) roles.parameters.push_back(name);
   roles_ = std::move(roles);
 
+  // SimpleBind allocates the inputs (zeroed) with everything else, after one memory check.
   BindOptions bind_options;
   bind_options.seed = options_.seed;
   bind_options.grads = GradPolicy::kNone;
   bind_options.workspace = options_.workspace;
-  exec_ = SimpleBind(symbol_, Context::CPU(), bound, {}, {}, aux_, bind_options);
+  for (auto& name : roles_.data) {
+    bind_options.shapes[name] = input_shapes.at(name);
+    bind_options.zeroed.insert(name);
+  }
+  try {
+    exec_ = SimpleBind(symbol_, Context::CPU(), args_, {}, {}, aux_, bind_options);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError(OutOfMemoryMessage("Predictor: binding"));
+  }
   output_names_ = symbol_.ListOutputs();
 }
 

@@ -14,7 +14,9 @@
 // parameter arrays may be changed between calls (the kernels' cached weight forms check them);
 // LoadPredictor binds the arrays it loads read-only (ReadOnlyViews), so nothing is checked.
 // Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never reads
-// them. Which argument is data, label or parameter comes from ClassifyArguments.
+// them. Roles come from what the caller gives: the arrays in `args` are the parameters, the
+// names in `input_shapes` the inputs, labels are found by ClassifyArguments; any other argument
+// is missing (an error unless allow_missing).
 #pragma once
 #include <map>
 #include <memory>
@@ -60,8 +62,10 @@ class Predictor {
  public:
   // `args` / `aux` hold parameters and aux states by name, as SplitArgAux gives them from a
   // .params file; arrays the graph does not use are ignored. `input_shapes` gives the shape
-  // of every data input (see ClassifyArguments). Throws ShapeError when shapes do not fit,
-  // Error naming the arguments that are neither parameters nor inputs.
+  // of every data input: a name there is an input wherever it sits in the graph. Throws
+  // ShapeError when shapes do not fit, Error naming the arguments that are neither parameters
+  // nor inputs, OutOfMemoryError when inputs, outputs and buffers exceed the bind budget
+  // (MaxBindBytes in executor.h, counted over every live executor of the process).
   Predictor(const Symbol& symbol, const std::map<std::string, NDArray>& args,
             const std::map<std::string, NDArray>& aux,
             const std::map<std::string, TShape>& input_shapes,

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include <symbind/executor/executor.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/ndarray_file.h>
 
@@ -207,4 +208,86 @@ TEST_CASE("MXPredFree of a predictor another call is using fails instead of free
   // Once the call returned, the predictor is whole and frees.
   REQUIRE(MXPredForward(s.predictor) == 0);
   CHECK(MXPredFree(s.predictor) == 0);
+}
+
+TEST_CASE("MXPredCreate refuses absent parameters, as MXNet refuses an empty parameter buffer", "[capi][predict][hostile]") {
+  // With param_size 0 every weight was guessed by graph position and drawn from N(0,1).
+  const std::string lenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
+  const std::string json = ReadFileToString(lenet + "-symbol.json");
+  const uint32_t shape[] = {1, 1, 28, 28}, indptr[] = {0, 4};
+  const char* keys[] = {"data"};
+  PredictorHandle p = nullptr;
+  CHECK(MXPredCreate(json.c_str(), nullptr, 0, 1, 0, 1, keys, indptr, shape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::StartsWith("MXPredCreate: arguments not in the parameters and not given as inputs: ") &&
+                                   Catch::Contains("(no parameters were given)"));
+  // A parameter file without one of the weights: that weight is named.
+  auto params = LoadNDArrayMap(lenet + "-0008.params");
+  REQUIRE(params.erase("arg:fc2_weight") == 1);
+  const std::string partial = SaveNDArraysToString(params);
+  CHECK(MXPredCreate(json.c_str(), partial.data(), static_cast<int>(partial.size()), 1, 0, 1, keys, indptr, shape, &p) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("not given as inputs: fc2_weight;"));
+}
+
+TEST_CASE("MXPredCreateMultiThread bounds num_threads, and all predictors share the process-wide bind budget",
+          "[capi][predict][hostile][memory]") {
+  const std::string lenet = std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet";
+  const std::string json = ReadFileToString(lenet + "-symbol.json"), params = ReadFileToString(lenet + "-0008.params");
+  const uint32_t shape[] = {1, 1, 28, 28}, indptr[] = {0, 4};
+  const char* keys[] = {"data"};
+  // num_threads = 10^6 made 10^6 predictors.
+  std::vector<PredictorHandle> handles(MXPRED_MAX_THREADS + 1);
+  CHECK(MXPredCreateMultiThread(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys, indptr,
+                                shape, MXPRED_MAX_THREADS + 1, handles.data()) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("num_threads must be 1 to 1024 (MXPRED_MAX_THREADS), got 1025"));
+  // Under a budget that holds a few predictors, the call fails as a whole and leaks none.
+  PredictorHandle one = nullptr;
+  REQUIRE(MXPredCreate(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys, indptr, shape, &one) == 0);
+  REQUIRE(MXPredFree(one) == 0);
+  const uint64_t before = MaxBindBytes();
+  SetMaxBindBytes(uint64_t{1} << 20);
+  const int rc = MXPredCreateMultiThread(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys,
+                                         indptr, shape, 1000, handles.data());
+  const std::string error = MXGetLastError();
+  SetMaxBindBytes(0);
+  CHECK(before == MaxBindBytes());
+  CHECK(rc == -1);
+  CHECK_THAT(error, Catch::Contains("the executors alive in this process hold"));
+  REQUIRE(MXPredCreateMultiThread(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys, indptr,
+                                  shape, 2, handles.data()) == 0);
+  for (int i = 0; i < 2; ++i) CHECK(MXPredFree(handles[i]) == 0);
+}
+
+TEST_CASE("MXNDListCreate and MXNDArrayLoad bound sparse expansion by the buffer's size", "[capi][predict][hostile][sparse]") {
+  // A row_sparse (2^24, 4) float32 array with no stored rows: 256 MiB dense from about 100 bytes.
+  std::string file;
+  auto put = [&file](auto v) { file.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  put(uint64_t{0x112}), put(uint64_t{0}), put(uint64_t{1});
+  put(uint32_t{0xF993FAC9}), put(int32_t{1});
+  put(int32_t{2}), put(int64_t{0}), put(int64_t{4});                 // storage shape (0, 4)
+  put(int32_t{2}), put(int64_t{1} << 24), put(int64_t{4});          // shape (2^24, 4)
+  put(int32_t{1}), put(int32_t{0}), put(int32_t{0});                 // cpu(0), float32
+  put(int32_t{6}), put(int32_t{1}), put(int64_t{0});                 // int64 indices of shape (0,)
+  put(uint64_t{1}), put(uint64_t{5});
+  file += "arg:e";
+  NDListHandle list = nullptr;
+  uint32_t length = 0;
+  CHECK(MXNDListCreate(file.data(), static_cast<int>(file.size()), &list, &length) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("sparse arrays expand to 268435456 bytes as dense arrays, more than the "
+                                               "67108864 bytes allowed"));
+  uint32_t n = 0, names = 0;
+  NDArrayHandle* arrays = nullptr;
+  const char** keys = nullptr;
+  CHECK(MXNDArrayLoadFromBuffer(file.data(), file.size(), &n, &arrays, &names, &keys) == -1);
+  CHECK_THAT(MXGetLastError(), Catch::Contains("sparse arrays expand to 268435456 bytes"));
+  // A dense list still loads, its values as saved.
+  const std::string dense = SaveNDArraysToString({{"arg:x", NDArray(TShape({3}), std::vector<float>{1, 2, 3})}});
+  REQUIRE(MXNDListCreate(dense.data(), static_cast<int>(dense.size()), &list, &length) == 0);
+  const char* key = nullptr;
+  const float* data = nullptr;
+  const uint32_t* dims = nullptr;
+  uint32_t ndim = 0;
+  REQUIRE(MXNDListGet(list, 0, &key, &data, &dims, &ndim) == 0);
+  CHECK(std::string(key) == "arg:x");
+  CHECK(std::vector<float>(data, data + 3) == std::vector<float>{1, 2, 3});
+  CHECK(MXNDListFree(list) == 0);
 }

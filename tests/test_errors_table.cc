@@ -755,7 +755,7 @@ std::vector<ErrorCase> Cases() {
     NDArrayLoadOptions o;
     o.max_dense_bytes_from_sparse = 1200;
     LoadNDArrayBuffer(b.str().data(), b.str().size(), o);
-  }, "IOError", "NDArray file: array 1 at byte offset 100: sparse array of shape (100,2) is too large to convert to a dense array: the file's sparse arrays may expand to 400 more bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse)");
+  }, "IOError", "the file's sparse arrays expand to 1600 bytes as dense arrays, more than the 1200 bytes allowed for a file of 184 bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse; default 256 bytes per file byte, at least 67108864)");
   add("LoadNDArrayFile on a FIFO", [] { LoadNDArrayFile(TmpFifo("params.fifo")); }, "IOError", "cannot read <tmp>/params.fifo: not a regular file (a FIFO); models, parameters and inputs are read from regular files only");
   add("LoadImage on /dev/zero", [] { LoadImage("/dev/zero"); }, "IOError", "cannot read /dev/zero: not a regular file (a device); models, parameters and inputs are read from regular files only");
   add("LoadImage on a directory", [] { LoadImage(TmpDir()); }, "IOError", "cannot read <tmp>: not a regular file (a directory); models, parameters and inputs are read from regular files only");
@@ -1150,6 +1150,45 @@ std::vector<ErrorCase> Cases() {
     NDArray shared = ReadOnlyView(NDArray(TShape({2})), "a shared weight");
     Invoke("relu", {}, {NDArray(TShape({2}))}, {shared});
   }, "Error", "operator imperative (relu) output 0: the array is read-only (a shared weight); write into a Copy() of it instead");
+  add("Predictor of FullyConnected with no parameters", [] {
+    Predictor(FC(Var("data"), 2, "fc"), {}, {}, {{"data", TShape({1, 3})}});
+  }, "Error", "arguments not in the parameters and not given as inputs: fc_weight, fc_bias (no parameters were given); give the parameters and the inputs' shapes, or allow missing arguments (--allow-missing, PredictorOptions::allow_missing) to fill them from N(0,1)");
+  add("C API: MXPredCreate with param_size 0 for LeNet", [lenet] {
+    static std::string json;
+    json = ReadFileToString(lenet + "-symbol.json");
+    PredictorHandle p = nullptr;
+    CApi(MXPredCreate(json.c_str(), nullptr, 0, 1, 0, 1, keys, indptr, shape, &p));
+  }, "Error", "MXPredCreate: arguments not in the parameters and not given as inputs: conv1_weight, conv1_bias, conv2_weight, conv2_bias, fc1_weight, fc1_bias, fc2_weight, fc2_bias (no parameters were given); give the parameters and the inputs' shapes, or allow missing arguments (--allow-missing, PredictorOptions::allow_missing) to fill them from N(0,1)");
+  add("Predictor input of 32 MiB under a 16 MiB bind limit", [] {
+    BindLimitForTest limit(uint64_t{16} << 20);
+    Predictor(Symbol::Create("sum", "s", {}, {{"data", Var("data")}}), {}, {}, {{"data", TShape({int64_t{1} << 23})}});
+  }, "OutOfMemoryError", "SimpleBind: array 'data' of shape (8388608,) (float32) needs 33554432 bytes, more than the bind memory limit of 16777216 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it)");
+  add("a second predictor of 40 MiB while one lives, under a 64 MiB bind limit", [] {
+    BindLimitForTest limit(uint64_t{64} << 20);
+    const Symbol neg = Symbol::Create("negative", "n", {}, {{"data", Var("data")}});
+    Predictor first(neg, {}, {}, {{"data", TShape({int64_t{5} << 20})}});
+    Predictor second(neg, {}, {}, {{"data", TShape({int64_t{5} << 20})}});
+  }, "OutOfMemoryError", "SimpleBind: the 2 arrays to allocate need 41943040 bytes and the executors alive in this process hold 41943040 bytes: together more than the bind memory limit of 67108864 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it), which bounds all executors of the process");
+  add("_zeros shape (10^9,) under the default 2 GiB bind budget", [] {
+    BindLimitForTest limit(kDefaultMaxBindBytes);
+    Predictor(LoadSymbolJSON(R"j({"nodes": [{"op": "_zeros", "name": "z", "attrs": {"shape": "(1000000000,)"}, "inputs": []}],
+                                  "arg_nodes": [], "heads": [[0, 0, 0]]})j"), {}, {}, {});
+  }, "OutOfMemoryError", "SimpleBind: array 'z_output' of shape (1000000000,) (float32) needs 4000000000 bytes, more than the bind memory limit of 2147483648 bytes (SYMBIND_MAX_BIND_BYTES or SetMaxBindBytes raise it)");
+  add("C API: MXPredCreateMultiThread with num_threads 10^6", [lenet] {
+    static std::string json, params;
+    json = ReadFileToString(lenet + "-symbol.json");
+    params = ReadFileToString(lenet + "-0008.params");
+    PredictorHandle p = nullptr;
+    CApi(MXPredCreateMultiThread(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys, indptr,
+                                 shape, 1000000, &p));
+  }, "Error", "MXPredCreateMultiThread: num_threads must be 1 to 1024 (MXPRED_MAX_THREADS), got 1000000");
+  add(".params of 121 bytes with a row_sparse array of 4 GiB", [] {
+    Bytes b;
+    b.list_header(1);
+    b.u32(0xF993FAC9).i32(1).shape64({0, 1}).shape64({int64_t{1} << 30, 1}).i32(1).i32(0).i32(0).i32(6).shape64({0});
+    b.names({"arg:e"});
+    LoadParamsBytes(b.str());
+  }, "IOError", "the file's sparse arrays expand to 4294967296 bytes as dense arrays, more than the 67108864 bytes allowed for a file of 121 bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse; default 256 bytes per file byte, at least 67108864)");
   return c;
 }
 

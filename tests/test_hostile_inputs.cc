@@ -30,6 +30,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
 
 #include "test_io_util.h"
 #include "tool_test_util.h"
@@ -224,7 +225,7 @@ TEST_CASE("hostile: sizes are bounded before anything is allocated", "[hostile][
   budget.max_dense_bytes_from_sparse = 1200;  // one array (800 bytes) fits, two do not
   CHECK_NOTHROW(LoadNDArrayBuffer(b.str().data(), b.str().size()));
   CHECK_THROWS_WITH(LoadNDArrayBuffer(b.str().data(), b.str().size(), budget),
-                    Contains("array 1") && Contains("may expand to 400 more bytes"));
+                    Contains("expand to 1600 bytes as dense arrays, more than the 1200 bytes allowed"));
   // Listing needs no dense copy at all: a 16 GiB sparse array is described from its header.
   symbind_test::Bytes huge;
   huge.list_header(1);
@@ -239,6 +240,31 @@ TEST_CASE("hostile: sizes are bounded before anything is allocated", "[hostile][
   PrintParamsListing(f, os);
   CHECK(os.str() == "arg:emb float32 (1073741824,4)\n1 arrays, 4294967296 values, format v2\n");
   CHECK_THROWS_AS(LoadNDArrayBuffer(huge.str().data(), huge.str().size()), IOError);
+}
+
+TEST_CASE("hostile: the sparse expansion budget comes from the file size and is checked over the whole file",
+          "[hostile][alloc][sparse]") {
+  // Two row_sparse (2^22, 4) float32 arrays with no stored rows: 64 MiB each as dense arrays,
+  // from a file of about 200 bytes (the budget was 4 GiB whatever the file, spent array by array).
+  symbind_test::Bytes b;
+  b.list_header(2);
+  for (int k = 0; k < 2; ++k) {
+    b.u32(0xF993FAC9).i32(1).shape64({0, 4}).shape64({int64_t{1} << 22, 4}).i32(1).i32(0).i32(0);
+    b.i32(6).shape64({0});
+  }
+  b.names({"arg:a", "arg:b"});
+  const std::string file = b.str();
+  REQUIRE(SparseExpansionBudget(file.size()) == kMinSparseExpansionBytes);
+  CHECK(SparseExpansionBudget(uint64_t{1} << 30) == kSparseExpansionFactor << 30);
+  CHECK_THROWS_WITH(LoadNDArrayBuffer(file.data(), file.size()),
+                    Contains("sparse arrays expand to 134217728 bytes as dense arrays, more than the 67108864 bytes "
+                             "allowed for a file of " + std::to_string(file.size()) + " bytes"));
+  // A budget given explicitly is used as it is.
+  NDArrayLoadOptions roomy;
+  roomy.max_dense_bytes_from_sparse = uint64_t{256} << 20;
+  NDArrayFile loaded = LoadNDArrayBuffer(file.data(), file.size(), roomy);
+  REQUIRE(loaded.arrays.size() == 2);
+  CHECK(loaded.arrays[1].shape() == TShape({int64_t{1} << 22, 4}));
 }
 
 // 4. ------------------------------------------------------------------------------------------
@@ -429,6 +455,103 @@ TEST_CASE("hostile: Reshape and Backward allocate within the bind memory limit",
   auto train = SimpleBind(net, Context::CPU(), {{"data", NDArray(TShape({1000, 1000}))}});
   train->Forward(true);
   CHECK_THROWS_WITH(train->Backward(), Contains("Backward:") && Contains("the executor holds"));
+}
+
+// Issue 37 item 2: roles from what was given. -----------------------------------------------
+TEST_CASE("hostile: run refuses absent parameters unless --allow-missing, and a second input is data by its shape",
+          "[hostile][tool][params]") {
+  if (!ToolBuilt()) return;
+  // fc(data) + extra: `extra` feeds no op's first input, so the graph-position guess called it
+  // a parameter when no parameters were known.
+  const std::string json = R"({"nodes": [{"op": "null", "name": "data", "inputs": []},
+    {"op": "null", "name": "fc_weight", "inputs": []}, {"op": "null", "name": "fc_bias", "inputs": []},
+    {"op": "FullyConnected", "name": "fc", "attrs": {"num_hidden": "2"}, "inputs": [[0,0,0],[1,0,0],[2,0,0]]},
+    {"op": "null", "name": "extra", "inputs": []},
+    {"op": "elemwise_add", "name": "add", "inputs": [[3,0,0],[4,0,0]]}],
+    "arg_nodes": [0, 1, 2, 4], "heads": [[5,0,0]], "attrs": {"mxnet_version": ["int", 10600]}})";
+  const std::string sym = WriteFile("two-inputs-symbol.json", json);
+  const std::string empty = symbind_test::TempPath("none.params");
+  SaveNDArrays(empty, std::map<std::string, NDArray>{});
+  const std::string npy = symbind_test::TempPath("extra.npy");
+  SaveNpy(npy, NDArray(TShape({1, 2})));
+  struct Run {
+    std::string args;
+    int status;
+    std::string says;
+  };
+  const std::vector<Run> runs = {
+      // It ran on N(0,1) weights without a word, with or without an empty .params file.
+      {sym + " --shape data=1,3 --shape extra=1,2", 1,
+       "not given as inputs: fc_weight, fc_bias (no parameters were given)"},
+      {sym + " " + empty + " --shape data=1,3 --shape extra=1,2", 1, "(no parameters were given)"},
+      {sym + " --shape data=1,3", 1, "not given as inputs: fc_weight, fc_bias, extra"},
+      // Allowed: the weights are filled, and `extra` is an input because its shape was given.
+      {sym + " --shape data=1,3 --shape extra=1,2 --allow-missing", 0, "warning: filling from N(0,1): fc_weight, fc_bias\n"},
+      {sym + " --shape data=1,3 --input extra=" + npy + " --allow-missing", 0, "add_output (1,2)"},
+  };
+  for (const Run& run : runs) {
+    const RunResult r = RunTool("run " + run.args);
+    INFO(run.args << "\n" << r.output);
+    CHECK(r.status == run.status);
+    CHECK_THAT(r.output, Contains(run.says));
+  }
+}
+
+// Issue 37 item 3: one memory accounting, before anything is allocated, process-wide. -------
+TEST_CASE("hostile: a predictor's inputs count in the bind memory check", "[hostile][memory]") {
+  // The input (32 MiB) was allocated, and zeroed, before the check, which saw only the output.
+  Symbol sum = Symbol::Create("sum", "s", {}, {{"data", Symbol::Variable("data")}});
+  BindLimit limit(uint64_t{16} << 20);
+  CHECK_THROWS_WITH(Predictor(sum, {}, {}, {{"data", TShape({int64_t{1} << 23})}}),
+                    Contains("SimpleBind: array 'data' of shape (8388608,) (float32) needs 33554432 bytes") &&
+                        Contains("bind memory limit"));
+  Predictor small(sum, {}, {}, {{"data", TShape({16})}});
+  CHECK_THROWS_WITH(small.Reshape({{"data", TShape({int64_t{1} << 23})}}), Contains("SimpleBind: array 'data'"));
+}
+
+TEST_CASE("hostile: the bind budget bounds all live executors of the process together", "[hostile][memory]") {
+  Symbol neg = Symbol::Create("negative", "n", {}, {{"data", Symbol::Variable("data")}});
+  const std::map<std::string, TShape> shapes{{"data", TShape({int64_t{5} << 20})}};  // 20 MiB in, 20 out
+  BindLimit limit(uint64_t{64} << 20);
+  auto first = std::make_unique<Predictor>(neg, std::map<std::string, NDArray>{}, std::map<std::string, NDArray>{}, shapes);
+  // Each bind alone fits; two together do not.
+  CHECK_THROWS_WITH(Predictor(neg, {}, {}, shapes),
+                    Contains("the executors alive in this process hold") && Contains("bind memory limit"));
+  CHECK_THROWS_AS(first->Reshape(shapes), OutOfMemoryError);
+  auto exec = SimpleBind(neg, Context::CPU(), {{"data", NDArray(TShape({int64_t{5} << 20}))}});  // its output: 20 MiB
+  CHECK_THROWS_AS(SimpleBind(neg, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions(shapes)), OutOfMemoryError);
+  // What an executor reserved is returned when it goes.
+  first.reset();
+  CHECK_NOTHROW(Predictor(neg, {}, {}, shapes));
+}
+
+TEST_CASE("hostile: graphs of a few hundred bytes asking for gigabytes fail at bind under the default budget",
+          "[hostile][memory]") {
+  SetMaxBindBytes(0);
+  REQUIRE(MaxBindBytes() <= kDefaultMaxBindBytes);
+  const auto start = std::chrono::steady_clock::now();
+  auto graph = [](const std::string& nodes, const std::string& arg_nodes) {
+    return LoadSymbolJSON("{\"nodes\": [" + nodes + "], \"arg_nodes\": [" + arg_nodes +
+                          "], \"heads\": [[" + (arg_nodes.empty() ? "0" : "1") + ", 0, 0]]}");
+  };
+  const std::string data = R"j({"op": "null", "name": "data", "inputs": []}, )j";
+  const auto huge = Contains("bind memory limit");
+  CHECK_THROWS_WITH(Predictor(graph(R"j({"op": "_zeros", "name": "z", "attrs": {"shape": "(1000000000,)"}, "inputs": []})j", ""),
+                              {}, {}, {}),
+                    huge);
+  CHECK_THROWS_WITH(Predictor(graph(data + R"j({"op": "tile", "name": "t", "attrs": {"reps": "(1,2147483648)"}, "inputs": [[0,0,0]]})j", "0"),
+                              {}, {}, {{"data", TShape({1, 1})}}),
+                    huge);
+  CHECK_THROWS_WITH(Predictor(graph(data + R"j({"op": "_contrib_BilinearResize2D", "name": "r", "attrs": {"scale_height": "30000", "scale_width": "1"}, "inputs": [[0,0,0]]})j", "0"),
+                              {}, {}, {{"data", TShape({1, 3, 100, 100})}}),
+                    huge);
+  std::string sizes = "(";
+  for (int i = 1; i <= 1000; ++i) sizes += (i > 1 ? "," : "") + std::to_string(i / 1000.0);
+  CHECK_THROWS_WITH(Predictor(graph(data + R"j({"op": "_contrib_MultiBoxPrior", "name": "p", "attrs": {"sizes": ")j" + sizes +
+                                        R"j()"}, "inputs": [[0,0,0]]})j", "0"),
+                              {}, {}, {{"data", TShape({1, 1, 512, 512})}}),
+                    huge);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));  // a hang guard
 }
 
 // 10. -----------------------------------------------------------------------------------------

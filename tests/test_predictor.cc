@@ -50,6 +50,32 @@ TEST_CASE("ClassifyArguments: labels of loss heads, parameters by graph position
   CHECK(by_name.parameters == weights);
   CHECK(by_name.RoleOf("softmax_label") == InputRole::kLabel);
   CHECK_THROWS_WITH(by_name.RoleOf("nope"), Catch::Contains("'nope' is not an argument") && Catch::Contains("extra_input"));
+  // Binding for inference guesses nothing: without names, no argument is a parameter.
+  InputRoles given = ClassifyArguments(g, {}, ParameterSource::kNamesOnly);
+  CHECK(given.parameters.empty());
+  CHECK(given.data == std::vector<std::string>{"image", "conv_weight", "conv_bias", "extra_input", "scale", "fc_weight",
+                                               "fc_bias"});
+  CHECK(given.labels == std::vector<std::string>{"softmax_label"});
+}
+
+TEST_CASE("Predictor: roles come from what was given, and absent parameters are missing, not guessed", "[predict][roles][hostile]") {
+  const Symbol net = TwoInputNet();
+  // extra_input and scale feed no op's first input: the graph-position guess took them for
+  // parameters and refused their shapes.
+  const std::map<std::string, TShape> shapes{
+      {"image", TShape({1, 1, 5, 5})}, {"extra_input", TShape({1, 2})}, {"scale", TShape({1, 1})}};
+  // No parameters at all: the weights are missing (they ran as N(0,1) draws without a word).
+  CHECK_THROWS_WITH(Predictor(net, {}, {}, shapes),
+                    Catch::Contains("not given as inputs: conv_weight, conv_bias, fc_weight, fc_bias (no parameters were given)"));
+  PredictorOptions fill;
+  fill.allow_missing = true;
+  Predictor p(net, {}, {}, shapes, fill);
+  CHECK(p.input_names() == std::vector<std::string>{"image", "extra_input", "scale"});
+  CHECK(p.filled() == std::vector<std::string>{"conv_weight", "conv_bias", "fc_weight", "fc_bias"});
+  p.Forward();
+  CHECK(p.Output(0).shape() == TShape({1, 3}));
+  // Inputs start zeroed, whatever fills the missing parameters.
+  CHECK(p.Input("extra_input").GetFlat(0) == 0.0f);
 }
 
 TEST_CASE("Predictor: MTCNN outputs bit-identical to a SimpleBind executor, weights shared, no gradients", "[predict][real][shared]") {

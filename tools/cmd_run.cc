@@ -167,6 +167,29 @@ NDArray LoadImageInput(const RunArgs& a, const Model& model, const std::string& 
   return batch;
 }
 
+struct OutputSummary {
+  float min = 0, max = 0;
+  double mean = 0;
+};
+
+// Read in place: an output as large as the bind budget allows is not copied to summarise it.
+OutputSummary Summarize(const NDArray& o) {
+  OutputSummary s;
+  const int64_t n = o.Size();
+  if (n == 0) return s;
+  const float* f = o.dtype() == DType::kFloat32 ? o.fdata() : nullptr;
+  double sum = 0;
+  s.min = s.max = f ? f[0] : o.GetFlat(0);
+  for (int64_t k = 0; k < n; ++k) {
+    const float x = f ? f[k] : o.GetFlat(k);
+    s.min = std::min(s.min, x);
+    s.max = std::max(s.max, x);
+    sum += x;
+  }
+  s.mean = sum / static_cast<double>(n);
+  return s;
+}
+
 // Runs `runs` profiled forwards and prints where the time goes: per op type, then per node.
 void PrintProfile(Executor& exec, int runs) {
   exec.SetProfiling(true);
@@ -271,12 +294,9 @@ void Run(const RunArgs& a) {
   const auto& out_names = predictor.output_names();
   for (size_t i = 0; i < exec->outputs().size(); ++i) {
     const NDArray& o = exec->outputs()[i];
-    std::vector<float> v = o.ToVector();
-    double sum = 0;
-    for (float x : v) sum += x;
-    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    std::cout << out_names[i] << " " << o.shape() << " min " << (v.empty() ? 0 : *lo) << " max "
-              << (v.empty() ? 0 : *hi) << " mean " << (v.empty() ? 0 : sum / v.size()) << "\n";
+    const OutputSummary s = Summarize(o);
+    std::cout << out_names[i] << " " << o.shape() << " min " << s.min << " max " << s.max << " mean " << s.mean
+              << "\n";
   }
   if (!a.output.empty()) SaveNpy(a.output, exec->outputs()[0]);
   if (!a.all_outputs.empty()) {

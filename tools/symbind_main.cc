@@ -3,8 +3,11 @@
 
 #include <csignal>
 #include <exception>
+#include <new>
 #include <iostream>
 #include <string>
+
+#include <symbind/executor/executor.h>
 
 #include "commands.h"
 #include "symbind_version.h"
@@ -59,6 +62,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     return 0;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "symbind: error: " << symbind::OutOfMemoryMessage("symbind") << "\n";
   } catch (const std::exception& e) {
     std::string msg = e.what();
     for (auto& c : msg)

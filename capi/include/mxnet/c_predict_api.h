@@ -39,7 +39,10 @@ MXNET_DLL int MXPredCreatePartialOut(const char* symbol_json_str, const void* pa
                                      PredictorHandle* out);
 
 /* num_threads predictors over ONE shared copy of the parameters; each may run in its own
- * thread concurrently with the others. */
+ * thread concurrently with the others. num_threads is 1 to MXPRED_MAX_THREADS; the
+ * predictors' buffers together are bounded by the process-wide bind budget
+ * (SYMBIND_MAX_BIND_BYTES). */
+#define MXPRED_MAX_THREADS 1024
 MXNET_DLL int MXPredCreateMultiThread(const char* symbol_json_str, const void* param_bytes,
                                       int param_size, int dev_type, int dev_id,
                                       uint32_t num_input_nodes, const char** input_keys,
