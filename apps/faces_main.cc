@@ -8,6 +8,7 @@
 // Models are named as LoadModelSpec reads them (vision/network.h). --bench prints the time of
 // each stage (fastest of 10 runs after a warm-up) to stderr.
 #include <CLI/CLI.hpp>
+#include <symbind/executor/executor.h>
 #include <symbind/vision/face_aligner.h>
 #include <symbind/vision/face_attributes.h>
 #include <symbind/vision/face_embedder.h>
@@ -359,6 +360,9 @@ int main(int argc, char** argv) {
     return status;
   } catch (const CLI::Error& e) {
     return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "symbind-faces: %s\n", symbind::OutOfMemoryMessage("symbind-faces").c_str());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "symbind-faces: %s\n", e.what());
     return 1;
