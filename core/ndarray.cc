@@ -167,6 +167,7 @@ void NDArray::SyncCopyFromCPU(const void* src, size_t num_elements) {
     throw Error(StrCat("SyncCopyFromCPU: got ", num_elements, " elements for an array of shape ",
                        shape_, " (", Size(), " elements)"));
   if (storage_) storage_->CheckWritable("SyncCopyFromCPU");
+  if (num_elements == 0) return;  // an empty source may be a null pointer, which memcpy must not get
   std::memcpy(raw_data(), src, bytes());
 }
 
