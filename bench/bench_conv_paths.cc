@@ -208,52 +208,49 @@ void TimeLayer(const std::vector<std::string>& a) {
     });
   }
   std::printf("cpu_ms_im2col %.3f\ncpu_ms_fast %.3f\npath %s\n", ref, fast, path);
-  // Weights cached for a writable array (each call checks the cached form against the
-  // weights) and for read-only (memory-mapped) weights.
+  // Derived forms kept by a node's DerivedWeights, for a writable array and for read-only
+  // (memory-mapped) weights: the same cost once made, but only read-only weights make wide
+  // layers choose Winograd.
   const TShape wshape({static_cast<int64_t>(w.size())});
   NDArray writable(wshape, w);
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, w.size() * 4 + 64)), std::free);
   std::copy(w.begin(), w.end(), buffer.get());
   NDArray read_only = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
+  DerivedWeights kept_writable, kept_read_only;
+  kept_writable.Use(writable);
+  kept_read_only.Use(read_only);
   if (conv::WinogradApplies(n, g)) {
-    const conv::WinogradTile chosen = conv::ChooseWinogradTile(n, g, &read_only);  // as a Predictor's weights
+    const conv::WinogradTile chosen = conv::ChooseWinogradTile(n, g, &kept_read_only);  // as a Predictor's weights
     std::printf("winograd_chosen %s\n", chosen == conv::WinogradTile::kF6   ? "F(6,3)"
                                         : chosen == conv::WinogradTile::kF4 ? "F(4,3)"
                                         : chosen == conv::WinogradTile::kF2 ? "F(2,3)"
                                                                              : "none");
-    double cached[2];
-    const NDArray* arrays[2] = {&writable, &read_only};
-    for (int i = 0; i < 2; ++i)
-      cached[i] = fastest([&] {
-        conv::WinogradConvForward(x.data(), arrays[i]->fdata(), b.data(), y.data(), n, g, OpReq::kWrite, arrays[i]);
-      });
-    std::printf("cpu_ms_winograd_cached_checked %.3f\ncpu_ms_winograd_cached_read_only %.3f\n", cached[0], cached[1]);
-    // Each variant with its weights cached read-only, whichever ChooseWinogradTile picks.
+    const double kept = fastest([&] {
+      conv::WinogradConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &kept_read_only);
+    });
+    std::printf("cpu_ms_winograd_kept %.3f\n", kept);
+    // Each variant with its weights kept, whichever ChooseWinogradTile picks.
     for (conv::WinogradTile tile : {conv::WinogradTile::kF2, conv::WinogradTile::kF4, conv::WinogradTile::kF6})
       std::printf("cpu_ms_winograd_%s_read_only %.3f\n",
                   tile == conv::WinogradTile::kF6 ? "f6" : tile == conv::WinogradTile::kF4 ? "f4" : "f2", fastest([&] {
                     conv::WinogradConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, OpReq::kWrite,
-                                              &read_only, {}, tile);
+                                              &kept_read_only, {}, tile);
                   }));
   }
   if (conv::DirectConvApplies(n, g))
     std::printf("direct_taken_by_ConvForward %d\ncpu_ms_direct_read_only %.3f\n", conv::DirectConvPays(n, g) ? 1 : 0,
                 fastest([&] {
-                  conv::DirectConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, {}, &read_only);
+                  conv::DirectConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, {}, &kept_read_only);
                 }));
   if (n.groups != 1) return;
-  // The packed-GEMM path: weights packed on every call, cached and checked, cached read-only.
-  // Whether ConvForward takes it when the weights come in an array (as in any executor).
-  std::printf("packed_taken_by_ConvForward %d\n", conv::PackedGemmApplies(n, g, &writable) ? 1 : 0);
-  double packed[3];
-  const NDArray* arrays[3] = {nullptr, &writable, &read_only};
-  for (int i = 0; i < 3; ++i)
-    packed[i] = fastest([&] {
-      conv::PackedGemmConvForward(x.data(), arrays[i] ? arrays[i]->fdata() : w.data(), b.data(), y.data(), n, g,
-                                  {}, arrays[i]);
-    });
-  std::printf("cpu_ms_packed_per_call %.3f\ncpu_ms_packed_cached_checked %.3f\ncpu_ms_packed_cached_read_only %.3f\n",
-              packed[0], packed[1], packed[2]);
+  // The packed-GEMM path: weights packed on every call, and kept by the node. Whether
+  // ConvForward takes it when an executor runs the node (with its DerivedWeights).
+  std::printf("packed_taken_by_ConvForward %d\n", conv::PackedGemmApplies(n, g, &kept_writable) ? 1 : 0);
+  const double per_call = fastest([&] { conv::PackedGemmConvForward(x.data(), w.data(), b.data(), y.data(), n, g); });
+  const double kept = fastest([&] {
+    conv::PackedGemmConvForward(x.data(), writable.fdata(), b.data(), y.data(), n, g, {}, &kept_writable);
+  });
+  std::printf("cpu_ms_packed_per_call %.3f\ncpu_ms_packed_kept %.3f\n", per_call, kept);
 }
 // Spin work of about `us` microseconds (calibrated once).
 void SpinFor(double us) {

@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   SetNumThreads(threads);
   const double mhz = CpuMhz();
   // 2 FMAs a cycle of the kernel's vector width (16 lanes on AVX-512, 8 on AVX2, 4 on SSE) x 2 flops.
-  const int lanes = std::strcmp(GemmIsa(), "avx512") == 0 ? 16 : std::strcmp(GemmIsa(), "avx2") == 0 ? 8 : 4;
+  const int lanes = ActiveIsa() == KernelIsa::kAvx512 ? 16 : ActiveIsa() == KernelIsa::kAvx2 ? 8 : 4;
   const double peak = threads * mhz * 1e-3 * 4 * lanes;  // GFLOP/s
   std::printf("gemm_isa %s\ncpu_mhz %.0f\npeak_gflops %.1f (%d cores x %.2f GHz x %d flops/cycle: "
               "%s, 2 FMA/cycle assumed)\n",

@@ -77,8 +77,12 @@ int main(int argc, char** argv) {
     const NDArray ew = ReadOnly(TShape({b.hidden, b.in_c, 1, 1}), 0.02f), eb = ReadOnly(TShape({b.hidden}), 0.1f);
     const NDArray dw = ReadOnly(TShape({b.hidden, 1, 3, 3}), 0.05f), db = ReadOnly(TShape({b.hidden}), 0.1f);
     const NDArray pw = ReadOnly(TShape({b.out_c, b.hidden, 1, 1}), 0.01f), pb = ReadOnly(TShape({b.out_c}), 0.1f);
+    DerivedWeights kept[3];  // as the node's state keeps them
+    kept[0].Use(ew);
+    kept[1].Use(dw);
+    kept[2].Use(pw);
     const InvertedResidualWeights w{ew.fdata(), eb.fdata(), dw.fdata(), db.fdata(), pw.fdata(), pb.fdata(),
-                                    &ew,        &dw,        &pw};
+                                    &kept[0],   &kept[1],   &kept[2]};
     std::vector<float> x(static_cast<size_t>(batch * b.in_c * b.size * b.size), 0.5f);
     std::vector<float> y(static_cast<size_t>(batch * b.out_c * d.out_height() * d.out_width()));
     std::vector<float> expanded(static_cast<size_t>(batch * b.hidden * b.size * b.size));

@@ -463,6 +463,7 @@ int MXNDArrayGetData(NDArrayHandle handle, void** out_pdata) {
   return Guarded(__func__, [&] {
     const NDArray& a = ArrayOf(handle);
     *NotNull(out_pdata, "out_pdata") = a.is_none() ? nullptr : a.raw_data();
+    a.MarkWritten();  // the caller may write through the pointer, as MXNet allows
   });
 }
 

@@ -86,6 +86,7 @@ int MXNDArrayToDLPack(NDArrayHandle handle, DLManagedTensorHandle* out) {
     for (int i = 0; i < a.shape().ndim(); ++i) exported->shape.push_back(a.shape()[i]);
     DLTensor& t = exported->tensor.dl_tensor;
     t.data = const_cast<void*>(a.raw_data());
+    a.storage()->SetWritesUnseen();  // the other framework may write them
     t.device = {kDLCPU, a.ctx().dev_id};
     t.ndim = a.shape().ndim();
     t.dtype = ToDLType(a.dtype());

@@ -24,6 +24,7 @@ Arrays Check(const char* who, NDArray& weight, const NDArray& grad) {
   if (compat::Native(weight).Size() != compat::Native(grad).Size())
     throw symbind::Error(std::string(who) + " optimizer: weight " + compat::Native(weight).shape().ToString() +
                              " and gradient " + compat::Native(grad).shape().ToString() + " differ in size");
+  compat::Native(weight).MarkWritten();  // the update writes it through the pointer
   return {compat::Native(weight).fdata(), compat::Native(grad).fdata(), compat::Native(weight).Size()};
 }
 

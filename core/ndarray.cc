@@ -61,6 +61,7 @@ std::shared_ptr<Storage> Storage::Borrowed(void* data, size_t bytes, std::shared
   s->data_ = data;
   s->bytes_ = bytes;
   s->owner_ = std::move(owner);
+  s->writes_unseen_ = true;
   return s;
 }
 
@@ -154,6 +155,7 @@ void NDArray::CopyTo(NDArray* dst) const {
                        " differ in size"));
   ConvertElements(raw_data(), dtype_, dst->raw_data(), dst->dtype_,
                   static_cast<size_t>(shape_.Size()));
+  dst->MarkWritten();
 }
 
 NDArray NDArray::AsType(DType dtype) const {
@@ -169,6 +171,7 @@ void NDArray::SyncCopyFromCPU(const void* src, size_t num_elements) {
   if (storage_) storage_->CheckWritable("SyncCopyFromCPU");
   if (num_elements == 0) return;  // an empty source may be a null pointer, which memcpy must not get
   std::memcpy(raw_data(), src, bytes());
+  MarkWritten();
 }
 
 void NDArray::SyncCopyToCPU(void* dst, size_t num_elements) const {
@@ -186,6 +189,7 @@ std::vector<float> NDArray::ToVector() const {
 
 void NDArray::Fill(float value) const {
   if (storage_) storage_->CheckWritable("Fill");
+  MarkWritten();
   size_t n = static_cast<size_t>(Size());
   if (dtype_ == DType::kFloat32) {
     float* p = fdata();
@@ -206,6 +210,7 @@ float NDArray::GetFlat(int64_t i) const {
 void NDArray::SetFlat(int64_t i, float v) const {
   if (i < 0 || i >= Size()) throw Error(StrCat("index ", i, " out of range for shape ", shape_));
   storage_->CheckWritable("SetFlat");
+  storage_->MarkWritten();
   ConvertElements(&v, DType::kFloat32, static_cast<char*>(raw_data()) + i * DTypeSize(dtype_),
                   dtype_, 1);
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,17 @@ class Storage {
   bool read_only() const { return read_only_; }
   // Throws Error naming `operation` when the storage is read-only.
   void CheckWritable(const char* operation) const;
+  // A count of the writes made through symbind's doors (NDArray's writers, every kernel's
+  // outputs, the C API's copies and data pointers): a kernel that derived a form of these bytes
+  // (packed weights) makes it again only when the version moved. Bytes shared with another
+  // framework (DLPack, both ways) may change unseen, so each read of their version gives a new one.
+  uint64_t version() const {
+    return writes_unseen_ ? version_.fetch_add(1, std::memory_order_relaxed) + 1
+                          : version_.load(std::memory_order_relaxed);
+  }
+  void MarkWritten() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // From now on, writes may come from outside (the bytes were handed to another framework).
+  void SetWritesUnseen() { writes_unseen_ = true; }
 
  private:
   Storage() = default;
@@ -42,6 +54,8 @@ class Storage {
   size_t bytes_ = 0;
   std::shared_ptr<const void> owner_;  // set for bytes owned elsewhere
   bool read_only_ = false;
+  std::atomic<bool> writes_unseen_{false};
+  mutable std::atomic<uint64_t> version_{0};
   std::string what_;
 };
 
@@ -103,6 +117,12 @@ class NDArray {
   // SetFlat, SyncCopyFromCPU and CopyTo into them throw; Copy() gives a writable array.
   bool read_only() const { return storage_ && storage_->read_only(); }
 
+  // Records a write made through a raw pointer (fdata()), so that kernels holding forms derived
+  // from this array see it (Storage::version). NDArray's own writers call it.
+  void MarkWritten() const {
+    if (storage_) storage_->MarkWritten();
+  }
+
   // True when both handles view the same bytes.
   bool SharesStorageWith(const NDArray& o) const { return storage_ && storage_ == o.storage_; }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
@@ -122,9 +142,8 @@ class NDArray {
 std::ostream& operator<<(std::ostream& os, const NDArray& a);
 
 // `a`'s bytes as a read-only array (no copy; the view keeps a's storage alive), named `what` in
-// errors. For arrays nothing else will write: kernels may then derive packed or transformed
-// forms once instead of checking on every call that the array did not change
-// (ops/kernels/weight_cache.h). Arrays already read-only, empty or not 64-byte aligned are
+// errors. For arrays nothing else will write: writes into `a` are not seen through the view, so
+// kernels derive their packed or transformed forms of it once. Arrays already read-only, empty or not 64-byte aligned are
 // returned as they are.
 NDArray ReadOnlyView(const NDArray& a, const std::string& what);
 

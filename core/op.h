@@ -53,6 +53,15 @@ struct NodeAttrs {
   }
 };
 
+// A node's kernel state (MXNet's FCreateOpState, ncnn's create_pipeline, ORT's OpKernel): made
+// once per node when an executor is set up, for the node's shapes, it keeps what the kernel
+// derives between calls, such as its weights packed for the GEMM. A node's kernel runs on one
+// thread at a time, so a state needs no lock. Ops that keep none leave Op::create_state empty.
+class OpState {
+ public:
+  virtual ~OpState() = default;
+};
+
 // What a kernel may know about the run.
 struct OpContext {
   bool is_train = false;
@@ -63,6 +72,9 @@ struct OpContext {
   // output 0 inside a Concat's output along axis 1 at batch > 1 (only for ops whose
   // Op::strided_output says they can write so); 0: output 0 is contiguous, as its shape says.
   int64_t output_image_stride = 0;
+  // The node's state (Op::create_state) when an executor runs the node; null for a call
+  // without one (an imperative call), where the kernel derives what it needs on that call.
+  OpState* state = nullptr;
 };
 
 // The arrays a backward kernel sees. `in_grads` and `req` cover the arguments only
@@ -90,6 +102,9 @@ using ForwardFn = std::function<void(const OpContext&, const NodeAttrs&,
 using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const BackwardArgs&)>;
 // Multiply-adds of one call, from known input shapes (arguments then aux states) and output
 // shapes (TVM's FMacCount): a fact of the op, so reports need no list of op names.
+// Makes a node's state from its attributes and its inputs' and outputs' shapes.
+using CreateStateFn = std::function<std::unique_ptr<OpState>(const NodeAttrs&, const std::vector<TShape>& in,
+                                                             const std::vector<TShape>& out)>;
 using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
                                          const std::vector<TShape>& out)>;
 
@@ -127,6 +142,7 @@ struct Op {
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
   MacCountFn mac_count;    // empty: no multiply-adds worth counting (element-wise, copies)
+  CreateStateFn create_state;  // empty: the kernel keeps no state between calls
   // What each input means, by argument or aux-state name (MXNet's add_argument): shown in
   // docs/ops.md and returned by MXSymbolGetAtomicSymbolInfo, so generated op.h documents it.
   std::vector<std::pair<std::string, std::string>> argument_docs;
@@ -192,6 +208,7 @@ struct Op {
   Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
   Op& set_mac_count(MacCountFn f) { mac_count = std::move(f); return *this; }
+  Op& set_create_state(CreateStateFn f) { create_state = std::move(f); return *this; }
   Op& add_argument_doc(std::string input_name, std::string description) {
     argument_docs.emplace_back(std::move(input_name), std::move(description));
     return *this;

@@ -251,7 +251,7 @@ void Executor::Backward(const std::vector<NDArray>& head_grads) {
     if (node_inputs_empty_[t] && node_outputs_empty_[t]) return;  // empty gradients too
     uint32_t nid = op_nodes_[t];
     const NodeAttrs& attrs = graph_.node(nid).node->attrs;
-    OpContext ctx{last_forward_train_, NodeSeed(nid)};
+    OpContext ctx{last_forward_train_, NodeSeed(nid), 0, node_states_[t].get()};
     BackwardArgs args{plan.out_grads[t], node_inputs_[t], node_outputs_[t], plan.req[t],
                       plan.in_grads[t]};
     CallBackward(*attrs.op, ctx, attrs, args);

@@ -139,9 +139,16 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
   auto all_empty = [](const std::vector<NDArray>& arrays) {
     return std::all_of(arrays.begin(), arrays.end(), [](const NDArray& a) { return a.Size() == 0; });
   };
+  node_states_.resize(op_nodes_.size());
   for (uint32_t t = 0; t < op_nodes_.size(); ++t) {
     node_inputs_empty_.push_back(all_empty(node_inputs_[t]));
     node_outputs_empty_.push_back(all_empty(node_outputs_[t]));
+    const NodeAttrs& attrs = graph_.node(op_nodes_[t]).node->attrs;
+    if (!attrs.op->create_state || node_outputs_empty_[t]) continue;
+    std::vector<TShape> in_shapes, out_shapes;
+    for (const NDArray& a : node_inputs_[t]) in_shapes.push_back(a.shape());
+    for (const NDArray& a : node_outputs_[t]) out_shapes.push_back(a.shape());
+    node_states_[t] = attrs.op->create_state(attrs, in_shapes, out_shapes);
   }
 }
 
@@ -329,7 +336,7 @@ void Executor::RunForwardNode(uint32_t t, bool is_train) {
   if (node_outputs_empty_[t]) return;  // nothing to write
   uint32_t nid = op_nodes_[t];
   const NodeAttrs& attrs = graph_.node(nid).node->attrs;
-  OpContext ctx{is_train, NodeSeed(nid), output_image_stride_[t]};
+  OpContext ctx{is_train, NodeSeed(nid), output_image_stride_[t], node_states_[t].get()};
   std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
   if (!profiling_) return CallForward(*attrs.op, ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
   auto start = std::chrono::steady_clock::now();

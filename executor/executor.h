@@ -206,6 +206,8 @@ class Executor {
   std::vector<bool> node_inputs_empty_, node_outputs_empty_;
   // Per op node: OpContext::output_image_stride (output 0 planned inside a Concat's images).
   std::vector<int64_t> output_image_stride_;
+  // Per op node: its kernel's state (Op::create_state), made at bind; null for ops keeping none.
+  std::vector<std::unique_ptr<OpState>> node_states_;
   std::vector<int64_t> node_ns_, node_calls_;
 };
 

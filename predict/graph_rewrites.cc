@@ -86,8 +86,8 @@ std::map<std::string, std::string> FusedActivationParams(const Node& act) {
   return {};
 }
 
-// `a` as a read-only array: only the rewrite holds it, and nothing may change it afterwards, so
-// kernels may cache forms derived from it without checking it on every call (weight_cache.h).
+// `a` as a read-only array: only the rewrite holds it, and nothing may change it afterwards (and
+// read-only weights let wide layers choose Winograd, whose transform is then made once).
 NDArray Frozen(const NDArray& a) { return ReadOnlyView(a, "a folded weight"); }
 }  // namespace
 

@@ -158,6 +158,7 @@ class MPICollective : public Collective {
                     const std::vector<NDArray>& arrays) override {
     std::lock_guard<std::mutex> lock(mu_);
     CheckSameEverywhere(op, keys, arrays);
+    for (const NDArray& a : arrays) a.MarkWritten();  // summed in place through their pointers
     for (size_t i = 0; i < arrays.size(); ++i)
       if (arrays[i].dtype() != DType::kFloat32)
         throw Error(StrCat("KVStore dist_sync ", op, ": key '", keys[i], "' is ",
@@ -201,6 +202,7 @@ class MPICollective : public Collective {
     std::lock_guard<std::mutex> lock(mu_);
     CheckSameEverywhere(op, keys, arrays);
     for (size_t i = 0; i < arrays.size(); ++i) {
+      arrays[i].MarkWritten();
       auto* p = static_cast<char*>(arrays[i].raw_data());
       const int64_t bytes = static_cast<int64_t>(arrays[i].bytes());
       for (int64_t at = 0; at < bytes; at += kChunkBytes) {

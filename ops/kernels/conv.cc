@@ -10,7 +10,7 @@
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
-#include <symbind/ops/kernels/weight_cache.h>
+#include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -55,23 +55,25 @@ namespace {
 // into an FMA (which the AVX-512 clone has): BatchNorm's own loop rounds the product first.
 #if defined(__clang__)
 #define SYMBIND_NO_FP_CONTRACT
+#define SYMBIND_NO_FP_CONTRACT_IN_BODY _Pragma("clang fp contract(off)")
 #else
 #define SYMBIND_NO_FP_CONTRACT optimize("fp-contract=off"),
+#define SYMBIND_NO_FP_CONTRACT_IN_BODY
 #endif
-__attribute__((SYMBIND_NO_FP_CONTRACT target_clones("avx512f", "avx2", "default"))) void FinishPlane(
-    float* __restrict y, const float* __restrict r, int64_t size, FusedActivation act, float* __restrict z, float mean,
-    float scale, float shift, FusedActivation z_act) {
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#endif
-  if (r)
-    for (int64_t j = 0; j < size; ++j) y[j] += r[j];
-  ActivateInPlace(y, size, act);
-  if (!z) return;
-  for (int64_t j = 0; j < size; ++j) z[j] = (y[j] - mean) * scale + shift;
-  ActivateInPlace(z, size, z_act);
-}
+SYMBIND_ISA_VARIANTS(SYMBIND_NO_FP_CONTRACT, void, FinishPlane,
+                     (float* __restrict y, const float* __restrict r, int64_t size, FusedActivation act,
+                      float* __restrict z, float mean, float scale, float shift, FusedActivation z_act),
+                     (y, r, size, act, z, mean, scale, shift, z_act), {
+                       SYMBIND_NO_FP_CONTRACT_IN_BODY
+                       if (r)
+                         for (int64_t j = 0; j < size; ++j) y[j] += r[j];
+                       ActivateInPlace(y, size, act);
+                       if (!z) return;
+                       for (int64_t j = 0; j < size; ++j) z[j] = (y[j] - mean) * scale + shift;
+                       ActivateInPlace(z, size, z_act);
+                     })
 #undef SYMBIND_NO_FP_CONTRACT
+#undef SYMBIND_NO_FP_CONTRACT_IN_BODY
 
 // y = act(y + residual) (residual may be null) and the normalized second output, plane by plane,
 // for images [i0, i1) (the planes in parallel when `parallel`): on the paths that do not make
@@ -120,7 +122,7 @@ struct ForwardChoice {
   ForwardPath path;
   WinogradTile tile = WinogradTile::kNone;
 };
-ForwardChoice ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req, const NDArray* weights) {
+ForwardChoice ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req, DerivedWeights* weights) {
   if (!FastPathsEnabled()) return {ForwardPath::kIm2Col};
   if (DepthwiseApplies(n, g)) return {ForwardPath::kDepthwise};
   if (req != OpReq::kAdd && DirectConvPays(n, g)) return {ForwardPath::kDirect};
@@ -133,7 +135,7 @@ ForwardChoice ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req,
 }  // namespace
 
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                 const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
+                 const ConvGeom& g, OpReq req, DerivedWeights* weights, const FusedActivation& act,
                  const float* residual, const NormalizedOutput& normalized) {
   if (req == OpReq::kNull) return;
   if (n.YImageStride(g) != n.out_c * g.out_size()) {
@@ -274,11 +276,9 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
 }
 
 namespace {
-PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim, GemmTiling tiling,
-                                  bool keep_source) {
+PackedConvWeights PackConvWeights(const float* w, int64_t groups, int64_t fg, int64_t kdim, GemmTiling tiling) {
   PackedConvWeights p;
   for (int64_t gr = 0; gr < groups; ++gr) p.groups.emplace_back(w + gr * fg * kdim, fg, kdim, kdim, tiling);
-  if (keep_source) p.source.assign(w, w + groups * fg * kdim);
   return p;
 }
 }  // namespace
@@ -295,19 +295,15 @@ GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
 }
 }  // namespace
 
-std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w, const NDArray* weights,
+std::shared_ptr<const PackedConvWeights> DerivedPackedConvWeights(const float* w, DerivedWeights* weights,
                                                                  int64_t groups, int64_t fg, int64_t kdim,
                                                                  GemmTiling tiling) {
-  if (!weights) return std::make_shared<const PackedConvWeights>(PackConvWeights(w, groups, fg, kdim, tiling, false));
-  return CachedDerived<PackedConvWeights>(
-      *weights, StrCat("gemm-packed ", tiling == GemmTiling::kTall ? "tall " : "wide ", groups, "x", fg, "x", kdim),
-      [&](const float* data) { return PackConvWeights(data, groups, fg, kdim, tiling, !weights->read_only()); },
-      [&](const PackedConvWeights& p, const float* data) {
-        return SameFloats(p.source.data(), data, static_cast<int64_t>(p.source.size()));
-      });
+  return DerivedForm<PackedConvWeights>(weights, w, static_cast<int64_t>(tiling), [&](const float* data) {
+    return PackConvWeights(data, groups, fg, kdim, tiling);
+  });
 }
 
-bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
+bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
   // Grouped convolutions (4-8 filters per group) ran slower than im2col + Eigen; below 32
   // output positions the micro-kernel's columns are mostly padding.
   constexpr int64_t kMinColumns = 32, kMaxWideDepth = 384;
@@ -324,7 +320,7 @@ bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weig
 
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
-                           const NDArray* weights, const float* residual, const NormalizedOutput& normalized) {
+                           DerivedWeights* weights, const float* residual, const NormalizedOutput& normalized) {
   const int64_t isize = g.in_size(), osize = g.out_size();
   const int64_t cg = n.in_c / n.groups, fg = n.out_c / n.groups, kdim = cg * g.k_size();
   const GemmTiling tiling = PackedConvTiling(n, g);
@@ -333,7 +329,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
     PackedGemmConvForward(x, w, bias, y, n, g, {}, weights);
     return FinishOutput(y, residual, n, g, act, normalized);
   }
-  const auto packed = CachedPackedConvWeights(w, weights, n.groups, fg, kdim, tiling);
+  const auto packed = DerivedPackedConvWeights(w, weights, n.groups, fg, kdim, tiling);
   const int64_t y_image = n.YImageStride(g);  // `at` below: the residual's offset, laid out as a contiguous y
   // The epilogue of group gr's product written at y + offset (the residual at the same offset).
   auto epilogue = [&](int64_t gr, int64_t offset) {

@@ -8,6 +8,7 @@
 
 #include <symbind/core/ndarray.h>
 #include <symbind/core/op.h>
+#include <symbind/ops/kernels/derived_weights.h>
 #include <symbind/ops/kernels/gemm.h>
 #include <symbind/ops/kernels/im2col.h>
 
@@ -39,17 +40,17 @@ struct ConvDims {
 
 // y (as req says) = act(conv(x, w) + bias) (bias may be null), by the fastest path that
 // applies; the activation is applied where the output is written, not in a second pass.
-// `weights`, when the caller has it, is the array `w` points into: derived forms of it
-// (Winograd-transformed or GEMM-packed weights) are then cached across calls, checked against
-// the current weights so that overwriting them is always seen (see weight_cache.h); without
-// it they are recomputed on every call.
+// `weights`, when the caller has one, is the node's DerivedWeights, pointed at the array `w`
+// points into (DerivedWeights::Use): derived forms of it (Winograd-transformed or GEMM-packed
+// weights) are then kept across calls until the array changes; without it they are made on
+// every call (training, imperative calls).
 // `residual` (a residual connection's other operand, laid out as y and not overlapping it):
 // y = act((conv(x, w) + bias) + residual), the bits of the convolution, elemwise_add and
 // activation run one after another. `normalized.y`: also that second output of y (see
 // NormalizedOutput). Both are made where the packed GEMM stores its wide tiles, on the other
 // paths in one pass after the convolution; req kWrite.
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                 const ConvGeom& g, OpReq req, const NDArray* weights = nullptr,
+                 const ConvGeom& g, OpReq req, DerivedWeights* weights = nullptr,
                  const FusedActivation& act = {}, const float* residual = nullptr,
                  const NormalizedOutput& normalized = {});
 
@@ -65,22 +66,19 @@ void ConvForwardIm2Col(const float* x, const float* w, const float* bias, float*
 // ChooseGemmTiling), bias and activation in the GEMM's store. Any convolution; ConvForward
 // takes it for ungrouped ones (PackedGemmApplies, given the `weights` ConvForward has) with
 // outputs of at least 32 positions and depths (channels x kernel size) of at most 384, and
-// deeper ones that get tall tiles when their packed weights can be cached (`weights` given).
-bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
-// The weights (groups x fg filters of depth kdim) of every group packed for GemmPacked, with a
-// copy of the writable weights they were made from: comparing it (SameFloats) costs less than
-// packing again, which on every call would lose to Eigen's GEMM. Cached on `weights` when
-// given (one entry per tiling, shared by every kernel packing these weights), else packed now.
+// deeper ones that get tall tiles when their packed weights are kept (`weights` given).
+bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights = nullptr);
+// The weights (groups x fg filters of depth kdim) of every group packed for GemmPacked: kept in
+// `weights` when given (one form per tiling), else packed for this call.
 struct PackedConvWeights {
   std::vector<PackedGemmA> groups;
-  std::vector<float> source;  // empty for read-only weights, which cannot change
 };
-std::shared_ptr<const PackedConvWeights> CachedPackedConvWeights(const float* w, const NDArray* weights,
+std::shared_ptr<const PackedConvWeights> DerivedPackedConvWeights(const float* w, DerivedWeights* weights,
                                                                  int64_t groups, int64_t fg, int64_t kdim,
                                                                  GemmTiling tiling);
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
-                           const NDArray* weights = nullptr, const float* residual = nullptr,
+                           DerivedWeights* weights = nullptr, const float* residual = nullptr,
                            const NormalizedOutput& normalized = {});
 // Direct depthwise 2-D (groups == in_c == out_c; 3x3, 5x5 or 7x7, stride 1 or 2 in both dims,
 // dilation 1, any padding).
@@ -106,7 +104,7 @@ void TinyDepthConvForward(const float* x, const float* w, const float* bias, flo
 bool DirectConvApplies(const ConvDims& n, const ConvGeom& g);
 bool DirectConvPays(const ConvDims& n, const ConvGeom& g);
 void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                       const ConvGeom& g, const FusedActivation& act = {}, const NDArray* weights = nullptr);
+                       const ConvGeom& g, const FusedActivation& act = {}, DerivedWeights* weights = nullptr);
 // Winograd F(2x2, 3x3), F(4x4, 3x3) or F(6x6, 3x3) (conv_winograd.cc): 2-D, 3x3, stride 1, dilation 1, one
 // group, >= 16 channels in and out. `weights` as for ConvForward (null: transform the weights on
 // this call); `tile` kNone: ChooseWinogradTile's pick (F(4,3) where none pays).
@@ -114,7 +112,7 @@ enum class WinogradTile { kNone, kF2, kF4, kF6 };
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
-                         const NDArray* weights = nullptr, const FusedActivation& act = {},
+                         DerivedWeights* weights = nullptr, const FusedActivation& act = {},
                          WinogradTile tile = WinogradTile::kNone);
 // The Winograd variant faster than the packed path for this convolution, or kNone: WinogradApplies,
 // and for layers whose F(4,3) weights fit 16 MB, enough 4x4 tiles (over the batch: 16, or 4 that
@@ -122,9 +120,9 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
 // output little enough to win; for wider layers (512 -> 512), only when `weights` is read-only
 // (a Predictor's: transformed once, not on every training step), the variant whose products plus
 // weight bytes read cost least, F(2,3) on small images (conv_winograd.cc).
-WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
+WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights = nullptr);
 // ChooseWinogradTile != kNone (ConvForward takes the tile itself; the data gradient asks this).
-bool WinogradPays(const ConvDims& n, const ConvGeom& g, const NDArray* weights = nullptr);
+bool WinogradPays(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights = nullptr);
 // Whether convolutions (forward and backward) and 2-D / global pooling take their fast paths:
 // true unless SYMBIND_CONV_FAST_PATHS=0 is set when the first one runs; then they always take
 // the reference paths (ConvForwardIm2Col, the im2col gradients, the general pooling loops), for

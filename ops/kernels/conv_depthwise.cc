@@ -14,6 +14,7 @@
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -71,13 +72,12 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* in, const Plan
   }
 }
 
-// Compiled for AVX-512, AVX2 and the baseline, chosen at load time (GCC function multiversioning),
-// so the loops above vectorise as wide as the CPU allows without -march.
-#define SYMBIND_DEPTHWISE_PLANE(K, S)                                                          \
-  __attribute__((target_clones("avx512f", "avx2", "default"))) void Plane##K##x##K##s##S(     \
-      const float* in, const PlaneArgs& a, const float* w, float bias, float* out, bool add) { \
-    PlaneImpl<K, S>(in, a, w, bias, out, add);                                                 \
-  }
+// Compiled for AVX-512, AVX2 and the baseline (isa_variants.h), so the loops above vectorise as
+// wide as the CPU allows without -march.
+#define SYMBIND_DEPTHWISE_PLANE(K, S)                                                                     \
+  SYMBIND_ISA_VARIANTS(, void, Plane##K##x##K##s##S,                                                      \
+                       (const float* in, const PlaneArgs& a, const float* w, float bias, float* out, bool add), \
+                       (in, a, w, bias, out, add), { PlaneImpl<K, S>(in, a, w, bias, out, add); })
 SYMBIND_DEPTHWISE_PLANE(3, 1)
 SYMBIND_DEPTHWISE_PLANE(3, 2)
 SYMBIND_DEPTHWISE_PLANE(5, 1)
@@ -104,16 +104,16 @@ inline void FinishGlobalPlane(float* part, const float* bias, float* y, int64_t 
   const float sum = (bias ? bias[c] : 0.0f) + part[0];
   y[p] = act.ForRow(c)(add ? y[p] + sum : sum);
 }
-__attribute__((target_clones("avx2", "default"))) void GlobalPlanes(const float* x, int64_t taps, const float* w,
-                                                                    const float* bias, float* y, int64_t C,
-                                                                    int64_t p0, int64_t p1, bool add,
-                                                                    const FusedActivation& act) {
+SYMBIND_ISA_VARIANTS(, void, GlobalPlanes,
+                     (const float* x, int64_t taps, const float* w, const float* bias, float* y, int64_t C,
+                      int64_t p0, int64_t p1, bool add, const FusedActivation& act),
+                     (x, taps, w, bias, y, C, p0, p1, add, act), {
   for (int64_t p = p0, c = p0 % C; p < p1; ++p, c = c + 1 == C ? 0 : c + 1) {  // no division per plane
     float part[kGlobalLanes] = {};
     for (int64_t t = 0; t < taps; ++t) part[t % kGlobalLanes] += w[c * taps + t] * x[p * taps + t];
     FinishGlobalPlane(part, bias, y, p, c, add, act);
   }
-}
+})
 __attribute__((target("avx512f"))) void GlobalPlanesAvx512(const float* x, int64_t taps, const float* w,
                                                            const float* bias, float* y, int64_t C, int64_t p0,
                                                            int64_t p1, bool add, const FusedActivation& act) {
@@ -469,11 +469,11 @@ using PlaneFn = void (*)(const float*, const PlaneArgs&, const float*, float, fl
 PlaneFn ChoosePlane(int64_t k, int64_t s) {
   // SYMBIND_GEMM_ISA=avx2 / base select the AVX2 kernels / the plane loops everywhere (for tests).
   if (k == 7) return s == 1 ? Plane7x7s1 : Plane7x7s2;  // plane loops only (rare, small layers)
-  if (std::strcmp(GemmIsa(), "avx512") == 0) {
+  if (ActiveIsa() == KernelIsa::kAvx512) {
     if (k == 3) return s == 1 ? PlaneAvx512<3> : PlaneStride2Avx512<3>;
     return s == 1 ? PlaneAvx512<5> : PlaneStride2Avx512<5>;
   }
-  if (std::strcmp(GemmIsa(), "avx2") == 0) {
+  if (ActiveIsa() == KernelIsa::kAvx2) {
     if (k == 3) return s == 1 ? PlaneAvx2<3> : PlaneStride2Avx2<3>;
     return s == 1 ? PlaneAvx2<5> : PlaneStride2Avx2<5>;
   }
@@ -523,7 +523,7 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
   if (req == OpReq::kNull) return;
   const int64_t K = g.k[2], C = n.in_c;
   const int64_t isize = g.in_size(), osize = g.out_size();
-  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0;
+  const bool avx512 = ActiveIsa() == KernelIsa::kAvx512;
   if (g.in[1] == K && g.in[2] == K && g.p[1] == 0 && g.p[2] == 0) {  // the window is the whole plane
     const auto global = avx512 ? GlobalPlanesAvx512 : GlobalPlanes;
     ParallelFor(n.batch * C, GrainFor(K * K), [&](int64_t p0, int64_t p1) {
@@ -547,7 +547,7 @@ void DepthwiseConvForward(const float* x, const float* w, const float* bias, flo
     return;
   }
   // On AVX2, 3x3 only: 5x5 planes ran slower flat (25 masked loads per chunk), 28 wide too.
-  if (K == 3 && same_stride1 && g.in[2] <= kMaxFlatWidthAvx2 && std::strcmp(GemmIsa(), "avx2") == 0) {
+  if (K == 3 && same_stride1 && g.in[2] <= kMaxFlatWidthAvx2 && ActiveIsa() == KernelIsa::kAvx2) {
     const std::vector<int32_t> masks = FlatTapMasks8(g.in[1], g.in[2], K);
     ParallelFor(n.batch * C, grain, [&](int64_t p0, int64_t p1) {
       FlatPlanesAvx2<3>(x, w, bias, y, C, p0, p1, osize, g.in[2], masks.data(), req == OpReq::kAdd, act);

@@ -22,7 +22,6 @@
 #include <symbind/ops/kernels/avx2_lanes.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
-#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -36,34 +35,25 @@ constexpr int kLanes = 8;
 // 6 and 2, which ran slower here.
 
 // The weights as panels of kFilters filters, tap-major (panel p, tap k: filters p*4.. side by
-// side, zero past out_c), with the copy of writable weights they were made from.
+// side, zero past out_c).
 struct DirectWeights {
   std::vector<float> panels;
-  std::vector<float> source;
 };
 
-DirectWeights PackDirectWeights(const float* w, int64_t filters, int64_t depth, bool keep_source) {
+DirectWeights PackDirectWeights(const float* w, int64_t filters, int64_t depth) {
   DirectWeights d;
   const int64_t panels = (filters + kFilters - 1) / kFilters;
   d.panels.assign(static_cast<size_t>(panels * depth * kFilters), 0.0f);
   for (int64_t f = 0; f < filters; ++f)
     for (int64_t k = 0; k < depth; ++k)
       d.panels[static_cast<size_t>(((f / kFilters) * depth + k) * kFilters + f % kFilters)] = w[f * depth + k];
-  if (keep_source) d.source.assign(w, w + filters * depth);
   return d;
 }
 
-std::shared_ptr<const DirectWeights> CachedDirectWeights(const float* w, const NDArray* weights, int64_t filters,
-                                                         int64_t depth) {
-  if (!weights) return std::make_shared<const DirectWeights>(PackDirectWeights(w, filters, depth, false));
-  return CachedDerived<DirectWeights>(
-      *weights, StrCat("direct-packed ", filters, "x", depth),
-      [&](const float* data) { return PackDirectWeights(data, filters, depth, !weights->read_only()); },
-      [&](const DirectWeights& d, const float* data) {
-        return SameFloats(d.source.data(), data, static_cast<int64_t>(d.source.size()));
-      });
+std::shared_ptr<const DirectWeights> DirectWeightsFor(const float* w, DerivedWeights* weights, int64_t filters,
+                                                      int64_t depth) {
+  return DerivedForm<DirectWeights>(weights, w, 0, [&](const float* data) { return PackDirectWeights(data, filters, depth); });
 }
-
 // One tile: where its slots read (the padded input at the slot's first output column) and
 // write (row 0 of C, the tile's first filter's plane), how many of each slot's lanes are
 // output columns (0: no slot).
@@ -158,7 +148,7 @@ bool DirectConvApplies(const ConvDims& n, const ConvGeom& g) {
   // AVX2 only: measured there (AVX-512 CPUs keep their Winograd and packed tiles).
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
   return n.groups == 1 && g.is_planar() && stride && g.k_size() > 1 && g.out_size() > 0 &&
-         std::strcmp(GemmIsa(), "avx2") == 0;
+         ActiveIsa() == KernelIsa::kAvx2;
 }
 
 bool DirectConvPays(const ConvDims& n, const ConvGeom& g) {
@@ -170,12 +160,12 @@ bool DirectConvPays(const ConvDims& n, const ConvGeom& g) {
 }
 
 void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                       const ConvGeom& g, const FusedActivation& act, const NDArray* weights) {
+                       const ConvGeom& g, const FusedActivation& act, DerivedWeights* weights) {
   if (!DirectConvApplies(n, g))
     throw Error("DirectConvForward: needs a 2-D convolution of one group at stride 1 or 2 and an AVX2 CPU");
   const int64_t S = g.s[1], KH = g.k[1], KW = g.k[2], OH = g.out[1], OW = g.out[2], C = n.in_c;
   const int64_t depth = C * KH * KW, osize = g.out_size();
-  const auto packed = CachedDirectWeights(w, weights, n.out_c, depth);
+  const auto packed = DirectWeightsFor(w, weights, n.out_c, depth);
   const int64_t slots_per_row = (OW + kLanes - 1) / kLanes, slots = OH * slots_per_row;
   const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (n.out_c + kFilters - 1) / kFilters;
   // Tasks of bands of up to 32 tiles (768 output positions), each panel over the whole band

@@ -56,7 +56,7 @@ bool InvertedResidualFusionPays(const InvertedResidualDims& d) {
   // unfused depthwise kernels see the whole layer (flat chunks for narrow planes), the bands
   // cannot; channels-last bands beat both there.
   return d.batch > 1 || InvertedResidualChannelsLastPays(d) ||
-         (UsableThreads() == kPartsPerImage && std::strcmp(GemmIsa(), "avx512") == 0);
+         (UsableThreads() == kPartsPerImage && ActiveIsa() == KernelIsa::kAvx512);
 }
 
 void InvertedResidualForward(const float* x, const InvertedResidualWeights& w, float* y,
@@ -120,9 +120,9 @@ void InvertedResidualFusedPlanes(const float* x, const InvertedResidualWeights& 
   const int64_t H = d.height, W = d.width, OH = d.out_height(), OW = d.out_width(), K = d.kernel, S = d.stride;
   const InvertedResidualBands plan = PlanInvertedResidualBands(d, false);
   const int64_t R = plan.buffer_rows;
-  const auto expand = CachedPackedConvWeights(w.expand_w, w.expand, 1, d.hidden_c, d.in_c,
+  const auto expand = DerivedPackedConvWeights(w.expand_w, w.expand, 1, d.hidden_c, d.in_c,
                                               ChooseGemmTiling(d.hidden_c, plan.band * S * W));
-  const auto project = CachedPackedConvWeights(w.project_w, w.project, 1, d.out_c, d.hidden_c,
+  const auto project = DerivedPackedConvWeights(w.project_w, w.project, 1, d.out_c, d.hidden_c,
                                                ChooseGemmTiling(d.out_c, plan.band * OW));
   const DepthwisePlaneFn plane = ChooseDepthwisePlane(K, S);
   const std::vector<float> zeros(static_cast<size_t>(W), 0.0f);

@@ -8,6 +8,7 @@
 
 #include <symbind/core/ndarray.h>
 #include <symbind/core/op.h>
+#include <symbind/ops/kernels/derived_weights.h>
 #include <symbind/ops/kernels/gemm.h>
 
 namespace symbind {
@@ -25,11 +26,11 @@ struct InvertedResidualDims {
 
 // Weights as the three convolutions take them: expand (hidden_c, in_c), depthwise (hidden_c,
 // kernel, kernel), project (out_c, hidden_c); biases one per output channel, or null. The
-// arrays, when given, let the packed forms of the 1x1 weights be cached across calls (as
+// node's DerivedWeights of each, when given, keep their packed forms across calls (as
 // ConvForward's `weights`).
 struct InvertedResidualWeights {
   const float *expand_w, *expand_b, *depthwise_w, *depthwise_b, *project_w, *project_b;
-  const NDArray *expand = nullptr, *depthwise = nullptr, *project = nullptr;
+  DerivedWeights *expand = nullptr, *depthwise = nullptr, *project = nullptr;
 };
 
 // The blocks InvertedResidualForward fuses: a 3x3 or 5x5 depthwise window at stride 1 or 2

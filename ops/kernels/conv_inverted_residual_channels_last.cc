@@ -185,7 +185,7 @@ DepthwiseRowsFn ChooseDepthwiseRows(int64_t kernel, int64_t stride) {
 }  // namespace
 
 bool InvertedResidualChannelsLastApplies(const InvertedResidualDims& d) {
-  return std::strcmp(GemmIsa(), "avx2") == 0 && d.hidden_c % kLanes == 0 && (d.kernel == 3 || d.kernel == 5) &&
+  return ActiveIsa() == KernelIsa::kAvx2 && d.hidden_c % kLanes == 0 && (d.kernel == 3 || d.kernel == 5) &&
          (d.stride == 1 || d.stride == 2);
 }
 
@@ -207,8 +207,8 @@ void InvertedResidualFusedChannelsLast(const float* x, const InvertedResidualWei
   const int64_t C = d.hidden_c;
   const InvertedResidualBands plan = PlanInvertedResidualBands(d, true);
   const int64_t R = plan.buffer_rows;
-  const auto expand = CachedPackedConvWeights(w.expand_w, w.expand, 1, C, d.in_c, GemmTiling::kTall);
-  const auto project = CachedPackedConvWeights(w.project_w, w.project, 1, d.out_c, C, GemmTiling::kTall);
+  const auto expand = DerivedPackedConvWeights(w.expand_w, w.expand, 1, C, d.in_c, GemmTiling::kTall);
+  const auto project = DerivedPackedConvWeights(w.project_w, w.project, 1, d.out_c, C, GemmTiling::kTall);
   if (expand->groups[0].mr() != kPanelRows)
     throw Error("InvertedResidualFusedChannelsLast: expansion panels of " + std::to_string(expand->groups[0].mr()) +
                 " rows, expected " + std::to_string(kPanelRows));

@@ -140,13 +140,13 @@ void RowPlain(const TinyArgs& a, int64_t oh, const float* wb, const float* bias,
 
 using RowFn = void (*)(const TinyArgs&, int64_t, const float*, const float*, float*);
 RowFn ChooseRow(int64_t k, int64_t s) {
-  const char* isa = GemmIsa();
-  if (std::strcmp(isa, "avx512") == 0) {
+  const KernelIsa isa = ActiveIsa();
+  if (isa == KernelIsa::kAvx512) {
     if (k == 3) return s == 1 ? RowAvx512<3, 1> : RowAvx512<3, 2>;
     if (k == 5) return s == 1 ? RowAvx512<5, 1> : RowAvx512<5, 2>;
     return s == 1 ? RowAvx512<7, 1> : RowAvx512<7, 2>;
   }
-  if (std::strcmp(isa, "avx2") == 0) {
+  if (isa == KernelIsa::kAvx2) {
     if (k == 3) return s == 1 ? RowAvx2<3, 1> : RowAvx2<3, 2>;
     if (k == 5) return s == 1 ? RowAvx2<5, 1> : RowAvx2<5, 2>;
     return s == 1 ? RowAvx2<7, 1> : RowAvx2<7, 2>;
@@ -166,7 +166,7 @@ bool TinyDepthApplies(const ConvDims& n, const ConvGeom& g) {
   const bool stride = g.s[1] == g.s[2] && (g.s[1] == 1 || g.s[1] == 2);
   return n.groups == 1 && n.in_c <= kMaxChannels && g.is_planar() && square && stride &&
          g.p[1] == g.p[2] && g.d[1] == 1 && g.d[2] == 1 && g.out[2] >= kMinRow &&
-         (std::strcmp(GemmIsa(), "avx512") == 0 || std::strcmp(GemmIsa(), "avx2") == 0);
+         ActiveIsa() != KernelIsa::kBase;
 }
 
 void TinyDepthConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,

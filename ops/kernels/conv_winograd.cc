@@ -22,7 +22,7 @@
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
-#include <symbind/ops/kernels/weight_cache.h>
+#include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -308,9 +308,10 @@ inline __attribute__((always_inline)) void TransformInputChannel(const float* x,
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInputChannels(
-    const float* x, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t c0, int64_t c1, int64_t t0,
-    int64_t len, float* v) {
+SYMBIND_ISA_VARIANTS(, void, TransformInputChannels,
+                     (const float* x, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t c0, int64_t c1,
+                      int64_t t0, int64_t len, float* v),
+                     (x, n, g, tl, c0, c1, t0, len, v), {
   TileOrigin org[kChunkTiles];
   ChunkOrigins(tl, t0, len, org);
   alignas(64) Lanes d[64];
@@ -320,7 +321,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformInput
     else if (tl.side == 2) TransformInputChannel<2>(x, n, g, org, c, len, d, edge, v);
     else TransformInputChannel<4>(x, n, g, org, c, len, d, edge, v);
   }
-}
+})
 
 // y for filter f over tiles [t0, t0 + len) from M[p][f][j]: A^T m A, plus bias, clipped to the
 // output's edge; the activation applied unless adding (ConvForward never asks for both).
@@ -379,9 +380,10 @@ inline __attribute__((always_inline)) void TransformOutputFilter(const float* m,
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutputFilters(
-    const float* m, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t f0, int64_t f1, int64_t t0,
-    int64_t len, const float* bias, bool add, const FusedActivation& act, float* y) {
+SYMBIND_ISA_VARIANTS(, void, TransformOutputFilters,
+                     (const float* m, const ConvDims& n, const ConvGeom& g, const Tiling& tl, int64_t f0, int64_t f1,
+                      int64_t t0, int64_t len, const float* bias, bool add, const FusedActivation& act, float* y),
+                     (m, n, g, tl, f0, f1, t0, len, bias, add, act, y), {
   TileOrigin org[kChunkTiles];
   ChunkOrigins(tl, t0, len, org);
   alignas(64) Lanes d[64] = {};
@@ -391,7 +393,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void TransformOutpu
     else if (tl.side == 2) TransformOutputFilter<2>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
     else TransformOutputFilter<4>(m, n, g, org, f, len, bf, add, act.ForRow(f), d, y);
   }
-}
+})
 
 // U[p][f][c] = (G w[f][c] G^T)[p] for the points p: the transformed weights.
 template <int kTile>
@@ -425,18 +427,14 @@ std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c)
   return u;
 }
 
-// The transformed weight matrices (filters x channels), one per point, packed for GemmPacked,
-// with a copy of the writable weights they were made from: comparing it reads 9/36 (F(4,3))
-// or 9/64 of what a transform writes.
+// The transformed weight matrices (filters x channels), one per point, packed for GemmPacked.
 struct WinogradWeights {
-  std::vector<float> source;  // empty for read-only weights, which cannot change
   std::vector<PackedGemmA> packed;
 };
 
-WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, bool keep_source,
-                                    WinogradTile tile, GemmTiling tiling) {
+WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile,
+                                    GemmTiling tiling) {
   WinogradWeights e;
-  if (keep_source) e.source.assign(w, w + out_c * in_c * 9);
   const std::vector<float> u = tile == WinogradTile::kF6   ? TransformWeights<6>(w, out_c, in_c)
                                : tile == WinogradTile::kF2 ? TransformWeights<2>(w, out_c, in_c)
                                                            : TransformWeights<4>(w, out_c, in_c);
@@ -445,17 +443,6 @@ WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c,
   return e;
 }
 
-std::shared_ptr<const WinogradWeights> CachedWeights(const NDArray& w, int64_t out_c, int64_t in_c,
-                                                     WinogradTile tile, GemmTiling tiling) {
-  return CachedDerived<WinogradWeights>(
-      w,
-      StrCat("winograd F(", TileSide(tile), ",3) ", tiling == GemmTiling::kTall ? "tall " : "wide ", out_c, "x",
-             in_c),
-      [&](const float* data) { return MakeWinogradWeights(data, out_c, in_c, !w.read_only(), tile, tiling); },
-      [&](const WinogradWeights& e, const float* data) {
-        return SameFloats(e.source.data(), data, static_cast<int64_t>(e.source.size()));
-      });
-}
 }  // namespace
 
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
@@ -518,7 +505,7 @@ WinogradTile WideLayerTile(const ConvDims& n, const ConvGeom& g) {
 }
 }  // namespace
 
-WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
+WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
   if (!WinogradApplies(n, g)) return WinogradTile::kNone;
   if (!TransformedWeightsFit(WinogradTile::kF4, n)) {
     // Writable weights may change every call (a training step), and transforming 512 x 512
@@ -536,12 +523,12 @@ WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, const NDAr
   return WinogradTile::kF4;
 }
 
-bool WinogradPays(const ConvDims& n, const ConvGeom& g, const NDArray* weights) {
+bool WinogradPays(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
   return ChooseWinogradTile(n, g, weights) != WinogradTile::kNone;
 }
 
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                         const ConvGeom& g, OpReq req, const NDArray* weights, const FusedActivation& act,
+                         const ConvGeom& g, OpReq req, DerivedWeights* weights, const FusedActivation& act,
                          WinogradTile tile) {
   if (req == OpReq::kNull) return;
   if (tile == WinogradTile::kNone) tile = ChooseWinogradTile(n, g, weights);
@@ -551,9 +538,8 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   // The tiling of the products (filters x channels) x (channels x chunk tiles): tall tiles
   // where a chunk's few tiles would mostly pad wide ones (14x14 outputs: 16 tiles).
   const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk);
-  std::shared_ptr<const WinogradWeights> u;
-  if (weights) u = CachedWeights(*weights, F, C, tile, tiling);
-  else u = std::make_shared<const WinogradWeights>(MakeWinogradWeights(w, F, C, false, tile, tiling));
+  const auto u = DerivedForm<WinogradWeights>(weights, w, static_cast<int64_t>(tile) * 4 + static_cast<int64_t>(tiling),
+                                              [&](const float* data) { return MakeWinogradWeights(data, F, C, tile, tiling); });
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
   // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles

@@ -21,7 +21,8 @@ using BlockFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t);
 using TileFn = void (*)(const PackedTileArgs&);
 
 struct Dispatch {
-  const char* isa;
+  KernelIsa isa;
+  const char* name;
   BlockFn block;
   TileFn tile;
   GemmMicroShape shape;
@@ -36,12 +37,12 @@ Dispatch Choose() {
   __builtin_cpu_init();
   if (want("avx512") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    return {"avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
+    return {KernelIsa::kAvx512, "avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
             gemm_avx512::PackedTallTile, gemm_avx512::PackedTallShape(), gemm_avx512::PackedTallTileBt};
   if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {"avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
+    return {KernelIsa::kAvx2, "avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
             gemm_avx2::PackedTallTile, gemm_avx2::PackedTallShape(), gemm_avx2::PackedTallTileBt};
-  return {"base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
+  return {KernelIsa::kBase, "base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
             gemm_base::PackedTallTile, gemm_base::PackedTallShape(), gemm_base::PackedTallTileBt};
 }
 
@@ -51,7 +52,8 @@ const Dispatch& Selected() {
 }
 }  // namespace
 
-const char* GemmIsa() { return Selected().isa; }
+KernelIsa ActiveIsa() { return Selected().isa; }
+const char* GemmIsa() { return Selected().name; }
 
 namespace {
 // (GCC 12 warns inside its own avx512fintrin.h's reduction, as for the GEMM kernels' AVX-512 build.)
@@ -143,7 +145,7 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alp
   // position (W x). Rows of the matrix in chunks of ~128 KB.
   const bool row_times_matrix = M == 1 && !trans_a && trans_b;
   const bool matrix_times_column = N == 1 && !trans_a && !trans_b && ldb == 1 && ldc == 1;
-  const bool avx512 = std::strcmp(GemmIsa(), "avx512") == 0, avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
+  const bool avx512 = ActiveIsa() == KernelIsa::kAvx512, avx2 = ActiveIsa() == KernelIsa::kAvx2;
   if ((row_times_matrix || matrix_times_column) && K >= 16 && (avx512 || avx2)) {
     const float* matrix = row_times_matrix ? B : A;
     const float* vector = row_times_matrix ? A : B;

@@ -71,7 +71,13 @@ namespace gemm_avx2 { SYMBIND_GEMM_VARIANT_DECLS }
 namespace gemm_avx512 { SYMBIND_GEMM_VARIANT_DECLS }
 #undef SYMBIND_GEMM_VARIANT_DECLS
 
-// "avx512", "avx2" or "base": the kernel this CPU runs (SYMBIND_GEMM_ISA overrides, for tests).
+// The instruction set of every kernel of this process (the GEMM's tiles, the direct, depthwise,
+// tiny-depth and pooling kernels), chosen once from CPUID: the one dispatch point. Kernels say
+// what they need by comparing with it. SYMBIND_GEMM_ISA=base|avx2|avx512 lowers it, so tests run
+// each kernel set on one CPU.
+enum class KernelIsa { kBase, kAvx2, kAvx512 };
+KernelIsa ActiveIsa();
+// Its name: "avx512", "avx2" or "base".
 const char* GemmIsa();
 
 }  // namespace symbind

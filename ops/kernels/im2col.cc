@@ -1,17 +1,18 @@
 #include <algorithm>
 
 #include <symbind/ops/kernels/im2col.h>
+#include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
 namespace conv {
 
-// Cloned per instruction set so that it runs on wide permutes: on SSE2 shuffles this gather
+// Compiled per instruction set so that it runs on wide permutes: on SSE2 shuffles this gather
 // is a large share of ResNet-50's conv0.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void GatherStride2(const float* __restrict src,
-                                                                               int64_t n, float* __restrict dst) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
-}
+SYMBIND_ISA_VARIANTS(, void, GatherStride2, (const float* __restrict src, int64_t n, float* __restrict dst),
+                     (src, n, dst), {
+                       for (int64_t i = 0; i < n; ++i) dst[i] = src[2 * i];
+                     })
 
 namespace {
 // dst[j] = src[j * S + q - pad] where that is inside the W columns of src (null: none), else 0;

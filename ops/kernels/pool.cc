@@ -12,6 +12,7 @@
 #include <symbind/ops/kernels/avx2_lanes.h>
 #include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/kernels/pool.h>
 #include <symbind/ops/op_util.h>
 
@@ -205,14 +206,14 @@ inline __attribute__((always_inline)) void PlaneImpl(const float* x, float* y, c
 // column_max: W floats of scratch (max pooling).
 using PlaneFn = void (*)(const float*, float*, const ConvGeom&, bool, bool, const float*, float*);
 
-// Compiled for AVX-512, AVX2 and the baseline, chosen at load time (GCC function
-// multiversioning), so the middle loops vectorise as wide as the CPU allows without -march.
-#define SYMBIND_POOL_PLANE(K, S, kMax, Name)                                               \
-  __attribute__((target_clones("avx512f", "avx2", "default"))) void Name##K##s##S(         \
-      const float* x, float* y, const ConvGeom& g, bool include_pad, bool add,             \
-      const float* fill, float* column_max) {                                              \
-    PlaneImpl<K, S, kMax>(x, y, g, include_pad, add, fill, column_max);                    \
-  }
+// Compiled for AVX-512, AVX2 and the baseline (isa_variants.h), so the middle loops vectorise as
+// wide as the CPU allows without -march.
+#define SYMBIND_POOL_PLANE(K, S, kMax, Name)                                                                 \
+  SYMBIND_ISA_VARIANTS(, void, Name##K##s##S,                                                                \
+                       (const float* x, float* y, const ConvGeom& g, bool include_pad, bool add,             \
+                        const float* fill, float* column_max),                                               \
+                       (x, y, g, include_pad, add, fill, column_max),                                        \
+                       { PlaneImpl<K, S, kMax>(x, y, g, include_pad, add, fill, column_max); })
 SYMBIND_POOL_PLANE(2, 1, true, MaxPlane)
 SYMBIND_POOL_PLANE(2, 2, true, MaxPlane)
 SYMBIND_POOL_PLANE(3, 1, true, MaxPlane)
@@ -237,9 +238,9 @@ __attribute__((target("avx2,fma"))) void MaxPlaneStride2Avx2(const float* x, flo
 
 PlaneFn ChoosePlane(int64_t k, int64_t s, bool max) {
   // SYMBIND_GEMM_ISA=avx2 / base select the AVX2 middle / the plane loops (for tests).
-  if (max && s == 2 && std::strcmp(GemmIsa(), "avx512") == 0)
+  if (max && s == 2 && ActiveIsa() == KernelIsa::kAvx512)
     return k == 2 ? MaxPlaneStride2Avx512<2> : MaxPlaneStride2Avx512<3>;
-  if (max && s == 2 && std::strcmp(GemmIsa(), "avx2") == 0)
+  if (max && s == 2 && ActiveIsa() == KernelIsa::kAvx2)
     return k == 2 ? MaxPlaneStride2Avx2<2> : MaxPlaneStride2Avx2<3>;
   if (max) {
     if (k == 2) return s == 1 ? MaxPlane2s1 : MaxPlane2s2;
@@ -251,8 +252,7 @@ PlaneFn ChoosePlane(int64_t k, int64_t s, bool max) {
 
 constexpr int kPartialSums = 16;
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) float GlobalAvgPlane(const float* x,
-                                                                                  int64_t size) {
+SYMBIND_ISA_VARIANTS(, float, GlobalAvgPlane, (const float* x, int64_t size), (x, size), {
   const float div = static_cast<float>(size);
   float acc[kPartialSums] = {};
   int64_t i = 0;
@@ -262,7 +262,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) float GlobalAvgPlan
   for (int half = kPartialSums / 2; half > 0; half /= 2)
     for (int l = 0; l < half; ++l) acc[l] += acc[l + half];
   return acc[0];
-}
+})
 
 }  // namespace
 

@@ -199,10 +199,8 @@ void ForwardConvolution(const OpContext& ctx, const NodeAttrs& attrs, const std:
   const auto& p = attrs.param<ConvolutionParam>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
   s.dims.y_image_stride = ctx.output_image_stride;
-  // Training changes the weights every step: derived forms (packed, Winograd-transformed) are
-  // then made per call instead of cached, checked and replaced each time.
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
-              s.dims, s.geom, req[0], ctx.is_train ? nullptr : &in[1]);
+              s.dims, s.geom, req[0], NodeDerivedWeights(ctx, 0, in[1]));
 }
 
 void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
@@ -231,7 +229,7 @@ void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::v
                                   p.norm_slope}};
   }
   ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
-              s.dims, s.geom, residual || p.normalize ? write : req[0], ctx.is_train ? nullptr : &in[c + 1],
+              s.dims, s.geom, residual || p.normalize ? write : req[0], NodeDerivedWeights(ctx, 0, in[c + 1]),
               p.activation(in), residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
 }
 
@@ -265,6 +263,7 @@ the filters, and the results concatenated.)")
     .set_infer_shape(InferShapeConv<ConvolutionParam>)
     .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardConvolution)
+    .set_create_state(CreateDerivedWeightsState(1))
     .set_strided_output([](const NodeAttrs&) { return true; })
     .set_backward(BackwardConv);
 
@@ -302,6 +301,7 @@ node's output, and an activation after the add, in one pass.)")
       return WeightRowMacs(out[0], in[static_cast<size_t>(attrs.param<FusedConvParam>().first_conv_input()) + 1]);
     })
     .set_forward(ForwardFusedConv)
+    .set_create_state(CreateDerivedWeightsState(1))
     .set_strided_output([](const NodeAttrs& attrs) {  // ConvForward writes images apart without these
       const auto& p = attrs.param<FusedConvParam>();
       return p.residual == FusedConvParam::kNoResidual && !p.normalize;

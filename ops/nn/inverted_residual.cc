@@ -121,12 +121,12 @@ void ForwardInvertedResidual(const OpContext& ctx, const NodeAttrs& attrs, const
   const auto& p = attrs.param<InvertedResidualParam>();
   const InputLayout at(p);
   auto data = [&](int i) { return i < 0 ? nullptr : in[static_cast<size_t>(i)].fdata(); };
-  auto array = [&](int i) { return ctx.is_train ? nullptr : &in[static_cast<size_t>(i)]; };
+  auto derived = [&](size_t slot, int i) { return NodeDerivedWeights(ctx, slot, in[static_cast<size_t>(i)]); };
   const conv::InvertedResidualWeights w{data(at.expand_weight),    data(at.expand_bias),
                                         data(at.depthwise_weight), data(at.depthwise_bias),
                                         data(at.project_weight),   data(at.project_bias),
-                                        array(at.expand_weight),   array(at.depthwise_weight),
-                                        array(at.project_weight)};
+                                        derived(0, at.expand_weight), derived(1, at.depthwise_weight),
+                                        derived(2, at.project_weight)};
   conv::InvertedResidualForward(data(at.data), w, out[0].fdata(),
                                 p.Dims(in[0].shape(), data(at.expand_gamma), data(at.depthwise_gamma)), req[0]);
 }
@@ -160,6 +160,7 @@ MobileFaceNet's (prelu).)")
     .add_argument_doc("depthwise_gamma", "With depthwise_act prelu: the depthwise convolution's slopes, (num_hidden,).")
     .set_infer_shape(InferShapeInvertedResidual)
     .set_mac_count(InvertedResidualMacs)
-    .set_forward(ForwardInvertedResidual);
+    .set_forward(ForwardInvertedResidual)
+    .set_create_state(CreateDerivedWeightsState(3));
 
 }  // namespace symbind

@@ -1,7 +1,7 @@
 // The convolution fast paths (direct depthwise, Winograd F(4x4,3x3) and F(6x6,3x3), packed GEMM) against a
 // naive double-precision convolution written here and against the im2col + GEMM reference path;
 // their results bit-identical for 1, 2 and 4 threads; fused activations bit-identical to the
-// activation after the convolution; the weight caches (and their SameFloats check) never going
+// activation after the convolution; a node's derived weights (DerivedWeights) never going
 // stale; the packed-GEMM and Winograd data gradients and the blocked weight gradient against
 // naive double-precision gradients and the im2col + GEMM ones; a whole model's training
 // gradients both ways.
@@ -17,7 +17,6 @@
 
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
-#include <symbind/ops/kernels/weight_cache.h>
 #include <symbind/predict/predictor.h>
 
 #include "../../model_test_util.h"
@@ -217,7 +216,7 @@ TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fa
       {1, 4, 16, 1, 8, 66, 5, 1, 1},   {3, 2, 9, 1, 7, 133, 3, 2, 1},  {1, 3, 12, 1, 12, 100, 3, 1, 1},
       {1, 3, 8, 1, 6, 64, 3, 1, 1},    {2, 3, 16, 1, 11, 45, 7, 2, 3}, {1, 3, 7, 1, 5, 16, 3, 1, 1},
   };
-  const bool vector_kernel = std::strcmp(GemmIsa(), "avx512") == 0 || std::strcmp(GemmIsa(), "avx2") == 0;
+  const bool vector_kernel = ActiveIsa() != KernelIsa::kBase;
   uint64_t seed = 2500;
   for (const Case& c : cases) {
     CHECK(TinyDepthApplies({c.batch, c.in_c, c.out_c, c.groups}, Geom(c)) == vector_kernel);
@@ -258,7 +257,7 @@ TEST_CASE("Direct convolution matches the reference and the packed GEMM bit for 
       {1, 3, 64, 1, 23, 131, 3, 2, 0}, {2, 3, 10, 1, 16, 33, 3, 2, 1},  {1, 3, 9, 1, 19, 21, 7, 2, 3},
       {1, 6, 5, 1, 10, 12, 3, 2, 2, 2}, {1, 2, 4, 1, 5, 4, 2, 2, 0},
   };
-  const bool avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
+  const bool avx2 = ActiveIsa() == KernelIsa::kAvx2;
   uint64_t seed = 3100;
   for (const Case& c : cases) {
     const ConvGeom g = Geom(c);
@@ -402,23 +401,26 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   CHECK_FALSE(PackedGemmApplies({1, 8, 8, 1}, Geom({1, 8, 8, 1, 5, 5, 1, 1, 0})));
   CHECK_FALSE(PackedGemmApplies({2, 400, 33, 1}, Geom(cases[2])));
   CHECK_FALSE(PackedGemmApplies({1, 12, 18, 3}, Geom(cases[7])));  // grouped
-  // Deeper than 384 with tall tiles: only with an array to cache the packed weights of, read-only
-  // or writable alike (the same path, so the same bits); never packed per call (no array).
+  // Deeper than 384 with tall tiles: only where the node keeps the packed weights, read-only
+  // or writable alike (the same path, so the same bits); never packed per call (no DerivedWeights).
   const ConvDims deep{1, 576, 160, 1};
   const TShape wshape({160, 576, 1, 1});
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, wshape.Size() * 4)), std::free);
   const NDArray read_only = NDArray::View(Storage::External(buffer.get(), wshape.Size() * 4, buffer, "w"), 0, wshape);
   const NDArray writable(wshape, std::vector<float>(wshape.Size(), 0.5f));
+  DerivedWeights kept_read_only, kept_writable;
+  kept_read_only.Use(read_only);
+  kept_writable.Use(writable);
   const ConvGeom g7 = Geom({1, 576, 160, 1, 7, 7, 1, 1, 0});
   CHECK_FALSE(PackedGemmApplies(deep, g7));
-  CHECK(PackedGemmApplies(deep, g7, &read_only));
-  CHECK(PackedGemmApplies(deep, g7, &writable));
+  CHECK(PackedGemmApplies(deep, g7, &kept_read_only));
+  CHECK(PackedGemmApplies(deep, g7, &kept_writable));
   // Deep 1x1 layers take it with either tiling; deep layers through im2col tiles only with tall
   // ones, else im2col + Eigen. Which tiling a 3x3 layer at 8x8 gets depends on the ISA's tile
   // widths (SYMBIND_GEMM_ISA), so the expectation asks ChooseGemmTiling.
-  CHECK(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &writable));
+  CHECK(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &kept_writable));
   const bool tall_8x8 = ChooseGemmTiling(24, 64) == GemmTiling::kTall;
-  CHECK(PackedGemmApplies({1, 64, 24, 1}, Geom({1, 64, 24, 1, 8, 8, 3, 1, 1}), &writable) == tall_8x8);
+  CHECK(PackedGemmApplies({1, 64, 24, 1}, Geom({1, 64, 24, 1, 8, 8, 3, 1, 1}), &kept_writable) == tall_8x8);
 }
 
 namespace {
@@ -964,7 +966,9 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n, const ConvGeom& g,
                      OpReq req) {
       const NDArray weights = ReadOnlyView(NDArray(TShape({n.out_c * n.in_c * 9}), std::vector<float>(w, w + n.out_c * n.in_c * 9)), "test weights");
-      ConvForward(x, weights.fdata(), b, y, n, g, req, &weights);
+      DerivedWeights kept;
+      kept.Use(weights);
+      ConvForward(x, weights.fdata(), b, y, n, g, req, &kept);
     }, c, seed += 10);
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n,
                      const ConvGeom& g, OpReq req) { ConvForward(x, w, b, y, n, g, req); },
@@ -981,7 +985,7 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
   }
 }
 
-TEST_CASE("Winograd weight cache never serves stale transformed weights",
+TEST_CASE("A node's Winograd-transformed weights are never stale",
           "[conv][conv_fast]") {
   const Case c{1, 32, 16, 1, 32, 32, 3, 1, 1};  // 64 tiles
   const ConvGeom g = Geom(c);
@@ -990,9 +994,10 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   const auto x = Random(32 * 32 * 32, 1);
   const auto b = Random(16, 2);
   // One aligned buffer viewed as read-only weights twice, with different contents between the
-  // two views: the second storage has the same data pointer but must not hit the first's entry.
+  // two views: the second storage has the same data pointer but must not use the first's forms.
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, wshape.Size() * 4)),
                                        std::free);
+  DerivedWeights kept;
   auto run_read_only = [&](uint64_t seed) {
     const auto w = Random(wshape.Size(), seed);
     std::memcpy(buffer.get(), w.data(), w.size() * sizeof(float));
@@ -1000,16 +1005,21 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
                                     0, wshape);
     REQUIRE(weights.read_only());
     std::vector<float> y(16 * 1024), y2(16 * 1024);
-    WinogradConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &weights);
-    WinogradConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, OpReq::kWrite, &weights);
-    CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);  // the cached transform
+    kept.Use(weights);
+    WinogradConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &kept);
+    CHECK(kept.num_forms() == 1);
+    kept.Use(weights);
+    WinogradConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, OpReq::kWrite, &kept);
+    CHECK(kept.num_forms() == 1);
+    CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);  // the kept transform
     CHECK(RelativeError(y, NaiveConv(x, w, b, c, g)) < 1e-4);
-    // F(6,3) and F(2,3) on the same array: each its own entry beside F(4,3)'s, not its transform.
+    // F(6,3) and F(2,3) on the same array: each its own form beside F(4,3)'s, not its transform.
     for (const WinogradTile tile : {WinogradTile::kF6, WinogradTile::kF2}) {
       std::vector<float> cached(16 * 1024), cached_again(16 * 1024), uncached(16 * 1024);
-      for (std::vector<float>* out : {&cached, &cached_again})
-        WinogradConvForward(x.data(), weights.fdata(), b.data(), out->data(), n, g, OpReq::kWrite, &weights, {},
-                            tile);
+      for (std::vector<float>* out : {&cached, &cached_again}) {
+        kept.Use(weights);
+        WinogradConvForward(x.data(), weights.fdata(), b.data(), out->data(), n, g, OpReq::kWrite, &kept, {}, tile);
+      }
       WinogradConvForward(x.data(), w.data(), b.data(), uncached.data(), n, g, OpReq::kWrite, nullptr, {}, tile);
       CHECK(std::memcmp(cached.data(), uncached.data(), cached.size() * 4) == 0);
       CHECK(std::memcmp(cached_again.data(), uncached.data(), cached.size() * 4) == 0);
@@ -1030,7 +1040,7 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   weight.SyncCopyFromCPU(w6.data(), w6.size());
   exec->Forward(false);
   CHECK(RelativeError(exec->outputs()[0].ToVector(), NaiveConv(x, w6, b, c, g)) < 1e-4);
-  // One weight changed in place: the cached transform (made from the old bits) is not used.
+  // One weight changed in place: the kept transform (made from the old bits) is not used.
   auto w7 = w6;
   w7[100] += 0.5f;
   weight.SetFlat(100, w7[100]);
@@ -1043,35 +1053,76 @@ TEST_CASE("Winograd weight cache never serves stale transformed weights",
   CHECK(std::memcmp(cached.data(), direct.data(), direct.size() * 4) == 0);
 }
 
-TEST_CASE("SameFloats: the weight caches' check sees one changed bit in any chunk, for every thread count",
-          "[conv][conv_fast]") {
-  // Several of its parallel chunks (2^16 floats each) and a partial last one.
-  const int64_t n = 5 * (int64_t{1} << 16) + 123;
-  const auto a = Random(n, 21);
-  for (int threads : {1, 2, 4}) {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    INFO("threads " << threads);
-    auto b = a;
-    CHECK(SameFloats(a.data(), b.data(), n));
-    CHECK(SameFloats(a.data(), b.data(), 0));
-    for (int64_t at : {int64_t{0}, int64_t{1} << 16, n - 1}) {
-      b = a;
-      uint32_t bits;
-      std::memcpy(&bits, &b[static_cast<size_t>(at)], 4);
-      bits ^= 1;  // the lowest mantissa bit
-      std::memcpy(&b[static_cast<size_t>(at)], &bits, 4);
-      CHECK_FALSE(SameFloats(a.data(), b.data(), n));
-      CHECK(SameFloats(a.data(), b.data(), at));  // the prefix before the change
-    }
-    b = a;  // bits, not values: -0 differs from +0
-    b[7] = 0.0f;
-    auto c = b;
-    c[7] = -0.0f;
-    CHECK_FALSE(SameFloats(b.data(), c.data(), n));
-  }
+TEST_CASE("Storage versions move with every write through symbind's doors", "[conv][conv_fast]") {
+  NDArray a(TShape({4, 3}));
+  NDArray view = a.Slice(1, 3);
+  auto version = [&] { return a.storage()->version(); };
+  uint64_t last = version();
+  auto moved = [&] {
+    const uint64_t now = version();
+    const bool m = now != last;
+    last = now;
+    return m;
+  };
+  CHECK_FALSE(moved());
+  const std::vector<float> values(12, 1.5f);
+  a.SyncCopyFromCPU(values.data(), values.size());
+  CHECK(moved());
+  view.Fill(2.0f);  // a view writes the same storage
+  CHECK(moved());
+  a.SetFlat(3, 7.0f);
+  CHECK(moved());
+  NDArray b(TShape({4, 3}));
+  b.CopyTo(&a);
+  CHECK(moved());
+  a.fdata()[0] = 9.0f;  // a raw write is recorded by its writer
+  CHECK_FALSE(moved());
+  a.MarkWritten();
+  CHECK(moved());
+  (void)a.ToVector();  // reads leave it
+  CHECK_FALSE(moved());
+  // An operator's output, written by a bound executor's kernel.
+  auto exec = test::BindSingleOp("relu", {}, {{"data", NDArray(TShape({4, 3}), values)}}, {}, OpReq::kNull);
+  const uint64_t before = exec->outputs()[0].storage()->version();
+  exec->Forward(false);
+  CHECK(exec->outputs()[0].storage()->version() != before);
+  // Bytes borrowed from elsewhere (DLPack) may change unseen: every read is a new version.
+  auto owner = std::make_shared<std::vector<float>>(4, 0.0f);
+  auto borrowed = Storage::Borrowed(owner->data(), 16, owner);
+  CHECK(borrowed->version() != borrowed->version());
 }
 
-TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][conv_fast]") {
+TEST_CASE("DerivedWeights: a form is made once per array and version", "[conv][conv_fast]") {
+  NDArray w(TShape({8}), std::vector<float>(8, 1.0f));
+  DerivedWeights kept;
+  int made = 0;
+  auto sum = [&] {
+    kept.Use(w);
+    return *kept.Get<float>(0, [&](const float* v) {
+      ++made;
+      float s = 0;
+      for (int i = 0; i < 8; ++i) s += v[i];
+      return s;
+    });
+  };
+  CHECK(sum() == 8.0f);
+  CHECK(sum() == 8.0f);
+  CHECK(made == 1);
+  w.SetFlat(2, 3.0f);
+  CHECK(sum() == 10.0f);
+  CHECK(made == 2);
+  // Another array at another address: made again, even with equal values.
+  NDArray other = w.Copy();
+  kept.Use(other);
+  CHECK(*kept.Get<float>(0, [&](const float*) { ++made; return 10.0f; }) == 10.0f);
+  CHECK(made == 3);
+  // Another variant of the same array and version is a second form; both stay.
+  kept.Use(other);
+  kept.Get<float>(1, [&](const float*) { ++made; return 0.0f; });
+  CHECK(kept.num_forms() == 2);
+}
+
+TEST_CASE("A node's packed GEMM weights are never stale", "[conv][conv_fast]") {
   const Case c{1, 24, 40, 1, 12, 12, 1, 1, 0};
   const ConvGeom g = Geom(c);
   const ConvDims n{1, 24, 40, 1};
@@ -1079,7 +1130,8 @@ TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][
   const TShape wshape({40, 24, 1, 1});
   const auto x = Random(24 * 144, 11);
   const auto b = Random(40, 12);
-  // Read-only views of one buffer with different contents: the second must not hit the first.
+  // Read-only views of one buffer with different contents: the second must not use the first's form.
+  DerivedWeights kept;
   auto buffer = std::shared_ptr<float>(static_cast<float*>(std::aligned_alloc(64, 64 * ((wshape.Size() * 4 + 63) / 64))),
                                        std::free);
   for (uint64_t seed : {13, 14}) {
@@ -1087,23 +1139,28 @@ TEST_CASE("Packed-GEMM weight cache never serves stale packed weights", "[conv][
     std::memcpy(buffer.get(), w.data(), w.size() * sizeof(float));
     NDArray weights = NDArray::View(Storage::External(buffer.get(), w.size() * 4, buffer, "weights"), 0, wshape);
     std::vector<float> y(40 * 144), y2(40 * 144);
-    PackedGemmConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, {}, &weights);
-    PackedGemmConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, {}, &weights);
+    kept.Use(weights);
+    PackedGemmConvForward(x.data(), weights.fdata(), b.data(), y.data(), n, g, {}, &kept);
+    kept.Use(weights);
+    PackedGemmConvForward(x.data(), weights.fdata(), b.data(), y2.data(), n, g, {}, &kept);
     CHECK(std::memcmp(y.data(), y2.data(), y.size() * 4) == 0);
     CHECK(RelativeError(y, NaiveConv(x, w, b, c, g)) < 1e-4);
   }
-  // Writable weights overwritten between calls, wholly and one value: each call checks the
-  // cached panels against them (ConvForward itself packs only read-only weights).
+  // Writable weights overwritten between calls, wholly and one value: the writes move the
+  // storage's version, so the panels are packed again.
   NDArray weight(wshape, Random(wshape.Size(), 15));
   std::vector<float> y(40 * 144);
-  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &weight);
+  kept.Use(weight);
+  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &kept);
   auto w16 = Random(wshape.Size(), 16);
   weight.SyncCopyFromCPU(w16.data(), w16.size());
-  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &weight);
+  kept.Use(weight);
+  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &kept);
   CHECK(RelativeError(y, NaiveConv(x, w16, b, c, g)) < 1e-4);
   w16[501] -= 0.25f;
   weight.SetFlat(501, w16[501]);
-  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &weight);
+  kept.Use(weight);
+  PackedGemmConvForward(x.data(), weight.fdata(), b.data(), y.data(), n, g, {}, &kept);
   CHECK(RelativeError(y, NaiveConv(x, w16, b, c, g)) < 1e-4);
   std::vector<float> direct(40 * 144);
   PackedGemmConvForward(x.data(), w16.data(), b.data(), direct.data(), n, g);
@@ -1268,16 +1325,18 @@ TEST_CASE("ConvForward writes images apart (y_image_stride) on every path, the s
     const auto b = Random(c.out_c, seed + 2);
     // Read-only weights, as a Predictor's: the paths that cache derived weights take them.
     const NDArray w = ReadOnlyView(NDArray(TShape({static_cast<int64_t>(w_values.size())}), w_values), "weights");
+    DerivedWeights kept;
+    kept.Use(w);
     const FusedActivation relu{FusedActivation::kRelu};
     const int64_t image = c.out_c * g.out_size(), gap = 5 * g.out_size() + 3;
     std::vector<float> contiguous(static_cast<size_t>(c.batch * image));
     ConvForward(x.data(), w.fdata(), b.data(), contiguous.data(), {c.batch, c.in_c, c.out_c, c.groups}, g,
-                OpReq::kWrite, &w, relu);
+                OpReq::kWrite, &kept, relu);
     const float kUntouched = -12345.0f;
     std::vector<float> strided(static_cast<size_t>(c.batch * (image + gap)), kUntouched);
     ConvDims apart{c.batch, c.in_c, c.out_c, c.groups};
     apart.y_image_stride = image + gap;
-    ConvForward(x.data(), w.fdata(), b.data(), strided.data() + gap / 2, apart, g, OpReq::kWrite, &w, relu);
+    ConvForward(x.data(), w.fdata(), b.data(), strided.data() + gap / 2, apart, g, OpReq::kWrite, &kept, relu);
     for (int64_t i = 0; i < c.batch; ++i) {
       CAPTURE(i);
       const float* at = strided.data() + gap / 2 + i * (image + gap);
@@ -1286,7 +1345,7 @@ TEST_CASE("ConvForward writes images apart (y_image_stride) on every path, the s
     }
     CHECK(std::all_of(strided.begin(), strided.begin() + gap / 2, [&](float v) { return v == kUntouched; }));
     // What it does not do: add into y, or a residual, with images apart.
-    CHECK_THROWS_WITH(ConvForward(x.data(), w.fdata(), b.data(), strided.data(), apart, g, OpReq::kAdd, &w),
+    CHECK_THROWS_WITH(ConvForward(x.data(), w.fdata(), b.data(), strided.data(), apart, g, OpReq::kAdd, &kept),
                       Catch::Contains("y_image_stride"));
   }
 }

@@ -198,7 +198,7 @@ TEST_CASE("Inverted residual: the channels-last kernel applies where its vectors
   // choice and is not asserted (the results of every path are checked above).
   const InvertedResidualDims one = Block(1, 16, 96, 24, 112, 112, 3, 2, 1, false);
   const InvertedResidualDims padded = Block(1, 24, 144, 24, 56, 56, 3, 1, 1, true);
-  const bool avx2 = std::strcmp(GemmIsa(), "avx2") == 0;
+  const bool avx2 = ActiveIsa() == KernelIsa::kAvx2;
   CHECK(InvertedResidualChannelsLastApplies(one) == avx2);
   CHECK(InvertedResidualChannelsLastApplies(padded) == avx2);
   CHECK_FALSE(InvertedResidualChannelsLastApplies(Block(1, 8, 20, 8, 9, 7, 3, 1, 1, true)));  // 20 channels
