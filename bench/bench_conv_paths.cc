@@ -102,10 +102,11 @@ void TimeRewrite(const std::vector<std::string>& a, int rounds, int runs) {
   std::vector<Predictor> predictors;
   for (int with = 0; with < 2; ++with) {
     PredictorOptions options;
-    (a[3] == "fold"     ? options.fold_batch_norm
-     : a[3] == "fuse"   ? options.fuse_activations
-     : a[3] == "blocks" ? options.fuse_inverted_residuals
-                        : options.fuse_residual_adds) = with == 1;
+    const char* pass = a[3] == "fold"     ? "fold_batch_norm"
+                       : a[3] == "fuse"   ? "fuse_activations"
+                       : a[3] == "blocks" ? "fuse_inverted_residuals"
+                                          : "fuse_residual_adds";
+    if (with == 0) options.disabled_passes.insert(pass);
     predictors.emplace_back(model.symbol, model.args, model.aux, shapes, options);
   }
   std::vector<double> ms[2];

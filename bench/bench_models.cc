@@ -167,10 +167,7 @@ int main(int argc, char** argv) {
     const double rss_before_bind = PeakRssMb();
     PredictorOptions options;
     options.seed = 1;
-    options.fold_batch_norm = o.fold;
-    options.fuse_activations = o.fuse;
-    options.fuse_inverted_residuals = o.fuse && o.fuse_blocks;
-    options.fuse_residual_adds = o.fuse;
+    options.disabled_passes = DisabledPasses({!o.fold, !o.fuse, !o.fuse_blocks, false});
     // As LoadPredictor and `symbind run` bind loaded weights: read-only, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights

@@ -1,5 +1,6 @@
 #include "graph_rewrites.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -9,13 +10,25 @@
 namespace symbind {
 
 namespace {
-// A parameter of an already parsed node (the op accepted it, so it parses), or its default.
+// A parameter's value as the node's op parsed it: the text given, else the default from the op's
+// schema, so that a rewrite never repeats an op's default. A name the op lacks is a bug in the
+// rewrite, not in the model.
+std::string ParsedText(const NodeAttrs& attrs, const std::string& key) {
+  const ParamField* field = attrs.parsed.schema ? attrs.parsed.schema->Find(key) : nullptr;
+  if (!field || !attrs.parsed.value)
+    throw Error(StrCat("graph rewrite: operator ", attrs.op ? attrs.op->name : std::string("(variable)"), " (node '",
+                       attrs.name, "') has no parameter '", key, "'"));
+  auto given = attrs.dict.find(key);  // the text the op parsed, exactly (a float's every digit)
+  return given != attrs.dict.end() ? given->second : field->Get(attrs.parsed.value.get());
+}
 template <typename T>
-T ParamOr(const NodeAttrs& attrs, const std::string& key, T fallback) {
-  auto it = attrs.dict.find(key);
-  if (it == attrs.dict.end()) return fallback;
+T Parsed(const NodeAttrs& attrs, const std::string& key) {
+  const std::string text = ParsedText(attrs, key);
   T value{};
-  return ParamValue<T>::Parse(it->second, &value) ? value : fallback;
+  if (!ParamValue<T>::Parse(text, &value))
+    throw Error(StrCat("graph rewrite: parameter '", key, "' of node '", attrs.name, "' reads back as '", text,
+                       "', which it cannot interpret"));
+  return value;
 }
 
 bool IsOp(const Node& n, const char* name) { return !n.is_variable() && n.attrs.op->name == name; }
@@ -77,11 +90,13 @@ void Rewire(const Graph& g, const std::map<const Node*, NodeEntry>& replaced) {
 // LeakyReLU leaky or prelu): act_type and its own a_min / a_max or slope; empty for any other node.
 std::map<std::string, std::string> FusedActivationParams(const Node& act) {
   const bool leaky_relu = IsOp(act, "LeakyReLU");  // its act_type defaults to leaky
-  const std::string type = ParamOr<std::string>(act.attrs, "act_type", leaky_relu ? "leaky" : "");
-  if (IsOp(act, "clip")) return {{"act_type", "clip"}, {"a_min", act.attrs.dict.at("a_min")}, {"a_max", act.attrs.dict.at("a_max")}};
-  if (IsOp(act, "Activation") && type == "relu") return {{"act_type", "relu"}};
-  if (leaky_relu && type == "leaky")
-    return {{"act_type", "leaky"}, {"slope", act.attrs.dict.count("slope") ? act.attrs.dict.at("slope") : "0.25"}};
+  if (IsOp(act, "clip"))
+    return {{"act_type", "clip"}, {"a_min", ParsedText(act.attrs, "a_min")}, {"a_max", ParsedText(act.attrs, "a_max")}};
+  const bool activation = IsOp(act, "Activation");
+  if (!activation && !leaky_relu) return {};
+  const std::string type = Parsed<std::string>(act.attrs, "act_type");
+  if (activation && type == "relu") return {{"act_type", "relu"}};
+  if (leaky_relu && type == "leaky") return {{"act_type", "leaky"}, {"slope", ParsedText(act.attrs, "slope")}};
   if (leaky_relu && type == "prelu") return {{"act_type", "prelu"}};
   return {};
 }
@@ -106,15 +121,15 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     const auto& bn = g.node(n);
     if (!IsOp(*bn.node, "BatchNorm") || bn.inputs.size() != 5) continue;
     const NodeAttrs& bn_attrs = bn.node->attrs;
-    if (ParamOr(bn_attrs, "axis", 1) != 1) continue;
+    if (Parsed<int>(bn_attrs, "axis") != 1) continue;
     // A head keeps its node, so that the executor's outputs keep their names.
     if (heads.count(g.entry_id(n, 0)) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
     const Graph::EntryRef src = bn.inputs[0];
     const std::shared_ptr<Node>& producer = g.node(src.node_id).node;
     const bool conv = IsOp(*producer, "Convolution"), fc = IsOp(*producer, "FullyConnected");
     if (!(conv || fc) || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
-    if (fc && !ParamOr(producer->attrs, "flatten", true)) continue;  // channels would not be axis 1
-    const bool has_bias = !ParamOr(producer->attrs, "no_bias", false);
+    if (fc && !Parsed<bool>(producer->attrs, "flatten")) continue;  // channels would not be axis 1
+    const bool has_bias = !Parsed<bool>(producer->attrs, "no_bias");
     const NDArray* weight = OwnVariable(g, uses, src.node_id, 1, args);
     const NDArray* bias = has_bias ? OwnVariable(g, uses, src.node_id, 2, args) : nullptr;
     const NDArray *gamma = Given(g, n, 1, args), *beta = Given(g, n, 2, args);
@@ -130,8 +145,8 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     if (names.count(weight_name) || names.count(bias_name)) continue;
 
     // As the BatchNorm kernel computes it: scale = float(1/sqrt(var + eps)) * gamma.
-    const double eps = ParamOr(bn_attrs, "eps", 1e-3);
-    const bool fix_gamma = ParamOr(bn_attrs, "fix_gamma", true);
+    const double eps = Parsed<double>(bn_attrs, "eps");
+    const bool fix_gamma = Parsed<bool>(bn_attrs, "fix_gamma");
     NDArray folded_weight = weight->Copy();
     NDArray folded_bias(TShape({channels}));
     const int64_t per_channel = int64_t(weight->Size()) / channels;
@@ -195,7 +210,7 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
       // prelu: one slope per filter, a given array (gamma (1,) or (N, C) stays unfused).
       const NDArray* gamma = prelu && act.inputs.size() == 2 ? Given(g, n, 1, args) : nullptr;
       if (prelu && (!gamma || gamma->shape().ndim() != 1 ||
-                    gamma->Size() != ParamOr<int64_t>(producer->attrs, "num_filter", -1)))
+                    gamma->Size() != Parsed<int64_t>(producer->attrs, "num_filter")))
         continue;
       fused_op = &fused_conv;
     } else if (IsOp(*producer, "BatchNorm") && !prelu) {
@@ -228,9 +243,9 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   const bool fused = IsOp(n, "_fused_conv_act");
   if (!fused && !IsOp(n, "Convolution")) return false;
   const NodeAttrs& a = n.attrs;
-  const TShape kernel = ParamOr(a, "kernel", TShape()), stride = ParamOr(a, "stride", TShape());
-  const TShape pad = ParamOr(a, "pad", TShape()), dilate = ParamOr(a, "dilate", TShape());
-  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || ParamOr(a, "no_bias", false)) return false;
+  const TShape kernel = Parsed<TShape>(a, "kernel"), stride = Parsed<TShape>(a, "stride");
+  const TShape pad = Parsed<TShape>(a, "pad"), dilate = Parsed<TShape>(a, "dilate");
+  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || Parsed<bool>(a, "no_bias")) return false;
   // The one value of a tuple equal in both dims (`fallback` when not given), or -1.
   auto square = [](const TShape& t, int64_t fallback) -> int64_t {
     if (t.ndim() <= 0) return fallback;  // not given
@@ -240,14 +255,14 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   c->pad = square(pad, 0);
   if (c->stride < 0 || c->pad < 0 || square(dilate, 1) != 1) return false;
   c->kernel = kernel[0];
-  c->filters = ParamOr<int64_t>(a, "num_filter", 0);
-  c->groups = ParamOr<int64_t>(a, "num_group", 1);
+  c->filters = Parsed<int64_t>(a, "num_filter");
+  c->groups = Parsed<int64_t>(a, "num_group");
   if (fused) {
-    c->act = ParamOr<std::string>(a, "act_type", "none");
+    c->act = Parsed<std::string>(a, "act_type");
     if (c->act != "relu" && c->act != "clip" && c->act != "leaky" && c->act != "prelu") return false;
-    c->lo = ParamOr<std::string>(a, "a_min", "0");
-    c->hi = ParamOr<std::string>(a, "a_max", "0");
-    c->slope = ParamOr<std::string>(a, "slope", "0");
+    c->lo = ParsedText(a, "a_min");
+    c->hi = ParsedText(a, "a_max");
+    c->slope = ParsedText(a, "slope");
   }
   // data, weight, bias and prelu's gamma: no residual, no second output.
   return n.inputs.size() == (c->prelu() ? 4u : 3u);
@@ -341,17 +356,17 @@ void FuseBatchNormsOfSums(RewrittenGraph* out) {
         bn.inputs[0].index != 0)
       continue;
     const std::shared_ptr<Node>& sum = g.node(bn.inputs[0].node_id).node;
-    if (!IsOp(*sum, "_fused_conv_act") || ParamOr<std::string>(sum->attrs, "residual", "none") == "none" ||
-        sum->attrs.dict.count("normalize") || ParamOr<int>(bn.node->attrs, "axis", 1) != 1)
+    if (!IsOp(*sum, "_fused_conv_act") || Parsed<std::string>(sum->attrs, "residual") == "none" ||
+        Parsed<bool>(sum->attrs, "normalize") || Parsed<int>(bn.node->attrs, "axis") != 1)
       continue;
     const uint32_t y = g.entry_id(n, 0);
     if (heads.count(y) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
     const NodeAttrs& b = bn.node->attrs;
     NodeAttrs& attrs = sum->attrs;
     attrs.dict["normalize"] = "True";
-    // The norm_ parameters default as BatchNorm's do; the activation's only a fused one has.
+    // The BatchNorm's values as it parsed them; the activation's only a fused one has.
     for (const char* key : {"eps", "fix_gamma", "act_type", "a_min", "a_max", "slope"})
-      if (b.dict.count(key)) attrs.dict[std::string("norm_") + key] = b.dict.at(key);
+      if (b.parsed.schema && b.parsed.schema->Find(key)) attrs.dict[std::string("norm_") + key] = ParsedText(b, key);
     fused_op.ParseAttrs(&attrs);
     for (size_t i = 1; i < 5; ++i) sum->inputs.push_back(bn.node->inputs[i]);  // gamma, beta; the moving statistics
     replaced[bn.node.get()] = NodeEntry{sum, 1};
@@ -421,6 +436,35 @@ RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string
   }
   FuseBatchNormsOfSums(&out);
   return out;
+}
+
+const std::vector<GraphPass>& GraphPasses() {
+  static const std::vector<GraphPass> passes = {
+      {"fold_batch_norm", FoldBatchNorm, "each BatchNorm folded into the Convolution / FullyConnected before it"},
+      {"fuse_activations", FuseActivations, "each relu / clip / LeakyReLU applied as the Convolution before it writes"},
+      {"fuse_inverted_residuals", FuseInvertedResiduals, "each inverted residual block computed as one node"},
+      {"fuse_residual_adds", FuseResidualAdds, "each residual add made as the Convolution before it writes"},
+  };
+  return passes;
+}
+
+PassesResult RunGraphPasses(const Symbol& symbol, std::map<std::string, NDArray> args,
+                            std::map<std::string, NDArray> aux, const std::set<std::string>& disabled) {
+  std::vector<std::string> names;
+  for (const GraphPass& pass : GraphPasses()) names.push_back(pass.name);
+  for (const std::string& name : disabled)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw Error(StrCat("no graph pass named '", name, "'; the passes: ", JoinNames(names)));
+  PassesResult result{symbol, std::move(args), std::move(aux), {}};
+  for (const GraphPass& pass : GraphPasses()) {
+    if (disabled.count(pass.name)) continue;
+    RewrittenGraph rewritten = pass.run(result.symbol, result.args, result.aux);
+    result.symbol = std::move(rewritten.symbol);
+    result.args = std::move(rewritten.args);
+    result.aux = std::move(rewritten.aux);
+    result.rewritten[pass.name] = std::move(rewritten.folded);
+  }
+  return result;
 }
 
 }  // namespace symbind

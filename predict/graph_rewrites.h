@@ -3,6 +3,7 @@
 // graph is a copy, and every weight it changes is a new array the rewrite owns.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ struct RewrittenGraph {
 // executor's outputs keep their names) and its mean/var outputs are unused, and every weight, bias, gamma, beta and moving statistic is a given array
 // (`args` / `aux`, float32). The folded weight and bias are new variables named
 // "<producer>_folded_weight" / "<producer>_folded_bias", read-only arrays (writing into them
-// throws; kernels cache their packed forms without re-checking them).
+// throws).
 RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                              const std::map<std::string, NDArray>& aux);
 
@@ -79,5 +80,30 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
 // are unchanged.
 RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                 const std::map<std::string, NDArray>& aux);
+
+// The rewrites as passes, in the one list the Predictor's manager runs in order: each pass's
+// preconditions include the earlier passes' results (FuseInvertedResiduals takes the blocks whose
+// activations FuseActivations fused; FuseResidualAdds leaves MobileNet v2's adds to the blocks).
+using GraphPassFn = RewrittenGraph (*)(const Symbol&, const std::map<std::string, NDArray>& args,
+                                       const std::map<std::string, NDArray>& aux);
+struct GraphPass {
+  const char* name;  // as PredictorOptions::disabled_passes names it
+  GraphPassFn run;
+  const char* summary;
+};
+// fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds, in that order.
+const std::vector<GraphPass>& GraphPasses();
+
+// What RunGraphPasses made: the last pass's graph and arrays, and the nodes each pass folded or
+// fused away, by pass name.
+struct PassesResult {
+  Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+  std::map<std::string, std::vector<std::string>> rewritten;
+};
+// Runs every pass of GraphPasses() that `disabled` does not name, in order. Throws Error for a
+// name in `disabled` that is no pass, listing the passes.
+PassesResult RunGraphPasses(const Symbol& symbol, std::map<std::string, NDArray> args,
+                            std::map<std::string, NDArray> aux, const std::set<std::string>& disabled);
 
 }  // namespace symbind

@@ -60,31 +60,37 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
                      const PredictorOptions& options)
     : symbol_(SelectOutputs(symbol, options.outputs)), options_(options) {
   const Graph graph(symbol_);
-  args_ = UsedAsFloat(args, graph.ListArguments());
-  aux_ = UsedAsFloat(aux, graph.ListAuxiliaryStates());
-  if (options_.fold_batch_norm) {
-    RewrittenGraph folded = FoldBatchNorm(symbol_, args_, aux_);
-    symbol_ = std::move(folded.symbol);
-    args_ = std::move(folded.args);
-    aux_ = std::move(folded.aux);
-    folded_ = std::move(folded.folded);
-  }
-  if (options_.fuse_activations) {
-    RewrittenGraph fused = FuseActivations(symbol_, args_, aux_);
-    symbol_ = std::move(fused.symbol);
-    fused_ = std::move(fused.folded);
-  }
-  if (options_.fuse_inverted_residuals) {
-    RewrittenGraph fused = FuseInvertedResiduals(symbol_, args_, aux_);
-    symbol_ = std::move(fused.symbol);
-    fused_blocks_ = std::move(fused.folded);
-  }
-  if (options_.fuse_residual_adds) {
-    RewrittenGraph fused = FuseResidualAdds(symbol_, args_, aux_);
-    symbol_ = std::move(fused.symbol);
-    fused_.insert(fused_.end(), fused.folded.begin(), fused.folded.end());
-  }
+  PassesResult passes = RunGraphPasses(symbol_, UsedAsFloat(args, graph.ListArguments()),
+                                       UsedAsFloat(aux, graph.ListAuxiliaryStates()), options_.disabled_passes);
+  symbol_ = std::move(passes.symbol);
+  args_ = std::move(passes.args);
+  aux_ = std::move(passes.aux);
+  rewritten_ = std::move(passes.rewritten);
   Bind(input_shapes);
+}
+
+std::set<std::string> DisabledPasses(const PassFlags& flags) {
+  std::set<std::string> disabled;
+  if (flags.no_fold) disabled.insert("fold_batch_norm");
+  if (flags.no_fuse) disabled.insert({"fuse_activations", "fuse_inverted_residuals", "fuse_residual_adds"});
+  if (flags.no_fuse_blocks) disabled.insert("fuse_inverted_residuals");
+  if (flags.no_fuse_residuals) disabled.insert("fuse_residual_adds");
+  return disabled;
+}
+
+const std::vector<std::string>& Predictor::rewritten(const std::string& pass) const {
+  static const std::vector<std::string> none;
+  auto it = rewritten_.find(pass);
+  return it == rewritten_.end() ? none : it->second;
+}
+
+std::vector<std::string> Predictor::Rewritten(std::initializer_list<const char*> passes) const {
+  std::vector<std::string> names;
+  for (const char* pass : passes) {
+    const auto& r = rewritten(pass);
+    names.insert(names.end(), r.begin(), r.end());
+  }
+  return names;
 }
 
 Predictor::Predictor(Predictor&&) noexcept = default;
@@ -153,9 +159,7 @@ Predictor Predictor::Reshape(const std::map<std::string, TShape>& input_shapes) 
   p.args_ = args_;
   p.aux_ = aux_;
   p.options_ = options_;
-  p.folded_ = folded_;
-  p.fused_ = fused_;
-  p.fused_blocks_ = fused_blocks_;
+  p.rewritten_ = rewritten_;
   p.Bind(input_shapes);
   return p;
 }

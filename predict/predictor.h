@@ -20,6 +20,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,22 +42,19 @@ struct PredictorOptions {
   // in executor.h): e.g. one per detector whose nets run in sequence. Null: the predictor's
   // own buffers, so that predictors may run concurrently. Reshape keeps the same workspace.
   std::shared_ptr<Workspace> workspace;
-  // Fold each BatchNorm into the Convolution / FullyConnected before it (FoldBatchNorm in
-  // graph_rewrites.h): one pass over memory less per pair. Results match the unfolded graph
-  // to float rounding (about 1e-6 relative), not bit for bit.
-  bool fold_batch_norm = true;
-  // Fuse each relu / clip / LeakyReLU (leaky, prelu) into the Convolution before it (FuseActivations in graph_rewrites.h):
-  // the activation is applied as the convolution writes its output. Bit-identical results.
-  bool fuse_activations = true;
-  // Fuse each MobileNet v2 inverted residual block (expansion, depthwise, projection, residual
-  // add) into one node computed a band of rows at a time (FuseInvertedResiduals in
-  // graph_rewrites.h; needs the blocks' activations fused). Bit-identical results.
-  bool fuse_inverted_residuals = true;
-  // Fuse each residual add (and a relu / clip / leaky after it) into the Convolution before it
-  // (FuseResidualAdds in graph_rewrites.h): ResNet's sums made as the convolution writes its
-  // output. Bit-identical results.
-  bool fuse_residual_adds = true;
+  // Graph passes not to run, by name (GraphPasses in graph_rewrites.h lists them, in the order
+  // the predictor runs the others): "fold_batch_norm" (results match the unfolded graph to float
+  // rounding, about 1e-6 relative), "fuse_activations", "fuse_inverted_residuals",
+  // "fuse_residual_adds" (bit-identical results). A name that is no pass is an Error at bind.
+  std::set<std::string> disabled_passes;
 };
+
+// The passes the command-line flags of `symbind run` and the benchmarks turn off, mapped in one
+// place: --no-fold, --no-fuse (every fusion), --no-fuse-blocks, --no-fuse-residuals.
+struct PassFlags {
+  bool no_fold = false, no_fuse = false, no_fuse_blocks = false, no_fuse_residuals = false;
+};
+std::set<std::string> DisabledPasses(const PassFlags& flags);
 
 class Predictor {
  public:
@@ -94,15 +92,16 @@ class Predictor {
   const InputRoles& roles() const { return roles_; }
   // Arguments filled from N(0,1) because of allow_missing.
   const std::vector<std::string>& filled() const { return filled_; }
-  // BatchNorm nodes folded into the layer before them (empty without fold_batch_norm).
-  const std::vector<std::string>& folded() const { return folded_; }
+  // The nodes pass `pass` (a name of GraphPasses) folded or fused away; empty when it did not run.
+  const std::vector<std::string>& rewritten(const std::string& pass) const;
+  // BatchNorm nodes folded into the layer before them (fold_batch_norm's).
+  std::vector<std::string> folded() const { return Rewritten({"fold_batch_norm"}); }
   // Activation / clip nodes fused into the convolution before them, and convolutions fused into
-  // the residual add after them with the add itself when an activation follows it (without
-  // fuse_activations and fuse_residual_adds: none).
-  const std::vector<std::string>& fused() const { return fused_; }
-  // Nodes of inverted residual blocks fused into the block's last node (without
-  // fuse_inverted_residuals: none).
-  const std::vector<std::string>& fused_blocks() const { return fused_blocks_; }
+  // the residual add after them with the add itself when an activation follows it
+  // (fuse_activations' and fuse_residual_adds').
+  std::vector<std::string> fused() const { return Rewritten({"fuse_activations", "fuse_residual_adds"}); }
+  // Nodes of inverted residual blocks fused into the block's last node (fuse_inverted_residuals').
+  std::vector<std::string> fused_blocks() const { return Rewritten({"fuse_inverted_residuals"}); }
   Executor& executor() { return Bound("executor"); }
   const Executor& executor() const { return Bound("executor"); }
 
@@ -116,7 +115,9 @@ class Predictor {
   std::map<std::string, NDArray> args_, aux_;  // parameters as bound (float32, used ones only)
   PredictorOptions options_;
   InputRoles roles_;
-  std::vector<std::string> output_names_, filled_, folded_, fused_, fused_blocks_;
+  std::vector<std::string> output_names_, filled_;
+  std::map<std::string, std::vector<std::string>> rewritten_;  // by pass: the nodes it folded or fused away
+  std::vector<std::string> Rewritten(std::initializer_list<const char*> passes) const;
   std::unique_ptr<Executor> exec_;
 };
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every ```sh block of README.md and docs/*.md as written: each block is one bash script
+# Runs every ```sh block of README.md and docs/*.md (but the benchmark history) as written: each block is one bash script
 # (set -euo pipefail) run in a fresh temporary directory that looks like the clone's root
 # after ./build.sh: a symlink to each top-level entry of REPO_DIR, `build` -> BUILD_DIR, and
 # `../shared` -> the shared models directory when there is one. The docs install to `~/symbind`
@@ -132,6 +132,9 @@ failures=()
 shopt -s nullglob
 for doc in "$repo/README.md" "$repo"/docs/*.md; do
   rel=${doc#"$repo"/}
+  # A record of past measurements (as BENCHMARKS.md, which is not run either): its commands are
+  # what was run then, with files of that time, not instructions.
+  [ "$rel" = docs/benchmarks-history.md ] && continue
   n=0 in_block=0 prev='' marker='' fence=0
   while IFS= read -r line || [ -n "$line" ]; do
     n=$((n + 1))

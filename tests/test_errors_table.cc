@@ -1189,6 +1189,11 @@ std::vector<ErrorCase> Cases() {
     b.names({"arg:e"});
     LoadParamsBytes(b.str());
   }, "IOError", "the file's sparse arrays expand to 4294967296 bytes as dense arrays, more than the 67108864 bytes allowed for a file of 121 bytes (NDArrayLoadOptions::max_dense_bytes_from_sparse; default 256 bytes per file byte, at least 67108864)");
+  add("Predictor with PredictorOptions::disabled_passes naming no pass", [] {
+    PredictorOptions options;
+    options.disabled_passes = {"fold_bn"};
+    Predictor(Var("data"), {}, {}, {{"data", TShape({1})}}, options);
+  }, "Error", "no graph pass named 'fold_bn'; the passes: fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds");
   return c;
 }
 

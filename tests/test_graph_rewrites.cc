@@ -82,7 +82,7 @@ FoldResult CompareFolded(const SharedModel& m, const TShape& data_shape) {
   const std::string json_before = SaveSymbolJSON(m.symbol);
   const auto params_before = DeepCopy(m.params), aux_before = DeepCopy(m.aux);
   PredictorOptions unfolded_options;
-  unfolded_options.fold_batch_norm = false;
+  unfolded_options.disabled_passes = {"fold_batch_norm"};
   BoundPair pair = BindWithAndWithout(m, data_shape, unfolded_options);
   Predictor &reference = pair.reference, &folded = pair.rewritten;
   CHECK(reference.folded().empty());
@@ -213,10 +213,13 @@ std::vector<std::string> CheckFusedBitIdentical(const SharedModel& m, const TSha
   const std::string json_before = SaveSymbolJSON(m.symbol);
   const auto params_before = DeepCopy(m.params);
   PredictorOptions unfused_options, fused_options;
-  if (fusion == Fusion::kBlocks) unfused_options.fuse_inverted_residuals = false;
-  if (fusion == Fusion::kActivations) unfused_options.fuse_activations = false;
-  if (fusion == Fusion::kResidualAdds) unfused_options.fuse_inverted_residuals = fused_options.fuse_inverted_residuals = false;
-  unfused_options.fuse_residual_adds = false;
+  if (fusion == Fusion::kBlocks) unfused_options.disabled_passes.insert("fuse_inverted_residuals");
+  if (fusion == Fusion::kActivations) unfused_options.disabled_passes.insert("fuse_activations");
+  if (fusion == Fusion::kResidualAdds) {
+    unfused_options.disabled_passes.insert("fuse_inverted_residuals");
+    fused_options.disabled_passes.insert("fuse_inverted_residuals");
+  }
+  unfused_options.disabled_passes.insert("fuse_residual_adds");
   BoundPair pair = BindWithAndWithout(m, data_shape, unfused_options, fused_options);
   Predictor &reference = pair.reference, &fused = pair.rewritten;
   // fused(): the activations' fusions, then the residual adds'.
@@ -583,4 +586,40 @@ TEST_CASE("FuseInvertedResiduals: MobileNet v2 bit-identical to the unfused bloc
   const std::string path = std::string(SYMBIND_SOURCE_DIR) + "/bench/models/mobilenet-v2-symbol.json";
   const TShape shape({2, 3, 64, 64});
   CHECK(CheckFusedBitIdentical(GeneratedModel(path, shape), shape, Fusion::kBlocks).size() == 10 * 3 + 6 * 2);
+}
+
+TEST_CASE("Graph passes: one list in a declared order, disabled by name, an unknown name an error", "[predict][rewrite]") {
+  std::vector<std::string> names;
+  for (const GraphPass& pass : GraphPasses()) names.push_back(pass.name);
+  CHECK(names == std::vector<std::string>{"fold_batch_norm", "fuse_activations", "fuse_inverted_residuals",
+                                          "fuse_residual_adds"});
+  Symbol data = Symbol::Variable("data");
+  Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("num_filter", 4).SetInput("data", data)
+                    .CreateSymbol("conv");
+  Symbol bn = OpBuilder("BatchNorm").SetInput("data", conv).CreateSymbol("bn");
+  Symbol relu = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", bn).CreateSymbol("relu");
+  Symbol net = OpBuilder("Flatten").SetInput("data", relu).CreateSymbol("flat");
+  const TShape shape({1, 2, 6, 6});
+  SharedModel m = GaussianModel(net, shape);
+  const PassesResult all = RunGraphPasses(net, m.params, m.aux, {});
+  CHECK(all.rewritten.at("fold_batch_norm") == std::vector<std::string>{"bn"});
+  CHECK(all.rewritten.at("fuse_activations") == std::vector<std::string>{"relu"});
+  CHECK(CountOps(all.symbol, "_fused_conv_act") == 1);
+  const PassesResult no_fold = RunGraphPasses(net, m.params, m.aux, {"fold_batch_norm"});
+  CHECK(no_fold.rewritten.count("fold_batch_norm") == 0);
+  CHECK(no_fold.rewritten.at("fuse_activations") == std::vector<std::string>{"relu"});  // into the BatchNorm
+  CHECK(CountOps(no_fold.symbol, "_fused_batch_norm_act") == 1);
+  CHECK_THROWS_WITH(RunGraphPasses(net, m.params, m.aux, {"fold_batchnorm"}),
+                    Catch::Contains("no graph pass named 'fold_batchnorm'") && Catch::Contains("fuse_residual_adds"));
+  PredictorOptions options;
+  options.disabled_passes = {"fuse_everything"};
+  CHECK_THROWS_WITH(Predictor(net, m.params, m.aux, {{"data", shape}}, options),
+                    Catch::Contains("no graph pass named 'fuse_everything'"));
+  // The command-line flags, mapped in one place.
+  CHECK(DisabledPasses({}).empty());
+  CHECK(DisabledPasses({true, false, false, false}) == std::set<std::string>{"fold_batch_norm"});
+  CHECK(DisabledPasses({false, true, false, false}) ==
+        std::set<std::string>{"fuse_activations", "fuse_inverted_residuals", "fuse_residual_adds"});
+  CHECK(DisabledPasses({false, false, true, true}) ==
+        std::set<std::string>{"fuse_inverted_residuals", "fuse_residual_adds"});
 }

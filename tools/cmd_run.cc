@@ -276,10 +276,7 @@ void Run(const RunArgs& a) {
   PredictorOptions options;
   options.allow_missing = a.allow_missing;
   options.outputs = a.outputs;
-  options.fold_batch_norm = !a.no_fold;
-  options.fuse_activations = !a.no_fuse;
-  options.fuse_inverted_residuals = !a.no_fuse && !a.no_fuse_blocks;
-  options.fuse_residual_adds = !a.no_fuse && !a.no_fuse_residuals;
+  options.disabled_passes = DisabledPasses({a.no_fold, a.no_fuse, a.no_fuse_blocks, a.no_fuse_residuals});
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
