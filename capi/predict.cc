@@ -107,13 +107,9 @@ Model LoadPredictModel(const char* json, const void* param_bytes, int param_size
   }
   model.symbol = LoadSymbolJSON(text);
   if (size == 0) return model;
-  NDArrayFile file = LoadNDArrayBuffer(param_bytes, size);
-  // MXNet's predictor reads "arg:" and "aux:" keys and ignores others.
-  for (size_t i = 0; i < file.names.size(); ++i) {
-    const std::string& key = file.names[i];
-    if (key.compare(0, 4, "arg:") == 0) model.args[key.substr(4)] = file.arrays[i];
-    else if (key.compare(0, 4, "aux:") == 0) model.aux[key.substr(4)] = file.arrays[i];
-  }
+  // The rule every loader follows (MXNet's predictor ignored keys without "arg:" / "aux:" and
+  // let a repeated key win silently; both are errors here, naming the key).
+  SplitArgAux(NamedArrays(LoadNDArrayBuffer(param_bytes, size), "param_bytes"), &model.args, &model.aux);
   return model;
 }
 

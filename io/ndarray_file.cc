@@ -470,15 +470,18 @@ NDArrayFile LoadNDArrayFile(const std::string& path, const NDArrayLoadOptions& o
   }
 }
 
-std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path) {
-  NDArrayFile f = LoadNDArrayFile(path);
-  if (f.names.empty() && !f.arrays.empty())
-    throw IOError(path + ": the NDArray file has no names (a positional list)");
+std::map<std::string, NDArray> NamedArrays(const NDArrayFile& file, const std::string& source) {
+  if (file.names.empty() && !file.arrays.empty())
+    throw IOError(source + ": the NDArray file has no names (a positional list)");
   std::map<std::string, NDArray> out;
-  for (size_t i = 0; i < f.arrays.size(); ++i)
-    if (!out.emplace(f.names[i], f.arrays[i]).second)
-      throw IOError(StrCat(path, ": name '", f.names[i], "' appears twice (array ", i, ")"));
+  for (size_t i = 0; i < file.arrays.size(); ++i)
+    if (!out.emplace(file.names[i], file.arrays[i]).second)
+      throw IOError(StrCat(source, ": name '", file.names[i], "' appears twice (array ", i, ")"));
   return out;
+}
+
+std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path) {
+  return NamedArrays(LoadNDArrayFile(path), path);
 }
 
 std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,

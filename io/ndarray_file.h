@@ -83,6 +83,10 @@ void SaveNDArrays(const std::string& path, const std::map<std::string, NDArray>&
 std::string SaveNDArrayToString(const NDArray& array, bool numpy_shapes = false);
 NDArray LoadNDArrayFromBuffer(const void* data, size_t size);
 
+// A named file's arrays by name (`source` names the file in errors): a positional list or a name
+// given twice is an IOError. With SplitArgAux, the one rule by which every door (LoadCheckpoint,
+// Predictor files, the C predict API's buffers) reads a .params file's parameters.
+std::map<std::string, NDArray> NamedArrays(const NDArrayFile& file, const std::string& source);
 // Splits "arg:name" / "aux:name" keys into two maps without the prefix. Other keys throw
 // IOError. Either output may be null to drop that kind.
 void SplitArgAux(const std::map<std::string, NDArray>& params,

@@ -1194,6 +1194,24 @@ std::vector<ErrorCase> Cases() {
     options.disabled_passes = {"fold_bn"};
     Predictor(Var("data"), {}, {}, {{"data", TShape({1})}}, options);
   }, "Error", "no graph pass named 'fold_bn'; the passes: fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds");
+  // One rule for a .params file's keys, from a file or from the C predict API's buffer.
+  auto create_with_params = [lenet](const std::vector<std::string>& names) {
+    static std::string json, params;
+    json = ReadFileToString(lenet + "-symbol.json");
+    Bytes b;
+    b.list_header(names.size());
+    for (size_t i = 0; i < names.size(); ++i) V2Array(b, {1}).f32(1.0f);
+    b.names(names);
+    params = b.str();
+    PredictorHandle p = nullptr;
+    CApi(MXPredCreate(json.c_str(), params.data(), static_cast<int>(params.size()), 1, 0, 1, keys, indptr, shape, &p));
+  };
+  add("C API: MXPredCreate with the key 'arg:w' twice in param_bytes", [create_with_params] {
+    create_with_params({"arg:w", "arg:w"});
+  }, "Error", "MXPredCreate: param_bytes: name 'arg:w' appears twice (array 1)");
+  add("C API: MXPredCreate with a key of neither arg: nor aux: in param_bytes", [create_with_params] {
+    create_with_params({"arg:w", "w"});
+  }, "Error", "MXPredCreate: parameter name 'w' has neither an 'arg:' nor an 'aux:' prefix");
   return c;
 }
 
