@@ -3,6 +3,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
+#include <mutex>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace symbind {
 
@@ -40,6 +44,18 @@ Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
   std::memset(data_, 0, rounded);
 }
 
+struct Storage::DerivedForms {
+  struct Form {
+    std::type_index type;
+    std::vector<int64_t> key;
+    std::shared_ptr<const void> value;
+  };
+  std::mutex mutex;
+  std::vector<Form> forms;  // a handful per weight array: a linear search is enough
+};
+
+Storage::Storage() = default;
+
 std::shared_ptr<Storage> Storage::External(const void* data, size_t bytes,
                                            std::shared_ptr<const void> owner, std::string what) {
   if (!owner) throw Error("Storage::External needs an owner that keeps the bytes alive");
@@ -51,7 +67,26 @@ std::shared_ptr<Storage> Storage::External(const void* data, size_t bytes,
   s->owner_ = std::move(owner);
   s->read_only_ = true;
   s->what_ = std::move(what);
+  s->derived_ = std::make_unique<DerivedForms>();
   return s;
+}
+
+std::shared_ptr<Storage> Storage::MappedFile(const void* data, size_t bytes, std::shared_ptr<const void> owner,
+                                             std::string what) {
+  std::shared_ptr<Storage> s = External(data, bytes, std::move(owner), std::move(what));
+  s->file_mapped_ = true;
+  return s;
+}
+
+void Storage::ReleaseResidentPages(const void* begin, size_t bytes) const {
+  if (!file_mapped_ || bytes == 0) return;
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(begin), hi = lo + bytes;
+  const uintptr_t own_lo = reinterpret_cast<uintptr_t>(data_), own_hi = own_lo + bytes_;
+  if (lo < own_lo || hi > own_hi) return;  // not these bytes
+  const uintptr_t first = (lo + page - 1) / page * page, last = hi / page * page;
+  // A private read-only mapping: dropped pages are read from the file again when touched.
+  if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 std::shared_ptr<Storage> Storage::Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner) {
@@ -63,6 +98,23 @@ std::shared_ptr<Storage> Storage::Borrowed(void* data, size_t bytes, std::shared
   s->owner_ = std::move(owner);
   s->writes_unseen_ = true;
   return s;
+}
+
+std::shared_ptr<const void> Storage::SharedDerivedForm(std::type_index type, const std::vector<int64_t>& key,
+                                                       const std::function<std::shared_ptr<const void>()>& make) {
+  if (!derived_) return make();
+  const std::lock_guard<std::mutex> lock(derived_->mutex);
+  for (const DerivedForms::Form& f : derived_->forms)
+    if (f.type == type && f.key == key) return f.value;
+  std::shared_ptr<const void> value = make();
+  derived_->forms.push_back(DerivedForms::Form{type, key, value});
+  return value;
+}
+
+size_t Storage::num_derived_forms() const {
+  if (!derived_) return 0;
+  const std::lock_guard<std::mutex> lock(derived_->mutex);
+  return derived_->forms.size();
 }
 
 void Storage::CheckWritable(const char* operation) const {

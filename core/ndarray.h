@@ -2,8 +2,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
+#include <typeindex>
 #include <vector>
 
 #include "checked_math.h"
@@ -24,6 +26,10 @@ class Storage {
   // `owner` keeps them alive as long as this storage. `what` names them in errors.
   static std::shared_ptr<Storage> External(const void* data, size_t bytes,
                                            std::shared_ptr<const void> owner, std::string what);
+  // Read-only bytes of a memory-mapped file (a .symbind's weights), as External; their pages
+  // may also leave memory while unused (ReleaseResidentPages).
+  static std::shared_ptr<Storage> MappedFile(const void* data, size_t bytes, std::shared_ptr<const void> owner,
+                                             std::string what);
   // Writable bytes owned elsewhere (an array shared through DLPack), any alignment; `owner`
   // keeps them alive as long as this storage.
   static std::shared_ptr<Storage> Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner);
@@ -48,15 +54,32 @@ class Storage {
   // From now on, writes may come from outside (the bytes were handed to another framework).
   void SetWritesUnseen() { writes_unseen_ = true; }
 
+  // A form that kernels derive from read-only bytes (packed or transformed weights), kept here
+  // so that every executor reading them (a Predictor's reshaped copies, the C predict API's
+  // per-thread predictors) shares one copy. `key` says which bytes were read and how (offset,
+  // shape, layout); make() runs once per type and key, under this storage's lock. Writable
+  // storage keeps nothing (its bytes may change): it returns make()'s result.
+  std::shared_ptr<const void> SharedDerivedForm(std::type_index type, const std::vector<int64_t>& key,
+                                                const std::function<std::shared_ptr<const void>()>& make);
+  // How many forms SharedDerivedForm holds (tests).
+  size_t num_derived_forms() const;
+  // For MappedFile storage: the whole pages within [begin, begin + bytes) leave this process's
+  // resident memory (they come back from the file when read again), for bytes read once (verified,
+  // folded, packed) and not needed soon. Does nothing for other storage.
+  void ReleaseResidentPages(const void* begin, size_t bytes) const;
+
  private:
-  Storage() = default;
+  Storage();
+  struct DerivedForms;
   void* data_ = nullptr;
   size_t bytes_ = 0;
   std::shared_ptr<const void> owner_;  // set for bytes owned elsewhere
   bool read_only_ = false;
+  bool file_mapped_ = false;
   std::atomic<bool> writes_unseen_{false};
   mutable std::atomic<uint64_t> version_{0};
   std::string what_;
+  std::unique_ptr<DerivedForms> derived_;  // read-only storage only
 };
 
 // An n-dimensional array: shape, dtype, context, and a view into shared storage.
@@ -143,8 +166,8 @@ std::ostream& operator<<(std::ostream& os, const NDArray& a);
 
 // `a`'s bytes as a read-only array (no copy; the view keeps a's storage alive), named `what` in
 // errors. For arrays nothing else will write: writes into `a` are not seen through the view, so
-// kernels derive their packed or transformed forms of it once. Arrays already read-only, empty or not 64-byte aligned are
-// returned as they are.
+// kernels derive their packed or transformed forms of it once, shared by every executor.
+// Arrays already read-only, empty or not 64-byte aligned are returned as they are.
 NDArray ReadOnlyView(const NDArray& a, const std::string& what);
 
 }  // namespace symbind

@@ -102,11 +102,11 @@ using ForwardFn = std::function<void(const OpContext&, const NodeAttrs&,
 using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const BackwardArgs&)>;
 // Multiply-adds of one call, from known input shapes (arguments then aux states) and output
 // shapes (TVM's FMacCount): a fact of the op, so reports need no list of op names.
+using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
+                                         const std::vector<TShape>& out)>;
 // Makes a node's state from its attributes and its inputs' and outputs' shapes.
 using CreateStateFn = std::function<std::unique_ptr<OpState>(const NodeAttrs&, const std::vector<TShape>& in,
                                                              const std::vector<TShape>& out)>;
-using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
-                                         const std::vector<TShape>& out)>;
 
 // prefix0, prefix1, ..., prefix<n-1>: the names of a variadic op's inputs or outputs.
 std::vector<std::string> NumberedNames(const std::string& prefix, int n);

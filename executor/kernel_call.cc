@@ -68,13 +68,12 @@ void CheckWritable(const Op& op, const NodeAttrs& attrs, const char* role, const
 // training, inputs too (BatchNorm updates its moving statistics in place). Marked when the call
 // ends, returning or throwing.
 struct MarkWrittenOnExit {
-  const std::vector<NDArray>& arrays;
-  bool also_inputs;
-  const std::vector<NDArray>* inputs = nullptr;
+  const std::vector<NDArray>& written;
+  const std::vector<NDArray>* also_written = nullptr;
   ~MarkWrittenOnExit() {
-    for (const NDArray& a : arrays) a.MarkWritten();
-    if (also_inputs && inputs)
-      for (const NDArray& a : *inputs) a.MarkWritten();
+    for (const NDArray& a : written) a.MarkWritten();
+    if (also_written)
+      for (const NDArray& a : *also_written) a.MarkWritten();
   }
 };
 
@@ -83,7 +82,7 @@ struct MarkWrittenOnExit {
 void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
                  const std::vector<OpReq>& req, const std::vector<NDArray>& outputs) {
   CheckWritable(op, attrs, "output", req, outputs);
-  const MarkWrittenOnExit mark{outputs, ctx.is_train, &inputs};
+  const MarkWrittenOnExit mark{outputs, ctx.is_train ? &inputs : nullptr};
   if (op.dtype_generic || (!AnyConverted(inputs) && !AnyConverted(outputs)))
     return op.forward(ctx, attrs, inputs, req, outputs);
   const std::vector<NDArray> out32 = Float32Outputs(outputs, req);
@@ -103,7 +102,7 @@ void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, con
 
 void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {
   CheckWritable(op, attrs, "input gradient", args.req, args.in_grads);
-  const MarkWrittenOnExit mark{args.in_grads, false};
+  const MarkWrittenOnExit mark{args.in_grads};
   if (op.float64_backward && !AnyHalf(args.out_grads) && !AnyHalf(args.inputs) && !AnyHalf(args.outputs) &&
       !AnyHalf(args.in_grads))
     return op.backward(ctx, attrs, args);

@@ -146,8 +146,8 @@ Symbol ReadGraph(const fb::Model& m, const std::string& where) {
 }
 
 // Verifies the image at `data` (which `owner` keeps alive, 64-byte aligned) and builds the
-// model; parameter arrays view the image.
-Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> owner,
+// model; parameter arrays view the image (a memory-mapped file when `file_mapped`).
+Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> owner, bool file_mapped,
                 const std::string& where) {
   CheckRoot(data, size, where);
   flatbuffers::Verifier verifier(data, size, kMaxTableDepth);
@@ -175,7 +175,9 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
         Fail(where, "input shape '" + name + "' is given twice");
     }
 
-  auto storage = Storage::External(data, size, std::move(owner), "weights mapped from " + where);
+  const std::string what = "weights mapped from " + where;
+  auto storage = file_mapped ? Storage::MappedFile(data, size, std::move(owner), what)
+                             : Storage::External(data, size, std::move(owner), what);
   std::map<std::string, NDArray> params;
   if (m.params())
     for (uint32_t i = 0; i < m.params()->size(); ++i) {
@@ -215,6 +217,7 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
   if (!padding_only)
     Fail(where, StrCat(size - used, " trailing bytes after the model's last structure (the file should end at byte ",
                        used, ")"));
+  storage->ReleaseResidentPages(data, size);  // what was read to verify it; arrays come back as used
   return model;
 }
 
@@ -289,14 +292,14 @@ Model LoadModel(const std::string& path) {
   const size_t size = file->size();
   const std::string wrong_kind = WrongFileKindMessage(path, DetectFileKind(data, size), FileKind::kSymbindModel);
   if (!wrong_kind.empty()) throw IOError(wrong_kind);
-  return ReadModel(data, size, std::move(file), path);
+  return ReadModel(data, size, std::move(file), true, path);
 }
 
 Model LoadModelBuffer(const void* data, size_t size, const std::string& where) {
   auto copy = std::make_shared<Storage>(size, "a model buffer");
   if (size) std::memcpy(copy->data(), data, size);
   const auto* bytes = static_cast<const uint8_t*>(copy->data());
-  return ReadModel(bytes, size, std::move(copy), where);
+  return ReadModel(bytes, size, std::move(copy), false, where);
 }
 
 bool IsModelBuffer(const void* data, size_t size) {

@@ -158,6 +158,8 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
       const double b = bias ? double(bias->fdata()[c]) : 0.0;
       folded_bias.fdata()[c] = float((b - mean->fdata()[c]) * scale + beta->fdata()[c]);
     }
+    // The graph no longer reads the weight; mapped from a model file, its pages may leave memory.
+    if (weight->storage()) weight->storage()->ReleaseResidentPages(weight->raw_data(), weight->bytes());
 
     NodeAttrs& attrs = producer->attrs;
     attrs.dict["no_bias"] = "False";
@@ -440,10 +442,10 @@ RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string
 
 const std::vector<GraphPass>& GraphPasses() {
   static const std::vector<GraphPass> passes = {
-      {"fold_batch_norm", FoldBatchNorm, "each BatchNorm folded into the Convolution / FullyConnected before it"},
-      {"fuse_activations", FuseActivations, "each relu / clip / LeakyReLU applied as the Convolution before it writes"},
-      {"fuse_inverted_residuals", FuseInvertedResiduals, "each inverted residual block computed as one node"},
-      {"fuse_residual_adds", FuseResidualAdds, "each residual add made as the Convolution before it writes"},
+      {"fold_batch_norm", FoldBatchNorm},                  // into the Convolution / FullyConnected before it
+      {"fuse_activations", FuseActivations},              // relu / clip / LeakyReLU as the Convolution writes
+      {"fuse_inverted_residuals", FuseInvertedResiduals},  // each inverted residual block as one node
+      {"fuse_residual_adds", FuseResidualAdds},            // each residual add as the Convolution before it writes
   };
   return passes;
 }

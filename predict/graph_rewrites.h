@@ -89,7 +89,6 @@ using GraphPassFn = RewrittenGraph (*)(const Symbol&, const std::map<std::string
 struct GraphPass {
   const char* name;  // as PredictorOptions::disabled_passes names it
   GraphPassFn run;
-  const char* summary;
 };
 // fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds, in that order.
 const std::vector<GraphPass>& GraphPasses();

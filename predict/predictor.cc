@@ -84,7 +84,7 @@ const std::vector<std::string>& Predictor::rewritten(const std::string& pass) co
   return it == rewritten_.end() ? none : it->second;
 }
 
-std::vector<std::string> Predictor::Rewritten(std::initializer_list<const char*> passes) const {
+std::vector<std::string> Predictor::RewrittenBy(std::initializer_list<const char*> passes) const {
   std::vector<std::string> names;
   for (const char* pass : passes) {
     const auto& r = rewritten(pass);

@@ -95,13 +95,13 @@ class Predictor {
   // The nodes pass `pass` (a name of GraphPasses) folded or fused away; empty when it did not run.
   const std::vector<std::string>& rewritten(const std::string& pass) const;
   // BatchNorm nodes folded into the layer before them (fold_batch_norm's).
-  std::vector<std::string> folded() const { return Rewritten({"fold_batch_norm"}); }
+  std::vector<std::string> folded() const { return RewrittenBy({"fold_batch_norm"}); }
   // Activation / clip nodes fused into the convolution before them, and convolutions fused into
   // the residual add after them with the add itself when an activation follows it
   // (fuse_activations' and fuse_residual_adds').
-  std::vector<std::string> fused() const { return Rewritten({"fuse_activations", "fuse_residual_adds"}); }
+  std::vector<std::string> fused() const { return RewrittenBy({"fuse_activations", "fuse_residual_adds"}); }
   // Nodes of inverted residual blocks fused into the block's last node (fuse_inverted_residuals').
-  std::vector<std::string> fused_blocks() const { return Rewritten({"fuse_inverted_residuals"}); }
+  std::vector<std::string> fused_blocks() const { return RewrittenBy({"fuse_inverted_residuals"}); }
   Executor& executor() { return Bound("executor"); }
   const Executor& executor() const { return Bound("executor"); }
 
@@ -117,7 +117,7 @@ class Predictor {
   InputRoles roles_;
   std::vector<std::string> output_names_, filled_;
   std::map<std::string, std::vector<std::string>> rewritten_;  // by pass: the nodes it folded or fused away
-  std::vector<std::string> Rewritten(std::initializer_list<const char*> passes) const;
+  std::vector<std::string> RewrittenBy(std::initializer_list<const char*> passes) const;
   std::unique_ptr<Executor> exec_;
 };
 

@@ -281,7 +281,7 @@ TEST_CASE("SelectOutputs takes an op node's name for its output, as MXNet's part
 }
 
 // LoadPredictor holds the arrays it loads alone, so it binds read-only views of them
-// (ReadOnlyViews): the kernels' weight caches then skip their per-call check. The outputs are
+// (ReadOnlyViews): the kernels then derive their packed forms once. The outputs are
 // those of a Predictor over writable copies, and writing into a bound parameter is refused.
 TEST_CASE("LoadPredictor binds its loaded parameters read-only: the same outputs, writes refused", "[predict][real][shared]") {
   SharedModel m = LoadMtcnnModel("det2");
@@ -317,6 +317,36 @@ TEST_CASE("LoadPredictor binds its loaded parameters read-only: the same outputs
   CHECK(view.raw_data() == a.raw_data());
   CHECK(ReadOnlyView(view, "again").SharesStorageWith(view));
   CHECK(ReadOnlyView(NDArray(), "none").is_none());
+}
+
+// Predictors made by Reshape (the C predict API's per-thread predictors are) bind the same
+// read-only parameters: the kernels' packed weights are made once, by the first, and kept with the
+// parameters' storage, not once per predictor.
+TEST_CASE("Predictor: predictors made by Reshape share the kernels' derived weights", "[predict]") {
+  const Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(1,1)").SetParam("num_filter", 32)
+                          .SetInput("data", Symbol::Variable("data")).CreateSymbol("conv");
+  NDArray w(TShape({32, 16, 1, 1})), b(TShape({32})), input(TShape({1, 16, 28, 28}));
+  FillGaussian(w, 3, "w");
+  FillGaussian(b, 4, "b");
+  FillGaussian(input, 5, "x");
+  const std::map<std::string, TShape> shapes{{"data", input.shape()}};
+  Predictor first(conv, ReadOnlyViews({{"conv_weight", w}, {"conv_bias", b}}), {}, shapes);
+  first.SetInput("data", input);
+  first.Forward();
+  const Storage& weights = *first.executor().arg_dict().at("conv_weight").storage();
+  const size_t forms = weights.num_derived_forms();
+  REQUIRE(forms >= 1);  // the 1x1 convolution's GEMM panels, whatever the tiling
+  for (int i = 0; i < 2; ++i) {
+    Predictor again = first.Reshape(shapes);
+    again.SetInput("data", input);
+    again.Forward();
+    CHECK(weights.num_derived_forms() == forms);
+    CHECK(SameBits(again.Output(0), first.Output(0)));
+  }
+  Predictor writable(conv, {{"conv_weight", w.Copy()}, {"conv_bias", b.Copy()}}, {}, shapes);
+  writable.SetInput("data", input);
+  writable.Forward();
+  CHECK(SameBits(writable.Output(0), first.Output(0)));
 }
 
 TEST_CASE("Predictor: every call on a moved-from predictor throws", "[predict][hostile]") {

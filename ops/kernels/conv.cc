@@ -298,7 +298,7 @@ GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
 std::shared_ptr<const PackedConvWeights> DerivedPackedConvWeights(const float* w, DerivedWeights* weights,
                                                                  int64_t groups, int64_t fg, int64_t kdim,
                                                                  GemmTiling tiling) {
-  return DerivedForm<PackedConvWeights>(weights, w, static_cast<int64_t>(tiling), [&](const float* data) {
+  return DerivedForm<PackedConvWeights>(weights, w, {static_cast<int64_t>(tiling), groups, fg, kdim}, [&](const float* data) {
     return PackConvWeights(data, groups, fg, kdim, tiling);
   });
 }

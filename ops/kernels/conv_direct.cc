@@ -52,7 +52,7 @@ DirectWeights PackDirectWeights(const float* w, int64_t filters, int64_t depth) 
 
 std::shared_ptr<const DirectWeights> DirectWeightsFor(const float* w, DerivedWeights* weights, int64_t filters,
                                                       int64_t depth) {
-  return DerivedForm<DirectWeights>(weights, w, 0, [&](const float* data) { return PackDirectWeights(data, filters, depth); });
+  return DerivedForm<DirectWeights>(weights, w, {filters, depth}, [&](const float* data) { return PackDirectWeights(data, filters, depth); });
 }
 // One tile: where its slots read (the padded input at the slot's first output column) and
 // write (row 0 of C, the tile's first filter's plane), how many of each slot's lanes are

@@ -538,7 +538,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   // The tiling of the products (filters x channels) x (channels x chunk tiles): tall tiles
   // where a chunk's few tiles would mostly pad wide ones (14x14 outputs: 16 tiles).
   const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk);
-  const auto u = DerivedForm<WinogradWeights>(weights, w, static_cast<int64_t>(tile) * 4 + static_cast<int64_t>(tiling),
+  const auto u = DerivedForm<WinogradWeights>(weights, w, {static_cast<int64_t>(tile), static_cast<int64_t>(tiling), F, C},
                                               [&](const float* data) { return MakeWinogradWeights(data, F, C, tile, tiling); });
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;

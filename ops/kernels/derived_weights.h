@@ -3,13 +3,18 @@
 //
 //   op.set_create_state(CreateDerivedWeightsState(1));           // at registration
 //   DerivedWeights* weights = NodeDerivedWeights(ctx, 0, in[1]);  // in the forward kernel
-//   auto packed = DerivedForm<PackedConvWeights>(weights, w, tiling, [&](const float* w) { return Pack(w); });
+//   auto packed = DerivedForm<PackedConvWeights>(weights, w, {tiling, groups},
+//                                                [&](const float* w) { return Pack(w); });
 //
 // A form is made again only when the call reads another array or a write moved the array's
-// storage version (Storage::version): no values compared, no lock (a node's kernel runs on one
-// thread at a time), no table shared between nodes.
+// storage version (Storage::version): no values compared, no lock on the way (a node's kernel
+// runs on one thread at a time), no table shared between nodes. Forms of read-only arrays are
+// also kept by their storage (Storage::SharedDerivedForm), so that predictors sharing the
+// weights (Reshape, the C predict API's threads) share one copy of each form.
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <typeindex>
 #include <utility>
@@ -26,50 +31,70 @@ class DerivedWeights {
   void Use(const NDArray& weights) {
     const std::shared_ptr<Storage>& st = weights.storage();
     const uint64_t version = st ? st->version() : 0;
-    const bool same = st && !storage_.owner_before(st) && !st.owner_before(storage_) && !storage_.expired() &&
-                      data_ == weights.raw_data() && version_ == version;
-    if (!same) forms_.clear();
+    const bool same = st && !storage_.owner_before(st) && !st.owner_before(storage_) &&
+                      data_ == weights.raw_data() && version_ == version && shape_ == weights.shape();
+    if (same) return;
+    forms_.clear();
     storage_ = st;
     data_ = st ? weights.raw_data() : nullptr;
+    offset_ = st ? static_cast<const char*>(data_) - static_cast<const char*>(st->data()) : 0;
+    shape_ = weights.shape();
     version_ = version;
     read_only_ = weights.read_only();
   }
   // Whether the array cannot change (memory-mapped, a ReadOnlyView): kernels may then choose
   // paths whose derived forms cost more to make, as they are made once.
   bool read_only() const { return read_only_; }
-  // The form of type T for `variant` (a tiling, a tile size), made by make(weights' floats) when
-  // this array and version have none.
+  // The form of type T laid out as `layout` says (a tiling, a tile size, the filter geometry:
+  // whatever the form depends on besides the array), made by make(weights' floats) when this
+  // array and version have none yet.
   template <typename T, typename Make>
-  std::shared_ptr<const T> Get(int64_t variant, const Make& make) {
+  std::shared_ptr<const T> Get(std::initializer_list<int64_t> layout, const Make& make) {
     const std::type_index type(typeid(T));
     for (const Form& f : forms_)
-      if (f.type == type && f.variant == variant) return std::static_pointer_cast<const T>(f.value);
-    auto value = std::make_shared<const T>(make(static_cast<const float*>(data_)));
-    forms_.push_back(Form{type, variant, value});
-    return value;
+      if (f.type == type && std::equal(f.layout.begin(), f.layout.end(), layout.begin(), layout.end()))
+        return std::static_pointer_cast<const T>(f.value);
+    const auto build = [&] { return std::shared_ptr<const void>(std::make_shared<const T>(make(static_cast<const float*>(data_)))); };
+    const std::shared_ptr<Storage> st = storage_.lock();
+    std::shared_ptr<const void> value;
+    if (read_only_ && st) {
+      std::vector<int64_t> key{offset_, static_cast<int64_t>(shape_.ndim())};
+      for (int i = 0; i < shape_.ndim(); ++i) key.push_back(shape_[i]);
+      key.insert(key.end(), layout.begin(), layout.end());
+      value = st->SharedDerivedForm(type, key, build);
+      // Mapped from a model file: its pages leave memory until something reads them again.
+      st->ReleaseResidentPages(data_, static_cast<size_t>(shape_.Size()) * sizeof(float));
+    } else {
+      value = build();
+    }
+    forms_.push_back(Form{type, std::vector<int64_t>(layout), value});
+    return std::static_pointer_cast<const T>(value);
   }
-  // How many forms are held (tests).
+  // How many forms this node holds (tests).
   size_t num_forms() const { return forms_.size(); }
 
  private:
   struct Form {
     std::type_index type;
-    int64_t variant;
+    std::vector<int64_t> layout;
     std::shared_ptr<const void> value;
   };
   std::weak_ptr<Storage> storage_;
   const void* data_ = nullptr;
+  int64_t offset_ = 0;  // bytes from the storage's start
+  TShape shape_;
   uint64_t version_ = 0;
   bool read_only_ = false;
   std::vector<Form> forms_;
 };
 
-// The form of type T for `variant` from `weights` when the caller has a node's DerivedWeights
+// The form of type T for `layout` from `weights` when the caller has a node's DerivedWeights
 // (already pointed at the array by Use), else made for this call only.
 template <typename T, typename Make>
-std::shared_ptr<const T> DerivedForm(DerivedWeights* weights, const float* w, int64_t variant, const Make& make) {
+std::shared_ptr<const T> DerivedForm(DerivedWeights* weights, const float* w, std::initializer_list<int64_t> layout,
+                                     const Make& make) {
   if (!weights) return std::make_shared<const T>(make(w));
-  return weights->Get<T>(variant, make);
+  return weights->Get<T>(layout, make);
 }
 
 // The state of a node whose kernel derives forms from some of its weight arrays.

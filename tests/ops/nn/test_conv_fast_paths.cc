@@ -1098,7 +1098,7 @@ TEST_CASE("DerivedWeights: a form is made once per array and version", "[conv][c
   int made = 0;
   auto sum = [&] {
     kept.Use(w);
-    return *kept.Get<float>(0, [&](const float* v) {
+    return *kept.Get<float>({0}, [&](const float* v) {
       ++made;
       float s = 0;
       for (int i = 0; i < 8; ++i) s += v[i];
@@ -1114,12 +1114,47 @@ TEST_CASE("DerivedWeights: a form is made once per array and version", "[conv][c
   // Another array at another address: made again, even with equal values.
   NDArray other = w.Copy();
   kept.Use(other);
-  CHECK(*kept.Get<float>(0, [&](const float*) { ++made; return 10.0f; }) == 10.0f);
+  CHECK(*kept.Get<float>({0}, [&](const float*) { ++made; return 10.0f; }) == 10.0f);
   CHECK(made == 3);
-  // Another variant of the same array and version is a second form; both stay.
+  // Another layout of the same array and version is a second form; both stay.
   kept.Use(other);
-  kept.Get<float>(1, [&](const float*) { ++made; return 0.0f; });
+  kept.Get<float>({1}, [&](const float*) { ++made; return 0.0f; });
   CHECK(kept.num_forms() == 2);
+  // Writable storage keeps no forms of its own: another node reading `other` makes its own.
+  DerivedWeights second_node;
+  second_node.Use(other);
+  second_node.Get<float>({1}, [&](const float*) { ++made; return 0.0f; });
+  CHECK(made == 5);
+  CHECK(other.storage()->num_derived_forms() == 0);
+}
+
+TEST_CASE("DerivedWeights: nodes reading one read-only array share each form through its storage", "[conv][conv_fast]") {
+  const NDArray source(TShape({2, 8}), std::vector<float>(16, 1.0f));
+  const NDArray w = ReadOnlyView(source, "shared weights");
+  REQUIRE(w.read_only());
+  int made = 0;
+  auto sum = [&](DerivedWeights& node, const NDArray& array, int64_t layout) {
+    node.Use(array);
+    return *node.Get<float>({layout}, [&](const float* v) {
+      ++made;
+      float s = 0;
+      for (int64_t i = 0; i < array.Size(); ++i) s += v[i];
+      return s;
+    });
+  };
+  DerivedWeights first, second;  // two predictors' nodes over the same parameters
+  CHECK(sum(first, w, 0) == 16.0f);
+  CHECK(sum(second, w, 0) == 16.0f);
+  CHECK(made == 1);
+  CHECK(w.storage()->num_derived_forms() == 1);
+  // Another layout, and another view of the same bytes with another shape, are forms of their own.
+  CHECK(sum(second, w, 1) == 16.0f);
+  CHECK(sum(first, w.Reshape(TShape({16})), 0) == 16.0f);
+  CHECK(made == 3);
+  CHECK(w.storage()->num_derived_forms() == 3);
+  // Row 1 alone (another offset into the storage) reads its own 8 values.
+  CHECK(sum(second, w.Slice(1, 2), 0) == 8.0f);
+  CHECK(made == 4);
 }
 
 TEST_CASE("A node's packed GEMM weights are never stale", "[conv][conv_fast]") {
