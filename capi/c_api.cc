@@ -26,7 +26,6 @@
 #include <mxnet/c_api_symbind.h>
 
 #include "c_api_common.h"
-#include "compat_internal.h"
 #include "symbind_version.h"
 
 namespace symbind {
@@ -94,7 +93,7 @@ int MXRandomSeed(int seed) {
   return Guarded(__func__, [&] {
     SeedInvokes(seed);
     // And the generator of symbind's own mxnet-cpp layer (NDArray::SampleGaussian, ...).
-    mxnet::cpp::compat::SeedRandom(static_cast<uint64_t>(seed));
+    WithFrontendRandom([&](std::mt19937_64& rng) { rng.seed(static_cast<uint64_t>(seed)); });
   });
 }
 int MXNotifyShutdown() { return Guarded(__func__, [] {}); }

@@ -11,8 +11,6 @@
 #include <symbind/core/graph.h>
 #include <symbind/executor/internal_outputs.h>
 
-#include "compat_internal.h"  // the one GPU-context policy (compat/base.cc)
-
 namespace symbind {
 namespace capi {
 namespace {
@@ -45,8 +43,6 @@ void Unsupported(const std::string& what) {
 }
 }  // namespace capi
 }  // namespace symbind
-
-void mxnet::cpp::compat::RecordLastError(const char* message) { symbind::capi::SetLastError(message); }
 
 namespace symbind {
 namespace capi {
@@ -234,8 +230,39 @@ Context DeviceContext(int dev_type, int dev_id) {
   if (dev_type != 1 && dev_type != 2 && dev_type != 3 && dev_type != 5)
     throw Error(StrCat("unknown device type ", dev_type,
                        " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)"));
-  return mxnet::cpp::compat::Native(
-      mxnet::cpp::Context(static_cast<mxnet::cpp::DeviceType>(dev_type), dev_id));
+  if (dev_type == 2) {
+    static std::once_flag warned;
+    std::call_once(warned, [] {
+      std::fprintf(stderr, "symbind: a GPU context was requested; symbind computes on the CPU "
+                           "only, so GPU arrays and executors run on the CPU\n");
+    });
+    return Context::CPU(dev_id);
+  }
+  // cpu_pinned and cpu_shared stay what the caller asked for (they are CPU memory here).
+  return Context{static_cast<Context::DeviceType>(dev_type), dev_id};
+}
+
+// Inferred through the Reshape op, so that the rule lives in one place.
+TShape ResolveReshape(const TShape& from, const std::vector<int64_t>& dims) {
+  // An empty target is a 0-dimensional array (the Reshape op reads "()" as "no target").
+  if (dims.empty()) {
+    if (from.Size() != 1)
+      throw ShapeError(StrCat("cannot reshape an array of shape ", from.ToString(), " (", from.Size(),
+                              " elements) into shape ()"));
+    return TShape(std::vector<int64_t>());
+  }
+  std::string spec = "(";
+  for (size_t i = 0; i < dims.size(); ++i) spec += (i ? "," : "") + std::to_string(dims[i]);
+  spec += dims.size() == 1 ? ",)" : ")";
+  const Symbol reshape = Symbol::Create("Reshape", "reshape", {{"shape", spec}}, {{"data", Symbol::Variable("data")}});
+  return InferShape(reshape, {{"data", from}}).out_shapes[0];
+}
+
+void WithFrontendRandom(const std::function<void(std::mt19937_64&)>& f) {
+  static std::mutex mutex;
+  static std::mt19937_64 rng(0);
+  const std::lock_guard<std::mutex> lock(mutex);
+  f(rng);
 }
 
 TShape ShapeFromC(const uint32_t* dims, uint32_t ndim) {

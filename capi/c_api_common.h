@@ -21,14 +21,13 @@
 #include <symbind/executor/executor.h>
 
 #include <mxnet/c_api.h>
+#include <mxnet/c_api_symbind.h>
 
 namespace symbind {
 class Graph;
 namespace capi {
 
-// The message MXGetLastError returns on this thread.
-void SetLastError(const std::string& message);
-const char* LastError();
+const char* LastError();  // MXGetLastError's (SetLastError: mxnet/c_api_symbind.h)
 
 // An error MXNet reports as a Python builtin exception (NumPy's ValueError for a reshape to
 // another size, ...): MXGetLastError then starts with the kind ("ValueError: <call>: <cause>"),
@@ -270,12 +269,6 @@ void SeedInvokes(int seed);
 // Whether they were turned on globally (MXSetIsNumpyShape mode 2).
 bool NumpyShapeSemanticsGlobal();
 
-// The context for MXNet's (dev_type, dev_id). symbind computes on the CPU only: CPU types
-// (1 cpu, 3 cpu_pinned, 5 cpu_shared) are kept as given and are all CPU memory; GPU (2) runs
-// on the CPU (its arrays report cpu(id)), with a
-// warning on stderr the first time, because MXNet programs hard-code Context::gpu() (MXNet's
-// own test_score example does); any other type is an error.
-Context DeviceContext(int dev_type, int dev_id);
 // Shapes given through the C API (32- and 64-bit dims), checked.
 TShape ShapeFromC(const uint32_t* dims, uint32_t ndim);
 TShape ShapeFrom64(const int64_t* dims, int ndim);

@@ -12,7 +12,6 @@
 #include <symbind/io/ndarray_file.h>
 
 #include "c_api_common.h"
-#include "compat_internal.h"
 
 namespace symbind {
 namespace capi {
@@ -113,7 +112,7 @@ NDArrayHandle ReshapeView(void* handle, std::vector<int64_t> target, bool revers
   }
   TShape shape;
   try {
-    shape = mxnet::cpp::compat::ResolveReshape(TShape(from), target);
+    shape = ResolveReshape(TShape(from), target);
   } catch (const ShapeError& e) {
     throw PythonError("ValueError", e.what());
   }

@@ -1,7 +1,5 @@
 #include "mxnet-cpp/base.h"
 
-#include <cstdio>
-#include <mutex>
 #include <stdexcept>
 
 #include "compat_internal.h"
@@ -12,25 +10,6 @@ namespace cpp {
 Context::Context(const DeviceType& type, int id) try : type_(type), id_(id) {} SYMBIND_CPP_RECORD_ERRORS
 
 namespace compat {
-
-symbind::Context Native(const Context& context) {
-  const DeviceType type = context.GetDeviceType();
-  if (type == DeviceType::kGPU) {
-    static std::once_flag warned;
-    std::call_once(warned, [] {
-      std::fprintf(stderr, "symbind: a GPU context was requested; symbind computes on the CPU "
-                           "only, so GPU arrays and executors run on the CPU\n");
-    });
-  } else if (type != DeviceType::kCPU && type != DeviceType::kCPUPinned &&
-             static_cast<int>(type) != 5) {
-    throw symbind::Error("unknown device type " + std::to_string(static_cast<int>(type)) +
-                             " (expected 1 cpu, 2 gpu, 3 cpu_pinned or 5 cpu_shared)");
-  }
-  // cpu_pinned and cpu_shared stay what the caller asked for (they are CPU memory here).
-  if (type == DeviceType::kCPUPinned || static_cast<int>(type) == 5)
-    return symbind::Context{static_cast<symbind::Context::DeviceType>(type), context.GetDeviceId()};
-  return symbind::Context::CPU(context.GetDeviceId());
-}
 
 Shape ToShape(const symbind::TShape& s) {
   std::vector<index_t> dims;
@@ -53,30 +32,5 @@ std::ostream& operator<<(std::ostream& os, const Shape& s) try {
   return os << ')';
 } SYMBIND_CPP_RECORD_ERRORS
 
-
-namespace compat {
-
-namespace {
-std::mutex& RngMutex() {
-  static std::mutex m;
-  return m;
-}
-std::mt19937_64& RngUnlocked() {
-  static std::mt19937_64 rng(0);
-  return rng;
-}
-}  // namespace
-
-void SeedRandom(uint64_t seed) {
-  std::lock_guard<std::mutex> lock(RngMutex());
-  RngUnlocked().seed(seed);
-}
-
-void WithRandom(const std::function<void(std::mt19937_64&)>& f) {
-  std::lock_guard<std::mutex> lock(RngMutex());
-  f(RngUnlocked());
-}
-
-}  // namespace compat
 }  // namespace cpp
 }  // namespace mxnet

@@ -18,6 +18,8 @@
 #include <symbind/core/tshape.h>
 #include <symbind/train/optimizer.h>
 
+#include <mxnet/c_api_symbind.h>
+
 #include "mxnet-cpp/base.h"
 #include "mxnet-cpp/executor.h"
 #include "mxnet-cpp/io.h"
@@ -79,7 +81,7 @@ namespace compat {
 // after a failed C API call). So every public function of this layer is a function-try-block
 // ending in SYMBIND_CPP_RECORD_ERRORS, which makes the message of an exception leaving it this
 // thread's MXGetLastError() before passing the exception on.
-void RecordLastError(const char* message);
+inline void RecordLastError(const char* message) { symbind::capi::SetLastError(message); }
 #define SYMBIND_CPP_RECORD_ERRORS                                       \
   catch (const std::exception& e) {                                     \
     ::mxnet::cpp::compat::RecordLastError(e.what());                    \
@@ -96,20 +98,14 @@ inline symbind::Symbol& Native(const Symbol& s) { return SymbolImpl::Of(s); }
 inline symbind::Executor& Native(const Executor& e) { return ExecutorImpl::Of(e); }
 inline NDArray Wrap(const symbind::NDArray& a) { return NDArrayImpl::Wrap(a); }
 inline Symbol Wrap(const symbind::Symbol& s) { return SymbolImpl::Wrap(s); }
-// The CPU context (a GPU one warns once; an unknown device type throws).
-symbind::Context Native(const Context& context);
+// The CPU context, by the C API's rule (symbind::capi::DeviceContext).
+inline symbind::Context Native(const Context& context) {
+  return symbind::capi::DeviceContext(static_cast<int>(context.GetDeviceType()), context.GetDeviceId());
+}
 Shape ToShape(const symbind::TShape& s);
 symbind::TShape ToTShape(const Shape& s);
 // The store behind mxnet-cpp's static KVStore methods.
 std::shared_ptr<symbind::KVStore> NativeKVStore();
-
-void SeedRandom(uint64_t seed);
-// Runs `f` with the process-wide generator, under its lock.
-void WithRandom(const std::function<void(std::mt19937_64&)>& f);
-
-// MXNet's reshape codes: 0 keeps the input's dim, -1 is inferred from the size (at most one).
-// Throws symbind::Error when the result does not hold the same number of elements.
-symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<int64_t>& dims);
 
 inline symbind::OpReq ToNative(int req) { return static_cast<symbind::OpReq>(req); }
 

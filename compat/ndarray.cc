@@ -185,17 +185,17 @@ NDArray NDArray::Reshape(const Shape& s) const try {
   // Shape keeps dims unsigned: -1 arrives as 0xFFFFFFFF.
   std::vector<int64_t> dims;
   for (size_t i = 0; i < s.ndim(); ++i) dims.push_back(static_cast<int32_t>(s[i]));
-  return compat::Wrap(a.Reshape(compat::ResolveReshape(a.shape(), dims)));
+  return compat::Wrap(a.Reshape(symbind::capi::ResolveReshape(a.shape(), dims)));
 } SYMBIND_CPP_RECORD_ERRORS
 
 void NDArray::SampleGaussian(mx_float mu, mx_float sigma, NDArray* out) try {
   Checked(compat::Native(*out), "SampleGaussian");
-  compat::WithRandom([&](std::mt19937_64& rng) { symbind::FillGaussian(compat::Native(*out), mu, sigma, rng); });
+  symbind::capi::WithFrontendRandom([&](std::mt19937_64& rng) { symbind::FillGaussian(compat::Native(*out), mu, sigma, rng); });
 } SYMBIND_CPP_RECORD_ERRORS
 
 void NDArray::SampleUniform(mx_float begin, mx_float end, NDArray* out) try {
   Checked(compat::Native(*out), "SampleUniform");
-  compat::WithRandom([&](std::mt19937_64& rng) { symbind::FillUniform(compat::Native(*out), begin, end, rng); });
+  symbind::capi::WithFrontendRandom([&](std::mt19937_64& rng) { symbind::FillUniform(compat::Native(*out), begin, end, rng); });
 } SYMBIND_CPP_RECORD_ERRORS
 
 namespace {
@@ -287,28 +287,6 @@ float XavierScale(const std::vector<mx_uint>& shape, int factor_type, float magn
   return x.Scale(ToTShape(shape));
 } SYMBIND_CPP_RECORD_ERRORS
 }  // namespace detail
-
-namespace compat {
-
-// MXNet's NDArray reshape follows the Reshape op's rule (0 keeps a dim, -1 infers one, -2,
-// -3, -4 ...): the shape is inferred through that op, so the rule lives in one place.
-symbind::TShape ResolveReshape(const symbind::TShape& from, const std::vector<int64_t>& dims) {
-  // An empty target is a 0-dimensional array (the Reshape op reads "()" as "no target").
-  if (dims.empty()) {
-    if (from.Size() != 1)
-      throw symbind::ShapeError(symbind::StrCat("cannot reshape an array of shape ", from.ToString(), " (",
-                                                from.Size(), " elements) into shape ()"));
-    return symbind::TShape(std::vector<int64_t>());
-  }
-  std::string spec = "(";
-  for (size_t i = 0; i < dims.size(); ++i) spec += (i ? "," : "") + std::to_string(dims[i]);
-  spec += dims.size() == 1 ? ",)" : ")";
-  const symbind::Symbol reshape = symbind::Symbol::Create(
-      "Reshape", "reshape", {{"shape", spec}}, {{"data", symbind::Symbol::Variable("data")}});
-  return symbind::InferShape(reshape, {{"data", from}}).out_shapes[0];
-}
-
-}  // namespace compat
 
 }  // namespace cpp
 }  // namespace mxnet

@@ -76,7 +76,7 @@ void Operator::Invoke(std::vector<NDArray>& outputs) try {
   std::vector<symbind::NDArray> given;
   for (auto& o : outputs) given.push_back(o.IsNone() ? symbind::NDArray() : compat::Native(o));
   uint64_t seed = 0;  // random ops draw from the layer's generator (MXRandomSeed)
-  compat::WithRandom([&](std::mt19937_64& rng) { seed = rng(); });
+  symbind::capi::WithFrontendRandom([&](std::mt19937_64& rng) { seed = rng(); });
   std::vector<symbind::NDArray> results = symbind::Invoke(op_name_, params_, inputs, given, seed);
   outputs.resize(results.size());
   for (size_t i = 0; i < results.size(); ++i)

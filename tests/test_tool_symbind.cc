@@ -20,6 +20,7 @@
 #include <symbind/io/symbol_json.h>
 #include <symbind/predict/predictor.h>
 
+#include "model_test_util.h"
 #include "test_io_util.h"
 #include "tool_test_util.h"
 #include "shared_dir.h"
@@ -376,6 +377,45 @@ TEST_CASE("tool: run on a .symbind file uses its stored input shapes", "[io][too
   RunResult given = RunTool("run " + model + " --shape data=3,1,28,28");  // --shape wins
   CHECK(given.status == 0);
   CHECK(given.output.find("softmax_output (3,10)") != std::string::npos);
+}
+
+TEST_CASE("tool: convert --fold-batch-norm writes the graph as predictors fold it", "[io][tool][model_file]") {
+  if (!ToolBuilt()) return;
+  Symbol x = Symbol::Variable("data");
+  x = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("num_filter", 8).SetParam("no_bias", "True")
+          .SetInput("data", x).CreateSymbol("conv");
+  x = OpBuilder("BatchNorm").SetInput("data", x).CreateSymbol("bn");
+  x = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", x).CreateSymbol("relu");
+  x = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", x).CreateSymbol("fc");
+  const TShape shape({2, 3, 10, 10});
+  const symbind::test::SharedModel m = symbind::test::GaussianModel(x, shape);
+  const std::string prefix = symbind_test::TempPath("fold-bn"), model = prefix + ".symbind";
+  SaveCheckpoint(prefix, 0, m.symbol, m.params, m.aux);
+  RunResult r = RunTool("convert " + prefix + "-symbol.json " + prefix + "-0000.params -o " + model +
+                        " --fold-batch-norm");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("folded 1 BatchNorm node(s)") != std::string::npos);
+  const Model folded = LoadModel(model);
+  for (const std::string& name : folded.symbol.ListArguments()) CHECK(name.find("bn_") == std::string::npos);
+  CHECK(folded.aux.empty());
+  CHECK(folded.args.count("conv_folded_weight") == 1);
+  // Its predictor binds the file's arrays as they are, and gives the original's outputs: the
+  // original's predictor folds the same way at bind.
+  NDArray input(shape);
+  FillGaussian(input, 7, "x");
+  Predictor original(m.symbol, m.params, m.aux, {{"data", shape}});
+  Predictor from_file(folded.symbol, folded.args, folded.aux, {{"data", shape}});
+  CHECK(from_file.folded().empty());
+  original.SetInput("data", input);
+  from_file.SetInput("data", input);
+  original.Forward();
+  from_file.Forward();
+  CHECK(std::memcmp(original.Output(0).raw_data(), from_file.Output(0).raw_data(), original.Output(0).bytes()) == 0);
+  // From a .symbind to a checkpoint, and a graph with nothing to fold.
+  RunResult again = RunTool("convert " + model + " -o " + prefix + "-again --fold-batch-norm");
+  CHECK(again.status == 0);
+  CHECK(again.output.find("folded 0 BatchNorm node(s)") != std::string::npos);
 }
 
 TEST_CASE("tool: a reader that closes the pipe early ends the tool quietly with status 0", "[io][tool]") {

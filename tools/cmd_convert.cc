@@ -3,7 +3,8 @@
 // symbind convert MODEL.symbind|MODEL.onnx -o PREFIX|OTHER.symbind|OTHER.onnx
 // Converts between MXNet's two-file checkpoints, the one-file .symbind format and ONNX; the
 // output's form follows its name: ".onnx", ".symbind", else a checkpoint prefix (for JSON +
-// .params input, a .symbind file). Arrays are carried over bit for bit.
+// .params input, a .symbind file). Arrays are carried over bit for bit, unless
+// --fold-batch-norm folds each inference BatchNorm into the layer before it first.
 #include <iostream>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include <symbind/io/file_kind.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
+#include <symbind/predict/graph_rewrites.h>
 #ifdef SYMBIND_HAVE_ONNX
 #include <symbind/io/onnx/onnx.h>
 #endif
@@ -24,7 +26,19 @@ struct ConvertArgs {
   std::string input, params, output;
   std::vector<std::string> shapes;
   int opset = 0;  // 0: the default
+  bool fold_batch_norm = false;
 };
+
+// The graph as the Predictor rewrites it at bind (FoldBatchNorm): a predictor over the file then
+// binds the weights as they are, with no folded copy of them, and gives the same outputs. The
+// file is for inference: the folded BatchNorms cannot be trained.
+void FoldBatchNorms(symbind::Model* model) {
+  symbind::RewrittenGraph folded = symbind::FoldBatchNorm(model->symbol, model->args, model->aux);
+  std::cout << "folded " << folded.folded.size() << " BatchNorm node(s) into the layer before them\n";
+  model->symbol = folded.symbol;
+  model->args = std::move(folded.args);
+  model->aux = std::move(folded.aux);
+}
 
 void WriteOnnx(const ConvertArgs& a, const symbind::Model& model) {
 #ifdef SYMBIND_HAVE_ONNX
@@ -51,6 +65,7 @@ void Convert(const ConvertArgs& a) {
       auto kv = ParseShapeSpec(spec);
       model.input_shapes[kv.first] = kv.second;
     }
+    if (a.fold_batch_norm) FoldBatchNorms(&model);
     if (to_onnx) return WriteOnnx(a, model);
     if (EndsWith(a.output, ".symbind")) {
       SaveModel(a.output, model);
@@ -69,6 +84,7 @@ void Convert(const ConvertArgs& a) {
     auto kv = ParseShapeSpec(spec);
     if (!model.input_shapes.insert(kv).second) throw ParamError("--shape " + kv.first + " given twice");
   }
+  if (a.fold_batch_norm) FoldBatchNorms(&model);
   if (to_onnx) return WriteOnnx(a, model);
   SaveModel(a.output, model);
   std::cout << "wrote " << a.output << " (" << model.args.size() << " args, " << model.aux.size()
@@ -86,6 +102,9 @@ void AddConvertCommand(CLI::App& app) {
   sub->add_option("-o,--output", a->output, "the .symbind or .onnx file to write, or the checkpoint prefix")->required();
   sub->add_option("--shape", a->shapes, "input shape NAME=D0,D1,... stored in the .symbind file or fixed in the .onnx file (repeatable)");
   sub->add_option("--opset", a->opset, "ONNX opset of an .onnx output (11-17; default 13)");
+  sub->add_flag("--fold-batch-norm", a->fold_batch_norm,
+                "fold each inference BatchNorm into the Convolution / FullyConnected before it, as predictors do "
+                "at bind: a file for inference only, whose predictors bind with no copy of the weights");
   sub->callback([a] { Convert(*a); });
 }
 
