@@ -45,11 +45,7 @@ Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
 }
 
 struct Storage::DerivedForms {
-  struct Form {
-    std::type_index type;
-    std::vector<int64_t> key;
-    std::shared_ptr<const void> value;
-  };
+  using Form = HeldForm;
   std::mutex mutex;
   std::vector<Form> forms;  // a handful per weight array: a linear search is enough
 };
@@ -115,6 +111,20 @@ size_t Storage::num_derived_forms() const {
   if (!derived_) return 0;
   const std::lock_guard<std::mutex> lock(derived_->mutex);
   return derived_->forms.size();
+}
+
+std::vector<Storage::HeldForm> Storage::DerivedFormsHeld() const {
+  if (!derived_) return {};
+  const std::lock_guard<std::mutex> lock(derived_->mutex);
+  return derived_->forms;
+}
+
+void Storage::AddDerivedForm(std::type_index type, std::vector<int64_t> key, std::shared_ptr<const void> value) {
+  if (!derived_) return;
+  const std::lock_guard<std::mutex> lock(derived_->mutex);
+  for (const DerivedForms::Form& f : derived_->forms)
+    if (f.type == type && f.key == key) return;
+  derived_->forms.push_back(DerivedForms::Form{type, std::move(key), std::move(value)});
 }
 
 void Storage::CheckWritable(const char* operation) const {

@@ -63,6 +63,16 @@ class Storage {
                                                 const std::function<std::shared_ptr<const void>()>& make);
   // How many forms SharedDerivedForm holds (tests).
   size_t num_derived_forms() const;
+  // The forms held, to store them (symbind convert --prepack), and a form read back from a
+  // file, held as if SharedDerivedForm had made it (ignored by writable storage, or when the
+  // type and key are held already).
+  struct HeldForm {
+    std::type_index type;
+    std::vector<int64_t> key;
+    std::shared_ptr<const void> value;
+  };
+  std::vector<HeldForm> DerivedFormsHeld() const;
+  void AddDerivedForm(std::type_index type, std::vector<int64_t> key, std::shared_ptr<const void> value);
   // For MappedFile storage: the whole pages within [begin, begin + bytes) leave this process's
   // resident memory (they come back from the file when read again), for bytes read once (verified,
   // folded, packed) and not needed soon. Does nothing for other storage.

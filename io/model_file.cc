@@ -13,6 +13,8 @@
 #include <flatbuffers/flatbuffers.h>
 
 #include <symbind/core/graph.h>
+#include <symbind/ops/kernels/derived_weights.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
 
 #include "checkpoint.h"
 #include "file_kind.h"
@@ -145,6 +147,64 @@ Symbol ReadGraph(const fb::Model& m, const std::string& where) {
   return symbol;
 }
 
+// The file's stored forms into model->forms; those for this process's instruction set are
+// handed to their parameters' storage, where the kernels find them (DerivedWeights).
+void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<Storage>& storage,
+               const std::shared_ptr<const void>& keep,
+               const std::string& where, Model* model) {
+  model->forms_isa = m.forms_isa() ? m.forms_isa()->str() : "";
+  const bool this_isa = model->forms_isa == GemmIsa();
+  for (uint32_t i = 0; i < m.forms()->size(); ++i) {
+    const fb::Form& f = *m.forms()->Get(i);
+    const std::string what = StrCat("stored form ", i);
+    if (!m.params() || f.param() >= m.params()->size())
+      Fail(where, StrCat(what, " names parameter ", f.param(), ", which the file does not have"));
+    const std::string prefixed = m.params()->Get(f.param())->name()->str();
+    StoredForm s;
+    s.param = prefixed.substr(4);  // SplitArgAux checked the prefix
+    const NDArray& param = prefixed.compare(0, 4, "arg:") == 0 ? model->args.at(s.param) : model->aux.at(s.param);
+    s.codec = f.codec()->str();
+    if (f.key()) s.key.assign(f.key()->begin(), f.key()->end());
+    if (f.header()) s.header.assign(f.header()->begin(), f.header()->end());
+    const TShape& shape = param.shape();
+    const size_t rank = static_cast<size_t>(shape.ndim());
+    if (param.dtype() != DType::kFloat32 || s.key.empty() || s.key[0] != shape.ndim() || s.key.size() < 1 + rank ||
+        !std::equal(shape.dims().begin(), shape.dims().end(), s.key.begin() + 1))
+      Fail(where, StrCat(what, " (", s.codec, ") does not belong to the float32 parameter '", s.param, "' of shape ",
+                         shape));
+    std::vector<FloatSpan> spans;
+    if (f.arrays())
+      for (const fb::FloatArray* a : *f.arrays()) {
+        const size_t bytes = a->data()->size(), offset = static_cast<size_t>(a->data()->data() - data);
+        if (bytes % sizeof(float) != 0 || offset % kDataAlignment != 0)
+          Fail(where, StrCat(what, " of '", s.param, "': an array of ", bytes, " bytes at byte ", offset,
+                             " is not whole floats on a ", kDataAlignment, "-byte boundary"));
+        const int64_t floats = static_cast<int64_t>(bytes / sizeof(float));
+        NDArray array = floats ? NDArray::View(storage, offset, TShape({floats}))
+                               : NDArray(TShape({0}));
+        spans.push_back(FloatSpan{array.fdata(), floats});
+        s.arrays.push_back(std::move(array));
+      }
+    const FormCodec* codec = FindFormCodec(s.codec);
+    if (this_isa && codec && param.bytes() > 0 && param.read_only()) {
+      std::shared_ptr<const void> value;
+      try {
+        value = codec->load(s.header, spans, keep);
+      } catch (const Error& e) {
+        Fail(where, StrCat(what, " (", s.codec, ") of '", s.param, "': ", e.what()));
+      }
+      if (value) {
+        // As DerivedWeights keys it: the offset into the storage, then the stored key.
+        std::vector<int64_t> key{static_cast<const char*>(param.raw_data()) - static_cast<const char*>(storage->data())};
+        key.insert(key.end(), s.key.begin(), s.key.end());
+        param.storage()->AddDerivedForm(codec->type, std::move(key), std::move(value));
+        ++model->forms_in_use;
+      }
+    }
+    model->forms.push_back(std::move(s));
+  }
+}
+
 // Verifies the image at `data` (which `owner` keeps alive, 64-byte aligned) and builds the
 // model; parameter arrays view the image (a memory-mapped file when `file_mapped`).
 Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> owner, bool file_mapped,
@@ -175,9 +235,10 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
         Fail(where, "input shape '" + name + "' is given twice");
     }
 
-  const std::string what = "weights mapped from " + where;
-  auto storage = file_mapped ? Storage::MappedFile(data, size, std::move(owner), what)
-                             : Storage::External(data, size, std::move(owner), what);
+  const std::string storage_name = "weights mapped from " + where;
+  const std::shared_ptr<const void> keep = owner;  // for stored forms, which view the same bytes
+  auto storage = file_mapped ? Storage::MappedFile(data, size, std::move(owner), storage_name)
+                             : Storage::External(data, size, std::move(owner), storage_name);
   std::map<std::string, NDArray> params;
   if (m.params())
     for (uint32_t i = 0; i < m.params()->size(); ++i) {
@@ -209,6 +270,7 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
   } catch (const IOError& e) {
     Fail(where, e.what());
   }
+  if (m.forms()) ReadForms(m, data, storage, keep, where, &model);
   // Checked last, so that a shortened array names itself. The writer leaves fewer than 64 zero bytes after its last structure (the alignment of the
   // first array's data); more, or anything else, was added to the file afterwards.
   const size_t used = verifier.GetComputedSize();
@@ -230,13 +292,38 @@ std::string SaveModelToString(const Model& model) {
     if (kv.second.is_none()) throw Error("SaveModel: parameter '" + kv.first + "' has no array");
     data_bytes += kv.second.bytes() + kDataAlignment;
   }
+  // Each form's parameter, as an index into `params`.
+  std::vector<uint32_t> form_params;
+  for (const StoredForm& f : model.forms) {
+    const std::string name = model.args.count(f.param) ? "arg:" + f.param : "aux:" + f.param;
+    auto it = params.find(name);
+    if (it == params.end()) throw Error("SaveModel: a stored form names '" + f.param + "', which is no parameter");
+    form_params.push_back(static_cast<uint32_t>(std::distance(params.begin(), it)));
+    for (const NDArray& a : f.arrays) {
+      if (a.dtype() != DType::kFloat32 || a.shape().ndim() != 1)
+        throw Error("SaveModel: the stored forms of '" + f.param + "' hold arrays that are not 1-D float32");
+      data_bytes += a.bytes() + kDataAlignment;
+    }
+  }
   flatbuffers::FlatBufferBuilder b(data_bytes + (size_t{1} << 20));
 
   // Array data first: nothing may be open while a vector is built.
+  auto aligned_bytes = [&](const NDArray& a) {
+    b.ForceVectorAlignment(a.bytes(), 1, kDataAlignment);
+    return b.CreateVector(static_cast<const uint8_t*>(a.raw_data()), a.bytes());
+  };
   std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data;
-  for (auto& kv : params) {
-    b.ForceVectorAlignment(kv.second.bytes(), 1, kDataAlignment);
-    data.push_back(b.CreateVector(static_cast<const uint8_t*>(kv.second.raw_data()), kv.second.bytes()));
+  for (auto& kv : params) data.push_back(aligned_bytes(kv.second));
+  std::vector<std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>>> form_data(model.forms.size());
+  for (size_t i = 0; i < model.forms.size(); ++i)
+    for (const NDArray& a : model.forms[i].arrays) form_data[i].push_back(aligned_bytes(a));
+  std::vector<flatbuffers::Offset<fb::Form>> forms;
+  for (size_t i = 0; i < model.forms.size(); ++i) {
+    const StoredForm& f = model.forms[i];
+    std::vector<flatbuffers::Offset<fb::FloatArray>> arrays;
+    for (auto& d : form_data[i]) arrays.push_back(fb::CreateFloatArray(b, d));
+    forms.push_back(fb::CreateForm(b, form_params[i], b.CreateString(f.codec), b.CreateVector(f.key),
+                                   b.CreateVector(f.header), b.CreateVector(arrays)));
   }
   std::vector<flatbuffers::Offset<fb::Param>> fparams;
   size_t k = 0;
@@ -277,7 +364,8 @@ std::string SaveModelToString(const Model& model) {
   auto root = fb::CreateModel(b, kModelFormatVersion, kSymbolWriteVersion, b.CreateVector(nodes),
                               b.CreateVector(arg_nodes), b.CreateVector(aux_nodes),
                               b.CreateVectorOfStructs(heads), b.CreateVector(shapes),
-                              b.CreateVector(fparams));
+                              b.CreateVector(fparams), model.forms.empty() ? 0 : b.CreateString(model.forms_isa),
+                              model.forms.empty() ? 0 : b.CreateVector(forms));
   fb::FinishModelBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }

@@ -24,10 +24,26 @@ namespace symbind {
 // Written into every file; readers refuse files of a newer format.
 constexpr uint32_t kModelFormatVersion = 1;
 
+// A form a kernel derived from one parameter (PrepackModel, predict/prepack.h), as a codec of
+// ops/kernels/derived_weights.h writes it.
+struct StoredForm {
+  std::string param;              // a name in Model::args or Model::aux
+  std::string codec;              // FormCodec::name
+  std::vector<int64_t> key;       // the parameter's rank and dims, then the kernel's layout
+  std::vector<int64_t> header;
+  std::vector<NDArray> arrays;    // float32, 1-D
+};
+
 struct Model {
   Symbol symbol;
   std::map<std::string, NDArray> args, aux;  // names without the "arg:" / "aux:" prefix
   std::map<std::string, TShape> input_shapes;  // optional shapes stored with the model
+  // Prepacked forms for the instruction set `forms_isa` (GemmIsa()'s names). LoadModel hands
+  // them to the parameters' kernels when this process runs that instruction set; forms_in_use
+  // counts them (0 for another instruction set or codecs this build lacks).
+  std::string forms_isa{};
+  std::vector<StoredForm> forms{};
+  size_t forms_in_use = 0;
 };
 
 // The file image; arrays are written with their data 64-byte aligned within the file.

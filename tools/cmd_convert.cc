@@ -4,7 +4,8 @@
 // Converts between MXNet's two-file checkpoints, the one-file .symbind format and ONNX; the
 // output's form follows its name: ".onnx", ".symbind", else a checkpoint prefix (for JSON +
 // .params input, a .symbind file). Arrays are carried over bit for bit, unless
-// --fold-batch-norm folds each inference BatchNorm into the layer before it first.
+// --fold-batch-norm folds each inference BatchNorm into the layer before it first, or
+// --prepack also stores the kernels' packed weights in the .symbind file.
 #include <iostream>
 #include <memory>
 
@@ -13,6 +14,7 @@
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
 #include <symbind/predict/graph_rewrites.h>
+#include <symbind/predict/prepack.h>
 #ifdef SYMBIND_HAVE_ONNX
 #include <symbind/io/onnx/onnx.h>
 #endif
@@ -27,6 +29,7 @@ struct ConvertArgs {
   std::vector<std::string> shapes;
   int opset = 0;  // 0: the default
   bool fold_batch_norm = false;
+  bool prepack = false;
 };
 
 // The graph as the Predictor rewrites it at bind (FoldBatchNorm): a predictor over the file then
@@ -38,6 +41,11 @@ void FoldBatchNorms(symbind::Model* model) {
   model->symbol = folded.symbol;
   model->args = std::move(folded.args);
   model->aux = std::move(folded.aux);
+  // Stored forms of weights the fold replaced go with them.
+  std::vector<symbind::StoredForm> kept;
+  for (symbind::StoredForm& f : model->forms)
+    if (model->args.count(f.param) || model->aux.count(f.param)) kept.push_back(std::move(f));
+  model->forms = std::move(kept);
 }
 
 void WriteOnnx(const ConvertArgs& a, const symbind::Model& model) {
@@ -52,10 +60,21 @@ void WriteOnnx(const ConvertArgs& a, const symbind::Model& model) {
 #endif
 }
 
+void Prepack(symbind::Model* model) {
+  if (model->input_shapes.empty())
+    throw symbind::ParamError("convert --prepack: give the input shapes the model will run with (--shape NAME=D0,D1,...)");
+  const symbind::PrepackReport r = symbind::PrepackModel(model, {});
+  std::cout << "folded " << r.folded << " BatchNorm node(s) into the layer before them; stored " << r.forms
+            << " packed form(s) of the weights, " << (r.form_bytes + (1 << 19)) / (1 << 20) << " MiB, for "
+            << model->forms_isa << "\n";
+}
+
 void Convert(const ConvertArgs& a) {
   using namespace symbind;
   const bool to_onnx = EndsWith(a.output, ".onnx");
   if (a.opset && !to_onnx) throw ParamError("convert: --opset applies to an .onnx output only");
+  if (a.prepack && !EndsWith(a.output, ".symbind"))
+    throw ParamError("convert: --prepack stores packed weights in a .symbind file; " + a.output + " is not one");
   const FileKind kind = DetectFileKindOfPath(a.input);
   if (kind == FileKind::kSymbindModel || kind == FileKind::kOnnx) {
     if (!a.params.empty())
@@ -65,7 +84,8 @@ void Convert(const ConvertArgs& a) {
       auto kv = ParseShapeSpec(spec);
       model.input_shapes[kv.first] = kv.second;
     }
-    if (a.fold_batch_norm) FoldBatchNorms(&model);
+    if (a.prepack) Prepack(&model);
+    else if (a.fold_batch_norm) FoldBatchNorms(&model);
     if (to_onnx) return WriteOnnx(a, model);
     if (EndsWith(a.output, ".symbind")) {
       SaveModel(a.output, model);
@@ -84,7 +104,8 @@ void Convert(const ConvertArgs& a) {
     auto kv = ParseShapeSpec(spec);
     if (!model.input_shapes.insert(kv).second) throw ParamError("--shape " + kv.first + " given twice");
   }
-  if (a.fold_batch_norm) FoldBatchNorms(&model);
+  if (a.prepack) Prepack(&model);
+  else if (a.fold_batch_norm) FoldBatchNorms(&model);
   if (to_onnx) return WriteOnnx(a, model);
   SaveModel(a.output, model);
   std::cout << "wrote " << a.output << " (" << model.args.size() << " args, " << model.aux.size()
@@ -105,6 +126,10 @@ void AddConvertCommand(CLI::App& app) {
   sub->add_flag("--fold-batch-norm", a->fold_batch_norm,
                 "fold each inference BatchNorm into the Convolution / FullyConnected before it, as predictors do "
                 "at bind: a file for inference only, whose predictors bind with no copy of the weights");
+  sub->add_flag("--prepack", a->prepack,
+                "also store the kernels' packed weights for the --shape inputs and this CPU's instruction set "
+                "(implies --fold-batch-norm; .symbind output): the file runs without packing, its weights shared "
+                "through the page cache by every process"); 
   sub->callback([a] { Convert(*a); });
 }
 

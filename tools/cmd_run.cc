@@ -22,6 +22,7 @@
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/predict/predictor.h>
 
 #include "commands.h"
@@ -312,6 +313,12 @@ void Run(const RunArgs& a) {
     std::sort(ms.begin(), ms.end());
     std::cout << "latency_ms median=" << ms[ms.size() / 2] << " min=" << ms.front() << " runs=" << a.bench
               << " threads=" << GetNumThreads() << " load_ms=" << load_ms << " bind_ms=" << bind_ms << "\n";
+    if (model.forms_in_use)
+      std::cout << "prepacked: " << model.forms_in_use << " of the file's " << model.forms.size()
+                << " stored forms in use (" << model.forms_isa << ")\n";
+    else if (!model.forms.empty())
+      std::cout << "prepacked for " << model.forms_isa << ", but this CPU runs " << GemmIsa()
+                << ": the kernels packed the weights at the first run\n";
   }
   if (a.profile) PrintProfile(*exec, a.bench > 0 ? a.bench : 10);
 }

@@ -295,12 +295,18 @@ GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
 }
 }  // namespace
 
+namespace {
+const FormCodecRegistrar kPackedConvCodec(
+    PackedPanelsCodec<PackedConvWeights, &PackedConvWeights::groups>("conv_packed_gemm"));
+}  // namespace
+
 std::shared_ptr<const PackedConvWeights> DerivedPackedConvWeights(const float* w, DerivedWeights* weights,
                                                                  int64_t groups, int64_t fg, int64_t kdim,
                                                                  GemmTiling tiling) {
-  return DerivedForm<PackedConvWeights>(weights, w, {static_cast<int64_t>(tiling), groups, fg, kdim}, [&](const float* data) {
-    return PackConvWeights(data, groups, fg, kdim, tiling);
-  });
+  auto packed = DerivedForm<PackedConvWeights>(weights, w, {static_cast<int64_t>(tiling), groups, fg, kdim},
+                                               [&](const float* data) { return PackConvWeights(data, groups, fg, kdim, tiling); });
+  CheckPackedPanels(packed->groups, static_cast<size_t>(groups), fg, kdim, tiling, "convolution GEMM panels");
+  return packed;
 }
 
 bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {

@@ -37,22 +37,42 @@ constexpr int kLanes = 8;
 // The weights as panels of kFilters filters, tap-major (panel p, tap k: filters p*4.. side by
 // side, zero past out_c).
 struct DirectWeights {
-  std::vector<float> panels;
+  const float* panels = nullptr;
+  int64_t floats = 0;
+  std::shared_ptr<const void> keep;  // owns the panels, or the file they are read from
 };
 
 DirectWeights PackDirectWeights(const float* w, int64_t filters, int64_t depth) {
-  DirectWeights d;
   const int64_t panels = (filters + kFilters - 1) / kFilters;
-  d.panels.assign(static_cast<size_t>(panels * depth * kFilters), 0.0f);
+  auto data = std::make_shared<std::vector<float>>(static_cast<size_t>(panels * depth * kFilters), 0.0f);
   for (int64_t f = 0; f < filters; ++f)
     for (int64_t k = 0; k < depth; ++k)
-      d.panels[static_cast<size_t>(((f / kFilters) * depth + k) * kFilters + f % kFilters)] = w[f * depth + k];
-  return d;
+      (*data)[static_cast<size_t>(((f / kFilters) * depth + k) * kFilters + f % kFilters)] = w[f * depth + k];
+  return DirectWeights{data->data(), static_cast<int64_t>(data->size()), data};
 }
+
+// No header; one array.
+const FormCodecRegistrar kDirectCodec(FormCodec{
+    "conv_direct_panels", typeid(DirectWeights),
+    [](const void* form) {
+      const auto& d = *static_cast<const DirectWeights*>(form);
+      return SavedForm{{}, {FloatSpan{d.panels, d.floats}}};
+    },
+    [](const std::vector<int64_t>& header, const std::vector<FloatSpan>& arrays,
+       const std::shared_ptr<const void>& keep) -> std::shared_ptr<const void> {
+      if (!header.empty() || arrays.size() != 1 || arrays[0].size % kFilters != 0)
+        throw Error(StrCat("direct convolution panels: a header of ", header.size(), " integers and ", arrays.size(),
+                           " arrays do not describe them"));
+      return std::make_shared<const DirectWeights>(DirectWeights{arrays[0].data, arrays[0].size, keep});
+    }});
 
 std::shared_ptr<const DirectWeights> DirectWeightsFor(const float* w, DerivedWeights* weights, int64_t filters,
                                                       int64_t depth) {
-  return DerivedForm<DirectWeights>(weights, w, {filters, depth}, [&](const float* data) { return PackDirectWeights(data, filters, depth); });
+  auto packed = DerivedForm<DirectWeights>(weights, w, {filters, depth},
+                                           [&](const float* data) { return PackDirectWeights(data, filters, depth); });
+  if (packed->floats != (filters + kFilters - 1) / kFilters * kFilters * depth)
+    throw Error("direct convolution panels: the stored form does not fit the layer; the model file is damaged");
+  return packed;
 }
 // One tile: where its slots read (the padded input at the slot's first output column) and
 // write (row 0 of C, the tile's first filter's plane), how many of each slot's lanes are
@@ -205,7 +225,7 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
         for (int64_t t = b * band; t < std::min(tiles, (b + 1) * band); ++t) band_tiles.push_back(tile_at(t));
         for (int64_t p = 0; p < panels; ++p) {
           const int64_t f0 = p * kFilters;
-          const TileArgs args{packed->panels.data() + p * depth * kFilters, offsets.data(), depth, osize,
+          const TileArgs args{packed->panels + p * depth * kFilters, offsets.data(), depth, osize,
                               static_cast<int>(std::min<int64_t>(kFilters, n.out_c - f0)),
                               bias ? bias + f0 : nullptr, act.FromRow(f0)};
           for (Tile at : band_tiles) {

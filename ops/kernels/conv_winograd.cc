@@ -443,6 +443,9 @@ WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c,
   return e;
 }
 
+const FormCodecRegistrar kWinogradCodec(
+    PackedPanelsCodec<WinogradWeights, &WinogradWeights::packed>("winograd_packed_gemm"));
+
 }  // namespace
 
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g) {
@@ -540,6 +543,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk);
   const auto u = DerivedForm<WinogradWeights>(weights, w, {static_cast<int64_t>(tile), static_cast<int64_t>(tiling), F, C},
                                               [&](const float* data) { return MakeWinogradWeights(data, F, C, tile, tiling); });
+  CheckPackedPanels(u->packed, static_cast<size_t>(P), F, C, tiling, "Winograd-transformed weights");
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
   // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles

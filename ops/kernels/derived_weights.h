@@ -16,12 +16,14 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <typeindex>
 #include <utility>
 #include <vector>
 
 #include <symbind/core/ndarray.h>
 #include <symbind/core/op.h>
+#include <symbind/ops/kernels/gemm.h>
 
 namespace symbind {
 
@@ -96,6 +98,60 @@ std::shared_ptr<const T> DerivedForm(DerivedWeights* weights, const float* w, st
   if (!weights) return std::make_shared<const T>(make(w));
   return weights->Get<T>(layout, make);
 }
+
+// How a form type is written into a .symbind file and read back in place (symbind convert
+// --prepack): its integers and float arrays. Each form type registers one codec beside its kernel
+// (FormCodecRegistrar); forms of a type without one are made at run time as before.
+struct FloatSpan {
+  const float* data;
+  int64_t size;
+};
+struct SavedForm {
+  std::vector<int64_t> header;
+  std::vector<FloatSpan> arrays;  // views into the form
+};
+struct FormCodec {
+  const char* name;  // in the file
+  std::type_index type;
+  SavedForm (*save)(const void* form);
+  // The form over `arrays`, which `keep` keeps alive (no copy). Null when the form was made for
+  // another instruction set; throws Error when header and arrays do not describe a form.
+  std::shared_ptr<const void> (*load)(const std::vector<int64_t>& header, const std::vector<FloatSpan>& arrays,
+                                      const std::shared_ptr<const void>& keep);
+};
+const FormCodec* FindFormCodec(std::type_index type);
+const FormCodec* FindFormCodec(const std::string& name);
+struct FormCodecRegistrar {
+  explicit FormCodecRegistrar(const FormCodec& codec);
+};
+
+// The codec helpers of forms made of packed GEMM panels: header {count, then M, K, mr, tiling of
+// each}, one array each.
+SavedForm SavePackedPanels(const std::vector<PackedGemmA>& parts);
+// Null when any part was packed for another instruction set.
+std::unique_ptr<std::vector<PackedGemmA>> LoadPackedPanels(const std::vector<int64_t>& header,
+                                                           const std::vector<FloatSpan>& arrays,
+                                                           const std::shared_ptr<const void>& keep);
+
+// The codec of a form type T holding its panels in T::*kParts.
+template <typename T, std::vector<PackedGemmA> T::*kParts>
+FormCodec PackedPanelsCodec(const char* name) {
+  return FormCodec{
+      name, typeid(T), [](const void* form) { return SavePackedPanels(static_cast<const T*>(form)->*kParts); },
+      [](const std::vector<int64_t>& header, const std::vector<FloatSpan>& arrays,
+         const std::shared_ptr<const void>& keep) -> std::shared_ptr<const void> {
+        auto parts = LoadPackedPanels(header, arrays, keep);
+        if (!parts) return nullptr;
+        auto form = std::make_shared<T>();
+        form.get()->*kParts = std::move(*parts);
+        return form;
+      }};
+}
+
+// Throws Error unless `parts` are `count` panels of rows x depth with `tiling`: a form read from a
+// file is checked where its kernel knows what it must be.
+void CheckPackedPanels(const std::vector<PackedGemmA>& parts, size_t count, int64_t rows, int64_t depth,
+                       GemmTiling tiling, const char* what);
 
 // The state of a node whose kernel derives forms from some of its weight arrays.
 struct DerivedWeightsState : OpState {

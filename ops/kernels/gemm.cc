@@ -243,25 +243,58 @@ bool TallTilesFit(int64_t M, int64_t N, int64_t K) {
   return 10 * w.tall < 9 * w.wide || (K > kTallDepth && w.tall <= w.wide);
 }
 
+namespace {
+int PanelRows(GemmTiling tiling) {
+  return tiling == GemmTiling::kTall ? Selected().tall_shape.mr : Selected().shape.mr;
+}
+}  // namespace
+
+float* PackedGemmA::Allocate() {
+  auto panels = std::make_shared<std::vector<float>>(static_cast<size_t>(floats()));
+  float* data = panels->data();
+  data_ = data;
+  keep_ = std::move(panels);
+  return data;
+}
+
+int64_t PackedGemmA::PanelFloats(int64_t M, int64_t K, GemmTiling tiling) {
+  const int64_t mr = PanelRows(tiling);
+  return (M + mr - 1) / mr * mr * K;
+}
+
+std::shared_ptr<const PackedGemmA> PackedGemmA::View(int64_t M, int64_t K, int mr, GemmTiling tiling,
+                                                     const float* data, int64_t floats,
+                                                     std::shared_ptr<const void> keep) {
+  constexpr int64_t kMaxSide = int64_t{1} << 31;  // so that the panels' size cannot overflow
+  if (M <= 0 || K <= 0 || M > kMaxSide || K > kMaxSide || mr <= 0 ||
+      (tiling != GemmTiling::kWide && tiling != GemmTiling::kTall))
+    throw Error(StrCat("packed GEMM panels of ", M, " x ", K, " rows by ", mr, ": not a valid shape"));
+  if (mr != PanelRows(tiling)) return nullptr;
+  std::shared_ptr<PackedGemmA> a(new PackedGemmA(M, K, mr, tiling));
+  if (floats != a->floats())
+    throw Error(StrCat("packed GEMM panels of ", M, " x ", K, " need ", a->floats(), " floats, not ", floats));
+  a->data_ = data;
+  a->keep_ = std::move(keep);
+  return a;
+}
+
 PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling)
-    : M_(M), K_(K), mr_(tiling == GemmTiling::kTall ? Selected().tall_shape.mr : Selected().shape.mr),
-      tiling_(tiling) {
+    : M_(M), K_(K), mr_(PanelRows(tiling)), tiling_(tiling) {
   const int64_t panels = (M + mr_ - 1) / mr_;
-  data_.resize(static_cast<size_t>(panels * K * mr_));
+  float* data = Allocate();
   ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) PackPanel(A, M, K, lda, mr_, p, data_.data() + p * K * mr_);
+    for (int64_t p = p0; p < p1; ++p) PackPanel(A, M, K, lda, mr_, p, data + p * K * mr_);
   });
 }
 
 PackedGemmA::PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int64_t ldat, GemmTiling tiling)
-    : M_(M), K_(K), mr_(tiling == GemmTiling::kTall ? Selected().tall_shape.mr : Selected().shape.mr),
-      tiling_(tiling) {
+    : M_(M), K_(K), mr_(PanelRows(tiling)), tiling_(tiling) {
   const int64_t panels = (M + mr_ - 1) / mr_;
-  data_.resize(static_cast<size_t>(panels * K * mr_));  // zeros: the last panel's padding
+  float* data = Allocate();  // zeros: the last panel's padding
   ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t r0 = p * mr_, rows = std::min<int64_t>(mr_, M - r0);
-      float* dst = data_.data() + p * K * mr_;
+      float* dst = data + p * K * mr_;
       for (int64_t k = 0; k < K; ++k) std::copy(At + k * ldat + r0, At + k * ldat + r0 + rows, dst + k * mr_);
     }
   });

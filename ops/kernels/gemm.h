@@ -2,6 +2,7 @@
 // block kernel (ops/kernels/gemm_kernels/). Used by Convolution, FullyConnected and dot.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace symbind {
@@ -101,17 +102,31 @@ class PackedGemmA {
   // then a contiguous copy, not a transpose.
   struct Transposed {};
   PackedGemmA(Transposed, const float* At, int64_t M, int64_t K, int64_t ldat, GemmTiling tiling = GemmTiling::kWide);
+  // Panels packed before, read in place (a prepacked .symbind file's): `data` holds
+  // PanelFloats(M, K, tiling) floats, which `keep` keeps alive. Throws Error when they do not
+  // fit. Null when `mr` is not this process's panel height for `tiling` (packed for another
+  // instruction set).
+  static std::shared_ptr<const PackedGemmA> View(int64_t M, int64_t K, int mr, GemmTiling tiling, const float* data,
+                                                 int64_t floats, std::shared_ptr<const void> keep);
+  // The floats of A's panels for this process's instruction set.
+  static int64_t PanelFloats(int64_t M, int64_t K, GemmTiling tiling);
   int64_t rows() const { return M_; }
   int64_t depth() const { return K_; }
-  const float* panel(int64_t i) const { return data_.data() + i * K_ * mr_; }
+  const float* panel(int64_t i) const { return data_ + i * K_ * mr_; }
+  const float* data() const { return data_; }
+  int64_t floats() const { return (M_ + mr_ - 1) / mr_ * mr_ * K_; }
   int mr() const { return mr_; }
   GemmTiling tiling() const { return tiling_; }
 
  private:
+  PackedGemmA(int64_t M, int64_t K, int mr, GemmTiling tiling) : M_(M), K_(K), mr_(mr), tiling_(tiling) {}
+  // Zero-filled panels of this shape, owned by keep_.
+  float* Allocate();
   int64_t M_, K_;
   int mr_;
   GemmTiling tiling_;
-  std::vector<float> data_;
+  std::shared_ptr<const void> keep_;  // owns the panels, or the file they are read from
+  const float* data_ = nullptr;
 };
 
 // C[M,N] (ldc apart) = epilogue(A * B) with A packed and B row-major K x N (ldb apart);

@@ -1,0 +1,166 @@
+// Prepacked .symbind files (PrepackModel, symbind convert --prepack): the kernels' forms stored,
+// read back in place, used without packing, and the same outputs to the bit.
+#include <cstring>
+
+#include <catch2/catch.hpp>
+
+#include <symbind/io/model_file.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/predict/predictor.h>
+#include <symbind/predict/prepack.h>
+
+#include "model_test_util.h"
+#include "test_io_util.h"
+#include "tool_test_util.h"
+
+using namespace symbind;
+
+namespace {
+
+// A first layer on 3 channels, a BatchNorm to fold, a 1x1 and a 3x3 convolution of 32 channels.
+Model SmallNet() {
+  Symbol x = Symbol::Variable("data");
+  auto conv = [&](const std::string& name, const char* kernel, const char* pad, int filters) {
+    x = OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", pad).SetParam("num_filter", filters)
+            .SetInput("data", x).CreateSymbol(name);
+  };
+  conv("conv1", "(3,3)", "(1,1)", 16);
+  x = OpBuilder("BatchNorm").SetInput("data", x).CreateSymbol("bn1");
+  x = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", x).CreateSymbol("relu1");
+  conv("conv2", "(1,1)", "(0,0)", 32);
+  x = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", x).CreateSymbol("relu2");
+  conv("conv3", "(3,3)", "(1,1)", 32);
+  const TShape shape({1, 3, 32, 32});
+  const test::SharedModel m = test::GaussianModel(x, shape);
+  return Model{m.symbol, m.params, m.aux, {{"data", shape}}};
+}
+
+NDArray Run(const Model& model, const NDArray& input) {
+  Predictor p(model.symbol, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), {{"data", input.shape()}});
+  p.SetInput("data", input);
+  p.Forward();
+  return p.Output(0).Copy();
+}
+
+bool SameBits(const NDArray& a, const NDArray& b) {
+  return a.shape() == b.shape() && std::memcmp(a.raw_data(), b.raw_data(), a.bytes()) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("Prepack: stored forms are read in place, used without packing, same outputs", "[prepack][model_file]") {
+  const Model original = SmallNet();
+  NDArray input(original.input_shapes.at("data"));
+  FillGaussian(input, 9, "x");
+  const NDArray expected = Run(original, input);
+
+  Model model = SmallNet();
+  const PrepackReport report = PrepackModel(&model, {});
+  CHECK(report.folded == 1);
+  REQUIRE(report.forms >= 1);  // at least the 1x1 convolution's GEMM panels
+  CHECK(report.forms == model.forms.size());
+  CHECK(report.without_codec == 0);
+  CHECK(model.forms_isa == GemmIsa());
+  const std::string path = symbind_test::TempPath("prepacked.symbind");
+  SaveModel(path, model);
+
+  const Model loaded = LoadModel(path);
+  CHECK(loaded.forms.size() == report.forms);
+  CHECK(loaded.forms_in_use == report.forms);
+  const Storage& file = *loaded.args.begin()->second.storage();
+  const size_t held = file.num_derived_forms();
+  CHECK(held == report.forms);
+  CHECK(SameBits(Run(loaded, input), expected));
+  CHECK(file.num_derived_forms() == held);  // every form the kernels asked for was in the file
+
+  // Saved again, the forms go along.
+  const std::string again = symbind_test::TempPath("prepacked-again.symbind");
+  SaveModel(again, loaded);
+  CHECK(LoadModel(again).forms_in_use == report.forms);
+}
+
+TEST_CASE("Prepack: forms for another instruction set are kept but not used", "[prepack][model_file]") {
+  Model model = SmallNet();
+  PrepackModel(&model, {});
+  NDArray input(model.input_shapes.at("data"));
+  FillGaussian(input, 9, "x");
+  const NDArray expected = Run(model, input);
+  model.forms_isa = "an-isa-of-the-future";
+  const std::string path = symbind_test::TempPath("prepacked-other-isa.symbind");
+  SaveModel(path, model);
+  const Model loaded = LoadModel(path);
+  CHECK(loaded.forms.size() == model.forms.size());
+  CHECK(loaded.forms_in_use == 0);
+  CHECK(loaded.args.begin()->second.storage()->num_derived_forms() == 0);
+  CHECK(SameBits(Run(loaded, input), expected));
+}
+
+TEST_CASE("Prepack: a damaged stored form is an error, never a wrong result", "[prepack][model_file][hostile]") {
+  Model model = SmallNet();
+  PrepackModel(&model, {});
+  REQUIRE(!model.forms.empty());
+  const std::string path = symbind_test::TempPath("prepacked-damaged.symbind");
+  auto load_fails_with = [&](const Model& damaged, const std::string& says) {
+    SaveModel(path, damaged);
+    CHECK_THROWS_WITH(LoadModel(path), Catch::Contains(says));
+  };
+  Model extra_header = model;
+  extra_header.forms[0].header.push_back(1);
+  load_fails_with(extra_header, "stored form 0 (" + model.forms[0].codec + ") of '" + model.forms[0].param + "': ");
+  Model wrong_shape = model;
+  wrong_shape.forms[0].key[1] += 1;
+  load_fails_with(wrong_shape, "stored form 0 (" + model.forms[0].codec + ") does not belong to the float32 parameter");
+  Model no_arrays = model;
+  no_arrays.forms[0].arrays.clear();
+  load_fails_with(no_arrays, "stored form 0");
+
+  // Panels of one row fewer in the same floats: read without complaint, refused by the kernel that
+  // knows its layer. (The 3x3 convolution of 32 channels takes GEMM panels, Winograd's or its own.)
+  bool tried = false;
+  for (size_t i = 0; i < model.forms.size() && !tried; ++i) {
+    const StoredForm& f = model.forms[i];
+    if (f.codec != "conv_packed_gemm" && f.codec != "winograd_packed_gemm") continue;
+    Model fewer_rows = model;
+    std::vector<int64_t>& h = fewer_rows.forms[i].header;
+    bool same_floats = true;
+    for (size_t part = 0; part < static_cast<size_t>(h[0]); ++part) {
+      int64_t& rows = h[1 + 4 * part];
+      same_floats = same_floats && rows % h[3 + 4 * part] != 1;
+      rows -= 1;
+    }
+    if (!same_floats) continue;
+    tried = true;
+    SaveModel(path, fewer_rows);
+    const Model loaded = LoadModel(path);
+    REQUIRE(loaded.forms_in_use == model.forms.size());
+    Predictor p(loaded.symbol, loaded.args, loaded.aux, loaded.input_shapes);
+    CHECK_THROWS_WITH(p.Forward(), Catch::Contains("the stored form does not fit the layer"));
+  }
+  CHECK(tried);
+}
+
+TEST_CASE("tool: convert --prepack, and run on the file says the forms are in use", "[prepack][tool]") {
+  if (!symbind_test::ToolBuilt()) return;
+  const Model net = SmallNet();
+  const std::string prefix = symbind_test::TempPath("prepack-cli"), model = prefix + ".symbind";
+  SaveCheckpoint(prefix, 0, net.symbol, net.args, net.aux);
+  const std::string inputs = prefix + "-symbol.json " + prefix + "-0000.params";
+  symbind_test::RunResult no_shape = symbind_test::RunTool("convert " + inputs + " -o " + model + " --prepack");
+  CHECK(no_shape.status == 1);
+  CHECK(no_shape.output.find("--prepack: give the input shapes") != std::string::npos);
+  symbind_test::RunResult not_symbind =
+      symbind_test::RunTool("convert " + inputs + " -o " + prefix + ".onnx --prepack --shape data=1,3,32,32");
+  CHECK(not_symbind.status == 1);
+  CHECK(not_symbind.output.find("--prepack stores packed weights in a .symbind file") != std::string::npos);
+  symbind_test::RunResult made = symbind_test::RunTool("convert " + inputs + " -o " + model + " --prepack --shape data=1,3,32,32");
+  INFO(made.output);
+  REQUIRE(made.status == 0);
+  CHECK(made.output.find("folded 1 BatchNorm node(s)") != std::string::npos);
+  const size_t forms = LoadModel(model).forms.size();
+  CHECK(made.output.find("stored " + std::to_string(forms) + " packed form(s)") != std::string::npos);
+  symbind_test::RunResult run = symbind_test::RunTool("run " + model + " --bench 1");
+  INFO(run.output);
+  CHECK(run.status == 0);
+  CHECK(run.output.find("prepacked: " + std::to_string(forms) + " of the file's " + std::to_string(forms)) !=
+        std::string::npos);
+}
