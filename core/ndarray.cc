@@ -48,6 +48,12 @@ struct Storage::DerivedForms {
   using Form = HeldForm;
   std::mutex mutex;
   std::vector<Form> forms;  // a handful per weight array: a linear search is enough
+  // The form held for `type` and `key`, or null; the caller holds `mutex`.
+  const Form* Find(std::type_index type, const std::vector<int64_t>& key) const {
+    for (const Form& f : forms)
+      if (f.type == type && f.key == key) return &f;
+    return nullptr;
+  }
 };
 
 Storage::Storage() = default;
@@ -100,8 +106,7 @@ std::shared_ptr<const void> Storage::SharedDerivedForm(std::type_index type, con
                                                        const std::function<std::shared_ptr<const void>()>& make) {
   if (!derived_) return make();
   const std::lock_guard<std::mutex> lock(derived_->mutex);
-  for (const DerivedForms::Form& f : derived_->forms)
-    if (f.type == type && f.key == key) return f.value;
+  if (const DerivedForms::Form* held = derived_->Find(type, key)) return held->value;
   std::shared_ptr<const void> value = make();
   derived_->forms.push_back(DerivedForms::Form{type, key, value});
   return value;
@@ -122,8 +127,7 @@ std::vector<Storage::HeldForm> Storage::DerivedFormsHeld() const {
 void Storage::AddDerivedForm(std::type_index type, std::vector<int64_t> key, std::shared_ptr<const void> value) {
   if (!derived_) return;
   const std::lock_guard<std::mutex> lock(derived_->mutex);
-  for (const DerivedForms::Form& f : derived_->forms)
-    if (f.type == type && f.key == key) return;
+  if (derived_->Find(type, key)) return;
   derived_->forms.push_back(DerivedForms::Form{type, std::move(key), std::move(value)});
 }
 
