@@ -166,12 +166,9 @@ void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<St
     s.codec = f.codec()->str();
     if (f.key()) s.key.assign(f.key()->begin(), f.key()->end());
     if (f.header()) s.header.assign(f.header()->begin(), f.header()->end());
-    const TShape& shape = param.shape();
-    const size_t rank = static_cast<size_t>(shape.ndim());
-    if (param.dtype() != DType::kFloat32 || s.key.empty() || s.key[0] != shape.ndim() || s.key.size() < 1 + rank ||
-        !std::equal(shape.dims().begin(), shape.dims().end(), s.key.begin() + 1))
+    if (param.dtype() != DType::kFloat32 || !KeyHasShapeAt(s.key, 0, param.shape()))
       Fail(where, StrCat(what, " (", s.codec, ") does not belong to the float32 parameter '", s.param, "' of shape ",
-                         shape));
+                         param.shape()));
     std::vector<FloatSpan> spans;
     if (f.arrays())
       for (const fb::FloatArray* a : *f.arrays()) {
@@ -195,7 +192,7 @@ void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<St
       }
       if (value) {
         // As DerivedWeights keys it: the offset into the storage, then the stored key.
-        std::vector<int64_t> key{static_cast<const char*>(param.raw_data()) - static_cast<const char*>(storage->data())};
+        std::vector<int64_t> key{OffsetInStorage(param)};
         key.insert(key.end(), s.key.begin(), s.key.end());
         param.storage()->AddDerivedForm(codec->type, std::move(key), std::move(value));
         ++model->forms_in_use;

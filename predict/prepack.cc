@@ -16,13 +16,10 @@ namespace {
 void CollectForms(const std::map<std::string, NDArray>& views, Model* model, PrepackReport* report) {
   for (const auto& [name, view] : views) {
     if (view.is_none() || !view.storage() || view.dtype() != DType::kFloat32 || view.bytes() == 0) continue;
-    const int64_t offset = static_cast<const char*>(view.raw_data()) - static_cast<const char*>(view.storage()->data());
-    const std::vector<int64_t>& dims = view.shape().dims();
+    const int64_t offset = OffsetInStorage(view);
     for (const Storage::HeldForm& held : view.storage()->DerivedFormsHeld()) {
       const std::vector<int64_t>& k = held.key;
-      const bool this_array = k.size() >= 2 + dims.size() && k[0] == offset &&
-                              k[1] == static_cast<int64_t>(dims.size()) && std::equal(dims.begin(), dims.end(), k.begin() + 2);
-      if (!this_array) continue;
+      if (k.empty() || k[0] != offset || !KeyHasShapeAt(k, 1, view.shape())) continue;
       const FormCodec* codec = FindFormCodec(held.type);
       if (!codec) {
         ++report->without_codec;

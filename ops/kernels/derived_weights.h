@@ -27,6 +27,24 @@
 
 namespace symbind {
 
+// A form's key in its storage (Storage::SharedDerivedForm): the array's offset into the storage,
+// its rank and dims, then the layout the kernel asked for. A .symbind stores it without the
+// offset (StoredForm::key), which the loader puts back.
+inline int64_t OffsetInStorage(const NDArray& array) {
+  return static_cast<const char*>(array.raw_data()) - static_cast<const char*>(array.storage()->data());
+}
+inline std::vector<int64_t> FormKeyStart(int64_t offset, const TShape& shape) {
+  std::vector<int64_t> key{offset, static_cast<int64_t>(shape.ndim())};
+  key.insert(key.end(), shape.dims().begin(), shape.dims().end());
+  return key;
+}
+// Whether key[at..] starts with `shape`'s rank and dims.
+inline bool KeyHasShapeAt(const std::vector<int64_t>& key, size_t at, const TShape& shape) {
+  const std::vector<int64_t>& dims = shape.dims();
+  return key.size() >= at + 1 + dims.size() && key[at] == static_cast<int64_t>(dims.size()) &&
+         std::equal(dims.begin(), dims.end(), key.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+}
+
 class DerivedWeights {
  public:
   // The array this call reads; forms made from another array or version are dropped.
@@ -39,7 +57,7 @@ class DerivedWeights {
     forms_.clear();
     storage_ = st;
     data_ = st ? weights.raw_data() : nullptr;
-    offset_ = st ? static_cast<const char*>(data_) - static_cast<const char*>(st->data()) : 0;
+    offset_ = st ? OffsetInStorage(weights) : 0;
     shape_ = weights.shape();
     version_ = version;
     read_only_ = weights.read_only();
@@ -60,8 +78,7 @@ class DerivedWeights {
     const std::shared_ptr<Storage> st = storage_.lock();
     std::shared_ptr<const void> value;
     if (read_only_ && st) {
-      std::vector<int64_t> key{offset_, static_cast<int64_t>(shape_.ndim())};
-      for (int i = 0; i < shape_.ndim(); ++i) key.push_back(shape_[i]);
+      std::vector<int64_t> key = FormKeyStart(offset_, shape_);
       key.insert(key.end(), layout.begin(), layout.end());
       value = st->SharedDerivedForm(type, key, build);
       // Mapped from a model file: its pages leave memory until something reads them again.
