@@ -4,6 +4,8 @@
 #include <mxnet/c_api.h>
 #include <nnvm/c_api.h>
 
+#include <cpuid.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -19,6 +21,12 @@ namespace symbind {
 namespace capi {
 namespace {
 
+// CPUID leaf 1, ECX bit 29: clang's __builtin_cpu_supports does not know "f16c".
+bool CpuHasF16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+
 // MXNet's feature table (libinfo.h order). CPU instruction sets are read from this CPU.
 std::vector<LibFeature> BuildFeatures() {
   __builtin_cpu_init();
@@ -33,7 +41,7 @@ std::vector<LibFeature> BuildFeatures() {
       {"CPU_SSE4_1", SYMBIND_CPU("sse4.1")}, {"CPU_SSE4_2", SYMBIND_CPU("sse4.2")}, {"CPU_SSE4A", SYMBIND_CPU("sse4a")},
       {"CPU_AVX", SYMBIND_CPU("avx")}, {"CPU_AVX2", SYMBIND_CPU("avx2")},
       {"OPENMP", false},  // threads come from oneTBB
-      {"SSE", SYMBIND_CPU("sse")}, {"F16C", SYMBIND_CPU("f16c")}, {"JEMALLOC", false}, {"BLAS_OPEN", false},
+      {"SSE", SYMBIND_CPU("sse")}, {"F16C", CpuHasF16c()}, {"JEMALLOC", false}, {"BLAS_OPEN", false},
       {"BLAS_ATLAS", false}, {"BLAS_MKL", false}, {"BLAS_APPLE", false}, {"LAPACK", false},
       {"MKLDNN", false}, {"OPENCV", false}, {"CAFFE", false}, {"PROFILER", false},
       {"DIST_KVSTORE", false},  // MXNet's ps-lite servers; symbind's dist_sync runs over MPI

@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 namespace symbind {
+namespace {
+// From this size on, storage comes from calloc (below it, memset is cheaper than the extra word).
+constexpr size_t kCallocBytes = size_t{64} << 10;
+}  // namespace
 
 std::string Context::ToString() const {
   const char* t = dev_type == kGPU ? "gpu" : dev_type == kCPUPinned ? "cpu_pinned"
@@ -39,6 +43,16 @@ Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
     throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded == 0) rounded = kAlignment;
+  if (rounded >= kCallocBytes) {
+    // calloc does not write memory fresh from the kernel, which is zero already: a predictor's
+    // bind allocates every activation at once, and their pages are first touched by the ops
+    // that write them. Memory the allocator reuses is cleared as before.
+    void* raw = std::calloc(1, rounded + kAlignment);
+    if (!raw) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+    data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + kAlignment - 1) / kAlignment * kAlignment);
+    owner_ = std::shared_ptr<const void>(raw, [](const void* p) { std::free(const_cast<void*>(p)); });
+    return;
+  }
   data_ = std::aligned_alloc(kAlignment, rounded);
   if (!data_) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
   std::memset(data_, 0, rounded);

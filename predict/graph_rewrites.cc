@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include <symbind/core/graph.h>
@@ -60,17 +61,6 @@ const NDArray* Given(const Graph& g, uint32_t n, size_t input, const std::map<st
   return !var.is_variable() || it == arrays.end() || it->second.dtype() != DType::kFloat32 ? nullptr : &it->second;
 }
 
-// The rewrite's starting point: a copy of the caller's graph (rewired in place by the rewrite;
-// the caller's nodes stay untouched) reading the caller's arrays.
-RewrittenGraph CopyOf(const Symbol& symbol, const std::map<std::string, NDArray>& args,
-                      const std::map<std::string, NDArray>& aux) {
-  RewrittenGraph out;
-  out.symbol = symbol.Copy();
-  out.args = args;
-  out.aux = aux;
-  return out;
-}
-
 std::set<uint32_t> HeadEntries(const Graph& g) {
   std::set<uint32_t> heads;
   for (auto& h : g.heads()) heads.insert(g.entry_id(h));
@@ -106,16 +96,43 @@ std::map<std::string, std::string> FusedActivationParams(const Node& act) {
 NDArray Frozen(const NDArray& a) { return ReadOnlyView(a, "a folded weight"); }
 }  // namespace
 
-RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
-                             const std::map<std::string, NDArray>& aux) {
-  RewrittenGraph out = CopyOf(symbol, args, aux);
-  const Graph g(out.symbol);
-  const std::vector<int> uses = CountUses(g);
-  const std::set<uint32_t> heads = HeadEntries(g);
+RewriteState::RewriteState(const Symbol& symbol, std::map<std::string, NDArray> args,
+                           std::map<std::string, NDArray> aux)
+    : symbol(symbol.Copy()), args(std::move(args)), aux(std::move(aux)) {}
+RewriteState::~RewriteState() = default;
+
+const Graph& RewriteState::graph() {
+  if (!graph_) {
+    graph_ = std::make_unique<Graph>(symbol);
+    uses_ = CountUses(*graph_);
+    heads_ = HeadEntries(*graph_);
+  }
+  return *graph_;
+}
+const std::vector<int>& RewriteState::uses() {
+  graph();
+  return uses_;
+}
+const std::set<uint32_t>& RewriteState::heads() {
+  graph();
+  return heads_;
+}
+void RewriteState::Changed() { graph_.reset(); }
+
+namespace {
+
+std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  const std::map<std::string, NDArray>& args = state->args;
+  const std::map<std::string, NDArray>& aux = state->aux;
+  std::vector<std::string> folded;
   std::set<std::string> names;
   for (auto& info : g.nodes()) names.insert(info.node->name());
   // BatchNorm node -> the producer entry that replaces its output 0.
   std::map<const Node*, NodeEntry> replaced;
+  std::map<std::string, NDArray> new_args;  // the folded weights and biases
 
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& bn = g.node(n);
@@ -167,35 +184,37 @@ RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, N
     producer->inputs.resize(3);
     producer->inputs[1] = Symbol::Variable(weight_name).outputs()[0];
     producer->inputs[2] = Symbol::Variable(bias_name).outputs()[0];
-    out.args[weight_name] = Frozen(folded_weight);
-    out.args[bias_name] = Frozen(folded_bias);
+    new_args[weight_name] = Frozen(folded_weight);
+    new_args[bias_name] = Frozen(folded_bias);
     names.insert(weight_name);
     names.insert(bias_name);
     replaced[bn.node.get()] = NodeEntry{producer, 0};
-    out.folded.push_back(bn.node->name());
+    folded.push_back(bn.node->name());
   }
-  if (replaced.empty()) return out;
+  if (replaced.empty()) return folded;
 
   Rewire(g, replaced);  // only output 0 of a BatchNorm is read (checked above)
+  state->Changed();
 
   // Keep only the arrays the rewritten graph still reads.
-  const Graph rewritten(out.symbol);
+  new_args.insert(state->args.begin(), state->args.end());
+  const Graph& rewritten = state->graph();
   std::map<std::string, NDArray> used_args, used_aux;
   for (const std::string& name : rewritten.ListArguments())
-    if (out.args.count(name)) used_args[name] = out.args[name];
+    if (new_args.count(name)) used_args[name] = new_args[name];
   for (const std::string& name : rewritten.ListAuxiliaryStates())
-    if (out.aux.count(name)) used_aux[name] = out.aux[name];
-  out.args = std::move(used_args);
-  out.aux = std::move(used_aux);
-  return out;
+    if (state->aux.count(name)) used_aux[name] = state->aux[name];
+  state->args = std::move(used_args);
+  state->aux = std::move(used_aux);
+  return folded;
 }
 
-RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string, NDArray>& args,
-                               const std::map<std::string, NDArray>& aux) {
-  RewrittenGraph out = CopyOf(symbol, args, aux);
-  const Graph g(out.symbol);
-  const std::vector<int> uses = CountUses(g);
-  const std::set<uint32_t> heads = HeadEntries(g);
+std::vector<std::string> FuseActivationsPass(RewriteState* state) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  const std::map<std::string, NDArray>& args = state->args;
+  std::vector<std::string> fused;
   const Op& fused_conv = OpRegistry::Global().Get("_fused_conv_act");
   const Op& fused_batch_norm = OpRegistry::Global().Get("_fused_batch_norm_act");
   std::map<const Node*, NodeEntry> replaced;  // activation node -> the fused convolution or BatchNorm
@@ -228,13 +247,12 @@ RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string,
     if (prelu) producer->inputs.push_back(act.node->inputs[1]);  // gamma, still an argument
     fused_op->ParseAttrs(&attrs);
     replaced[act.node.get()] = NodeEntry{producer, 0};
-    out.folded.push_back(act.node->name());
+    fused.push_back(act.node->name());
   }
   Rewire(g, replaced);
-  return out;
+  return fused;
 }
 
-namespace {
 // A 2-D Convolution or _fused_conv_act with a bias, as the block rewrite needs to see it.
 struct Conv2D {
   int64_t kernel = 0, stride = 0, pad = 0, filters = 0, groups = 0;
@@ -270,14 +288,12 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   return n.inputs.size() == (c->prelu() ? 4u : 3u);
 }
 bool Pointwise(const Conv2D& c) { return c.kernel == 1 && c.stride == 1 && c.pad == 0 && c.groups == 1; }
-}  // namespace
 
-RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::string, NDArray>& args,
-                                     const std::map<std::string, NDArray>& aux) {
-  RewrittenGraph out = CopyOf(symbol, args, aux);
-  const Graph g(out.symbol);
-  const std::vector<int> uses = CountUses(g);
-  const std::set<uint32_t> heads = HeadEntries(g);
+std::vector<std::string> FuseInvertedResidualsPass(RewriteState* state) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  std::vector<std::string> fused;
   const Op& fused_op = OpRegistry::Global().Get("_fused_inverted_residual");
   std::map<uint32_t, uint32_t> add_reading;  // entry read by an elemwise_add -> that add's node
   for (uint32_t n = 0; n < g.num_nodes(); ++n)
@@ -330,25 +346,24 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
     std::vector<NodeEntry> inputs = expand.node->inputs;
     inputs.insert(inputs.end(), depthwise.node->inputs.begin() + 1, depthwise.node->inputs.end());
     inputs.insert(inputs.end(), project.node->inputs.begin() + 1, project.node->inputs.end());
-    out.folded.push_back(expand.node->name());
-    out.folded.push_back(depthwise.node->name());
-    if (residual) out.folded.push_back(project.node->name());
+    fused.push_back(expand.node->name());
+    fused.push_back(depthwise.node->name());
+    if (residual) fused.push_back(project.node->name());
     last->attrs = std::move(attrs);
     last->inputs = std::move(inputs);
   }
-  return out;
+  return fused;
 }
 
-namespace {
 // FuseResidualAdds' second step: a BatchNorm (or _fused_batch_norm_act) reading a fused residual
 // sum that others read too (pre-activation ResNet's next unit: its bn1 and its shortcut) becomes
 // the sum's second output. All or none: when the graph would list its arguments or aux states in
 // another order, it is left as it was.
-void FuseBatchNormsOfSums(RewrittenGraph* out) {
-  const Symbol before = out->symbol.Copy();
-  const Graph g(out->symbol);
-  const std::vector<int> uses = CountUses(g);
-  const std::set<uint32_t> heads = HeadEntries(g);
+void FuseBatchNormsOfSums(RewriteState* state, std::vector<std::string>* fused_names) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  std::optional<Symbol> before;  // copied before the first change, to go back to
   const Op& fused_op = OpRegistry::Global().Get("_fused_conv_act");
   std::map<const Node*, NodeEntry> replaced;
   std::vector<std::string> fused;
@@ -363,6 +378,7 @@ void FuseBatchNormsOfSums(RewrittenGraph* out) {
       continue;
     const uint32_t y = g.entry_id(n, 0);
     if (heads.count(y) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
+    if (!before) before = state->symbol.Copy();
     const NodeAttrs& b = bn.node->attrs;
     NodeAttrs& attrs = sum->attrs;
     attrs.dict["normalize"] = "True";
@@ -374,22 +390,22 @@ void FuseBatchNormsOfSums(RewrittenGraph* out) {
     replaced[bn.node.get()] = NodeEntry{sum, 1};
     fused.push_back(bn.node->name());
   }
+  if (!before) return;
   Rewire(g, replaced);
-  if (out->symbol.ListArguments() != before.ListArguments() ||
-      out->symbol.ListAuxiliaryStates() != before.ListAuxiliaryStates()) {
-    out->symbol = before;
+  state->Changed();
+  if (state->symbol.ListArguments() != before->ListArguments() ||
+      state->symbol.ListAuxiliaryStates() != before->ListAuxiliaryStates()) {
+    state->symbol = *before;
     return;
   }
-  out->folded.insert(out->folded.end(), fused.begin(), fused.end());
+  fused_names->insert(fused_names->end(), fused.begin(), fused.end());
 }
-}  // namespace
 
-RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
-                                const std::map<std::string, NDArray>& aux) {
-  RewrittenGraph out = CopyOf(symbol, args, aux);
-  const Graph g(out.symbol);
-  const std::vector<int> uses = CountUses(g);
-  const std::set<uint32_t> heads = HeadEntries(g);
+std::vector<std::string> FuseResidualAddsPass(RewriteState* state) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  std::vector<std::string> fused;
   const Op& fused_op = OpRegistry::Global().Get("_fused_conv_act");
   std::map<uint32_t, uint32_t> reader;  // entry -> the node reading it (the last one seen)
   for (uint32_t n = 0; n < g.num_nodes(); ++n)
@@ -431,23 +447,56 @@ RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string
     const NodeEntry residual = add.node->inputs[1 - k];
     if (k == 0) inputs.push_back(residual);
     else inputs.insert(inputs.begin(), residual);
-    out.folded.push_back(conv->name());
-    if (last != add.node) out.folded.push_back(add.node->name());
+    fused.push_back(conv->name());
+    if (last != add.node) fused.push_back(add.node->name());
     last->attrs = std::move(attrs);
     last->inputs = std::move(inputs);
   }
-  FuseBatchNormsOfSums(&out);
-  return out;
+  if (!fused.empty()) state->Changed();
+  FuseBatchNormsOfSums(state, &fused);
+  return fused;
 }
+
+}  // namespace
 
 const std::vector<GraphPass>& GraphPasses() {
   static const std::vector<GraphPass> passes = {
-      {"fold_batch_norm", FoldBatchNorm},                  // into the Convolution / FullyConnected before it
-      {"fuse_activations", FuseActivations},              // relu / clip / LeakyReLU as the Convolution writes
-      {"fuse_inverted_residuals", FuseInvertedResiduals},  // each inverted residual block as one node
-      {"fuse_residual_adds", FuseResidualAdds},            // each residual add as the Convolution before it writes
+      {"fold_batch_norm", FoldBatchNormPass},                  // into the Convolution / FullyConnected before it
+      {"fuse_activations", FuseActivationsPass},              // relu / clip / LeakyReLU as the Convolution writes
+      {"fuse_inverted_residuals", FuseInvertedResidualsPass},  // each inverted residual block as one node
+      {"fuse_residual_adds", FuseResidualAddsPass},            // each residual add as the Convolution before it writes
   };
   return passes;
+}
+
+namespace {
+RewrittenGraph RunOnePass(GraphPassFn pass, const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                          const std::map<std::string, NDArray>& aux) {
+  RewriteState state(symbol, args, aux);
+  RewrittenGraph out;
+  out.folded = pass(&state);
+  out.symbol = std::move(state.symbol);
+  out.args = std::move(state.args);
+  out.aux = std::move(state.aux);
+  return out;
+}
+}  // namespace
+
+RewrittenGraph FoldBatchNorm(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux) {
+  return RunOnePass(FoldBatchNormPass, symbol, args, aux);
+}
+RewrittenGraph FuseActivations(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                               const std::map<std::string, NDArray>& aux) {
+  return RunOnePass(FuseActivationsPass, symbol, args, aux);
+}
+RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                                     const std::map<std::string, NDArray>& aux) {
+  return RunOnePass(FuseInvertedResidualsPass, symbol, args, aux);
+}
+RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                                const std::map<std::string, NDArray>& aux) {
+  return RunOnePass(FuseResidualAddsPass, symbol, args, aux);
 }
 
 PassesResult RunGraphPasses(const Symbol& symbol, std::map<std::string, NDArray> args,
@@ -457,15 +506,17 @@ PassesResult RunGraphPasses(const Symbol& symbol, std::map<std::string, NDArray>
   for (const std::string& name : disabled)
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw Error(StrCat("no graph pass named '", name, "'; the passes: ", JoinNames(names)));
-  PassesResult result{symbol, std::move(args), std::move(aux), {}};
+  RewriteState state(symbol, std::move(args), std::move(aux));
+  PassesResult result;
   for (const GraphPass& pass : GraphPasses()) {
     if (disabled.count(pass.name)) continue;
-    RewrittenGraph rewritten = pass.run(result.symbol, result.args, result.aux);
-    result.symbol = std::move(rewritten.symbol);
-    result.args = std::move(rewritten.args);
-    result.aux = std::move(rewritten.aux);
-    result.rewritten[pass.name] = std::move(rewritten.folded);
+    std::vector<std::string> rewritten = pass.run(&state);
+    if (!rewritten.empty()) state.Changed();
+    result.rewritten[pass.name] = std::move(rewritten);
   }
+  result.symbol = std::move(state.symbol);
+  result.args = std::move(state.args);
+  result.aux = std::move(state.aux);
   return result;
 }
 

@@ -3,6 +3,7 @@
 // graph is a copy, and every weight it changes is a new array the rewrite owns.
 #pragma once
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include <symbind/core/symbol.h>
 
 namespace symbind {
+
+class Graph;
 
 struct RewrittenGraph {
   Symbol symbol;                              // the same head nodes, in the same order
@@ -81,11 +84,31 @@ RewrittenGraph FuseInvertedResiduals(const Symbol& symbol, const std::map<std::s
 RewrittenGraph FuseResidualAdds(const Symbol& symbol, const std::map<std::string, NDArray>& args,
                                 const std::map<std::string, NDArray>& aux);
 
+// The graph the passes rewrite in place: the manager's own copy of the caller's symbol (the
+// caller's nodes are never touched), the arrays it reads, and an index of it that is built once
+// and again only after a pass changed the graph.
+class RewriteState {
+ public:
+  RewriteState(const Symbol& symbol, std::map<std::string, NDArray> args, std::map<std::string, NDArray> aux);
+  ~RewriteState();
+  Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+  const Graph& graph();
+  const std::vector<int>& uses();      // per entry of graph(): how often op inputs and heads read it
+  const std::set<uint32_t>& heads();   // the entries of graph() that are heads
+  void Changed();                      // the graph was rewired: the next graph() indexes it again
+
+ private:
+  std::unique_ptr<Graph> graph_;
+  std::vector<int> uses_;
+  std::set<uint32_t> heads_;
+};
+
 // The rewrites as passes, in the one list the Predictor's manager runs in order: each pass's
 // preconditions include the earlier passes' results (FuseInvertedResiduals takes the blocks whose
 // activations FuseActivations fused; FuseResidualAdds leaves MobileNet v2's adds to the blocks).
-using GraphPassFn = RewrittenGraph (*)(const Symbol&, const std::map<std::string, NDArray>& args,
-                                       const std::map<std::string, NDArray>& aux);
+// A pass rewrites `state` and returns the nodes it folded or fused away.
+using GraphPassFn = std::vector<std::string> (*)(RewriteState* state);
 struct GraphPass {
   const char* name;  // as PredictorOptions::disabled_passes names it
   GraphPassFn run;
@@ -100,8 +123,8 @@ struct PassesResult {
   std::map<std::string, NDArray> args, aux;
   std::map<std::string, std::vector<std::string>> rewritten;
 };
-// Runs every pass of GraphPasses() that `disabled` does not name, in order. Throws Error for a
-// name in `disabled` that is no pass, listing the passes.
+// Runs every pass of GraphPasses() that `disabled` does not name, in order, on one copy of the
+// graph. Throws Error for a name in `disabled` that is no pass, listing the passes.
 PassesResult RunGraphPasses(const Symbol& symbol, std::map<std::string, NDArray> args,
                             std::map<std::string, NDArray> aux, const std::set<std::string>& disabled);
 

@@ -40,13 +40,21 @@ void CollectForms(const std::map<std::string, NDArray>& views, Model* model, Pre
 }
 }  // namespace
 
-PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes) {
-  PrepackReport report;
+std::vector<std::string> FoldModelBatchNorms(Model* model) {
   RewrittenGraph folded = FoldBatchNorm(model->symbol, model->args, model->aux);
-  report.folded = folded.folded.size();
-  model->symbol = folded.symbol;
+  model->symbol = std::move(folded.symbol);
   model->args = std::move(folded.args);
   model->aux = std::move(folded.aux);
+  std::vector<StoredForm> kept;
+  for (StoredForm& f : model->forms)
+    if (model->args.count(f.param) || model->aux.count(f.param)) kept.push_back(std::move(f));
+  model->forms = std::move(kept);
+  return std::move(folded.folded);
+}
+
+PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes) {
+  PrepackReport report;
+  report.folded = FoldModelBatchNorms(model).size();
   std::map<std::string, TShape> shapes = model->input_shapes;
   for (const auto& [name, shape] : input_shapes) shapes[name] = shape;
 

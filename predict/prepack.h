@@ -11,6 +11,7 @@
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include <symbind/core/tshape.h>
 #include <symbind/io/model_file.h>
@@ -24,8 +25,12 @@ struct PrepackReport {
   size_t without_codec = 0;     // forms of a type that cannot be stored (made at run time)
 };
 
-// Folds `model`'s BatchNorms as predictors do (FoldBatchNorm: the graph is then for inference
-// only), runs it once on zeros for `input_shapes` (added to its stored ones) and keeps in
+// Folds `model`'s BatchNorms into the layers before them as predictors do at bind (FoldBatchNorm),
+// in its graph and arrays; stored forms of the weights the fold replaced go with them. The model
+// is then for inference only. Returns the BatchNorm nodes folded away.
+std::vector<std::string> FoldModelBatchNorms(Model* model);
+
+// Folds `model`'s BatchNorms (FoldModelBatchNorms), runs it once on zeros for `input_shapes` (added to its stored ones) and keeps in
 // model->forms what the kernels derived from its float32 parameters, for model->forms_isa.
 // Throws what a Predictor throws for missing or wrong shapes.
 PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes);

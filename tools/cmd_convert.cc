@@ -13,7 +13,6 @@
 #include <symbind/io/file_kind.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
-#include <symbind/predict/graph_rewrites.h>
 #include <symbind/predict/prepack.h>
 #ifdef SYMBIND_HAVE_ONNX
 #include <symbind/io/onnx/onnx.h>
@@ -32,20 +31,12 @@ struct ConvertArgs {
   bool prepack = false;
 };
 
-// The graph as the Predictor rewrites it at bind (FoldBatchNorm): a predictor over the file then
-// binds the weights as they are, with no folded copy of them, and gives the same outputs. The
-// file is for inference: the folded BatchNorms cannot be trained.
+// The graph as the Predictor rewrites it at bind: a predictor over the file then binds the
+// weights as they are, with no folded copy of them, and gives the same outputs. The file is for
+// inference: the folded BatchNorms cannot be trained.
 void FoldBatchNorms(symbind::Model* model) {
-  symbind::RewrittenGraph folded = symbind::FoldBatchNorm(model->symbol, model->args, model->aux);
-  std::cout << "folded " << folded.folded.size() << " BatchNorm node(s) into the layer before them\n";
-  model->symbol = folded.symbol;
-  model->args = std::move(folded.args);
-  model->aux = std::move(folded.aux);
-  // Stored forms of weights the fold replaced go with them.
-  std::vector<symbind::StoredForm> kept;
-  for (symbind::StoredForm& f : model->forms)
-    if (model->args.count(f.param) || model->aux.count(f.param)) kept.push_back(std::move(f));
-  model->forms = std::move(kept);
+  const size_t folded = symbind::FoldModelBatchNorms(model).size();
+  std::cout << "folded " << folded << " BatchNorm node(s) into the layer before them\n";
 }
 
 void WriteOnnx(const ConvertArgs& a, const symbind::Model& model) {
