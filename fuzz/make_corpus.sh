@@ -29,5 +29,6 @@ dim=1' 'p=0.5' 'shape=(2,-1,0)'; do
     i=$((i + 1))
   done
 done
-# .symbind seeds are the committed fuzz/regression/model_file/ files (a valid model among them).
+# .symbind seeds are the committed fuzz/regression/model_file/ files (among them a valid model
+# whose file stores a prepacked form: symbind convert --prepack of a one-Convolution net).
 echo "corpus in $out: $(ls "$out/params" | wc -l) params, $(ls "$out/json" | wc -l) json, $(ls "$out/param" | wc -l) param seeds"
