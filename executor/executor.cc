@@ -223,16 +223,19 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
         entry_arrays_[e] = NDArray(shapes[e], EntryDType(types, e), ctx_);
         memory_.output_bytes += entry_bytes[e];
       } else {
-        entry_arrays_[e] = NDArray::View(blocks[static_cast<size_t>(b)], 0, shapes[e], EntryDType(types, e), ctx_);
+        entry_arrays_[e] = NDArray::View(blocks[static_cast<size_t>(b)], plan.offset_of_entry[e], shapes[e],
+                                         EntryDType(types, e), ctx_);
       }
     }
-  // Joined entries are views into their join output, which starts its storage (own or block).
+  // Joined entries are views into their join output (its own storage, or its place in the block).
   for (uint32_t nid : op_nodes_)
     for (uint32_t i = 0; i < graph_.num_node_outputs(nid); ++i) {
       uint32_t e = graph_.entry_id(nid, i);
       if (!joined(e)) continue;
-      const NDArray& holder = entry_arrays_[static_cast<size_t>(plan.joined_into[e])];
-      entry_arrays_[e] = NDArray::View(holder.storage(), plan.joined_offset[e], shapes[e], EntryDType(types, e), ctx_);
+      const size_t h = static_cast<size_t>(plan.joined_into[e]);
+      const size_t holder_offset = plan.block_of_entry[h] == MemoryPlan::kOwnStorage ? 0 : plan.offset_of_entry[h];
+      entry_arrays_[e] = NDArray::View(entry_arrays_[h].storage(), holder_offset + plan.joined_offset[e], shapes[e],
+                                       EntryDType(types, e), ctx_);
     }
   reuse_dependencies_ = std::move(plan.reuse_dependencies);
 }

@@ -52,9 +52,8 @@ struct ExecutorMemory {
 };
 
 // Intermediate buffers shared by executors that run one at a time (MXNet's shared_buffer).
-// Executors bound with the same workspace place their planned op outputs in its blocks (the
-// largest block of each executor in the workspace's largest, and so on), growing a block when
-// it is too small. A family of executors for different input shapes (an image pyramid, batch
+// Executors bound with the same workspace place their planned op outputs in its block (each
+// executor's plan is one block at rank 0), growing it when it is too small. A family of executors for different input shapes (an image pyramid, batch
 // buckets) then holds about as much memory as its largest member, if bound largest first.
 // Only gradient-free executors plan memory, so only they use a workspace. Executors sharing a
 // workspace must not run at the same time: Forward throws if one already runs.

@@ -1,6 +1,7 @@
 #include "memory_plan.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace symbind {
 
@@ -51,6 +52,7 @@ MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in) {
   MemoryPlan plan;
   const size_t num_entries = graph.num_entries();
   plan.block_of_entry.assign(num_entries, MemoryPlan::kOwnStorage);
+  plan.offset_of_entry.assign(num_entries, 0);
   plan.joined_into.assign(num_entries, MemoryPlan::kNotJoined);
   plan.joined_offset.assign(num_entries, 0);
   plan.joined_row_bytes.assign(num_entries, 0);
@@ -75,52 +77,33 @@ MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in) {
       if (readers[e].empty() || readers[e].back() != t) readers[e].push_back(t);
     }
 
-  // Tasks that touched each block's previous tenant; free blocks by id.
-  std::vector<std::vector<uint32_t>> block_users;
-  std::vector<int> free_blocks;
-  std::vector<uint32_t> producer(num_entries, 0);
-  std::vector<bool> handed_on(num_entries, false);  // its block now holds an in-place output
-  std::vector<bool> released(num_entries, false);
-  std::vector<bool> placed(num_entries, false);
-  // Per placed entry: the tasks that used its block before; every task writing into the
-  // entry (a join output's producers too) waits for them.
-  std::vector<std::vector<uint32_t>> previous_users(num_entries);
-
-  auto release = [&](uint32_t e) {
-    int b = plan.block_of_entry[e];
-    if (released[e] || b == MemoryPlan::kOwnStorage || handed_on[e]) return;
-    released[e] = true;
-    block_users[b] = readers[e];
-    block_users[b].push_back(producer[e]);
-    free_blocks.push_back(b);
+  // Each planned entry (with the in-place outputs that take over its bytes) is one tenant of
+  // the block: its bytes, the tasks from its first write to its last read, the tasks that write
+  // into it and all that touch it. Lifetimes first, in task order; then offsets.
+  struct Tenant {
+    size_t bytes = 0, offset = 0;
+    uint32_t first = 0, last = UINT32_MAX;
+    std::vector<uint32_t> writers, users;
   };
-  auto acquire = [&](size_t bytes) {
-    // Best fit among blocks at least as large; otherwise grow the largest free block.
-    int best = -1;
-    for (size_t k = 0; k < free_blocks.size(); ++k) {
-      int b = free_blocks[k];
-      bool fits = plan.block_bytes[b] >= bytes;
-      if (best < 0) { best = static_cast<int>(k); continue; }
-      int cur = free_blocks[best];
-      bool cur_fits = plan.block_bytes[cur] >= bytes;
-      if (fits && (!cur_fits || plan.block_bytes[b] < plan.block_bytes[cur])) best = static_cast<int>(k);
-      else if (!fits && !cur_fits && plan.block_bytes[b] > plan.block_bytes[cur]) best = static_cast<int>(k);
-    }
-    if (best < 0) {
-      plan.block_bytes.push_back(bytes);
-      block_users.emplace_back();
-      return static_cast<int>(plan.block_bytes.size() - 1);
-    }
-    int b = free_blocks[best];
-    free_blocks.erase(free_blocks.begin() + best);
-    plan.block_bytes[b] = std::max(plan.block_bytes[b], bytes);
-    return b;
+  std::vector<Tenant> tenants;
+  std::vector<int> tenant_of(num_entries, -1);
+  std::vector<uint32_t> producer(num_entries, 0);
+  std::vector<bool> handed_on(num_entries, false);  // its bytes now hold an in-place output
+  std::vector<bool> released(num_entries, false);
+
+  auto release = [&](uint32_t e, uint32_t t) {
+    if (released[e] || tenant_of[e] < 0 || handed_on[e]) return;
+    released[e] = true;
+    Tenant& tenant = tenants[static_cast<size_t>(tenant_of[e])];
+    tenant.last = t;
+    tenant.users.insert(tenant.users.end(), readers[e].begin(), readers[e].end());
+    tenant.users.push_back(producer[e]);
   };
 
   for (uint32_t t = 0; t < op_nodes.size(); ++t) {
     const uint32_t nid = op_nodes[t];
     const uint32_t num_out = graph.num_node_outputs(nid);
-    // Outputs are acquired before inputs are released: an op never writes over its inputs.
+    // Outputs take their bytes before inputs give theirs up: an op never writes over its inputs.
     for (uint32_t i = 0; i < num_out; ++i) {
       const uint32_t e = graph.entry_id(nid, i);
       const uint32_t h = holder(e);
@@ -128,9 +111,9 @@ MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in) {
       if (in.keep[h]) continue;  // own storage (a joined entry is a view of its holder's)
       if (i == 0 && in.inplace[t] && h == e && !holds_joined[e] && !graph.node(nid).inputs.empty()) {
         const uint32_t src = graph.entry_id(graph.node(nid).inputs[0]);
-        if (plan.block_of_entry[src] != MemoryPlan::kOwnStorage && !is_joined(src) &&
-            reads_left[src] == 1 && entry_bytes[src] == entry_bytes[e] && !handed_on[src]) {
-          plan.block_of_entry[e] = plan.block_of_entry[src];
+        if (tenant_of[src] >= 0 && !is_joined(src) && reads_left[src] == 1 && entry_bytes[src] == entry_bytes[e] &&
+            !handed_on[src]) {
+          tenant_of[e] = tenant_of[src];
           handed_on[src] = true;
           // Earlier readers may still run in parallel: they finish before the overwrite.
           for (uint32_t before : readers[src])
@@ -138,26 +121,97 @@ MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in) {
           continue;
         }
       }
-      if (!placed[h]) {
-        const int b = acquire(entry_bytes[h]);
-        plan.block_of_entry[h] = b;
-        previous_users[h] = std::move(block_users[b]);
-        block_users[b].clear();
-        placed[h] = true;
+      if (tenant_of[h] < 0) {
+        tenant_of[h] = static_cast<int>(tenants.size());
+        Tenant tenant;
+        tenant.bytes = entry_bytes[h];
+        tenant.first = t;
+        tenants.push_back(std::move(tenant));
       }
-      plan.block_of_entry[e] = plan.block_of_entry[h];
-      for (uint32_t before : previous_users[h])
-        if (before != t) plan.reuse_dependencies.emplace_back(before, t);
+      tenant_of[e] = tenant_of[h];
+      tenants[static_cast<size_t>(tenant_of[h])].writers.push_back(t);
     }
     for (auto& input : graph.node(nid).inputs) {
       uint32_t e = holder(graph.entry_id(input));
-      if (--reads_left[e] == 0) release(e);
+      if (--reads_left[e] == 0) release(e, t);
     }
     for (uint32_t i = 0; i < num_out; ++i) {
       uint32_t e = graph.entry_id(nid, i);
-      if (!is_joined(e) && reads_left[e] == 0) release(e);  // never read (e.g. hidden BatchNorm outputs)
+      if (!is_joined(e) && reads_left[e] == 0) release(e, t);  // never read (e.g. hidden BatchNorm outputs)
     }
   }
+
+  // Offsets: tenants in a given order, each at the best-fitting gap among those placed before it
+  // whose lifetimes meet its own, else after the last of them. Empty ones take one unit, so that
+  // every tenant has bytes of its own. Two orders, the smaller block kept: largest first (best
+  // on most nets) and first written first (a chain that narrows and widens, as MTCNN's P-Net).
+  auto units = [](size_t bytes) {
+    return std::max<size_t>(1, (bytes + MemoryPlan::kAlignment - 1) / MemoryPlan::kAlignment) * MemoryPlan::kAlignment;
+  };
+  auto meet = [&](const Tenant& a, const Tenant& b) { return a.first <= b.last && b.first <= a.last; };
+  auto place = [&](const std::vector<size_t>& order, std::vector<size_t>* offsets) {
+    size_t top = 0;
+    offsets->assign(tenants.size(), 0);
+    std::vector<size_t> done;
+    std::vector<std::pair<size_t, size_t>> taken;  // (offset, end) of the placed tenants it meets
+    for (size_t u : order) {
+      const size_t need = units(tenants[u].bytes);
+      taken.clear();
+      for (size_t v : done)
+        if (meet(tenants[u], tenants[v])) taken.emplace_back((*offsets)[v], (*offsets)[v] + units(tenants[v].bytes));
+      std::sort(taken.begin(), taken.end());
+      size_t best = SIZE_MAX, best_gap = SIZE_MAX, gap_begin = 0;
+      for (const auto& [begin, end] : taken) {
+        if (begin > gap_begin && begin - gap_begin >= need && begin - gap_begin < best_gap) {
+          best = gap_begin;
+          best_gap = begin - gap_begin;
+        }
+        gap_begin = std::max(gap_begin, end);
+      }
+      (*offsets)[u] = best != SIZE_MAX ? best : gap_begin;
+      top = std::max(top, (*offsets)[u] + need);
+      done.push_back(u);
+    }
+    return top;
+  };
+  std::vector<size_t> by_time(tenants.size());
+  for (size_t i = 0; i < by_time.size(); ++i) by_time[i] = i;  // tenants are made in task order
+  std::vector<size_t> by_size = by_time;
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [&](size_t a, size_t b) { return tenants[a].bytes > tenants[b].bytes; });
+  std::vector<size_t> offsets, offsets_by_time;
+  size_t top = place(by_size, &offsets);
+  const size_t top_by_time = place(by_time, &offsets_by_time);
+  if (top_by_time < top) {
+    top = top_by_time;
+    offsets = std::move(offsets_by_time);
+  }
+  for (size_t u = 0; u < tenants.size(); ++u) tenants[u].offset = offsets[u];
+
+  // A tenant's writers wait for every task that touched an earlier tenant of any of its bytes.
+  for (const Tenant& later : tenants)
+    for (const Tenant& earlier : tenants) {
+      if (earlier.last >= later.first) continue;
+      const bool overlap = earlier.offset < later.offset + units(later.bytes) &&
+                           later.offset < earlier.offset + units(earlier.bytes);
+      if (!overlap) continue;
+      for (uint32_t writer : later.writers)
+        for (uint32_t user : earlier.users)
+          if (user != writer) plan.reuse_dependencies.emplace_back(user, writer);
+    }
+  std::sort(plan.reuse_dependencies.begin(), plan.reuse_dependencies.end());
+  plan.reuse_dependencies.erase(std::unique(plan.reuse_dependencies.begin(), plan.reuse_dependencies.end()),
+                                plan.reuse_dependencies.end());
+
+  for (uint32_t e = 0; e < num_entries; ++e)
+    if (tenant_of[e] >= 0 && !is_joined(e)) {
+      plan.block_of_entry[e] = 0;
+      plan.offset_of_entry[e] = tenants[static_cast<size_t>(tenant_of[e])].offset;
+    }
+  // A joined entry lives in its holder (Executor adds the holder's offset).
+  for (uint32_t e = 0; e < num_entries; ++e)
+    if (is_joined(e) && tenant_of[holder(e)] >= 0) plan.block_of_entry[e] = 0;
+  if (top > 0) plan.block_bytes.push_back(top);
   return plan;
 }
 

@@ -12,8 +12,11 @@ namespace symbind {
 struct MemoryPlan {
   static constexpr int kOwnStorage = -1;
   static constexpr int64_t kNotJoined = -1;
-  // Per graph entry: index of the shared block it lives in, or kOwnStorage.
+  static constexpr size_t kAlignment = 64;  // every offset in the block is a multiple of this
+  // Per graph entry: index of the shared block it lives in (0: planned entries share one
+  // block), or kOwnStorage; and its byte offset there.
   std::vector<int> block_of_entry;
+  std::vector<size_t> offset_of_entry;
   std::vector<size_t> block_bytes;
   // Per graph entry written straight into a join's output (a Concat input): the entry it lives
   // in (the outermost join output when joins nest, itself never joined) and the byte offset
@@ -25,8 +28,8 @@ struct MemoryPlan {
   // is one contiguous run there, and for entries not joined.
   std::vector<size_t> joined_row_bytes;
   size_t num_joined = 0;
-  // (before, after) task pairs: a task that reuses a block waits for every task that read or
-  // wrote the block's previous tenant, so parallel branches never overwrite live data.
+  // (before, after) task pairs: a task writing bytes an earlier entry held waits for every task
+  // that read or wrote that entry, so parallel branches never overwrite live data.
   std::vector<std::pair<uint32_t, uint32_t>> reuse_dependencies;
 };
 
@@ -54,9 +57,12 @@ struct MemoryPlanInputs {
   std::vector<bool> strided_writer;
 };
 
-// Entries are assigned to blocks best-fit, growing a free block when none fits. A join output
-// (with the inputs planned inside it) holds its block from the first of their producers on
-// until the last read of it or of any of them.
+// Entries are placed in one block, each at an offset, in task order: best fit among the gaps
+// between the entries live at that point, else after the last of them (the block grows). A
+// block of its own per entry could not reuse the bytes two smaller dead entries leave side by
+// side; offsets reach about the largest set of entries live at once. A join output (with the
+// inputs planned inside it) holds its bytes from the first of their producers on until the
+// last read of it or of any of them.
 MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in);
 
 }  // namespace symbind

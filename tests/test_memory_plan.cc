@@ -3,7 +3,9 @@
 // shared buffers start as NaN (so no kernel may rely on zeroed outputs) and when parallel
 // branches run on several threads.
 #include <cstdlib>
+#include <random>
 
+#include <symbind/executor/memory_plan.h>
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/symbol_json.h>
@@ -217,5 +219,80 @@ TEST_CASE("memory plan: a Concat input that is also an output or read later keep
     Symbol sum = OpBuilder("broadcast_add").SetInput("lhs", Conv(after, 4, 1, "after4"))
                      .SetInput("rhs", late).CreateSymbol("sum");
     CHECK(CheckJoins(Conv(sum, 2, 3, "head"), TShape({1, 3, 7, 7})) == 2);
+  }
+}
+
+namespace {
+// PlanMemory's inputs for `g` with the given bytes per entry: variables and heads kept, no
+// in-place writes, no joins.
+MemoryPlanInputs PlainInputs(const Graph& g, const std::vector<size_t>& entry_bytes) {
+  MemoryPlanInputs in;
+  in.entry_bytes = entry_bytes;
+  in.keep.assign(g.num_entries(), false);
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    if (g.node(n).node->is_variable()) {
+      in.keep[g.entry_id(n, 0)] = true;
+      continue;
+    }
+    in.op_nodes.push_back(n);
+    in.inplace.push_back(false);
+  }
+  for (auto& h : g.heads()) in.keep[g.entry_id(h)] = true;
+  return in;
+}
+}  // namespace
+
+TEST_CASE("memory plan: entries alive at one time never share bytes, and a chain takes its largest live pair",
+          "[executor][memory_plan]") {
+  SECTION("random graphs, random sizes") {
+    std::mt19937 rng(11);
+    for (int trial = 0; trial < 40; ++trial) {
+      std::vector<Symbol> made{Symbol::Variable("x")};
+      for (int i = 0; i < 40; ++i) {
+        const Symbol& a = made[rng() % made.size()];
+        const Symbol& b = made[rng() % made.size()];
+        const std::string name = "n" + std::to_string(i);
+        made.push_back(rng() % 2 ? Act(a, "relu", name)
+                                 : OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", b).CreateSymbol(name));
+      }
+      const Graph g(Symbol::Group({made.back(), made[made.size() / 2]}));
+      std::vector<size_t> bytes(g.num_entries());
+      for (auto& b : bytes) b = 64 * (1 + rng() % 100) - rng() % 64;
+      const MemoryPlanInputs in = PlainInputs(g, bytes);
+      const MemoryPlan plan = PlanMemory(g, in);
+      // Each planned entry's lifetime, from its writer's task to its last reader's.
+      std::vector<uint32_t> first(g.num_entries(), 0), last(g.num_entries(), 0);
+      for (uint32_t t = 0; t < in.op_nodes.size(); ++t) {
+        const uint32_t out = g.entry_id(in.op_nodes[t], 0);
+        first[out] = last[out] = t;
+        for (auto& input : g.node(in.op_nodes[t]).inputs) last[g.entry_id(input)] = t;
+      }
+      std::vector<uint32_t> planned;
+      for (uint32_t e = 0; e < g.num_entries(); ++e) {
+        if (in.keep[e]) CHECK(plan.block_of_entry[e] == MemoryPlan::kOwnStorage);
+        if (plan.block_of_entry[e] == MemoryPlan::kOwnStorage) continue;
+        CHECK(plan.offset_of_entry[e] % MemoryPlan::kAlignment == 0);
+        CHECK(plan.offset_of_entry[e] + bytes[e] <= plan.block_bytes.at(0));
+        planned.push_back(e);
+      }
+      for (uint32_t a : planned)
+        for (uint32_t b : planned) {
+          if (a >= b || first[a] > last[b] || first[b] > last[a]) continue;  // not alive together
+          INFO("trial " << trial << ": entries " << a << " and " << b);
+          CHECK((plan.offset_of_entry[a] + bytes[a] <= plan.offset_of_entry[b] ||
+                 plan.offset_of_entry[b] + bytes[b] <= plan.offset_of_entry[a]));
+        }
+    }
+  }
+  SECTION("a chain that narrows and widens (MTCNN's P-Net) needs no more than its largest live pair") {
+    Symbol x = Symbol::Variable("x");
+    Symbol net = Act(Act(Act(Act(Act(x, "relu", "a"), "relu", "b"), "relu", "c"), "relu", "d"), "relu", "head");
+    const Graph g(net);
+    std::vector<size_t> bytes(g.num_entries(), 0);
+    const std::map<std::string, size_t> kib = {{"a", 10700}, {"b", 2700}, {"c", 4200}, {"d", 8300}, {"head", 500}};
+    for (uint32_t n = 0; n < g.num_nodes(); ++n)
+      if (!g.node(n).node->is_variable()) bytes[g.entry_id(n, 0)] = kib.at(g.node(n).node->name()) << 10;
+    const MemoryPlan plan = PlanMemory(g, PlainInputs(g, bytes));
+    CHECK(plan.block_bytes == std::vector<size_t>{size_t{10700 + 2700} << 10});
   }
 }
