@@ -1,6 +1,7 @@
 #include "dtype.h"
 
 #include <cstring>
+#include <limits>
 
 #include "error.h"
 
@@ -136,15 +137,30 @@ double LoadAsDouble(const void* src, DType t, size_t i) {
   return 0;
 }
 
+// Float to integer as x86's truncating conversions give it (numpy's astype on x86 does the
+// same): toward zero; NaN and values out of range give the lowest value; 8-bit types take the
+// low byte of the 32-bit result (-2.0 as uint8 is 254). A plain cast of such a value is
+// undefined behaviour.
+template <typename Int>
+Int TruncateLikeX86(double v) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<Int>::min());
+  constexpr double hi = -lo;  // 2^(bits-1): the first value out of range
+  return v >= lo && v < hi ? static_cast<Int>(v) : std::numeric_limits<Int>::min();
+}
+template <typename Byte>
+Byte LowByte(double v) {
+  return static_cast<Byte>(static_cast<uint8_t>(static_cast<uint32_t>(TruncateLikeX86<int32_t>(v)) & 0xffu));
+}
+
 void StoreDouble(void* dst, DType t, size_t i, double v) {
   switch (t) {
     case DType::kFloat32: static_cast<float*>(dst)[i] = static_cast<float>(v); break;
     case DType::kFloat64: static_cast<double*>(dst)[i] = v; break;
     case DType::kFloat16: static_cast<uint16_t*>(dst)[i] = FloatToHalf(static_cast<float>(v)); break;
-    case DType::kUint8: static_cast<uint8_t*>(dst)[i] = static_cast<uint8_t>(v); break;
-    case DType::kInt32: static_cast<int32_t*>(dst)[i] = static_cast<int32_t>(v); break;
-    case DType::kInt8: static_cast<int8_t*>(dst)[i] = static_cast<int8_t>(v); break;
-    case DType::kInt64: static_cast<int64_t*>(dst)[i] = static_cast<int64_t>(v); break;
+    case DType::kUint8: static_cast<uint8_t*>(dst)[i] = LowByte<uint8_t>(v); break;
+    case DType::kInt32: static_cast<int32_t*>(dst)[i] = TruncateLikeX86<int32_t>(v); break;
+    case DType::kInt8: static_cast<int8_t*>(dst)[i] = LowByte<int8_t>(v); break;
+    case DType::kInt64: static_cast<int64_t*>(dst)[i] = TruncateLikeX86<int64_t>(v); break;
     case DType::kBool: static_cast<uint8_t*>(dst)[i] = v != 0.0; break;
     case DType::kBFloat16:
       static_cast<uint16_t*>(dst)[i] = FloatToBFloat16(static_cast<float>(v));

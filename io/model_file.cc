@@ -319,17 +319,20 @@ std::string SaveModelToString(const Model& model) {
     const StoredForm& f = model.forms[i];
     std::vector<flatbuffers::Offset<fb::FloatArray>> arrays;
     for (auto& d : form_data[i]) arrays.push_back(fb::CreateFloatArray(b, d));
-    forms.push_back(fb::CreateForm(b, form_params[i], b.CreateString(f.codec), b.CreateVector(f.key),
-                                   b.CreateVector(f.header), b.CreateVector(arrays)));
+    const auto arrays_vector = b.CreateVector(arrays);
+    const auto header = b.CreateVector(f.header);
+    const auto key = b.CreateVector(f.key);
+    const auto codec = b.CreateString(f.codec);
+    forms.push_back(fb::CreateForm(b, form_params[i], codec, key, header, arrays_vector));
   }
   std::vector<flatbuffers::Offset<fb::Param>> fparams;
   size_t k = 0;
   for (auto& kv : params) {
     const TShape& s = kv.second.shape();
     const std::vector<int64_t>& dims = s.dims();
-    fparams.push_back(fb::CreateParam(b, b.CreateString(kv.first),
-                                      static_cast<int32_t>(kv.second.dtype()),
-                                      b.CreateVector(dims), data[k++]));
+    const auto fdims = b.CreateVector(dims);
+    const auto name = b.CreateString(kv.first);
+    fparams.push_back(fb::CreateParam(b, name, static_cast<int32_t>(kv.second.dtype()), fdims, data[k++]));
   }
 
   const Graph g(model.symbol);
@@ -339,13 +342,18 @@ std::string SaveModelToString(const Model& model) {
     std::map<std::string, std::string> attrs(n.attrs.dict.begin(), n.attrs.dict.end());
     for (auto& kv : n.user_attrs) attrs[kv.first] = kv.second;
     std::vector<flatbuffers::Offset<fb::Attr>> fattrs;
-    for (auto& kv : attrs)
-      fattrs.push_back(fb::CreateAttr(b, b.CreateString(kv.first), b.CreateString(kv.second)));
+    for (auto& kv : attrs) {
+      const auto value = b.CreateString(kv.second);
+      const auto key = b.CreateString(kv.first);
+      fattrs.push_back(fb::CreateAttr(b, key, value));
+    }
     std::vector<fb::Entry> inputs;
     for (auto& e : g.node(i).inputs) inputs.emplace_back(e.node_id, e.index, 0);
-    nodes.push_back(fb::CreateNode(b, b.CreateString(n.is_variable() ? std::string("null") : n.attrs.op->name),
-                                   b.CreateString(n.name()), b.CreateVector(fattrs),
-                                   b.CreateVectorOfStructs(inputs)));
+    const auto finputs = b.CreateVectorOfStructs(inputs);
+    const auto fattrs_vector = b.CreateVector(fattrs);
+    const auto name = b.CreateString(n.name());
+    const auto op = b.CreateString(n.is_variable() ? std::string("null") : n.attrs.op->name);
+    nodes.push_back(fb::CreateNode(b, op, name, fattrs_vector, finputs));
   }
   std::vector<uint32_t> aux_nodes;
   for (uint32_t id : g.arg_nodes())
@@ -355,14 +363,23 @@ std::string SaveModelToString(const Model& model) {
   std::vector<flatbuffers::Offset<fb::InputShape>> shapes;
   for (auto& kv : model.input_shapes) {
     const std::vector<int64_t>& dims = kv.second.dims();
-    shapes.push_back(fb::CreateInputShape(b, b.CreateString(kv.first), b.CreateVector(dims)));
+    const auto fdims = b.CreateVector(dims);
+    const auto name = b.CreateString(kv.first);
+    shapes.push_back(fb::CreateInputShape(b, name, fdims));
   }
   const std::vector<uint32_t> arg_nodes(g.arg_nodes().begin(), g.arg_nodes().end());
-  auto root = fb::CreateModel(b, kModelFormatVersion, kSymbolWriteVersion, b.CreateVector(nodes),
-                              b.CreateVector(arg_nodes), b.CreateVector(aux_nodes),
-                              b.CreateVectorOfStructs(heads), b.CreateVector(shapes),
-                              b.CreateVector(fparams), model.forms.empty() ? 0 : b.CreateString(model.forms_isa),
-                              model.forms.empty() ? 0 : b.CreateVector(forms));
+  // Each piece built in its own statement, last field first: the bytes then do not depend on the
+  // order a compiler evaluates function arguments in (GCC's, right to left, made the files so far).
+  const auto fforms = model.forms.empty() ? 0 : b.CreateVector(forms);
+  const auto forms_isa = model.forms.empty() ? 0 : b.CreateString(model.forms_isa);
+  const auto fparams_vector = b.CreateVector(fparams);
+  const auto fshapes = b.CreateVector(shapes);
+  const auto fheads = b.CreateVectorOfStructs(heads);
+  const auto faux = b.CreateVector(aux_nodes);
+  const auto fargs = b.CreateVector(arg_nodes);
+  const auto fnodes = b.CreateVector(nodes);
+  auto root = fb::CreateModel(b, kModelFormatVersion, kSymbolWriteVersion, fnodes, fargs, faux, fheads, fshapes,
+                              fparams_vector, forms_isa, fforms);
   fb::FinishModelBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }

@@ -66,6 +66,14 @@ TEST_CASE("NDArray copies between dtypes", "[core]") {
   CHECK(f.AsType(DType::kFloat16).GetFlat(0) == 1.5f);
   CHECK(f.AsType(DType::kInt32).GetFlat(1) == -2.0f);
   CHECK(f.AsType(DType::kBool).GetFlat(3) == 0.0f);
+  // Out-of-range floats to integers as numpy's astype gives them on x86 (checked with numpy):
+  // toward zero, the low byte for 8-bit types, the lowest value for NaN or beyond the range.
+  NDArray wide(TShape({5}), std::vector<float>{-2.0f, 300.0f, -2.7f, 200.0f, -129.0f});
+  CHECK(wide.AsType(DType::kUint8).ToVector() == std::vector<float>{254, 44, 254, 200, 127});
+  CHECK(wide.AsType(DType::kInt8).ToVector() == std::vector<float>{-2, 44, -2, -56, 127});
+  NDArray huge(TShape({3}), std::vector<float>{std::nanf(""), 3e9f, 1e20f});
+  CHECK(huge.AsType(DType::kInt32).ToVector() == std::vector<float>{-2147483648.0f, -2147483648.0f, -2147483648.0f});
+  CHECK(huge.AsType(DType::kInt64).ToVector() == std::vector<float>{-9223372036854775808.0f, 3e9f, -9223372036854775808.0f});
   std::vector<float> back(4);
   f.SyncCopyToCPU(back.data(), 4);
   CHECK(back[2] == 3.0f);
