@@ -189,16 +189,31 @@ MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in) {
   for (size_t u = 0; u < tenants.size(); ++u) tenants[u].offset = offsets[u];
 
   // A tenant's writers wait for every task that touched an earlier tenant of any of its bytes.
-  for (const Tenant& later : tenants)
-    for (const Tenant& earlier : tenants) {
-      if (earlier.last >= later.first) continue;
-      const bool overlap = earlier.offset < later.offset + units(later.bytes) &&
-                           later.offset < earlier.offset + units(earlier.bytes);
-      if (!overlap) continue;
-      for (uint32_t writer : later.writers)
-        for (uint32_t user : earlier.users)
-          if (user != writer) plan.reuse_dependencies.emplace_back(user, writer);
+  // In order of first writes: tenants whose last read came before are retired, and a tenant
+  // waits for the retired ones it overlaps. A retired one wholly inside it is dropped then:
+  // whoever takes those bytes later overlaps this tenant, whose writers waited for it.
+  std::vector<size_t> by_last(tenants.size());
+  for (size_t i = 0; i < by_last.size(); ++i) by_last[i] = i;
+  std::stable_sort(by_last.begin(), by_last.end(), [&](size_t a, size_t b) { return tenants[a].last < tenants[b].last; });
+  std::vector<size_t> retired;
+  size_t next_to_retire = 0;
+  for (const Tenant& later : tenants) {  // made in task order: by first write
+    while (next_to_retire < by_last.size() && tenants[by_last[next_to_retire]].last < later.first)
+      retired.push_back(by_last[next_to_retire++]);
+    const size_t begin = later.offset, end = later.offset + units(later.bytes);
+    std::vector<size_t> kept;
+    for (size_t r : retired) {
+      const Tenant& earlier = tenants[r];
+      const size_t r_begin = earlier.offset, r_end = earlier.offset + units(earlier.bytes);
+      const bool overlap = r_begin < end && begin < r_end;
+      if (overlap)
+        for (uint32_t writer : later.writers)
+          for (uint32_t user : earlier.users)
+            if (user != writer) plan.reuse_dependencies.emplace_back(user, writer);
+      if (!(overlap && begin <= r_begin && r_end <= end)) kept.push_back(r);
     }
+    retired = std::move(kept);
+  }
   std::sort(plan.reuse_dependencies.begin(), plan.reuse_dependencies.end());
   plan.reuse_dependencies.erase(std::unique(plan.reuse_dependencies.begin(), plan.reuse_dependencies.end()),
                                 plan.reuse_dependencies.end());

@@ -275,12 +275,34 @@ TEST_CASE("memory plan: entries alive at one time never share bytes, and a chain
         CHECK(plan.offset_of_entry[e] + bytes[e] <= plan.block_bytes.at(0));
         planned.push_back(e);
       }
+      // What must run before what: data edges and the plan's reuse dependencies, closed.
+      const size_t tasks = in.op_nodes.size();
+      std::vector<std::vector<bool>> before(tasks, std::vector<bool>(tasks, false));
+      std::vector<uint32_t> task_of(g.num_nodes(), 0);
+      for (uint32_t t = 0; t < tasks; ++t) task_of[in.op_nodes[t]] = t;
+      for (uint32_t t = 0; t < tasks; ++t)
+        for (auto& input : g.node(in.op_nodes[t]).inputs)
+          if (!g.node(input.node_id).node->is_variable()) before[task_of[input.node_id]][t] = true;
+      for (auto& [x, y] : plan.reuse_dependencies) before.at(x).at(y) = true;
+      for (size_t k = 0; k < tasks; ++k)
+        for (size_t i = 0; i < tasks; ++i)
+          if (before[i][k])
+            for (size_t j = 0; j < tasks; ++j)
+              if (before[k][j]) before[i][j] = true;
       for (uint32_t a : planned)
         for (uint32_t b : planned) {
-          if (a >= b || first[a] > last[b] || first[b] > last[a]) continue;  // not alive together
+          if (a == b) continue;
           INFO("trial " << trial << ": entries " << a << " and " << b);
-          CHECK((plan.offset_of_entry[a] + bytes[a] <= plan.offset_of_entry[b] ||
-                 plan.offset_of_entry[b] + bytes[b] <= plan.offset_of_entry[a]));
+          const bool share = plan.offset_of_entry[a] < plan.offset_of_entry[b] + bytes[b] &&
+                             plan.offset_of_entry[b] < plan.offset_of_entry[a] + bytes[a];
+          if (first[b] <= last[a] && first[a] <= last[b]) CHECK_FALSE(share);  // alive together
+          // b takes bytes a held: every task that touched a runs before b's writer.
+          if (share && last[a] < first[b])
+            for (uint32_t t = 0; t < tasks; ++t) {
+              bool touched = t == first[a];
+              for (auto& input : g.node(in.op_nodes[t]).inputs) touched = touched || g.entry_id(input) == a;
+              if (touched && t != first[b]) CHECK(before[t][first[b]]);
+            }
         }
     }
   }
