@@ -57,12 +57,12 @@ struct MemoryPlanInputs {
   std::vector<bool> strided_writer;
 };
 
-// Entries are placed in one block, each at an offset, in task order: best fit among the gaps
-// between the entries live at that point, else after the last of them (the block grows). A
-// block of its own per entry could not reuse the bytes two smaller dead entries leave side by
-// side; offsets reach about the largest set of entries live at once. A join output (with the
-// inputs planned inside it) holds its bytes from the first of their producers on until the
-// last read of it or of any of them.
+// Entries are placed in one block, each at an offset. Their lifetimes come first, in task
+// order; then each takes the best-fitting gap among the entries placed before it whose lifetimes
+// meet its own, else the bytes after the last of them (the block grows). Two placement orders
+// are tried, largest first and first written first, and the smaller block is kept. A join
+// output (with the inputs planned inside it) holds its bytes from the first of their producers
+// on until the last read of it or of any of them.
 MemoryPlan PlanMemory(const Graph& graph, const MemoryPlanInputs& in);
 
 }  // namespace symbind

@@ -132,7 +132,6 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
   for (auto& info : g.nodes()) names.insert(info.node->name());
   // BatchNorm node -> the producer entry that replaces its output 0.
   std::map<const Node*, NodeEntry> replaced;
-  std::map<std::string, NDArray> new_args;  // the folded weights and biases
 
   for (uint32_t n = 0; n < g.num_nodes(); ++n) {
     const auto& bn = g.node(n);
@@ -184,8 +183,8 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     producer->inputs.resize(3);
     producer->inputs[1] = Symbol::Variable(weight_name).outputs()[0];
     producer->inputs[2] = Symbol::Variable(bias_name).outputs()[0];
-    new_args[weight_name] = Frozen(folded_weight);
-    new_args[bias_name] = Frozen(folded_bias);
+    state->args[weight_name] = Frozen(folded_weight);  // a name no node has (checked above)
+    state->args[bias_name] = Frozen(folded_bias);
     names.insert(weight_name);
     names.insert(bias_name);
     replaced[bn.node.get()] = NodeEntry{producer, 0};
@@ -197,11 +196,10 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
   state->Changed();
 
   // Keep only the arrays the rewritten graph still reads.
-  new_args.insert(state->args.begin(), state->args.end());
   const Graph& rewritten = state->graph();
   std::map<std::string, NDArray> used_args, used_aux;
   for (const std::string& name : rewritten.ListArguments())
-    if (new_args.count(name)) used_args[name] = new_args[name];
+    if (state->args.count(name)) used_args[name] = state->args[name];
   for (const std::string& name : rewritten.ListAuxiliaryStates())
     if (state->aux.count(name)) used_aux[name] = state->aux[name];
   state->args = std::move(used_args);
