@@ -74,14 +74,20 @@ void CheckRoot(const uint8_t* data, size_t size, const std::string& where) {
                        " bytes, which do not fit the ", size, "-byte file"));
 }
 
+// A vector of int64 copied out. The verifier checks a vector's 4-byte length prefix only;
+// int64 elements need 8.
+std::vector<int64_t> Int64s(const flatbuffers::Vector<int64_t>* v, const std::string& where,
+                            const std::string& what) {
+  if (!v) return {};
+  if (v->size() > 0 && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0)
+    Fail(where, StrCat(what, " is not 8-byte aligned in the file"));
+  return std::vector<int64_t>(v->begin(), v->end());
+}
+
 // Dims with each >= 0; the element count and byte size with overflow checks.
 TShape CheckedShape(const flatbuffers::Vector<int64_t>* dims, const std::string& where,
                     const std::string& what) {
-  std::vector<int64_t> d;
-  // The verifier checks a vector's 4-byte length prefix only; int64 elements need 8.
-  if (dims && dims->size() > 0 && reinterpret_cast<uintptr_t>(dims->data()) % alignof(int64_t) != 0)
-    Fail(where, StrCat(what, ": its dims are not 8-byte aligned in the file"));
-  if (dims) d.assign(dims->begin(), dims->end());
+  std::vector<int64_t> d = Int64s(dims, where, what + ": its dims");
   if (d.size() > static_cast<size_t>(kMaxNDim))
     Fail(where, StrCat(what, " has ", d.size(), " dims; at most ", kMaxNDim, " are supported"));
   for (size_t k = 0; k < d.size(); ++k)
@@ -164,8 +170,8 @@ void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<St
     s.param = prefixed.substr(4);  // SplitArgAux checked the prefix
     const NDArray& param = prefixed.compare(0, 4, "arg:") == 0 ? model->args.at(s.param) : model->aux.at(s.param);
     s.codec = f.codec()->str();
-    if (f.key()) s.key.assign(f.key()->begin(), f.key()->end());
-    if (f.header()) s.header.assign(f.header()->begin(), f.header()->end());
+    s.key = Int64s(f.key(), where, what + ": its key");
+    s.header = Int64s(f.header(), where, what + ": its header");
     if (param.dtype() != DType::kFloat32 || !KeyHasShapeAt(s.key, 0, param.shape()))
       Fail(where, StrCat(what, " (", s.codec, ") does not belong to the float32 parameter '", s.param, "' of shape ",
                          param.shape()));
