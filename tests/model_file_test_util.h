@@ -72,26 +72,47 @@ inline std::string BuildRaw(const RawModel& m, size_t misalign_pad = 0) {
     data.push_back(b.CreateVector(reinterpret_cast<const uint8_t*>(p.data.data()), p.data.size()));
     if (!p.aligned) b.CreateString(std::string(misalign_pad, 'p'));  // shifts what follows
   }
+  // Each piece in its own statement, in the order GCC evaluates the arguments of one call (right
+  // to left): the bytes then do not depend on the compiler, and the byte offsets in the expected
+  // messages (docs/errors.md) hold for every build.
   std::vector<flatbuffers::Offset<fb::Param>> params;
-  for (size_t i = 0; i < m.params.size(); ++i)
-    params.push_back(fb::CreateParam(b, b.CreateString(m.params[i].name), m.params[i].dtype,
-                                     b.CreateVector(m.params[i].dims), data[i]));
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const auto dims = b.CreateVector(m.params[i].dims);
+    const auto name = b.CreateString(m.params[i].name);
+    params.push_back(fb::CreateParam(b, name, m.params[i].dtype, dims, data[i]));
+  }
   std::vector<flatbuffers::Offset<fb::Node>> nodes;
   for (auto& n : m.nodes) {
     std::vector<flatbuffers::Offset<fb::Attr>> attrs;
-    for (auto& kv : n.attrs) attrs.push_back(fb::CreateAttr(b, b.CreateString(kv.first), b.CreateString(kv.second)));
+    for (auto& kv : n.attrs) {
+      const auto value = b.CreateString(kv.second);
+      const auto key = b.CreateString(kv.first);
+      attrs.push_back(fb::CreateAttr(b, key, value));
+    }
     std::vector<fb::Entry> inputs;
     for (auto& e : n.inputs) inputs.emplace_back(e.node, e.index, 0);
-    nodes.push_back(fb::CreateNode(b, b.CreateString(n.op), b.CreateString(n.name), b.CreateVector(attrs),
-                                   b.CreateVectorOfStructs(inputs)));
+    const auto input_vector = b.CreateVectorOfStructs(inputs);
+    const auto attr_vector = b.CreateVector(attrs);
+    const auto name = b.CreateString(n.name);
+    const auto op = b.CreateString(n.op);
+    nodes.push_back(fb::CreateNode(b, op, name, attr_vector, input_vector));
   }
   std::vector<fb::Entry> heads;
   for (auto& e : m.heads) heads.emplace_back(e.node, e.index, 0);
   std::vector<flatbuffers::Offset<fb::InputShape>> shapes;
-  for (auto& s : m.input_shapes) shapes.push_back(fb::CreateInputShape(b, b.CreateString(s.name), b.CreateVector(s.dims)));
-  auto root = fb::CreateModel(b, m.format_version, m.mxnet_version, b.CreateVector(nodes),
-                              b.CreateVector(m.arg_nodes), b.CreateVector(m.aux_nodes),
-                              b.CreateVectorOfStructs(heads), b.CreateVector(shapes), b.CreateVector(params));
+  for (auto& s : m.input_shapes) {
+    const auto dims = b.CreateVector(s.dims);
+    const auto name = b.CreateString(s.name);
+    shapes.push_back(fb::CreateInputShape(b, name, dims));
+  }
+  const auto param_vector = b.CreateVector(params);
+  const auto shape_vector = b.CreateVector(shapes);
+  const auto head_vector = b.CreateVectorOfStructs(heads);
+  const auto aux_vector = b.CreateVector(m.aux_nodes);
+  const auto arg_vector = b.CreateVector(m.arg_nodes);
+  const auto node_vector = b.CreateVector(nodes);
+  auto root = fb::CreateModel(b, m.format_version, m.mxnet_version, node_vector, arg_vector, aux_vector, head_vector,
+                              shape_vector, param_vector);
   fb::FinishModelBuffer(b, root);
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
