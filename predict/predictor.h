@@ -7,12 +7,14 @@
 //
 // A Predictor computes no gradient, so the executor plans memory (intermediate buffers are
 // reused by liveness) and allocates nothing for weights: parameter arrays are bound as given
-// and shared, never copied (float32 arrays are used as they are; other dtypes are converted
+// and shared, never copied (float32 arrays, and int8 or uint8 arrays whose operators read any
+// dtype, such as quantized weights, are used as they are; others are converted to float32
 // once), except the weights an inference rewrite changes (PredictorOptions::fold_batch_norm),
-// which the predictor owns as new, read-only arrays. The rewrites leave the caller's symbol and arrays
-// as they were; executor() and roles() describe the graph as bound, after the rewrites. Writable
-// parameter arrays may be changed between calls (the kernels' cached weight forms check them);
-// LoadPredictor binds the arrays it loads read-only (ReadOnlyViews), so nothing is checked.
+// which the predictor owns as new, read-only arrays. The rewrites leave the caller's symbol and
+// arrays as they were; executor() and roles() describe the graph as bound, after the rewrites.
+// Writable parameter arrays may be changed between calls (the kernels' cached weight forms
+// check them); LoadPredictor binds the arrays it loads read-only (ReadOnlyViews), so nothing is
+// checked.
 // Labels of loss heads (softmax_label, ...) are bound as placeholders: inference never reads
 // them. Roles come from what the caller gives: the arrays in `args` are the parameters, the
 // names in `input_shapes` the inputs, labels are found by ClassifyArguments; any other argument

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <type_traits>
 
 #include <symbind/ops/kernels/im2col.h>
 #include <symbind/ops/kernels/isa_variants.h>
@@ -51,17 +52,19 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int
   return in;
 }
 
-void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
-            int64_t ld, float* col) {
+namespace {
+// Im2Col for any element type: zeros on the padding (for quantized data, zero is the real 0).
+template <typename T>
+void Im2ColOf(const T* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1, int64_t ld, T* col) {
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
   const int64_t OH = g.out[1], OW = g.out[2], SW = g.s[2];
   for (int64_t c = c0; c < c1; ++c) {
-    const float* plane = img + c * D * H * W;
+    const T* plane = img + c * D * H * W;
     for (int64_t kd = 0; kd < g.k[0]; ++kd)
       for (int64_t kh = 0; kh < g.k[1]; ++kh)
         for (int64_t kw = 0; kw < g.k[2]; ++kw) {
           const int64_t row = ((c * g.k[0] + kd) * g.k[1] + kh) * g.k[2] + kw;
-          float* dst = col + (row - c0 * g.k_size()) * ld;
+          T* dst = col + (row - c0 * g.k_size()) * ld;
           const int64_t off = kw * g.d[2] - g.p[2];
           // Output columns [lo, hi) read inside the row (iw = ow * SW + off in [0, W)); the
           // rest are padding.
@@ -72,24 +75,40 @@ void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t
             const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
             const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
             if (id < 0 || id >= D || ih < 0 || ih >= H) {
-              std::fill(dst, dst + OW, 0.0f);
+              std::fill(dst, dst + OW, T(0));
               continue;
             }
-            const float* src = plane + (id * H + ih) * W;
+            const T* src = plane + (id * H + ih) * W;
             if (g.s[2] == 1 && off >= 0 && off + OW <= W) {  // interior row: a plain copy
               std::copy(src + off, src + off + OW, dst);
               continue;
             }
-            // Stride 2 (ResNet's 7x7 and most stems) as its own loop, which vectorises.
-            std::fill(dst, dst + lo, 0.0f);
-            if (SW == 2)
-              GatherStride2(src + lo * 2 + off, hi - lo, dst + lo);
-            else
+            std::fill(dst, dst + lo, T(0));
+            bool gathered = false;
+            if constexpr (std::is_same_v<T, float>) {
+              // Stride 2 (ResNet's 7x7 and most stems) as its own loop, which vectorises.
+              if (SW == 2) GatherStride2(src + lo * 2 + off, hi - lo, dst + lo);
+              gathered = SW == 2;
+            }
+            if (!gathered)
               for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * SW + off];
-            std::fill(dst + hi, dst + OW, 0.0f);
+            std::fill(dst + hi, dst + OW, T(0));
           }
         }
   }
+}
+
+}  // namespace
+
+void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
+            int64_t ld, float* col) {
+  Im2ColOf(img, g, c0, c1, r0, r1, ld, col);
+}
+void Im2Col(const int8_t* img, const ConvGeom& g, int64_t c0, int64_t c1, int8_t* col) {
+  Im2ColOf(img, g, c0, c1, 0, g.out[0] * g.out[1], g.out_size(), col);
+}
+void Im2Col(const uint8_t* img, const ConvGeom& g, int64_t c0, int64_t c1, uint8_t* col) {
+  Im2ColOf(img, g, c0, c1, 0, g.out[0] * g.out[1], g.out_size(), col);
 }
 
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* col) {

@@ -66,6 +66,9 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, float* col);
 void Im2Col(const float* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1,
             int64_t ld, float* col);
+// The same for quantized images (int8_t or uint8_t): zero is the real 0 of their scale.
+void Im2Col(const int8_t* img, const ConvGeom& g, int64_t c0, int64_t c1, int8_t* col);
+void Im2Col(const uint8_t* img, const ConvGeom& g, int64_t c0, int64_t c1, uint8_t* col);
 // img += the column buffer folded back, for channels [c0, c1); the overload with r0, r1 folds
 // the columns of output rows [r0, r1) only, laid out as Im2Col's overload writes them.
 void Col2ImAdd(const float* col, const ConvGeom& g, int64_t c0, int64_t c1, float* img);

@@ -2,23 +2,12 @@
 #include <cmath>
 #include <type_traits>
 
+#include <symbind/ops/nn/activation_param.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
-enum ActType { kRelu, kSigmoid, kTanh, kSoftReLU, kSoftSign };
-
-struct ActivationParam : Parameter<ActivationParam> {
-  int act_type;
-  static void Declare(ParamDeclarer<ActivationParam>& d) {
-    d.field("act_type", &ActivationParam::act_type)
-        .add_enum("relu", kRelu).add_enum("sigmoid", kSigmoid).add_enum("tanh", kTanh)
-        .add_enum("softrelu", kSoftReLU).add_enum("softsign", kSoftSign)
-        .describe("Activation function to be applied.");
-  }
-};
-
 // The act type is a template argument so each loop is branch-free and vectorises.
 template <int T>
 float Apply(float x) {

@@ -2,23 +2,9 @@
 #include <vector>
 
 #include <symbind/ops/kernels/concat.h>
-#include <symbind/core/graph.h>
-#include <symbind/ops/op_util.h>
+#include <symbind/ops/tensor/concat_param.h>
 
 namespace symbind {
-
-namespace {
-
-// Concat
-struct ConcatParam : Parameter<ConcatParam> {
-  int num_args;
-  int dim;
-  static void Declare(ParamDeclarer<ConcatParam>& d) {
-    d.field("num_args", &ConcatParam::num_args).set_range(1, Graph::kMaxNodeOutputs)
-        .describe("Number of inputs to be concated.");
-    d.field("dim", &ConcatParam::dim).set_default(1).describe("the dimension to be concated.");
-  }
-};
 
 void InferShapeConcat(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const auto& p = attrs.param<ConcatParam>();
@@ -68,8 +54,6 @@ void InferShapeConcat(const NodeAttrs& attrs, std::vector<TShape>* in, std::vect
   }
   ShapeAssignCheck(out, 0, o);
 }
-
-}  // namespace
 
 SYMBIND_REGISTER_OP(Concat)
     .add_alias("concat")

@@ -1,0 +1,81 @@
+// _contrib_quantized_conv: Convolution on int8 or uint8 data and int8 weights, with int32 sums
+// (docs/quantization.md).
+#include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/gemm_int8.h>
+#include <symbind/ops/nn/convolution_param.h>
+#include <symbind/ops/quantization/quantization_util.h>
+
+namespace symbind {
+namespace quant {
+namespace {
+using conv::ConvolutionParam;
+
+void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const bool no_bias = attrs.param<ConvolutionParam>().no_bias;
+  const size_t tensors = no_bias ? 2 : 3;
+  std::vector<TShape> conv_in(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(tensors)), conv_out{(*out)[0]};
+  conv::InferShapeConv<ConvolutionParam>(attrs, &conv_in, &conv_out);
+  for (size_t i = 0; i < tensors; ++i) ShapeAssignCheck(in, i, conv_in[i]);
+  ShapeAssignCheck(out, 0, conv_out[0]);
+  InferRangeShapes(in, tensors, out);
+}
+
+// Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
+// sums of the group's filters times them.
+template <typename T>
+void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c, int64_t groups,
+              const conv::ConvGeom& g) {
+  const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
+  const bool pointwise = g.is_pointwise();
+  ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
+  T* columns = reinterpret_cast<T*>(buffer.data());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      const T* image = x + (n * in_c + grp * gc) * g.in_size();
+      if (!pointwise) conv::Im2Col(image, g, 0, gc, columns);
+      GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, pointwise ? image : columns, pixels,
+               y + (n * out_c + grp * gf) * pixels, pixels);
+    }
+}
+
+void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
+             const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<ConvolutionParam>();
+  const TShape& d = in[0].shape();
+  const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), p.kernel, p.stride, p.dilate, p.pad);
+  WithQuantizedType(in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    ConvInt8(in[0].data<T>(), in[1].data<int8_t>(), out[0].data<int32_t>(), d[0], d[1], p.num_filter, p.num_group, g);
+  });
+  FinishQuantizedLayer(in, p.no_bias, in[0].dtype() == DType::kUint8, d[0], p.num_filter, g.out_size(), out);
+}
+
+}  // namespace
+}  // namespace quant
+
+SYMBIND_REGISTER_OP(_contrib_quantized_conv)
+    .describe(R"(Convolution on quantized data: int32 sums of int8 or uint8 data times int8 weights,
+plus the int8 bias rescaled to the sums' units (truncated toward zero). Outputs the sums and their
+range +-(R_data / 127) * (R_weight / 127) * 2^31 (R_data / 255 for uint8 data). The parameters are
+Convolution's.)")
+    .set_params<conv::ConvolutionParam>()
+    .set_arguments([](const NodeAttrs& a) { return quant::QuantizedLayerArguments(a.param<conv::ConvolutionParam>().no_bias); })
+    .add_argument_doc("data", "Quantized input data (int8 or uint8): (batch, channel, [depth,] height, width).")
+    .add_argument_doc("weight", "Quantized weight (int8): (num_filter, channel/num_group, kernel...).")
+    .add_argument_doc("bias", "Quantized bias (int8): (num_filter,); absent when no_bias.")
+    .add_argument_doc("min_data", "Minimum of the data's range: float32, shape (1,).")
+    .add_argument_doc("max_data", "Maximum of the data's range: float32, shape (1,).")
+    .add_argument_doc("min_weight", "Minimum of the weight's range: float32, shape (1,).")
+    .add_argument_doc("max_weight", "Maximum of the weight's range: float32, shape (1,).")
+    .add_argument_doc("min_bias", "Minimum of the bias's range: float32, shape (1,).")
+    .add_argument_doc("max_bias", "Maximum of the bias's range: float32, shape (1,).")
+    .set_outputs(quant::RangeOutputs())
+    .set_infer_shape(quant::InferShape)
+    .set_infer_type([](const NodeAttrs& a, std::vector<int>* in, std::vector<int>* out) {
+      quant::InferQuantizedLayerType(a.param<conv::ConvolutionParam>().no_bias, in, out);
+    })
+    .set_dtype_generic()
+    .set_mac_count(OutputWeightRowMacs)
+    .set_forward(quant::Forward);
+
+}  // namespace symbind

@@ -1,0 +1,97 @@
+// _contrib_quantize_v2, _contrib_quantize and _contrib_dequantize against the formulas of
+// docs/quantization.md, element by element.
+#include "quant_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+TEST_CASE("quantize_v2 int8: x * 127.5 / R rounded half to even, clamped to -128..127", "[ops][quantization]") {
+  // Ties at +-0.5 levels, the range's ends, and values past them.
+  const float r = 2.0f, step = r / 127.5f;
+  NDArray x(TShape({8}), std::vector<float>{0.5f * step, 1.5f * step, -2.5f * step, r, -r, 3.0f, -3.0f, 0.3f});
+  auto out = RunAll("_contrib_quantize_v2", {{"min_calib_range", "-1.5"}, {"max_calib_range", "2"}}, {{"data", x}});
+  REQUIRE(out[0].dtype() == DType::kInt8);
+  for (int64_t i = 0; i < x.Size(); ++i) {
+    const double want = RoundClamp(static_cast<double>(x.GetFlat(i) * (127.5f / r)), -128, 127);
+    CHECK(out[0].GetFlat(i) == want);
+  }
+  CHECK(out[0].GetFlat(0) == 0);    // 0.5 -> 0 (to even)
+  CHECK(out[0].GetFlat(1) == 2);    // 1.5 -> 2
+  CHECK(out[0].GetFlat(4) == -128); // -R reaches -128 as in MXNet's CPU kernel
+  CHECK(out[1].GetFlat(0) == -2.0f);
+  CHECK(out[2].GetFlat(0) == 2.0f);
+}
+
+TEST_CASE("quantize_v2 uint8 and auto: 255.5 / R, no zero point, the range passes through", "[ops][quantization]") {
+  NDArray x = RandomArray(TShape({2, 3, 4}), 11, -0.5f, 4.0f);
+  for (const char* type : {"uint8", "auto"}) {
+    auto out = RunAll("_contrib_quantize_v2", {{"out_type", type}, {"min_calib_range", "0"}, {"max_calib_range", "3.5"}},
+                      {{"data", x}});
+    REQUIRE(out[0].dtype() == DType::kUint8);
+    for (int64_t i = 0; i < x.Size(); ++i)
+      CHECK(out[0].GetFlat(i) == RoundClamp(x.GetFlat(i) * (255.5f / 3.5f), 0, 255));
+    CHECK(out[1].GetFlat(0) == 0.0f);
+    CHECK(out[2].GetFlat(0) == 3.5f);
+  }
+  // auto with a negative calibrated minimum, or without calibration, is int8.
+  CHECK(RunAll("_contrib_quantize_v2", {{"out_type", "auto"}, {"min_calib_range", "-1"}, {"max_calib_range", "1"}},
+               {{"data", x}})[0].dtype() == DType::kInt8);
+  CHECK(RunAll("_contrib_quantize_v2", {{"out_type", "auto"}}, {{"data", x}})[0].dtype() == DType::kInt8);
+}
+
+TEST_CASE("quantize_v2 without calibration uses the data's own range", "[ops][quantization]") {
+  NDArray x = RandomArray(TShape({5, 7}), 12, -3.0f, 1.0f);
+  float lo = x.GetFlat(0), hi = lo;
+  for (int64_t i = 0; i < x.Size(); ++i) lo = std::min(lo, x.GetFlat(i)), hi = std::max(hi, x.GetFlat(i));
+  const float r = std::max(std::fabs(lo), std::fabs(hi));
+  auto out = RunAll("_contrib_quantize_v2", {}, {{"data", x}});
+  for (int64_t i = 0; i < x.Size(); ++i) CHECK(out[0].GetFlat(i) == RoundClamp(x.GetFlat(i) * (127.5f / r), -128, 127));
+  CHECK(out[1].GetFlat(0) == -r);
+  CHECK(out[2].GetFlat(0) == r);
+}
+
+TEST_CASE("quantize_v2 passes quantized data through with its type's full range", "[ops][quantization]") {
+  NDArray q = RandomLevels(TShape({6}), DType::kUint8, 0, 255, 13);
+  auto out = RunAll("_contrib_quantize_v2", {}, {{"data", q}});
+  REQUIRE(out[0].dtype() == DType::kUint8);
+  for (int64_t i = 0; i < q.Size(); ++i) CHECK(out[0].GetFlat(i) == q.GetFlat(i));
+  CHECK(out[1].GetFlat(0) == 0.0f);
+  CHECK(out[2].GetFlat(0) == 255.5f);
+}
+
+TEST_CASE("quantize (weights): 127 / R and 255 / R over the given range", "[ops][quantization]") {
+  NDArray w = RandomArray(TShape({4, 3}), 14, -0.7f, 0.9f);
+  auto s8 = RunAll("_contrib_quantize", {{"out_type", "int8"}}, {{"data", w}, {"min_range", Range(-0.7f)}, {"max_range", Range(0.9f)}});
+  REQUIRE(s8[0].dtype() == DType::kInt8);
+  for (int64_t i = 0; i < w.Size(); ++i) CHECK(s8[0].GetFlat(i) == RoundClamp(w.GetFlat(i) * (127.0f / 0.9f), -128, 127));
+  CHECK(s8[1].GetFlat(0) == -0.9f);
+  CHECK(s8[2].GetFlat(0) == 0.9f);
+  auto u8 = RunAll("_contrib_quantize", {}, {{"data", w}, {"min_range", Range(0.0f)}, {"max_range", Range(0.9f)}});
+  REQUIRE(u8[0].dtype() == DType::kUint8);  // MXNet's default out_type
+  for (int64_t i = 0; i < w.Size(); ++i) CHECK(u8[0].GetFlat(i) == RoundClamp(w.GetFlat(i) * (255.0f / 0.9f), 0, 255));
+}
+
+TEST_CASE("dequantize: q * R / 127.5 (int8) and q * R / 255.5 (uint8), a round trip within half a step",
+          "[ops][quantization]") {
+  NDArray x = RandomArray(TShape({3, 10}), 15, -2.0f, 2.0f);
+  auto q = RunAll("_contrib_quantize_v2", {{"min_calib_range", "-2"}, {"max_calib_range", "2"}}, {{"data", x}});
+  NDArray y = RunForward("_contrib_dequantize", {}, {{"data", q[0]}, {"min_range", q[1]}, {"max_range", q[2]}});
+  REQUIRE(y.dtype() == DType::kFloat32);
+  for (int64_t i = 0; i < x.Size(); ++i) {
+    CHECK(y.GetFlat(i) == q[0].GetFlat(i) * (1.0f / (127.5f / 2.0f)));
+    CHECK(std::fabs(y.GetFlat(i) - x.GetFlat(i)) <= 0.5f * 2.0f / 127.5f + 1e-6f);
+  }
+  NDArray u = RandomLevels(TShape({9}), DType::kUint8, 0, 255, 16);
+  NDArray yu = RunForward("_contrib_dequantize", {}, {{"data", u}, {"min_range", Range(0)}, {"max_range", Range(3)}});
+  for (int64_t i = 0; i < u.Size(); ++i) CHECK(yu.GetFlat(i) == u.GetFlat(i) * (1.0f / (255.5f / 3.0f)));
+}
+
+TEST_CASE("quantization ops reject the wrong dtypes with the node and input named", "[ops][quantization][errors]") {
+  NDArray f = RandomArray(TShape({4}), 17);
+  REQUIRE_THROWS_WITH(RunAll("_contrib_dequantize", {}, {{"data", f}, {"min_range", Range(0)}, {"max_range", Range(1)}}),
+                      Catch::Contains("operator op (_contrib_dequantize)") &&
+                          Catch::Contains("input 'data' must be int8 or uint8"));
+  NDArray i32 = RandomLevels(TShape({4}), DType::kInt32, -5, 5, 18);
+  REQUIRE_THROWS_WITH(RunAll("_contrib_quantize_v2", {}, {{"data", i32}}),
+                      Catch::Contains("must be int8 or uint8") && Catch::Contains("int32"));
+}

@@ -1,0 +1,101 @@
+// _contrib_quantized_pooling, _act, _flatten, _concat and _elemwise_add against element-by-element
+// references.
+#include "quant_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+
+TEST_CASE("quantized pooling: max exact, avg rounded half to even, the range passes through", "[ops][quantization]") {
+  NDArray x = RandomLevels(TShape({2, 3, 5, 5}), DType::kInt8, -128, 127, 61);
+  for (const char* type : {"max", "avg"}) {
+    auto out = RunAll("_contrib_quantized_pooling", {{"kernel", "(2,2)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pool_type", type}},
+                      {{"data", x}, {"min_data", Range(-1.5f)}, {"max_data", Range(2)}});
+    REQUIRE(out[0].dtype() == DType::kInt8);
+    REQUIRE(out[0].shape() == TShape({2, 3, 3, 3}));
+    const bool max = std::string(type) == "max";
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t j = 0; j < 3; ++j) {
+          double best = -1e9, sum = 0;
+          for (int64_t u = 0; u < 2; ++u)
+            for (int64_t v = 0; v < 2; ++v) {
+              const int64_t yy = i * 2 - 1 + u, xx = j * 2 - 1 + v;
+              if (yy < 0 || yy >= 5 || xx < 0 || xx >= 5) continue;
+              const double q = x.GetFlat((p * 5 + yy) * 5 + xx);
+              best = std::max(best, q);
+              sum += q;
+            }
+          // count_include_pad (MXNet's default): every window divides by 4.
+          const double want = max ? best : RoundClamp(sum / 4.0, -128, 127);
+          CHECK(out[0].GetFlat((p * 3 + i) * 3 + j) == want);
+        }
+    CHECK(out[1].GetFlat(0) == -1.5f);
+    CHECK(out[2].GetFlat(0) == 2.0f);
+  }
+  REQUIRE_THROWS_WITH(RunAll("_contrib_quantized_pooling", {{"kernel", "(2,2)"}, {"pool_type", "lp"}, {"p_value", "2"}},
+                             {{"data", x}, {"min_data", Range(-1)}, {"max_data", Range(1)}}),
+                      Catch::Contains("'max' and 'avg' only"));
+}
+
+TEST_CASE("quantized relu: max(q, 0) as int8, uint8 levels above 127 saturate as in MXNet", "[ops][quantization]") {
+  NDArray s = RandomLevels(TShape({40}), DType::kInt8, -128, 127, 62);
+  auto out = RunAll("_contrib_quantized_act", {{"act_type", "relu"}}, {{"data", s}, {"min_data", Range(-1)}, {"max_data", Range(1)}});
+  REQUIRE(out[0].dtype() == DType::kInt8);
+  for (int64_t i = 0; i < s.Size(); ++i) CHECK(out[0].GetFlat(i) == std::max(0.0f, s.GetFlat(i)));
+  NDArray u(TShape({3}), DType::kUint8);
+  u.SetFlat(0, 5), u.SetFlat(1, 127), u.SetFlat(2, 200);
+  auto uo = RunAll("_contrib_quantized_act", {{"act_type", "relu"}}, {{"data", u}, {"min_data", Range(0)}, {"max_data", Range(1)}});
+  CHECK(uo[0].GetFlat(0) == 5);
+  CHECK(uo[0].GetFlat(2) == 127);
+  REQUIRE_THROWS_WITH(RunAll("_contrib_quantized_act", {{"act_type", "tanh"}}, {{"data", s}, {"min_data", Range(-1)}, {"max_data", Range(1)}}),
+                      Catch::Contains("'relu' only"));
+}
+
+TEST_CASE("quantized flatten keeps the levels, type and range", "[ops][quantization]") {
+  NDArray x = RandomLevels(TShape({2, 3, 4}), DType::kUint8, 0, 255, 63);
+  auto out = RunAll("_contrib_quantized_flatten", {}, {{"data", x}, {"min_data", Range(0)}, {"max_data", Range(7)}});
+  REQUIRE(out[0].shape() == TShape({2, 12}));
+  REQUIRE(out[0].dtype() == DType::kUint8);
+  for (int64_t i = 0; i < x.Size(); ++i) CHECK(out[0].GetFlat(i) == x.GetFlat(i));
+  CHECK(out[2].GetFlat(0) == 7.0f);
+}
+
+TEST_CASE("quantized concat rescales each input to the joint range", "[ops][quantization]") {
+  NDArray a = RandomLevels(TShape({2, 2, 3}), DType::kUint8, 0, 255, 64);
+  NDArray b = RandomLevels(TShape({2, 3, 3}), DType::kInt8, -128, 127, 65);
+  auto out = RunAll("_contrib_quantized_concat", {{"num_args", "2"}, {"dim", "1"}},
+                    {{"arg0", a}, {"arg1", b}, {"arg0_min", Range(0)}, {"arg0_max", Range(2)}, {"arg1_min", Range(-3)},
+                     {"arg1_max", Range(1)}});
+  REQUIRE(out[0].dtype() == DType::kInt8);  // any int8 input makes the output int8
+  REQUIRE(out[0].shape() == TShape({2, 5, 3}));
+  CHECK(out[1].GetFlat(0) == -3.0f);
+  CHECK(out[2].GetFlat(0) == 2.0f);
+  const float out_scale = 127.5f / 3.0f;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t k = 0; k < 3; ++k) {
+        const double want = c < 2 ? RoundClamp(a.GetFlat((n * 2 + c) * 3 + k) * (out_scale / (255.5f / 2.0f)), -128, 127)
+                                  : RoundClamp(b.GetFlat((n * 3 + c - 2) * 3 + k) * (out_scale / (127.5f / 3.0f)), -128, 127);
+        CHECK(out[0].GetFlat((n * 5 + c) * 3 + k) == want);
+      }
+}
+
+TEST_CASE("quantized elemwise_add: calibrated to int8, otherwise int32 over the sum of the ranges", "[ops][quantization]") {
+  NDArray a = RandomLevels(TShape({30}), DType::kInt8, -128, 127, 66), b = RandomLevels(TShape({30}), DType::kInt8, -128, 127, 67);
+  std::map<std::string, NDArray> in{{"lhs", a}, {"rhs", b}, {"lhs_min", Range(-1)}, {"lhs_max", Range(1)},
+                                    {"rhs_min", Range(-2)}, {"rhs_max", Range(0.5f)}};
+  const float as = 127.5f / 1.0f, bs = 127.5f / 2.0f;
+  auto cal = RunAll("_contrib_quantized_elemwise_add", {{"min_calib_range", "-2.5"}, {"max_calib_range", "2.5"}}, in);
+  REQUIRE(cal[0].dtype() == DType::kInt8);
+  const float os = 127.5f / 2.5f;
+  for (int64_t i = 0; i < a.Size(); ++i)
+    CHECK(cal[0].GetFlat(i) == RoundClamp(a.GetFlat(i) * (os / as) + b.GetFlat(i) * (os / bs), -128, 127));
+  auto raw = RunAll("_contrib_quantized_elemwise_add", {}, in);
+  REQUIRE(raw[0].dtype() == DType::kInt32);
+  CHECK(raw[2].GetFlat(0) == 3.0f);
+  for (int64_t i = 0; i < a.Size(); ++i) {
+    // Back in float, the sum of the dequantized inputs.
+    const double value = raw[0].data<int32_t>()[i] * (3.0 / 2147483648.0);
+    CHECK(value == Approx(a.GetFlat(i) / as + b.GetFlat(i) / bs).margin(1e-6));
+  }
+}
