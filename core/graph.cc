@@ -167,13 +167,10 @@ void CheckFloat32Kernels(const Graph& g, const std::vector<int>& types) {
   for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
     const Node& n = *g.node(nid).node;
     if (n.is_variable() || n.attrs.op->dtype_generic) continue;
-    const auto& any = n.attrs.op->any_dtype_inputs;
     const auto& inputs = g.node(nid).inputs;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const int t = types[g.entry_id(inputs[i])];
-      if (readable(t)) continue;
-      const auto args = n.attrs.op->ListArguments(n.attrs);  // only on this rare path
-      if (i < args.size() && std::find(any.begin(), any.end(), args[i]) != any.end()) continue;
+      if (readable(t) || n.attrs.op->ReadsAnyDType(n.attrs, i)) continue;  // lists arguments: the rare path only
       reject(n, InputLabel(g, nid, i), t);
     }
     for (uint32_t i = 0; i < g.num_node_outputs(nid); ++i) {

@@ -114,6 +114,13 @@ const std::string& Op::ArgumentDoc(const std::string& input_name) const {
 std::vector<std::string> Op::ListArguments(const NodeAttrs& a) const {
   return arguments ? arguments(a) : std::vector<std::string>{"data"};
 }
+bool Op::ReadsAnyDType(const NodeAttrs& a, size_t index) const {
+  if (dtype_generic) return true;
+  if (any_dtype_inputs.empty()) return false;
+  const std::vector<std::string> args = ListArguments(a);
+  return index < args.size() &&
+         std::find(any_dtype_inputs.begin(), any_dtype_inputs.end(), args[index]) != any_dtype_inputs.end();
+}
 std::vector<std::string> Op::ListAuxStates(const NodeAttrs& a) const {
   return aux_states ? aux_states(a) : std::vector<std::string>{};
 }

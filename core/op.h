@@ -237,6 +237,8 @@ struct Op {
   // Parses `dict` into attrs->parsed; errors name the op and node.
   void ParseAttrs(NodeAttrs* attrs) const;
   std::vector<std::string> ListArguments(const NodeAttrs& a) const;
+  // Whether input `index` may hold any dtype: dtype_generic, or an argument in any_dtype_inputs.
+  bool ReadsAnyDType(const NodeAttrs& a, size_t index) const;
   std::vector<std::string> ListAuxStates(const NodeAttrs& a) const;
   std::vector<std::string> ListOutputs(const NodeAttrs& a) const;
   // ListOutputs(a)[index], in constant time for ops with numbered outputs.

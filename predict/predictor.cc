@@ -13,40 +13,36 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// The variables every reader of which takes any dtype (quantized operators' int8 weights, index
-// inputs): bound with the dtype they have.
+bool IsQuantized(const NDArray& a) { return a.dtype() == DType::kInt8 || a.dtype() == DType::kUint8; }
+
+// The variables every reader of which takes any dtype (Op::ReadsAnyDType: quantized operators'
+// int8 weights, index inputs): bound with the dtype they have.
 std::set<std::string> ReadInAnyDType(const Graph& g) {
   std::set<std::string> any, float_only;
   for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
     const Node& n = *g.node(nid).node;
     if (n.is_variable()) continue;
-    const Op& op = *n.attrs.op;
     const auto& inputs = g.node(nid).inputs;
-    std::vector<std::string> args;
-    if (!op.dtype_generic && !op.any_dtype_inputs.empty()) args = op.ListArguments(n.attrs);
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Node& in = *g.node(inputs[i].node_id).node;
-      if (!in.is_variable()) continue;
-      const bool reads_any = op.dtype_generic || (i < args.size() && Contains(op.any_dtype_inputs, args[i]));
-      (reads_any ? any : float_only).insert(in.name());
+      if (in.is_variable()) (n.attrs.op->ReadsAnyDType(n.attrs, i) ? any : float_only).insert(in.name());
     }
   }
   for (const std::string& name : float_only) any.erase(name);
   return any;
 }
 
-// Float32 arrays as they are (shared), and int8 or uint8 arrays whose readers take any dtype
-// (ReadInAnyDType: quantized weights); others converted to float32 once; unused names dropped.
+// Float32 arrays as they are (shared), and int8 or uint8 arrays named in `keep_dtype`; others
+// converted to float32 once; unused names dropped.
 std::map<std::string, NDArray> UsedAsFloat(const std::map<std::string, NDArray>& m,
                                            const std::vector<std::string>& used,
-                                           const std::set<std::string>& any_dtype) {
+                                           const std::set<std::string>& keep_dtype) {
   std::map<std::string, NDArray> out;
   for (const std::string& name : used) {
     auto it = m.find(name);
     if (it == m.end()) continue;
     const NDArray& a = it->second;
-    const bool quantized = a.dtype() == DType::kInt8 || a.dtype() == DType::kUint8;
-    out[name] = a.dtype() == DType::kFloat32 || (quantized && any_dtype.count(name)) ? a : a.AsType(DType::kFloat32);
+    out[name] = a.dtype() == DType::kFloat32 || (IsQuantized(a) && keep_dtype.count(name)) ? a : a.AsType(DType::kFloat32);
   }
   return out;
 }
@@ -85,9 +81,13 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
                      const PredictorOptions& options)
     : symbol_(SelectOutputs(symbol, options.outputs)), options_(options) {
   const Graph graph(symbol_);
-  const std::set<std::string> any_dtype = ReadInAnyDType(graph);
-  PassesResult passes = RunGraphPasses(symbol_, UsedAsFloat(args, graph.ListArguments(), any_dtype),
-                                       UsedAsFloat(aux, graph.ListAuxiliaryStates(), any_dtype), options_.disabled_passes);
+  // Only a quantized graph has int8 or uint8 parameters to keep: other binds skip the walk.
+  const auto quantized = [](const std::map<std::string, NDArray>& m) {
+    return std::any_of(m.begin(), m.end(), [](const auto& kv) { return IsQuantized(kv.second); });
+  };
+  const std::set<std::string> keep_dtype = quantized(args) || quantized(aux) ? ReadInAnyDType(graph) : std::set<std::string>{};
+  PassesResult passes = RunGraphPasses(symbol_, UsedAsFloat(args, graph.ListArguments(), keep_dtype),
+                                       UsedAsFloat(aux, graph.ListAuxiliaryStates(), keep_dtype), options_.disabled_passes);
   symbol_ = std::move(passes.symbol);
   args_ = std::move(passes.args);
   aux_ = std::move(passes.aux);

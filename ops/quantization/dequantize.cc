@@ -38,15 +38,11 @@ q * R / 255.5 for uint8, R = max(|min_range|, |max_range|), as quantize_v2 scale
     .add_argument_doc("data", "An int8 or uint8 tensor.")
     .add_argument_doc("min_range", "The minimum of the data's range: float32, shape (1,).")
     .add_argument_doc("max_range", "The maximum of the data's range: float32, shape (1,).")
-    .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-      ShapeAssignCheck(out, 0, (*in)[0]);
-      ShapeAssignCheck(in, 0, (*out)[0]);
-      for (size_t i = 1; i < 3; ++i) ShapeAssignCheck(in, i, quant::RangeShape());
-    })
+    .set_infer_shape(quant::InferSameShapeAndRanges)
     .set_infer_type([](const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
       quant::CheckQuantizedType((*in)[0], "input 'data'");
       TypeAssignCheck(out, 0, static_cast<int>(DType::kFloat32));
-      for (size_t i = 1; i < 3; ++i) TypeAssignCheck(in, i, static_cast<int>(DType::kFloat32));
+      quant::InferRangeTypes(in, 1, out);
     })
     .set_dtype_generic()
     .set_forward(quant::Forward);

@@ -35,13 +35,15 @@ inline float QuantizeScale(DType type, float min, float max) {
   return (type == DType::kInt8 ? kInt8Range : kUint8Range) / r;
 }
 
+// x within int32's range as floats hold it: -2^31 and the largest float below 2^31.
+inline float ClampToInt32(float x) { return std::min(std::max(x, -2147483648.0f), 2147483520.0f); }
+
 // x clamped to T's range, then rounded half to even (oneDNN's saturate-and-round); NaN gives 0.
 template <typename T>
 inline T SaturateRound(float x) {
   if (std::isnan(x)) return T(0);
   if constexpr (std::is_same_v<T, int32_t>) {
-    // The largest float below 2^31; -2^31 is a float.
-    x = std::min(std::max(x, -2147483648.0f), 2147483520.0f);
+    x = ClampToInt32(x);
   } else {
     x = std::min(std::max(x, static_cast<float>(std::numeric_limits<T>::lowest())),
                  static_cast<float>(std::numeric_limits<T>::max()));
@@ -63,9 +65,17 @@ inline float BiasScale(DType data_type, float d_min, float d_max, float w_min, f
   return QuantizeScale(data_type, d_min, d_max) * QuantizeScale(DType::kInt8, w_min, w_max) * MaxAbs(b_min, b_max) /
          kInt8Range;
 }
-inline int32_t TruncateToInt32(float v) {
-  if (std::isnan(v)) return 0;
-  return static_cast<int32_t>(std::min(std::max(v, -2147483648.0f), 2147483520.0f));
+inline int32_t TruncateToInt32(float v) { return std::isnan(v) ? 0 : static_cast<int32_t>(ClampToInt32(v)); }
+
+// The (min, max) of n values; (0, 0) when there are none.
+template <typename T>
+std::pair<T, T> MinMax(const T* x, int64_t n) {
+  T lo = n ? x[0] : T(0), hi = lo;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  return {lo, hi};
 }
 
 // The value of a range input: a float32 array of one element.
@@ -94,25 +104,35 @@ void WithQuantizedType(DType type, const F& f) {
 // The out_type of quantize_v2 and requantize.
 enum OutType { kAuto = 0, kOutInt8 = 1, kOutUint8 = 2 };
 
+// The optional calibrated range (min_calib_range, max_calib_range) of quantize_v2, requantize
+// and the ops that requantize their own output (elemwise add).
+struct CalibRangeFields {
+  std::optional<float> min_calib_range, max_calib_range;
+  bool calibrated() const { return min_calib_range && max_calib_range; }
+};
+// Declares both fields; `use` says what a given range is used for.
+template <typename P>
+void DeclareCalibRange(ParamDeclarer<P>& d, const std::string& use) {
+  d.template field<std::optional<float>>("min_calib_range", &P::min_calib_range).set_default(std::nullopt)
+      .describe("The minimum scalar value in the form of float32 obtained through calibration. If present, it will "
+                "be used to " + use + ".");
+  d.template field<std::optional<float>>("max_calib_range", &P::max_calib_range).set_default(std::nullopt)
+      .describe("The maximum scalar value in the form of float32 obtained through calibration. If present, it will "
+                "be used to " + use + ".");
+}
+
 // _contrib_quantize_v2's and _contrib_requantize's parameters (MXNet's QuantizeV2Param and
 // RequantizeParam have the same fields).
-struct CalibratedOutParam : Parameter<CalibratedOutParam> {
+struct CalibratedOutParam : CalibRangeFields, Parameter<CalibratedOutParam> {
   int out_type;
-  std::optional<float> min_calib_range, max_calib_range;
   static void Declare(ParamDeclarer<CalibratedOutParam>& d) {
     d.field("out_type", &CalibratedOutParam::out_type)
         .add_enum("auto", kAuto).add_enum("int8", kOutInt8).add_enum("uint8", kOutUint8)
         .set_default(kOutInt8)
         .describe("Output data type. `auto` gives uint8 when calibrated with min_calib_range >= 0, "
                   "int8 otherwise.");
-    d.field("min_calib_range", &CalibratedOutParam::min_calib_range).set_default(std::nullopt)
-        .describe("The minimum scalar value in the form of float32. If present, it will be used to "
-                  "quantize the input (or requantize the int32 data) instead of the runtime minimum.");
-    d.field("max_calib_range", &CalibratedOutParam::max_calib_range).set_default(std::nullopt)
-        .describe("The maximum scalar value in the form of float32. If present, it will be used to "
-                  "quantize the input (or requantize the int32 data) instead of the runtime maximum.");
+    DeclareCalibRange(d, "quantize the input (or requantize the int32 data) instead of its runtime range");
   }
-  bool calibrated() const { return min_calib_range && max_calib_range; }
   // MXNet's GetQuantizeOutputType.
   DType OutDType() const {
     if (out_type == kAuto) return calibrated() && *min_calib_range >= 0.0f ? DType::kUint8 : DType::kInt8;
@@ -120,18 +140,11 @@ struct CalibratedOutParam : Parameter<CalibratedOutParam> {
   }
 };
 
-// The optional calibration range of ops that requantize their own output (elemwise add).
-struct CalibRangeParam : Parameter<CalibRangeParam> {
-  std::optional<float> min_calib_range, max_calib_range;
+// The parameters of ops that requantize their own output (elemwise add).
+struct CalibRangeParam : CalibRangeFields, Parameter<CalibRangeParam> {
   static void Declare(ParamDeclarer<CalibRangeParam>& d) {
-    d.field("min_calib_range", &CalibRangeParam::min_calib_range).set_default(std::nullopt)
-        .describe("The minimum scalar value in the form of float32 obtained through calibration. If present, "
-                  "it will be used to requantize the int32 output to int8 or uint8.");
-    d.field("max_calib_range", &CalibRangeParam::max_calib_range).set_default(std::nullopt)
-        .describe("The maximum scalar value in the form of float32 obtained through calibration. If present, "
-                  "it will be used to requantize the int32 output to int8 or uint8.");
+    DeclareCalibRange(d, "requantize the int32 output to int8 or uint8");
   }
-  bool calibrated() const { return min_calib_range && max_calib_range; }
 };
 
 // Ops that pass a quantized tensor's (min, max) through (pooling, flatten, relu): their outputs
@@ -140,7 +153,19 @@ inline void InferRangeShapes(std::vector<TShape>* in, size_t first_range, std::v
   for (size_t i = first_range; i < in->size(); ++i) ShapeAssignCheck(in, i, RangeShape());
   for (size_t i = 1; i < out->size(); ++i) ShapeAssignCheck(out, i, RangeShape());
 }
-// Output 0 shaped as input 0 (both ways), the ranges (1,): quantize, quantize_v2, requantize.
+// The shapes of an op whose first `tensors` inputs and output 0 are shaped as a float op shapes
+// its inputs and output (`infer`, that op's InferShape on the same attributes); the inputs and
+// outputs after them are ranges of shape (1,).
+template <typename InferFloat>
+void InferWithFloatShapes(const InferFloat& infer, const NodeAttrs& attrs, size_t tensors, std::vector<TShape>* in,
+                          std::vector<TShape>* out) {
+  std::vector<TShape> float_in(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(tensors)), float_out{(*out)[0]};
+  infer(attrs, &float_in, &float_out);
+  for (size_t i = 0; i < tensors; ++i) ShapeAssignCheck(in, i, float_in[i]);
+  ShapeAssignCheck(out, 0, float_out[0]);
+  InferRangeShapes(in, tensors, out);
+}
+// Output 0 shaped as input 0 (both ways), every input and output after them a range of shape (1,).
 inline void InferSameShapeAndRanges(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
   ShapeAssignCheck(out, 0, (*in)[0]);
   ShapeAssignCheck(in, 0, (*out)[0]);

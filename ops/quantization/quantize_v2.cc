@@ -6,16 +6,6 @@ namespace symbind {
 namespace quant {
 namespace {
 
-// The data's (min, max).
-std::pair<float, float> MinMax(const float* x, int64_t n) {
-  float lo = n ? x[0] : 0.0f, hi = lo;
-  for (int64_t i = 0; i < n; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
-  return {lo, hi};
-}
-
 void InferType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
   const auto& p = attrs.param<CalibratedOutParam>();
   const int t = (*in)[0];

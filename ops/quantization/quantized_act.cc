@@ -36,9 +36,7 @@ Activation's.)")
     .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
       if (attrs.param<ActivationParam>().act_type != kRelu)
         throw ShapeError("quantized activation supports act_type 'relu' only");
-      ShapeAssignCheck(out, 0, (*in)[0]);
-      ShapeAssignCheck(in, 0, (*out)[0]);
-      quant::InferRangeShapes(in, 1, out);
+      quant::InferSameShapeAndRanges(attrs, in, out);
     })
     .set_infer_type([](const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
       quant::CheckQuantizedType((*in)[0], "input 'data'");

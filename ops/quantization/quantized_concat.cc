@@ -17,12 +17,7 @@ std::vector<std::string> Arguments(const NodeAttrs& attrs) {
 }
 
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const size_t n = static_cast<size_t>(attrs.param<ConcatParam>().num_args);
-  std::vector<TShape> data(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(n)), joined{(*out)[0]};
-  InferShapeConcat(attrs, &data, &joined);
-  for (size_t i = 0; i < n; ++i) ShapeAssignCheck(in, i, data[i]);
-  ShapeAssignCheck(out, 0, joined[0]);
-  InferRangeShapes(in, n, out);
+  InferWithFloatShapes(InferShapeConcat, attrs, static_cast<size_t>(attrs.param<ConcatParam>().num_args), in, out);
 }
 
 // int8 when any input is int8, else uint8 (MXNet's rule).

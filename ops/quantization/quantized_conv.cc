@@ -11,13 +11,8 @@ namespace {
 using conv::ConvolutionParam;
 
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const bool no_bias = attrs.param<ConvolutionParam>().no_bias;
-  const size_t tensors = no_bias ? 2 : 3;
-  std::vector<TShape> conv_in(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(tensors)), conv_out{(*out)[0]};
-  conv::InferShapeConv<ConvolutionParam>(attrs, &conv_in, &conv_out);
-  for (size_t i = 0; i < tensors; ++i) ShapeAssignCheck(in, i, conv_in[i]);
-  ShapeAssignCheck(out, 0, conv_out[0]);
-  InferRangeShapes(in, tensors, out);
+  InferWithFloatShapes(conv::InferShapeConv<ConvolutionParam>, attrs, attrs.param<ConvolutionParam>().no_bias ? 2 : 3,
+                       in, out);
 }
 
 // Per image and group: the columns of the image (im2col, zeros on the padding), then the int32

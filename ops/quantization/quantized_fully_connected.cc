@@ -9,13 +9,7 @@ namespace quant {
 namespace {
 
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const bool no_bias = attrs.param<FullyConnectedParam>().no_bias;
-  const size_t tensors = no_bias ? 2 : 3;
-  std::vector<TShape> fc_in(in->begin(), in->begin() + static_cast<std::ptrdiff_t>(tensors)), fc_out{(*out)[0]};
-  InferShapeFC(attrs, &fc_in, &fc_out);
-  for (size_t i = 0; i < tensors; ++i) ShapeAssignCheck(in, i, fc_in[i]);
-  ShapeAssignCheck(out, 0, fc_out[0]);
-  InferRangeShapes(in, tensors, out);
+  InferWithFloatShapes(InferShapeFC, attrs, attrs.param<FullyConnectedParam>().no_bias ? 2 : 3, in, out);
 }
 
 void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,

@@ -42,10 +42,7 @@ An average is rounded half to even. The parameters are Pooling's.)")
       const int type = attrs.param<conv::PoolingParam>().pool_type;
       if (type != conv::kMax && type != conv::kAvg)
         throw ShapeError("quantized pooling supports pool_type 'max' and 'avg' only");
-      std::vector<TShape> pool_in{(*in)[0]}, pool_out{(*out)[0]};
-      conv::InferShapePool(attrs, &pool_in, &pool_out);
-      ShapeAssignCheck(out, 0, pool_out[0]);
-      quant::InferRangeShapes(in, 1, out);
+      quant::InferWithFloatShapes(conv::InferShapePool, attrs, 1, in, out);
     })
     .set_infer_type([](const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
       quant::CheckQuantizedType((*in)[0], "input 'data'");

@@ -16,12 +16,8 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
   if (p.calibrated()) {
     target = MaxAbs(*p.min_calib_range, *p.max_calib_range);
   } else {
-    int32_t lo = n ? x[0] : 0, hi = lo;
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, x[i]);
-      hi = std::max(hi, x[i]);
-    }
-    target = MaxAbs(static_cast<float>(lo), static_cast<float>(hi)) * r_in / kInt32Range;
+    const auto range = MinMax(x, n);
+    target = MaxAbs(static_cast<float>(range.first), static_cast<float>(range.second)) * r_in / kInt32Range;
   }
   const DType type = out[0].dtype();
   // 127 and 255 levels (MXNet's requantize), not quantize_v2's 127.5 and 255.5.
