@@ -26,6 +26,7 @@
 #include <symbind/predict/predictor.h>
 
 #include "commands.h"
+#include "image_input.h"
 
 namespace symbind_tool {
 
@@ -33,10 +34,10 @@ namespace {
 using namespace symbind;
 
 struct RunArgs {
-  std::string symbol_file, params_file, output, all_outputs, mean = "0,0,0", size;
+  std::string symbol_file, params_file, output, all_outputs;
   std::vector<std::string> shapes, inputs, images, outputs;
-  float scale = 1.0f;
-  bool bgr = false, allow_missing = false, profile = false, no_fold = false, no_fuse = false, no_fuse_blocks = false,
+  ImageOptions image;
+  bool allow_missing = false, profile = false, no_fold = false, no_fuse = false, no_fuse_blocks = false,
        no_fuse_residuals = false;
   int bench = 0;
   std::string threads;
@@ -117,55 +118,13 @@ std::vector<std::string> ImageFiles(const RunArgs& a, const std::string& name) {
   return files;
 }
 
-// The channels the model reads from image input `name`: what shape inference gives from the
-// parameters (a first convolution's weight), 3 when they do not say.
-int64_t ImageChannels(const Model& model, const std::string& name, int64_t batch, const TShape& hw) {
-  std::map<std::string, TShape> known;
-  for (const auto& kv : model.args) known[kv.first] = kv.second.shape();
-  for (const auto& kv : model.aux) known[kv.first] = kv.second.shape();
-  known[name] = TShape({batch, -1, hw[0], hw[1]});
-  const ShapeInferResult r = InferShapePartial(model.symbol, known);
-  const std::vector<std::string> args = model.symbol.ListArguments();
-  for (size_t i = 0; i < args.size(); ++i)
-    if (args[i] == name && r.arg_shapes[i].ndim_known() && r.arg_shapes[i].ndim() == 4 && r.arg_shapes[i][1] == 1)
-      return 1;
-  return 3;
-}
-
-// The images of input `name` decoded, resized, normalised and stacked into (N,C,H,W): C is 1
-// (grey) for a model whose weights read one channel, else 3.
+// The images of input `name` as one (N,C,H,W) batch: C is 1 (grey) for a model whose weights
+// read one channel, else 3.
 NDArray LoadImageInput(const RunArgs& a, const Model& model, const std::string& name) {
-  if (a.size.empty()) throw ParamError("--image needs --size H,W");
-  const TShape hw = TShape::Parse(a.size);
-  // Checked before the image is read: the target is allocated at this size.
-  if (hw.ndim() != 2 || hw[0] < 1 || hw[1] < 1 || hw[0] > kMaxImagePixels ||
-      hw[1] > kMaxImagePixels || hw[0] * hw[1] > kMaxImagePixels)
-    throw ParamError(StrCat("--size expects H,W with 1 <= H*W <= ", kMaxImagePixels, ", got '",
-                            a.size, "'"));
-  // Given as R,G,B, or one value for every channel (grey models).
-  std::vector<float> mean;
-  if (!ParamValue<std::vector<float>>::Parse(a.mean, &mean) || (mean.size() != 1 && mean.size() != 3))
-    throw ParamError(StrCat("--mean expects 1 or 3 comma-separated numbers, got '", a.mean, "'"));
-  // NaN or infinity would make every input value NaN.
-  if (!std::all_of(mean.begin(), mean.end(), [](float m) { return std::isfinite(m); }))
-    throw ParamError(StrCat("--mean expects finite numbers, got '", a.mean, "'"));
-  if (!std::isfinite(a.scale)) throw ParamError(StrCat("--scale expects a finite number, got ", a.scale));
-  if (mean.size() == 1) mean.assign(3, mean[0]);
-  if (a.bgr) std::swap(mean[0], mean[2]);
+  const TShape hw = ImageSize(a.image, "--image");
   const std::vector<std::string> files = ImageFiles(a, name);
-  if (static_cast<int64_t>(files.size()) * hw[0] * hw[1] > kMaxImagePixels)
-    throw ParamError(StrCat("--image ", name, ": ", files.size(), " images of ", a.size,
-                            " exceed the ", kMaxImagePixels, " pixels supported in one batch"));
   const int64_t channels = ImageChannels(model, name, static_cast<int64_t>(files.size()), hw);
-  const int64_t per_image = channels * hw[0] * hw[1];
-  NDArray batch(TShape({static_cast<int64_t>(files.size()), channels, hw[0], hw[1]}));
-  for (size_t i = 0; i < files.size(); ++i) {
-    Image resized = ResizeBilinear(LoadImage(files[i], static_cast<int>(channels)), static_cast<int>(hw[1]),
-                                   static_cast<int>(hw[0]));
-    const NDArray one = ImageToTensor(resized, mean.data(), a.scale, a.bgr, static_cast<int>(channels));
-    std::copy(one.fdata(), one.fdata() + per_image, batch.fdata() + static_cast<int64_t>(i) * per_image);
-  }
-  return batch;
+  return LoadImageBatch(a.image, files, channels, "--image " + name);
 }
 
 struct OutputSummary {
@@ -334,10 +293,7 @@ void AddRunCommand(CLI::App& app) {
   sub->add_option("--image", a->images,
                   "input NAME=FILE.jpg|png[,FILE...] (repeatable): decoded, resized to --size, normalised, "
                   "stacked into one NCHW batch in the order given");
-  sub->add_option("--mean", a->mean, "image mean R,G,B (or one value) subtracted before scaling");
-  sub->add_option("--scale", a->scale, "image scale applied after the mean");
-  sub->add_option("--size", a->size, "image size H,W after resizing");
-  sub->add_flag("--bgr", a->bgr, "feed image channels in BGR order");
+  AddImageOptions(sub, &a->image);
   sub->add_option("--outputs", a->outputs,
                   "compute these outputs instead of the heads: NAME[,NAME...] as GetInternals names them "
                   "(e.g. fc1_output), to cut a graph before a training-only head")->delimiter(',');

@@ -20,6 +20,7 @@ void AddSummaryCommand(CLI::App& app);
 void AddDotCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
 void AddConvertCommand(CLI::App& app);
+void AddQuantizeCommand(CLI::App& app);
 
 // A subcommand taking SYMBOL.json (or a .symbind model) and repeated --shape NAME=D0,D1,...:
 // loads the symbol and passes it with the shapes (--shape, then the model's stored input

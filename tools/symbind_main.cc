@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
     symbind_tool::AddDotCommand(app);
     symbind_tool::AddRunCommand(app);
     symbind_tool::AddConvertCommand(app);
+    symbind_tool::AddQuantizeCommand(app);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {

@@ -8,34 +8,14 @@
 // With p = 1 every element is dropped (MXNet's kernel would compute 0 * inf there).
 #include <random>
 
-#include <symbind/ops/op_util.h>
+#include <symbind/ops/nn/dropout_param.h>
 
 namespace symbind {
 
 namespace {
 
-enum DropoutMode { kTraining, kAlways };
-
-struct DropoutParam : Parameter<DropoutParam> {
-  float p;
-  int mode;
-  TShape axes;
-  std::optional<bool> cudnn_off;
-  static void Declare(ParamDeclarer<DropoutParam>& d) {
-    d.field("p", &DropoutParam::p).set_default(0.5f).set_range(0, 1)
-        .describe("Fraction of the input that gets dropped out during training time.");
-    d.field("mode", &DropoutParam::mode)
-        .add_enum("training", kTraining).add_enum("always", kAlways).set_default(kTraining)
-        .describe("Whether to only turn on dropout during training or to also turn on for inference.");
-    d.field("axes", &DropoutParam::axes).set_default(TShape(std::vector<int64_t>{}))
-        .describe("Axes for variational dropout kernel.");
-    d.field("cudnn_off", &DropoutParam::cudnn_off).set_default(std::optional<bool>(false))
-        .describe("Whether to turn off cudnn in dropout operator. This option is ignored if axes is specified.");
-  }
-};
-
 bool Active(const OpContext& ctx, const DropoutParam& p) {
-  return p.p > 0 && (ctx.is_train || p.mode == kAlways);
+  return p.p > 0 && (ctx.is_train || p.mode == kDropoutAlways);
 }
 
 TShape MaskShape(const DropoutParam& p, const TShape& d) {

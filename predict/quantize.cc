@@ -1,0 +1,442 @@
+#include <symbind/predict/quantize.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <set>
+
+#include <symbind/core/error.h>
+#include <symbind/core/graph.h>
+#include <symbind/ops/nn/activation_param.h>
+#include <symbind/ops/nn/convolution_param.h>
+#include <symbind/ops/nn/dropout_param.h>
+#include <symbind/ops/nn/pooling_param.h>
+#include <symbind/ops/quantization/quantization_util.h>
+#include <symbind/ops/tensor/concat_param.h>
+#include <symbind/predict/graph_rewrites.h>
+#include <symbind/predict/predictor.h>
+
+namespace symbind {
+
+namespace {
+
+// How an operator takes part, as MXNet's FQuantizable says: layers are always quantized
+// (kMust); the others only where the mode keeps them (kSupport).
+enum class Role { kNone, kMust, kSupport };
+
+struct Decision {
+  Role role = Role::kNone;
+  std::string quantized_op;  // for kMust / kSupport
+  std::string reason;        // for kNone: why it stays float32
+};
+
+// The quantized form of a node of the float graph, or why it has none.
+Decision QuantizedForm(const Node& n) {
+  const std::string& op = n.attrs.op->name;
+  if (op == "Convolution") {
+    const auto& p = n.attrs.param<conv::ConvolutionParam>();
+    if (p.kernel.ndim() != 2) return {Role::kNone, "", "only 2-D convolutions have an int8 form"};
+    return {Role::kMust, "_contrib_quantized_conv", ""};
+  }
+  if (op == "FullyConnected") return {Role::kMust, "_contrib_quantized_fully_connected", ""};
+  if (op == "Pooling") {
+    const auto& p = n.attrs.param<conv::PoolingParam>();
+    if (p.pool_type != conv::kMax && p.pool_type != conv::kAvg)
+      return {Role::kNone, "", "only max and avg pooling have an int8 form"};
+    if (p.kernel.ndim() > 2) return {Role::kNone, "", "only 1-D and 2-D pooling have an int8 form"};
+    return {Role::kSupport, "_contrib_quantized_pooling", ""};
+  }
+  if (op == "Activation") {
+    if (n.attrs.param<ActivationParam>().act_type != kRelu)
+      return {Role::kNone, "", "only relu has an int8 form among activations"};
+    return {Role::kSupport, "_contrib_quantized_act", ""};
+  }
+  if (op == "Flatten") return {Role::kSupport, "_contrib_quantized_flatten", ""};
+  if (op == "Concat") {
+    if (n.attrs.param<ConcatParam>().dim <= 0) return {Role::kNone, "", "Concat on axis 0 has no int8 form"};
+    return {Role::kSupport, "_contrib_quantized_concat", ""};
+  }
+  if (op == "elemwise_add") return {Role::kSupport, "_contrib_quantized_elemwise_add", ""};
+  return {Role::kNone, "", "no int8 form"};
+}
+
+std::shared_ptr<Node> MakeOpNode(const std::string& op, const std::string& name, KwArgs dict,
+                                 std::vector<NodeEntry> inputs) {
+  auto n = std::make_shared<Node>();
+  n->attrs.op = &OpRegistry::Global().Get(op);
+  n->attrs.name = name;
+  n->attrs.dict = std::move(dict);
+  n->attrs.op->ParseAttrs(&n->attrs);
+  n->inputs = std::move(inputs);
+  return n;
+}
+
+NodeEntry VariableEntry(const std::string& name) { return Symbol::Variable(name).outputs()[0]; }
+
+// A range as a calibration attribute: the shortest text that reads back as the same float
+// (MXNet writes six decimals, which loses small ranges).
+std::string RangeText(float v) {
+  char buf[32];
+  for (int digits = 6; digits <= 9; ++digits) {
+    std::snprintf(buf, sizeof(buf), "%.*g", digits, double(v));
+    if (std::strtof(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+// The float graph the quantized one is made from: BatchNorm folded (the folded arrays under the
+// layer's own parameter names) and inference Dropout removed, in a copy.
+struct FloatGraph {
+  Symbol symbol;
+  std::map<std::string, NDArray> args, aux;
+  std::vector<std::string> removed;
+};
+
+FloatGraph PrepareFloatGraph(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux, const QuantizeOptions& options) {
+  FloatGraph f;
+  if (options.fold_batch_norm) {
+    RewrittenGraph folded = FoldBatchNorm(symbol, args, aux);
+    f.symbol = folded.symbol.Copy();
+    f.args = std::move(folded.args);
+    f.aux = std::move(folded.aux);
+    f.removed = folded.folded;
+  } else {
+    f.symbol = symbol.Copy();
+    f.args = args;
+    f.aux = aux;
+  }
+  Graph g(f.symbol);
+  std::set<std::string> names;
+  for (const auto& info : g.nodes()) names.insert(info.node->name());
+
+  // The folded weight and bias take back the names the layer's parameters had.
+  if (!f.removed.empty()) {
+    const Graph original(symbol);
+    std::map<std::string, const Node*> by_name;
+    for (const auto& info : original.nodes()) by_name[info.node->name()] = info.node.get();
+    auto rename = [&](Node* var, const std::string& wanted) {
+      if (names.count(wanted) || f.args.count(wanted)) return;
+      auto it = f.args.find(var->name());
+      if (it == f.args.end()) return;
+      NDArray a = it->second;
+      f.args.erase(it);
+      f.args[wanted] = a;
+      names.erase(var->name());
+      names.insert(wanted);
+      var->attrs.name = wanted;
+    };
+    for (const auto& info : g.nodes()) {
+      Node* n = info.node.get();
+      if (n->is_variable()) continue;
+      for (size_t i = 1; i < n->inputs.size() && i <= 2; ++i) {
+        Node* var = n->inputs[i].node.get();
+        const std::string suffix = i == 1 ? "_folded_weight" : "_folded_bias";
+        if (!var->is_variable() || var->name() != n->name() + suffix) continue;
+        auto orig = by_name.find(n->name());
+        std::string wanted = n->name() + (i == 1 ? "_weight" : "_bias");
+        if (orig != by_name.end() && orig->second->inputs.size() > i && orig->second->inputs[i].node->is_variable())
+          wanted = orig->second->inputs[i].node->name();
+        rename(var, wanted);
+      }
+    }
+  }
+
+  if (options.remove_dropout) {
+    // Consumers read a Dropout's input instead (in topological order, so chains collapse);
+    // a Dropout that is a head stays, keeping the output's name.
+    auto is_identity_dropout = [](const Node* n) {
+      return !n->is_variable() && n->attrs.op->name == "Dropout" &&
+             n->attrs.param<DropoutParam>().mode == kDropoutTraining;
+    };
+    std::set<const Node*> heads;
+    for (const NodeEntry& e : f.symbol.outputs()) heads.insert(e.node.get());
+    for (const auto& info : g.nodes()) {
+      Node* n = info.node.get();
+      for (NodeEntry& e : n->inputs)
+        if (e.index == 0 && is_identity_dropout(e.node.get())) e = e.node->inputs[0];
+      if (is_identity_dropout(n) && !heads.count(n)) f.removed.push_back(n->name());
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux,
+                             const std::vector<std::map<std::string, NDArray>>& calib_batches,
+                             const QuantizeOptions& options) {
+  const std::string& dtype = options.quantized_dtype;
+  if (dtype != "int8" && dtype != "uint8" && dtype != "auto")
+    throw ParamError("quantized dtype '" + dtype + "' is none of: int8, uint8, auto");
+  if (options.quantize_mode != "smart" && options.quantize_mode != "full")
+    throw ParamError("quantize mode '" + options.quantize_mode + "' is none of: smart, full");
+  if (options.calib_mode != CalibMode::kNone && calib_batches.empty())
+    throw ParamError(std::string("calibration mode ") + CalibModeName(options.calib_mode) +
+                     " needs calibration batches (or use calibration mode none)");
+
+  FloatGraph fg = PrepareFloatGraph(symbol, args, aux, options);
+  const Graph g(fg.symbol);
+  const size_t num_nodes = g.num_nodes();
+
+  // Exclusions must name what the graph has (a typo would silently quantize the layer).
+  {
+    std::set<std::string> node_names, op_names;
+    for (const auto& info : g.nodes())
+      if (!info.node->is_variable()) {
+        node_names.insert(info.node->name());
+        op_names.insert(info.node->attrs.op->name);
+      }
+    std::vector<std::string> unknown;
+    for (const auto& n : options.excluded_nodes)
+      if (!node_names.count(n)) unknown.push_back(n);
+    if (!unknown.empty())
+      throw ParamError("excluded nodes not in the graph: " + JoinNames(unknown) +
+                       " (folded BatchNorm and removed Dropout nodes are gone too)");
+    for (const auto& n : options.excluded_ops)
+      if (!OpRegistry::Global().Find(n)) unknown.push_back(n);
+    if (!unknown.empty()) throw ParamError("excluded operators that do not exist: " + JoinNames(unknown));
+  }
+
+  // Which nodes are quantized.
+  std::vector<Decision> decision(num_nodes);
+  for (uint32_t id = 0; id < num_nodes; ++id) {
+    const Node& n = *g.node(id).node;
+    if (n.is_variable()) continue;
+    if (options.excluded_nodes.count(n.name())) {
+      decision[id] = {Role::kNone, "", "excluded by name"};
+    } else if (options.excluded_ops.count(n.attrs.op->name)) {
+      decision[id] = {Role::kNone, "", "excluded operator"};
+    } else {
+      decision[id] = QuantizedForm(n);
+    }
+  }
+  if (options.quantize_mode == "smart") {
+    // MXNet's smart mode: an operator of the second kind stays quantized only when a chain of
+    // such operators links it to a layer upstream and to a layer downstream.
+    std::vector<std::vector<uint32_t>> consumers(num_nodes);
+    for (uint32_t id = 0; id < num_nodes; ++id)
+      for (const auto& in : g.node(id).inputs) consumers[in.node_id].push_back(id);
+    std::vector<int> marks(num_nodes, 0);
+    auto walk = [&](int bit, bool upstream) {
+      std::queue<uint32_t> todo;
+      for (uint32_t id = 0; id < num_nodes; ++id)
+        if (decision[id].role == Role::kMust) todo.push(id);
+      while (!todo.empty()) {
+        const uint32_t id = todo.front();
+        todo.pop();
+        std::vector<uint32_t> next;
+        if (upstream) {
+          for (const auto& in : g.node(id).inputs) next.push_back(in.node_id);
+        } else {
+          next = consumers[id];
+        }
+        for (uint32_t m : next)
+          if (decision[m].role == Role::kSupport && !(marks[m] & bit)) {
+            marks[m] |= bit;
+            todo.push(m);
+          }
+      }
+    };
+    walk(1, /*upstream=*/true);
+    walk(2, /*upstream=*/false);
+    for (uint32_t id = 0; id < num_nodes; ++id)
+      if (decision[id].role == Role::kSupport && marks[id] != 3)
+        decision[id] = {Role::kNone, "", "not between quantized layers (smart mode)"};
+  }
+  auto quantized = [&](uint32_t id) { return decision[id].role != Role::kNone; };
+
+  QuantizedModel result;
+  result.removed = fg.removed;
+  for (uint32_t id = 0; id < num_nodes; ++id) {
+    const Node& n = *g.node(id).node;
+    if (n.is_variable()) continue;
+    result.report.push_back({n.name(), n.attrs.op->name, quantized(id), decision[id].reason});
+  }
+
+  // The new graph, node by node in topological order (MXNet's QuantizeGraph).
+  std::vector<std::shared_ptr<Node>> mirror(num_nodes);           // a node's stand-in
+  std::map<uint32_t, std::shared_ptr<Node>> quantize_of;           // float entry -> its quantize node
+  std::map<uint32_t, std::array<NodeEntry, 3>> offline_of;         // weight entry -> int8 variables
+  std::map<uint32_t, std::shared_ptr<Node>> dequantize_of;         // quantized node -> its dequantize node
+  std::map<Node*, std::string> calib_key;                          // calibrated node -> float tensor
+  std::set<std::string> offline_params;
+  auto dequantized = [&](uint32_t producer) {
+    auto it = dequantize_of.find(producer);
+    if (it != dequantize_of.end()) return NodeEntry{it->second, 0};
+    const auto& q = mirror[producer];
+    auto d = MakeOpNode("_contrib_dequantize", g.node(producer).node->name() + "_dequantize", {},
+                        {NodeEntry{q, 0}, NodeEntry{q, 1}, NodeEntry{q, 2}});
+    dequantize_of[producer] = d;
+    return NodeEntry{d, 0};
+  };
+  for (uint32_t id = 0; id < num_nodes; ++id) {
+    const auto& info = g.node(id);
+    const Node& n = *info.node;
+    if (!quantized(id)) {
+      auto copy = std::make_shared<Node>();
+      copy->attrs = n.attrs;
+      copy->user_attrs = n.user_attrs;
+      for (const auto& in : info.inputs)
+        copy->inputs.push_back(quantized(in.node_id) ? dequantized(in.node_id) : NodeEntry{mirror[in.node_id], in.index});
+      mirror[id] = copy;
+      continue;
+    }
+    std::vector<NodeEntry> data, ranges;
+    for (const auto& in : info.inputs) {
+      if (quantized(in.node_id)) {
+        data.push_back({mirror[in.node_id], in.index});
+        ranges.push_back({mirror[in.node_id], 1});
+        ranges.push_back({mirror[in.node_id], 2});
+        continue;
+      }
+      const uint32_t entry = g.entry_id(in);
+      const Node& producer = *g.node(in.node_id).node;
+      if (producer.is_variable() && fg.args.count(producer.name())) {
+        // A given parameter: quantized now, offline (MXNet's OfflineParams).
+        auto it = offline_of.find(entry);
+        if (it == offline_of.end()) {
+          const std::string base = producer.name() + "_quantize";
+          it = offline_of.emplace(entry, std::array<NodeEntry, 3>{VariableEntry(base), VariableEntry(base + "_min"),
+                                                                  VariableEntry(base + "_max")}).first;
+          offline_params.insert(producer.name());
+        }
+        data.push_back(it->second[0]);
+        ranges.push_back(it->second[1]);
+        ranges.push_back(it->second[2]);
+        continue;
+      }
+      auto it = quantize_of.find(entry);
+      if (it == quantize_of.end()) {
+        const std::string tensor = EntryName(NodeEntry{g.node(in.node_id).node, in.index});
+        auto qnode = MakeOpNode("_contrib_quantize_v2", tensor + "_quantize", {{"out_type", dtype}},
+                                {NodeEntry{mirror[in.node_id], in.index}});
+        calib_key[qnode.get()] = tensor;
+        it = quantize_of.emplace(entry, qnode).first;
+      }
+      data.push_back({it->second, 0});
+      ranges.push_back({it->second, 1});
+      ranges.push_back({it->second, 2});
+    }
+    std::vector<NodeEntry> inputs = data;
+    inputs.insert(inputs.end(), ranges.begin(), ranges.end());
+    auto qnode = MakeOpNode(decision[id].quantized_op, "quantized_" + n.name(), n.attrs.dict, std::move(inputs));
+    if (decision[id].role == Role::kMust || n.attrs.op->name == "elemwise_add") {
+      auto requantize = MakeOpNode("_contrib_requantize", "requantize_" + n.name(), {{"out_type", dtype}},
+                                   {NodeEntry{qnode, 0}, NodeEntry{qnode, 1}, NodeEntry{qnode, 2}});
+      calib_key[requantize.get()] = EntryName(NodeEntry{info.node, 0});
+      mirror[id] = requantize;
+    } else {
+      mirror[id] = qnode;
+    }
+  }
+  std::vector<NodeEntry> heads;
+  for (const auto& h : g.heads())
+    heads.push_back(quantized(h.node_id) ? dequantized(h.node_id) : NodeEntry{mirror[h.node_id], h.index});
+
+  // Calibration: the float graph's tensors the quantize and requantize nodes stand for.
+  if (options.calib_mode != CalibMode::kNone) {
+    std::set<std::string> wanted;
+    for (const auto& kv : calib_key) wanted.insert(kv.second);
+    std::vector<NodeEntry> entries;
+    std::vector<std::string> entry_names, input_names;
+    for (uint32_t id = 0; id < num_nodes; ++id) {
+      const auto& node = g.node(id).node;
+      for (uint32_t i = 0; i < g.num_node_outputs(id); ++i) {
+        const NodeEntry e{node, i};
+        const std::string name = EntryName(e);
+        if (!wanted.count(name)) continue;
+        if (node->is_variable()) {
+          input_names.push_back(name);
+        } else {
+          entries.push_back(e);
+          entry_names.push_back(name);
+        }
+      }
+    }
+    const std::map<std::string, NDArray>& first = calib_batches.front();
+    std::map<std::string, TShape> shapes;
+    for (const auto& kv : first) shapes[kv.first] = kv.second.shape();
+    for (const auto& name : input_names)
+      if (!first.count(name))
+        throw ParamError("the calibration batches give no input '" + name + "'");
+    for (size_t b = 1; b < calib_batches.size(); ++b) {
+      std::set<std::string> a, c;
+      for (const auto& kv : first) a.insert(kv.first);
+      for (const auto& kv : calib_batches[b]) c.insert(kv.first);
+      if (a != c) throw ParamError("calibration batch " + std::to_string(b) + " gives other inputs than batch 0");
+    }
+    PredictorOptions popt;
+    for (const GraphPass& pass : GraphPasses()) popt.disabled_passes.insert(pass.name);
+    // Heads: the tensors wanted, or (when only inputs are) the graph's own outputs.
+    const Symbol calib_symbol = entries.empty() ? fg.symbol : Symbol::FromEntries(entries);
+    std::unique_ptr<Predictor> predictor;
+    std::map<std::string, TShape> bound;
+    std::map<std::string, TensorCalibrator> calibrators;
+    for (const auto& name : wanted) calibrators.emplace(name, TensorCalibrator(options.calib_mode));
+    for (const auto& batch : calib_batches) {
+      if (options.num_calib_examples && result.calib_examples >= options.num_calib_examples) break;
+      std::map<std::string, TShape> batch_shapes;
+      for (const auto& kv : batch) batch_shapes[kv.first] = kv.second.shape();
+      if (!predictor) {
+        predictor = std::make_unique<Predictor>(calib_symbol, fg.args, fg.aux, batch_shapes, popt);
+      } else if (batch_shapes != bound) {
+        predictor = std::make_unique<Predictor>(predictor->Reshape(batch_shapes));
+      }
+      bound = batch_shapes;
+      for (const auto& kv : batch) predictor->SetInput(kv.first, kv.second);
+      predictor->Forward();
+      auto collect = [&](const std::string& name, const NDArray& values) {
+        try {
+          calibrators.at(name).Collect(values.fdata(), values.Size());
+        } catch (const Error& e) {
+          throw Error("calibration of '" + name + "': " + e.what());
+        }
+      };
+      for (const auto& name : input_names) collect(name, predictor->Input(name));
+      for (size_t k = 0; k < entry_names.size(); ++k) collect(entry_names[k], predictor->Output(k));
+      const auto& any = batch.begin()->second;
+      result.calib_examples += any.shape().ndim() ? size_t(any.shape()[0]) : 1;
+    }
+    const bool unsigned_allowed = dtype != "int8";
+    for (auto& kv : calibrators) result.calib_ranges[kv.first] = kv.second.Range(unsigned_allowed);
+    for (const auto& kv : calib_key) {
+      Node* node = kv.first;
+      const CalibRange r = result.calib_ranges.at(kv.second);
+      node->attrs.dict["min_calib_range"] = RangeText(r.min);
+      node->attrs.dict["max_calib_range"] = RangeText(r.max);
+      node->attrs.op->ParseAttrs(&node->attrs);
+    }
+  }
+
+  result.symbol = Symbol::FromEntries(heads);
+  // Parameters: the offline int8 ones, then every float array the new graph still reads.
+  for (const std::string& name : offline_params) {
+    const NDArray& w = fg.args.at(name);
+    if (w.dtype() != DType::kFloat32)
+      throw TypeError("parameter '" + name + "' is " + DTypeName(w.dtype()) + "; quantizing needs float32");
+    const float* x = w.fdata();
+    const auto [lo, hi] = quant::MinMax(x, int64_t(w.Size()));
+    const float range = quant::MaxAbs(lo, hi);
+    NDArray q(w.shape(), DType::kInt8);
+    int8_t* out = q.data<int8_t>();
+    const float scale = range == 0.f ? 0.f : 127.0f / range;
+    for (size_t i = 0; i < size_t(w.Size()); ++i) out[i] = quant::SaturateRound<int8_t>(x[i] * scale);
+    result.args[name + "_quantize"] = q;
+    result.args[name + "_quantize_min"] = NDArray(TShape({1}), std::vector<float>{-range});
+    result.args[name + "_quantize_max"] = NDArray(TShape({1}), std::vector<float>{range});
+  }
+  for (const std::string& name : result.symbol.ListArguments())
+    if (!result.args.count(name) && fg.args.count(name)) result.args[name] = fg.args.at(name);
+  for (const std::string& name : result.symbol.ListAuxiliaryStates())
+    if (fg.aux.count(name)) result.aux[name] = fg.aux.at(name);
+  return result;
+}
+
+}  // namespace symbind

@@ -1,0 +1,308 @@
+// Post-training quantization (predict/quantize.h): the graph MXNet 1.9.1's quantize_model writes,
+// its int8 parameters against their definition, and int8 results against float32 ones.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include <symbind/core/error.h>
+#include <symbind/core/graph.h>
+#include <symbind/io/checkpoint.h>
+#include <symbind/io/mnist.h>
+#include <symbind/predict/predictor.h>
+#include <symbind/predict/quantize.h>
+
+#include "../model_test_util.h"
+#include "../test_io_util.h"
+
+using namespace symbind;
+using symbind::test::GaussianModel;
+using symbind::test::SharedModel;
+
+namespace {
+
+Symbol Conv(const Symbol& x, int filters, const std::string& name, const std::string& kernel = "(3,3)",
+            const std::string& pad = "(1,1)") {
+  return OpBuilder("Convolution").SetParam("kernel", kernel).SetParam("pad", pad).SetParam("num_filter", filters)
+      .SetInput("data", x).CreateSymbol(name);
+}
+Symbol Act(const Symbol& x, const std::string& type, const std::string& name) {
+  return OpBuilder("Activation").SetParam("act_type", type).SetInput("data", x).CreateSymbol(name);
+}
+
+// Op of each node by name, and a node's input names, in the quantized graph.
+struct GraphView {
+  std::map<std::string, std::string> op;
+  std::map<std::string, std::vector<std::string>> inputs;
+  explicit GraphView(const Symbol& s) {
+    const Graph g(s);
+    for (const auto& info : g.nodes()) {
+      const Node& n = *info.node;
+      op[n.name()] = n.is_variable() ? "null" : n.attrs.op->name;
+      for (const auto& in : n.inputs) inputs[n.name()].push_back(in.node->name());
+    }
+  }
+  bool has(const std::string& name) const { return op.count(name) > 0; }
+};
+
+const QuantizeNote& Note(const QuantizedModel& q, const std::string& node) {
+  for (const auto& n : q.report)
+    if (n.node == node) return n;
+  FAIL("no report line for " << node);
+  throw std::logic_error("unreachable");
+}
+
+std::vector<NDArray> Run(const Symbol& s, const std::map<std::string, NDArray>& args,
+                         const std::map<std::string, NDArray>& aux, const NDArray& data) {
+  Predictor p(s, args, aux, {{"data", data.shape()}});
+  p.SetInput("data", data);
+  p.Forward();
+  std::vector<NDArray> out;
+  for (const auto& o : p.Outputs()) out.push_back(o.Copy());
+  return out;
+}
+
+float MaxAbsDiff(const NDArray& a, const NDArray& b) {
+  REQUIRE(a.shape() == b.shape());
+  float m = 0;
+  for (int64_t i = 0; i < a.Size(); ++i) m = std::max(m, std::fabs(a.fdata()[i] - b.fdata()[i]));
+  return m;
+}
+float MaxAbs(const NDArray& a) {
+  float m = 0;
+  for (int64_t i = 0; i < a.Size(); ++i) m = std::max(m, std::fabs(a.fdata()[i]));
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("quantize: MXNet's graph form, offline int8 weights and calibrated ranges", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  Symbol h = Act(Conv(x, 8, "conv1"), "relu", "relu1");
+  h = OpBuilder("Pooling").SetParam("kernel", "(2,2)").SetParam("stride", "(2,2)").SetParam("pool_type", "max")
+          .SetInput("data", h).CreateSymbol("pool1");
+  h = OpBuilder("Flatten").SetInput("data", h).CreateSymbol("flatten");
+  h = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", h).CreateSymbol("fc1");
+  Symbol net = OpBuilder("SoftmaxOutput").SetInput("data", h).CreateSymbol("softmax");
+  const TShape shape({16, 3, 8, 8});
+  const SharedModel m = GaussianModel(net, shape);
+  const NDArray data = symbind::test::RandomArray(shape, 3);
+  std::vector<std::map<std::string, NDArray>> calib;  // enough values for the 8001-bin histograms
+  for (uint64_t s = 0; s < 4; ++s) calib.push_back({{"data", symbind::test::RandomArray(shape, 10 + s)}});
+
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, QuantizeOptions{});
+  const GraphView v(q.symbol);
+  CHECK(v.op.at("data_quantize") == "_contrib_quantize_v2");
+  CHECK(v.op.at("quantized_conv1") == "_contrib_quantized_conv");
+  CHECK(v.inputs.at("quantized_conv1") ==
+        std::vector<std::string>{"data_quantize", "conv1_weight_quantize", "conv1_bias_quantize", "data_quantize",
+                                 "data_quantize", "conv1_weight_quantize_min", "conv1_weight_quantize_max",
+                                 "conv1_bias_quantize_min", "conv1_bias_quantize_max"});
+  CHECK(v.op.at("requantize_conv1") == "_contrib_requantize");
+  CHECK(v.op.at("quantized_relu1") == "_contrib_quantized_act");
+  CHECK(v.op.at("quantized_pool1") == "_contrib_quantized_pooling");
+  CHECK(v.op.at("quantized_flatten") == "_contrib_quantized_flatten");
+  CHECK(v.op.at("quantized_fc1") == "_contrib_quantized_fully_connected");
+  CHECK(v.op.at("requantize_fc1") == "_contrib_requantize");
+  CHECK(v.op.at("fc1_dequantize") == "_contrib_dequantize");
+  CHECK(v.op.at("softmax") == "SoftmaxOutput");
+  CHECK(v.inputs.at("softmax")[0] == "fc1_dequantize");
+  CHECK_FALSE(v.has("conv1_weight"));
+  CHECK(Note(q, "softmax").reason == "no int8 form");
+  CHECK(Note(q, "pool1").quantized);
+
+  // Parameters: the float weights are gone; int8 levels round(w * 127 / R) with R = max |w|.
+  CHECK_FALSE(q.args.count("conv1_weight"));
+  for (const std::string name : {"conv1_weight", "conv1_bias", "fc1_weight", "fc1_bias"}) {
+    INFO(name);
+    const NDArray& w = m.params.at(name);
+    const NDArray& levels = q.args.at(name + "_quantize");
+    REQUIRE(levels.dtype() == DType::kInt8);
+    REQUIRE(levels.shape() == w.shape());
+    const float r = MaxAbs(w);
+    CHECK(q.args.at(name + "_quantize_min").fdata()[0] == -r);
+    CHECK(q.args.at(name + "_quantize_max").fdata()[0] == r);
+    int64_t off = 0;
+    for (int64_t i = 0; i < w.Size(); ++i)
+      off += levels.data<int8_t>()[i] != std::nearbyint(w.fdata()[i] * (127.0f / r));
+    CHECK(off == 0);
+  }
+
+  // Calibrated ranges on the quantize and requantize nodes, from the float tensors they stand for.
+  const Graph g(q.symbol);
+  for (const auto& info : g.nodes()) {
+    const Node& n = *info.node;
+    if (n.is_variable()) continue;
+    const std::string& op = n.attrs.op->name;
+    if (op != "_contrib_quantize_v2" && op != "_contrib_requantize") continue;
+    INFO(n.name());
+    const std::string tensor = n.name() == "data_quantize" ? "data" : n.name().substr(11) + "_output";
+    REQUIRE(q.calib_ranges.count(tensor));
+    const CalibRange r = q.calib_ranges.at(tensor);
+    CHECK(std::stof(n.attrs.dict.at("min_calib_range")) == r.min);
+    CHECK(std::stof(n.attrs.dict.at("max_calib_range")) == r.max);
+    CHECK(r.max > 0);
+  }
+  CHECK(q.calib_examples == 64);
+
+  // Saved and loaded back, the model computes what the in-memory one does, bit for bit.
+  const std::string prefix = symbind_test::TempPath("quantized-form");
+  SaveCheckpoint(prefix, 0, q.symbol, q.args, q.aux);
+  Symbol loaded;
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpoint(prefix, 0, &loaded, &args, &aux);
+  CHECK(args.at("fc1_weight_quantize").dtype() == DType::kInt8);
+  const auto a = Run(q.symbol, q.args, q.aux, data), b = Run(loaded, args, aux, data);
+  CHECK(MaxAbsDiff(a[0], b[0]) == 0.0f);
+  // And it is near the float32 model (probabilities of a 5-way softmax).
+  CHECK(MaxAbsDiff(a[0], Run(net, m.params, m.aux, data)[0]) < 0.05f);
+}
+
+TEST_CASE("quantize: BatchNorm folded, Dropout removed, smart and full modes, exclusions", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  Symbol h = Conv(x, 8, "conv0");
+  h = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", h).CreateSymbol("bn0");
+  h = Act(h, "relu", "relu0");
+  h = OpBuilder("Dropout").SetParam("p", 0.3).SetInput("data", h).CreateSymbol("drop0");
+  h = Act(Conv(h, 8, "conv1"), "relu", "relu1");
+  h = Act(h, "sigmoid", "sig");
+  h = OpBuilder("Flatten").SetInput("data", h).CreateSymbol("flatten");
+  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 6).SetInput("data", h).CreateSymbol("fc");
+  const TShape shape({2, 3, 6, 6});
+  const SharedModel m = GaussianModel(net, shape);
+  const NDArray data = symbind::test::RandomArray(shape, 5);
+
+  QuantizeOptions smart;
+  smart.calib_mode = CalibMode::kNaive;
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, {{{"data", data}}}, smart);
+  CHECK(q.removed == std::vector<std::string>{"bn0", "drop0"});
+  const GraphView v(q.symbol);
+  CHECK_FALSE(v.has("bn0"));
+  CHECK(v.has("conv0_weight_quantize"));  // the folded weight keeps the layer's parameter name
+  CHECK(v.inputs.at("quantized_conv1")[0] == "quantized_relu0");  // Dropout gone: int8 throughout
+  CHECK(Note(q, "sig").reason == "only relu has an int8 form among activations");
+  CHECK(Note(q, "relu1").reason == "not between quantized layers (smart mode)");
+  CHECK(Note(q, "flatten").reason == "not between quantized layers (smart mode)");
+  CHECK(Note(q, "fc").quantized);
+  CHECK(v.op.at("conv1_dequantize") == "_contrib_dequantize");
+  CHECK(v.op.at("flatten_output_quantize") == "_contrib_quantize_v2");
+  // Naive ranges: the float tensors' min and max.
+  CHECK(q.calib_ranges.at("flatten_output").max <= 1.0f);  // after a sigmoid
+  CHECK(q.calib_ranges.at("flatten_output").min >= 0.0f);
+
+  const NDArray want = Run(net, m.params, m.aux, data)[0];
+  CHECK(MaxAbsDiff(Run(q.symbol, q.args, q.aux, data)[0], want) < 0.03f * MaxAbs(want));
+
+  QuantizeOptions full = smart;
+  full.quantize_mode = "full";
+  full.excluded_nodes = {"conv1"};
+  const QuantizedModel f = QuantizeModel(net, m.params, m.aux, {{{"data", data}}}, full);
+  CHECK(Note(f, "conv1").reason == "excluded by name");
+  CHECK(Note(f, "relu1").quantized);  // full mode: every supported operator
+  CHECK(Note(f, "flatten").quantized);
+  CHECK(GraphView(f.symbol).op.at("conv1") == "Convolution");
+  CHECK(f.args.count("conv1_weight"));
+  CHECK(MaxAbsDiff(Run(f.symbol, f.args, f.aux, data)[0], want) < 0.03f * MaxAbs(want));
+
+  QuantizeOptions bad = smart;
+  bad.excluded_nodes = {"conv9"};
+  CHECK_THROWS_WITH(QuantizeModel(net, m.params, m.aux, {{{"data", data}}}, bad),
+                    Catch::Contains("excluded nodes not in the graph: conv9"));
+  bad = smart;
+  bad.excluded_ops = {"Convolutoin"};
+  CHECK_THROWS_WITH(QuantizeModel(net, m.params, m.aux, {{{"data", data}}}, bad),
+                    Catch::Contains("operators that do not exist: Convolutoin"));
+  bad = smart;
+  bad.quantized_dtype = "int4";
+  CHECK_THROWS_AS(QuantizeModel(net, m.params, m.aux, {{{"data", data}}}, bad), ParamError);
+  CHECK_THROWS_WITH(QuantizeModel(net, m.params, m.aux, {}, smart), Catch::Contains("needs calibration batches"));
+  CHECK_THROWS_WITH(QuantizeModel(net, m.params, m.aux, {{{"pixels", data}}}, smart),
+                    Catch::Contains("give no input 'data'"));
+
+  // Without calibration the ranges come at run time, and the results stay close.
+  QuantizeOptions none;
+  none.calib_mode = CalibMode::kNone;
+  const QuantizedModel n = QuantizeModel(net, m.params, m.aux, {}, none);
+  CHECK(n.calib_ranges.empty());
+  CHECK(MaxAbsDiff(Run(n.symbol, n.args, n.aux, data)[0], want) < 0.03f * MaxAbs(want));
+}
+
+TEST_CASE("quantize: residual adds, concat and global pooling stay int8, uint8 where ranges allow", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  Symbol a = Act(Conv(x, 8, "conv_a"), "relu", "relu_a");
+  Symbol b = Conv(a, 8, "conv_b");
+  Symbol sum = OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", b).CreateSymbol("add");
+  Symbol r = Act(sum, "relu", "relu_sum");
+  Symbol c = Act(Conv(a, 4, "conv_c", "(1,1)", "(0,0)"), "relu", "relu_c");
+  Symbol cat = OpBuilder("Concat").SetParam("num_args", 2).SetParam("dim", 1).PushInput(r).PushInput(c)
+                   .CreateSymbol("cat");
+  Symbol pool = OpBuilder("Pooling").SetParam("kernel", "(1,1)").SetParam("global_pool", true)
+                    .SetParam("pool_type", "avg").SetInput("data", cat).CreateSymbol("gap");
+  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 7).SetInput("data", pool).CreateSymbol("fc");
+  const TShape shape({3, 3, 8, 8});
+  const SharedModel m = GaussianModel(net, shape);
+  std::vector<std::map<std::string, NDArray>> calib;
+  for (uint64_t s = 0; s < 3; ++s) calib.push_back({{"data", symbind::test::RandomArray(shape, 20 + s)}});
+  const NDArray data = symbind::test::RandomArray(shape, 99);
+  const NDArray want = Run(net, m.params, m.aux, data)[0];
+
+  for (const std::string dtype : {"int8", "auto"}) {
+    INFO(dtype);
+    QuantizeOptions o;
+    o.quantized_dtype = dtype;
+    const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+    const GraphView v(q.symbol);
+    CHECK(v.op.at("quantized_add") == "_contrib_quantized_elemwise_add");
+    CHECK(v.op.at("requantize_add") == "_contrib_requantize");
+    CHECK(v.op.at("quantized_cat") == "_contrib_quantized_concat");
+    CHECK(v.op.at("quantized_gap") == "_contrib_quantized_pooling");
+    for (const auto& note : q.report) CHECK(note.quantized);
+    CHECK(q.calib_examples == 9);
+    CHECK(GraphView(q.symbol).op.at("requantize_conv_c") == "_contrib_requantize");
+    const Graph g(q.symbol);
+    for (const auto& info : g.nodes())
+      if (!info.node->is_variable() && info.node->attrs.dict.count("out_type"))
+        CHECK(info.node->attrs.dict.at("out_type") == dtype);
+    CHECK(MaxAbsDiff(Run(q.symbol, q.args, q.aux, data)[0], want) < 0.05f * MaxAbs(want));
+  }
+}
+
+TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", "[quantize][mnist]") {
+  if (!std::ifstream(DefaultFashionMNISTDir() + "/t10k-images-idx3-ubyte.gz")) {
+    WARN("Fashion-MNIST not found at " << DefaultFashionMNISTDir() << " (Debian package dataset-fashion-mnist); skipped");
+    return;
+  }
+  Symbol lenet;
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpoint(std::string(SYMBIND_SOURCE_DIR) + "/models/lenet-fashion-mnist/lenet", 8, &lenet, &args, &aux);
+  const MNISTData train = LoadFashionMNIST(true), test = LoadFashionMNIST(false);
+  auto images = [](const MNISTData& d, int64_t from, int64_t count) {
+    NDArray out(TShape({count, 1, 28, 28}));
+    std::copy(d.images.fdata() + from * 784, d.images.fdata() + (from + count) * 784, out.fdata());
+    return out;
+  };
+  std::vector<std::map<std::string, NDArray>> calib;
+  for (int64_t i = 0; i < 4; ++i) calib.push_back({{"data", images(train, i * 64, 64)}});
+  const QuantizedModel q = QuantizeModel(lenet, args, aux, calib, QuantizeOptions{});
+  CHECK(q.calib_examples == 256);
+#ifdef SYMBIND_SANITIZER_BUILD
+  const int64_t n = 1000;  // the int8 kernels run unvectorised under the sanitizers
+#else
+  const int64_t n = 10000;
+#endif
+  const NDArray x = images(test, 0, n);
+  auto accuracy = [&](const Symbol& s, const std::map<std::string, NDArray>& a, const std::map<std::string, NDArray>& x_aux) {
+    const NDArray prob = Run(s, a, x_aux, x)[0];
+    int64_t right = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* row = prob.fdata() + i * 10;
+      right += std::max_element(row, row + 10) - row == int64_t(test.labels.fdata()[i]);
+    }
+    return double(right) / double(n);
+  };
+  const double fp32 = accuracy(lenet, args, aux), int8 = accuracy(q.symbol, q.args, q.aux);
+  INFO("float32 " << fp32 << ", int8 " << int8);
+  CHECK(fp32 > 0.89);
+  CHECK(std::fabs(int8 - fp32) <= 0.005);
+}
