@@ -169,6 +169,10 @@ struct Op {
   // ["one", {}]). Composing the op stores it as the "__init__" attribute of a variable given
   // for that input that has none, as MXNet does; MXNet's Python initializers read it.
   std::map<std::string, std::string> input_initializers;
+  // For ops whose MXNet form lists aux states among its arguments (_sg_mkldnn_conv: the
+  // BatchNorm statistics before the sum input): the position in MXNet's input list of each
+  // input here (arguments, then aux states). Symbol files are read and written in MXNet's order.
+  std::function<std::vector<size_t>(const NodeAttrs&)> file_input_order;
 
   Op& describe(std::string d) { description = std::move(d); return *this; }
   Op& add_alias(const std::string& alias);
@@ -227,6 +231,10 @@ struct Op {
   Op& set_forward_inplace(bool v = true) { forward_inplace = v; return *this; }
   Op& set_strided_output(std::function<bool(const NodeAttrs&)> f) {
     strided_output = std::move(f);
+    return *this;
+  }
+  Op& set_file_input_order(std::function<std::vector<size_t>(const NodeAttrs&)> f) {
+    file_input_order = std::move(f);
     return *this;
   }
   Op& set_join_axis(std::function<int(const NodeAttrs&, int ndim)> f) {

@@ -124,6 +124,8 @@ void ApplyHiddenKeys(KwArgs* dict, bool is_variable, std::vector<HiddenForInput>
   *dict = std::move(out);
 }
 
+constexpr const char* kSubgraphsKey = "subgraphs";
+
 GraphNodeRecord NodeRecord(const json& jn, size_t i) {
   if (!jn.is_object()) Fail(StrCat("node ", i, " is not an object"));
   if (!jn.contains("op") || !jn["op"].is_string())
@@ -134,8 +136,12 @@ GraphNodeRecord NodeRecord(const json& jn, size_t i) {
   r.op = jn["op"].get<std::string>();
   r.name = jn["name"].get<std::string>();
   const std::string where = NodeWhere(i, r.name);
-  if (jn.contains("subgraphs") && !jn["subgraphs"].empty())
-    Fail(where + ": subgraphs are not supported");
+  // A nested graph (MXNet's oneDNN subgraph ops) travels as the node's parameter "subgraphs",
+  // its JSON text, which the op parses; ops without such a parameter refuse it.
+  if (jn.contains("subgraphs") && !jn["subgraphs"].empty()) {
+    if (!jn["subgraphs"].is_array()) Fail(where + ": \"subgraphs\" must be an array");
+    r.attrs[kSubgraphsKey] = jn["subgraphs"].dump();
+  }
   for (const char* field : {"param", "attr", "attrs"}) {
     if (!jn.contains(field)) continue;
     const json& a = jn[field];
@@ -234,6 +240,12 @@ void SymbolAssembler::AddNode(const GraphNodeRecord& r) {
     Fail(StrCat(where, " (", op->name, ") has ", node->inputs.size(), " inputs but the operator ",
                 "takes ", names.size(), " (", JoinNames(names), ")"));
   }
+  if (op->file_input_order) {  // the file lists the inputs in MXNet's order
+    const std::vector<size_t> order = op->file_input_order(node->attrs);
+    std::vector<NodeEntry> ours(order.size());
+    for (size_t k = 0; k < order.size(); ++k) ours[k] = node->inputs.at(order[k]);
+    node->inputs = std::move(ours);
+  }
   if (version_ < kInitializerVersion) SetDefaultInitializers(node.get());
   for (auto& h : for_inputs) {
     auto it = std::find(names.begin(), names.begin() + static_cast<long>(num_args), h.input);
@@ -302,11 +314,25 @@ std::string SaveSymbolJSON(const Symbol& symbol, bool numpy_shape_semantics) {
     jn["op"] = n.is_variable() ? std::string("null") : n.attrs.op->name;
     jn["name"] = n.name();
     json attrs = json::object();
-    for (auto& kv : n.attrs.dict) attrs[kv.first] = kv.second;
+    for (auto& kv : n.attrs.dict) {
+      if (kv.first == kSubgraphsKey) {
+        jn["subgraphs"] = json::parse(kv.second, nullptr, /*allow_exceptions=*/false);
+        continue;
+      }
+      attrs[kv.first] = kv.second;
+    }
     for (auto& kv : n.user_attrs) attrs[kv.first] = kv.second;
     if (!attrs.empty()) jn["attrs"] = attrs;
     json inputs = json::array();
-    for (auto& e : g.node(i).inputs) inputs.push_back(EntryJSON(e));
+    const auto& ins = g.node(i).inputs;
+    if (!n.is_variable() && n.attrs.op->file_input_order) {  // written in MXNet's order
+      const std::vector<size_t> order = n.attrs.op->file_input_order(n.attrs);
+      std::vector<json> in_file(ins.size());
+      for (size_t k = 0; k < ins.size(); ++k) in_file.at(order.at(k)) = EntryJSON(ins[k]);
+      inputs = in_file;
+    } else {
+      for (auto& e : ins) inputs.push_back(EntryJSON(e));
+    }
     jn["inputs"] = inputs;
     nodes.push_back(jn);
   }

@@ -6,32 +6,12 @@
 #include <set>
 
 #include <symbind/core/graph.h>
+#include <symbind/core/parsed_param.h>
 #include <symbind/core/param.h>
 
 namespace symbind {
 
 namespace {
-// A parameter's value as the node's op parsed it: the text given, else the default from the op's
-// schema, so that a rewrite never repeats an op's default. A name the op lacks is a bug in the
-// rewrite, not in the model.
-std::string ParsedText(const NodeAttrs& attrs, const std::string& key) {
-  const ParamField* field = attrs.parsed.schema ? attrs.parsed.schema->Find(key) : nullptr;
-  if (!field || !attrs.parsed.value)
-    throw Error(StrCat("graph rewrite: operator ", attrs.op ? attrs.op->name : std::string("(variable)"), " (node '",
-                       attrs.name, "') has no parameter '", key, "'"));
-  auto given = attrs.dict.find(key);  // the text the op parsed, exactly (a float's every digit)
-  return given != attrs.dict.end() ? given->second : field->Get(attrs.parsed.value.get());
-}
-template <typename T>
-T Parsed(const NodeAttrs& attrs, const std::string& key) {
-  const std::string text = ParsedText(attrs, key);
-  T value{};
-  if (!ParamValue<T>::Parse(text, &value))
-    throw Error(StrCat("graph rewrite: parameter '", key, "' of node '", attrs.name, "' reads back as '", text,
-                       "', which it cannot interpret"));
-  return value;
-}
-
 bool IsOp(const Node& n, const char* name) { return !n.is_variable() && n.attrs.op->name == name; }
 
 // How often each entry is read (by op inputs and as a head).
@@ -81,12 +61,12 @@ void Rewire(const Graph& g, const std::map<const Node*, NodeEntry>& replaced) {
 std::map<std::string, std::string> FusedActivationParams(const Node& act) {
   const bool leaky_relu = IsOp(act, "LeakyReLU");  // its act_type defaults to leaky
   if (IsOp(act, "clip"))
-    return {{"act_type", "clip"}, {"a_min", ParsedText(act.attrs, "a_min")}, {"a_max", ParsedText(act.attrs, "a_max")}};
+    return {{"act_type", "clip"}, {"a_min", ParsedParamText(act.attrs, "a_min")}, {"a_max", ParsedParamText(act.attrs, "a_max")}};
   const bool activation = IsOp(act, "Activation");
   if (!activation && !leaky_relu) return {};
-  const std::string type = Parsed<std::string>(act.attrs, "act_type");
+  const std::string type = ParsedParam<std::string>(act.attrs, "act_type");
   if (activation && type == "relu") return {{"act_type", "relu"}};
-  if (leaky_relu && type == "leaky") return {{"act_type", "leaky"}, {"slope", ParsedText(act.attrs, "slope")}};
+  if (leaky_relu && type == "leaky") return {{"act_type", "leaky"}, {"slope", ParsedParamText(act.attrs, "slope")}};
   if (leaky_relu && type == "prelu") return {{"act_type", "prelu"}};
   return {};
 }
@@ -137,15 +117,15 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     const auto& bn = g.node(n);
     if (!IsOp(*bn.node, "BatchNorm") || bn.inputs.size() != 5) continue;
     const NodeAttrs& bn_attrs = bn.node->attrs;
-    if (Parsed<int>(bn_attrs, "axis") != 1) continue;
+    if (ParsedParam<int>(bn_attrs, "axis") != 1) continue;
     // A head keeps its node, so that the executor's outputs keep their names.
     if (heads.count(g.entry_id(n, 0)) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
     const Graph::EntryRef src = bn.inputs[0];
     const std::shared_ptr<Node>& producer = g.node(src.node_id).node;
     const bool conv = IsOp(*producer, "Convolution"), fc = IsOp(*producer, "FullyConnected");
     if (!(conv || fc) || src.index != 0 || uses[g.entry_id(src)] != 1) continue;
-    if (fc && !Parsed<bool>(producer->attrs, "flatten")) continue;  // channels would not be axis 1
-    const bool has_bias = !Parsed<bool>(producer->attrs, "no_bias");
+    if (fc && !ParsedParam<bool>(producer->attrs, "flatten")) continue;  // channels would not be axis 1
+    const bool has_bias = !ParsedParam<bool>(producer->attrs, "no_bias");
     const NDArray* weight = OwnVariable(g, uses, src.node_id, 1, args);
     const NDArray* bias = has_bias ? OwnVariable(g, uses, src.node_id, 2, args) : nullptr;
     const NDArray *gamma = Given(g, n, 1, args), *beta = Given(g, n, 2, args);
@@ -161,8 +141,8 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     if (names.count(weight_name) || names.count(bias_name)) continue;
 
     // As the BatchNorm kernel computes it: scale = float(1/sqrt(var + eps)) * gamma.
-    const double eps = Parsed<double>(bn_attrs, "eps");
-    const bool fix_gamma = Parsed<bool>(bn_attrs, "fix_gamma");
+    const double eps = ParsedParam<double>(bn_attrs, "eps");
+    const bool fix_gamma = ParsedParam<bool>(bn_attrs, "fix_gamma");
     NDArray folded_weight = weight->Copy();
     NDArray folded_bias(TShape({channels}));
     const int64_t per_channel = int64_t(weight->Size()) / channels;
@@ -229,7 +209,7 @@ std::vector<std::string> FuseActivationsPass(RewriteState* state) {
       // prelu: one slope per filter, a given array (gamma (1,) or (N, C) stays unfused).
       const NDArray* gamma = prelu && act.inputs.size() == 2 ? Given(g, n, 1, args) : nullptr;
       if (prelu && (!gamma || gamma->shape().ndim() != 1 ||
-                    gamma->Size() != Parsed<int64_t>(producer->attrs, "num_filter")))
+                    gamma->Size() != ParsedParam<int64_t>(producer->attrs, "num_filter")))
         continue;
       fused_op = &fused_conv;
     } else if (IsOp(*producer, "BatchNorm") && !prelu) {
@@ -261,9 +241,9 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   const bool fused = IsOp(n, "_fused_conv_act");
   if (!fused && !IsOp(n, "Convolution")) return false;
   const NodeAttrs& a = n.attrs;
-  const TShape kernel = Parsed<TShape>(a, "kernel"), stride = Parsed<TShape>(a, "stride");
-  const TShape pad = Parsed<TShape>(a, "pad"), dilate = Parsed<TShape>(a, "dilate");
-  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || Parsed<bool>(a, "no_bias")) return false;
+  const TShape kernel = ParsedParam<TShape>(a, "kernel"), stride = ParsedParam<TShape>(a, "stride");
+  const TShape pad = ParsedParam<TShape>(a, "pad"), dilate = ParsedParam<TShape>(a, "dilate");
+  if (kernel.ndim() != 2 || kernel[0] != kernel[1] || ParsedParam<bool>(a, "no_bias")) return false;
   // The one value of a tuple equal in both dims (`fallback` when not given), or -1.
   auto square = [](const TShape& t, int64_t fallback) -> int64_t {
     if (t.ndim() <= 0) return fallback;  // not given
@@ -273,14 +253,14 @@ bool SquareConvWithBias(const Node& n, Conv2D* c) {
   c->pad = square(pad, 0);
   if (c->stride < 0 || c->pad < 0 || square(dilate, 1) != 1) return false;
   c->kernel = kernel[0];
-  c->filters = Parsed<int64_t>(a, "num_filter");
-  c->groups = Parsed<int64_t>(a, "num_group");
+  c->filters = ParsedParam<int64_t>(a, "num_filter");
+  c->groups = ParsedParam<int64_t>(a, "num_group");
   if (fused) {
-    c->act = Parsed<std::string>(a, "act_type");
+    c->act = ParsedParam<std::string>(a, "act_type");
     if (c->act != "relu" && c->act != "clip" && c->act != "leaky" && c->act != "prelu") return false;
-    c->lo = ParsedText(a, "a_min");
-    c->hi = ParsedText(a, "a_max");
-    c->slope = ParsedText(a, "slope");
+    c->lo = ParsedParamText(a, "a_min");
+    c->hi = ParsedParamText(a, "a_max");
+    c->slope = ParsedParamText(a, "slope");
   }
   // data, weight, bias and prelu's gamma: no residual, no second output.
   return n.inputs.size() == (c->prelu() ? 4u : 3u);
@@ -371,8 +351,8 @@ void FuseBatchNormsOfSums(RewriteState* state, std::vector<std::string>* fused_n
         bn.inputs[0].index != 0)
       continue;
     const std::shared_ptr<Node>& sum = g.node(bn.inputs[0].node_id).node;
-    if (!IsOp(*sum, "_fused_conv_act") || Parsed<std::string>(sum->attrs, "residual") == "none" ||
-        Parsed<bool>(sum->attrs, "normalize") || Parsed<int>(bn.node->attrs, "axis") != 1)
+    if (!IsOp(*sum, "_fused_conv_act") || ParsedParam<std::string>(sum->attrs, "residual") == "none" ||
+        ParsedParam<bool>(sum->attrs, "normalize") || ParsedParam<int>(bn.node->attrs, "axis") != 1)
       continue;
     const uint32_t y = g.entry_id(n, 0);
     if (heads.count(y) || uses[g.entry_id(n, 1)] != 0 || uses[g.entry_id(n, 2)] != 0) continue;
@@ -382,7 +362,7 @@ void FuseBatchNormsOfSums(RewriteState* state, std::vector<std::string>* fused_n
     attrs.dict["normalize"] = "True";
     // The BatchNorm's values as it parsed them; the activation's only a fused one has.
     for (const char* key : {"eps", "fix_gamma", "act_type", "a_min", "a_max", "slope"})
-      if (b.parsed.schema && b.parsed.schema->Find(key)) attrs.dict[std::string("norm_") + key] = ParsedText(b, key);
+      if (b.parsed.schema && b.parsed.schema->Find(key)) attrs.dict[std::string("norm_") + key] = ParsedParamText(b, key);
     fused_op.ParseAttrs(&attrs);
     for (size_t i = 1; i < 5; ++i) sum->inputs.push_back(bn.node->inputs[i]);  // gamma, beta; the moving statistics
     replaced[bn.node.get()] = NodeEntry{sum, 1};

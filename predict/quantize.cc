@@ -267,11 +267,16 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
   std::map<uint32_t, std::shared_ptr<Node>> dequantize_of;         // quantized node -> its dequantize node
   std::map<Node*, std::string> calib_key;                          // calibrated node -> float tensor
   std::set<std::string> offline_params;
+  // A dequantize that gives a graph output takes the quantized node's own name, so the output
+  // keeps its name ("conv4_2_output"; MXNet names it "<node>_dequantize" and the output changes).
+  std::set<uint32_t> head_nodes;
+  for (const auto& h : g.heads()) head_nodes.insert(h.node_id);
   auto dequantized = [&](uint32_t producer) {
     auto it = dequantize_of.find(producer);
     if (it != dequantize_of.end()) return NodeEntry{it->second, 0};
     const auto& q = mirror[producer];
-    auto d = MakeOpNode("_contrib_dequantize", g.node(producer).node->name() + "_dequantize", {},
+    const std::string& name = g.node(producer).node->name();
+    auto d = MakeOpNode("_contrib_dequantize", head_nodes.count(producer) ? name : name + "_dequantize", {},
                         {NodeEntry{q, 0}, NodeEntry{q, 1}, NodeEntry{q, 2}});
     dequantize_of[producer] = d;
     return NodeEntry{d, 0};

@@ -17,7 +17,8 @@
 //   quantized layers (upstream of one and downstream of one).
 // - A float tensor entering a quantized node passes through _contrib_quantize_v2
 //   "<tensor>_quantize" (out_type = quantized_dtype); a quantized tensor leaving to a float node or
-//   a head through _contrib_dequantize "<node>_dequantize".
+//   a head through _contrib_dequantize "<node>_dequantize" (for a head: "<node>", so that the
+//   model's outputs keep their names).
 // - Weights and biases of quantized layers become int8 parameters "<name>_quantize" with
 //   "<name>_quantize_min" / "_max" = -R / R (R: the largest magnitude; levels round(x * 127 / R),
 //   as MXNet's offline _contrib_quantize); the float arrays they replace are dropped.

@@ -1,7 +1,6 @@
 // _contrib_quantized_conv: Convolution on int8 or uint8 data and int8 weights, with int32 sums
 // (docs/quantization.md).
-#include <symbind/core/scratch.h>
-#include <symbind/ops/kernels/gemm_int8.h>
+#include <symbind/ops/kernels/conv_int8.h>
 #include <symbind/ops/nn/convolution_param.h>
 #include <symbind/ops/quantization/quantization_util.h>
 
@@ -13,24 +12,6 @@ using conv::ConvolutionParam;
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   InferWithFloatShapes(conv::InferShapeConv<ConvolutionParam>, attrs, attrs.param<ConvolutionParam>().no_bias ? 2 : 3,
                        in, out);
-}
-
-// Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
-// sums of the group's filters times them.
-template <typename T>
-void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c, int64_t groups,
-              const conv::ConvGeom& g) {
-  const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
-  const bool pointwise = g.is_pointwise();
-  ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
-  T* columns = reinterpret_cast<T*>(buffer.data());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t grp = 0; grp < groups; ++grp) {
-      const T* image = x + (n * in_c + grp * gc) * g.in_size();
-      if (!pointwise) conv::Im2Col(image, g, 0, gc, columns);
-      GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, pointwise ? image : columns, pixels,
-               y + (n * out_c + grp * gf) * pixels, pixels);
-    }
 }
 
 void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,

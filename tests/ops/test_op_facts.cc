@@ -101,6 +101,9 @@ TEST_CASE("argument docs name inputs their op has", "[ops][facts]") {
     if (op->argument_docs.empty()) continue;
     ++documented;
     const OpInputList inputs = ListOpInputs(*op);
+    // The subgraph ops' inputs come from their nested graph, which no default gives:
+    // tests/ops/subgraph checks their docs against the inputs of real nested graphs.
+    if (inputs.all_names.empty() && inputs.error.find("needs the nested graph") != std::string::npos) continue;
     for (auto& [input, doc] : op->argument_docs) {
       INFO(op->name << " documents '" << input << "'; " << inputs.error);
       CHECK(!doc.empty());

@@ -257,6 +257,8 @@ TEST_CASE("quantize: residual adds, concat and global pooling stay int8, uint8 w
     CHECK(v.op.at("requantize_add") == "_contrib_requantize");
     CHECK(v.op.at("quantized_cat") == "_contrib_quantized_concat");
     CHECK(v.op.at("quantized_gap") == "_contrib_quantized_pooling");
+    CHECK(v.op.at("fc") == "_contrib_dequantize");  // the output keeps its name
+    CHECK(q.symbol.ListOutputs() == net.ListOutputs());
     for (const auto& note : q.report) CHECK(note.quantized);
     CHECK(q.calib_examples == 9);
     CHECK(GraphView(q.symbol).op.at("requantize_conv_c") == "_contrib_requantize");

@@ -1,0 +1,31 @@
+// Int8 convolution as exact int32 sums (NCHW data of int8 or uint8, int8 weights): the columns
+// of each image (im2col, zeros on the padding), then GemmInt8 per group. Shared by
+// _contrib_quantized_conv and the quantized _sg_mkldnn_conv.
+#pragma once
+#include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/gemm_int8.h>
+#include <symbind/ops/kernels/im2col.h>
+
+namespace symbind {
+namespace quant {
+
+// Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
+// sums of the group's filters times them.
+template <typename T>
+inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
+                     int64_t groups, const conv::ConvGeom& g) {
+  const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
+  const bool pointwise = g.is_pointwise();
+  ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
+  T* columns = reinterpret_cast<T*>(buffer.data());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t grp = 0; grp < groups; ++grp) {
+      const T* image = x + (n * in_c + grp * gc) * g.in_size();
+      if (!pointwise) conv::Im2Col(image, g, 0, gc, columns);
+      GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, pointwise ? image : columns, pixels,
+               y + (n * out_c + grp * gf) * pixels, pixels);
+    }
+}
+
+}  // namespace quant
+}  // namespace symbind

@@ -1,0 +1,343 @@
+// _sg_mkldnn_conv: MXNet 1.9.1's oneDNN fused convolution (Convolution, then optionally
+// BatchNorm, an activation, a sum with another tensor and an activation after the sum), in float
+// or quantized, as its symbol files hold it (docs/quantization.md).
+#include <symbind/ops/kernels/conv_int8.h>
+#include <symbind/ops/nn/convolution_param.h>
+#include <symbind/ops/subgraph/sg_mkldnn_common.h>
+
+namespace symbind {
+namespace subgraph {
+namespace {
+
+using conv::ConvolutionParam;
+
+struct SgConvParam : quant::CalibRangeFields, Parameter<SgConvParam> {
+  bool with_bn, with_act, with_sum, with_postsum_act, quantized;
+  // From the nested graph:
+  NodeAttrs conv;        // the Convolution, with a bias whenever BatchNorm folds into it
+  bool conv_bias = false;  // the graph gives the Convolution a bias input
+  double bn_eps = 0;
+  bool fix_gamma = false;
+  PostOp act, postsum_act;
+
+  static void Declare(ParamDeclarer<SgConvParam>& d) {
+    d.field("with_bn", &SgConvParam::with_bn).set_default(false).describe("A BatchNorm follows the convolution.");
+    d.field("with_act", &SgConvParam::with_act).set_default(false)
+        .describe("An activation follows (the BatchNorm or) the convolution, before any sum.");
+    d.field("with_sum", &SgConvParam::with_sum).set_default(false).describe("Input 'sum' is added to the result.");
+    d.field("with_postsum_act", &SgConvParam::with_postsum_act).set_default(false)
+        .describe("An activation follows the sum.");
+    d.field("quantized", &SgConvParam::quantized).set_default(false)
+        .describe("int8/uint8 data; the float weights are quantized per output channel.");
+    quant::DeclareCalibRange(d, "give the quantized output int8 or uint8 levels of that range (else int32 sums)");
+  }
+
+  static SgConvParam Parse(const KwArgs& kwargs) {
+    SgConvParam p = Parameter<SgConvParam>::Parse(
+        FlagsOf(kwargs, {{"with_relu", "with_act"}, {"with_postsum_relu", "with_postsum_act"}}));
+    const InnerGraph g = ParseInnerGraph(kwargs, "_sg_mkldnn_conv");
+    const InnerNode* c = g.Find({"Convolution"});
+    if (!c) throw ParamError("_sg_mkldnn_conv: the nested graph has no Convolution");
+    p.conv = c->attrs;
+    p.conv_bias = !p.conv.param<ConvolutionParam>().no_bias;
+    if (p.conv.param<ConvolutionParam>().kernel.ndim() != 2)
+      throw ParamError("_sg_mkldnn_conv: only 2-D convolutions are supported here");
+    const InnerNode* bn = g.Find({"BatchNorm"});
+    if (p.with_bn != (bn != nullptr))
+      throw ParamError(std::string("_sg_mkldnn_conv: with_bn is ") + (p.with_bn ? "true" : "false") +
+                       " but the nested graph " + (bn ? "has" : "has no") + " BatchNorm");
+    if (bn) {
+      p.bn_eps = ParsedParam<double>(bn->attrs, "eps");
+      p.fix_gamma = ParsedParam<bool>(bn->attrs, "fix_gamma");
+    }
+    if (p.with_bn || p.conv_bias) {  // the folded or given bias
+      p.conv.dict["no_bias"] = "False";
+      p.conv.op->ParseAttrs(&p.conv);
+    }
+    const InnerNode* sum = g.Find({"elemwise_add", "_plus", "_Plus", "add_n", "_add"});
+    if (p.with_sum != (sum != nullptr))
+      throw ParamError(std::string("_sg_mkldnn_conv: with_sum is ") + (p.with_sum ? "true" : "false") +
+                       " but the nested graph " + (sum ? "has" : "has no") + " sum");
+    for (const InnerNode& n : g.nodes) {
+      if (&n == c || &n == bn || &n == sum) continue;
+      const bool after_sum = sum && g.Producer(n) == sum;
+      (after_sum ? p.postsum_act : p.act) = PostOp::FromNode(n);
+    }
+    if (p.with_act != bool(p.act) || p.with_postsum_act != bool(p.postsum_act))
+      throw ParamError("_sg_mkldnn_conv: with_act / with_postsum_act do not match the activations of the nested graph");
+    return p;
+  }
+
+  // oneDNN's output type: uint8 when the last activation never gives negative values.
+  bool uint8_output() const { return with_sum ? postsum_act.NonNegative() : act.NonNegative(); }
+};
+
+// Input positions, ours: data, weight, [bias], [gamma, beta], [sum], [data_min, data_max],
+// [sum_min, sum_max], then the aux states [mean, var]. MXNet lists mean and var after beta.
+struct Slots {
+  size_t bias = 0, gamma = 0, sum = 0, data_min = 0, sum_min = 0, mean = 0, count = 0;
+  std::vector<std::string> names, aux;
+  explicit Slots(const SgConvParam& p) {
+    names = {"data", "weight"};
+    if (p.conv_bias) names.push_back("bias");
+    if (p.with_bn) {
+      gamma = names.size();
+      names.insert(names.end(), {"gamma", "beta"});
+    }
+    if (p.with_sum) {
+      sum = names.size();
+      names.push_back("sum");
+    }
+    if (p.quantized) {
+      data_min = names.size();
+      names.insert(names.end(), {"data_min", "data_max"});
+      if (p.with_sum) {
+        sum_min = names.size();
+        names.insert(names.end(), {"sum_min", "sum_max"});
+      }
+    }
+    bias = p.conv_bias ? 2 : 0;
+    mean = names.size();
+    if (p.with_bn) aux = {"mean", "var"};
+    count = names.size() + aux.size();
+  }
+  // MXNet's position of each of our inputs.
+  std::vector<size_t> FileOrder(const SgConvParam& p) const {
+    std::vector<size_t> order(count);
+    for (size_t k = 0; k < count; ++k) order[k] = k;
+    if (!p.with_bn) return order;
+    for (size_t k = gamma + 2; k < mean; ++k) order[k] = k + 2;  // after mean and var in MXNet's list
+    order[mean] = gamma + 2;
+    order[mean + 1] = gamma + 3;
+    return order;
+  }
+};
+
+void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+  const auto& p = attrs.param<SgConvParam>();
+  const Slots s(p);
+  std::vector<TShape> conv_in = {(*in)[0], (*in)[1]};
+  if (!p.conv.param<ConvolutionParam>().no_bias) conv_in.push_back(p.conv_bias ? (*in)[2] : TShape());
+  std::vector<TShape> conv_out = {(*out)[0]};
+  conv::InferShapeConv<ConvolutionParam>(p.conv, &conv_in, &conv_out);
+  ShapeAssignCheck(in, 0, conv_in[0]);
+  ShapeAssignCheck(in, 1, conv_in[1]);
+  if (p.conv_bias) ShapeAssignCheck(in, 2, conv_in[2]);
+  ShapeAssignCheck(out, 0, conv_out[0]);
+  const TShape channels({p.conv.param<ConvolutionParam>().num_filter});
+  if (p.with_bn)
+    for (size_t k : {s.gamma, s.gamma + 1, s.mean, s.mean + 1}) ShapeAssignCheck(in, k, channels);
+  if (p.with_sum) {
+    ShapeAssignCheck(in, s.sum, (*out)[0]);
+    ShapeAssignCheck(out, 0, (*in)[s.sum]);
+  }
+  if (p.quantized) {
+    for (size_t k = s.data_min; k < s.data_min + (p.with_sum ? 4 : 2); ++k) ShapeAssignCheck(in, k, quant::RangeShape());
+    for (size_t k = 1; k < out->size(); ++k) ShapeAssignCheck(out, k, quant::RangeShape());
+  }
+}
+
+void InferType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
+  const auto& p = attrs.param<SgConvParam>();
+  const Slots s(p);
+  const int f32 = static_cast<int>(DType::kFloat32);
+  for (size_t k = 0; k < in->size(); ++k) {
+    if (k == 0 || (p.with_sum && k == s.sum)) continue;
+    TypeAssignCheck(in, k, f32);  // weights, BatchNorm statistics, ranges
+  }
+  if (!p.quantized) {
+    TypeAssignCheck(in, 0, f32);
+    if (p.with_sum) TypeAssignCheck(in, s.sum, f32);
+    TypeAssignCheck(out, 0, f32);
+    return;
+  }
+  quant::CheckQuantizedType((*in)[0], "input 'data' of a quantized _sg_mkldnn_conv");
+  if (p.with_sum) quant::CheckQuantizedType((*in)[s.sum], "input 'sum' of a quantized _sg_mkldnn_conv");
+  const DType o = !p.calibrated() ? DType::kInt32 : p.uint8_output() ? DType::kUint8 : DType::kInt8;
+  TypeAssignCheck(out, 0, static_cast<int>(o));
+  for (size_t k = 1; k < out->size(); ++k) TypeAssignCheck(out, k, f32);
+}
+
+// The weight and bias with the BatchNorm folded in (MXNet's UpdateConvWeightBias), float.
+void FoldedWeights(const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in, NDArray* w, NDArray* b) {
+  const NDArray& weight = in[1];
+  const int64_t channels = weight.shape()[0], per = weight.Size() / channels;
+  *w = weight.Copy();
+  *b = NDArray(TShape({channels}));
+  float* bias = b->fdata();
+  for (int64_t c = 0; c < channels; ++c) bias[c] = p.conv_bias ? in[s.bias].fdata()[c] : 0.0f;
+  if (!p.with_bn) return;
+  const float *gamma = in[s.gamma].fdata(), *beta = in[s.gamma + 1].fdata();
+  const float *mean = in[s.mean].fdata(), *var = in[s.mean + 1].fdata();
+  float* wf = w->fdata();
+  for (int64_t c = 0; c < channels; ++c) {
+    const float alpha = (p.fix_gamma ? 1.0f : gamma[c]) / std::sqrt(var[c] + static_cast<float>(p.bn_eps));
+    for (int64_t i = 0; i < per; ++i) wf[c * per + i] *= alpha;
+    bias[c] = beta[c] + alpha * (bias[c] - mean[c]);
+  }
+}
+
+void ForwardFloat(const OpContext& ctx, const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
+                  const std::vector<NDArray>& out) {
+  NDArray w, b;
+  FoldedWeights(p, s, in, &w, &b);
+  static const Op& convolution = OpRegistry::Global().Get("Convolution");
+  OpContext plain = ctx;
+  plain.state = nullptr;
+  plain.output_image_stride = 0;
+  const bool biased = !p.conv.param<ConvolutionParam>().no_bias;
+  convolution.forward(plain, p.conv, biased ? std::vector<NDArray>{in[0], w, b} : std::vector<NDArray>{in[0], w},
+                      {OpReq::kWrite}, {out[0]});
+  float* y = out[0].fdata();
+  const float* sum = p.with_sum ? in[s.sum].fdata() : nullptr;
+  ParallelFor(out[0].Size(), 4096, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      float v = p.act(y[i]);
+      if (sum) v = p.postsum_act(v + sum[i]);
+      y[i] = v;
+    }
+  });
+}
+
+void ForwardQuantized(const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  const auto& cp = p.conv.param<ConvolutionParam>();
+  const NDArray& x = in[0];
+  const float d_min = quant::RangeValue(in[s.data_min]), d_max = quant::RangeValue(in[s.data_min + 1]);
+  if (d_min < 0 && x.dtype() == DType::kUint8)
+    throw Error("quantized _sg_mkldnn_conv: uint8 data with a negative data_min (" + std::to_string(d_min) + ")");
+  const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
+  NDArray w, b;
+  FoldedWeights(p, s, in, &w, &b);
+  const int64_t channels = w.shape()[0], per = w.Size() / channels;
+  const bool has_bias = p.with_bn || p.conv_bias;
+  const std::vector<float> scales =
+      WeightScales(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, data_scale, p.calibrated());
+  std::vector<int8_t> w8(static_cast<size_t>(w.Size()));
+  std::vector<int32_t> b32(static_cast<size_t>(channels));
+  QuantizeWeights(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, scales, data_scale, w8.data(), b32.data());
+
+  const TShape& d = x.shape();
+  const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), cp.kernel, cp.stride, cp.dilate, cp.pad);
+  NDArray sums(out[0].shape(), DType::kInt32);
+  quant::WithQuantizedType(x.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    quant::ConvInt8(x.data<T>(), w8.data(), sums.data<int32_t>(), d[0], d[1], cp.num_filter, cp.num_group, g);
+  });
+  const int32_t* acc = sums.data<int32_t>();
+  const int64_t pixels = g.out_size(), planes = d[0] * channels;
+
+  float sum_in_scale = 0;
+  if (p.with_sum)
+    sum_in_scale = quant::QuantizeScale(in[s.sum].dtype(), quant::RangeValue(in[s.sum_min]), quant::RangeValue(in[s.sum_min + 1]));
+  auto sum_at = [&](int64_t i) -> float {
+    if (in[s.sum].dtype() == DType::kInt8) return in[s.sum].data<int8_t>()[i];
+    return in[s.sum].data<uint8_t>()[i];
+  };
+
+  if (p.calibrated()) {
+    // Levels of the calibrated output range: oneDNN's output scales per channel, then the post-ops
+    // on the scaled value (a clip without a sum is left to the output type's saturation, as
+    // MXNet removes that post-op), then saturate and round.
+    const DType type = p.uint8_output() ? DType::kUint8 : DType::kInt8;
+    const float out_scale = quant::QuantizeScale(type, *p.min_calib_range, *p.max_calib_range);
+    const float sum_scale = p.with_sum ? out_scale / sum_in_scale : 0.0f;
+    PostOp act = p.act;
+    if (act.kind == PostOp::kClip) {
+      if (p.with_sum) {
+        act.alpha *= out_scale;
+        act.beta *= out_scale;
+      } else {
+        act.kind = PostOp::kNone;
+      }
+    }
+    ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t c = q % channels;
+        const float requant = out_scale / data_scale / scales[static_cast<size_t>(c)];
+        for (int64_t i = q * pixels; i < (q + 1) * pixels; ++i) {
+          float v = act(requant * static_cast<float>(acc[i] + b32[static_cast<size_t>(c)]));
+          if (p.with_sum) v = p.postsum_act(v + sum_scale * sum_at(i));
+          if (type == DType::kUint8) out[0].data<uint8_t>()[i] = quant::SaturateRound<uint8_t>(v);
+          else out[0].data<int8_t>()[i] = quant::SaturateRound<int8_t>(v);
+        }
+      }
+    });
+    quant::SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
+    return;
+  }
+  // Uncalibrated: int32 sums with the bias and post-ops on the raw values (one weight scale over
+  // the tensor); the range is MXNet's product range of the data and the folded weight.
+  const float ws = scales[0];
+  const float sum_scale = p.with_sum ? data_scale * ws / sum_in_scale : 0.0f;
+  const bool exact = !p.with_sum && (p.act.kind == PostOp::kNone || p.act.kind == PostOp::kRelu);
+  int32_t* y = out[0].data<int32_t>();
+  ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int32_t bias = b32[static_cast<size_t>(q % channels)];
+      for (int64_t i = q * pixels; i < (q + 1) * pixels; ++i) {
+        const int64_t a = int64_t(acc[i]) + bias;
+        if (exact) {
+          const int64_t v = p.act.kind == PostOp::kRelu ? std::max<int64_t>(a, 0) : a;
+          y[i] = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX));
+          continue;
+        }
+        float v = p.act.kind == PostOp::kClip ? float(a) : p.act(float(a));
+        if (p.with_sum) v = p.postsum_act(v + sum_scale * sum_at(i));
+        y[i] = quant::SaturateRound<int32_t>(v);
+      }
+    }
+  });
+  const auto [w_lo, w_hi] = quant::MinMax(w.fdata(), w.Size());
+  const float range = quant::ProductRange(quant::MaxAbs(w_lo, w_hi), quant::MaxAbs(d_min, d_max), x.dtype() == DType::kUint8);
+  quant::SetRange(out[1], out[2], -range, range);
+}
+
+void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
+             const std::vector<NDArray>& out) {
+  const auto& p = attrs.param<SgConvParam>();
+  const Slots s(p);
+  if (p.quantized) ForwardQuantized(p, s, in, out);
+  else ForwardFloat(ctx, p, s, in, out);
+}
+
+}  // namespace
+}  // namespace subgraph
+
+SYMBIND_REGISTER_OP(_sg_mkldnn_conv)
+    .describe(R"(MXNet's oneDNN fused convolution, as MXNet 1.9.1's symbol files hold it: the
+parameter "subgraphs" is the nested float graph (Convolution, then optionally BatchNorm, an
+activation, elemwise_add of input 'sum', an activation after the sum), whose nodes give the
+parameters. The BatchNorm folds into the weight and bias (W * gamma / sqrt(var + eps)). Quantized:
+int8 or uint8 data with its range; the folded float weights quantized per output channel
+(127.5 / max|w_c|); int32 sums; with min_calib_range / max_calib_range, int8 output (uint8 when
+the last activation is never negative) at that range, else int32 sums with MXNet's product range.)")
+    .set_params<subgraph::SgConvParam>()
+    .set_arguments([](const NodeAttrs& a) { return subgraph::Slots(a.param<subgraph::SgConvParam>()).names; })
+    .set_aux_states([](const NodeAttrs& a) { return subgraph::Slots(a.param<subgraph::SgConvParam>()).aux; })
+    .set_file_input_order([](const NodeAttrs& a) {
+      const auto& p = a.param<subgraph::SgConvParam>();
+      return subgraph::Slots(p).FileOrder(p);
+    })
+    .add_argument_doc("data", "Input data: float32, or int8 / uint8 when quantized.")
+    .add_argument_doc("weight", "Convolution weight (float32).")
+    .add_argument_doc("bias", "Convolution bias (float32); absent when the inner Convolution has no_bias.")
+    .add_argument_doc("gamma", "BatchNorm gamma (with_bn).")
+    .add_argument_doc("beta", "BatchNorm beta (with_bn).")
+    .add_argument_doc("sum", "The tensor added after the convolution (with_sum): float32, or int8 / uint8 when quantized.")
+    .add_argument_doc("data_min", "Minimum of the data's range (quantized).")
+    .add_argument_doc("data_max", "Maximum of the data's range (quantized).")
+    .add_argument_doc("sum_min", "Minimum of the sum's range (quantized, with_sum).")
+    .add_argument_doc("sum_max", "Maximum of the sum's range (quantized, with_sum).")
+    .add_argument_doc("mean", "BatchNorm moving mean (with_bn; MXNet lists it after beta).")
+    .add_argument_doc("var", "BatchNorm moving variance (with_bn; MXNet lists it after mean).")
+    .set_outputs([](const NodeAttrs& a) {
+      if (a.param<subgraph::SgConvParam>().quantized) return std::vector<std::string>{"output", "output_min", "output_max"};
+      return std::vector<std::string>{"output"};
+    })
+    .set_infer_shape(subgraph::InferShape)
+    .set_infer_type(subgraph::InferType)
+    .set_dtype_generic()
+    .set_forward(subgraph::Forward);
+
+}  // namespace symbind

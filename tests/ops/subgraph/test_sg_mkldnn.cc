@@ -1,0 +1,382 @@
+// MXNet's oneDNN subgraph operators (_sg_mkldnn_conv, _sg_mkldnn_fully_connected), from nested
+// graphs written as MXNet 1.9.1's symbol files hold them: float against the unfused float ops,
+// quantized against references of docs/quantization.md's formulas (direct loops, int64 sums).
+#include <cmath>
+#include <set>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <symbind/core/error.h>
+#include <symbind/io/symbol_json.h>
+#include <symbind/predict/predictor.h>
+
+#include "../quantization/quant_test_util.h"
+
+using namespace symbind;
+using namespace symbind::test;
+using json = nlohmann::json;
+
+namespace {
+
+// A nested graph in MXNet's JSON form: variables and operators in order, each operator reading
+// the previous operator (or, for `reads`, the named earlier nodes).
+struct Inner {
+  json nodes = json::array();
+  int Var(const std::string& name) {
+    nodes.push_back({{"op", "null"}, {"name", name}, {"inputs", json::array()}});
+    return int(nodes.size()) - 1;
+  }
+  int Op(const std::string& op, const std::string& name, const json& attrs, const std::vector<int>& reads) {
+    json inputs = json::array();
+    for (int r : reads) inputs.push_back({r, 0, 0});
+    nodes.push_back({{"op", op}, {"name", name}, {"attrs", attrs}, {"inputs", inputs}});
+    return int(nodes.size()) - 1;
+  }
+  std::string Text() const {
+    json g = {{"nodes", nodes}, {"arg_nodes", json::array()}, {"heads", json::array({json::array({nodes.size() - 1, 0, 0})})}};
+    return json::array({g}).dump();
+  }
+};
+
+constexpr int kC = 4, kF = 6, kH = 7, kW = 7;
+
+// Convolution(3x3, pad 1, bias) -> BatchNorm -> relu [-> + sum -> relu], as the oneDNN conv
+// property nests it.
+std::string ConvGraph(bool with_sum) {
+  Inner g;
+  const int data = g.Var("data0"), w = g.Var("conv0_weight0"), b = g.Var("conv0_bias0");
+  const int conv = g.Op("Convolution", "conv0", {{"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"num_filter", std::to_string(kF)}},
+                        {data, w, b});
+  const int gamma = g.Var("bn0_gamma0"), beta = g.Var("bn0_beta0"), mean = g.Var("bn0_moving_mean0"),
+            var = g.Var("bn0_moving_var0");
+  const int bn = g.Op("BatchNorm", "bn0", {{"eps", "0.001"}, {"fix_gamma", "False"}}, {conv, gamma, beta, mean, var});
+  int last = g.Op("Activation", "relu0", {{"act_type", "relu"}}, {bn});
+  if (with_sum) {
+    const int sum = g.Var("sum0");
+    last = g.Op("elemwise_add", "add0", json::object(), {last, sum});
+    g.Op("Activation", "relu1", {{"act_type", "relu"}}, {last});
+  }
+  return g.Text();
+}
+
+struct ConvArrays {
+  NDArray data, weight, bias, gamma, beta, mean, var, sum;
+};
+ConvArrays MakeConvArrays() {
+  ConvArrays a;
+  a.data = RandomArray(TShape({2, kC, kH, kW}), 1);
+  a.weight = RandomArray(TShape({kF, kC, 3, 3}), 2, -0.5f, 0.5f);
+  a.bias = RandomArray(TShape({kF}), 3, -0.2f, 0.2f);
+  a.gamma = RandomArray(TShape({kF}), 4, 0.5f, 1.5f);
+  a.beta = RandomArray(TShape({kF}), 5, -0.3f, 0.3f);
+  a.mean = RandomArray(TShape({kF}), 6, -0.2f, 0.2f);
+  a.var = RandomArray(TShape({kF}), 7, 0.5f, 1.5f);
+  a.sum = RandomArray(TShape({2, kF, kH, kW}), 8);
+  return a;
+}
+
+// BatchNorm folded into the weight and bias, as the subgraph op documents it.
+void Fold(const ConvArrays& a, std::vector<float>* w, std::vector<float>* b) {
+  const int64_t per = kC * 9;
+  w->assign(a.weight.fdata(), a.weight.fdata() + a.weight.Size());
+  b->assign(kF, 0.f);
+  for (int c = 0; c < kF; ++c) {
+    const float alpha = a.gamma.fdata()[c] / std::sqrt(a.var.fdata()[c] + 0.001f);
+    for (int64_t i = 0; i < per; ++i) (*w)[size_t(c * per + i)] *= alpha;
+    (*b)[size_t(c)] = a.beta.fdata()[c] + alpha * (a.bias.fdata()[c] - a.mean.fdata()[c]);
+  }
+}
+
+// Direct 3x3 / pad 1 convolution of int levels into int64 sums.
+template <typename X>
+std::vector<int64_t> DirectConvSums(const X* x, const std::vector<int8_t>& w8) {
+  std::vector<int64_t> out(size_t(2 * kF * kH * kW), 0);
+  for (int n = 0; n < 2; ++n)
+    for (int f = 0; f < kF; ++f)
+      for (int y = 0; y < kH; ++y)
+        for (int xx = 0; xx < kW; ++xx) {
+          int64_t s = 0;
+          for (int c = 0; c < kC; ++c)
+            for (int ky = 0; ky < 3; ++ky)
+              for (int kx = 0; kx < 3; ++kx) {
+                const int iy = y + ky - 1, ix = xx + kx - 1;
+                if (iy < 0 || iy >= kH || ix < 0 || ix >= kW) continue;
+                s += int64_t(w8[size_t(((f * kC + c) * 3 + ky) * 3 + kx)]) * x[((n * kC + c) * kH + iy) * kW + ix];
+              }
+          out[size_t(((n * kF + f) * kH + y) * kW + xx)] = s;
+        }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("_sg_mkldnn_conv float: Convolution + BatchNorm + relu + sum + relu equal the unfused ops", "[ops][subgraph]") {
+  const ConvArrays a = MakeConvArrays();
+  for (bool with_sum : {false, true}) {
+    INFO("with_sum " << with_sum);
+    KwArgs params = {{"with_bn", "true"}, {"with_act", "true"}, {"subgraphs", ConvGraph(with_sum)}};
+    std::map<std::string, NDArray> in = {{"data", a.data}, {"weight", a.weight}, {"bias", a.bias}, {"gamma", a.gamma},
+                                         {"beta", a.beta}, {"mean", a.mean}, {"var", a.var}};
+    if (with_sum) {
+      params["with_sum"] = "true";
+      params["with_postsum_act"] = "true";
+      in["sum"] = a.sum;
+    }
+    const NDArray got = RunForward("_sg_mkldnn_conv", params, in);
+    NDArray want = RunForward("Convolution", {{"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"num_filter", std::to_string(kF)}},
+                              {{"data", a.data}, {"weight", a.weight}, {"bias", a.bias}});
+    want = RunForward("BatchNorm", {{"eps", "0.001"}, {"fix_gamma", "False"}},
+                      {{"data", want}, {"gamma", a.gamma}, {"beta", a.beta}, {"moving_mean", a.mean}, {"moving_var", a.var}});
+    for (int64_t i = 0; i < want.Size(); ++i) {
+      float v = std::max(want.fdata()[i], 0.f);
+      if (with_sum) v = std::max(v + a.sum.fdata()[i], 0.f);
+      want.fdata()[i] = v;
+    }
+    RequireClose(got, want, 1e-5f, 1e-5f);
+  }
+}
+
+TEST_CASE("_sg_mkldnn_conv quantized: per-channel int8 weights, exact sums, calibrated levels and sum fusion",
+          "[ops][subgraph][quantize]") {
+  const ConvArrays a = MakeConvArrays();
+  std::vector<float> w, b;
+  Fold(a, &w, &b);
+  const int64_t per = kC * 9;
+  const float d_range = 1.0f;  // the data's levels stand for x = q / 127.5
+  const float data_scale = 127.5f / d_range;
+  const NDArray q = RandomLevels(TShape({2, kC, kH, kW}), DType::kInt8, -128, 127, 9);
+  const NDArray sum_q = RandomLevels(TShape({2, kF, kH, kW}), DType::kUint8, 0, 255, 10);
+  const float sum_range = 4.0f;
+
+  auto weights = [&](bool per_channel, std::vector<float>* scales, std::vector<int8_t>* w8, std::vector<int64_t>* b32) {
+    float total = 0;
+    for (float v : w) total = std::max(total, std::fabs(v));
+    scales->clear();
+    w8->clear();
+    b32->clear();
+    for (int c = 0; c < kF; ++c) {
+      float r = 0;
+      for (int64_t i = 0; i < per; ++i) r = std::max(r, std::fabs(w[size_t(c * per + i)]));
+      const float s = 127.5f / (per_channel ? r : total);  // the biases here are far from 2^30 in sum units
+      scales->push_back(s);
+      for (int64_t i = 0; i < per; ++i) w8->push_back(int8_t(RoundClamp(w[size_t(c * per + i)] * s, -128, 127)));
+      b32->push_back(int64_t(std::nearbyint(b[size_t(c)] * data_scale * s)));
+    }
+  };
+  const std::map<std::string, NDArray> base = {{"data", q},         {"weight", a.weight}, {"bias", a.bias},
+                                               {"gamma", a.gamma},  {"beta", a.beta},     {"mean", a.mean},
+                                               {"var", a.var},      {"data_min", Range(-d_range)},
+                                               {"data_max", Range(d_range)}};
+
+  SECTION("uncalibrated: int32 sums plus the bias, relu, MXNet's product range") {
+    const auto outs = RunAll("_sg_mkldnn_conv", {{"with_bn", "true"}, {"with_act", "true"}, {"quantized", "true"},
+                                                 {"subgraphs", ConvGraph(false)}}, base);
+    REQUIRE(outs.size() == 3);
+    REQUIRE(outs[0].dtype() == DType::kInt32);
+    std::vector<float> scales;
+    std::vector<int8_t> w8;
+    std::vector<int64_t> b32;
+    weights(false, &scales, &w8, &b32);
+    const auto sums = DirectConvSums(q.data<int8_t>(), w8);
+    int64_t wrong = 0;
+    for (size_t i = 0; i < sums.size(); ++i) {
+      const int64_t want = std::max<int64_t>(sums[i] + b32[(i / (kH * kW)) % kF], 0);
+      wrong += outs[0].data<int32_t>()[i] != want;
+    }
+    CHECK(wrong == 0);
+    float total = 0;
+    for (float v : w) total = std::max(total, std::fabs(v));
+    const float range = (total / 127.0f) * (d_range / 127.0f) * 2147483648.0f;
+    CHECK(outs[2].fdata()[0] == Approx(range).epsilon(1e-6));
+    CHECK(outs[1].fdata()[0] == -outs[2].fdata()[0]);
+  }
+
+  SECTION("calibrated, with a uint8 sum and relu after it: uint8 levels of the calibrated range") {
+    std::map<std::string, NDArray> in = base;
+    in["sum"] = sum_q;
+    in["sum_min"] = Range(0);
+    in["sum_max"] = Range(sum_range);
+    const float o_range = 12.0f;
+    const auto outs = RunAll("_sg_mkldnn_conv", {{"with_bn", "true"}, {"with_act", "true"}, {"with_sum", "true"},
+                                                 {"with_postsum_act", "true"}, {"quantized", "true"},
+                                                 {"min_calib_range", "0"}, {"max_calib_range", "12"},
+                                                 {"subgraphs", ConvGraph(true)}}, in);
+    REQUIRE(outs[0].dtype() == DType::kUint8);
+    CHECK(outs[1].fdata()[0] == 0.0f);
+    CHECK(outs[2].fdata()[0] == o_range);
+    std::vector<float> scales;
+    std::vector<int8_t> w8;
+    std::vector<int64_t> b32;
+    weights(true, &scales, &w8, &b32);
+    const auto sums = DirectConvSums(q.data<int8_t>(), w8);
+    const float out_scale = 255.5f / o_range, sum_scale = out_scale / (255.5f / sum_range);
+    int64_t wrong = 0;
+    double worst_float = 0;
+    const NDArray fused = RunForward("_sg_mkldnn_conv", {{"with_bn", "true"}, {"with_act", "true"}, {"with_sum", "true"},
+                                                         {"with_postsum_act", "true"}, {"subgraphs", ConvGraph(true)}},
+                                     {{"data", MapNaive(q, [&](double v) { return v / data_scale; })},
+                                      {"weight", a.weight}, {"bias", a.bias}, {"gamma", a.gamma}, {"beta", a.beta},
+                                      {"mean", a.mean}, {"var", a.var},
+                                      {"sum", MapNaive(sum_q, [&](double v) { return v * sum_range / 255.5; })}});
+    for (size_t i = 0; i < sums.size(); ++i) {
+      const int c = int((i / (kH * kW)) % kF);
+      const float requant = out_scale / data_scale / scales[size_t(c)];
+      float v = std::max(requant * float(sums[i] + b32[size_t(c)]), 0.0f);
+      v = std::max(v + sum_scale * float(sum_q.data<uint8_t>()[i]), 0.0f);
+      const uint8_t want = uint8_t(RoundClamp(v, 0, 255));
+      wrong += outs[0].data<uint8_t>()[i] != want;
+      // and the levels stand for the float fused result, to within the quantization steps
+      worst_float = std::max<double>(worst_float, std::fabs(outs[0].data<uint8_t>()[i] / out_scale -
+                                                    std::min(fused.fdata()[i], o_range)));
+    }
+    CHECK(wrong == 0);
+    CHECK(worst_float < 0.15);  // a few output levels of 0.047: the int8 weights' rounding over 36 products
+  }
+}
+
+TEST_CASE("_sg_mkldnn_conv reads and writes MXNet's symbol files: nested graph and input order", "[ops][subgraph][io]") {
+  // data, weight, bias, gamma, beta, mean, var, sum: mean and var among the arguments, as MXNet lists them.
+  json nodes = json::array();
+  for (const char* v : {"data", "conv0_weight", "conv0_bias", "bn0_gamma", "bn0_beta", "bn0_moving_mean", "bn0_moving_var", "res"})
+    nodes.push_back({{"op", "null"}, {"name", v}, {"inputs", json::array()}});
+  json inputs = json::array();
+  for (int i = 0; i < 8; ++i) inputs.push_back({i, 0, 0});
+  nodes.push_back({{"op", "_sg_mkldnn_conv"}, {"name", "sg_mkldnn_conv_bn_add_act_0"},
+                   {"attrs", {{"with_bn", "true"}, {"with_act", "true"}, {"with_sum", "true"}, {"with_postsum_act", "true"}}},
+                   {"subgraphs", json::parse(ConvGraph(true))}, {"inputs", inputs}});
+  const json file = {{"nodes", nodes}, {"arg_nodes", {0, 1, 2, 3, 4, 5, 6, 7}}, {"heads", {{8, 0, 0}}},
+                     {"attrs", {{"mxnet_version", {"int", 10901}}}}};
+  const Symbol s = LoadSymbolJSON(file.dump());
+  CHECK(s.ListArguments() == std::vector<std::string>{"data", "conv0_weight", "conv0_bias", "bn0_gamma", "bn0_beta", "res"});
+  CHECK(s.ListAuxiliaryStates() == std::vector<std::string>{"bn0_moving_mean", "bn0_moving_var"});
+
+  // Written back: the same nested graph and MXNet's input order.
+  const json again = json::parse(SaveSymbolJSON(s));
+  const json& node = again["nodes"][8];
+  CHECK(node["subgraphs"] == json::parse(ConvGraph(true)));
+  CHECK_FALSE(node["attrs"].contains("subgraphs"));
+  std::vector<std::string> read;
+  for (const auto& e : node["inputs"]) read.push_back(again["nodes"][e[0].get<size_t>()]["name"]);
+  CHECK(read == std::vector<std::string>{"data", "conv0_weight", "conv0_bias", "bn0_gamma", "bn0_beta",
+                                         "bn0_moving_mean", "bn0_moving_var", "res"});
+
+  // And it runs through the Predictor with the statistics as aux states, as MXNet's .params store them.
+  const ConvArrays a = MakeConvArrays();
+  Predictor p(s, {{"conv0_weight", a.weight}, {"conv0_bias", a.bias}, {"bn0_gamma", a.gamma}, {"bn0_beta", a.beta}},
+              {{"bn0_moving_mean", a.mean}, {"bn0_moving_var", a.var}},
+              {{"data", a.data.shape()}, {"res", a.sum.shape()}});
+  p.SetInput("data", a.data);
+  p.SetInput("res", a.sum);
+  p.Forward();
+  const NDArray direct = RunForward("_sg_mkldnn_conv", {{"with_bn", "true"}, {"with_act", "true"}, {"with_sum", "true"},
+                                                        {"with_postsum_act", "true"}, {"subgraphs", ConvGraph(true)}},
+                                    {{"data", a.data}, {"weight", a.weight}, {"bias", a.bias}, {"gamma", a.gamma},
+                                     {"beta", a.beta}, {"mean", a.mean}, {"var", a.var}, {"sum", a.sum}});
+  RequireClose(p.Output(0), direct, 0, 0);
+}
+
+TEST_CASE("_sg_mkldnn_fully_connected: float, tensor-wise int8 with float or calibrated output, channel-wise",
+          "[ops][subgraph][quantize]") {
+  Inner g;
+  const int x = g.Var("data0"), w = g.Var("fc_weight0"), b = g.Var("fc_bias0");
+  const int fc = g.Op("FullyConnected", "fc", {{"num_hidden", "5"}}, {x, w, b});
+  g.Op("Activation", "relu", {{"act_type", "relu"}}, {fc});
+  const std::string graph = g.Text();
+  const NDArray data = RandomArray(TShape({3, 8}), 21);
+  const NDArray weight = RandomArray(TShape({5, 8}), 22), bias = RandomArray(TShape({5}), 23, -0.5f, 0.5f);
+  NDArray want = RunForward("FullyConnected", {{"num_hidden", "5"}}, {{"data", data}, {"weight", weight}, {"bias", bias}});
+  for (int64_t i = 0; i < want.Size(); ++i) want.fdata()[i] = std::max(want.fdata()[i], 0.f);
+
+  const NDArray fp32 = RunForward("_sg_mkldnn_fully_connected", {{"with_eltwise", "true"}, {"subgraphs", graph}},
+                                  {{"data", data}, {"weight", weight}, {"bias", bias}});
+  RequireClose(fp32, want, 1e-6f, 1e-6f);
+
+  // Quantized as MXNet's flow stores it: int8 data at 127.5 / 1, int8 weight and bias at 127 / R.
+  auto levels = [](const NDArray& v, float scale) {
+    NDArray q(v.shape(), DType::kInt8);
+    for (int64_t i = 0; i < v.Size(); ++i) q.data<int8_t>()[i] = int8_t(RoundClamp(v.fdata()[i] * scale, -128, 127));
+    return q;
+  };
+  auto max_abs = [](const NDArray& v) {
+    float m = 0;
+    for (int64_t i = 0; i < v.Size(); ++i) m = std::max(m, std::fabs(v.fdata()[i]));
+    return m;
+  };
+  const float rw = max_abs(weight), rb = max_abs(bias);
+  const std::map<std::string, NDArray> in = {
+      {"data", levels(data, 127.5f)},       {"weight", levels(weight, 127.0f / rw)}, {"bias", levels(bias, 127.0f / rb)},
+      {"min_data", Range(-1)},              {"max_data", Range(1)},
+      {"min_weight", Range(-rw)},           {"max_weight", Range(rw)},
+      {"min_bias", Range(-rb)},             {"max_bias", Range(rb)}};
+  const NDArray as_float = RunForward("_sg_mkldnn_fully_connected",
+                                      {{"quantized", "True"}, {"enable_float_output", "True"}, {"with_eltwise", "True"},
+                                       {"subgraphs", graph}}, in);
+  REQUIRE(as_float.dtype() == DType::kFloat32);
+  RequireClose(as_float, want, 0.06f, 0.0f);  // 8 products of 1/127-steps
+  const auto calibrated = RunAll("_sg_mkldnn_fully_connected",
+                                 {{"quantized", "True"}, {"with_eltwise", "True"}, {"min_calib_range", "0"},
+                                  {"max_calib_range", "4"}, {"subgraphs", graph}}, in);
+  REQUIRE(calibrated[0].dtype() == DType::kUint8);
+  for (int64_t i = 0; i < want.Size(); ++i)
+    CHECK(std::fabs(calibrated[0].data<uint8_t>()[i] * 4.0f / 255.5f - std::min(want.fdata()[i], 4.0f)) < 0.07f);
+  const NDArray channel_wise = RunForward("_sg_mkldnn_fully_connected",
+                                          {{"quantized", "True"}, {"channel_wise_quantize", "True"},
+                                           {"enable_float_output", "True"}, {"with_eltwise", "True"}, {"subgraphs", graph}},
+                                          {{"data", levels(data, 127.5f)}, {"weight", weight}, {"bias", bias},
+                                           {"min_data", Range(-1)}, {"max_data", Range(1)}});
+  RequireClose(channel_wise, want, 0.06f, 0.0f);
+}
+
+TEST_CASE("subgraph ops: every documented input exists for some flags, and every input is documented",
+          "[ops][subgraph][facts]") {
+  Inner fc_graph;
+  const int x = fc_graph.Var("data0"), w = fc_graph.Var("w0"), b = fc_graph.Var("b0");
+  fc_graph.Op("FullyConnected", "fc", {{"num_hidden", "5"}}, {x, w, b});
+  struct Variant {
+    std::string op;
+    KwArgs params;
+  };
+  std::vector<Variant> variants;
+  for (const char* quantized : {"false", "true"}) {
+    variants.push_back({"_sg_mkldnn_conv", {{"with_bn", "true"}, {"with_act", "true"}, {"with_sum", "true"},
+                                            {"with_postsum_act", "true"}, {"quantized", quantized},
+                                            {"subgraphs", ConvGraph(true)}}});
+    variants.push_back({"_sg_mkldnn_fully_connected", {{"quantized", quantized}, {"subgraphs", fc_graph.Text()}}});
+  }
+  std::map<std::string, std::set<std::string>> seen;
+  for (const auto& v : variants) {
+    const Symbol s = Symbol::Create(v.op, "op", v.params, {});
+    for (const auto& names : {s.ListArguments(), s.ListAuxiliaryStates()})
+      for (const std::string& full : names) {
+        const std::string input = full.substr(3);
+        seen[v.op].insert(input);
+        INFO(v.op << " input " << input);
+        CHECK_FALSE(OpRegistry::Global().Get(v.op).ArgumentDoc(input).empty());
+      }
+  }
+  for (const auto& [op, inputs] : seen)
+    for (const auto& [input, doc] : OpRegistry::Global().Get(op).argument_docs) {
+      INFO(op << " documents " << input);
+      CHECK(inputs.count(input));
+    }
+}
+
+TEST_CASE("subgraph ops refuse a missing or inconsistent nested graph", "[ops][subgraph]") {
+  const std::map<std::string, NDArray> in = {{"data", RandomArray(TShape({1, kC, 5, 5}), 1)},
+                                             {"weight", RandomArray(TShape({kF, kC, 3, 3}), 2)}};
+  CHECK_THROWS_WITH(RunForward("_sg_mkldnn_conv", {}, in), Catch::Contains("needs the nested graph"));
+  CHECK_THROWS_WITH(RunForward("_sg_mkldnn_conv", {{"subgraphs", "[{"}}, in), Catch::Contains("is not valid JSON"));
+  CHECK_THROWS_WITH(RunForward("_sg_mkldnn_conv", {{"with_bn", "false"}, {"subgraphs", ConvGraph(false)}}, in),
+                    Catch::Contains("with_bn is false but the nested graph has BatchNorm"));
+  Inner g;
+  const int x = g.Var("data0");
+  g.Op("Pooling", "p", {{"kernel", "(2,2)"}}, {x});
+  CHECK_THROWS_WITH(RunForward("_sg_mkldnn_conv", {{"subgraphs", g.Text()}}, in),
+                    Catch::Contains("the nested graph has no Convolution"));
+  Inner u;
+  const int y = u.Var("data0");
+  u.Op("NoSuchOp", "p", json::object(), {y});
+  CHECK_THROWS_WITH(RunForward("_sg_mkldnn_fully_connected", {{"subgraphs", u.Text()}}, in),
+                    Catch::Contains("unknown operator 'NoSuchOp'"));
+}
