@@ -13,6 +13,7 @@
 
 #include <symbind/core/graph.h>
 #include <symbind/core/symbol.h>
+#include <symbind/predict/quantize.h>
 
 #include "c_api_common.h"
 
@@ -412,12 +413,41 @@ int MXGenAtomicSymbolFromSymbol(SymbolHandle sym_handle, SymbolHandle* out) {
     *out = box;
   });
 }
-int MXQuantizeSymbol(SymbolHandle sym_handle, SymbolHandle*, const int*, const uint32_t, const char**,
-                     const uint32_t, const char**, const uint32_t, const char**, const char*, const bool,
-                     const char*, const char*, uint32_t*, const char***) {
+// MXNet's QuantizeGraph pass (mx.contrib.quantization.quantize_model calls it, then calibrates
+// in Python and quantizes the parameters with _contrib_quantize): predict/quantize.h.
+int MXQuantizeSymbol(SymbolHandle sym_handle, SymbolHandle* ret_sym_handle, const int* dev_type,
+                     const uint32_t num_excluded_sym_names, const char** excluded_sym_names,
+                     const uint32_t num_excluded_op_names, const char** excluded_op_names, const uint32_t num_offline,
+                     const char** offline_params, const char* quantized_dtype, const bool,
+                     const char* quantize_mode, const char* quantize_granularity, uint32_t* out_num_calib_names,
+                     const char*** out_calib_names) {
   return Guarded(__func__, [&] {
-    SymbolOf(sym_handle, "sym_handle");
-    Unsupported("mx.contrib.quantization (MXQuantizeSymbol)");
+    const Symbol& sym = SymbolOf(sym_handle, "sym_handle");
+    NotNull(ret_sym_handle, "ret_sym_handle");
+    NotNull(out_num_calib_names, "out_num_calib_names");
+    NotNull(out_calib_names, "out_calib_names");
+    if (dev_type && *dev_type != 1)
+      throw Error(StrCat("MXQuantizeSymbol: device type ", *dev_type, " (symbind computes on the CPU, type 1)"));
+    auto names = [](uint32_t n, const char** list, const char* what) {
+      std::set<std::string> out;
+      if (n > 0) NotNull(list, what);
+      for (uint32_t i = 0; i < n; ++i) out.insert(NotNull(list[i], what));
+      return out;
+    };
+    QuantizeGraphOptions options;
+    options.excluded_nodes = names(num_excluded_sym_names, excluded_sym_names, "excluded_sym_names");
+    options.excluded_ops = names(num_excluded_op_names, excluded_op_names, "excluded_op_names");
+    options.offline_params = names(num_offline, offline_params, "offline_params");
+    options.quantized_dtype = NotNull(quantized_dtype, "quantized_dtype");
+    options.quantize_mode = NotNull(quantize_mode, "quantize_mode");
+    // The granularity decides only how _sg_mkldnn_fully_connected weights are quantized, and this
+    // pass makes no such node.
+    const std::string granularity = quantize_granularity ? quantize_granularity : "tensor-wise";
+    if (granularity != "tensor-wise" && granularity != "channel-wise")
+      throw ParamError("quantize_granularity '" + granularity + "' is none of: tensor-wise, channel-wise");
+    QuantizedGraph q = QuantizeGraph(sym, options);
+    *out_calib_names = StringsOut(q.calib_names, out_num_calib_names);
+    *ret_sym_handle = NewSymbol(q.symbol);
   });
 }
 int MXReducePrecisionSymbol(SymbolHandle sym_handle, SymbolHandle*, uint32_t, const int*, uint32_t, const int*,
@@ -429,11 +459,20 @@ int MXReducePrecisionSymbol(SymbolHandle sym_handle, SymbolHandle*, uint32_t, co
     Unsupported("automatic mixed precision (mx.contrib.amp)");
   });
 }
-int MXSetCalibTableToQuantizedSymbol(SymbolHandle qsym_handle, const uint32_t, const char**, const float*,
-                                     const float*, SymbolHandle*) {
+int MXSetCalibTableToQuantizedSymbol(SymbolHandle qsym_handle, const uint32_t num_layers, const char** layer_names,
+                                     const float* min_ranges, const float* max_ranges, SymbolHandle* ret_qsym_handle) {
   return Guarded(__func__, [&] {
-    SymbolOf(qsym_handle, "qsym_handle");
-    Unsupported("mx.contrib.quantization (MXSetCalibTableToQuantizedSymbol)");
+    const Symbol& qsym = SymbolOf(qsym_handle, "qsym_handle");
+    NotNull(ret_qsym_handle, "ret_qsym_handle");
+    std::map<std::string, CalibRange> table;
+    if (num_layers > 0) {
+      NotNull(layer_names, "layer_names");
+      NotNull(min_ranges, "min_ranges");
+      NotNull(max_ranges, "max_ranges");
+    }
+    for (uint32_t i = 0; i < num_layers; ++i)
+      table[NotNull(layer_names[i], "layer_names")] = CalibRange{min_ranges[i], max_ranges[i]};
+    *ret_qsym_handle = NewSymbol(SetCalibTable(qsym, table));
   });
 }
 int MXOptimizeForBackend(SymbolHandle sym_handle, const char* backend_name, const int, SymbolHandle*, const mx_uint,

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <symbind/ops/quantization/calibrate_entropy.h>
+
 namespace symbind {
 
 enum class CalibMode { kNone, kNaive, kEntropy };
@@ -25,16 +27,6 @@ const char* CalibModeName(CalibMode mode);
 struct CalibRange {
   float min = 0, max = 0;
 };
-
-// MXNet's calibrate_entropy: `hist` has an odd number of bins over [edges.front(),
-// edges.back()] (edges.size() == hist.size() + 1, symmetric about 0). For each candidate
-// window of 2i+1 central bins (i from num_quantized_bins / 2 to the last), the outliers are
-// folded into the window's end bins (p), the window is merged into num_quantized_bins bins and
-// spread back over its nonzero bins (q), both are smoothed (zeros become 1e-4), and the
-// Kullback-Leibler divergence of p from q is taken; the threshold is the right edge of the
-// first window of least divergence. Evaluated in float32, as MXNet does. Throws ParamError for
-// an even or empty histogram, edges of the wrong count, or fewer bins than num_quantized_bins.
-float OptimalThreshold(const std::vector<int64_t>& hist, const std::vector<float>& edges, int num_quantized_bins);
 
 // One tensor's values over the calibration batches.
 class TensorCalibrator {

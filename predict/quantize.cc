@@ -168,41 +168,14 @@ FloatGraph PrepareFloatGraph(const Symbol& symbol, const std::map<std::string, N
 
 }  // namespace
 
-QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, NDArray>& args,
-                             const std::map<std::string, NDArray>& aux,
-                             const std::vector<std::map<std::string, NDArray>>& calib_batches,
-                             const QuantizeOptions& options) {
+QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& options) {
   const std::string& dtype = options.quantized_dtype;
   if (dtype != "int8" && dtype != "uint8" && dtype != "auto")
     throw ParamError("quantized dtype '" + dtype + "' is none of: int8, uint8, auto");
   if (options.quantize_mode != "smart" && options.quantize_mode != "full")
     throw ParamError("quantize mode '" + options.quantize_mode + "' is none of: smart, full");
-  if (options.calib_mode != CalibMode::kNone && calib_batches.empty())
-    throw ParamError(std::string("calibration mode ") + CalibModeName(options.calib_mode) +
-                     " needs calibration batches (or use calibration mode none)");
-
-  FloatGraph fg = PrepareFloatGraph(symbol, args, aux, options);
-  const Graph g(fg.symbol);
+  const Graph g(symbol);
   const size_t num_nodes = g.num_nodes();
-
-  // Exclusions must name what the graph has (a typo would silently quantize the layer).
-  {
-    std::set<std::string> node_names, op_names;
-    for (const auto& info : g.nodes())
-      if (!info.node->is_variable()) {
-        node_names.insert(info.node->name());
-        op_names.insert(info.node->attrs.op->name);
-      }
-    std::vector<std::string> unknown;
-    for (const auto& n : options.excluded_nodes)
-      if (!node_names.count(n)) unknown.push_back(n);
-    if (!unknown.empty())
-      throw ParamError("excluded nodes not in the graph: " + JoinNames(unknown) +
-                       " (folded BatchNorm and removed Dropout nodes are gone too)");
-    for (const auto& n : options.excluded_ops)
-      if (!OpRegistry::Global().Find(n)) unknown.push_back(n);
-    if (!unknown.empty()) throw ParamError("excluded operators that do not exist: " + JoinNames(unknown));
-  }
 
   // Which nodes are quantized.
   std::vector<Decision> decision(num_nodes);
@@ -252,8 +225,7 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
   }
   auto quantized = [&](uint32_t id) { return decision[id].role != Role::kNone; };
 
-  QuantizedModel result;
-  result.removed = fg.removed;
+  QuantizedGraph result;
   for (uint32_t id = 0; id < num_nodes; ++id) {
     const Node& n = *g.node(id).node;
     if (n.is_variable()) continue;
@@ -265,8 +237,10 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
   std::map<uint32_t, std::shared_ptr<Node>> quantize_of;           // float entry -> its quantize node
   std::map<uint32_t, std::array<NodeEntry, 3>> offline_of;         // weight entry -> int8 variables
   std::map<uint32_t, std::shared_ptr<Node>> dequantize_of;         // quantized node -> its dequantize node
-  std::map<Node*, std::string> calib_key;                          // calibrated node -> float tensor
-  std::set<std::string> offline_params;
+  std::set<std::string> calib_seen;
+  auto add_calib_name = [&](const std::string& name) {
+    if (calib_seen.insert(name).second) result.calib_names.push_back(name);
+  };
   // A dequantize that gives a graph output takes the quantized node's own name, so the output
   // keeps its name ("conv4_2_output"; MXNet names it "<node>_dequantize" and the output changes).
   std::set<uint32_t> head_nodes;
@@ -303,14 +277,14 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
       }
       const uint32_t entry = g.entry_id(in);
       const Node& producer = *g.node(in.node_id).node;
-      if (producer.is_variable() && fg.args.count(producer.name())) {
+      if (producer.is_variable() && options.offline_params.count(producer.name())) {
         // A given parameter: quantized now, offline (MXNet's OfflineParams).
         auto it = offline_of.find(entry);
         if (it == offline_of.end()) {
           const std::string base = producer.name() + "_quantize";
           it = offline_of.emplace(entry, std::array<NodeEntry, 3>{VariableEntry(base), VariableEntry(base + "_min"),
                                                                   VariableEntry(base + "_max")}).first;
-          offline_params.insert(producer.name());
+          result.offline.insert(producer.name());
         }
         data.push_back(it->second[0]);
         ranges.push_back(it->second[1]);
@@ -322,7 +296,7 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
         const std::string tensor = EntryName(NodeEntry{g.node(in.node_id).node, in.index});
         auto qnode = MakeOpNode("_contrib_quantize_v2", tensor + "_quantize", {{"out_type", dtype}},
                                 {NodeEntry{mirror[in.node_id], in.index}});
-        calib_key[qnode.get()] = tensor;
+        add_calib_name(tensor);
         it = quantize_of.emplace(entry, qnode).first;
       }
       data.push_back({it->second, 0});
@@ -335,7 +309,7 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
     if (decision[id].role == Role::kMust || n.attrs.op->name == "elemwise_add") {
       auto requantize = MakeOpNode("_contrib_requantize", "requantize_" + n.name(), {{"out_type", dtype}},
                                    {NodeEntry{qnode, 0}, NodeEntry{qnode, 1}, NodeEntry{qnode, 2}});
-      calib_key[requantize.get()] = EntryName(NodeEntry{info.node, 0});
+      add_calib_name(EntryName(NodeEntry{info.node, 0}));
       mirror[id] = requantize;
     } else {
       mirror[id] = qnode;
@@ -345,15 +319,83 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
   for (const auto& h : g.heads())
     heads.push_back(quantized(h.node_id) ? dequantized(h.node_id) : NodeEntry{mirror[h.node_id], h.index});
 
+  result.symbol = Symbol::FromEntries(heads);
+  return result;
+}
+
+Symbol SetCalibTable(const Symbol& quantized, const std::map<std::string, CalibRange>& table) {
+  Symbol s = quantized.Copy();
+  const Graph g(s);
+  const std::string prefix = "quantized_";
+  for (const auto& info : g.nodes()) {
+    Node* n = info.node.get();
+    if (n->is_variable() || n->inputs.empty()) continue;
+    const std::string& op = n->attrs.op->name;
+    if (op != "_contrib_quantize_v2" && op != "_contrib_requantize") continue;
+    // The float tensor the node stands for: its input's name, "quantized_" dropped (a requantize
+    // reads quantized_conv1's output and stands for conv1_output).
+    const NodeEntry& in = n->inputs[0];
+    std::string name = EntryName(in);
+    if (!in.node->is_variable() && in.node->name().rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+    auto it = table.find(name);
+    if (it == table.end()) continue;
+    n->attrs.dict["min_calib_range"] = RangeText(it->second.min);
+    n->attrs.dict["max_calib_range"] = RangeText(it->second.max);
+    n->attrs.op->ParseAttrs(&n->attrs);
+  }
+  return s;
+}
+
+QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, NDArray>& args,
+                             const std::map<std::string, NDArray>& aux,
+                             const std::vector<std::map<std::string, NDArray>>& calib_batches,
+                             const QuantizeOptions& options) {
+  if (options.calib_mode != CalibMode::kNone && calib_batches.empty())
+    throw ParamError(std::string("calibration mode ") + CalibModeName(options.calib_mode) +
+                     " needs calibration batches (or use calibration mode none)");
+  FloatGraph fg = PrepareFloatGraph(symbol, args, aux, options);
+  const Graph fg_graph(fg.symbol);
+  const Graph& g = fg_graph;
+  const size_t num_nodes = g.num_nodes();
+
+  // Exclusions must name what the graph has (a typo would silently quantize the layer).
+  {
+    std::set<std::string> node_names, op_names;
+    for (const auto& info : g.nodes())
+      if (!info.node->is_variable()) {
+        node_names.insert(info.node->name());
+        op_names.insert(info.node->attrs.op->name);
+      }
+    std::vector<std::string> unknown;
+    for (const auto& n : options.excluded_nodes)
+      if (!node_names.count(n)) unknown.push_back(n);
+    if (!unknown.empty())
+      throw ParamError("excluded nodes not in the graph: " + JoinNames(unknown) +
+                       " (folded BatchNorm and removed Dropout nodes are gone too)");
+    for (const auto& n : options.excluded_ops)
+      if (!OpRegistry::Global().Find(n)) unknown.push_back(n);
+    if (!unknown.empty()) throw ParamError("excluded operators that do not exist: " + JoinNames(unknown));
+  }
+
+  QuantizeGraphOptions graph_options;
+  graph_options.quantized_dtype = options.quantized_dtype;
+  graph_options.quantize_mode = options.quantize_mode;
+  graph_options.excluded_nodes = options.excluded_nodes;
+  graph_options.excluded_ops = options.excluded_ops;
+  for (const auto& kv : fg.args) graph_options.offline_params.insert(kv.first);
+  QuantizedGraph qg = QuantizeGraph(fg.symbol, graph_options);
+
+  QuantizedModel result;
+  result.removed = fg.removed;
+  result.report = std::move(qg.report);
   // Calibration: the float graph's tensors the quantize and requantize nodes stand for.
   if (options.calib_mode != CalibMode::kNone) {
-    std::set<std::string> wanted;
-    for (const auto& kv : calib_key) wanted.insert(kv.second);
+    const std::set<std::string> wanted(qg.calib_names.begin(), qg.calib_names.end());
     std::vector<NodeEntry> entries;
     std::vector<std::string> entry_names, input_names;
     for (uint32_t id = 0; id < num_nodes; ++id) {
-      const auto& node = g.node(id).node;
-      for (uint32_t i = 0; i < g.num_node_outputs(id); ++i) {
+      const auto& node = fg_graph.node(id).node;
+      for (uint32_t i = 0; i < fg_graph.num_node_outputs(id); ++i) {
         const NodeEntry e{node, i};
         const std::string name = EntryName(e);
         if (!wanted.count(name)) continue;
@@ -409,20 +451,13 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
       const auto& any = batch.begin()->second;
       result.calib_examples += any.shape().ndim() ? size_t(any.shape()[0]) : 1;
     }
-    const bool unsigned_allowed = dtype != "int8";
+    const bool unsigned_allowed = options.quantized_dtype != "int8";
     for (auto& kv : calibrators) result.calib_ranges[kv.first] = kv.second.Range(unsigned_allowed);
-    for (const auto& kv : calib_key) {
-      Node* node = kv.first;
-      const CalibRange r = result.calib_ranges.at(kv.second);
-      node->attrs.dict["min_calib_range"] = RangeText(r.min);
-      node->attrs.dict["max_calib_range"] = RangeText(r.max);
-      node->attrs.op->ParseAttrs(&node->attrs);
-    }
   }
 
-  result.symbol = Symbol::FromEntries(heads);
+  result.symbol = options.calib_mode == CalibMode::kNone ? qg.symbol : SetCalibTable(qg.symbol, result.calib_ranges);
   // Parameters: the offline int8 ones, then every float array the new graph still reads.
-  for (const std::string& name : offline_params) {
+  for (const std::string& name : qg.offline) {
     const NDArray& w = fg.args.at(name);
     if (w.dtype() != DType::kFloat32)
       throw TypeError("parameter '" + name + "' is " + DTypeName(w.dtype()) + "; quantizing needs float32");

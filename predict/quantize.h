@@ -69,6 +69,30 @@ struct QuantizedModel {
   size_t calib_examples = 0;                        // images the ranges were collected over
 };
 
+// MXNet's QuantizeGraph pass alone (MXQuantizeSymbol): the quantized graph of `symbol` as it is
+// (no folding), with the inputs in `offline_params` (variable names) quantized offline into
+// variables "<name>_quantize", "_min", "_max"; excluded names the graph lacks are ignored, as
+// MXNet does.
+struct QuantizeGraphOptions {
+  std::string quantized_dtype = "int8", quantize_mode = "smart";
+  std::set<std::string> excluded_nodes, excluded_ops, offline_params;
+};
+struct QuantizedGraph {
+  Symbol symbol;
+  // The float tensors whose ranges calibration sets, by name ("data", "conv1_output"), as
+  // MXQuantizeSymbol lists them.
+  std::vector<std::string> calib_names;
+  std::vector<QuantizeNote> report;
+  std::set<std::string> offline;  // the offline_params the graph quantizes
+};
+QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& options);
+
+// MXNet's SetCalibTableToQuantizedGraph (MXSetCalibTableToQuantizedSymbol): a copy of the
+// quantized graph in which each _contrib_quantize_v2 and _contrib_requantize whose float tensor
+// (its input's name, a leading "quantized_" dropped) is in `table` gets min_calib_range /
+// max_calib_range.
+Symbol SetCalibTable(const Symbol& quantized, const std::map<std::string, CalibRange>& table);
+
 // Throws ParamError for an unknown quantized_dtype or quantize_mode, an excluded node or op the
 // graph does not have, calibration batches missing an input or of different input names, or
 // calib_mode other than kNone without batches; ShapeError when a batch does not fit the model.

@@ -301,3 +301,49 @@ TEST_CASE("C API dist_sync KVStore is the native one: one worker without an MPI 
   for (NDArrayHandle h : {w, g, out, bad}) CHECK(MXNDArrayFree(h) == 0);
   CHECK(MXKVStoreFree(kv) == 0);
 }
+
+TEST_CASE("C API quantization: MXQuantizeSymbol lists the tensors to calibrate, MXSetCalibTableToQuantizedSymbol sets them",
+          "[capi][quantize]") {
+  SymbolHandle data = nullptr, fc = nullptr;
+  REQUIRE(MXSymbolCreateVariable("data", &data) == 0);
+  const char* keys[] = {"num_hidden"};
+  const char* vals[] = {"4"};
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator("FullyConnected"), 1, keys, vals, &fc) == 0);
+  const char* input_keys[] = {"data"};
+  REQUIRE(MXSymbolCompose(fc, "fc1", 1, input_keys, &data) == 0);
+
+  const int cpu = 1;
+  const char* offline[] = {"fc1_weight", "fc1_bias"};
+  SymbolHandle qsym = nullptr;
+  uint32_t n = 0;
+  const char** calib = nullptr;
+  REQUIRE(MXQuantizeSymbol(fc, &qsym, &cpu, 0, nullptr, 0, nullptr, 2, offline, "int8", true, "full", "tensor-wise",
+                           &n, &calib) == 0);
+  REQUIRE(n == 2);  // what the data quantize and the requantize stand for
+  CHECK(std::string(calib[0]) == "data");
+  CHECK(std::string(calib[1]) == "fc1_output");
+  const char** args = nullptr;
+  REQUIRE(MXSymbolListArguments(qsym, &n, &args) == 0);
+  std::vector<std::string> arg_names(args, args + n);
+  CHECK(arg_names == std::vector<std::string>{"data", "fc1_weight_quantize", "fc1_bias_quantize",
+                                              "fc1_weight_quantize_min", "fc1_weight_quantize_max",
+                                              "fc1_bias_quantize_min", "fc1_bias_quantize_max"});
+
+  const char* layers[] = {"data", "fc1_output"};
+  const float lo[] = {-1.0f, -6.5f}, hi[] = {1.0f, 6.5f};
+  SymbolHandle calibrated = nullptr;
+  REQUIRE(MXSetCalibTableToQuantizedSymbol(qsym, 2, layers, lo, hi, &calibrated) == 0);
+  const char* json = nullptr;
+  REQUIRE(MXSymbolSaveToJSON(calibrated, &json) == 0);
+  const std::string text = json;
+  CHECK(text.find("\"max_calib_range\": \"6.5\"") != std::string::npos);
+  CHECK(text.find("\"min_calib_range\": \"-1\"") != std::string::npos);
+
+  CHECK(MXQuantizeSymbol(fc, &qsym, &cpu, 0, nullptr, 0, nullptr, 0, nullptr, "int4", true, "full", "tensor-wise",
+                         &n, &calib) == -1);
+  CHECK(std::string(MXGetLastError()).find("quantized dtype 'int4'") != std::string::npos);
+  const int gpu = 2;
+  CHECK(MXQuantizeSymbol(fc, &qsym, &gpu, 0, nullptr, 0, nullptr, 0, nullptr, "int8", true, "full", "tensor-wise",
+                         &n, &calib) == -1);
+  for (SymbolHandle h : {calibrated, qsym, fc, data}) CHECK(MXSymbolFree(h) == 0);
+}

@@ -44,11 +44,11 @@ TEST_CASE("calibration: entropy histograms and thresholds equal NumPy's (MXNet's
 
     // The same histogram gives the same threshold as NumPy's search: the same candidate edge, so
     // equal up to float rounding of the edge (a near tie of divergences may pick the next bin).
-    const std::vector<int64_t> counts(expected, expected + hist.Size());
+    const std::vector<float> counts(expected, expected + hist.Size());
     const std::vector<float> edges = HistogramEdges(cal.histogram_threshold(), counts.size());
     const float bin = 2 * cal.histogram_threshold() / float(counts.size());
-    CHECK(std::fabs(OptimalThreshold(counts, edges, 255) - c["threshold_255"].get<float>()) <= 1.01f * bin);
-    CHECK(std::fabs(OptimalThreshold(counts, edges, 511) - c["threshold_511"].get<float>()) <= 1.01f * bin);
+    CHECK(std::fabs(OptimalThreshold(counts, edges, 255).threshold - c["threshold_255"].get<float>()) <= 1.01f * bin);
+    CHECK(std::fabs(OptimalThreshold(counts, edges, 511).threshold - c["threshold_511"].get<float>()) <= 1.01f * bin);
 
     // Range: symmetric for int8; (0, th) over 511 bins when unsigned is allowed and nothing was negative.
     const CalibRange r = cal.Range(false);
