@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <symbind/core/error.h>
+#include <symbind/ops/quantization/calibrate_entropy.h>
 
 namespace symbind {
 

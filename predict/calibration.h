@@ -8,14 +8,12 @@
 // naive: the smallest and largest value seen over every batch.
 // entropy: a histogram of 8001 bins over [-t, t] (t: the largest magnitude seen, the range
 // widened batch by batch as MXNet's combine_histogram does), then the threshold whose
-// quantized distribution diverges least from it (OptimalThreshold).
+// quantized distribution diverges least from it (OptimalThreshold, ops/quantization/calibrate_entropy.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <symbind/ops/quantization/calibrate_entropy.h>
 
 namespace symbind {
 
