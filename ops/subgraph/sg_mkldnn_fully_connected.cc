@@ -104,7 +104,8 @@ void ForwardFloat(const OpContext& ctx, const SgFCParam& p, const std::vector<ND
 void ForwardQuantized(const SgFCParam& p, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
   const auto& fp = p.fc.param<FullyConnectedParam>();
   const NDArray& x = in[0];
-  const auto [rows, features] = FlatDims(x.shape(), fp.flatten);
+  const auto dims = FlatDims(x.shape(), fp.flatten);  // named: lambdas below capture them
+  const int64_t rows = dims.first, features = dims.second;
   const int64_t hidden = fp.num_hidden;
   const size_t tensors = p.no_bias() ? 2 : 3;
   const float d_min = quant::RangeValue(in[tensors]), d_max = quant::RangeValue(in[tensors + 1]);
