@@ -43,12 +43,15 @@ template <typename T>
 inline T SaturateRound(float x) {
   if (std::isnan(x)) return T(0);
   if constexpr (std::is_same_v<T, int32_t>) {
-    x = ClampToInt32(x);
+    return static_cast<T>(std::nearbyint(ClampToInt32(x)));
   } else {
     x = std::min(std::max(x, static_cast<float>(std::numeric_limits<T>::lowest())),
                  static_cast<float>(std::numeric_limits<T>::max()));
+    // Half to even without a libm call (nearbyint is one on SSE2): adding 1.5 * 2^23 leaves no
+    // fraction bits for |x| <= 2^22, so the sum rounds as the FPU does, to nearest even.
+    constexpr float kShift = 12582912.0f;
+    return static_cast<T>((x + kShift) - kShift);
   }
-  return static_cast<T>(std::nearbyint(x));
 }
 
 // MXNet's QuantizationRangeForMultiplication: the float value of int32 extremes of a product

@@ -1,5 +1,7 @@
 // _contrib_quantize_v2, _contrib_quantize and _contrib_dequantize against the formulas of
 // docs/quantization.md, element by element.
+#include <symbind/ops/quantization/quantization_util.h>
+
 #include "quant_test_util.h"
 
 using namespace symbind;
@@ -94,4 +96,19 @@ TEST_CASE("quantization ops reject the wrong dtypes with the node and input name
   NDArray i32 = RandomLevels(TShape({4}), DType::kInt32, -5, 5, 18);
   REQUIRE_THROWS_WITH(RunAll("_contrib_quantize_v2", {}, {{"data", i32}}),
                       Catch::Contains("must be int8 or uint8") && Catch::Contains("int32"));
+}
+
+TEST_CASE("SaturateRound: clamp, then round half to even, as nearbyint does", "[quantize]") {
+  int64_t wrong = 0;
+  for (int i = -140000; i <= 140000; ++i) {
+    const float x = float(i) / 512.0f;  // every tie and fraction of 1/512 in [-273, 273]
+    wrong += symbind::quant::SaturateRound<int8_t>(x) != int8_t(std::nearbyint(std::min(std::max(x, -128.0f), 127.0f)));
+    wrong += symbind::quant::SaturateRound<uint8_t>(x) != uint8_t(std::nearbyint(std::min(std::max(x, 0.0f), 255.0f)));
+  }
+  CHECK(wrong == 0);
+  CHECK(symbind::quant::SaturateRound<int8_t>(-127.5f) == -128);
+  CHECK(symbind::quant::SaturateRound<int8_t>(126.5f) == 126);
+  CHECK(symbind::quant::SaturateRound<uint8_t>(1e30f) == 255);
+  CHECK(symbind::quant::SaturateRound<int8_t>(-std::numeric_limits<float>::infinity()) == -128);
+  CHECK(symbind::quant::SaturateRound<int8_t>(std::nanf("")) == 0);
 }

@@ -1,0 +1,63 @@
+// The int8 GEMM (ops/kernels/gemm_int8.h) against int64 sums, for int8 and uint8 data, over
+// shapes with row, column and depth tails, strided rows and deep sums; the same bits for any
+// thread count. Registered per instruction set too (tests/CMakeLists.txt: gemm_int8_*).
+#include <random>
+
+#include <catch2/catch.hpp>
+
+#include <symbind/executor/threading.h>
+#include <symbind/ops/kernels/gemm_int8.h>
+
+using namespace symbind;
+
+namespace {
+
+template <typename TB>
+void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  INFO("M " << M << " N " << N << " K " << K << (std::is_same_v<TB, uint8_t> ? " uint8" : " int8"));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> a_dist(-128, 127), b_dist(std::is_same_v<TB, uint8_t> ? 0 : -128,
+                                                               std::is_same_v<TB, uint8_t> ? 255 : 127);
+  const int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;  // rows apart by more than their length
+  std::vector<int8_t> a(size_t(M * lda));
+  std::vector<TB> b(size_t(std::max<int64_t>(K, 1) * ldb));
+  for (auto& v : a) v = int8_t(a_dist(rng));
+  for (auto& v : b) v = TB(b_dist(rng));
+  // Extremes: the largest products of each sign.
+  if (M > 0 && K > 0) {
+    a[0] = -128;
+    b[0] = std::is_same_v<TB, uint8_t> ? TB(255) : TB(-128);
+  }
+  std::vector<int32_t> c(size_t(M * ldc), 7), again(c);
+  GemmInt8(M, N, K, a.data(), lda, b.data(), ldb, c.data(), ldc);
+  int64_t wrong = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t want = 0;
+      for (int64_t k = 0; k < K; ++k) want += int64_t(a[size_t(m * lda + k)]) * b[size_t(k * ldb + n)];
+      wrong += c[size_t(m * ldc + n)] != want;
+    }
+  CHECK(wrong == 0);
+  for (int64_t m = 0; m < M; ++m)  // nothing written past each row's N columns
+    for (int64_t n = N; n < ldc; ++n) CHECK(c[size_t(m * ldc + n)] == 7);
+  const int threads = GetNumThreads();
+  SetNumThreads(1);
+  GemmInt8(M, N, K, a.data(), lda, b.data(), ldb, again.data(), ldc);
+  SetNumThreads(threads);
+  CHECK(again == c);
+}
+
+}  // namespace
+
+TEST_CASE("GemmInt8 equals int64 sums for int8 and uint8 data, every tail and any thread count", "[gemm_int8]") {
+  uint64_t seed = 1;
+  for (int64_t M : {1, 5, 6, 7, 13})
+    for (int64_t N : {1, 15, 16, 17, 40})
+      for (int64_t K : {1, 2, 3, 9, 64}) {
+        CheckGemm<uint8_t>(M, N, K, seed++);
+        CheckGemm<int8_t>(M, N, K, seed++);
+      }
+  // Deep sums (past one 512-pair pass) near int32's limits: 4609 products of up to 255 * 128.
+  CheckGemm<uint8_t>(12, 33, 4609, 99);
+  CheckGemm<int8_t>(7, 20, 1025, 100);
+}
