@@ -138,8 +138,48 @@ void GemmInt8Of(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, c
     }
   });
 }
+// The sum of row[k] * b[k] over k < body (a multiple of 16): int8 weights widened 16 at a time,
+// products of int16 pairs summed exactly (vpmaddwd); wraps as two's complement like the rest.
+__attribute__((target("avx2"))) uint32_t DotInt16Int8Avx2(const int16_t* row, const int8_t* b, int64_t body) {
+  __m256i acc = _mm256_setzero_si256();
+  for (int64_t k = 0; k < body; k += 16) {
+    const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k)));
+    const __m256i aw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + k));
+    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(aw, bw));
+  }
+  alignas(32) int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  uint32_t sum = 0;
+  for (int32_t v : lanes) sum += static_cast<uint32_t>(v);
+  return sum;
+}
+
+// C[m][n] = dot(A row m, B row n) on AVX2: the data row widened to int16 once per row.
+template <typename TA>
+void GemmInt8NTAvx2(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B, int32_t* C) {
+  const int64_t body = K / 16 * 16;
+  ScratchBuffer row_buffer((body + 1) / 2 + 1);
+  int16_t* row = reinterpret_cast<int16_t*>(row_buffer.data());
+  for (int64_t m = 0; m < M; ++m) {
+    const TA* a = A + m * K;
+    for (int64_t k = 0; k < body; ++k) row[k] = a[k];
+    ParallelFor(N, GrainFor(K), [&](int64_t n0, int64_t n1) {
+      for (int64_t n = n0; n < n1; ++n) {
+        const int8_t* b = B + n * K;
+        uint32_t sum = DotInt16Int8Avx2(row, b, body);
+        for (int64_t k = body; k < K; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(a[k]) * b[k]);
+        C[m * N + n] = static_cast<int32_t>(sum);
+      }
+    });
+  }
+}
+
 template <typename TA>
 void GemmInt8NTOf(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B, int32_t* C) {
+  if (ActiveIsa() != KernelIsa::kBase) {
+    GemmInt8NTAvx2(M, N, K, A, B, C);
+    return;
+  }
   ParallelFor(N, GrainFor(M * std::max<int64_t>(K, 1)), [&](int64_t n0, int64_t n1) {
     for (int64_t m = 0; m < M; ++m) {
       const TA* a = A + m * K;

@@ -61,3 +61,37 @@ TEST_CASE("GemmInt8 equals int64 sums for int8 and uint8 data, every tail and an
   CheckGemm<uint8_t>(12, 33, 4609, 99);
   CheckGemm<int8_t>(7, 20, 1025, 100);
 }
+
+namespace {
+template <typename TA>
+void CheckGemmNT(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  INFO("NT M " << M << " N " << N << " K " << K << (std::is_same_v<TA, uint8_t> ? " uint8" : " int8"));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> w_dist(-128, 127), x_dist(std::is_same_v<TA, uint8_t> ? 0 : -128,
+                                                               std::is_same_v<TA, uint8_t> ? 255 : 127);
+  std::vector<TA> a(size_t(M * K));
+  std::vector<int8_t> b(size_t(N * K));
+  for (auto& v : a) v = TA(x_dist(rng));
+  for (auto& v : b) v = int8_t(w_dist(rng));
+  std::vector<int32_t> c(size_t(M * N));
+  GemmInt8NT(M, N, K, a.data(), b.data(), c.data());
+  int64_t wrong = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t want = 0;
+      for (int64_t k = 0; k < K; ++k) want += int64_t(a[size_t(m * K + k)]) * b[size_t(n * K + k)];
+      wrong += c[size_t(m * N + n)] != want;
+    }
+  CHECK(wrong == 0);
+}
+}  // namespace
+
+TEST_CASE("GemmInt8NT (FullyConnected's layout) equals int64 sums for int8 and uint8 data", "[gemm_int8]") {
+  uint64_t seed = 7;
+  for (int64_t M : {1, 3})
+    for (int64_t N : {1, 10, 33})
+      for (int64_t K : {1, 15, 16, 17, 800}) {
+        CheckGemmNT<uint8_t>(M, N, K, seed++);
+        CheckGemmNT<int8_t>(M, N, K, seed++);
+      }
+}
