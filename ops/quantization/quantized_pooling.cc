@@ -7,10 +7,59 @@ namespace quant {
 namespace {
 using conv::PoolingParam;
 
+// Whether every window of `g` holds at least one input element in each dimension.
+bool WindowsNonEmpty(const conv::ConvGeom& g) {
+  for (int i = 0; i < 3; ++i)
+    for (int64_t o = 0; o < g.out[i]; ++o) {
+      const int64_t start = o * g.s[i] - g.p[i];
+      if (std::max<int64_t>(start, 0) >= std::min(start + g.k[i], g.in[i])) return false;
+    }
+  return true;
+}
+
+// Max pooling on the levels themselves: each window's largest element inside the input
+// (padding never wins, as in Pooling).
+template <typename T>
+void MaxPoolLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
+  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [&](int64_t p0, int64_t p1) {
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const T* src = x + plane * g.in_size();
+      T* dst = y + plane * g.out_size();
+      for (int64_t od = 0; od < g.out[0]; ++od) {
+        const int64_t d0 = std::max<int64_t>(od * g.s[0] - g.p[0], 0), d1 = std::min(od * g.s[0] - g.p[0] + g.k[0], g.in[0]);
+        for (int64_t oy = 0; oy < g.out[1]; ++oy) {
+          const int64_t y0 = std::max<int64_t>(oy * g.s[1] - g.p[1], 0), y1 = std::min(oy * g.s[1] - g.p[1] + g.k[1], g.in[1]);
+          for (int64_t ox = 0; ox < g.out[2]; ++ox) {
+            const int64_t x0 = std::max<int64_t>(ox * g.s[2] - g.p[2], 0), x1 = std::min(ox * g.s[2] - g.p[2] + g.k[2], g.in[2]);
+            T best = std::numeric_limits<T>::lowest();
+            for (int64_t d = d0; d < d1; ++d)
+              for (int64_t yy = y0; yy < y1; ++yy) {
+                const T* row = src + (d * g.in[1] + yy) * g.in[2];
+                for (int64_t xx = x0; xx < x1; ++xx) best = std::max(best, row[xx]);
+              }
+            *dst++ = best;
+          }
+        }
+      }
+    }
+  });
+}
+
 void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
-  // Pooling's own kernels on the levels as floats: a max is exact, an average is the exact
-  // window sum divided in float, then rounded half to even as MXNet's integer pooling rounds.
+  const auto& p = attrs.param<PoolingParam>();
+  const TShape& d = in[0].shape();
+  const conv::ConvGeom g = conv::PoolGeom(p, d, out[0].shape());
+  if (p.pool_type == conv::kMax && WindowsNonEmpty(g)) {
+    WithQuantizedType(in[0].dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      MaxPoolLevels(in[0].data<T>(), out[0].data<T>(), d[0] * d[1], g);
+    });
+    SetRange(out[1], out[2], RangeValue(in[1]), RangeValue(in[2]));
+    return;
+  }
+  // Otherwise Pooling's own kernels on the levels as floats: an average is the exact window sum
+  // divided in float, then rounded half to even as MXNet's integer pooling rounds.
   static const Op& pooling = OpRegistry::Global().Get("Pooling");
   const NDArray levels = in[0].AsType(DType::kFloat32);
   NDArray pooled(out[0].shape());

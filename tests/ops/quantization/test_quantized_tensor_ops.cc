@@ -37,6 +37,31 @@ TEST_CASE("quantized pooling: max exact, avg rounded half to even, the range pas
                       Catch::Contains("'max' and 'avg' only"));
 }
 
+TEST_CASE("quantized max pooling of uint8: 'full' windows past the edge, global windows", "[ops][quantization]") {
+  NDArray x = RandomLevels(TShape({2, 2, 7, 7}), DType::kUint8, 0, 255, 64);
+  auto full = RunAll("_contrib_quantized_pooling",
+                     {{"kernel", "(3,3)"}, {"stride", "(3,3)"}, {"pooling_convention", "full"}, {"pool_type", "max"}},
+                     {{"data", x}, {"min_data", Range(0)}, {"max_data", Range(3)}});
+  REQUIRE(full[0].dtype() == DType::kUint8);
+  REQUIRE(full[0].shape() == TShape({2, 2, 3, 3}));
+  for (int64_t p = 0; p < 4; ++p)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        float best = -1;
+        for (int64_t yy = i * 3; yy < std::min<int64_t>(i * 3 + 3, 7); ++yy)
+          for (int64_t xx = j * 3; xx < std::min<int64_t>(j * 3 + 3, 7); ++xx)
+            best = std::max(best, x.GetFlat((p * 7 + yy) * 7 + xx));
+        CHECK(full[0].GetFlat((p * 3 + i) * 3 + j) == best);
+      }
+  auto global = RunAll("_contrib_quantized_pooling", {{"kernel", "(1,1)"}, {"global_pool", "True"}, {"pool_type", "max"}},
+                       {{"data", x}, {"min_data", Range(0)}, {"max_data", Range(3)}});
+  for (int64_t p = 0; p < 4; ++p) {
+    float best = -1;
+    for (int64_t i = 0; i < 49; ++i) best = std::max(best, x.GetFlat(p * 49 + i));
+    CHECK(global[0].GetFlat(p) == best);
+  }
+}
+
 TEST_CASE("quantized relu: max(q, 0) as int8, uint8 levels above 127 saturate as in MXNet", "[ops][quantization]") {
   NDArray s = RandomLevels(TShape({40}), DType::kInt8, -128, 127, 62);
   auto out = RunAll("_contrib_quantized_act", {{"act_type", "relu"}}, {{"data", s}, {"min_data", Range(-1)}, {"max_data", Range(1)}});
