@@ -5,7 +5,7 @@
 #include <limits>
 
 #include <symbind/core/error.h>
-#include <symbind/ops/quantization/calibrate_entropy.h>
+#include <symbind/ops/kernels/entropy_threshold.h>
 
 namespace symbind {
 

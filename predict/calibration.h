@@ -8,7 +8,7 @@
 // naive: the smallest and largest value seen over every batch.
 // entropy: a histogram of 8001 bins over [-t, t] (t: the largest magnitude seen, the range
 // widened batch by batch as MXNet's combine_histogram does), then the threshold whose
-// quantized distribution diverges least from it (OptimalThreshold, ops/quantization/calibrate_entropy.h).
+// quantized distribution diverges least from it (OptimalThreshold, ops/kernels/entropy_threshold.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -91,7 +91,7 @@ def main():
         # one batch: a bell with a few far outliers, which the threshold should cut
         "gaussian_outliers": [np.concatenate([rng.normal(0, 1, 6000), [9.0, -11.0, 14.0]])],
         # relu'd activations over three batches, the range growing twice (histogram widened)
-        "relu_growing": [np.maximum(rng.normal(0, s, 3000), 0) for s in (1.0, 1.5, 3.0)],
+        "relu_growing": [np.maximum(rng.normal(0, s, 3000), 0) for s in (1.0, 1.1, 1.25)],
         # heavy tails (Laplace), two batches, the second within the first's range
         "laplace": [rng.laplace(0, 0.5, 4000), rng.laplace(0, 0.2, 2000)],
     }

@@ -10,7 +10,7 @@
 
 #include <symbind/core/error.h>
 #include <symbind/io/npy.h>
-#include <symbind/ops/quantization/calibrate_entropy.h>
+#include <symbind/ops/kernels/entropy_threshold.h>
 #include <symbind/predict/calibration.h>
 
 using namespace symbind;
