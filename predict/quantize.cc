@@ -12,6 +12,7 @@
 
 #include <symbind/core/error.h>
 #include <symbind/core/graph.h>
+#include <symbind/executor/invoke.h>
 #include <symbind/ops/nn/activation_param.h>
 #include <symbind/ops/nn/convolution_param.h>
 #include <symbind/ops/nn/dropout_param.h>
@@ -355,17 +356,13 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
                      " needs calibration batches (or use calibration mode none)");
   FloatGraph fg = PrepareFloatGraph(symbol, args, aux, options);
   const Graph fg_graph(fg.symbol);
-  const Graph& g = fg_graph;
-  const size_t num_nodes = g.num_nodes();
+  const size_t num_nodes = fg_graph.num_nodes();
 
   // Exclusions must name what the graph has (a typo would silently quantize the layer).
   {
-    std::set<std::string> node_names, op_names;
-    for (const auto& info : g.nodes())
-      if (!info.node->is_variable()) {
-        node_names.insert(info.node->name());
-        op_names.insert(info.node->attrs.op->name);
-      }
+    std::set<std::string> node_names;
+    for (const auto& info : fg_graph.nodes())
+      if (!info.node->is_variable()) node_names.insert(info.node->name());
     std::vector<std::string> unknown;
     for (const auto& n : options.excluded_nodes)
       if (!node_names.count(n)) unknown.push_back(n);
@@ -408,8 +405,6 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
       }
     }
     const std::map<std::string, NDArray>& first = calib_batches.front();
-    std::map<std::string, TShape> shapes;
-    for (const auto& kv : first) shapes[kv.first] = kv.second.shape();
     for (const auto& name : input_names)
       if (!first.count(name))
         throw ParamError("the calibration batches give no input '" + name + "'");
@@ -461,16 +456,14 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
     const NDArray& w = fg.args.at(name);
     if (w.dtype() != DType::kFloat32)
       throw TypeError("parameter '" + name + "' is " + DTypeName(w.dtype()) + "; quantizing needs float32");
-    const float* x = w.fdata();
-    const auto [lo, hi] = quant::MinMax(x, int64_t(w.Size()));
-    const float range = quant::MaxAbs(lo, hi);
-    NDArray q(w.shape(), DType::kInt8);
-    int8_t* out = q.data<int8_t>();
-    const float scale = range == 0.f ? 0.f : 127.0f / range;
-    for (size_t i = 0; i < size_t(w.Size()); ++i) out[i] = quant::SaturateRound<int8_t>(x[i] * scale);
-    result.args[name + "_quantize"] = q;
-    result.args[name + "_quantize_min"] = NDArray(TShape({1}), std::vector<float>{-range});
-    result.args[name + "_quantize_max"] = NDArray(TShape({1}), std::vector<float>{range});
+    // As MXNet's _quantize_params: _contrib_quantize (int8) over the parameter's own min and max.
+    const auto [lo, hi] = quant::MinMax(w.fdata(), int64_t(w.Size()));
+    const std::vector<NDArray> q = Invoke("_contrib_quantize", {{"out_type", "int8"}},
+                                          {w, NDArray(TShape({1}), std::vector<float>{lo}),
+                                           NDArray(TShape({1}), std::vector<float>{hi})});
+    result.args[name + "_quantize"] = q[0];
+    result.args[name + "_quantize_min"] = q[1];
+    result.args[name + "_quantize_max"] = q[2];
   }
   for (const std::string& name : result.symbol.ListArguments())
     if (!result.args.count(name) && fg.args.count(name)) result.args[name] = fg.args.at(name);

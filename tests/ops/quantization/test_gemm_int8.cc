@@ -1,6 +1,7 @@
 // The int8 GEMM (ops/kernels/gemm_int8.h) against int64 sums, for int8 and uint8 data, over
 // shapes with row, column and depth tails, strided rows and deep sums; the same bits for any
 // thread count. Registered per instruction set too (tests/CMakeLists.txt: gemm_int8_*).
+#include <limits>
 #include <random>
 
 #include <catch2/catch.hpp>
@@ -12,17 +13,24 @@ using namespace symbind;
 
 namespace {
 
+// n values uniform over all of T's levels (int8 or uint8).
+template <typename T>
+std::vector<T> RandomLevels(size_t n, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> dist(std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max());
+  std::vector<T> v(n);
+  for (auto& x : v) x = T(dist(rng));
+  return v;
+}
+const char* TypeName(int8_t) { return " int8"; }
+const char* TypeName(uint8_t) { return " uint8"; }
+
 template <typename TB>
 void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  INFO("M " << M << " N " << N << " K " << K << (std::is_same_v<TB, uint8_t> ? " uint8" : " int8"));
+  INFO("M " << M << " N " << N << " K " << K << TypeName(TB{}));
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> a_dist(-128, 127), b_dist(std::is_same_v<TB, uint8_t> ? 0 : -128,
-                                                               std::is_same_v<TB, uint8_t> ? 255 : 127);
   const int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;  // rows apart by more than their length
-  std::vector<int8_t> a(size_t(M * lda));
-  std::vector<TB> b(size_t(std::max<int64_t>(K, 1) * ldb));
-  for (auto& v : a) v = int8_t(a_dist(rng));
-  for (auto& v : b) v = TB(b_dist(rng));
+  std::vector<int8_t> a = RandomLevels<int8_t>(size_t(M * lda), rng);
+  std::vector<TB> b = RandomLevels<TB>(size_t(std::max<int64_t>(K, 1) * ldb), rng);
   // Extremes: the largest products of each sign.
   if (M > 0 && K > 0) {
     a[0] = -128;
@@ -65,14 +73,10 @@ TEST_CASE("GemmInt8 equals int64 sums for int8 and uint8 data, every tail and an
 namespace {
 template <typename TA>
 void CheckGemmNT(int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  INFO("NT M " << M << " N " << N << " K " << K << (std::is_same_v<TA, uint8_t> ? " uint8" : " int8"));
+  INFO("NT M " << M << " N " << N << " K " << K << TypeName(TA{}));
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> w_dist(-128, 127), x_dist(std::is_same_v<TA, uint8_t> ? 0 : -128,
-                                                               std::is_same_v<TA, uint8_t> ? 255 : 127);
-  std::vector<TA> a(size_t(M * K));
-  std::vector<int8_t> b(size_t(N * K));
-  for (auto& v : a) v = TA(x_dist(rng));
-  for (auto& v : b) v = int8_t(w_dist(rng));
+  const std::vector<TA> a = RandomLevels<TA>(size_t(M * K), rng);
+  const std::vector<int8_t> b = RandomLevels<int8_t>(size_t(N * K), rng);
   std::vector<int32_t> c(size_t(M * N));
   GemmInt8NT(M, N, K, a.data(), b.data(), c.data());
   int64_t wrong = 0;
