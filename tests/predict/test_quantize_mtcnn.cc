@@ -95,7 +95,9 @@ TEST_CASE("quantize: int8 MTCNN finds the float32 faces on the shared photos", "
     SaveCheckpoint(dir + "/" + name, 1, q.symbol, q.args, q.aux);
   }
 
-  // test2.jpg (4 faces): every face. test.jpg (24 faces, many small): per-tensor int8 with
+  // test2.jpg (4 faces): every face, at IoU 0.90-0.94 measured here; checked at 0.85, since the
+  // float32 paths (and so the calibrated ranges) differ a little between AVX2 and AVX-512 CPUs.
+  // test.jpg (24 faces, many small): per-tensor int8 with
   // PReLU between the layers (each a dequantize, then a quantize again) moves some boxes of the
   // smallest faces; measured 19 of 24 at IoU >= 0.9 (docs/quantization.md), checked with margin.
   MtcnnDetector int8(dir);
@@ -104,15 +106,18 @@ TEST_CASE("quantize: int8 MTCNN finds the float32 faces on the shared photos", "
     const std::vector<Face> want = fp32.Detect(photos[p]), got = int8.Detect(photos[p]);
     REQUIRE(!want.empty());
     size_t close = 0;
+    double worst = 1;
     for (const Face& w : want) {
       double best = 0;
       for (const Face& g : got) best = std::max(best, BoxIoU(w, g));
       close += best >= 0.9;
+      worst = std::min(worst, best);
     }
-    INFO(close << " of " << want.size() << " faces at IoU >= 0.9; " << got.size() << " found");
+    INFO(close << " of " << want.size() << " faces at IoU >= 0.9, the worst at " << worst << "; " << got.size()
+                << " found");
     if (want.size() <= 4) {
       CHECK(got.size() == want.size());
-      CHECK(close == want.size());
+      CHECK(worst >= 0.85);
     } else {
       CHECK(std::abs(int(got.size()) - int(want.size())) <= 3);
       CHECK(close >= want.size() * 7 / 10);
