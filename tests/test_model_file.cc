@@ -154,6 +154,9 @@ TEST_CASE("symbind file: resnet-18 with SimpleBind parameters round-trips", "[mo
 TEST_CASE("symbind file: squeezenet_v1.1 with SimpleBind parameters round-trips", "[model_file][shared]") {
   CheckRoundTrip("squeezenet", SimpleBindInitialised("squeezenet_v1.1-symbol.json", TShape({1, 3, 64, 64})), TShape({1, 3, 64, 64}));
 }
+#ifndef SYMBIND_SANITIZER_BUILD
+// The two largest graphs (61M and 134M parameters) run in Release builds only: under the
+// sanitizers they took over a minute and go through the same writer and reader as the others.
 TEST_CASE("symbind file: caffenet with SimpleBind parameters round-trips", "[model_file][shared]") {
   // fc6 fixes the input size at 224.
   CheckRoundTrip("caffenet", SimpleBindInitialised("caffenet-symbol.json", TShape({1, 3, 224, 224})), TShape({1, 3, 224, 224}));
@@ -162,6 +165,7 @@ TEST_CASE("symbind file: fcn32s with SimpleBind parameters round-trips", "[model
   // 134M parameters (537 MB); the first convolution pads by 100, so 64x64 passes every layer.
   CheckRoundTrip("fcn32s", SimpleBindInitialised("fcn32s-symbol.json", TShape({1, 3, 64, 64})), TShape({1, 3, 64, 64}));
 }
+#endif
 
 TEST_CASE("symbind file: a .symbind file is within 1% of the JSON + .params pair", "[model_file][shared]") {
   const std::string prefix = SharedDir() + "/models/mtcnn/det3";

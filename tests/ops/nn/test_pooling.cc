@@ -346,7 +346,13 @@ TEST_CASE("Pooling: a window past int64 is a shape error, not a wrapped index", 
 // take several blocks and a partial one), odd sizes. Each case against the general path (same bits) and the naive
 // reference (max exact, avg within 1e-6).
 TEST_CASE("Pooling 2-D fast path equals the general path", "[ops][pooling]") {
+#ifdef SYMBIND_SANITIZER_BUILD
+  // The sweep runs once per instruction set; under the sanitizers a narrower set of sizes
+  // still takes every column path (narrow, one block, several blocks and a partial one).
+  const std::vector<int64_t> heights = {2, 3, 11}, widths = {2, 5, 17, 40, 71};
+#else
   const std::vector<int64_t> heights = {2, 3, 6, 11}, widths = {2, 3, 5, 8, 17, 33, 40, 71, 112};
+#endif
   int cases = 0;
   uint64_t seed = 100;
   for (const std::string type : {"max", "avg"})
