@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <symbind/ops/kernels/quantize_round.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -33,25 +34,6 @@ inline float QuantizeScale(DType type, float min, float max) {
   const float r = MaxAbs(min, max);
   if (r == 0.0f) return kInt32Range;
   return (type == DType::kInt8 ? kInt8Range : kUint8Range) / r;
-}
-
-// x within int32's range as floats hold it: -2^31 and the largest float below 2^31.
-inline float ClampToInt32(float x) { return std::min(std::max(x, -2147483648.0f), 2147483520.0f); }
-
-// x clamped to T's range, then rounded half to even (oneDNN's saturate-and-round); NaN gives 0.
-template <typename T>
-inline T SaturateRound(float x) {
-  if (std::isnan(x)) return T(0);
-  if constexpr (std::is_same_v<T, int32_t>) {
-    return static_cast<T>(std::nearbyint(ClampToInt32(x)));
-  } else {
-    x = std::min(std::max(x, static_cast<float>(std::numeric_limits<T>::lowest())),
-                 static_cast<float>(std::numeric_limits<T>::max()));
-    // Half to even without a libm call (nearbyint is one on SSE2): adding 1.5 * 2^23 leaves no
-    // fraction bits for |x| <= 2^22, so the sum rounds as the FPU does, to nearest even.
-    constexpr float kShift = 12582912.0f;
-    return static_cast<T>((x + kShift) - kShift);
-  }
 }
 
 // MXNet's QuantizationRangeForMultiplication: the float value of int32 extremes of a product

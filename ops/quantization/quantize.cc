@@ -25,9 +25,7 @@ void Forward(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
   WithQuantizedType(type, [&](auto zero) {
     using T = decltype(zero);
     T* q = out[0].data<T>();
-    ParallelFor(in[0].Size(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) q[i] = SaturateRound<T>(x[i] * scale);
-    });
+    ScaleRound(x, in[0].Size(), scale, q);
   });
   if (type == DType::kInt8) SetRange(out[1], out[2], -r, r);
   else SetRange(out[1], out[2], lo, hi);

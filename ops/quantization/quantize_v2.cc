@@ -37,9 +37,7 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
   WithQuantizedType(type, [&](auto zero) {
     using T = decltype(zero);
     T* q = out[0].data<T>();
-    ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) q[i] = SaturateRound<T>(x[i] * scale);
-    });
+    ScaleRound(x, n, scale, q);
   });
   // int8 is symmetric around zero; uint8 keeps the range it was given.
   if (type == DType::kInt8) {

@@ -25,9 +25,7 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
   WithQuantizedType(type, [&](auto zero) {
     using T = decltype(zero);
     T* q = out[0].data<T>();
-    ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) q[i] = SaturateRound<T>(static_cast<float>(x[i]) * scale);
-    });
+    ScaleRound(x, n, scale, q);
   });
   SetRange(out[1], out[2], type == DType::kInt8 ? -target : 0.0f, target);
 }

@@ -6,8 +6,8 @@
 # ../shared); results go to docs/onnx.md.
 #
 #   tests/onnx/check_with_ort.sh [BUILD_DIR] [OPSET] [NAME...]   (defaults: build, 13, all)
-# fcn32s is left out: bench/make_gaussian_params.py (pure Python) would need minutes and about
-# 4 GB for its 134M parameters; its Deconvolution and Crop are checked by the round-trip test.
+# fcn32s's 134M parameters take bench/make_gaussian_params.py (pure Python) a few minutes and
+# about 4 GB once; they are kept in the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -101,5 +101,8 @@ for g in resnet-18 squeezenet_v1.1 caffenet; do
   if [ ${#only[@]} -gt 0 ] && [[ " ${only[*]} " != *" $g "* ]]; then continue; fi
   check "$g" "$models/symbols/$g-symbol.json" "$(gaussian "$g" 1,3,224,224)" 1,3,224,224
 done
+if [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" fcn32s "* ]]; then
+  check fcn32s "$models/symbols/fcn32s-symbol.json" "$(gaussian fcn32s 1,3,224,224)" 1,3,224,224
+fi
 check lenet models/lenet-fashion-mnist/lenet-symbol.json models/lenet-fashion-mnist/lenet-0008.params 1,1,28,28
 exit $failed

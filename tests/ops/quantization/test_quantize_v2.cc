@@ -112,3 +112,40 @@ TEST_CASE("SaturateRound: clamp, then round half to even, as nearbyint does", "[
   CHECK(symbind::quant::SaturateRound<int8_t>(-std::numeric_limits<float>::infinity()) == -128);
   CHECK(symbind::quant::SaturateRound<int8_t>(std::nanf("")) == 0);
 }
+
+// The array kernels (AVX2 where the CPU has it; ctest's quantize_round_base entry runs the
+// portable loop) against SaturateRound element by element: ties, values past the range, NaN,
+// infinities, negative zero, int32 sums past float's exact integers, lengths off the vector width.
+TEST_CASE("ScaleRound equals SaturateRound of each scaled element, for float32 and int32 input", "[quantize_round]") {
+  std::vector<float> floats;
+  std::vector<int32_t> sums;
+  for (int i = -70000; i <= 70000; i += 7) floats.push_back(float(i) / 256.0f);
+  for (float v : {std::nanf(""), -std::nanf(""), std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(), -0.0f, 0.5f, -0.5f, 1.5f, 127.5f, -128.5f, 255.5f, 1e30f})
+    floats.push_back(v);
+  for (int64_t i = -300000; i <= 300000; i += 13) sums.push_back(static_cast<int32_t>(i * 7151));
+  for (int32_t v : {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(), 16777217, -16777217, 0})
+    sums.push_back(v);
+  for (float scale : {1.0f, 0.37f, 1e-4f, -2.5f})
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{33}, static_cast<int64_t>(floats.size())}) {
+      INFO("scale " << scale << ", " << n << " elements");
+      std::vector<int8_t> s8(n);
+      std::vector<uint8_t> u8(n);
+      quant::ScaleRound(floats.data(), n, scale, s8.data());
+      quant::ScaleRound(floats.data(), n, scale, u8.data());
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        wrong += s8[i] != quant::SaturateRound<int8_t>(floats[i] * scale);
+        wrong += u8[i] != quant::SaturateRound<uint8_t>(floats[i] * scale);
+      }
+      CHECK(wrong == 0);
+      const int64_t m = std::min<int64_t>(n, static_cast<int64_t>(sums.size()));
+      quant::ScaleRound(sums.data(), m, scale * 1e-3f, s8.data());
+      quant::ScaleRound(sums.data(), m, scale * 1e-3f, u8.data());
+      for (int64_t i = 0; i < m; ++i) {
+        wrong += s8[i] != quant::SaturateRound<int8_t>(static_cast<float>(sums[i]) * (scale * 1e-3f));
+        wrong += u8[i] != quant::SaturateRound<uint8_t>(static_cast<float>(sums[i]) * (scale * 1e-3f));
+      }
+      CHECK(wrong == 0);
+    }
+}

@@ -1,0 +1,62 @@
+#include <symbind/ops/kernels/quantize_round.h>
+
+#include <immintrin.h>
+
+#include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/op_util.h>
+
+namespace symbind {
+namespace quant {
+namespace {
+
+__attribute__((target("avx2"), always_inline)) inline __m256 Load8(const float* x) { return _mm256_loadu_ps(x); }
+__attribute__((target("avx2"), always_inline)) inline __m256 Load8(const int32_t* x) {
+  return _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+}
+
+// 8 scaled values to levels as int32 lanes: NaN lanes cleared to 0, clamped to [lo, hi] (no NaN
+// left, so max/min order does not matter), then converted with the default rounding mode,
+// half to even, which the shift in SaturateRound reproduces for values this small.
+__attribute__((target("avx2"), always_inline)) inline __m256i Levels8(__m256 v, __m256 lo, __m256 hi) {
+  v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));
+  return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
+}
+
+template <typename TX, typename T>
+__attribute__((target("avx2"))) void ScaleRoundAvx2(const TX* x, int64_t n, float scale, T* q) {
+  const __m256 s = _mm256_set1_ps(scale);
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::lowest()));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::max()));
+  // packs interleave 128-bit halves: lanes of a, b, c, d come out as a0-3 b0-3 c0-3 d0-3 a4-7 ...
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i a = Levels8(_mm256_mul_ps(Load8(x + i), s), lo, hi);
+    const __m256i b = Levels8(_mm256_mul_ps(Load8(x + i + 8), s), lo, hi);
+    const __m256i c = Levels8(_mm256_mul_ps(Load8(x + i + 16), s), lo, hi);
+    const __m256i d = Levels8(_mm256_mul_ps(Load8(x + i + 24), s), lo, hi);
+    const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+    const __m256i bytes = std::is_same_v<T, int8_t> ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i), _mm256_permutevar8x32_epi32(bytes, order));
+  }
+  for (; i < n; ++i) q[i] = SaturateRound<T>(static_cast<float>(x[i]) * scale);
+}
+
+template <typename TX, typename T>
+void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q) {
+  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    if (avx2) return ScaleRoundAvx2(x + b, e - b, scale, q + b);
+    for (int64_t i = b; i < e; ++i) q[i] = SaturateRound<T>(static_cast<float>(x[i]) * scale);
+  });
+}
+
+}  // namespace
+
+void ScaleRound(const float* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
+
+}  // namespace quant
+}  // namespace symbind

@@ -1,0 +1,43 @@
+// Rounding to int8 / uint8 levels, as oneDNN rounds (clamp to the type's range, then half to
+// even; NaN gives 0): one element (SaturateRound), or whole arrays scaled first (ScaleRound),
+// on AVX2 where the CPU has it, with the same results as the scalar code.
+//
+//   ScaleRound(sums, n, scale, levels);  // levels[i] = SaturateRound<int8_t>(float(sums[i]) * scale)
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace symbind {
+namespace quant {
+
+// x within int32's range as floats hold it: -2^31 and the largest float below 2^31.
+inline float ClampToInt32(float x) { return std::min(std::max(x, -2147483648.0f), 2147483520.0f); }
+
+// x clamped to T's range, then rounded half to even (oneDNN's saturate-and-round); NaN gives 0.
+template <typename T>
+inline T SaturateRound(float x) {
+  if (std::isnan(x)) return T(0);
+  if constexpr (std::is_same_v<T, int32_t>) {
+    return static_cast<T>(std::nearbyint(ClampToInt32(x)));
+  } else {
+    x = std::min(std::max(x, static_cast<float>(std::numeric_limits<T>::lowest())),
+                 static_cast<float>(std::numeric_limits<T>::max()));
+    // Half to even without a libm call (nearbyint is one on SSE2): adding 1.5 * 2^23 leaves no
+    // fraction bits for |x| <= 2^22, so the sum rounds as the FPU does, to nearest even.
+    constexpr float kShift = 12582912.0f;
+    return static_cast<T>((x + kShift) - kShift);
+  }
+}
+
+// q[i] = SaturateRound<T>(x[i] * scale) for i < n, in parallel chunks (float32 data quantized,
+// or int32 sums requantized; the product is rounded to float first, as the scalar code does).
+void ScaleRound(const float* x, int64_t n, float scale, int8_t* q);
+void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q);
+void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q);
+void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q);
+
+}  // namespace quant
+}  // namespace symbind
