@@ -9,11 +9,21 @@
 namespace symbind {
 namespace quant {
 
+// Depthwise 2-D convolution (one filter per channel: groups = in_c = out_c), plane by plane:
+// each tap adds its weight times a shifted input row to the output row, so no columns are built
+// and no GEMM runs one filter at a time. Sums wrap as two's complement like GemmInt8's.
+void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
+                       const conv::ConvGeom& g);
+void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
+                       const conv::ConvGeom& g);
+
 // Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
-// sums of the group's filters times them.
+// sums of the group's filters times them; depthwise planar layers go to DepthwiseConvInt8.
 template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
                      int64_t groups, const conv::ConvGeom& g) {
+  if (groups > 1 && groups == in_c && groups == out_c && g.is_planar())
+    return DepthwiseConvInt8(x, w, y, batch, in_c, g);
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
   const bool pointwise = g.is_pointwise();
   ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
@@ -22,8 +32,11 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
     for (int64_t grp = 0; grp < groups; ++grp) {
       const T* image = x + (n * in_c + grp * gc) * g.in_size();
       if (!pointwise) conv::Im2Col(image, g, 0, gc, columns);
-      GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, pointwise ? image : columns, pixels,
-               y + (n * out_c + grp * gf) * pixels, pixels);
+      const T* cols = pointwise ? image : columns;
+      int32_t* sums = y + (n * out_c + grp * gf) * pixels;
+      // One output pixel (a classifier's 1x1 convolution): dot products, not a GEMM of one column.
+      if (pixels == 1) GemmInt8NT(1, gf, depth, cols, w + grp * gf * depth, sums);
+      else GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, cols, pixels, sums, pixels);
     }
 }
 

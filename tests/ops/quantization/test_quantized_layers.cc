@@ -39,13 +39,24 @@ TEST_CASE("quantized FullyConnected: exact int32 sums, the bias rescaled, MXNet'
   }
 }
 
-TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding and dilation", "[ops][quantization]") {
+TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding and dilation", "[ops][quantization][quantized_conv]") {
   struct Case { int64_t n, c, h, w, f, k, s, p, d, g; bool no_bias; };
+  // The depthwise ones (g = c = f) take the plane-by-plane kernel: strides 1 and 2, dilation,
+  // padding past the kernel's reach, widths around a vector's, and a kernel of over 512 taps
+  // (int32 sums instead of exact float ones). One output pixel takes dot products instead of a
+  // GEMM. ctest's quantized_conv_base runs the portable loops.
+  for (DType type : {DType::kUint8, DType::kInt8})
   for (const Case& t : {Case{2, 3, 7, 6, 4, 3, 1, 1, 1, 1, false}, Case{1, 4, 9, 9, 6, 3, 2, 1, 2, 2, false},
-                        Case{1, 8, 5, 5, 8, 3, 1, 1, 1, 8, true}, Case{2, 5, 4, 4, 3, 1, 1, 0, 1, 1, false}}) {
+                        Case{1, 8, 5, 5, 8, 3, 1, 1, 1, 8, true}, Case{2, 5, 4, 4, 3, 1, 1, 0, 1, 1, false},
+                        Case{2, 6, 11, 19, 6, 3, 2, 1, 1, 6, false}, Case{1, 4, 10, 9, 4, 5, 1, 2, 2, 4, true},
+                        Case{1, 3, 7, 33, 3, 3, 2, 0, 1, 3, false}, Case{1, 2, 3, 4, 2, 3, 1, 3, 1, 2, false},
+                        Case{1, 2, 24, 25, 2, 23, 1, 1, 1, 2, true},  // 529 taps: past float's exact sums
+                        Case{2, 20, 1, 1, 7, 1, 1, 0, 1, 1, false}, Case{1, 4, 3, 3, 6, 3, 1, 0, 1, 2, false}}) {
+    INFO((type == DType::kUint8 ? "uint8" : "int8") << " data, " << t.c << " channels, groups " << t.g << ", stride " << t.s);
+    const int lo = type == DType::kUint8 ? 0 : -128, hi = type == DType::kUint8 ? 255 : 127;
     const int64_t oh = (t.h + 2 * t.p - t.d * (t.k - 1) - 1) / t.s + 1, ow = (t.w + 2 * t.p - t.d * (t.k - 1) - 1) / t.s + 1;
     const int64_t gc = t.c / t.g, gf = t.f / t.g;
-    NDArray x = RandomLevels(TShape({t.n, t.c, t.h, t.w}), DType::kUint8, 0, 255, 31);
+    NDArray x = RandomLevels(TShape({t.n, t.c, t.h, t.w}), type, lo, hi, 31);
     NDArray w = RandomLevels(TShape({t.f, gc, t.k, t.k}), DType::kInt8, -127, 127, 32);
     NDArray b = RandomLevels(TShape({t.f}), DType::kInt8, -127, 127, 33);
     const std::string k = "(" + std::to_string(t.k) + "," + std::to_string(t.k) + ")";
@@ -54,7 +65,7 @@ TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding
                   {"pad", "(" + std::to_string(t.p) + "," + std::to_string(t.p) + ")"},
                   {"dilate", "(" + std::to_string(t.d) + "," + std::to_string(t.d) + ")"},
                   {"no_bias", t.no_bias ? "True" : "False"}};
-    std::map<std::string, NDArray> in{{"data", x}, {"weight", w}, {"min_data", Range(0)}, {"max_data", Range(6)},
+    std::map<std::string, NDArray> in{{"data", x}, {"weight", w}, {"min_data", Range(lo == 0 ? 0 : -6)}, {"max_data", Range(6)},
                                       {"min_weight", Range(-0.3f)}, {"max_weight", Range(0.3f)}};
     if (!t.no_bias) {
       in["bias"] = b;
@@ -68,7 +79,7 @@ TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding
       for (int64_t f = 0; f < t.f; ++f)
         for (int64_t i = 0; i < oh; ++i)
           for (int64_t j = 0; j < ow; ++j) {
-            int64_t s = t.no_bias ? 0 : BiasLevels(static_cast<int>(b.GetFlat(f)), DType::kUint8, 6, 0.3f, 1);
+            int64_t s = t.no_bias ? 0 : BiasLevels(static_cast<int>(b.GetFlat(f)), type, 6, 0.3f, 1);
             const int64_t grp = f / gf;
             for (int64_t c = 0; c < gc; ++c)
               for (int64_t u = 0; u < t.k; ++u)
@@ -80,7 +91,7 @@ TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding
                 }
             REQUIRE(static_cast<int64_t>(y[((n * t.f + f) * oh + i) * ow + j]) == s);
           }
-    const float range = (0.3f / 127.0f) * (6.0f / 255.0f) * 2147483648.0f;  // uint8 data
+    const float range = (0.3f / 127.0f) * (6.0f / (lo == 0 ? 255.0f : 127.0f)) * 2147483648.0f;
     CHECK(out[2].GetFlat(0) == range);
   }
 }
