@@ -17,13 +17,32 @@ void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t bat
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
                        const conv::ConvGeom& g);
 
+// One filter per channel over 2-D planes: DepthwiseConvInt8's layers.
+inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
+  return groups > 1 && groups == in_c && groups == out_c && g.is_planar();
+}
+// Whether ConvInt8 runs GEMMs over these filters (not the depthwise kernel, not dot products
+// for a single output pixel), so that packing them once pays.
+inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
+  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1;
+}
+
+// Each group's filters packed for GemmInt8 (PackedInt8A), made once per node.
+inline std::vector<PackedInt8A> PackConvInt8Weights(const int8_t* w, int64_t in_c, int64_t out_c, int64_t groups,
+                                                    const conv::ConvGeom& g) {
+  const int64_t gf = out_c / groups, depth = in_c / groups * g.k_size();
+  std::vector<PackedInt8A> packed;
+  for (int64_t grp = 0; grp < groups; ++grp) packed.push_back(PackedInt8A::Pack(gf, depth, w + grp * gf * depth, depth));
+  return packed;
+}
+
 // Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
-// sums of the group's filters times them; depthwise planar layers go to DepthwiseConvInt8.
+// sums of the group's filters times them, through `packed` (PackConvInt8Weights) where given
+// and usable; depthwise planar layers go to DepthwiseConvInt8.
 template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
-                     int64_t groups, const conv::ConvGeom& g) {
-  if (groups > 1 && groups == in_c && groups == out_c && g.is_planar())
-    return DepthwiseConvInt8(x, w, y, batch, in_c, g);
+                     int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr) {
+  if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g);
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
   const bool pointwise = g.is_pointwise();
   ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
@@ -36,6 +55,8 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
       int32_t* sums = y + (n * out_c + grp * gf) * pixels;
       // One output pixel (a classifier's 1x1 convolution): dot products, not a GEMM of one column.
       if (pixels == 1) GemmInt8NT(1, gf, depth, cols, w + grp * gf * depth, sums);
+      else if (packed && (*packed)[static_cast<size_t>(grp)].usable())
+        GemmInt8((*packed)[static_cast<size_t>(grp)], pixels, cols, pixels, sums, pixels);
       else GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, cols, pixels, sums, pixels);
     }
 }

@@ -59,6 +59,7 @@ class DerivedWeights {
     data_ = st ? weights.raw_data() : nullptr;
     offset_ = st ? OffsetInStorage(weights) : 0;
     shape_ = weights.shape();
+    bytes_ = st ? weights.bytes() : 0;
     version_ = version;
     read_only_ = weights.read_only();
   }
@@ -67,7 +68,7 @@ class DerivedWeights {
   bool read_only() const { return read_only_; }
   // The form of type T laid out as `layout` says (a tiling, a tile size, the filter geometry:
   // whatever the form depends on besides the array), made by make(weights' floats) when this
-  // array and version have none yet.
+  // array and version have none yet (arrays of another type: make casts the pointer back).
   template <typename T, typename Make>
   std::shared_ptr<const T> Get(std::initializer_list<int64_t> layout, const Make& make) {
     const std::type_index type(typeid(T));
@@ -82,7 +83,7 @@ class DerivedWeights {
       key.insert(key.end(), layout.begin(), layout.end());
       value = st->SharedDerivedForm(type, key, build);
       // Mapped from a model file: its pages leave memory until something reads them again.
-      st->ReleaseResidentPages(data_, static_cast<size_t>(shape_.Size()) * sizeof(float));
+      st->ReleaseResidentPages(data_, bytes_);
     } else {
       value = build();
     }
@@ -102,6 +103,7 @@ class DerivedWeights {
   const void* data_ = nullptr;
   int64_t offset_ = 0;  // bytes from the storage's start
   TShape shape_;
+  size_t bytes_ = 0;
   uint64_t version_ = 0;
   bool read_only_ = false;
   std::vector<Form> forms_;

@@ -3,6 +3,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
@@ -34,32 +36,33 @@ void GemmBlock(int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t K, co
     for (int64_t n = 0; n < cols; ++n) C[(m0 + i) * ldc + n0 + n] = static_cast<int32_t>(acc[i][n]);
 }
 
-// AVX2: products of int16 pairs summed exactly into int32 (vpmaddwd; vpmaddubsw would saturate
-// int16 sums of uint8 x int8 pairs). A is packed once per call as int16 pairs (a[k], a[k+1]) per
-// row, kMr rows interleaved; B a panel of kNr columns at a time as (b[k][c], b[k+1][c]) pairs,
-// zero past K and N, so every tile runs the full kernel and stores what is inside C.
+// AVX2: vpmaddubsw multiplies unsigned by signed bytes and adds pairs into int16, saturating;
+// vpmaddwd by ones then adds pairs of those into int32. With |data| <= 128 (the unsigned
+// operand, vpabsb) and weights in [-127, 127] carrying the data's signs (vpsignb), a pair sums to
+// at most 2 * 128 * 127 = 32512: nothing saturates, every sum is exact. uint8 data enters as
+// x - 128 (x ^ 0x80), and 128 times the row's weight sum is added back at the store. A is packed
+// per call as 4-byte quads (a[k..k+3]) per row, kMr rows interleaved; B a panel of kNr columns at
+// a time, each column's quad in 4 consecutive bytes, zero past K (A is zero there too).
 constexpr int64_t kMr = 6, kNr = 16;  // 12 accumulators of 8 int32
-constexpr int64_t kKc = 512;          // k pairs per pass: a B panel of 32 KB
+constexpr int64_t kKc = 256;          // k quads per pass: a B panel of 16 KB
 
-inline int32_t PairOf(int8_t lo, int8_t hi) {
-  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint16_t>(int16_t{lo})) |
-                              (static_cast<uint32_t>(static_cast<uint16_t>(int16_t{hi})) << 16));
-}
-
-// C[rows x cols] (+)= the sums of `pairs` k-pairs of a packed A block (pair-major, kMr rows each)
-// and a packed B panel (pair-major, kNr columns of two int16 each).
-__attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int16_t* b, int64_t pairs, int32_t* C,
-                                              int64_t ldc, int64_t rows, int64_t cols, bool accumulate) {
+// C[rows x cols] (+)= the sums of `quads` k-quads of a packed A block (quad-major, kMr rows
+// each) and a packed B panel (quad-major, kNr columns of 4 signed bytes each).
+__attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b, int64_t quads, int32_t* C,
+                                              int64_t ldc, int64_t rows, int64_t cols, bool accumulate,
+                                              const int32_t* row_offsets) {
   __m256i acc[kMr][2];
   for (int64_t r = 0; r < kMr; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-  for (int64_t p = 0; p < pairs; ++p, a += kMr, b += 2 * kNr) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t p = 0; p < quads; ++p, a += kMr, b += 4 * kNr) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + kNr));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
+    const __m256i u0 = _mm256_abs_epi8(b0), u1 = _mm256_abs_epi8(b1);
     #pragma GCC unroll 6
     for (int64_t r = 0; r < kMr; ++r) {
       const __m256i w = _mm256_set1_epi32(a[r]);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(b0, w));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(b1, w));
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w, b0)), ones));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w, b1)), ones));
     }
   }
   alignas(32) int32_t tile[kMr][kNr];
@@ -69,51 +72,71 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int16_t* b
   }
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* c = C + r * ldc;
-    for (int64_t j = 0; j < cols; ++j)
-      c[j] = accumulate ? static_cast<int32_t>(static_cast<uint32_t>(c[j]) + static_cast<uint32_t>(tile[r][j]))
-                        : tile[r][j];
+    const uint32_t offset = row_offsets ? static_cast<uint32_t>(row_offsets[r]) : 0u;
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint32_t sum = static_cast<uint32_t>(tile[r][j]) + offset;
+      c[j] = static_cast<int32_t>(accumulate ? static_cast<uint32_t>(c[j]) + sum : sum);
+    }
   }
 }
 
+// One k-quad of a B panel: columns n0.. (cols of them) of rows k..k+3, each column's 4 bytes
+// together, signed (uint8 data as x ^ 0x80 = x - 128); zeros past K and past the last column.
+// Whole quads interleave four 16-byte rows with byte and word unpacks.
+__attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_t K, int64_t k, int64_t n0,
+                                              int64_t cols, bool flip, int8_t* out) {
+  const uint8_t* base = static_cast<const uint8_t*>(B);
+  if (cols == kNr && k + 4 <= K) {
+    const __m128i bias = _mm_set1_epi8(flip ? static_cast<char>(0x80) : 0);
+    __m128i r[4];
+    for (int i = 0; i < 4; ++i)
+      r[i] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + (k + i) * ldb + n0)), bias);
+    const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+    __m128i* dst = reinterpret_cast<__m128i*>(out);
+    _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
+    _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
+    _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
+    _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+    return;
+  }
+  std::memset(out, 0, 4 * kNr);
+  for (int64_t i = 0; i < 4 && k + i < K; ++i) {
+    const uint8_t* row = base + (k + i) * ldb + n0;
+    for (int64_t j = 0; j < cols; ++j) out[4 * j + i] = static_cast<int8_t>(flip ? row[j] ^ 0x80u : row[j]);
+  }
+}
+
+// Whether every weight is in [-127, 127], which the sign trick above needs (MXNet's symmetric
+// quantization gives no -128; a weight of -128 sends the call to the portable loop).
+bool QuadKernelTakes(int64_t M, int64_t K, const int8_t* A, int64_t lda) {
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k)
+      if (A[m * lda + k] == -128) return false;
+  return true;
+}
+
+// Whether the AVX2 kernel runs here and takes these weights.
+bool PackedKernelTakes(int64_t M, int64_t K, const int8_t* A, int64_t lda) {
+  return ActiveIsa() != KernelIsa::kBase && M > 0 && K > 0 && QuadKernelTakes(M, K, A, lda);
+}
+
 template <typename TB>
-void GemmInt8Avx2(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const TB* B, int64_t ldb,
-                  int32_t* C, int64_t ldc) {
-  const int64_t pairs = (K + 1) / 2, row_blocks = (M + kMr - 1) / kMr, panels = (N + kNr - 1) / kNr;
-  ScratchBuffer a_buffer(row_blocks * pairs * kMr);
-  int32_t* a_packed = reinterpret_cast<int32_t*>(a_buffer.data());  // [row block][pair][row]
-  ParallelFor(row_blocks, GrainFor(pairs * kMr), [&](int64_t b0, int64_t b1) {
-    for (int64_t rb = b0; rb < b1; ++rb)
-      for (int64_t r = 0; r < kMr; ++r) {
-        const int64_t m = rb * kMr + r;
-        int32_t* out = a_packed + rb * pairs * kMr + r;
-        for (int64_t p = 0; p < pairs; ++p) {
-          const int64_t k = 2 * p;
-          const int8_t lo = m < M ? A[m * lda + k] : int8_t{0};
-          const int8_t hi = m < M && k + 1 < K ? A[m * lda + k + 1] : int8_t{0};
-          out[p * kMr] = PairOf(lo, hi);
-        }
-      }
-  });
+void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc) {
+  constexpr bool kUnsigned = std::is_same_v<TB, uint8_t>;
+  const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
+  const int64_t panels = (N + kNr - 1) / kNr;
   ParallelFor(panels, GrainFor(M * std::max<int64_t>(K, 1) * kNr / 4), [&](int64_t q0, int64_t q1) {
-    ScratchBuffer b_buffer(kKc * kNr);  // kKc pairs x kNr columns x 2 int16
-    int16_t* b_packed = reinterpret_cast<int16_t*>(b_buffer.data());
+    ScratchBuffer b_buffer(kKc * kNr);  // kKc quads x kNr columns x 4 bytes
+    int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t n0 = q * kNr, cols = std::min(kNr, N - n0);
-      for (int64_t p0 = 0; p0 < pairs; p0 += kKc) {
-        const int64_t chunk = std::min(kKc, pairs - p0);
-        for (int64_t p = 0; p < chunk; ++p) {
-          const int64_t k = 2 * (p0 + p);
-          const TB* lo = B + k * ldb + n0;
-          const TB* hi = k + 1 < K ? lo + ldb : nullptr;
-          int16_t* out = b_packed + p * 2 * kNr;
-          for (int64_t j = 0; j < kNr; ++j) {
-            out[2 * j] = j < cols ? int16_t{lo[j]} : int16_t{0};
-            out[2 * j + 1] = j < cols && hi ? int16_t{hi[j]} : int16_t{0};
-          }
-        }
+      for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
+        const int64_t chunk = std::min(kKc, quads - p0);
+        for (int64_t p = 0; p < chunk; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, kUnsigned, b_packed + p * 4 * kNr);
         for (int64_t rb = 0; rb < row_blocks; ++rb)
-          Int8Tile(a_packed + (rb * pairs + p0) * kMr, b_packed, chunk, C + rb * kMr * ldc + n0, ldc,
-                   std::min(kMr, M - rb * kMr), cols, p0 > 0);
+          Int8Tile(A.quads.data() + (rb * quads + p0) * kMr, b_packed, chunk, C + rb * kMr * ldc + n0, ldc,
+                   std::min(kMr, M - rb * kMr), cols, p0 > 0, kUnsigned && p0 == 0 ? A.offsets.data() + rb * kMr : nullptr);
       }
     }
   });
@@ -127,8 +150,7 @@ void GemmInt8Of(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, c
       for (int64_t m = 0; m < M; ++m) std::fill(C + m * ldc, C + m * ldc + N, 0);
       return;
     }
-    GemmInt8Avx2(M, N, K, A, lda, B, ldb, C, ldc);
-    return;
+    if (QuadKernelTakes(M, K, A, lda)) return GemmInt8Avx2(PackedInt8A::Pack(M, K, A, lda), N, B, ldb, C, ldc);
   }
   const int64_t row_blocks = (M + kRows - 1) / kRows, col_blocks = (N + kCols - 1) / kCols;
   ParallelFor(row_blocks * col_blocks, GrainFor(kRows * kCols * std::max<int64_t>(K, 1)), [&](int64_t b0, int64_t b1) {
@@ -194,6 +216,42 @@ void GemmInt8NTOf(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B,
   });
 }
 }  // namespace
+
+PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda) {
+  PackedInt8A packed;
+  if (!PackedKernelTakes(M, K, A, lda)) return packed;
+  const int64_t quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
+  packed.rows = M;
+  packed.depth = K;
+  packed.quads.assign(static_cast<size_t>(row_blocks * quads * kMr), 0);
+  packed.offsets.assign(static_cast<size_t>(row_blocks * kMr), 0);
+  ParallelFor(M, GrainFor(K), [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      int32_t* out = packed.quads.data() + (m / kMr) * quads * kMr + m % kMr;
+      const int8_t* row = A + m * lda;
+      const int64_t whole = K / 4;
+      for (int64_t p = 0; p < whole; ++p) std::memcpy(out + p * kMr, row + 4 * p, 4);
+      if (whole < quads) {
+        int8_t quad[4] = {0, 0, 0, 0};
+        for (int64_t k = 4 * whole; k < K; ++k) quad[k - 4 * whole] = row[k];
+        std::memcpy(out + whole * kMr, quad, 4);
+      }
+      uint32_t sum = 0;
+      for (int64_t k = 0; k < K; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(row[k]));
+      packed.offsets[static_cast<size_t>(m)] = static_cast<int32_t>(sum * 128u);
+    }
+  });
+  return packed;
+}
+
+void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc) {
+  if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
+  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc);
+}
+void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc) {
+  if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
+  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc);
+}
 
 void GemmInt8NT(int64_t M, int64_t N, int64_t K, const uint8_t* A, const int8_t* B, int32_t* C) {
   GemmInt8NTOf(M, N, K, A, B, C);

@@ -7,6 +7,7 @@
 // Every sum is exact, so results are the same bits for any thread count and any blocking.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace symbind {
 
@@ -16,6 +17,23 @@ void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, con
               int32_t* C, int64_t ldc);
 void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B, int64_t ldb,
               int32_t* C, int64_t ldc);
+
+// A (the weights, M x K) packed once for the AVX2 kernel of GemmInt8: 4-byte k-quads per row, rows
+// interleaved in blocks, and 128 times each row's sum (uint8 data enters that kernel as x - 128).
+// Not usable (usable() false) on CPUs without AVX2, or when a weight is -128, which that kernel's
+// sign trick cannot take: GemmInt8 on the unpacked weights serves those.
+//
+//   PackedInt8A w = PackedInt8A::Pack(filters, depth, weights, depth);  // once per node
+//   if (w.usable()) GemmInt8(w, pixels, columns, pixels, acc, pixels);
+struct PackedInt8A {
+  static PackedInt8A Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda);
+  bool usable() const { return rows >= 0; }
+  int64_t rows = -1, depth = 0;
+  std::vector<int32_t> quads;    // [row block][quad][row in block]
+  std::vector<int32_t> offsets;  // 128 * sum of each row (two's complement), padded to the block
+};
+void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
+void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
 
 // C (M x N) = A (M x K) * B^T with B (N x K), all rows contiguous: FullyConnected's layout (data
 // rows times weight rows).

@@ -1,6 +1,7 @@
 // _contrib_quantized_conv: Convolution on int8 or uint8 data and int8 weights, with int32 sums
 // (docs/quantization.md).
 #include <symbind/ops/kernels/conv_int8.h>
+#include <symbind/ops/kernels/derived_weights.h>
 #include <symbind/ops/nn/convolution_param.h>
 #include <symbind/ops/quantization/quantization_util.h>
 
@@ -14,14 +15,22 @@ void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TSh
                        in, out);
 }
 
-void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
+void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<ConvolutionParam>();
   const TShape& d = in[0].shape();
   const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), p.kernel, p.stride, p.dilate, p.pad);
+  const int8_t* w = in[1].data<int8_t>();
+  // The packed filters live with the node (made again only when the weights change).
+  std::shared_ptr<const std::vector<PackedInt8A>> packed;
+  DerivedWeights* node_weights = ConvInt8UsesGemm(d[1], p.num_filter, p.num_group, g) ? NodeDerivedWeights(ctx, 0, in[1]) : nullptr;
+  if (node_weights)
+    packed = node_weights->Get<std::vector<PackedInt8A>>({d[1], p.num_filter, p.num_group, g.k_size()}, [&](const float* data) {
+      return PackConvInt8Weights(reinterpret_cast<const int8_t*>(data), d[1], p.num_filter, p.num_group, g);
+    });
   WithQuantizedType(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    ConvInt8(in[0].data<T>(), in[1].data<int8_t>(), out[0].data<int32_t>(), d[0], d[1], p.num_filter, p.num_group, g);
+    ConvInt8(in[0].data<T>(), w, out[0].data<int32_t>(), d[0], d[1], p.num_filter, p.num_group, g, packed.get());
   });
   FinishQuantizedLayer(in, p.no_bias, in[0].dtype() == DType::kUint8, d[0], p.num_filter, g.out_size(), out);
 }
@@ -52,6 +61,7 @@ Convolution's.)")
     })
     .set_dtype_generic()
     .set_mac_count(OutputWeightRowMacs)
+    .set_create_state(CreateDerivedWeightsState(1))
     .set_forward(quant::Forward);
 
 }  // namespace symbind

@@ -24,15 +24,24 @@ std::vector<T> RandomLevels(size_t n, std::mt19937_64& rng) {
 const char* TypeName(int8_t) { return " int8"; }
 const char* TypeName(uint8_t) { return " uint8"; }
 
+// weights: "no -128" (the AVX2 kernel's range: every level but -128) or "all levels" (a -128
+// among them, which the AVX2 path hands to the portable loop).
 template <typename TB>
-void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed) {
-  INFO("M " << M << " N " << N << " K " << K << TypeName(TB{}));
+void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed, bool with_minus_128 = false) {
+  INFO("M " << M << " N " << N << " K " << K << TypeName(TB{}) << (with_minus_128 ? ", a -128 weight" : ""));
   std::mt19937_64 rng(seed);
   const int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;  // rows apart by more than their length
   std::vector<int8_t> a = RandomLevels<int8_t>(size_t(M * lda), rng);
+  for (auto& v : a) v = v == -128 ? int8_t(-127) : v;
   std::vector<TB> b = RandomLevels<TB>(size_t(std::max<int64_t>(K, 1) * ldb), rng);
-  // Extremes: the largest products of each sign.
-  if (M > 0 && K > 0) {
+  // Extremes: the largest pair of products of one sign (uint8 0 enters the AVX2 kernel as -128),
+  // and the largest product of the other.
+  if (M > 0 && K > 1) {
+    a[0] = a[1] = 127;
+    b[0] = b[size_t(ldb)] = std::is_same_v<TB, uint8_t> ? TB(0) : TB(-128);
+    a[2 % size_t(K)] = -127;
+  }
+  if (M > 0 && K > 0 && with_minus_128) {
     a[0] = -128;
     b[0] = std::is_same_v<TB, uint8_t> ? TB(255) : TB(-128);
   }
@@ -65,9 +74,13 @@ TEST_CASE("GemmInt8 equals int64 sums for int8 and uint8 data, every tail and an
         CheckGemm<uint8_t>(M, N, K, seed++);
         CheckGemm<int8_t>(M, N, K, seed++);
       }
-  // Deep sums (past one 512-pair pass) near int32's limits: 4609 products of up to 255 * 128.
+  // Deep sums (past one 256-quad pass) near int32's limits: 4609 products of up to 255 * 128.
   CheckGemm<uint8_t>(12, 33, 4609, 99);
   CheckGemm<int8_t>(7, 20, 1025, 100);
+  for (int64_t K : {1, 7, 1100}) {
+    CheckGemm<uint8_t>(7, 19, K, 200 + K, true);
+    CheckGemm<int8_t>(7, 19, K, 300 + K, true);
+  }
 }
 
 namespace {
