@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every symbind benchmark side by side with its peers (ONNX Runtime, PyTorch eager, OpenCV DNN)
-# in one run, one table per goal, with ratios. Usage: bench/run.sh [--quick | --ncnn-only] [threads]
-# (default 2 threads). --quick: only the ONNX Runtime table, fewer runs (a few minutes);
-# --ncnn-only: only the ncnn table (needs SYMBIND_BENCH_NCNN), as many runs as --quick.
+# in one run, one table per goal, with ratios. Usage:
+#   bench/run.sh [--quick | --ncnn-only | --int8-only] [threads]
+# (default 2 threads). --quick: only the ONNX Runtime tables (float32 and int8), fewer runs (a few
+# minutes); --ncnn-only: only the ncnn table (needs SYMBIND_BENCH_NCNN), as many runs as --quick;
+# --int8-only: only the int8 table, as many runs as --quick.
 #
 # Ratios are "speed vs peer": peer time / symbind time (or symbind rate / peer rate), so
 # above 1 means symbind is faster. Each classification net runs with the same weights
@@ -19,9 +21,10 @@
 # tools, i.e. bin/mxnet2ncnn, bin/ncnnoptimize and lib/cmake/ncnn; BENCHMARKS.md says how).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=0 ncnn_only=0
+quick=0 ncnn_only=0 int8_only=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
 if [ "${1:-}" = --ncnn-only ]; then quick=1 ncnn_only=1; shift; fi
+if [ "${1:-}" = --int8-only ]; then quick=1 int8_only=1; shift; fi
 threads=${1:-2}
 build=${SYMBIND_BENCH_BUILD:-build}
 runs=${SYMBIND_BENCH_RUNS:-$([ $quick = 1 ] && echo 6 || echo 15)}
@@ -33,7 +36,8 @@ py=/usr/bin/python3
 ort_version=1.30.0
 # libopenblas0-pthread: Debian's torch otherwise runs on the reference BLAS (see the blas line).
 # time: /usr/bin/time -v, the peak RSS of the ONNX Runtime process in the memory table.
-scripts/install-deps.sh python3-torch python3-opencv python3-numpy libopenblas0-pthread time
+# python3-onnx: bench/make_qdq_onnx.py writes ONNX Runtime's int8 models.
+scripts/install-deps.sh python3-torch python3-opencv python3-numpy python3-onnx libopenblas0-pthread time
 command -v npm >/dev/null || scripts/install-deps.sh nodejs npm
 mkdir -p "$work/ort"
 if [ ! -f "$work/ort/node_modules/onnxruntime-node/package.json" ] ||
@@ -61,10 +65,10 @@ else
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 if [ $quick = 1 ]; then
-  cmake --build "$build" -j "$(nproc)" --target bench_models >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target bench_models symbind_cli >/dev/null
 else
   cmake --build "$build" -j "$(nproc)" --target bench_mlp bench_params_load bench_models bench_scale \
-    bench_gemm bench_lenet bench_resnet_train mtcnn-detect >/dev/null
+    bench_gemm bench_lenet bench_resnet_train mtcnn-detect symbind_cli >/dev/null
 fi
 bin=$build/bench
 # Thread counts for every framework. PyTorch keeps its default OpenMP wait policy (spinning),
@@ -156,6 +160,52 @@ ort_table() {
     s8r=$(awk -v t="$s8m" 'BEGIN {printf "%.1f", 8e3 / t}') o8r=$(awk -v t="$o8m" 'BEGIN {printf "%.1f", 8e3 / t}')
     row "$name $size" "$d" "$sm ($smin)" "$nm ($nmin)" "$om ($omin)" "$(faster "$om" "$sm") ($(faster "$omin" "$smin"))" \
       "$s8r" "$o8r" "$(faster "$s8r" "$o8r")" "$(paired "$o1" "$s1"), $(paired "$o8" "$s8")"
+  done
+}
+# The int8 table: each net quantized by `symbind quantize` (naive calibration over 8 inputs
+# uniform in [-1, 1], the default int8 data), timed beside its float32 graph; ONNX Runtime runs
+# the QDQ model bench/make_qdq_onnx.py writes from the same ranges (it fuses them into QLinearConv,
+# QLinearAdd, ...) beside its float32 file. Batch 1, interleaved rounds as above.
+int8_table() {
+  local per=$(( (runs + rounds - 1) / rounds ))
+  echo
+  echo "## int8 (symbind quantize) vs float32, and vs ONNX Runtime $ort_version int8 on the same ranges," \
+       "$threads threads, batch 1, interleaved ($rounds rounds) $(loadavg)"
+  echo "Median (min) ms of $(( per * rounds )) runs pooled over the rounds. 'int8 / fp32': each framework's"
+  echo "int8 time over its float32 time (below 1: int8 faster). 'vs ORT int8': ORT int8 / symbind int8"
+  echo "(above 1: symbind faster). cos: cosine similarity of symbind's int8 and float32 outputs on the net's input"
+  echo "(Gaussian weights and random calibration inputs: a check that int8 runs the same net, not an accuracy)."
+  row net "symbind fp32" "symbind int8" "int8 / fp32" "ORT fp32" "ORT int8" "ORT int8 / fp32" "vs ORT int8" "cos"
+  local spec name symbol size d_dir params q f1 q1 o1 oq1 r agree
+  for spec in "${peer_nets[@]}"; do
+    name=${spec%%=*} symbol=${spec#*=} size=224
+    if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
+    d_dir=$work/$name params=$work/$name.params q=$work/$name/int8
+    $py -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).uniform(-1, 1, (8, 3, $size, $size)).astype(np.float32))" \
+      "$d_dir/calib.npy"
+    "$build/tools/symbind" quantize "$symbol" "$params" --calib "$d_dir/calib.npy" --calib-mode naive -o "$q" >/dev/null
+    "$build/tools/symbind" convert "$symbol" "$params" --fold-batch-norm --shape "data=1,3,$size,$size" \
+      -o "$d_dir/folded.onnx" >/dev/null
+    $py bench/make_qdq_onnx.py "$d_dir/folded.onnx" "$q-symbol.json" "$d_dir/int8-qdq.onnx" >/dev/null
+    agree=$("$build/tools/symbind" run "$symbol" "$params" --input "data=$d_dir/input.npy" --output "$d_dir/fp32-out.npy" >/dev/null &&
+            "$build/tools/symbind" run "$q-symbol.json" "$q-0000.params" --input "data=$d_dir/input.npy" \
+              --output "$d_dir/int8-out.npy" >/dev/null &&
+            $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" \
+              "$d_dir/fp32-out.npy" "$d_dir/int8-out.npy")
+    f1= q1= o1= oq1=
+    for r in $(seq "$rounds"); do
+      f1+=$'\n'$("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=1,3,$size,$size" --runs "$per" --uniform-input)
+      q1+=$'\n'$("$bin/bench_models" --threads "$threads" "$q-symbol.json" "$q-0000.params" --shape "data=1,3,$size,$size" \
+                  --runs "$per" --uniform-input)
+      o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
+      oq1+=$'\n'$(ort_peer "$d_dir/int8-qdq.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
+    done
+    read -r fm fmin <<<"$(pooled "$f1")"
+    read -r qm qmin <<<"$(pooled "$q1")"
+    read -r om omin <<<"$(pooled "$o1")"
+    read -r oqm oqmin <<<"$(pooled "$oq1")"
+    row "$name $size" "$fm ($fmin)" "$qm ($qmin)" "$(faster "$qm" "$fm")" "$om ($omin)" "$oqm ($oqmin)" \
+      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree"
   done
 }
 peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
@@ -254,8 +304,9 @@ cpu() { grep '^cpu_times_ms' <<<"$1" | sed 's/^cpu_//'; }
 
 if [ $quick = 1 ]; then
   $py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]}" >/dev/null
-  [ $ncnn_only = 1 ] || ort_table
-  [ -z "$ncnn" ] || ncnn_table
+  [ $ncnn_only = 1 ] || [ $int8_only = 1 ] || ort_table
+  [ $ncnn_only = 1 ] || int8_table
+  [ -z "$ncnn" ] || [ $int8_only = 1 ] || ncnn_table
   exit 0
 fi
 
@@ -300,6 +351,7 @@ done
 # The mobile nets have no torch/OpenCV timing above: their files only, then the ORT table.
 $py bench/peers.py --threads "$threads" --runs 0 --runs8 0 classify "$work" "${peer_nets[@]:3}" >/dev/null
 ort_table
+int8_table
 [ -z "$ncnn" ] || ncnn_table
 
 # ---------------------------------------------------------------------------------------------
