@@ -2,6 +2,9 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
+#include <type_traits>
+
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
 
@@ -12,6 +15,13 @@ namespace {
 __attribute__((target("avx2"), always_inline)) inline __m256 Load8(const float* x) { return _mm256_loadu_ps(x); }
 __attribute__((target("avx2"), always_inline)) inline __m256 Load8(const int32_t* x) {
   return _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+}
+
+__attribute__((target("avx2"), always_inline)) inline __m256 Load8(const int8_t* x) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
+}
+__attribute__((target("avx2"), always_inline)) inline __m256 Load8(const uint8_t* x) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
 }
 
 // 8 scaled values to levels as int32 lanes: NaN lanes cleared to 0, clamped to [lo, hi] (no NaN
@@ -51,9 +61,36 @@ void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q) {
   });
 }
 
+template <typename T>
+__attribute__((target("avx2"))) void ReluLevelsAvx2(const T* x, int64_t n, int8_t* y) {
+  const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi8(127);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i r = std::is_same_v<T, int8_t> ? _mm256_max_epi8(v, zero) : _mm256_min_epu8(v, top);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
+  }
+  for (; i < n; ++i) y[i] = static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x[i], 0), 127));
+}
+
+template <typename T>
+void ReluLevelsOf(const T* x, int64_t n, int8_t* y) {
+  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    if (avx2) return ReluLevelsAvx2(x + b, e - b, y + b);
+    for (int64_t i = b; i < e; ++i) y[i] = static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x[i], 0), 127));
+  });
+}
+
 }  // namespace
 
 void ScaleRound(const float* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const uint8_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const uint8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
+void ReluLevels(const uint8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
 void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }

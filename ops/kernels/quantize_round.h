@@ -1,6 +1,6 @@
 // Rounding to int8 / uint8 levels, as oneDNN rounds (clamp to the type's range, then half to
 // even; NaN gives 0): one element (SaturateRound), or whole arrays scaled first (ScaleRound),
-// on AVX2 where the CPU has it, with the same results as the scalar code.
+// on AVX2 where the CPU has it, with the same results as the scalar code; and relu on levels.
 //
 //   ScaleRound(sums, n, scale, levels);  // levels[i] = SaturateRound<int8_t>(float(sums[i]) * scale)
 #pragma once
@@ -38,6 +38,15 @@ void ScaleRound(const float* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q);
 void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q);
+// Levels of one quantized type rescaled to another's (a quantized Concat's inputs).
+void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q);
+void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q);
+void ScaleRound(const uint8_t* x, int64_t n, float scale, int8_t* q);
+void ScaleRound(const uint8_t* x, int64_t n, float scale, uint8_t* q);
+
+// y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
+void ReluLevels(const int8_t* x, int64_t n, int8_t* y);
+void ReluLevels(const uint8_t* x, int64_t n, int8_t* y);
 
 }  // namespace quant
 }  // namespace symbind

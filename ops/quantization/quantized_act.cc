@@ -12,10 +12,7 @@ void Forward(const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
   WithQuantizedType(in[0].dtype(), [&](auto zero) {
     using T = decltype(zero);
     const T* x = in[0].data<T>();
-    ParallelFor(in[0].Size(), kElementwiseGrain, [&](int64_t b, int64_t e) {
-      // int8 out, as MXNet declares it: uint8 levels above 127 saturate.
-      for (int64_t i = b; i < e; ++i) y[i] = static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x[i], 0), 127));
-    });
+    ReluLevels(x, in[0].Size(), y);  // int8 out, as MXNet declares it: uint8 levels above 127 saturate
   });
   SetRange(out[1], out[2], RangeValue(in[1]), RangeValue(in[2]));
 }

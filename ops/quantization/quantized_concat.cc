@@ -58,13 +58,13 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
       WithQuantizedType(in[i].dtype(), [&](auto in_zero) {
         using TI = decltype(in_zero);
         const TI* x = in[i].data<TI>();
-        ParallelFor(whole.outer, GrainFor(width), [&](int64_t o0, int64_t o1) {
-          for (int64_t o = o0; o < o1; ++o) {
-            TO* dst = y + o * row + offset;
-            const TI* src = x + o * width;
-            for (int64_t j = 0; j < width; ++j) dst[j] = SaturateRound<TO>(static_cast<float>(src[j]) * ratio);
-          }
-        });
+        // Row by row (one per outer index): ScaleRound splits each row across threads.
+        for (int64_t o = 0; o < whole.outer; ++o) {
+          TO* dst = y + o * row + offset;
+          const TI* src = x + o * width;
+          if (std::is_same_v<TI, TO> && ratio == 1.0f) std::memcpy(dst, src, static_cast<size_t>(width));
+          else ScaleRound(src, width, ratio, dst);
+        }
       });
     });
     offset += width;

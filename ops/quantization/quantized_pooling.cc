@@ -45,6 +45,35 @@ void MaxPoolLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
   });
 }
 
+// The 2-D case, separably: per output row, the elementwise maximum of its window's input rows
+// (a loop the compiler vectorises), then each window's maximum along that one row.
+template <typename T>
+void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [&](int64_t p0, int64_t p1) {
+    std::vector<T> column(static_cast<size_t>(W));
+    T* col = column.data();
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const T* src = x + plane * H * W;
+      T* dst = y + plane * OH * OW;
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        const int64_t y0 = std::max<int64_t>(oy * g.s[1] - g.p[1], 0), y1 = std::min(oy * g.s[1] - g.p[1] + g.k[1], H);
+        std::copy(src + y0 * W, src + (y0 + 1) * W, col);
+        for (int64_t yy = y0 + 1; yy < y1; ++yy) {
+          const T* row = src + yy * W;
+          for (int64_t i = 0; i < W; ++i) col[i] = std::max(col[i], row[i]);
+        }
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          const int64_t x0 = std::max<int64_t>(ox * g.s[2] - g.p[2], 0), x1 = std::min(ox * g.s[2] - g.p[2] + g.k[2], W);
+          T best = col[x0];
+          for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);
+          dst[oy * OW + ox] = best;
+        }
+      }
+    }
+  });
+}
+
 void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<PoolingParam>();
@@ -53,7 +82,8 @@ void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDA
   if (p.pool_type == conv::kMax && WindowsNonEmpty(g)) {
     WithQuantizedType(in[0].dtype(), [&](auto zero) {
       using T = decltype(zero);
-      MaxPoolLevels(in[0].data<T>(), out[0].data<T>(), d[0] * d[1], g);
+      if (g.is_planar()) MaxPoolPlanarLevels(in[0].data<T>(), out[0].data<T>(), d[0] * d[1], g);
+      else MaxPoolLevels(in[0].data<T>(), out[0].data<T>(), d[0] * d[1], g);
     });
     SetRange(out[1], out[2], RangeValue(in[1]), RangeValue(in[2]));
     return;

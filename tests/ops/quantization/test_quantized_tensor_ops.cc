@@ -5,7 +5,7 @@
 using namespace symbind;
 using namespace symbind::test;
 
-TEST_CASE("quantized pooling: max exact, avg rounded half to even, the range passes through", "[ops][quantization]") {
+TEST_CASE("quantized pooling: max exact, avg rounded half to even, the range passes through", "[ops][quantization][quantized_tensor_ops]") {
   NDArray x = RandomLevels(TShape({2, 3, 5, 5}), DType::kInt8, -128, 127, 61);
   for (const char* type : {"max", "avg"}) {
     auto out = RunAll("_contrib_quantized_pooling", {{"kernel", "(2,2)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pool_type", type}},
@@ -37,7 +37,7 @@ TEST_CASE("quantized pooling: max exact, avg rounded half to even, the range pas
                       Catch::Contains("'max' and 'avg' only"));
 }
 
-TEST_CASE("quantized max pooling of uint8: 'full' windows past the edge, global windows", "[ops][quantization]") {
+TEST_CASE("quantized max pooling of uint8: 'full' windows past the edge, global windows", "[ops][quantization][quantized_tensor_ops]") {
   NDArray x = RandomLevels(TShape({2, 2, 7, 7}), DType::kUint8, 0, 255, 64);
   auto full = RunAll("_contrib_quantized_pooling",
                      {{"kernel", "(3,3)"}, {"stride", "(3,3)"}, {"pooling_convention", "full"}, {"pool_type", "max"}},
@@ -62,8 +62,33 @@ TEST_CASE("quantized max pooling of uint8: 'full' windows past the edge, global 
   }
 }
 
-TEST_CASE("quantized relu: max(q, 0) as int8, uint8 levels above 127 saturate as in MXNet", "[ops][quantization]") {
-  NDArray s = RandomLevels(TShape({40}), DType::kInt8, -128, 127, 62);
+TEST_CASE("quantized max pooling: 3x3 windows, stride 2, padding, planes wider than a vector", "[ops][quantization][quantized_tensor_ops]") {
+  for (DType type : {DType::kInt8, DType::kUint8}) {
+    const int lo = type == DType::kInt8 ? -128 : 0, hi = type == DType::kInt8 ? 127 : 255;
+    NDArray x = RandomLevels(TShape({2, 3, 23, 37}), type, lo, hi, 66);
+    auto out = RunAll("_contrib_quantized_pooling", {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pool_type", "max"}},
+                      {{"data", x}, {"min_data", Range(lo == 0 ? 0.0f : -1.0f)}, {"max_data", Range(1)}});
+    REQUIRE(out[0].shape() == TShape({2, 3, 12, 19}));
+    int64_t wrong = 0;
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t i = 0; i < 12; ++i)
+        for (int64_t j = 0; j < 19; ++j) {
+          float best = -1e9f;
+          for (int64_t yy = std::max<int64_t>(i * 2 - 1, 0); yy < std::min<int64_t>(i * 2 + 2, 23); ++yy)
+            for (int64_t xx = std::max<int64_t>(j * 2 - 1, 0); xx < std::min<int64_t>(j * 2 + 2, 37); ++xx)
+              best = std::max(best, x.GetFlat((p * 23 + yy) * 37 + xx));
+          wrong += out[0].GetFlat((p * 12 + i) * 19 + j) != best;
+        }
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("quantized relu: max(q, 0) as int8, uint8 levels above 127 saturate as in MXNet", "[ops][quantization][quantized_tensor_ops]") {
+  // Sizes past a vector's 32 levels, with a tail. quantize_round_base runs the portable loop.
+  NDArray big_u = RandomLevels(TShape({1001}), DType::kUint8, 0, 255, 67);
+  auto bu = RunAll("_contrib_quantized_act", {{"act_type", "relu"}}, {{"data", big_u}, {"min_data", Range(0)}, {"max_data", Range(1)}});
+  for (int64_t i = 0; i < big_u.Size(); ++i) CHECK(bu[0].GetFlat(i) == std::min(127.0f, big_u.GetFlat(i)));
+  NDArray s = RandomLevels(TShape({1003}), DType::kInt8, -128, 127, 62);
   auto out = RunAll("_contrib_quantized_act", {{"act_type", "relu"}}, {{"data", s}, {"min_data", Range(-1)}, {"max_data", Range(1)}});
   REQUIRE(out[0].dtype() == DType::kInt8);
   for (int64_t i = 0; i < s.Size(); ++i) CHECK(out[0].GetFlat(i) == std::max(0.0f, s.GetFlat(i)));
@@ -76,7 +101,7 @@ TEST_CASE("quantized relu: max(q, 0) as int8, uint8 levels above 127 saturate as
                       Catch::Contains("'relu' only"));
 }
 
-TEST_CASE("quantized flatten keeps the levels, type and range", "[ops][quantization]") {
+TEST_CASE("quantized flatten keeps the levels, type and range", "[ops][quantization][quantized_tensor_ops]") {
   NDArray x = RandomLevels(TShape({2, 3, 4}), DType::kUint8, 0, 255, 63);
   auto out = RunAll("_contrib_quantized_flatten", {}, {{"data", x}, {"min_data", Range(0)}, {"max_data", Range(7)}});
   REQUIRE(out[0].shape() == TShape({2, 12}));
@@ -85,27 +110,39 @@ TEST_CASE("quantized flatten keeps the levels, type and range", "[ops][quantizat
   CHECK(out[2].GetFlat(0) == 7.0f);
 }
 
-TEST_CASE("quantized concat rescales each input to the joint range", "[ops][quantization]") {
-  NDArray a = RandomLevels(TShape({2, 2, 3}), DType::kUint8, 0, 255, 64);
-  NDArray b = RandomLevels(TShape({2, 3, 3}), DType::kInt8, -128, 127, 65);
+TEST_CASE("quantized concat rescales each input to the joint range", "[ops][quantization][quantized_tensor_ops]") {
+  // Rows of 2 x 21 and 3 x 21 levels: vectors of 32 and a tail.
+  NDArray a = RandomLevels(TShape({2, 2, 21}), DType::kUint8, 0, 255, 64);
+  NDArray b = RandomLevels(TShape({2, 3, 21}), DType::kInt8, -128, 127, 65);
   auto out = RunAll("_contrib_quantized_concat", {{"num_args", "2"}, {"dim", "1"}},
                     {{"arg0", a}, {"arg1", b}, {"arg0_min", Range(0)}, {"arg0_max", Range(2)}, {"arg1_min", Range(-3)},
                      {"arg1_max", Range(1)}});
   REQUIRE(out[0].dtype() == DType::kInt8);  // any int8 input makes the output int8
-  REQUIRE(out[0].shape() == TShape({2, 5, 3}));
+  REQUIRE(out[0].shape() == TShape({2, 5, 21}));
   CHECK(out[1].GetFlat(0) == -3.0f);
   CHECK(out[2].GetFlat(0) == 2.0f);
   const float out_scale = 127.5f / 3.0f;
+  int64_t wrong = 0;
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t c = 0; c < 5; ++c)
-      for (int64_t k = 0; k < 3; ++k) {
-        const double want = c < 2 ? RoundClamp(a.GetFlat((n * 2 + c) * 3 + k) * (out_scale / (255.5f / 2.0f)), -128, 127)
-                                  : RoundClamp(b.GetFlat((n * 3 + c - 2) * 3 + k) * (out_scale / (127.5f / 3.0f)), -128, 127);
-        CHECK(out[0].GetFlat((n * 5 + c) * 3 + k) == want);
+      for (int64_t k = 0; k < 21; ++k) {
+        const double want = c < 2 ? RoundClamp(a.GetFlat((n * 2 + c) * 21 + k) * (out_scale / (255.5f / 2.0f)), -128, 127)
+                                  : RoundClamp(b.GetFlat((n * 3 + c - 2) * 21 + k) * (out_scale / (127.5f / 3.0f)), -128, 127);
+        wrong += out[0].GetFlat((n * 5 + c) * 21 + k) != want;
       }
+  CHECK(wrong == 0);
+  // Inputs already on the output's levels (the same type and range) are copied as they are.
+  auto same = RunAll("_contrib_quantized_concat", {{"num_args", "2"}, {"dim", "1"}},
+                     {{"arg0", b}, {"arg1", b}, {"arg0_min", Range(-3)}, {"arg0_max", Range(3)}, {"arg1_min", Range(-3)},
+                      {"arg1_max", Range(3)}});
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t i = 0; i < 63; ++i) {
+      CHECK(same[0].GetFlat(n * 126 + i) == b.GetFlat(n * 63 + i));
+      CHECK(same[0].GetFlat(n * 126 + 63 + i) == b.GetFlat(n * 63 + i));
+    }
 }
 
-TEST_CASE("quantized elemwise_add: calibrated to int8, otherwise int32 over the sum of the ranges", "[ops][quantization]") {
+TEST_CASE("quantized elemwise_add: calibrated to int8, otherwise int32 over the sum of the ranges", "[ops][quantization][quantized_tensor_ops]") {
   NDArray a = RandomLevels(TShape({30}), DType::kInt8, -128, 127, 66), b = RandomLevels(TShape({30}), DType::kInt8, -128, 127, 67);
   std::map<std::string, NDArray> in{{"lhs", a}, {"rhs", b}, {"lhs_min", Range(-1)}, {"lhs_max", Range(1)},
                                     {"rhs_min", Range(-2)}, {"rhs_max", Range(0.5f)}};
