@@ -3,8 +3,10 @@
 // _contrib_quantized_conv and the quantized _sg_mkldnn_conv.
 #pragma once
 #include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_int8.h>
 #include <symbind/ops/kernels/im2col.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 namespace quant {
@@ -24,7 +26,8 @@ inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const
 // Whether ConvInt8 runs GEMMs over these filters (not the depthwise kernel, not dot products
 // for a single output pixel), so that packing them once pays.
 inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
-  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1;
+  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1 &&
+         !(groups == 1 && conv::TinyDepthApplies(conv::ConvDims{1, in_c, out_c, groups}, g));
 }
 
 // Each group's filters packed for GemmInt8 (PackedInt8A), made once per node.
@@ -36,13 +39,37 @@ inline std::vector<PackedInt8A> PackConvInt8Weights(const int8_t* w, int64_t in_
   return packed;
 }
 
+// RGB-like first layers (TinyDepthApplies: at most 4 input channels, 3x3 to 7x7) through the
+// float kernel made for them: levels and their products are integers, and a sum of at most
+// 4 x 7 x 7 products of 255 x 128 stays below 2^24, so float adds them exactly in any order.
+template <typename T>
+inline bool ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
+                                 int64_t groups, const conv::ConvGeom& g) {
+  const conv::ConvDims dims{batch, in_c, out_c, groups};
+  if (groups != 1 || !conv::TinyDepthApplies(dims, g)) return false;
+  const int64_t xs = batch * in_c * g.in_size(), ws = out_c * in_c * g.k_size(), ys = batch * out_c * g.out_size();
+  ScratchBuffer xf(xs), wf(ws), yf(ys);
+  float *xp = xf.data(), *wp = wf.data(), *yp = yf.data();
+  ParallelFor(xs, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) xp[i] = static_cast<float>(x[i]);
+  });
+  for (int64_t i = 0; i < ws; ++i) wp[i] = static_cast<float>(w[i]);
+  conv::TinyDepthConvForward(xp, wp, nullptr, yp, dims, g, FusedActivation{});
+  ParallelFor(ys, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = static_cast<int32_t>(yp[i]);
+  });
+  return true;
+}
+
 // Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
 // sums of the group's filters times them, through `packed` (PackConvInt8Weights) where given
-// and usable; depthwise planar layers go to DepthwiseConvInt8.
+// and usable; depthwise planar layers go to DepthwiseConvInt8, RGB first layers to
+// ConvInt8ThroughFloat.
 template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
                      int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr) {
   if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g);
+  if (ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, groups, g)) return;
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
   const bool pointwise = g.is_pointwise();
   ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
