@@ -77,7 +77,10 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t grp = 0; grp < groups; ++grp) {
       const T* image = x + (n * in_c + grp * gc) * g.in_size();
-      if (!pointwise) conv::Im2Col(image, g, 0, gc, columns);
+      if (!pointwise)  // channels split across threads: each writes its own rows of columns
+        ParallelFor(gc, GrainFor(g.k_size() * pixels), [&](int64_t c0, int64_t c1) {
+          conv::Im2Col(image, g, c0, c1, columns + c0 * g.k_size() * pixels);
+        });
       const T* cols = pointwise ? image : columns;
       int32_t* sums = y + (n * out_c + grp * gf) * pixels;
       // One output pixel (a classifier's 1x1 convolution): dot products, not a GEMM of one column.

@@ -43,7 +43,7 @@ void GemmBlock(int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t K, co
 // x - 128 (x ^ 0x80), and 128 times the row's weight sum is added back at the store. A is packed
 // per call as 4-byte quads (a[k..k+3]) per row, kMr rows interleaved; B a panel of kNr columns at
 // a time, each column's quad in 4 consecutive bytes, zero past K (A is zero there too).
-constexpr int64_t kMr = 6, kNr = 16;  // 12 accumulators of 8 int32
+constexpr int64_t kMr = 4, kNr = 16;  // 8 accumulators of 8 int32, with room for the data and its signs
 constexpr int64_t kKc = 256;          // k quads per pass: a B panel of 16 KB
 
 // C[rows x cols] (+)= the sums of `quads` k-quads of a packed A block (quad-major, kMr rows
@@ -126,15 +126,22 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
   constexpr bool kUnsigned = std::is_same_v<TB, uint8_t>;
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
-  ParallelFor(panels, GrainFor(M * std::max<int64_t>(K, 1) * kNr / 4), [&](int64_t q0, int64_t q1) {
+  // Few panels (a deep layer's 7x7 outputs: 4) also split the rows, so that every thread has
+  // work; each part packs its panel itself. The sums are exact, so any split gives the same bits.
+  constexpr int64_t kMinTasks = 8;
+  const int64_t row_parts = std::min(row_blocks, (kMinTasks + panels - 1) / panels);
+  const int64_t blocks_per_part = (row_blocks + row_parts - 1) / row_parts;
+  ParallelFor(panels * row_parts, GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * kNr / 4), [&](int64_t t0, int64_t t1) {
     ScratchBuffer b_buffer(kKc * kNr);  // kKc quads x kNr columns x 4 bytes
     int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());
-    for (int64_t q = q0; q < q1; ++q) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t q = t / row_parts, part = t % row_parts;
       const int64_t n0 = q * kNr, cols = std::min(kNr, N - n0);
+      const int64_t rb0 = part * blocks_per_part, rb1 = std::min(row_blocks, rb0 + blocks_per_part);
       for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
         const int64_t chunk = std::min(kKc, quads - p0);
         for (int64_t p = 0; p < chunk; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, kUnsigned, b_packed + p * 4 * kNr);
-        for (int64_t rb = 0; rb < row_blocks; ++rb)
+        for (int64_t rb = rb0; rb < rb1; ++rb)
           Int8Tile(A.quads.data() + (rb * quads + p0) * kMr, b_packed, chunk, C + rb * kMr * ldc + n0, ldc,
                    std::min(kMr, M - rb * kMr), cols, p0 > 0, kUnsigned && p0 == 0 ? A.offsets.data() + rb * kMr : nullptr);
       }
