@@ -126,8 +126,34 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
   constexpr bool kUnsigned = std::is_same_v<TB, uint8_t>;
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
-  // Few panels (a deep layer's 7x7 outputs: 4) also split the rows, so that every thread has
-  // work; each part packs its panel itself. The sums are exact, so any split gives the same bits.
+  const int32_t* offsets = kUnsigned ? A.offsets.data() : nullptr;
+  if (M > 4 * N) {
+    // Many more weights than data (deep layers: 512 x 4608 filters over 7x7 outputs): every panel
+    // of B packed first (it stays in cache), then each block of weights read once, against
+    // all of them. The sums are exact, so either order gives the same bits.
+    const int64_t panel_bytes = quads * 4 * kNr;
+    ScratchBuffer b_buffer((panels * panel_bytes + 3) / 4);
+    int8_t* b_all = reinterpret_cast<int8_t*>(b_buffer.data());
+    ParallelFor(panels * quads, GrainFor(4 * kNr), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t q = i / quads, p = i % quads;
+        PackQuad(B, ldb, K, 4 * p, q * kNr, std::min(kNr, N - q * kNr), kUnsigned, b_all + q * panel_bytes + p * 4 * kNr);
+      }
+    });
+    ParallelFor(row_blocks, GrainFor(kMr * K * N), [&](int64_t r0, int64_t r1) {
+      for (int64_t rb = r0; rb < r1; ++rb)
+        for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
+          const int64_t chunk = std::min(kKc, quads - p0);
+          for (int64_t q = 0; q < panels; ++q)
+            Int8Tile(A.quads.data() + (rb * quads + p0) * kMr, b_all + q * panel_bytes + p0 * 4 * kNr, chunk,
+                     C + rb * kMr * ldc + q * kNr, ldc, std::min(kMr, M - rb * kMr), std::min(kNr, N - q * kNr), p0 > 0,
+                     offsets && p0 == 0 ? offsets + rb * kMr : nullptr);
+        }
+    });
+    return;
+  }
+  // Few panels also split the rows, so that every thread has work; each part packs its panel
+  // itself.
   constexpr int64_t kMinTasks = 8;
   const int64_t row_parts = std::min(row_blocks, (kMinTasks + panels - 1) / panels);
   const int64_t blocks_per_part = (row_blocks + row_parts - 1) / row_parts;
@@ -143,7 +169,7 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
         for (int64_t p = 0; p < chunk; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, kUnsigned, b_packed + p * 4 * kNr);
         for (int64_t rb = rb0; rb < rb1; ++rb)
           Int8Tile(A.quads.data() + (rb * quads + p0) * kMr, b_packed, chunk, C + rb * kMr * ldc + n0, ldc,
-                   std::min(kMr, M - rb * kMr), cols, p0 > 0, kUnsigned && p0 == 0 ? A.offsets.data() + rb * kMr : nullptr);
+                   std::min(kMr, M - rb * kMr), cols, p0 > 0, offsets && p0 == 0 ? offsets + rb * kMr : nullptr);
       }
     }
   });
