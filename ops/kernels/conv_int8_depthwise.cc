@@ -15,41 +15,57 @@ constexpr int64_t kMaxExactFloatTaps = 512;
 
 struct PlaneGeom {
   int64_t H, W, OH, OW, KH, KW, sh, sw, ph, pw, dh, dw;
-  int64_t Hp() const { return H + 2 * ph; }
-  // A phase row: every sw-th padded column, with room for a vector's overrun.
-  int64_t L() const { return (W + 2 * pw + sw - 1) / sw + 8; }
+  // The zero-padded plane split by row phase (padded row mod sh) and column phase (padded
+  // column mod sw): sh x sw sub-planes of Hq rows of L columns.
+  int64_t Hq() const { return (H + 2 * ph + sh - 1) / sh; }
+  int64_t L() const { return (W + 2 * pw + sw - 1) / sw; }
+  int64_t PhaseFloats() const { return sh * sw * Hq() * L(); }
 };
 
-// One plane through floats: the input padded with zeros and split by column phase (padded
-// column mod the stride), so each tap adds its weight times a contiguous run of one phase row,
-// a loop the compiler vectorises; the sums are exact integers (kMaxExactFloatTaps).
+// One plane through floats, over the phases of the padded input: tap (ky, kx) of output
+// (oy, ox) reads sub-plane ((ky * dh) % sh, (kx * dw) % sw) at row oy + (ky * dh) / sh and column
+// ox + (kx * dw) / sw, so with outputs at acc[oy * L + ox] each tap is one loop over the whole
+// plane at a fixed offset, which the compiler vectorises (the columns past OW are computed and
+// dropped). The sums are exact integers (kMaxExactFloatTaps).
 template <typename T>
 __attribute__((always_inline)) inline void PlaneFloatBody(const T* image, const int8_t* filter, int32_t* out,
                                                           const PlaneGeom& g, float* phases, float* acc) {
-  const int64_t Hp = g.Hp(), L = g.L();
-  std::fill(phases, phases + g.sw * Hp * L, 0.0f);
-  for (int64_t q = 0; q < g.sw; ++q) {
-    // Image columns x with (x + pw) % sw == q, from the first one on, every sw-th.
-    const int64_t x0 = ((q - g.pw) % g.sw + g.sw) % g.sw, c0 = (x0 + g.pw) / g.sw;
-    for (int64_t y = 0; y < g.H; ++y) {
-      const T* src = image + y * g.W;
-      float* dst = phases + (q * Hp + y + g.ph) * L + c0;
-      for (int64_t x = x0, c = 0; x < g.W; x += g.sw, ++c) dst[c] = static_cast<float>(src[x]);
+  const int64_t Hq = g.Hq(), L = g.L();
+  std::fill(phases, phases + g.PhaseFloats(), 0.0f);
+  for (int64_t y = 0; y < g.H; ++y) {
+    const int64_t row = y + g.ph;
+    float* sub = phases + ((row % g.sh) * g.sw * Hq + row / g.sh) * L;
+    const T* src = image + y * g.W;
+    if (g.sw == 1) {
+      for (int64_t x = 0; x < g.W; ++x) sub[g.pw + x] = static_cast<float>(src[x]);
+      continue;
+    }
+    // The row as floats first (one vectorised loop), then dealt out to the column phases.
+    float* floats = acc;  // free until the taps run
+    for (int64_t x = 0; x < g.W; ++x) floats[x] = static_cast<float>(src[x]);
+    for (int64_t q = 0; q < g.sw; ++q) {
+      // Image columns x with (x + pw) % sw == q, from the first one on, every sw-th.
+      const int64_t x0 = ((q - g.pw) % g.sw + g.sw) % g.sw, c0 = (x0 + g.pw) / g.sw;
+      float* dst = sub + q * Hq * L + c0;
+      const int64_t count = x0 < g.W ? (g.W - x0 + g.sw - 1) / g.sw : 0;
+      if (g.sw == 2)
+        for (int64_t c = 0; c < count; ++c) dst[c] = floats[x0 + 2 * c];
+      else
+        for (int64_t c = 0; c < count; ++c) dst[c] = floats[x0 + g.sw * c];
     }
   }
-  for (int64_t oy = 0; oy < g.OH; ++oy) {
-    std::fill(acc, acc + g.OW, 0.0f);
-    for (int64_t ky = 0; ky < g.KH; ++ky)
-      for (int64_t kx = 0; kx < g.KW; ++kx) {
-        const float wv = static_cast<float>(filter[ky * g.KW + kx]);
-        if (wv == 0.0f) continue;
-        const int64_t shift = kx * g.dw;
-        const float* src = phases + ((shift % g.sw) * Hp + oy * g.sh + ky * g.dh) * L + shift / g.sw;
-        for (int64_t ox = 0; ox < g.OW; ++ox) acc[ox] += wv * src[ox];
-      }
-    int32_t* row = out + oy * g.OW;
-    for (int64_t ox = 0; ox < g.OW; ++ox) row[ox] = static_cast<int32_t>(acc[ox]);
-  }
+  const int64_t span = (g.OH - 1) * L + g.OW;
+  std::fill(acc, acc + span, 0.0f);
+  for (int64_t ky = 0; ky < g.KH; ++ky)
+    for (int64_t kx = 0; kx < g.KW; ++kx) {
+      const float wv = static_cast<float>(filter[ky * g.KW + kx]);
+      if (wv == 0.0f) continue;
+      const int64_t dy = ky * g.dh, dx = kx * g.dw;
+      const float* src = phases + (((dy % g.sh) * g.sw + dx % g.sw) * Hq + dy / g.sh) * L + dx / g.sw;
+      for (int64_t j = 0; j < span; ++j) acc[j] += wv * src[j];
+    }
+  for (int64_t oy = 0; oy < g.OH; ++oy)
+    for (int64_t ox = 0; ox < g.OW; ++ox) out[oy * g.OW + ox] = static_cast<int32_t>(acc[oy * L + ox]);
 }
 template <typename T>
 __attribute__((target("avx2,fma"))) void PlaneFloatAvx2(const T* image, const int8_t* filter, int32_t* out,
@@ -90,7 +106,8 @@ void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t
   const bool exact_in_float = g.KH * g.KW <= kMaxExactFloatTaps;
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
   ParallelFor(batch * channels, GrainFor(g.OH * g.OW * g.KH * g.KW), [&](int64_t p0, int64_t p1) {
-    ScratchBuffer phases(exact_in_float ? g.sw * g.Hp() * g.L() : 1), acc(exact_in_float ? g.OW : 1);
+    ScratchBuffer phases(exact_in_float ? g.PhaseFloats() : 1),
+        acc(exact_in_float ? std::max(g.OH * g.L(), g.W) : 1);  // the output's sums, or one input row
     for (int64_t plane = p0; plane < p1; ++plane) {
       const T* image = x + plane * g.H * g.W;
       const int8_t* filter = w + (plane % channels) * g.KH * g.KW;
