@@ -437,12 +437,52 @@ std::vector<std::string> FuseResidualAddsPass(RewriteState* state) {
 
 }  // namespace
 
+// A calibrated _contrib_quantize_v2 of a relu / clip / leaky that reads a _contrib_dequantize
+// becomes one _fused_quantized_act on the dequantize's inputs (the quantize's name, parameters and
+// outputs), when the dequantized values and the activation's output feed nothing else and are no
+// heads. Same levels as the three nodes (the fused op applies their formulas).
+std::vector<std::string> FuseQuantizedActivationsPass(RewriteState* state) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  const Op& fused_op = OpRegistry::Global().Get("_fused_quantized_act");
+  // The one read of output 0 of node `id`, no head.
+  auto only_read = [&](const Graph::EntryRef& e) {
+    return e.index == 0 && uses[g.entry_id(e)] == 1 && !heads.count(g.entry_id(e));
+  };
+  std::vector<std::string> fused;
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& q = g.node(n);
+    if (!IsOp(*q.node, "_contrib_quantize_v2") || q.inputs.empty()) continue;
+    if (!ParsedParam<std::optional<float>>(q.node->attrs, "min_calib_range") ||
+        !ParsedParam<std::optional<float>>(q.node->attrs, "max_calib_range"))
+      continue;
+    const Graph::EntryRef act_entry = q.inputs[0];
+    const auto& act = g.node(act_entry.node_id);
+    const std::map<std::string, std::string> act_params = FusedActivationParams(*act.node);
+    if (act_params.empty() || act_params.at("act_type") == "prelu" || act.inputs.size() != 1 || !only_read(act_entry))
+      continue;
+    const Graph::EntryRef deq_entry = act.inputs[0];
+    const auto& deq = g.node(deq_entry.node_id);
+    if (!IsOp(*deq.node, "_contrib_dequantize") || !only_read(deq_entry)) continue;
+    NodeAttrs& attrs = q.node->attrs;
+    attrs.op = &fused_op;
+    for (auto& [key, value] : act_params) attrs.dict[key] = value;
+    q.node->inputs = deq.node->inputs;
+    fused_op.ParseAttrs(&attrs);
+    fused.push_back(act.node->name());
+    fused.push_back(deq.node->name());
+  }
+  return fused;
+}
+
 const std::vector<GraphPass>& GraphPasses() {
   static const std::vector<GraphPass> passes = {
       {"fold_batch_norm", FoldBatchNormPass},                  // into the Convolution / FullyConnected before it
       {"fuse_activations", FuseActivationsPass},              // relu / clip / LeakyReLU as the Convolution writes
       {"fuse_inverted_residuals", FuseInvertedResidualsPass},  // each inverted residual block as one node
       {"fuse_residual_adds", FuseResidualAddsPass},            // each residual add as the Convolution before it writes
+      {"fuse_quantized_activations", FuseQuantizedActivationsPass},  // dequantize, relu / clip, quantize as one table
   };
   return passes;
 }

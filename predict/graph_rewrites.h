@@ -113,7 +113,9 @@ struct GraphPass {
   const char* name;  // as PredictorOptions::disabled_passes names it
   GraphPassFn run;
 };
-// fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds, in that order.
+// fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds,
+// fuse_quantized_activations (int8 graphs: a calibrated quantize_v2 of relu / clip / leaky of a
+// dequantize as one _fused_quantized_act, the same levels), in that order.
 const std::vector<GraphPass>& GraphPasses();
 
 // What RunGraphPasses made: the last pass's graph and arrays, and the nodes each pass folded or

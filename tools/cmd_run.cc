@@ -306,8 +306,9 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--no-fold", a->no_fold,
                 "run every BatchNorm as its own node instead of folding it into the convolution before it");
   sub->add_flag("--no-fuse", a->no_fuse,
-                "run every relu / clip / LeakyReLU as its own node instead of fusing it into the convolution before it, "
-                "every residual add as its own node, and every convolution of an inverted residual block as its own node");
+                "run every relu / clip / LeakyReLU as its own node instead of fusing it into the convolution before it "
+                "(or, in int8 graphs, into the quantize after it), every residual add as its own node, and every "
+                "convolution of an inverted residual block as its own node");
   sub->add_flag("--no-fuse-blocks", a->no_fuse_blocks,
                 "run the convolutions of each inverted residual block (MobileNet v2's) as their own nodes");
   sub->add_flag("--no-fuse-residuals", a->no_fuse_residuals,

@@ -10,6 +10,8 @@
 #include <limits>
 #include <type_traits>
 
+#include <symbind/ops/kernels/gemm.h>
+
 namespace symbind {
 namespace quant {
 
@@ -43,6 +45,13 @@ void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q);
 void ScaleRound(const uint8_t* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const uint8_t* x, int64_t n, float scale, uint8_t* q);
+
+// q[i] = SaturateRound<T>(act(x[i] * step) * scale): levels dequantized, through relu / clip /
+// leaky, and quantized again (_fused_quantized_act).
+void ActScaleRound(const int8_t* x, int64_t n, float step, const FusedActivation& act, float scale, int8_t* q);
+void ActScaleRound(const int8_t* x, int64_t n, float step, const FusedActivation& act, float scale, uint8_t* q);
+void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivation& act, float scale, int8_t* q);
+void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivation& act, float scale, uint8_t* q);
 
 // y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y);

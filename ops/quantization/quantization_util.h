@@ -106,23 +106,32 @@ void DeclareCalibRange(ParamDeclarer<P>& d, const std::string& use) {
                 "be used to " + use + ".");
 }
 
+// MXNet's GetQuantizeOutputType: out_type, with auto giving uint8 for a calibrated range that
+// has no negative values.
+inline DType CalibratedOutDType(int out_type, const CalibRangeFields& range) {
+  if (out_type == kAuto) return range.calibrated() && *range.min_calib_range >= 0.0f ? DType::kUint8 : DType::kInt8;
+  return out_type == kOutUint8 ? DType::kUint8 : DType::kInt8;
+}
+
+// out_type (auto, int8 or uint8; int8 by default), held in P::out_type.
+template <typename P>
+void DeclareOutType(ParamDeclarer<P>& d) {
+  d.template field<int>("out_type", &P::out_type)
+      .add_enum("auto", kAuto).add_enum("int8", kOutInt8).add_enum("uint8", kOutUint8)
+      .set_default(kOutInt8)
+      .describe("Output data type. `auto` gives uint8 when calibrated with min_calib_range >= 0, "
+                "int8 otherwise.");
+}
+
 // _contrib_quantize_v2's and _contrib_requantize's parameters (MXNet's QuantizeV2Param and
 // RequantizeParam have the same fields).
 struct CalibratedOutParam : CalibRangeFields, Parameter<CalibratedOutParam> {
   int out_type;
   static void Declare(ParamDeclarer<CalibratedOutParam>& d) {
-    d.field("out_type", &CalibratedOutParam::out_type)
-        .add_enum("auto", kAuto).add_enum("int8", kOutInt8).add_enum("uint8", kOutUint8)
-        .set_default(kOutInt8)
-        .describe("Output data type. `auto` gives uint8 when calibrated with min_calib_range >= 0, "
-                  "int8 otherwise.");
+    DeclareOutType(d);
     DeclareCalibRange(d, "quantize the input (or requantize the int32 data) instead of its runtime range");
   }
-  // MXNet's GetQuantizeOutputType.
-  DType OutDType() const {
-    if (out_type == kAuto) return calibrated() && *min_calib_range >= 0.0f ? DType::kUint8 : DType::kInt8;
-    return out_type == kOutUint8 ? DType::kUint8 : DType::kInt8;
-  }
+  DType OutDType() const { return CalibratedOutDType(out_type, *this); }
 };
 
 // The parameters of ops that requantize their own output (elemwise add).

@@ -2,6 +2,7 @@
 // its int8 parameters against their definition, and int8 results against float32 ones.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include <catch2/catch.hpp>
@@ -308,4 +309,49 @@ TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", 
   INFO("float32 " << fp32 << ", int8 " << int8);
   CHECK(fp32 > 0.89);
   CHECK(std::fabs(int8 - fp32) <= 0.005);
+}
+
+// MobileNet v2's relu6 has no int8 form in MXNet's graphs: the quantized graph dequantizes,
+// clips and quantizes again. The Predictor's fuse_quantized_activations pass runs those three
+// nodes as one _fused_quantized_act; the outputs are the same bits with it as without it.
+TEST_CASE("quantize: relu6 between quantized layers runs as one fused node, the same bits", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  auto relu6 = [](const Symbol& s, const std::string& name) {
+    return OpBuilder("clip").SetParam("a_min", 0).SetParam("a_max", 6).SetInput("data", s).CreateSymbol(name);
+  };
+  Symbol a = relu6(Conv(x, 8, "conv_a"), "relu6_a");
+  Symbol b = OpBuilder("LeakyReLU").SetParam("act_type", "leaky").SetParam("slope", 0.1f)
+                 .SetInput("data", Conv(a, 8, "conv_b")).CreateSymbol("leaky_b");
+  Symbol c = Act(Conv(b, 8, "conv_c"), "relu", "relu_c");
+  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", Conv(c, 4, "conv_d"))
+                   .CreateSymbol("fc");
+  const TShape shape({2, 3, 9, 9});
+  const SharedModel m = GaussianModel(net, shape);
+  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 31)}}};
+  for (const std::string dtype : {"int8", "auto"}) {
+    INFO(dtype);
+    QuantizeOptions o;
+    o.quantized_dtype = dtype;
+    o.calib_mode = CalibMode::kNaive;
+    const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+    const GraphView v(q.symbol);
+    REQUIRE(v.op.at("relu6_a") == "clip");  // float32 in MXNet's form, between dequantize and quantize
+    const NDArray data = symbind::test::RandomArray(shape, 32);
+    Predictor fused(q.symbol, q.args, q.aux, {{"data", shape}});
+    PredictorOptions plain_options;
+    plain_options.disabled_passes = {"fuse_quantized_activations"};
+    Predictor plain(q.symbol, q.args, q.aux, {{"data", shape}}, plain_options);
+    // relu6_a and leaky_b with their dequantize nodes (relu_c is MXNet's quantized_act already).
+    const std::vector<std::string>& rewritten = fused.rewritten("fuse_quantized_activations");
+    CHECK(rewritten.size() == 4);
+    CHECK(std::count(rewritten.begin(), rewritten.end(), "relu6_a") == 1);
+    CHECK(std::count(rewritten.begin(), rewritten.end(), "leaky_b") == 1);
+    CHECK(plain.rewritten("fuse_quantized_activations").empty());
+    for (Predictor* p : {&fused, &plain}) {
+      p->SetInput("data", data);
+      p->Forward();
+    }
+    REQUIRE(fused.Outputs()[0].shape() == plain.Outputs()[0].shape());
+    CHECK(std::memcmp(fused.Outputs()[0].raw_data(), plain.Outputs()[0].raw_data(), plain.Outputs()[0].bytes()) == 0);
+  }
 }

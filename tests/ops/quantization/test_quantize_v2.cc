@@ -149,3 +149,40 @@ TEST_CASE("ScaleRound equals SaturateRound of each scaled element, for float32 a
       CHECK(wrong == 0);
     }
 }
+
+// Dequantize, relu / clip / leaky, quantize in one pass (_fused_quantized_act's kernel) against
+// the scalar formula, for every level of both types, both output types, lengths off the vector
+// width; quantize_round_base runs the portable loop.
+TEST_CASE("ActScaleRound equals SaturateRound(act(x * step) * scale) on every level", "[quantize_round]") {
+  std::vector<int8_t> s8;
+  std::vector<uint8_t> u8;
+  for (int rep = 0; rep < 3; ++rep)
+    for (int v = 0; v < 256; ++v) {
+      s8.push_back(static_cast<int8_t>(v - 128));
+      u8.push_back(static_cast<uint8_t>(v));
+    }
+  const int64_t n = static_cast<int64_t>(s8.size()) - 5;  // a tail past the last vector
+  FusedActivation relu{FusedActivation::kRelu}, clip{FusedActivation::kClip, 0.0f, 6.0f}, none{};
+  FusedActivation leaky{FusedActivation::kLeaky};
+  leaky.slope = 0.1f;
+  int64_t wrong = 0;
+  for (const FusedActivation& act : {relu, clip, leaky, none})
+    for (float step : {0.05f, 0.0471f})
+      for (float scale : {21.25f, 40.0f}) {
+        std::vector<int8_t> o8(static_cast<size_t>(n));
+        std::vector<uint8_t> ou(static_cast<size_t>(n));
+        quant::ActScaleRound(s8.data(), n, step, act, scale, o8.data());
+        quant::ActScaleRound(u8.data(), n, step, act, scale, ou.data());
+        for (int64_t i = 0; i < n; ++i) {
+          wrong += o8[size_t(i)] != quant::SaturateRound<int8_t>(act(static_cast<float>(s8[size_t(i)]) * step) * scale);
+          wrong += ou[size_t(i)] != quant::SaturateRound<uint8_t>(act(static_cast<float>(u8[size_t(i)]) * step) * scale);
+        }
+        quant::ActScaleRound(s8.data(), n, step, act, scale, ou.data());
+        quant::ActScaleRound(u8.data(), n, step, act, scale, o8.data());
+        for (int64_t i = 0; i < n; ++i) {
+          wrong += ou[size_t(i)] != quant::SaturateRound<uint8_t>(act(static_cast<float>(s8[size_t(i)]) * step) * scale);
+          wrong += o8[size_t(i)] != quant::SaturateRound<int8_t>(act(static_cast<float>(u8[size_t(i)]) * step) * scale);
+        }
+      }
+  CHECK(wrong == 0);
+}
