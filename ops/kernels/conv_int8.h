@@ -12,8 +12,8 @@ namespace symbind {
 namespace quant {
 
 // Depthwise 2-D convolution (one filter per channel: groups = in_c = out_c), plane by plane:
-// each tap adds its weight times a shifted input row to the output row, so no columns are built
-// and no GEMM runs one filter at a time. Sums wrap as two's complement like GemmInt8's.
+// each tap adds its weight times the zero-padded plane at the tap's offset, so no columns are
+// built and no GEMM runs one filter at a time. Sums wrap as two's complement like GemmInt8's.
 void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
                        const conv::ConvGeom& g);
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
@@ -23,11 +23,15 @@ void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t ba
 inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
   return groups > 1 && groups == in_c && groups == out_c && g.is_planar();
 }
-// Whether ConvInt8 runs GEMMs over these filters (not the depthwise kernel, not dot products
-// for a single output pixel), so that packing them once pays.
+// RGB-like first layers, which ConvInt8ThroughFloat runs (TinyDepthApplies: at most 4 input
+// channels, 3x3 to 7x7 windows).
+inline bool IsRgbLike(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
+  return groups == 1 && conv::TinyDepthApplies(conv::ConvDims{1, in_c, out_c, groups}, g);
+}
+// Whether ConvInt8 runs GEMMs over these filters (not the depthwise or RGB paths, not dot
+// products for a single output pixel), so that packing them once pays.
 inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
-  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1 &&
-         !(groups == 1 && conv::TinyDepthApplies(conv::ConvDims{1, in_c, out_c, groups}, g));
+  return !IsDepthwisePlanar(in_c, out_c, groups, g) && !IsRgbLike(in_c, out_c, groups, g) && g.out_size() > 1;
 }
 
 // Each group's filters packed for GemmInt8 (PackedInt8A), made once per node.
@@ -39,14 +43,13 @@ inline std::vector<PackedInt8A> PackConvInt8Weights(const int8_t* w, int64_t in_
   return packed;
 }
 
-// RGB-like first layers (TinyDepthApplies: at most 4 input channels, 3x3 to 7x7) through the
-// float kernel made for them: levels and their products are integers, and a sum of at most
-// 4 x 7 x 7 products of 255 x 128 stays below 2^24, so float adds them exactly in any order.
+// RGB-like first layers (IsRgbLike) through the float kernel made for them: levels and their
+// products are integers, and a sum of at most 4 x 7 x 7 products of 255 x 128 stays below 2^24,
+// so float adds them exactly in any order.
 template <typename T>
-inline bool ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
-                                 int64_t groups, const conv::ConvGeom& g) {
-  const conv::ConvDims dims{batch, in_c, out_c, groups};
-  if (groups != 1 || !conv::TinyDepthApplies(dims, g)) return false;
+inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
+                                 const conv::ConvGeom& g) {
+  const conv::ConvDims dims{batch, in_c, out_c, 1};
   const int64_t xs = batch * in_c * g.in_size(), ws = out_c * in_c * g.k_size(), ys = batch * out_c * g.out_size();
   ScratchBuffer xf(xs), wf(ws), yf(ys);
   float *xp = xf.data(), *wp = wf.data(), *yp = yf.data();
@@ -58,7 +61,6 @@ inline bool ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_
   ParallelFor(ys, kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) y[i] = static_cast<int32_t>(yp[i]);
   });
-  return true;
 }
 
 // Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
@@ -69,7 +71,7 @@ template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
                      int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr) {
   if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g);
-  if (ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, groups, g)) return;
+  if (IsRgbLike(in_c, out_c, groups, g)) return ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
   const bool pointwise = g.is_pointwise();
   ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);

@@ -41,8 +41,9 @@ void GemmBlock(int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t K, co
 // operand, vpabsb) and weights in [-127, 127] carrying the data's signs (vpsignb), a pair sums to
 // at most 2 * 128 * 127 = 32512: nothing saturates, every sum is exact. uint8 data enters as
 // x - 128 (x ^ 0x80), and 128 times the row's weight sum is added back at the store. A is packed
-// per call as 4-byte quads (a[k..k+3]) per row, kMr rows interleaved; B a panel of kNr columns at
-// a time, each column's quad in 4 consecutive bytes, zero past K (A is zero there too).
+// (PackedInt8A: once per node, or per call) as 4-byte quads (a[k..k+3]) per row, kMr rows
+// interleaved; B a panel of kNr columns at a time, each column's quad in 4 consecutive bytes,
+// zero past K (A is zero there too).
 constexpr int64_t kMr = 4, kNr = 16;  // 8 accumulators of 8 int32, with room for the data and its signs
 constexpr int64_t kKc = 256;          // k quads per pass: a B panel of 16 KB
 
@@ -58,7 +59,7 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
     const __m256i u0 = _mm256_abs_epi8(b0), u1 = _mm256_abs_epi8(b1);
-    #pragma GCC unroll 6
+    #pragma GCC unroll 4
     for (int64_t r = 0; r < kMr; ++r) {
       const __m256i w = _mm256_set1_epi32(a[r]);
       acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w, b0)), ones));
