@@ -1,5 +1,9 @@
 // _contrib_quantized_conv, _contrib_quantized_fully_connected and _contrib_requantize against
 // naive integer references, and a quantized convolution against its float32 original.
+#include <nlohmann/json.hpp>
+
+#include <symbind/io/symbol_json.h>
+
 #include "quant_test_util.h"
 
 using namespace symbind;
@@ -144,4 +148,58 @@ TEST_CASE("quantized convolution, requantized and dequantized, follows the float
   for (int64_t i = 0; i < want.Size(); ++i) worst = std::max(worst, std::fabs(got.GetFlat(i) - want.GetFlat(i)));
   INFO("largest difference " << worst << " with outputs up to " << r);
   CHECK(worst < 2.5f * r / 127.5f);  // within a few output levels
+}
+
+// _contrib_quantized_batch_norm against its formula (docs/quantization.md), element by element,
+// for int8 and uint8 data; and MXNet's symbol-file input order (the moving statistics after beta).
+TEST_CASE("quantized BatchNorm: MXNet's oneDNN scale and shift of the levels, int8 out", "[ops][quantization]") {
+  const int64_t C = 3;
+  NDArray gamma(TShape({C}), std::vector<float>{0.8f, 1.3f, -0.4f}), beta(TShape({C}), std::vector<float>{0.1f, -0.2f, 0.3f});
+  NDArray mean(TShape({C}), std::vector<float>{0.05f, -0.1f, 0.2f}), var(TShape({C}), std::vector<float>{0.9f, 1.7f, 0.3f});
+  const float eps = 1e-3f, rd = 2.5f, ro = 3.0f;
+  for (DType type : {DType::kInt8, DType::kUint8}) {
+    INFO((type == DType::kInt8 ? "int8" : "uint8") << " data");
+    const int lo = type == DType::kInt8 ? -128 : 0, hi = type == DType::kInt8 ? 127 : 255;
+    NDArray x = RandomLevels(TShape({2, C, 5, 7}), type, lo, hi, 71);
+    auto out = RunAll("_contrib_quantized_batch_norm",
+                      {{"eps", "0.001"}, {"min_calib_range", "-2"}, {"max_calib_range", "3"}},
+                      {{"data", x}, {"gamma", gamma}, {"beta", beta}, {"moving_mean", mean}, {"moving_var", var},
+                       {"min_data", Range(lo == 0 ? 0.0f : -rd)}, {"max_data", Range(rd)}});
+    REQUIRE(out[0].dtype() == DType::kInt8);
+    CHECK(out[1].GetFlat(0) == -2.0f);
+    CHECK(out[2].GetFlat(0) == 3.0f);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < x.Size(); ++i) {
+      const int64_t c = (i / 35) % C;
+      const float g = gamma.GetFlat(c), invstd = float(1.0 / std::sqrt(double(var.GetFlat(c)) + double(eps)));
+      const float s = g * invstd * rd / ro / std::sqrt(1.0f + eps);
+      const float t = (beta.GetFlat(c) - mean.GetFlat(c) * g * invstd) * 127.5f / ro;
+      const float level = type == DType::kInt8 ? x.GetFlat(i) : float(RoundClamp(x.GetFlat(i) * (127.5f / 255.5f), -128, 127));
+      wrong += out[0].GetFlat(i) != RoundClamp(level * s + t, -128, 127);
+    }
+    CHECK(wrong == 0);
+  }
+  REQUIRE_THROWS_WITH(RunAll("_contrib_quantized_batch_norm", {},
+                             {{"data", RandomLevels(TShape({1, C, 2, 2}), DType::kInt8, -128, 127, 72)}, {"gamma", gamma},
+                              {"beta", beta}, {"moving_mean", mean}, {"moving_var", var}, {"min_data", Range(-1)},
+                              {"max_data", Range(1)}}),
+                      Catch::Contains("min_calib_range and max_calib_range"));
+
+  // MXNet's files list the moving statistics after beta; they bind as aux states.
+  const std::string json = R"({"nodes": [
+    {"op": "null", "name": "data", "inputs": []}, {"op": "null", "name": "bn_gamma", "inputs": []},
+    {"op": "null", "name": "bn_beta", "inputs": []}, {"op": "null", "name": "bn_moving_mean", "inputs": []},
+    {"op": "null", "name": "bn_moving_var", "inputs": []}, {"op": "null", "name": "min_d", "inputs": []},
+    {"op": "null", "name": "max_d", "inputs": []},
+    {"op": "_contrib_quantized_batch_norm", "name": "quantized_bn", "attrs": {"min_calib_range": "-2", "max_calib_range": "3"},
+     "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 0], [5, 0, 0], [6, 0, 0]]}],
+    "arg_nodes": [0, 1, 2, 3, 4, 5, 6], "heads": [[7, 0, 0]], "attrs": {"mxnet_version": ["int", 10901]}})";
+  const Symbol s = LoadSymbolJSON(json);
+  CHECK(s.ListArguments() == std::vector<std::string>{"data", "bn_gamma", "bn_beta", "min_d", "max_d"});
+  CHECK(s.ListAuxiliaryStates() == std::vector<std::string>{"bn_moving_mean", "bn_moving_var"});
+  // Written back in MXNet's order.
+  const nlohmann::json again = nlohmann::json::parse(SaveSymbolJSON(s));
+  std::vector<std::string> read;
+  for (const auto& e : again["nodes"].back()["inputs"]) read.push_back(again["nodes"][e[0].get<size_t>()]["name"]);
+  CHECK(read == std::vector<std::string>{"data", "bn_gamma", "bn_beta", "bn_moving_mean", "bn_moving_var", "min_d", "max_d"});
 }
