@@ -165,6 +165,16 @@ inline void InferSameShapeAndRanges(const NodeAttrs&, std::vector<TShape>* in, s
   ShapeAssignCheck(in, 0, (*out)[0]);
   InferRangeShapes(in, 1, out);
 }
+// Inputs 0 and 1 and output 0 of one shape (both ways), every input and output after them a range
+// of shape (1,): the quantized elementwise add and mul.
+inline void InferPairShapeAndRanges(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
+  for (size_t i = 0; i < 2; ++i) {
+    ShapeAssignCheck(out, 0, (*in)[i]);
+    ShapeAssignCheck(in, i, (*out)[0]);
+  }
+  ShapeAssignCheck(in, 0, (*out)[0]);
+  InferRangeShapes(in, 2, out);
+}
 inline void InferRangeTypes(std::vector<int>* in, size_t first_range, std::vector<int>* out) {
   const int f32 = static_cast<int>(DType::kFloat32);
   for (size_t i = first_range; i < in->size(); ++i) TypeAssignCheck(in, i, f32);

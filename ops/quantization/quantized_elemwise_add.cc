@@ -69,14 +69,7 @@ the calibrated range; otherwise int32, where 2^31 stands for R_lhs + R_rhs.)")
     .add_argument_doc("rhs_min", "Minimum of rhs's range: float32, shape (1,).")
     .add_argument_doc("rhs_max", "Maximum of rhs's range: float32, shape (1,).")
     .set_outputs(quant::RangeOutputs())
-    .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-      for (size_t i = 0; i < 2; ++i) {
-        ShapeAssignCheck(out, 0, (*in)[i]);
-        ShapeAssignCheck(in, i, (*out)[0]);
-      }
-      ShapeAssignCheck(in, 0, (*out)[0]);
-      quant::InferRangeShapes(in, 2, out);
-    })
+    .set_infer_shape(quant::InferPairShapeAndRanges)
     .set_infer_type([](const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
       quant::CheckQuantizedType((*in)[0], "input 'lhs'");
       quant::CheckQuantizedType((*in)[1], "input 'rhs'");

@@ -161,3 +161,36 @@ TEST_CASE("quantized elemwise_add: calibrated to int8, otherwise int32 over the 
     CHECK(value == Approx(a.GetFlat(i) / as + b.GetFlat(i) / bs).margin(1e-6));
   }
 }
+
+TEST_CASE("quantized elemwise_mul: int32 products, int8 truncated over the calibrated range, or float32", "[ops][quantization][quantized_tensor_ops]") {
+  NDArray a = RandomLevels(TShape({3, 37}), DType::kInt8, -128, 127, 81);
+  NDArray b = RandomLevels(TShape({3, 37}), DType::kInt8, -128, 127, 82);
+  const std::map<std::string, NDArray> in{{"lhs", a}, {"rhs", b}, {"lhs_min", Range(-2)}, {"lhs_max", Range(1.5f)},
+                                          {"rhs_min", Range(-0.5f)}, {"rhs_max", Range(0.25f)}};
+  const float sa = 127.5f / 2.0f, sb = 127.5f / 0.5f;
+  auto raw = RunAll("_contrib_quantized_elemwise_mul", {}, in);
+  REQUIRE(raw[0].dtype() == DType::kInt32);
+  const float range = (2.0f / 127.0f) * (0.5f / 127.0f) * 2147483648.0f;
+  CHECK(raw[1].GetFlat(0) == -range);
+  CHECK(raw[2].GetFlat(0) == range);
+  auto calibrated = RunAll("_contrib_quantized_elemwise_mul", {{"min_calib_range", "-0.3"}, {"max_calib_range", "0.4"}}, in);
+  REQUIRE(calibrated[0].dtype() == DType::kInt8);
+  CHECK(calibrated[2].GetFlat(0) == 0.4f);
+  auto as_float = RunAll("_contrib_quantized_elemwise_mul", {{"enable_float_output", "True"}}, in);
+  REQUIRE(as_float.size() == 1);
+  REQUIRE(as_float[0].dtype() == DType::kFloat32);
+  const float to_int8 = 127.5f / 0.4f / sa / sb, to_float = float(1.0 / sa / sb);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < a.Size(); ++i) {
+    const int32_t product = int32_t(a.GetFlat(i)) * int32_t(b.GetFlat(i));
+    wrong += raw[0].data<int32_t>()[i] != product;
+    wrong += calibrated[0].GetFlat(i) != std::trunc(std::min(127.0f, std::max(-128.0f, float(product) * to_int8)));
+    wrong += as_float[0].GetFlat(i) != float(product) * to_float;
+  }
+  CHECK(wrong == 0);
+  NDArray u = RandomLevels(TShape({3, 37}), DType::kUint8, 0, 255, 83);
+  REQUIRE_THROWS_AS(RunAll("_contrib_quantized_elemwise_mul", {}, {{"lhs", u}, {"rhs", b}, {"lhs_min", Range(0)},
+                                                                   {"lhs_max", Range(1)}, {"rhs_min", Range(-1)},
+                                                                   {"rhs_max", Range(1)}}),
+                    TypeError);
+}
