@@ -12,6 +12,7 @@
 
 #include <symbind/core/error.h>
 #include <symbind/core/graph.h>
+#include <symbind/core/parsed_param.h>
 #include <symbind/executor/invoke.h>
 #include <symbind/ops/nn/activation_param.h>
 #include <symbind/ops/nn/convolution_param.h>
@@ -63,6 +64,11 @@ Decision QuantizedForm(const Node& n) {
     return {Role::kSupport, "_contrib_quantized_concat", ""};
   }
   if (op == "elemwise_add") return {Role::kSupport, "_contrib_quantized_elemwise_add", ""};
+  if (op == "BatchNorm") {
+    if (ParsedParam<bool>(n.attrs, "output_mean_var"))
+      return {Role::kNone, "", "BatchNorm with output_mean_var has no int8 form"};
+    return {Role::kSupport, "_contrib_quantized_batch_norm", ""};
+  }
   return {Role::kNone, "", "no int8 form"};
 }
 
@@ -268,8 +274,13 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
       mirror[id] = copy;
       continue;
     }
+    const bool batch_norm = decision[id].quantized_op == "_contrib_quantized_batch_norm";
     std::vector<NodeEntry> data, ranges;
     for (const auto& in : info.inputs) {
+      if (batch_norm && &in != &info.inputs[0]) {  // gamma, beta and the statistics stay float32
+        data.push_back({mirror[in.node_id], in.index});
+        continue;
+      }
       if (quantized(in.node_id)) {
         data.push_back({mirror[in.node_id], in.index});
         ranges.push_back({mirror[in.node_id], 1});
@@ -305,9 +316,14 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
       ranges.push_back({it->second, 2});
     }
     std::vector<NodeEntry> inputs = data;
-    inputs.insert(inputs.end(), ranges.begin(), ranges.end());
+    // Arguments (data, then the layer's own, then the data's range), then aux states: the
+    // quantized BatchNorm's moving statistics come after its range.
+    inputs.insert(inputs.end() - (batch_norm ? 2 : 0), ranges.begin(), ranges.end());
     auto qnode = MakeOpNode(decision[id].quantized_op, "quantized_" + n.name(), n.attrs.dict, std::move(inputs));
-    if (decision[id].role == Role::kMust || n.attrs.op->name == "elemwise_add") {
+    if (batch_norm) {
+      add_calib_name(EntryName(NodeEntry{info.node, 0}));  // its own output range (MXNet: no requantize)
+      mirror[id] = qnode;
+    } else if (decision[id].role == Role::kMust || n.attrs.op->name == "elemwise_add") {
       auto requantize = MakeOpNode("_contrib_requantize", "requantize_" + n.name(), {{"out_type", dtype}},
                                    {NodeEntry{qnode, 0}, NodeEntry{qnode, 1}, NodeEntry{qnode, 2}});
       add_calib_name(EntryName(NodeEntry{info.node, 0}));
@@ -332,12 +348,20 @@ Symbol SetCalibTable(const Symbol& quantized, const std::map<std::string, CalibR
     Node* n = info.node.get();
     if (n->is_variable() || n->inputs.empty()) continue;
     const std::string& op = n->attrs.op->name;
-    if (op != "_contrib_quantize_v2" && op != "_contrib_requantize") continue;
-    // The float tensor the node stands for: its input's name, "quantized_" dropped (a requantize
-    // reads quantized_conv1's output and stands for conv1_output).
-    const NodeEntry& in = n->inputs[0];
-    std::string name = EntryName(in);
-    if (!in.node->is_variable() && in.node->name().rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+    std::string name;  // the float tensor whose range the node takes
+    if (op == "_contrib_quantized_batch_norm") {
+      // Its own output's ("quantized_bn" stands for bn_output): MXNet's quantized BatchNorm
+      // writes int8 at that range, with no requantize after it.
+      name = n->name().rfind(prefix, 0) == 0 ? n->name().substr(prefix.size()) + "_output" : EntryName(NodeEntry{info.node, 0});
+    } else if (op == "_contrib_quantize_v2" || op == "_contrib_requantize") {
+      // Its input's name, "quantized_" dropped (a requantize reads quantized_conv1's output and
+      // stands for conv1_output).
+      const NodeEntry& in = n->inputs[0];
+      name = EntryName(in);
+      if (!in.node->is_variable() && in.node->name().rfind(prefix, 0) == 0) name = name.substr(prefix.size());
+    } else {
+      continue;
+    }
     auto it = table.find(name);
     if (it == table.end()) continue;
     n->attrs.dict["min_calib_range"] = RangeText(it->second.min);

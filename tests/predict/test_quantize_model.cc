@@ -411,3 +411,36 @@ TEST_CASE("quantize: per-layer error of each quantized convolution within the do
     CHECK(rel <= 0.015 + 0.006 * static_cast<double>(i));  // conv1..conv5 lie on one path
   }
 }
+
+// A BatchNorm the folding leaves (after a residual add: pre-activation ResNet's) becomes MXNet's
+// _contrib_quantized_batch_norm between quantized layers, calibrated on its own output (no
+// requantize after it, as in MXNet), and the int8 graph stays close to float32.
+TEST_CASE("quantize: a BatchNorm after a residual add becomes _contrib_quantized_batch_norm", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  Symbol a = Conv(x, 8, "conv_a");
+  Symbol sum = OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", Conv(a, 8, "conv_b")).CreateSymbol("add");
+  Symbol bn = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", sum).CreateSymbol("bn");
+  Symbol net = Conv(Act(bn, "relu", "relu"), 4, "conv_c");
+  const TShape shape({2, 3, 8, 8});
+  const SharedModel m = GaussianModel(net, shape);
+  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 61)}},
+                                                    {{"data", symbind::test::RandomArray(shape, 62)}}};
+  QuantizeOptions o;
+  o.calib_mode = CalibMode::kNaive;
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+  const GraphView v(q.symbol);
+  REQUIRE(v.op.at("quantized_bn") == "_contrib_quantized_batch_norm");
+  CHECK_FALSE(v.has("requantize_bn"));
+  CHECK(v.inputs.at("quantized_bn") == std::vector<std::string>{"requantize_add", "bn_gamma", "bn_beta", "requantize_add",
+                                                                "requantize_add", "bn_moving_mean", "bn_moving_var"});
+  const Graph g(q.symbol);
+  for (const auto& info : g.nodes())
+    if (info.node->name() == "quantized_bn") {
+      CHECK(info.node->attrs.dict.count("min_calib_range"));
+      CHECK(info.node->attrs.dict.count("max_calib_range"));
+    }
+  CHECK(q.symbol.ListAuxiliaryStates() == net.ListAuxiliaryStates());
+  const NDArray data = symbind::test::RandomArray(shape, 63);
+  const NDArray want = Run(net, m.params, m.aux, data)[0];
+  CHECK(MaxAbsDiff(Run(q.symbol, q.args, q.aux, data)[0], want) < 0.05f * MaxAbs(want));
+}
