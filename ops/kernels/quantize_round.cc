@@ -83,6 +83,91 @@ void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q) {
   RoundOf<false>(x, n, 1.0f, FusedActivation{}, scale, q);
 }
 
+// Four vectors of 8 int32 levels stored as 32 levels of T (int8 or uint8: packed with
+// saturation, already in range) or as 32 int32.
+template <typename T>
+__attribute__((target("avx2"), always_inline)) inline void Store32(T* q, __m256i a, __m256i b, __m256i c, __m256i d) {
+  if constexpr (std::is_same_v<T, int32_t>) {
+    __m256i* out = reinterpret_cast<__m256i*>(q);
+    _mm256_storeu_si256(out, a);
+    _mm256_storeu_si256(out + 1, b);
+    _mm256_storeu_si256(out + 2, c);
+    _mm256_storeu_si256(out + 3, d);
+  } else {
+    // packs interleave 128-bit halves: lanes of a, b, c, d come out as a0-3 b0-3 c0-3 d0-3 a4-7 ...
+    const __m256i ab = _mm256_packs_epi32(a, b), cd = _mm256_packs_epi32(c, d);
+    const __m256i bytes = std::is_same_v<T, int8_t> ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+}
+// T's range as floats for Levels8: int32's upper end is the largest float below 2^31 (ClampToInt32).
+template <typename T>
+__attribute__((target("avx2"), always_inline)) inline __m256 LowestOf() {
+  return _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::lowest()));
+}
+template <typename T>
+__attribute__((target("avx2"), always_inline)) inline __m256 HighestOf() {
+  return _mm256_set1_ps(std::is_same_v<T, int32_t> ? 2147483520.0f : static_cast<float>(std::numeric_limits<T>::max()));
+}
+
+// Plain AVX2 without FMA, so that a * s + t stays a product and a sum, as in the scalar code.
+template <typename T>
+__attribute__((target("avx2"))) void ScaleShiftPlaneAvx2(const T* x, int64_t n, float to_int8, float scale, float shift,
+                                                         int8_t* y) {
+  const __m256 r = _mm256_set1_ps(to_int8), s = _mm256_set1_ps(scale), t = _mm256_set1_ps(shift);
+  const __m256 lo = LowestOf<int8_t>(), hi = HighestOf<int8_t>();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k) {
+      __m256 level = Load8(x + i + 8 * k);
+      if constexpr (std::is_same_v<T, uint8_t>) level = _mm256_cvtepi32_ps(Levels8(_mm256_mul_ps(level, r), lo, hi));
+      v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(level, s), t), lo, hi);
+    }
+    Store32(y + i, v[0], v[1], v[2], v[3]);
+  }
+  for (; i < n; ++i) {
+    const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(x[i]) * to_int8))
+                                                   : static_cast<float>(x[i]);
+    y[i] = SaturateRound<int8_t>(level * scale + shift);
+  }
+}
+
+template <typename T>
+void ScaleShiftLevelsOf(const T* x, int64_t outer, int64_t channels, int64_t inner, float to_int8, const float* scale,
+                        const float* shift, int8_t* y) {
+  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  ParallelFor(outer * channels, GrainFor(inner), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t c = p % channels;
+      const T* in = x + p * inner;
+      int8_t* out = y + p * inner;
+      if (avx2) {
+        ScaleShiftPlaneAvx2(in, inner, to_int8, scale[c], shift[c], out);
+        continue;
+      }
+      for (int64_t i = 0; i < inner; ++i) {
+        const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(in[i]) * to_int8))
+                                                       : static_cast<float>(in[i]);
+        out[i] = SaturateRound<int8_t>(level * scale[c] + shift[c]);
+      }
+    }
+  });
+}
+
+template <typename TA, typename TB, typename TO>
+__attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y) {
+  const __m256 sa = _mm256_set1_ps(wa), sb = _mm256_set1_ps(wb), lo = LowestOf<TO>(), hi = HighestOf<TO>();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k)
+      v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(Load8(a + i + 8 * k), sa), _mm256_mul_ps(Load8(b + i + 8 * k), sb)), lo, hi);
+    Store32(y + i, v[0], v[1], v[2], v[3]);
+  }
+  for (; i < n; ++i) y[i] = SaturateRound<TO>(static_cast<float>(a[i]) * wa + static_cast<float>(b[i]) * wb);
+}
+
 template <typename T>
 __attribute__((target("avx2"))) void ReluLevelsAvx2(const T* x, int64_t n, int8_t* y) {
   const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi8(127);
@@ -123,6 +208,33 @@ void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivatio
 void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivation& act, float scale, uint8_t* q) {
   RoundOf<true>(x, n, step, act, scale, q);
 }
+void ScaleShiftLevels(const int8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
+                      const float* scale, const float* shift, int8_t* y) {
+  ScaleShiftLevelsOf(x, outer, channels, inner, to_int8, scale, shift, y);
+}
+void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
+                      const float* scale, const float* shift, int8_t* y) {
+  ScaleShiftLevelsOf(x, outer, channels, inner, to_int8, scale, shift, y);
+}
+
+template <typename TA, typename TB, typename TO>
+void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y) {
+  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  ParallelFor(n, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
+    if (avx2) return AddScaledAvx2(a + i0, b + i0, i1 - i0, wa, wb, y + i0);
+    for (int64_t i = i0; i < i1; ++i) y[i] = SaturateRound<TO>(static_cast<float>(a[i]) * wa + static_cast<float>(b[i]) * wb);
+  });
+}
+#define SYMBIND_ADD_SCALED_LEVELS(TA, TB)                                                   \
+  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, int8_t*);     \
+  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, uint8_t*);    \
+  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, int32_t*);
+SYMBIND_ADD_SCALED_LEVELS(int8_t, int8_t)
+SYMBIND_ADD_SCALED_LEVELS(int8_t, uint8_t)
+SYMBIND_ADD_SCALED_LEVELS(uint8_t, int8_t)
+SYMBIND_ADD_SCALED_LEVELS(uint8_t, uint8_t)
+#undef SYMBIND_ADD_SCALED_LEVELS
+
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
 void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }

@@ -53,6 +53,19 @@ void ActScaleRound(const int8_t* x, int64_t n, float step, const FusedActivation
 void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivation& act, float scale, int8_t* q);
 void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivation& act, float scale, uint8_t* q);
 
+// A quantized BatchNorm's planes: for each of outer x channels planes of `inner` levels (channel
+// c = plane % channels), y = SaturateRound<int8_t>(level * scale[c] + shift[c]) (multiply, then add),
+// with level = x for int8 data and SaturateRound<int8_t>(x * to_int8) for uint8.
+void ScaleShiftLevels(const int8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
+                      const float* scale, const float* shift, int8_t* y);
+void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
+                      const float* scale, const float* shift, int8_t* y);
+
+// y[i] = SaturateRound<TO>(a[i] * wa + b[i] * wb) (both products, then their sum): a quantized
+// elemwise_add's sum on the output's levels. TA, TB: int8_t or uint8_t; TO: those or int32_t.
+template <typename TA, typename TB, typename TO>
+void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y);
+
 // y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y);
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y);

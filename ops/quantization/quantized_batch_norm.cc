@@ -55,22 +55,11 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
     scale[size_t(c)] = gamma[c] * invstd * max_abs_data / max_abs_out / unit_std;
     shift[size_t(c)] = (beta[c] - mean[c] * gamma[c] * invstd) * kInt8Range / max_abs_out;
   }
-  int8_t* y = out[0].data<int8_t>();
+  // uint8 data is first reordered to int8 levels (127.5 / 255.5), as MXNet's kernel does.
   WithQuantizedType(in[kData].dtype(), [&](auto zero) {
     using T = decltype(zero);
-    const T* x = in[kData].data<T>();
-    ParallelFor(l.outer * l.n, GrainFor(l.inner), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const size_t c = static_cast<size_t>(r % l.n);
-        for (int64_t i = r * l.inner; i < (r + 1) * l.inner; ++i) {
-          // uint8 data is first reordered to int8 levels (127.5 / 255.5), as MXNet's kernel does.
-          const float level = std::is_same_v<T, uint8_t>
-                                  ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(x[i]) * (kInt8Range / kUint8Range)))
-                                  : static_cast<float>(x[i]);
-          y[i] = SaturateRound<int8_t>(level * scale[c] + shift[c]);
-        }
-      }
-    });
+    ScaleShiftLevels(in[kData].data<T>(), l.outer, l.n, l.inner, kInt8Range / kUint8Range, scale.data(), shift.data(),
+                     out[0].data<int8_t>());
   });
   SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
 }

@@ -37,16 +37,9 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
       using TB = decltype(b_zero);
       const TA* a = in[0].data<TA>();
       const TB* b = in[1].data<TB>();
-      auto write = [&](auto* y) {
-        using TO = std::remove_pointer_t<decltype(y)>;
-        ParallelFor(n, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-          for (int64_t i = i0; i < i1; ++i)
-            y[i] = SaturateRound<TO>(static_cast<float>(a[i]) * wa + static_cast<float>(b[i]) * wb);
-        });
-      };
-      if (type == DType::kInt32) write(out[0].data<int32_t>());
-      else if (type == DType::kInt8) write(out[0].data<int8_t>());
-      else write(out[0].data<uint8_t>());
+      if (type == DType::kInt32) AddScaledLevels(a, b, n, wa, wb, out[0].data<int32_t>());
+      else if (type == DType::kInt8) AddScaledLevels(a, b, n, wa, wb, out[0].data<int8_t>());
+      else AddScaledLevels(a, b, n, wa, wb, out[0].data<uint8_t>());
     });
   });
   SetRange(out[1], out[2], lo, hi);

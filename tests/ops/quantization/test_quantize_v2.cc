@@ -186,3 +186,45 @@ TEST_CASE("ActScaleRound equals SaturateRound(act(x * step) * scale) on every le
       }
   CHECK(wrong == 0);
 }
+
+// The quantized add's and BatchNorm's kernels against their scalar formulas, every type pair,
+// sums past int32's range (the clamp), lengths off the vector width.
+TEST_CASE("AddScaledLevels and ScaleShiftLevels equal their scalar formulas", "[quantize_round]") {
+  std::mt19937 rng(5);
+  std::vector<int8_t> s8(101);
+  std::vector<uint8_t> u8(101);
+  for (size_t i = 0; i < s8.size(); ++i) {
+    s8[i] = static_cast<int8_t>(int(rng() % 256) - 128);
+    u8[i] = static_cast<uint8_t>(rng() % 256);
+  }
+  s8[0] = -128, u8[0] = 255;
+  int64_t wrong = 0;
+  auto check_add = [&](const auto* a, const auto* b, float wa, float wb, auto zero) {
+    using TO = decltype(zero);
+    std::vector<TO> y(s8.size());
+    quant::AddScaledLevels(a, b, static_cast<int64_t>(y.size()), wa, wb, y.data());
+    for (size_t i = 0; i < y.size(); ++i)
+      wrong += y[i] != quant::SaturateRound<TO>(static_cast<float>(a[i]) * wa + static_cast<float>(b[i]) * wb);
+  };
+  for (float wa : {0.37f, 1.5f, 3e7f})
+    for (float wb : {-0.61f, 2.25f}) {
+      check_add(s8.data(), s8.data(), wa, wb, int8_t{});
+      check_add(s8.data(), u8.data(), wa, wb, uint8_t{});
+      check_add(u8.data(), s8.data(), wa, wb, int32_t{});
+      check_add(u8.data(), u8.data(), wa, wb, int32_t{});
+      check_add(s8.data(), u8.data(), wa, wb, int32_t{});
+    }
+  const float scale[2] = {0.43f, -1.7f}, shift[2] = {3.5f, -20.25f};
+  const int64_t inner = 50;  // 2 planes of 50: a vector of 32 and a tail each
+  std::vector<int8_t> y(100);
+  quant::ScaleShiftLevels(s8.data(), 1, 2, inner, 0.5f, scale, shift, y.data());
+  for (int64_t i = 0; i < 100; ++i)
+    wrong += y[size_t(i)] != quant::SaturateRound<int8_t>(static_cast<float>(s8[size_t(i)]) * scale[i / inner] + shift[i / inner]);
+  const float to_int8 = 127.5f / 255.5f;
+  quant::ScaleShiftLevels(u8.data(), 1, 2, inner, to_int8, scale, shift, y.data());
+  for (int64_t i = 0; i < 100; ++i) {
+    const float level = static_cast<float>(quant::SaturateRound<int8_t>(static_cast<float>(u8[size_t(i)]) * to_int8));
+    wrong += y[size_t(i)] != quant::SaturateRound<int8_t>(level * scale[i / inner] + shift[i / inner]);
+  }
+  CHECK(wrong == 0);
+}

@@ -143,7 +143,8 @@ TEST_CASE("quantized concat rescales each input to the joint range", "[ops][quan
 }
 
 TEST_CASE("quantized elemwise_add: calibrated to int8, otherwise int32 over the sum of the ranges", "[ops][quantization][quantized_tensor_ops]") {
-  NDArray a = RandomLevels(TShape({30}), DType::kInt8, -128, 127, 66), b = RandomLevels(TShape({30}), DType::kInt8, -128, 127, 67);
+  // 70 levels: two vectors of 32 and a tail.
+  NDArray a = RandomLevels(TShape({70}), DType::kInt8, -128, 127, 66), b = RandomLevels(TShape({70}), DType::kInt8, -128, 127, 67);
   std::map<std::string, NDArray> in{{"lhs", a}, {"rhs", b}, {"lhs_min", Range(-1)}, {"lhs_max", Range(1)},
                                     {"rhs_min", Range(-2)}, {"rhs_max", Range(0.5f)}};
   const float as = 127.5f / 1.0f, bs = 127.5f / 2.0f;
