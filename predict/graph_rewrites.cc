@@ -437,7 +437,7 @@ std::vector<std::string> FuseResidualAddsPass(RewriteState* state) {
 
 }  // namespace
 
-// A calibrated _contrib_quantize_v2 of a relu / clip / leaky that reads a _contrib_dequantize
+// A calibrated _contrib_quantize_v2 of a relu / clip / leaky / prelu that reads a _contrib_dequantize
 // becomes one _fused_quantized_act on the dequantize's inputs (the quantize's name, parameters and
 // outputs), when the dequantized values and the activation's output feed nothing else and are no
 // heads. Same levels as the three nodes (the fused op applies their formulas).
@@ -460,8 +460,8 @@ std::vector<std::string> FuseQuantizedActivationsPass(RewriteState* state) {
     const Graph::EntryRef act_entry = q.inputs[0];
     const auto& act = g.node(act_entry.node_id);
     const std::map<std::string, std::string> act_params = FusedActivationParams(*act.node);
-    if (act_params.empty() || act_params.at("act_type") == "prelu" || act.inputs.size() != 1 || !only_read(act_entry))
-      continue;
+    const bool prelu = !act_params.empty() && act_params.at("act_type") == "prelu";
+    if (act_params.empty() || act.inputs.size() != (prelu ? 2u : 1u) || !only_read(act_entry)) continue;
     const Graph::EntryRef deq_entry = act.inputs[0];
     const auto& deq = g.node(deq_entry.node_id);
     if (!IsOp(*deq.node, "_contrib_dequantize") || !only_read(deq_entry)) continue;
@@ -469,6 +469,7 @@ std::vector<std::string> FuseQuantizedActivationsPass(RewriteState* state) {
     attrs.op = &fused_op;
     for (auto& [key, value] : act_params) attrs.dict[key] = value;
     q.node->inputs = deq.node->inputs;
+    if (prelu) q.node->inputs.push_back(act.node->inputs[1]);  // gamma, still an argument
     fused_op.ParseAttrs(&attrs);
     fused.push_back(act.node->name());
     fused.push_back(deq.node->name());
@@ -482,7 +483,7 @@ const std::vector<GraphPass>& GraphPasses() {
       {"fuse_activations", FuseActivationsPass},              // relu / clip / LeakyReLU as the Convolution writes
       {"fuse_inverted_residuals", FuseInvertedResidualsPass},  // each inverted residual block as one node
       {"fuse_residual_adds", FuseResidualAddsPass},            // each residual add as the Convolution before it writes
-      {"fuse_quantized_activations", FuseQuantizedActivationsPass},  // dequantize, relu / clip, quantize as one table
+      {"fuse_quantized_activations", FuseQuantizedActivationsPass},  // dequantize, an activation, quantize in one pass
   };
   return passes;
 }

@@ -114,7 +114,7 @@ struct GraphPass {
   GraphPassFn run;
 };
 // fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds,
-// fuse_quantized_activations (int8 graphs: a calibrated quantize_v2 of relu / clip / leaky of a
+// fuse_quantized_activations (int8 graphs: a calibrated quantize_v2 of relu / clip / leaky / prelu of a
 // dequantize as one _fused_quantized_act, the same levels), in that order.
 const std::vector<GraphPass>& GraphPasses();
 

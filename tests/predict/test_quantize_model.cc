@@ -315,7 +315,7 @@ TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", 
 // MobileNet v2's relu6 has no int8 form in MXNet's graphs: the quantized graph dequantizes,
 // clips and quantizes again. The Predictor's fuse_quantized_activations pass runs those three
 // nodes as one _fused_quantized_act; the outputs are the same bits with it as without it.
-TEST_CASE("quantize: relu6 between quantized layers runs as one fused node, the same bits", "[quantize]") {
+TEST_CASE("quantize: relu6, leaky and prelu between quantized layers run as one fused node each, the same bits", "[quantize]") {
   Symbol x = Symbol::Variable("data");
   auto relu6 = [](const Symbol& s, const std::string& name) {
     return OpBuilder("clip").SetParam("a_min", 0).SetParam("a_max", 6).SetInput("data", s).CreateSymbol(name);
@@ -324,7 +324,9 @@ TEST_CASE("quantize: relu6 between quantized layers runs as one fused node, the 
   Symbol b = OpBuilder("LeakyReLU").SetParam("act_type", "leaky").SetParam("slope", 0.1f)
                  .SetInput("data", Conv(a, 8, "conv_b")).CreateSymbol("leaky_b");
   Symbol c = Act(Conv(b, 8, "conv_c"), "relu", "relu_c");
-  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", Conv(c, 4, "conv_d"))
+  Symbol d = OpBuilder("LeakyReLU").SetParam("act_type", "prelu").SetInput("data", Conv(c, 8, "conv_d"))
+                 .CreateSymbol("prelu_d");
+  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", Conv(d, 4, "conv_e"))
                    .CreateSymbol("fc");
   const TShape shape({2, 3, 9, 9});
   const SharedModel m = GaussianModel(net, shape);
@@ -342,9 +344,11 @@ TEST_CASE("quantize: relu6 between quantized layers runs as one fused node, the 
     PredictorOptions plain_options;
     plain_options.disabled_passes = {"fuse_quantized_activations"};
     Predictor plain(q.symbol, q.args, q.aux, {{"data", shape}}, plain_options);
-    // relu6_a and leaky_b with their dequantize nodes (relu_c is MXNet's quantized_act already).
+    // relu6_a, leaky_b and prelu_d with their dequantize nodes (relu_c is MXNet's quantized_act
+    // already); prelu_d's gamma, one slope per channel, stays an argument.
     const std::vector<std::string>& rewritten = fused.rewritten("fuse_quantized_activations");
-    CHECK(rewritten.size() == 4);
+    CHECK(rewritten.size() == 6);
+    CHECK(std::count(rewritten.begin(), rewritten.end(), "prelu_d") == 1);
     CHECK(std::count(rewritten.begin(), rewritten.end(), "relu6_a") == 1);
     CHECK(std::count(rewritten.begin(), rewritten.end(), "leaky_b") == 1);
     CHECK(plain.rewritten("fuse_quantized_activations").empty());
