@@ -184,7 +184,8 @@ void GemmInt8Of(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, c
       for (int64_t m = 0; m < M; ++m) std::fill(C + m * ldc, C + m * ldc + N, 0);
       return;
     }
-    if (QuadKernelTakes(M, K, A, lda)) return GemmInt8Avx2(PackedInt8A::Pack(M, K, A, lda), N, B, ldb, C, ldc);
+    const PackedInt8A packed = PackedInt8A::Pack(M, K, A, lda);  // unusable with a -128 weight
+    if (packed.usable()) return GemmInt8Avx2(packed, N, B, ldb, C, ldc);
   }
   const int64_t row_blocks = (M + kRows - 1) / kRows, col_blocks = (N + kCols - 1) / kCols;
   ParallelFor(row_blocks * col_blocks, GrainFor(kRows * kCols * std::max<int64_t>(K, 1)), [&](int64_t b0, int64_t b1) {

@@ -33,54 +33,27 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Levels8(__m256 v, 
   return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
 }
 
-// q = SaturateRound(x * scale), or with kAct SaturateRound(act(x * step) * scale) (ActivateAvx2
-// is FusedActivation's operator() lane by lane).
-// The levels of 8 elements (RoundAvx2's formula).
-template <bool kAct, typename TX>
-__attribute__((target("avx2,fma"), always_inline)) inline __m256i RoundLevels8(const TX* x, __m256 step,
-                                                                             FusedActivation::Kind kind, __m256 act_lo,
-                                                                             __m256 act_hi, __m256 slope, __m256 scale,
-                                                                             __m256 lo, __m256 hi) {
-  __m256 v = Load8(x);
-  if constexpr (kAct) v = conv::ActivateAvx2(_mm256_mul_ps(v, step), kind, act_lo, act_hi, slope);
-  return Levels8(_mm256_mul_ps(v, scale), lo, hi);
+// The scalar formulas, one element each: the portable loops and the AVX2 kernels' tails.
+// q = SaturateRound(x * scale), or with kAct SaturateRound(act(x * step) * scale).
+template <bool kAct, typename T, typename TX>
+inline T RoundOne(TX x, float step, const FusedActivation& act, float scale) {
+  if constexpr (kAct) return SaturateRound<T>(act(static_cast<float>(x) * step) * scale);
+  return SaturateRound<T>(static_cast<float>(x) * scale);
 }
-
-template <bool kAct, typename TX, typename T>
-__attribute__((target("avx2,fma"))) void RoundAvx2(const TX* x, int64_t n, float step, const FusedActivation& act,
-                                                   float scale, T* q) {
-  const __m256 s = _mm256_set1_ps(scale), st = _mm256_set1_ps(step);
-  const __m256 act_lo = _mm256_set1_ps(act.lo), act_hi = _mm256_set1_ps(act.hi), slope = _mm256_set1_ps(act.slope);
-  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::lowest()));
-  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::max()));
-  // packs interleave 128-bit halves: lanes of a, b, c, d come out as a0-3 b0-3 c0-3 d0-3 a4-7 ...
-  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    __m256i v[4];
-    for (int k = 0; k < 4; ++k) v[k] = RoundLevels8<kAct>(x + i + 8 * k, st, act.kind, act_lo, act_hi, slope, s, lo, hi);
-    const __m256i ab = _mm256_packs_epi32(v[0], v[1]), cd = _mm256_packs_epi32(v[2], v[3]);
-    const __m256i bytes = std::is_same_v<T, int8_t> ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + i), _mm256_permutevar8x32_epi32(bytes, order));
-  }
-  for (; i < n; ++i)
-    q[i] = kAct ? SaturateRound<T>(act(static_cast<float>(x[i]) * step) * scale)
-                : SaturateRound<T>(static_cast<float>(x[i]) * scale);
+// A quantized BatchNorm's level: uint8 data first rounded to int8 levels (x * to_int8).
+template <typename T>
+inline int8_t ScaleShiftOne(T x, float to_int8, float scale, float shift) {
+  const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(x) * to_int8))
+                                                 : static_cast<float>(x);
+  return SaturateRound<int8_t>(level * scale + shift);
 }
-
-template <bool kAct, typename TX, typename T>
-void RoundOf(const TX* x, int64_t n, float step, const FusedActivation& act, float scale, T* q) {
-  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
-  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    if (avx2) return RoundAvx2<kAct>(x + b, e - b, step, act, scale, q + b);
-    for (int64_t i = b; i < e; ++i)
-      q[i] = kAct ? SaturateRound<T>(act(static_cast<float>(x[i]) * step) * scale)
-                  : SaturateRound<T>(static_cast<float>(x[i]) * scale);
-  });
+template <typename TO, typename TA, typename TB>
+inline TO AddScaledOne(TA a, TB b, float wa, float wb) {
+  return SaturateRound<TO>(static_cast<float>(a) * wa + static_cast<float>(b) * wb);
 }
-template <typename TX, typename T>
-void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q) {
-  RoundOf<false>(x, n, 1.0f, FusedActivation{}, scale, q);
+template <typename T>
+inline int8_t ReluOne(T x) {
+  return static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x, 0), 127));
 }
 
 // Four vectors of 8 int32 levels stored as 32 levels of T (int8 or uint8: packed with
@@ -110,6 +83,46 @@ __attribute__((target("avx2"), always_inline)) inline __m256 HighestOf() {
   return _mm256_set1_ps(std::is_same_v<T, int32_t> ? 2147483520.0f : static_cast<float>(std::numeric_limits<T>::max()));
 }
 
+// The levels of 8 elements by RoundOne's formula (ActivateAvx2 is FusedActivation's operator()
+// lane by lane).
+template <bool kAct, typename TX>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i RoundLevels8(const TX* x, __m256 step,
+                                                                             FusedActivation::Kind kind, __m256 act_lo,
+                                                                             __m256 act_hi, __m256 slope, __m256 scale,
+                                                                             __m256 lo, __m256 hi) {
+  __m256 v = Load8(x);
+  if constexpr (kAct) v = conv::ActivateAvx2(_mm256_mul_ps(v, step), kind, act_lo, act_hi, slope);
+  return Levels8(_mm256_mul_ps(v, scale), lo, hi);
+}
+
+template <bool kAct, typename TX, typename T>
+__attribute__((target("avx2,fma"))) void RoundAvx2(const TX* x, int64_t n, float step, const FusedActivation& act,
+                                                   float scale, T* q) {
+  const __m256 s = _mm256_set1_ps(scale), st = _mm256_set1_ps(step);
+  const __m256 act_lo = _mm256_set1_ps(act.lo), act_hi = _mm256_set1_ps(act.hi), slope = _mm256_set1_ps(act.slope);
+  const __m256 lo = LowestOf<T>(), hi = HighestOf<T>();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k) v[k] = RoundLevels8<kAct>(x + i + 8 * k, st, act.kind, act_lo, act_hi, slope, s, lo, hi);
+    Store32(q + i, v[0], v[1], v[2], v[3]);
+  }
+  for (; i < n; ++i) q[i] = RoundOne<kAct, T>(x[i], step, act, scale);
+}
+
+template <bool kAct, typename TX, typename T>
+void RoundOf(const TX* x, int64_t n, float step, const FusedActivation& act, float scale, T* q) {
+  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    if (avx2) return RoundAvx2<kAct>(x + b, e - b, step, act, scale, q + b);
+    for (int64_t i = b; i < e; ++i) q[i] = RoundOne<kAct, T>(x[i], step, act, scale);
+  });
+}
+template <typename TX, typename T>
+void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q) {
+  RoundOf<false>(x, n, 1.0f, FusedActivation{}, scale, q);
+}
+
 // Plain AVX2 without FMA, so that a * s + t stays a product and a sum, as in the scalar code.
 template <typename T>
 __attribute__((target("avx2"))) void ScaleShiftPlaneAvx2(const T* x, int64_t n, float to_int8, float scale, float shift,
@@ -126,11 +139,7 @@ __attribute__((target("avx2"))) void ScaleShiftPlaneAvx2(const T* x, int64_t n, 
     }
     Store32(y + i, v[0], v[1], v[2], v[3]);
   }
-  for (; i < n; ++i) {
-    const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(x[i]) * to_int8))
-                                                   : static_cast<float>(x[i]);
-    y[i] = SaturateRound<int8_t>(level * scale + shift);
-  }
+  for (; i < n; ++i) y[i] = ScaleShiftOne(x[i], to_int8, scale, shift);
 }
 
 template <typename T>
@@ -146,11 +155,7 @@ void ScaleShiftLevelsOf(const T* x, int64_t outer, int64_t channels, int64_t inn
         ScaleShiftPlaneAvx2(in, inner, to_int8, scale[c], shift[c], out);
         continue;
       }
-      for (int64_t i = 0; i < inner; ++i) {
-        const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(in[i]) * to_int8))
-                                                       : static_cast<float>(in[i]);
-        out[i] = SaturateRound<int8_t>(level * scale[c] + shift[c]);
-      }
+      for (int64_t i = 0; i < inner; ++i) out[i] = ScaleShiftOne(in[i], to_int8, scale[c], shift[c]);
     }
   });
 }
@@ -165,7 +170,7 @@ __attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int
       v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(Load8(a + i + 8 * k), sa), _mm256_mul_ps(Load8(b + i + 8 * k), sb)), lo, hi);
     Store32(y + i, v[0], v[1], v[2], v[3]);
   }
-  for (; i < n; ++i) y[i] = SaturateRound<TO>(static_cast<float>(a[i]) * wa + static_cast<float>(b[i]) * wb);
+  for (; i < n; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb);
 }
 
 template <typename T>
@@ -177,7 +182,7 @@ __attribute__((target("avx2"))) void ReluLevelsAvx2(const T* x, int64_t n, int8_
     const __m256i r = std::is_same_v<T, int8_t> ? _mm256_max_epi8(v, zero) : _mm256_min_epu8(v, top);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), r);
   }
-  for (; i < n; ++i) y[i] = static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x[i], 0), 127));
+  for (; i < n; ++i) y[i] = ReluOne(x[i]);
 }
 
 template <typename T>
@@ -185,13 +190,16 @@ void ReluLevelsOf(const T* x, int64_t n, int8_t* y) {
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
   ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
     if (avx2) return ReluLevelsAvx2(x + b, e - b, y + b);
-    for (int64_t i = b; i < e; ++i) y[i] = static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x[i], 0), 127));
+    for (int64_t i = b; i < e; ++i) y[i] = ReluOne(x[i]);
   });
 }
 
 }  // namespace
 
 void ScaleRound(const float* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const uint8_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
@@ -222,7 +230,7 @@ void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
   ParallelFor(n, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
     if (avx2) return AddScaledAvx2(a + i0, b + i0, i1 - i0, wa, wb, y + i0);
-    for (int64_t i = i0; i < i1; ++i) y[i] = SaturateRound<TO>(static_cast<float>(a[i]) * wa + static_cast<float>(b[i]) * wb);
+    for (int64_t i = i0; i < i1; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb);
   });
 }
 #define SYMBIND_ADD_SCALED_LEVELS(TA, TB)                                                   \
@@ -237,9 +245,6 @@ SYMBIND_ADD_SCALED_LEVELS(uint8_t, uint8_t)
 
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
-void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
-void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
-void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
 
 }  // namespace quant
 }  // namespace symbind
