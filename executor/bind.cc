@@ -213,6 +213,19 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
     reservation.emplace(ReserveBindMemory(planned, "SimpleBind"));
   }
 
+  // Inputs placed in the shared input workspace: one after the other, aligned as arrays are.
+  std::map<std::string, size_t> input_offsets;
+  std::shared_ptr<Storage> input_block;
+  if (options.input_workspace) {
+    size_t bytes = 0;
+    for (size_t i = 0; i < arg_names.size(); ++i) {
+      if (args_map.count(arg_names[i]) || !options.zeroed.count(arg_names[i])) continue;
+      input_offsets[arg_names[i]] = bytes;
+      const size_t size = static_cast<size_t>(shapes.arg_shapes[i].Size()) * DTypeSize(types.arg_types[i]);
+      bytes += (size + Storage::kAlignment - 1) / Storage::kAlignment * Storage::kAlignment;
+    }
+    if (bytes > 0) input_block = options.input_workspace->Block(0, bytes);
+  }
   std::vector<NDArray> args, grads, aux;
   std::vector<OpReq> reqs;
   for (size_t i = 0; i < arg_names.size(); ++i) {
@@ -223,6 +236,8 @@ std::unique_ptr<Executor> SimpleBind(const Symbol& symbol, Context ctx,
         throw ShapeError(StrCat("SimpleBind: argument '", name, "' has shape ", it->second.shape(),
                                 " but the graph needs ", shapes.arg_shapes[i]));
       args.push_back(it->second);
+    } else if (input_offsets.count(name)) {
+      args.push_back(NDArray::View(input_block, input_offsets.at(name), shapes.arg_shapes[i], types.arg_types[i], ctx));
     } else {
       NDArray a(shapes.arg_shapes[i], types.arg_types[i], ctx);
       if (!options.zeroed.count(name)) FillGaussian(a, options.seed, name);

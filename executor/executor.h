@@ -237,6 +237,11 @@ struct BindOptions {
   GradPolicy grads = GradPolicy::kByName;
   // Shared intermediate buffers (see Workspace); null: the executor's own.
   std::shared_ptr<Workspace> workspace;
+  // Where the `zeroed` arguments live: null, arrays of their own; else views of this
+  // workspace's block, shared with the inputs of every executor bound with it. Such executors
+  // must be written and run one at a time, and their inputs start with whatever the last
+  // writer left (Predictor: PredictorOptions::input_workspace).
+  std::shared_ptr<Workspace> input_workspace;
   BufferSharing buffer_sharing = BufferSharing::kDefault;
 };
 using SimpleBindOptions = BindOptions;

@@ -160,6 +160,7 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   bind_options.seed = options_.seed;
   bind_options.grads = GradPolicy::kNone;
   bind_options.workspace = options_.workspace;
+  bind_options.input_workspace = options_.input_workspace;
   for (auto& name : roles_.data) {
     bind_options.shapes[name] = input_shapes.at(name);
     bind_options.zeroed.insert(name);

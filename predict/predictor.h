@@ -44,6 +44,11 @@ struct PredictorOptions {
   // in executor.h): e.g. one per detector whose nets run in sequence. Null: the predictor's
   // own buffers, so that predictors may run concurrently. Reshape keeps the same workspace.
   std::shared_ptr<Workspace> workspace;
+  // Input arrays shared with other predictors, each written just before its own Forward (see
+  // BindOptions::input_workspace): e.g. one detector's nets, or one net at several input
+  // shapes. An input then holds its values only until another predictor sharing it is written
+  // or bound. Null: inputs of its own. Reshape keeps the same one.
+  std::shared_ptr<Workspace> input_workspace;
   // Graph passes not to run, by name (GraphPasses in graph_rewrites.h lists them, in the order
   // the predictor runs the others): "fold_batch_norm" (results match the unfolded graph to float
   // rounding, about 1e-6 relative), "fuse_activations", "fuse_inverted_residuals",

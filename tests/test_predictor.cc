@@ -240,6 +240,36 @@ TEST_CASE("Workspace: predictors for several input shapes share intermediate buf
   CHECK(clash);
 }
 
+TEST_CASE("Input workspace: predictors written and run one at a time share one input array",
+          "[predict][memory][shared]") {
+  SharedModel m = LoadMtcnnModel("det1");
+  PredictorOptions shared;
+  shared.input_workspace = std::make_shared<Workspace>();
+  std::vector<TShape> shapes{TShape({1, 3, 120, 100}), TShape({1, 3, 60, 50}), TShape({2, 3, 30, 25})};
+  std::vector<Predictor> family;
+  for (const TShape& shape : shapes) {
+    NDArray input(shape);
+    FillGaussian(input, 13, "x");
+    Predictor own(m.symbol, m.params, m.aux, {{"data", shape}});
+    family.emplace_back(m.symbol, m.params, m.aux, std::map<std::string, TShape>{{"data", shape}}, shared);
+    own.SetInput("data", input);
+    family.back().SetInput("data", input);
+    own.Forward();
+    family.back().Forward();
+    for (size_t i = 0; i < own.Outputs().size(); ++i) CHECK(SameBits(own.Output(i), family.back().Output(i)));
+  }
+  // Bound largest first, one block of the largest input's bytes holds them all.
+  const size_t largest = static_cast<size_t>(shapes[0].Size()) * sizeof(float);
+  CHECK(shared.input_workspace->bytes() >= largest);
+  CHECK(shared.input_workspace->bytes() < largest + 64);
+  for (const Predictor& p : family) CHECK(p.Input("data").storage() == family[0].Input("data").storage());
+  Predictor reshaped = family[0].Reshape({{"data", shapes[1]}});
+  CHECK(reshaped.Input("data").storage() == family[0].Input("data").storage());
+  // Without it, inputs are the predictors' own.
+  Predictor a(m.symbol, m.params, m.aux, {{"data", shapes[1]}}), b(m.symbol, m.params, m.aux, {{"data", shapes[1]}});
+  CHECK(a.Input("data").storage() != b.Input("data").storage());
+}
+
 TEST_CASE("Executor::PartialForward runs one op per step, as Forward does in one call", "[predict][partial][shared]") {
   SharedModel m = LoadMtcnnModel("det2");
   const TShape shape({2, 3, 24, 24});

@@ -123,11 +123,13 @@ size_t NextPow2(size_t n) {
 template <typename Fill>
 const std::vector<NDArray>& RunBatched(Network* net, size_t n, int channels, int size, Fill fill) {
   const size_t batch = NextPow2(n);
-  NDArray data(TShape({static_cast<int64_t>(batch), channels, size, size}));
+  // Written straight into the bound input: no second copy of the crops. The padding rows
+  // keep what an earlier call left there; their outputs are not read.
+  NDArray data = net->Input(TShape({static_cast<int64_t>(batch), channels, size, size}));
   const size_t item = static_cast<size_t>(channels) * size * size;
   float* p = data.fdata();
   for (size_t i = 0; i < n; ++i) fill(i, p + i * item);
-  return net->Forward(data);
+  return net->Forward();
 }
 
 // Outputs of a net run over many crops, rows concatenated in crop order, by output name.
@@ -188,13 +190,16 @@ std::vector<MtcnnBox> NextStageBoxes(const std::vector<MtcnnBox>& boxes) {
   return out;
 }
 
-// "<model_dir>/det<n>" at epoch 1, its executors' buffers in `workspace`.
-Network LoadNet(const std::string& model_dir, int n, std::shared_ptr<Workspace> workspace) {
+// "<model_dir>/det<n>" at epoch 1, its executors' buffers in `workspace` and their inputs in
+// `inputs` (the nets run one after another, each input written just before its forward).
+Network LoadNet(const std::string& model_dir, int n, std::shared_ptr<Workspace> workspace,
+                std::shared_ptr<Workspace> inputs) {
   Model model;
   const std::string prefix = model_dir + "/det" + std::to_string(n);
   LoadCheckpoint(prefix, 1, &model.symbol, &model.args, &model.aux);
   NetworkOptions options;
   options.workspace = std::move(workspace);
+  options.input_workspace = std::move(inputs);
   return Network(std::move(model), "MTCNN det" + std::to_string(n), options);
 }
 
@@ -214,10 +219,10 @@ std::vector<double> MtcnnPyramidScales(int min_side, double min_size, double fac
 }
 
 MtcnnDetector::MtcnnDetector(const std::string& model_dir)
-    : pnet_(LoadNet(model_dir, 1, workspace_)), rnet_(LoadNet(model_dir, 2, workspace_)),
-      onet_(LoadNet(model_dir, 3, workspace_)) {
+    : pnet_(LoadNet(model_dir, 1, workspace_, inputs_)), rnet_(LoadNet(model_dir, 2, workspace_, inputs_)),
+      onet_(LoadNet(model_dir, 3, workspace_, inputs_)) {
   if (std::ifstream(CheckpointSymbolPath(model_dir + "/det4")).good())
-    lnet_ = LoadNet(model_dir, 4, workspace_);
+    lnet_ = LoadNet(model_dir, 4, workspace_, inputs_);
 }
 
 std::vector<Face> MtcnnDetector::Detect(const Image& image, const MtcnnOptions& opt) {
@@ -229,10 +234,10 @@ std::vector<Face> MtcnnDetector::Detect(const Image& image, const MtcnnOptions& 
   for (double scale : MtcnnPyramidScales(std::min(width, height), opt.min_size, opt.factor)) {
     const int ws = static_cast<int>(std::ceil(width * scale));
     const int hs = static_cast<int>(std::ceil(height * scale));
-    std::vector<float> resized = ResizedBGR(image, ws, hs);
-    NDArray data(TShape({1, 3, hs, ws}));
-    NormaliseToCHW(resized.data(), ws, hs, data.fdata());
-    pnet_.Forward(data);
+    // Normalised into the scale's bound input, the resized copy freed before the forward.
+    NDArray input = pnet_.Input(TShape({1, 3, hs, ws}));
+    NormaliseToCHW(ResizedBGR(image, ws, hs).data(), ws, hs, input.fdata());
+    pnet_.Forward();
     NDArray prob = pnet_.Output("prob1_output"), reg = pnet_.Output("conv4_2_output");
     const int64_t mh = prob.shape()[2], mw = prob.shape()[3], plane = mh * mw;
     const float* face = prob.fdata() + plane;  // channel 1: face probability

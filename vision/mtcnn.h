@@ -76,8 +76,10 @@ class MtcnnDetector {
   }
 
  private:
-  // One set of intermediate buffers for all four nets: they run one after another.
+  // One set of intermediate buffers and one of inputs for all four nets at every pyramid
+  // scale: they run one after another.
   std::shared_ptr<Workspace> workspace_ = std::make_shared<Workspace>();
+  std::shared_ptr<Workspace> inputs_ = std::make_shared<Workspace>();
   Network pnet_, rnet_, onet_, lnet_;
 };
 

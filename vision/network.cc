@@ -32,6 +32,7 @@ Network::Network(Model model, const std::string& what, NetworkOptions options)
     : what_(what), model_(std::move(model)), options_(std::move(options)) {
   model_.args = ReadOnlyViews(model_.args);  // held by this network's predictors alone
   model_.aux = ReadOnlyViews(model_.aux);
+  if (!options_.input_workspace) options_.input_workspace = std::make_shared<Workspace>();
   std::set<std::string> known;
   for (const auto& kv : model_.args) known.insert(kv.first);
   for (const auto& kv : model_.aux) known.insert(kv.first);
@@ -49,6 +50,7 @@ NDArray Network::Input(const TShape& shape) {
     PredictorOptions options;
     options.outputs = options_.outputs;
     options.workspace = options_.workspace;
+    options.input_workspace = options_.input_workspace;
     it = predictors_.emplace(shape.dims(), Predictor(model_.symbol, model_.args, model_.aux,
                                                     {{input_name_, shape}}, options)).first;
   }

@@ -32,6 +32,10 @@ struct NetworkOptions {
   std::vector<std::string> outputs;
   // Intermediate buffers shared with networks that run one at a time (PredictorOptions).
   std::shared_ptr<Workspace> workspace;
+  // Input arrays shared with networks run one at a time (PredictorOptions::input_workspace).
+  // Null: the network makes one for its own predictors, which are written and run one at a
+  // time through Input() and Forward() (an input bound earlier is valid until the next Input()).
+  std::shared_ptr<Workspace> input_workspace;
 };
 
 class Network {

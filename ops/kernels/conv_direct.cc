@@ -179,15 +179,16 @@ bool DirectConvPays(const ConvDims& n, const ConvGeom& g) {
   return DirectConvApplies(n, g) && n.in_c <= kMaxChannels && n.in_c * g.k_size() <= kMaxDepth;
 }
 
-void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
-                       const ConvGeom& g, const FusedActivation& act, DerivedWeights* weights) {
-  if (!DirectConvApplies(n, g))
-    throw Error("DirectConvForward: needs a 2-D convolution of one group at stride 1 or 2 and an AVX2 CPU");
-  const int64_t S = g.s[1], KH = g.k[1], KW = g.k[2], OH = g.out[1], OW = g.out[2], C = n.in_c;
-  const int64_t depth = C * KH * KW, osize = g.out_size();
-  const auto packed = DirectWeightsFor(w, weights, n.out_c, depth);
-  const int64_t slots_per_row = (OW + kLanes - 1) / kLanes, slots = OH * slots_per_row;
-  const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (n.out_c + kFilters - 1) / kFilters;
+namespace {
+// Output rows [0, rows) of one image: the slot at output (oh, ow) reads tap k at
+// row_in(oh) + ow + offsets[k] and writes y + oh * OW + ow, filter planes `plane` floats apart.
+template <typename RowIn>
+void RunRows(const DirectWeights& packed, const std::vector<int64_t>& offsets, const RowIn& row_in, int64_t rows,
+             int64_t OW, float* y, int64_t plane, int64_t filters, const float* bias, const FusedActivation& act) {
+  const int64_t depth = static_cast<int64_t>(offsets.size());
+  const int64_t slots_per_row = (OW + kLanes - 1) / kLanes, slots = rows * slots_per_row;
+  if (slots == 0) return;
+  const int64_t tiles = (slots + kSlots - 1) / kSlots, panels = (filters + kFilters - 1) / kFilters;
   // Tasks of bands of up to 32 tiles (768 output positions), each panel over the whole band
   // before the next: every filter's outputs are written as one run of whole cache lines (a
   // panel per tile would write 64 planes 96 bytes at a time), while the band's input stays in
@@ -195,46 +196,88 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
   // even shares.
   constexpr int64_t kMaxBandTiles = 32;
   const int64_t band = std::clamp<int64_t>(tiles / 16, 1, kMaxBandTiles), bands = (tiles + band - 1) / band;
+  // Tile t: its slots' input and output (tiles past the last slot read the last slot's columns
+  // again and store nothing).
+  auto tile_at = [&](int64_t t) {
+    Tile tile;
+    for (int s = 0; s < kSlots; ++s) {
+      const int64_t slot = std::min(t * kSlots + s, slots - 1);
+      const int64_t oh = slot / slots_per_row, ow = slot % slots_per_row * kLanes;
+      tile.in[s] = row_in(oh) + ow;
+      tile.out[s] = y + oh * OW + ow;
+      tile.lanes[s] = t * kSlots + s < slots ? static_cast<int>(std::min<int64_t>(kLanes, OW - ow)) : 0;
+    }
+    return tile;
+  };
+  ParallelFor(bands, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<Tile> band_tiles;
+    for (int64_t b = b0; b < b1; ++b) {
+      band_tiles.clear();
+      for (int64_t t = b * band; t < std::min(tiles, (b + 1) * band); ++t) band_tiles.push_back(tile_at(t));
+      for (int64_t p = 0; p < panels; ++p) {
+        const int64_t f0 = p * kFilters;
+        const TileArgs args{packed.panels + p * depth * kFilters, offsets.data(), depth, plane,
+                            static_cast<int>(std::min<int64_t>(kFilters, filters - f0)),
+                            bias ? bias + f0 : nullptr, act.FromRow(f0)};
+        for (Tile at : band_tiles) {
+          for (float*& out : at.out) out += f0 * plane;
+          RunTile(args, at);
+        }
+      }
+    }
+  });
+}
+}  // namespace
+
+void DirectConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                       const ConvGeom& g, const FusedActivation& act, DerivedWeights* weights) {
+  if (!DirectConvApplies(n, g))
+    throw Error("DirectConvForward: needs a 2-D convolution of one group at stride 1 or 2 and an AVX2 CPU");
+  const int64_t S = g.s[1], KH = g.k[1], KW = g.k[2], OH = g.out[1], OW = g.out[2], C = n.in_c;
+  const int64_t H = g.in[1], W = g.in[2], depth = C * KH * KW, osize = g.out_size();
+  const auto packed = DirectWeightsFor(w, weights, n.out_c, depth);
   std::vector<int64_t> offsets(static_cast<size_t>(depth));
+  // Stride 1 without padding reads the image where it lies: each row's slack is the next row.
+  // Only the last rows of the last image would read past the array (a partial last slot reads
+  // up to 7 floats on): those rows read a copy of the input rows they need, with slack.
+  const bool in_place = S == 1 && g.p[1] == 0 && g.p[2] == 0;
+  if (in_place) {
+    for (int64_t c = 0, k = 0; c < C; ++c)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) offsets[static_cast<size_t>(k++)] = (c * H + kh * g.d[1]) * W + kw * g.d[2];
+  }
   for (int64_t i = 0; i < n.batch; ++i) {
-    // A slot's last lanes read up to 7 columns past the row's outputs: the rows' slack.
-    const PhasedInput in = SplitPhases(x + i * C * g.in_size(), C, g, kLanes);
+    const float* xi = x + i * C * g.in_size();
+    float* yi = y + i * n.YImageStride(g);
+    if (in_place) {
+      const int64_t past_end = i + 1 < n.batch ? 0 : (kLanes - OW % kLanes) % kLanes;
+      const int64_t tail = std::min(OH, (past_end + W - 1) / W);
+      RunRows(*packed, offsets, [&](int64_t oh) { return xi + oh * W; }, OH - tail, OW, yi, osize, n.out_c, bias, act);
+      if (tail == 0) continue;
+      const int64_t rows = tail + (KH - 1) * g.d[1];  // input rows of the last `tail` output rows
+      const ScratchBuffer copy(C * rows * W + kLanes);
+      for (int64_t c = 0; c < C; ++c)
+        std::memcpy(copy.data() + c * rows * W, xi + (c * H + H - rows) * W, static_cast<size_t>(rows * W) * sizeof(float));
+      std::fill(copy.data() + C * rows * W, copy.data() + C * rows * W + kLanes, 0.0f);
+      std::vector<int64_t> copy_offsets(offsets.size());
+      for (int64_t c = 0, k = 0; c < C; ++c)
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw)
+            copy_offsets[static_cast<size_t>(k++)] = (c * rows + kh * g.d[1]) * W + kw * g.d[2];
+      RunRows(*packed, copy_offsets, [&](int64_t oh) { return copy.data() + oh * W; }, tail, OW,
+              yi + (OH - tail) * OW, osize, n.out_c, bias, act);
+      continue;
+    }
+    // Elsewhere the image is zero-padded and split by column phase; a slot's last lanes read up
+    // to 7 columns past the row's outputs: the rows' slack.
+    const PhasedInput in = SplitPhases(xi, C, g, kLanes);
     const float* origin = in.Row(0, 0, 0);
     for (int64_t c = 0, k = 0; c < C; ++c)
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw)
           offsets[static_cast<size_t>(k++)] = in.Row(c, kh * g.d[1], kw * g.d[2] % S) - origin + kw * g.d[2] / S;
-    float* yi = y + i * n.YImageStride(g);
-    // Tile t of this image: its slots' input and output (tiles past the last slot read the
-    // first slot's columns again and store nothing).
-    auto tile_at = [&](int64_t t) {
-      Tile tile;
-      for (int s = 0; s < kSlots; ++s) {
-        const int64_t slot = std::min(t * kSlots + s, slots - 1);
-        const int64_t oh = slot / slots_per_row, ow = slot % slots_per_row * kLanes;
-        tile.in[s] = in.Row(0, oh * S, 0) + ow;
-        tile.out[s] = yi + oh * OW + ow;
-        tile.lanes[s] = t * kSlots + s < slots ? static_cast<int>(std::min<int64_t>(kLanes, OW - ow)) : 0;
-      }
-      return tile;
-    };
-    ParallelFor(bands, 1, [&](int64_t b0, int64_t b1) {
-      std::vector<Tile> band_tiles;
-      for (int64_t b = b0; b < b1; ++b) {
-        band_tiles.clear();
-        for (int64_t t = b * band; t < std::min(tiles, (b + 1) * band); ++t) band_tiles.push_back(tile_at(t));
-        for (int64_t p = 0; p < panels; ++p) {
-          const int64_t f0 = p * kFilters;
-          const TileArgs args{packed->panels + p * depth * kFilters, offsets.data(), depth, osize,
-                              static_cast<int>(std::min<int64_t>(kFilters, n.out_c - f0)),
-                              bias ? bias + f0 : nullptr, act.FromRow(f0)};
-          for (Tile at : band_tiles) {
-            for (float*& out : at.out) out += f0 * osize;
-            RunTile(args, at);
-          }
-        }
-      }
-    });
+    RunRows(*packed, offsets, [&](int64_t oh) { return in.Row(0, oh * S, 0); }, OH, OW, yi, osize, n.out_c, bias,
+            act);
   }
 }
 

@@ -242,7 +242,8 @@ void Direct(const float* x, const float* w, const float* b, float* y, const Conv
 TEST_CASE("Direct convolution matches the reference and the packed GEMM bit for bit",
           "[conv][conv_fast][direct]") {
   // The kernel is AVX2's: ctest conv_direct_avx2 runs this with SYMBIND_GEMM_ISA=avx2 on AVX-512
-  // CPUs too. Rows ending in a partial slot (55 = 6 x 8 + 7), slots of one tile on two or three
+  // CPUs too. Inputs are arrays of their exact size (the sanitizer build catches reads past
+  // them). Rows ending in a partial slot (55 = 6 x 8 + 7), slots of one tile on two or three
   // rows (widths under 8), tiles past the last slot, filter counts not a multiple of 4, 2x2 to
   // 5x5, padding 0-2, dilation, batches, one output position, depths above 384 (two slices in
   // the packed GEMM).
@@ -252,6 +253,10 @@ TEST_CASE("Direct convolution matches the reference and the packed GEMM bit for 
       {1, 5, 7, 1, 6, 5, 3, 1, 1},     {1, 2, 3, 1, 4, 4, 5, 1, 2},     {2, 8, 9, 1, 12, 11, 3, 1, 2, 2},
       {1, 24, 24, 1, 20, 20, 3, 1, 1}, {1, 7, 13, 1, 1, 1, 3, 1, 1},    {1, 4, 5, 1, 9, 9, 2, 1, 0},
       {1, 31, 8, 1, 10, 9, 3, 1, 1},   {1, 48, 6, 1, 7, 12, 3, 1, 1},   {3, 1, 1, 1, 3, 17, 3, 1, 0},
+      // Unpadded stride 1 reads the image in place; its last rows, whose partial slots would
+      // read past the array, read a copy: one row, several rows (widths 4 and 2), dilated.
+      {1, 3, 5, 1, 6, 4, 3, 1, 0},     {1, 2, 3, 1, 7, 2, 2, 1, 0},     {2, 4, 6, 1, 11, 13, 3, 1, 0, 2},
+      {1, 3, 10, 1, 24, 18, 3, 1, 0},
       // Stride 2 (the input split by column phase): first layers 3x3 and 7x7, odd and even
       // sizes, padding, dilation.
       {1, 3, 64, 1, 23, 131, 3, 2, 0}, {2, 3, 10, 1, 16, 33, 3, 2, 1},  {1, 3, 9, 1, 19, 21, 7, 2, 3},
