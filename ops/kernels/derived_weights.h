@@ -45,22 +45,34 @@ inline bool KeyHasShapeAt(const std::vector<int64_t>& key, size_t at, const TSha
          std::equal(dims.begin(), dims.end(), key.begin() + static_cast<std::ptrdiff_t>(at) + 1);
 }
 
+// Which array, at which version of its storage, a value was derived from: the value is current
+// while Matches(the array the call reads) holds (no values compared).
+struct ArrayStamp {
+  std::weak_ptr<Storage> storage;
+  const void* data = nullptr;
+  TShape shape;
+  uint64_t version = 0;
+  static ArrayStamp Of(const NDArray& a) {
+    const std::shared_ptr<Storage>& st = a.storage();
+    return ArrayStamp{st, st ? a.raw_data() : nullptr, a.shape(), st ? st->version() : 0};
+  }
+  bool Matches(const NDArray& a) const {
+    const std::shared_ptr<Storage>& st = a.storage();
+    return st && !storage.owner_before(st) && !st.owner_before(storage) && data == a.raw_data() &&
+           shape == a.shape() && version == st->version();
+  }
+};
+
 class DerivedWeights {
  public:
   // The array this call reads; forms made from another array or version are dropped.
   void Use(const NDArray& weights) {
-    const std::shared_ptr<Storage>& st = weights.storage();
-    const uint64_t version = st ? st->version() : 0;
-    const bool same = st && !storage_.owner_before(st) && !st.owner_before(storage_) &&
-                      data_ == weights.raw_data() && version_ == version && shape_ == weights.shape();
-    if (same) return;
+    if (stamp_.Matches(weights)) return;
     forms_.clear();
-    storage_ = st;
-    data_ = st ? weights.raw_data() : nullptr;
-    offset_ = st ? OffsetInStorage(weights) : 0;
-    shape_ = weights.shape();
-    bytes_ = st ? weights.bytes() : 0;
-    version_ = version;
+    stamp_ = ArrayStamp::Of(weights);
+    const bool bound = weights.storage() != nullptr;
+    offset_ = bound ? OffsetInStorage(weights) : 0;
+    bytes_ = bound ? weights.bytes() : 0;
     read_only_ = weights.read_only();
   }
   // Whether the array cannot change (memory-mapped, a ReadOnlyView): kernels may then choose
@@ -75,15 +87,15 @@ class DerivedWeights {
     for (const Form& f : forms_)
       if (f.type == type && std::equal(f.layout.begin(), f.layout.end(), layout.begin(), layout.end()))
         return std::static_pointer_cast<const T>(f.value);
-    const auto build = [&] { return std::shared_ptr<const void>(std::make_shared<const T>(make(static_cast<const float*>(data_)))); };
-    const std::shared_ptr<Storage> st = storage_.lock();
+    const auto build = [&] { return std::shared_ptr<const void>(std::make_shared<const T>(make(static_cast<const float*>(stamp_.data)))); };
+    const std::shared_ptr<Storage> st = stamp_.storage.lock();
     std::shared_ptr<const void> value;
     if (read_only_ && st) {
-      std::vector<int64_t> key = FormKeyStart(offset_, shape_);
+      std::vector<int64_t> key = FormKeyStart(offset_, stamp_.shape);
       key.insert(key.end(), layout.begin(), layout.end());
       value = st->SharedDerivedForm(type, key, build);
       // Mapped from a model file: its pages leave memory until something reads them again.
-      st->ReleaseResidentPages(data_, bytes_);
+      st->ReleaseResidentPages(stamp_.data, bytes_);
     } else {
       value = build();
     }
@@ -99,12 +111,9 @@ class DerivedWeights {
     std::vector<int64_t> layout;
     std::shared_ptr<const void> value;
   };
-  std::weak_ptr<Storage> storage_;
-  const void* data_ = nullptr;
+  ArrayStamp stamp_;
   int64_t offset_ = 0;  // bytes from the storage's start
-  TShape shape_;
   size_t bytes_ = 0;
-  uint64_t version_ = 0;
   bool read_only_ = false;
   std::vector<Form> forms_;
 };

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 namespace symbind {
@@ -174,6 +175,16 @@ void QuantizeWeights(const float* w, const float* bias, int64_t channels, int64_
       w8[c * per_channel + i] = quant::SaturateRound<int8_t>(w[c * per_channel + i] * s);
     if (b32) b32[c] = bias ? quant::SaturateRound<int32_t>(bias[c] * data_scale * s) : 0;
   }
+}
+
+bool SgWeightsState::Current(const std::vector<NDArray>& sources, float data_scale) {
+  bool current = stamps.size() == sources.size() && std::memcmp(&scale, &data_scale, sizeof(float)) == 0;
+  for (size_t i = 0; current && i < sources.size(); ++i) current = stamps[i].Matches(sources[i]);
+  if (current) return true;
+  stamps.clear();
+  for (const NDArray& a : sources) stamps.push_back(ArrayStamp::Of(a));
+  scale = data_scale;
+  return false;
 }
 
 }  // namespace subgraph

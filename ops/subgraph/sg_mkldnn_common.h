@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <symbind/core/parsed_param.h>
+#include <symbind/ops/kernels/derived_weights.h>
+#include <symbind/ops/kernels/gemm_int8.h>
 #include <symbind/ops/op_util.h>
 #include <symbind/ops/quantization/quantization_util.h>
 
@@ -66,6 +68,34 @@ std::vector<float> WeightScales(const float* w, const float* bias, int64_t chann
 // W_s8 = saturate(round(w * scale_c)) and b_s32 = saturate(round(b * data_scale * scale_c)).
 void QuantizeWeights(const float* w, const float* bias, int64_t channels, int64_t per_channel,
                      const std::vector<float>& scales, float data_scale, int8_t* w8, int32_t* b32);
+
+// What a fused node derives from its weight arrays (the folded float weight and bias; the int8
+// weights, int32 bias and scales; the packed filters), made at its first inference call and
+// again only when one of those arrays is another array or was written (ArrayStamp), or, for the
+// quantized forms, when the data's scale changed. Training calls derive per call.
+struct SgWeightsState : OpState {
+  // Whether the forms are current for `sources` and `data_scale`; if not, records them as the
+  // ones the caller is about to derive from.
+  bool Current(const std::vector<NDArray>& sources, float data_scale);
+  std::vector<ArrayStamp> stamps;
+  float scale = 0;
+  NDArray w, b;                      // folded float weight and bias
+  DerivedWeightsState inner{1};      // the inner Convolution's own forms of `w`
+  std::vector<float> scales;         // per output channel (quantized)
+  std::vector<int8_t> w8;
+  std::vector<int32_t> b32;
+  float weight_range = 0;            // max |w| (the uncalibrated output range)
+  std::vector<PackedInt8A> packed;   // per group, where the convolution runs GEMMs
+};
+inline CreateStateFn CreateSgWeightsState() {
+  return [](const NodeAttrs&, const std::vector<TShape>&, const std::vector<TShape>&) {
+    return std::make_unique<SgWeightsState>();
+  };
+}
+// The node's state for an inference call; null for training calls and calls without one.
+inline SgWeightsState* NodeSgWeights(const OpContext& ctx) {
+  return ctx.is_train ? nullptr : dynamic_cast<SgWeightsState*>(ctx.state);
+}
 
 }  // namespace subgraph
 }  // namespace symbind

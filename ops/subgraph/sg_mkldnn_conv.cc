@@ -158,15 +158,20 @@ void InferType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* o
   for (size_t k = 1; k < out->size(); ++k) TypeAssignCheck(out, k, f32);
 }
 
-// The weight and bias with the BatchNorm folded in (MXNet's UpdateConvWeightBias), float.
+// The weight and bias with the BatchNorm folded in (MXNet's UpdateConvWeightBias), float; the
+// weight array itself when there is no BatchNorm.
 void FoldedWeights(const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in, NDArray* w, NDArray* b) {
   const NDArray& weight = in[1];
   const int64_t channels = weight.shape()[0], per = weight.Size() / channels;
+  if (!p.with_bn) {
+    *w = weight;
+    *b = p.conv_bias ? in[s.bias] : NDArray(TShape({channels}));
+    return;
+  }
   *w = weight.Copy();
   *b = NDArray(TShape({channels}));
   float* bias = b->fdata();
   for (int64_t c = 0; c < channels; ++c) bias[c] = p.conv_bias ? in[s.bias].fdata()[c] : 0.0f;
-  if (!p.with_bn) return;
   const float *gamma = in[s.gamma].fdata(), *beta = in[s.gamma + 1].fdata();
   const float *mean = in[s.mean].fdata(), *var = in[s.mean + 1].fdata();
   float* wf = w->fdata();
@@ -177,16 +182,27 @@ void FoldedWeights(const SgConvParam& p, const Slots& s, const std::vector<NDArr
   }
 }
 
+// The arrays the folded weights come from: the weight, the bias, the BatchNorm's four.
+std::vector<NDArray> WeightSources(const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in) {
+  std::vector<NDArray> sources{in[1]};
+  if (p.conv_bias) sources.push_back(in[s.bias]);
+  if (p.with_bn)
+    for (size_t k : {s.gamma, s.gamma + 1, s.mean, s.mean + 1}) sources.push_back(in[k]);
+  return sources;
+}
+
 void ForwardFloat(const OpContext& ctx, const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
                   const std::vector<NDArray>& out) {
-  NDArray w, b;
-  FoldedWeights(p, s, in, &w, &b);
+  SgWeightsState* state = NodeSgWeights(ctx);
+  SgWeightsState local;
+  SgWeightsState& forms = state ? *state : local;
+  if (!state || !state->Current(WeightSources(p, s, in), 0.0f)) FoldedWeights(p, s, in, &forms.w, &forms.b);
   static const Op& convolution = OpRegistry::Global().Get("Convolution");
   OpContext plain = ctx;
-  plain.state = nullptr;
+  plain.state = state ? &state->inner : nullptr;  // the convolution's packed forms live with this node
   plain.output_image_stride = 0;
   const bool biased = !p.conv.param<ConvolutionParam>().no_bias;
-  convolution.forward(plain, p.conv, biased ? std::vector<NDArray>{in[0], w, b} : std::vector<NDArray>{in[0], w},
+  convolution.forward(plain, p.conv, biased ? std::vector<NDArray>{in[0], forms.w, forms.b} : std::vector<NDArray>{in[0], forms.w},
                       {OpReq::kWrite}, {out[0]});
   float* y = out[0].fdata();
   const float* sum = p.with_sum ? in[s.sum].fdata() : nullptr;
@@ -199,7 +215,7 @@ void ForwardFloat(const OpContext& ctx, const SgConvParam& p, const Slots& s, co
   });
 }
 
-void ForwardQuantized(const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
+void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
                       const std::vector<NDArray>& out) {
   const auto& cp = p.conv.param<ConvolutionParam>();
   const NDArray& x = in[0];
@@ -207,22 +223,36 @@ void ForwardQuantized(const SgConvParam& p, const Slots& s, const std::vector<ND
   if (d_min < 0 && x.dtype() == DType::kUint8)
     throw Error("quantized _sg_mkldnn_conv: uint8 data with a negative data_min (" + std::to_string(d_min) + ")");
   const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
-  NDArray w, b;
-  FoldedWeights(p, s, in, &w, &b);
-  const int64_t channels = w.shape()[0], per = w.Size() / channels;
-  const bool has_bias = p.with_bn || p.conv_bias;
-  const std::vector<float> scales =
-      WeightScales(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, data_scale, p.calibrated());
-  std::vector<int8_t> w8(static_cast<size_t>(w.Size()));
-  std::vector<int32_t> b32(static_cast<size_t>(channels));
-  QuantizeWeights(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, scales, data_scale, w8.data(), b32.data());
-
   const TShape& d = x.shape();
   const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), cp.kernel, cp.stride, cp.dilate, cp.pad);
+  SgWeightsState* state = NodeSgWeights(ctx);
+  SgWeightsState local;
+  SgWeightsState& forms = state ? *state : local;
+  const int64_t channels = in[1].shape()[0];
+  if (!state || !state->Current(WeightSources(p, s, in), data_scale)) {
+    NDArray w, b;
+    FoldedWeights(p, s, in, &w, &b);
+    const int64_t per = w.Size() / channels;
+    const bool has_bias = p.with_bn || p.conv_bias;
+    forms.scales = WeightScales(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, data_scale, p.calibrated());
+    forms.w8.resize(static_cast<size_t>(w.Size()));
+    forms.b32.resize(static_cast<size_t>(channels));
+    QuantizeWeights(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, forms.scales, data_scale,
+                    forms.w8.data(), forms.b32.data());
+    const auto [w_lo, w_hi] = quant::MinMax(w.fdata(), w.Size());
+    forms.weight_range = quant::MaxAbs(w_lo, w_hi);
+    forms.packed.clear();
+    if (state && quant::ConvInt8UsesGemm(d[1], cp.num_filter, cp.num_group, g))
+      forms.packed = quant::PackConvInt8Weights(forms.w8.data(), d[1], cp.num_filter, cp.num_group, g);
+  }
+  const std::vector<float>& scales = forms.scales;
+  const std::vector<int32_t>& b32 = forms.b32;
+
   NDArray sums(out[0].shape(), DType::kInt32);
   quant::WithQuantizedType(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    quant::ConvInt8(x.data<T>(), w8.data(), sums.data<int32_t>(), d[0], d[1], cp.num_filter, cp.num_group, g);
+    quant::ConvInt8(x.data<T>(), forms.w8.data(), sums.data<int32_t>(), d[0], d[1], cp.num_filter, cp.num_group, g,
+                    forms.packed.empty() ? nullptr : &forms.packed);
   });
   const int32_t* acc = sums.data<int32_t>();
   const int64_t pixels = g.out_size(), planes = d[0] * channels;
@@ -288,8 +318,7 @@ void ForwardQuantized(const SgConvParam& p, const Slots& s, const std::vector<ND
       }
     }
   });
-  const auto [w_lo, w_hi] = quant::MinMax(w.fdata(), w.Size());
-  const float range = quant::ProductRange(quant::MaxAbs(w_lo, w_hi), quant::MaxAbs(d_min, d_max), x.dtype() == DType::kUint8);
+  const float range = quant::ProductRange(forms.weight_range, quant::MaxAbs(d_min, d_max), x.dtype() == DType::kUint8);
   quant::SetRange(out[1], out[2], -range, range);
 }
 
@@ -297,7 +326,7 @@ void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDA
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<SgConvParam>();
   const Slots s(p);
-  if (p.quantized) ForwardQuantized(p, s, in, out);
+  if (p.quantized) ForwardQuantized(ctx, p, s, in, out);
   else ForwardFloat(ctx, p, s, in, out);
 }
 
@@ -338,6 +367,7 @@ the last activation is never negative) at that range, else int32 sums with MXNet
     .set_infer_shape(subgraph::InferShape)
     .set_infer_type(subgraph::InferType)
     .set_dtype_generic()
+    .set_create_state(subgraph::CreateSgWeightsState())
     .set_forward(subgraph::Forward);
 
 }  // namespace symbind

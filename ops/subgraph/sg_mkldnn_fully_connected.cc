@@ -101,20 +101,17 @@ void ForwardFloat(const OpContext& ctx, const SgFCParam& p, const std::vector<ND
   });
 }
 
-void ForwardQuantized(const SgFCParam& p, const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
-  const auto& fp = p.fc.param<FullyConnectedParam>();
-  const NDArray& x = in[0];
-  const auto dims = FlatDims(x.shape(), fp.flatten);  // named: lambdas below capture them
-  const int64_t rows = dims.first, features = dims.second;
-  const int64_t hidden = fp.num_hidden;
-  const size_t tensors = p.no_bias() ? 2 : 3;
-  const float d_min = quant::RangeValue(in[tensors]), d_max = quant::RangeValue(in[tensors + 1]);
-  const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
-
-  std::vector<int8_t> w8(static_cast<size_t>(hidden * features));
-  std::vector<int32_t> b32(static_cast<size_t>(hidden), 0);
-  std::vector<float> scales;
-  float weight_range = 0;
+// The int8 weights, int32 bias and scales of a quantized node for data of `data_scale`:
+// channel-wise from the float weight, or tensor-wise from the int8 weight and bias as given.
+void DeriveQuantizedWeights(const SgFCParam& p, const std::vector<NDArray>& in, size_t tensors, int64_t hidden,
+                            int64_t features, float data_scale, SgWeightsState* forms) {
+  std::vector<int8_t>& w8 = forms->w8;
+  std::vector<int32_t>& b32 = forms->b32;
+  std::vector<float>& scales = forms->scales;
+  float& weight_range = forms->weight_range;
+  w8.assign(static_cast<size_t>(hidden * features), 0);
+  b32.assign(static_cast<size_t>(hidden), 0);
+  weight_range = 0;
   if (p.channel_wise()) {
     const float* bias = p.no_bias() ? nullptr : in[2].fdata();
     scales = WeightScales(in[1].fdata(), bias, hidden, features, data_scale, true);
@@ -142,6 +139,31 @@ void ForwardQuantized(const SgFCParam& p, const std::vector<NDArray>& in, const 
     }
     scales.assign(static_cast<size_t>(hidden), ws);
   }
+}
+
+void ForwardQuantized(const OpContext& ctx, const SgFCParam& p, const std::vector<NDArray>& in,
+                      const std::vector<NDArray>& out) {
+  const auto& fp = p.fc.param<FullyConnectedParam>();
+  const NDArray& x = in[0];
+  const auto dims = FlatDims(x.shape(), fp.flatten);  // named: lambdas below capture them
+  const int64_t rows = dims.first, features = dims.second;
+  const int64_t hidden = fp.num_hidden;
+  const size_t tensors = p.no_bias() ? 2 : 3;
+  const float d_min = quant::RangeValue(in[tensors]), d_max = quant::RangeValue(in[tensors + 1]);
+  const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
+
+  SgWeightsState* state = NodeSgWeights(ctx);
+  SgWeightsState local;
+  SgWeightsState& forms = state ? *state : local;
+  // Derived from the weight, the bias and (tensor-wise) their ranges, and the data's scale.
+  std::vector<NDArray> sources(in.begin() + 1, in.begin() + static_cast<std::ptrdiff_t>(tensors));
+  if (!p.channel_wise()) sources.insert(sources.end(), in.begin() + static_cast<std::ptrdiff_t>(tensors) + 2, in.end());
+  if (!state || !state->Current(sources, data_scale))
+    DeriveQuantizedWeights(p, in, tensors, hidden, features, data_scale, &forms);
+  const std::vector<int8_t>& w8 = forms.w8;
+  const std::vector<int32_t>& b32 = forms.b32;
+  const std::vector<float>& scales = forms.scales;
+  const float weight_range = forms.weight_range;
   NDArray sums(TShape({rows, hidden}), DType::kInt32);
   quant::WithQuantizedType(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
@@ -189,7 +211,7 @@ void ForwardQuantized(const SgFCParam& p, const std::vector<NDArray>& in, const 
 void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<SgFCParam>();
-  if (p.quantized) ForwardQuantized(p, in, out);
+  if (p.quantized) ForwardQuantized(ctx, p, in, out);
   else ForwardFloat(ctx, p, in, out);
 }
 
@@ -223,6 +245,7 @@ max_calib_range; else int32 sums with MXNet's product range.)")
     .set_infer_shape(subgraph::InferShape)
     .set_infer_type(subgraph::InferType)
     .set_dtype_generic()
+    .set_create_state(subgraph::CreateSgWeightsState())
     .set_forward(subgraph::Forward);
 
 }  // namespace symbind

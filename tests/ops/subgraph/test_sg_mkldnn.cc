@@ -235,6 +235,49 @@ TEST_CASE("_sg_mkldnn_conv quantized: per-channel int8 weights, exact sums, cali
   }
 }
 
+TEST_CASE("_sg_mkldnn_conv and _fully_connected keep their derived weights until a source array is written",
+          "[ops][subgraph][quantize]") {
+  // One executor (whose node state keeps the folded, quantized and packed weights) against a
+  // fresh one for every call, after writes through NDArray's doors to the weight, a BatchNorm
+  // statistic and the data range, and for the float path too.
+  ConvArrays a = MakeConvArrays();
+  const NDArray q = RandomLevels(TShape({2, kC, kH, kW}), DType::kInt8, -128, 127, 9);
+  NDArray d_max = Range(1.0f);
+  const std::map<std::string, NDArray> inputs = {{"data", q},        {"weight", a.weight}, {"bias", a.bias},
+                                                 {"gamma", a.gamma}, {"beta", a.beta},     {"mean", a.mean},
+                                                 {"var", a.var},     {"data_min", Range(-1.0f)}, {"data_max", d_max}};
+  const KwArgs quantized = {{"with_bn", "true"}, {"with_act", "true"}, {"quantized", "true"},
+                            {"min_calib_range", "0"}, {"max_calib_range", "3"}, {"subgraphs", ConvGraph(false)}};
+  auto kept = BindSingleOp("_sg_mkldnn_conv", quantized, inputs, {}, OpReq::kNull);
+  auto check = [&] {
+    kept->Forward(false);
+    const auto fresh = RunAll("_sg_mkldnn_conv", quantized, inputs);
+    RequireClose(kept->outputs()[0], fresh[0], 0, 0);
+  };
+  check();
+  check();
+  std::vector<float> w(a.weight.fdata(), a.weight.fdata() + a.weight.Size());
+  for (float& v : w) v = -v * 0.5f;
+  a.weight.SyncCopyFromCPU(w.data(), w.size());
+  check();
+  a.var.Fill(2.0f);
+  check();
+  d_max.Fill(2.5f);
+  check();
+
+  const ConvArrays f = MakeConvArrays();
+  const std::map<std::string, NDArray> float_inputs = {{"data", f.data}, {"weight", f.weight}, {"bias", f.bias},
+                                                       {"gamma", f.gamma}, {"beta", f.beta}, {"mean", f.mean},
+                                                       {"var", f.var}};
+  const KwArgs plain = {{"with_bn", "true"}, {"with_act", "true"}, {"subgraphs", ConvGraph(false)}};
+  auto kept_float = BindSingleOp("_sg_mkldnn_conv", plain, float_inputs, {}, OpReq::kNull);
+  for (int step = 0; step < 3; ++step) {
+    if (step == 2) f.gamma.Fill(0.25f);
+    kept_float->Forward(false);
+    RequireClose(kept_float->outputs()[0], RunAll("_sg_mkldnn_conv", plain, float_inputs)[0], 0, 0);
+  }
+}
+
 TEST_CASE("_sg_mkldnn_conv reads and writes MXNet's symbol files: nested graph and input order", "[ops][subgraph][io]") {
   // data, weight, bias, gamma, beta, mean, var, sum: mean and var among the arguments, as MXNet lists them.
   json nodes = json::array();
@@ -326,6 +369,19 @@ TEST_CASE("_sg_mkldnn_fully_connected: float, tensor-wise int8 with float or cal
                                           {{"data", levels(data, 127.5f)}, {"weight", weight}, {"bias", bias},
                                            {"min_data", Range(-1)}, {"max_data", Range(1)}});
   RequireClose(channel_wise, want, 0.06f, 0.0f);
+
+  // One executor keeps its quantized weights until the weight, the weight's range or the data's
+  // range is written; each result equals a fresh executor's.
+  const KwArgs tensor_wise = {{"quantized", "True"}, {"enable_float_output", "True"}, {"with_eltwise", "True"},
+                              {"subgraphs", graph}};
+  auto kept = BindSingleOp("_sg_mkldnn_fully_connected", tensor_wise, in, {}, OpReq::kNull);
+  for (int step = 0; step < 4; ++step) {
+    if (step == 1) in.at("weight").Fill(3.0f);
+    if (step == 2) in.at("max_weight").Fill(2 * rw);
+    if (step == 3) in.at("max_data").Fill(0.5f);
+    kept->Forward(false);
+    RequireClose(kept->outputs()[0], RunForward("_sg_mkldnn_fully_connected", tensor_wise, in), 0, 0);
+  }
 }
 
 TEST_CASE("subgraph ops: every documented input exists for some flags, and every input is documented",
