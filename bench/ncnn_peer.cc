@@ -7,8 +7,8 @@
 //       [--ncnn-defaults]
 //
 // Prints "key value" lines:
-//   --expect     max_abs_diff_<BLOB> and rel_diff_<BLOB> (max |ncnn - ref| / max |ref|) of one
-//                forward on --input (REF: what `symbind run ... --all-outputs` wrote)
+//   --expect     max_abs_diff_<BLOB>, rel_diff_<BLOB> (max |ncnn - ref| / max |ref|) and
+//                cos_<BLOB> (cosine similarity) of one forward on --input (REF: what `symbind run ... --all-outputs` wrote)
 //   --runs R     after 2 warm-up forwards, R timed ones, each extracting the --output blobs
 //                (default: the --expect blobs, else the last layer's output): times_ms (wall
 //                clock of every run), cpu_times_ms (process CPU time of every run, all
@@ -239,12 +239,17 @@ int main(int argc, char** argv) {
         throw symbind::ShapeError(StrCat("ncnn_peer: blob '", blob, "' has ", got.size(), " values, ", ref_file,
                                          " has ", want.size()));
       double diff = 0, scale = 1e-30;
+      double dot = 0, got_norm = 0, want_norm = 0;
       for (size_t i = 0; i < got.size(); ++i) {
         const double d = std::fabs(double(got[i]) - want[i]);
         diff = std::isnan(d) || d > diff ? d : diff;  // a NaN anywhere is the answer, not skipped
         scale = std::max(scale, std::fabs(double(want[i])));
+        dot += double(got[i]) * want[i];
+        got_norm += double(got[i]) * got[i];
+        want_norm += double(want[i]) * want[i];
       }
-      std::printf("max_abs_diff_%s %.3g\nrel_diff_%s %.3g\n", blob.c_str(), diff, blob.c_str(), diff / scale);
+      std::printf("max_abs_diff_%s %.3g\nrel_diff_%s %.3g\ncos_%s %.4f\n", blob.c_str(), diff, blob.c_str(), diff / scale,
+                  blob.c_str(), dot / std::sqrt(got_norm * want_norm));
     }
 
     std::vector<std::string> outputs = o.outputs;

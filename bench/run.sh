@@ -166,6 +166,53 @@ ort_table() {
 # uniform in [-1, 1], the default int8 data), timed beside its float32 graph; ONNX Runtime runs
 # the QDQ model bench/make_qdq_onnx.py writes from the same ranges (it fuses them into QLinearConv,
 # QLinearAdd, ...) beside its float32 file. Batch 1, interleaved rounds as above.
+# ncnn_model NAME SYMBOL PARAMS: $ncnn_dir/NAME.param and .bin, converted as an ncnn user would
+# (mxnet2ncnn, then ncnnoptimize with fp32 weights). mxnet2ncnn takes BatchNorm's moving mean and
+# variance from the node's inputs, which MXNet 0.8 files (the model zoo's resnet-18) do not list:
+# it converts the same graph as MXNet 1.x saves it (make_resnet50_symbol.py --depth 18
+# reproduces the zoo file node by node).
+ncnn_dir=$work/ncnn-models
+ncnn_model() {
+  local name=$1 symbol=$2 params=$3 base=$ncnn_dir/$1 convert=$2
+  mkdir -p "$ncnn_dir"
+  if [ "$name" = resnet-18 ]; then
+    convert=$ncnn_dir/resnet-18-mxnet1x-symbol.json
+    $py bench/make_resnet50_symbol.py --depth 18 "$convert"
+  fi
+  { "$ncnn/bin/mxnet2ncnn" "$convert" "$params" "$base-raw.param" "$base-raw.bin" &&
+    "$ncnn/bin/ncnnoptimize" "$base-raw.param" "$base-raw.bin" "$base.param" "$base.bin" 0; } >"$base-convert.log" 2>&1 ||
+    { cat "$base-convert.log" >&2; return 1; }
+}
+
+# ncnn_int8 NAME SIZE CALIB.npy: $ncnn_dir/NAME-int8.param and .bin from NAME's ncnn model, by
+# ncnn's own tools as its users run them: ncnn2table (its default KL calibration) over the
+# calibration inputs symbind quantize read, one .npy per image, then ncnn2int8. The training
+# label's Input layer that mxnet2ncnn keeps (SoftmaxOutput's softmax_label, read by nothing) is
+# dropped first: ncnn2table wants a calibration list for every Input.
+ncnn_int8() {
+  local name=$1 size=$2 calib=$3 base=$ncnn_dir/$1
+  local list=$base-calib/list.txt
+  rm -rf "$base-calib" && mkdir -p "$base-calib"
+  $py -c '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+keep = [l for l in lines[2:] if not (l.split()[0] == "Input" and l.split()[1].endswith("_label"))]
+layers, blobs = map(int, lines[1].split())
+drop = len(lines) - 2 - len(keep)
+open(sys.argv[2], "w").write("\n".join([lines[0], "%d %d" % (layers - drop, blobs - drop)] + keep) + "\n")' \
+    "$base.param" "$base-data.param"
+  $py -c '
+import numpy as np, sys
+x = np.load(sys.argv[1]); out = sys.argv[2]
+with open(out + "/list.txt", "w") as f:
+    for i, a in enumerate(x):
+        np.save("%s/%02d.npy" % (out, i), np.ascontiguousarray(a)); f.write("%s/%02d.npy\n" % (out, i))' "$calib" "$base-calib"
+  { "$ncnn/bin/ncnn2table" "$base-data.param" "$base.bin" "$list" "$base.table" "shape=[$size,$size,3]" type=1 \
+      "thread=$threads" &&
+    "$ncnn/bin/ncnn2int8" "$base-data.param" "$base.bin" "$base-int8.param" "$base-int8.bin" "$base.table"; } \
+    >"$base-int8.log" 2>&1 || { cat "$base-int8.log" >&2; return 1; }
+}
+
 int8_table() {
   local per=$(( (runs + rounds - 1) / rounds ))
   echo
@@ -175,8 +222,15 @@ int8_table() {
   echo "int8 time over its float32 time (below 1: int8 faster). 'vs ORT int8': ORT int8 / symbind int8"
   echo "(above 1: symbind faster). cos: cosine similarity of symbind's int8 and float32 outputs on the net's input"
   echo "(Gaussian weights and random calibration inputs: a check that int8 runs the same net, not an accuracy)."
-  row net "symbind fp32" "symbind int8" "int8 / fp32" "ORT fp32" "ORT int8" "ORT int8 / fp32" "vs ORT int8" "cos"
-  local spec name symbol size d_dir params q f1 q1 o1 oq1 r agree
+  local ncnn_cols=()
+  if [ -n "$ncnn" ]; then
+    echo "With SYMBIND_BENCH_NCNN: ncnn fp32 and ncnn int8 (ncnn2table's KL calibration on the same inputs, then"
+    echo "ncnn2int8); 'vs ncnn int8': ncnn int8 / symbind int8; ncnn cos: ncnn int8's output against symbind fp32's."
+    ncnn_cols=("ncnn fp32" "ncnn int8" "ncnn int8 / fp32" "vs ncnn int8" "ncnn cos")
+  fi
+  row net "symbind fp32" "symbind int8" "int8 / fp32" "ORT fp32" "ORT int8" "ORT int8 / fp32" "vs ORT int8" "cos" \
+    "${ncnn_cols[@]}"
+  local spec name symbol size d_dir params q f1 q1 o1 oq1 n1 nq1 r agree ncnn_agree nb
   for spec in "${peer_nets[@]}"; do
     name=${spec%%=*} symbol=${spec#*=} size=224
     if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
@@ -192,20 +246,41 @@ int8_table() {
               --output "$d_dir/int8-out.npy" >/dev/null &&
             $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" \
               "$d_dir/fp32-out.npy" "$d_dir/int8-out.npy")
-    f1= q1= o1= oq1=
+    nb=$ncnn_dir/$name
+    if [ -n "$ncnn" ]; then
+      ncnn_model "$name" "$symbol" "$params" && ncnn_int8 "$name" "$size" "$d_dir/calib.npy" || return 1
+      # The output blob is the head's node (mxnet2ncnn names blobs after their nodes).
+      local head
+      head=$($py -c 'import json, sys; g = json.load(open(sys.argv[1])); print(g["nodes"][g["heads"][0][0]]["name"])' "$symbol")
+      ncnn_agree=$("$bin/ncnn_peer" "$nb-int8.param" "$nb-int8.bin" --input "data=$d_dir/input.npy" \
+                     --expect "$head=$d_dir/fp32-out.npy" --threads "$threads" | awk '$1 ~ /^cos_/ {print $2}')
+    fi
+    f1= q1= o1= oq1= n1= nq1=
     for r in $(seq "$rounds"); do
       f1+=$'\n'$("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=1,3,$size,$size" --runs "$per" --uniform-input)
       q1+=$'\n'$("$bin/bench_models" --threads "$threads" "$q-symbol.json" "$q-0000.params" --shape "data=1,3,$size,$size" \
                   --runs "$per" --uniform-input)
       o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
       oq1+=$'\n'$(ort_peer "$d_dir/int8-qdq.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
+      if [ -n "$ncnn" ]; then
+        n1+=$'\n'$("$bin/ncnn_peer" "$nb.param" "$nb.bin" --input "data=$d_dir/input.npy" --threads "$threads" --runs "$per")
+        nq1+=$'\n'$("$bin/ncnn_peer" "$nb-int8.param" "$nb-int8.bin" --input "data=$d_dir/input.npy" --threads "$threads" \
+                    --runs "$per")
+      fi
     done
     read -r fm fmin <<<"$(pooled "$f1")"
     read -r qm qmin <<<"$(pooled "$q1")"
     read -r om omin <<<"$(pooled "$o1")"
     read -r oqm oqmin <<<"$(pooled "$oq1")"
+    local ncnn_row=()
+    if [ -n "$ncnn" ]; then
+      read -r nm nmin <<<"$(pooled "$n1")"
+      read -r nqm nqmin <<<"$(pooled "$nq1")"
+      ncnn_row=("$nm ($nmin)" "$nqm ($nqmin)" "$(faster "$nqm" "$nm")" "$(faster "$nqm" "$qm") ($(faster "$nqmin" "$qmin"))"
+                "$ncnn_agree")
+    fi
     row "$name $size" "$fm ($fmin)" "$qm ($qmin)" "$(faster "$qm" "$fm")" "$om ($omin)" "$oqm ($oqmin)" \
-      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree"
+      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree" "${ncnn_row[@]}"
   done
 }
 peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json
@@ -225,7 +300,7 @@ peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/mod
 # CPU time is from its own runs.
 ncnn_table() {
   local per=$(( (runs + rounds - 1) / rounds ))
-  local nd=$work/ncnn-models tool=$build/tools/symbind
+  local nd=$ncnn_dir tool=$build/tools/symbind
   mkdir -p "$nd"
   local rf=bench/models/retinaface-mnet25-symbol.json rf_params=$nd/retinaface-mnet25-0000.params
   [ -f "$rf_params" ] || $py bench/make_gaussian_params.py "$tool" "$rf" 1,3,480,640 "$rf_params"
@@ -250,17 +325,7 @@ ncnn_table() {
   for spec in "${specs[@]}"; do
     IFS='|' read -r name symbol params shape input what <<<"$spec"
     local base=$nd/$name refs=$nd/$name-symbind
-    # mxnet2ncnn takes BatchNorm's moving mean and variance from the node's inputs, which MXNet
-    # 0.8 files (the model zoo's resnet-18) do not list: it converts the same graph as MXNet 1.x
-    # saves it (make_resnet50_symbol.py --depth 18 reproduces the zoo file node by node).
-    local convert=$symbol
-    if [ "$name" = resnet-18 ]; then
-      convert=$nd/resnet-18-mxnet1x-symbol.json
-      $py bench/make_resnet50_symbol.py --depth 18 "$convert"
-    fi
-    { "$ncnn/bin/mxnet2ncnn" "$convert" "$params" "$base-raw.param" "$base-raw.bin" &&
-      "$ncnn/bin/ncnnoptimize" "$base-raw.param" "$base-raw.bin" "$base.param" "$base.bin" 0; } >"$base-convert.log" 2>&1 ||
-      { cat "$base-convert.log" >&2; return 1; }
+    ncnn_model "$name" "$symbol" "$params" || return 1
     # Blobs to compare: mxnet2ncnn names a blob after the node producing it, and ncnnoptimize
     # keeps the last name of a fused chain (conv+bn+relu is the relu's blob).
     local blobs
