@@ -123,12 +123,13 @@ size_t NextPow2(size_t n) {
 template <typename Fill>
 const std::vector<NDArray>& RunBatched(Network* net, size_t n, int channels, int size, Fill fill) {
   const size_t batch = NextPow2(n);
-  // Written straight into the bound input: no second copy of the crops. The padding rows
-  // keep what an earlier call left there; their outputs are not read.
+  // Written straight into the bound input: no second copy of the crops. The padding rows are
+  // zeroed (the input array is shared with the other nets); their outputs are not read.
   NDArray data = net->Input(TShape({static_cast<int64_t>(batch), channels, size, size}));
   const size_t item = static_cast<size_t>(channels) * size * size;
   float* p = data.fdata();
   for (size_t i = 0; i < n; ++i) fill(i, p + i * item);
+  std::fill(p + n * item, p + batch * item, 0.0f);
   return net->Forward();
 }
 
