@@ -248,13 +248,14 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
   const std::vector<float>& scales = forms.scales;
   const std::vector<int32_t>& b32 = forms.b32;
 
-  NDArray sums(out[0].shape(), DType::kInt32);
+  const ScratchBuffer sums_buffer(out[0].shape().Size());  // int32 sums (4 bytes, as floats)
+  int32_t* sums = reinterpret_cast<int32_t*>(sums_buffer.data());
   quant::WithQuantizedType(x.dtype(), [&](auto zero) {
     using T = decltype(zero);
-    quant::ConvInt8(x.data<T>(), forms.w8.data(), sums.data<int32_t>(), d[0], d[1], cp.num_filter, cp.num_group, g,
+    quant::ConvInt8(x.data<T>(), forms.w8.data(), sums, d[0], d[1], cp.num_filter, cp.num_group, g,
                     forms.packed.empty() ? nullptr : &forms.packed);
   });
-  const int32_t* acc = sums.data<int32_t>();
+  const int32_t* acc = sums;
   const int64_t pixels = g.out_size(), planes = d[0] * channels;
 
   float sum_in_scale = 0;
@@ -280,6 +281,24 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
       } else {
         act.kind = PostOp::kNone;
       }
+    }
+    // Without a sum and with no activation, or relu into uint8 (which saturation at 0 applies),
+    // each plane is SaturateRound((sums + b32_c) * requant_c): the vectorised requantize, the
+    // same bits as the loop below.
+    if (!p.with_sum && (act.kind == PostOp::kNone || (act.kind == PostOp::kRelu && type == DType::kUint8))) {
+      ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
+        for (int64_t q = q0; q < q1; ++q) {
+          const int64_t c = q % channels;
+          const uint32_t bias = static_cast<uint32_t>(b32[static_cast<size_t>(c)]);
+          int32_t* plane = sums + q * pixels;
+          for (int64_t i = 0; i < pixels; ++i) plane[i] = static_cast<int32_t>(static_cast<uint32_t>(plane[i]) + bias);
+          const float requant = out_scale / data_scale / scales[static_cast<size_t>(c)];
+          if (type == DType::kUint8) quant::ScaleRound(plane, pixels, requant, out[0].data<uint8_t>() + q * pixels);
+          else quant::ScaleRound(plane, pixels, requant, out[0].data<int8_t>() + q * pixels);
+        }
+      });
+      quant::SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
+      return;
     }
     ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {

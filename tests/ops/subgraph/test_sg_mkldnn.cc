@@ -43,7 +43,7 @@ constexpr int kC = 4, kF = 6, kH = 7, kW = 7;
 
 // Convolution(3x3, pad 1, bias) -> BatchNorm -> relu [-> + sum -> relu], as the oneDNN conv
 // property nests it.
-std::string ConvGraph(bool with_sum) {
+std::string ConvGraph(bool with_sum, bool with_act = true) {
   Inner g;
   const int data = g.Var("data0"), w = g.Var("conv0_weight0"), b = g.Var("conv0_bias0");
   const int conv = g.Op("Convolution", "conv0", {{"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"num_filter", std::to_string(kF)}},
@@ -51,7 +51,7 @@ std::string ConvGraph(bool with_sum) {
   const int gamma = g.Var("bn0_gamma0"), beta = g.Var("bn0_beta0"), mean = g.Var("bn0_moving_mean0"),
             var = g.Var("bn0_moving_var0");
   const int bn = g.Op("BatchNorm", "bn0", {{"eps", "0.001"}, {"fix_gamma", "False"}}, {conv, gamma, beta, mean, var});
-  int last = g.Op("Activation", "relu0", {{"act_type", "relu"}}, {bn});
+  int last = with_act ? g.Op("Activation", "relu0", {{"act_type", "relu"}}, {bn}) : bn;
   if (with_sum) {
     const int sum = g.Var("sum0");
     last = g.Op("elemwise_add", "add0", json::object(), {last, sum});
@@ -190,6 +190,38 @@ TEST_CASE("_sg_mkldnn_conv quantized: per-channel int8 weights, exact sums, cali
     const float range = (total / 127.0f) * (d_range / 127.0f) * 2147483648.0f;
     CHECK(outs[2].fdata()[0] == Approx(range).epsilon(1e-6));
     CHECK(outs[1].fdata()[0] == -outs[2].fdata()[0]);
+  }
+
+  SECTION("calibrated without a sum: relu into uint8 levels, or no activation into int8 levels") {
+    for (const bool relu : {true, false}) {
+      INFO("relu " << relu);
+      const float o_range = 6.0f;
+      KwArgs params = {{"with_bn", "true"}, {"quantized", "true"}, {"min_calib_range", relu ? "0" : "-6"},
+                       {"max_calib_range", "6"}, {"subgraphs", ConvGraph(false, relu)}};
+      if (relu) params["with_act"] = "true";
+      const auto outs = RunAll("_sg_mkldnn_conv", params, base);
+      REQUIRE(outs[0].dtype() == (relu ? DType::kUint8 : DType::kInt8));
+      std::vector<float> scales;
+      std::vector<int8_t> w8;
+      std::vector<int64_t> b32;
+      weights(true, &scales, &w8, &b32);
+      const auto sums = DirectConvSums(q.data<int8_t>(), w8);
+      const float out_scale = (relu ? 255.5f : 127.5f) / o_range;
+      int64_t wrong = 0, nonzero = 0;
+      for (size_t i = 0; i < sums.size(); ++i) {
+        const int c = int((i / (kH * kW)) % kF);
+        const float requant = out_scale / data_scale / scales[size_t(c)];
+        float v = requant * float(sums[i] + b32[size_t(c)]);
+        if (relu) v = std::max(v, 0.0f);
+        const int want = int(RoundClamp(v, relu ? 0 : -128, relu ? 255 : 127));
+        const int got = relu ? int(outs[0].data<uint8_t>()[i]) : int(outs[0].data<int8_t>()[i]);
+        wrong += got != want;
+        nonzero += got != 0;
+      }
+      CHECK(wrong == 0);
+      CHECK(nonzero > int64_t(sums.size()) / 4);
+      CHECK(outs[2].fdata()[0] == o_range);
+    }
   }
 
   SECTION("calibrated, with a uint8 sum and relu after it: uint8 levels of the calibrated range") {
