@@ -50,7 +50,8 @@ class Network {
   const Symbol& symbol() const { return model_.symbol; }
 
   // The bound input array for `shape`, binding a predictor for a shape not seen before; write
-  // into it, then Forward().
+  // into it, then Forward(). Inputs of all shapes share one array (NetworkOptions::
+  // input_workspace): an array returned earlier holds its values only until the next Input().
   NDArray Input(const TShape& shape);
   // Runs the predictor of the last Input().
   const std::vector<NDArray>& Forward();

@@ -241,11 +241,15 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
   // Only the last rows of the last image would read past the array (a partial last slot reads
   // up to 7 floats on): those rows read a copy of the input rows they need, with slack.
   const bool in_place = S == 1 && g.p[1] == 0 && g.p[2] == 0;
-  if (in_place) {
+  // Tap offsets in planes of `rows` rows of W floats (the image's, or the copy's).
+  auto plane_offsets = [&](int64_t rows) {
+    std::vector<int64_t> taps(static_cast<size_t>(depth));
     for (int64_t c = 0, k = 0; c < C; ++c)
       for (int64_t kh = 0; kh < KH; ++kh)
-        for (int64_t kw = 0; kw < KW; ++kw) offsets[static_cast<size_t>(k++)] = (c * H + kh * g.d[1]) * W + kw * g.d[2];
-  }
+        for (int64_t kw = 0; kw < KW; ++kw) taps[static_cast<size_t>(k++)] = (c * rows + kh * g.d[1]) * W + kw * g.d[2];
+    return taps;
+  };
+  if (in_place) offsets = plane_offsets(H);
   for (int64_t i = 0; i < n.batch; ++i) {
     const float* xi = x + i * C * g.in_size();
     float* yi = y + i * n.YImageStride(g);
@@ -259,12 +263,7 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
       for (int64_t c = 0; c < C; ++c)
         std::memcpy(copy.data() + c * rows * W, xi + (c * H + H - rows) * W, static_cast<size_t>(rows * W) * sizeof(float));
       std::fill(copy.data() + C * rows * W, copy.data() + C * rows * W + kLanes, 0.0f);
-      std::vector<int64_t> copy_offsets(offsets.size());
-      for (int64_t c = 0, k = 0; c < C; ++c)
-        for (int64_t kh = 0; kh < KH; ++kh)
-          for (int64_t kw = 0; kw < KW; ++kw)
-            copy_offsets[static_cast<size_t>(k++)] = (c * rows + kh * g.d[1]) * W + kw * g.d[2];
-      RunRows(*packed, copy_offsets, [&](int64_t oh) { return copy.data() + oh * W; }, tail, OW,
+      RunRows(*packed, plane_offsets(rows), [&](int64_t oh) { return copy.data() + oh * W; }, tail, OW,
               yi + (OH - tail) * OW, osize, n.out_c, bias, act);
       continue;
     }

@@ -9,6 +9,7 @@
 //   const PostOp act = PostOp::FromNode(*relu);                  // relu, leaky, clip, sigmoid, ...
 #pragma once
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 

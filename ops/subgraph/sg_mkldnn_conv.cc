@@ -194,8 +194,8 @@ std::vector<NDArray> WeightSources(const SgConvParam& p, const Slots& s, const s
 void ForwardFloat(const OpContext& ctx, const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
                   const std::vector<NDArray>& out) {
   SgWeightsState* state = NodeSgWeights(ctx);
-  SgWeightsState local;
-  SgWeightsState& forms = state ? *state : local;
+  std::optional<SgWeightsState> local;  // a call without node state derives for itself
+  SgWeightsState& forms = state ? *state : local.emplace();
   if (!state || !state->Current(WeightSources(p, s, in), 0.0f)) FoldedWeights(p, s, in, &forms.w, &forms.b);
   static const Op& convolution = OpRegistry::Global().Get("Convolution");
   OpContext plain = ctx;
@@ -226,8 +226,8 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
   const TShape& d = x.shape();
   const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), cp.kernel, cp.stride, cp.dilate, cp.pad);
   SgWeightsState* state = NodeSgWeights(ctx);
-  SgWeightsState local;
-  SgWeightsState& forms = state ? *state : local;
+  std::optional<SgWeightsState> local;  // a call without node state derives for itself
+  SgWeightsState& forms = state ? *state : local.emplace();
   const int64_t channels = in[1].shape()[0];
   if (!state || !state->Current(WeightSources(p, s, in), data_scale)) {
     NDArray w, b;

@@ -153,8 +153,8 @@ void ForwardQuantized(const OpContext& ctx, const SgFCParam& p, const std::vecto
   const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
 
   SgWeightsState* state = NodeSgWeights(ctx);
-  SgWeightsState local;
-  SgWeightsState& forms = state ? *state : local;
+  std::optional<SgWeightsState> local;  // a call without node state derives for itself
+  SgWeightsState& forms = state ? *state : local.emplace();
   // Derived from the weight, the bias and (tensor-wise) their ranges, and the data's scale.
   std::vector<NDArray> sources(in.begin() + 1, in.begin() + static_cast<std::ptrdiff_t>(tensors));
   if (!p.channel_wise()) sources.insert(sources.end(), in.begin() + static_cast<std::ptrdiff_t>(tensors) + 2, in.end());
