@@ -22,6 +22,7 @@ using TileFn = void (*)(const PackedTileArgs&);
 
 struct Dispatch {
   KernelIsa isa;
+  bool vnni;  // AVX512-VNNI with kAvx512 (SYMBIND_GEMM_ISA=avx512 leaves it off)
   const char* name;
   BlockFn block;
   TileFn tile;
@@ -35,14 +36,14 @@ Dispatch Choose() {
   const char* forced = std::getenv("SYMBIND_GEMM_ISA");
   auto want = [&](const char* isa) { return !forced || std::strcmp(forced, isa) == 0; };
   __builtin_cpu_init();
-  if (want("avx512") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    return {KernelIsa::kAvx512, "avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
+  if ((want("avx512") || want("avx512vnni")) && __builtin_cpu_supports("avx512f") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+    return {KernelIsa::kAvx512, want("avx512vnni") && __builtin_cpu_supports("avx512vnni"), "avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
             gemm_avx512::PackedTallTile, gemm_avx512::PackedTallShape(), gemm_avx512::PackedTallTileBt};
   if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {KernelIsa::kAvx2, "avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
+    return {KernelIsa::kAvx2, false, "avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
             gemm_avx2::PackedTallTile, gemm_avx2::PackedTallShape(), gemm_avx2::PackedTallTileBt};
-  return {KernelIsa::kBase, "base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
+  return {KernelIsa::kBase, false, "base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
             gemm_base::PackedTallTile, gemm_base::PackedTallShape(), gemm_base::PackedTallTileBt};
 }
 
@@ -53,6 +54,7 @@ const Dispatch& Selected() {
 }  // namespace
 
 KernelIsa ActiveIsa() { return Selected().isa; }
+bool ActiveVnni() { return Selected().vnni; }
 const char* GemmIsa() { return Selected().name; }
 
 namespace {

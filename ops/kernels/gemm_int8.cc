@@ -81,6 +81,45 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
   }
 }
 
+// AVX512-VNNI: vpdpbusd adds the four products of unsigned data bytes and signed weight bytes
+// of each lane to its int32 sum, without saturation: every sum is exact. int8 data enters as
+// x + 128 (x ^ 0x80), and 128 times the row's weight sum is subtracted at the store. One zmm holds
+// a panel's k-quad (kNr columns x 4 bytes); two row blocks (2 x kMr rows) share each load.
+// `a1` is the second block (null: rows <= kMr).
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8TileVnni(const int32_t* a0, const int32_t* a1,
+                                                                         const int8_t* b, int64_t quads, int32_t* C,
+                                                                         int64_t ldc, int64_t rows, int64_t cols,
+                                                                         bool accumulate, const int32_t* row_offsets) {
+  __m512i acc[2 * kMr];
+  for (auto& v : acc) v = _mm512_setzero_si512();
+  if (a1) {
+    for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b += 4 * kNr) {
+      const __m512i bv = _mm512_loadu_si512(b);
+      #pragma GCC unroll 4
+      for (int64_t r = 0; r < kMr; ++r) {
+        acc[r] = _mm512_dpbusd_epi32(acc[r], bv, _mm512_set1_epi32(a0[r]));
+        acc[kMr + r] = _mm512_dpbusd_epi32(acc[kMr + r], bv, _mm512_set1_epi32(a1[r]));
+      }
+    }
+  } else {
+    for (int64_t p = 0; p < quads; ++p, a0 += kMr, b += 4 * kNr) {
+      const __m512i bv = _mm512_loadu_si512(b);
+      #pragma GCC unroll 4
+      for (int64_t r = 0; r < kMr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], bv, _mm512_set1_epi32(a0[r]));
+    }
+  }
+  alignas(64) int32_t tile[2 * kMr][kNr];
+  for (int64_t r = 0; r < rows; ++r) _mm512_store_si512(tile[r], acc[r]);
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t* c = C + r * ldc;
+    const uint32_t offset = row_offsets ? 0u - static_cast<uint32_t>(row_offsets[r]) : 0u;
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint32_t sum = static_cast<uint32_t>(tile[r][j]) + offset;
+      c[j] = static_cast<int32_t>(accumulate ? static_cast<uint32_t>(c[j]) + sum : sum);
+    }
+  }
+}
+
 // One k-quad of a B panel: columns n0.. (cols of them) of rows k..k+3, each column's 4 bytes
 // together, signed (uint8 data as x ^ 0x80 = x - 128); zeros past K and past the last column.
 // Whole quads interleave four 16-byte rows with byte and word unpacks.
@@ -108,18 +147,25 @@ __attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_
   }
 }
 
-// Whether every weight is in [-127, 127], which the sign trick above needs (MXNet's symmetric
-// quantization gives no -128; a weight of -128 sends the call to the portable loop).
-bool QuadKernelTakes(int64_t M, int64_t K, const int8_t* A, int64_t lda) {
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k)
-      if (A[m * lda + k] == -128) return false;
-  return true;
-}
+// Whether the packed kernels run here.
+bool PackedKernelTakes(int64_t M, int64_t K) { return ActiveIsa() != KernelIsa::kBase && M > 0 && K > 0; }
 
-// Whether the AVX2 kernel runs here and takes these weights.
-bool PackedKernelTakes(int64_t M, int64_t K, const int8_t* A, int64_t lda) {
-  return ActiveIsa() != KernelIsa::kBase && M > 0 && K > 0 && QuadKernelTakes(M, K, A, lda);
+// The sums of weights of -128, which the packed kernels hold as -127: C[m][n] -= B[k][n] for each
+// such weight (row m, depth k). Exact in int32, so the result does not depend on the order.
+template <typename TB>
+void ApplyMinus128(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc) {
+  if (A.minus128.empty()) return;
+  const int64_t rows = int64_t(A.minus128_rows.size()) - 1;
+  ParallelFor(rows, GrainFor(N), [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m)
+      for (int32_t i = A.minus128_rows[size_t(m)]; i < A.minus128_rows[size_t(m) + 1]; ++i) {
+        const int64_t k = A.minus128[size_t(i)];
+        const TB* b = B + k * ldb;
+        int32_t* c = C + m * ldc;
+        for (int64_t n = 0; n < N; ++n)
+          c[n] = static_cast<int32_t>(static_cast<uint32_t>(c[n]) - static_cast<uint32_t>(static_cast<int32_t>(b[n])));
+      }
+  });
 }
 
 template <typename TB>
@@ -127,7 +173,21 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
   constexpr bool kUnsigned = std::is_same_v<TB, uint8_t>;
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
-  const int32_t* offsets = kUnsigned ? A.offsets.data() : nullptr;
+  // The AVX2 tile takes signed data (uint8 flipped to x - 128, its offsets added back), the VNNI
+  // tile unsigned data (int8 flipped to x + 128, its offsets subtracted).
+  const bool vnni = ActiveVnni();
+  const bool flip = vnni ? !kUnsigned : kUnsigned;
+  const int32_t* offsets = flip ? A.offsets.data() : nullptr;
+  // Row blocks [rb, rb + step) of one packed B chunk into C.
+  const int64_t step = vnni ? 2 : 1;
+  auto tile = [&](int64_t rb, int64_t p0, int64_t chunk, const int8_t* b, int64_t n0, int64_t cols) {
+    const int64_t rows = std::min(step * kMr, M - rb * kMr);
+    const int32_t* a0 = A.quads.data() + (rb * quads + p0) * kMr;
+    const int32_t* row_offsets = offsets && p0 == 0 ? offsets + rb * kMr : nullptr;
+    int32_t* c = C + rb * kMr * ldc + n0;
+    if (vnni) return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : nullptr, b, chunk, c, ldc, rows, cols, p0 > 0, row_offsets);
+    Int8Tile(a0, b, chunk, c, ldc, rows, cols, p0 > 0, row_offsets);
+  };
   if (M > 4 * N) {
     // Many more weights than data (deep layers: 512 x 4608 filters over 7x7 outputs): every panel
     // of B packed first (it stays in cache), then each block of weights read once, against
@@ -138,26 +198,27 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
     ParallelFor(panels * quads, GrainFor(4 * kNr), [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
         const int64_t q = i / quads, p = i % quads;
-        PackQuad(B, ldb, K, 4 * p, q * kNr, std::min(kNr, N - q * kNr), kUnsigned, b_all + q * panel_bytes + p * 4 * kNr);
+        PackQuad(B, ldb, K, 4 * p, q * kNr, std::min(kNr, N - q * kNr), flip, b_all + q * panel_bytes + p * 4 * kNr);
       }
     });
-    ParallelFor(row_blocks, GrainFor(kMr * K * N), [&](int64_t r0, int64_t r1) {
-      for (int64_t rb = r0; rb < r1; ++rb)
+    const int64_t steps = (row_blocks + step - 1) / step;
+    ParallelFor(steps, GrainFor(step * kMr * K * N), [&](int64_t s0, int64_t s1) {
+      for (int64_t s = s0; s < s1; ++s)
         for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
           const int64_t chunk = std::min(kKc, quads - p0);
           for (int64_t q = 0; q < panels; ++q)
-            Int8Tile(A.quads.data() + (rb * quads + p0) * kMr, b_all + q * panel_bytes + p0 * 4 * kNr, chunk,
-                     C + rb * kMr * ldc + q * kNr, ldc, std::min(kMr, M - rb * kMr), std::min(kNr, N - q * kNr), p0 > 0,
-                     offsets && p0 == 0 ? offsets + rb * kMr : nullptr);
+            tile(s * step, p0, chunk, b_all + q * panel_bytes + p0 * 4 * kNr, q * kNr, std::min(kNr, N - q * kNr));
         }
     });
+    ApplyMinus128(A, N, B, ldb, C, ldc);
     return;
   }
   // Few panels also split the rows, so that every thread has work; each part packs its panel
   // itself.
   constexpr int64_t kMinTasks = 8;
-  const int64_t row_parts = std::min(row_blocks, (kMinTasks + panels - 1) / panels);
-  const int64_t blocks_per_part = (row_blocks + row_parts - 1) / row_parts;
+  const int64_t steps = (row_blocks + step - 1) / step;
+  const int64_t row_parts = std::min(steps, (kMinTasks + panels - 1) / panels);
+  const int64_t blocks_per_part = (steps + row_parts - 1) / row_parts * step;
   ParallelFor(panels * row_parts, GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * kNr / 4), [&](int64_t t0, int64_t t1) {
     ScratchBuffer b_buffer(kKc * kNr);  // kKc quads x kNr columns x 4 bytes
     int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());
@@ -167,13 +228,12 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
       const int64_t rb0 = part * blocks_per_part, rb1 = std::min(row_blocks, rb0 + blocks_per_part);
       for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
         const int64_t chunk = std::min(kKc, quads - p0);
-        for (int64_t p = 0; p < chunk; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, kUnsigned, b_packed + p * 4 * kNr);
-        for (int64_t rb = rb0; rb < rb1; ++rb)
-          Int8Tile(A.quads.data() + (rb * quads + p0) * kMr, b_packed, chunk, C + rb * kMr * ldc + n0, ldc,
-                   std::min(kMr, M - rb * kMr), cols, p0 > 0, offsets && p0 == 0 ? offsets + rb * kMr : nullptr);
+        for (int64_t p = 0; p < chunk; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, flip, b_packed + p * 4 * kNr);
+        for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, n0, cols);
       }
     }
   });
+  ApplyMinus128(A, N, B, ldb, C, ldc);
 }
 
 template <typename TB>
@@ -184,8 +244,7 @@ void GemmInt8Of(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, c
       for (int64_t m = 0; m < M; ++m) std::fill(C + m * ldc, C + m * ldc + N, 0);
       return;
     }
-    const PackedInt8A packed = PackedInt8A::Pack(M, K, A, lda);  // unusable with a -128 weight
-    if (packed.usable()) return GemmInt8Avx2(packed, N, B, ldb, C, ldc);
+    return GemmInt8Avx2(PackedInt8A::Pack(M, K, A, lda), N, B, ldb, C, ldc);
   }
   const int64_t row_blocks = (M + kRows - 1) / kRows, col_blocks = (N + kCols - 1) / kCols;
   ParallelFor(row_blocks * col_blocks, GrainFor(kRows * kCols * std::max<int64_t>(K, 1)), [&](int64_t b0, int64_t b1) {
@@ -254,7 +313,7 @@ void GemmInt8NTOf(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B,
 
 PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda) {
   PackedInt8A packed;
-  if (!PackedKernelTakes(M, K, A, lda)) return packed;
+  if (!PackedKernelTakes(M, K)) return packed;
   const int64_t quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   packed.rows = M;
   packed.depth = K;
@@ -264,18 +323,25 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
     for (int64_t m = m0; m < m1; ++m) {
       int32_t* out = packed.quads.data() + (m / kMr) * quads * kMr + m % kMr;
       const int8_t* row = A + m * lda;
-      const int64_t whole = K / 4;
-      for (int64_t p = 0; p < whole; ++p) std::memcpy(out + p * kMr, row + 4 * p, 4);
-      if (whole < quads) {
+      for (int64_t p = 0; p < quads; ++p) {
         int8_t quad[4] = {0, 0, 0, 0};
-        for (int64_t k = 4 * whole; k < K; ++k) quad[k - 4 * whole] = row[k];
-        std::memcpy(out + whole * kMr, quad, 4);
+        for (int64_t k = 4 * p; k < std::min(K, 4 * p + 4); ++k) quad[k - 4 * p] = std::max<int8_t>(row[k], -127);
+        std::memcpy(out + p * kMr, quad, 4);
       }
       uint32_t sum = 0;
-      for (int64_t k = 0; k < K; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(row[k]));
+      for (int64_t k = 0; k < K; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(std::max<int8_t>(row[k], -127)));
       packed.offsets[static_cast<size_t>(m)] = static_cast<int32_t>(sum * 128u);
     }
   });
+  // Weights of -128 (oneDNN's rounding of a channel's most negative weight at 127.5 levels), held
+  // as -127 above: the one level left is subtracted after the sums.
+  packed.minus128_rows.assign(static_cast<size_t>(M) + 1, 0);
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t k = 0; k < K; ++k)
+      if (A[m * lda + k] == -128) packed.minus128.push_back(static_cast<int32_t>(k));
+    packed.minus128_rows[static_cast<size_t>(m) + 1] = static_cast<int32_t>(packed.minus128.size());
+  }
+  if (packed.minus128.empty()) packed.minus128_rows.clear();
   return packed;
 }
 

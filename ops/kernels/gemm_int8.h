@@ -18,10 +18,12 @@ void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, con
 void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, const int8_t* B, int64_t ldb,
               int32_t* C, int64_t ldc);
 
-// A (the weights, M x K) packed once for the AVX2 kernel of GemmInt8: 4-byte k-quads per row, rows
-// interleaved in blocks, and 128 times each row's sum (uint8 data enters that kernel as x - 128).
-// Not usable (usable() false) on CPUs without AVX2, or when a weight is -128, which that kernel's
-// sign trick cannot take: GemmInt8 on the unpacked weights serves those.
+// A (the weights, M x K) packed once for the packed kernels of GemmInt8 (AVX2 vpmaddubsw, or
+// AVX512-VNNI vpdpbusd): 4-byte k-quads per row, rows interleaved in blocks, 128 times each row's
+// sum (the data enters those kernels shifted by 128), and the weights of -128, which the AVX2
+// kernel's sign trick cannot take: they are packed as -127 and their last level subtracted after
+// the sums. Not usable (usable() false) on CPUs without AVX2: GemmInt8 on the unpacked weights
+// serves those.
 //
 //   PackedInt8A w = PackedInt8A::Pack(filters, depth, weights, depth);  // once per node
 //   if (w.usable()) GemmInt8(w, pixels, columns, pixels, acc, pixels);
@@ -31,6 +33,9 @@ struct PackedInt8A {
   int64_t rows = -1, depth = 0;
   std::vector<int32_t> quads;    // [row block][quad][row in block]
   std::vector<int32_t> offsets;  // 128 * sum of each row (two's complement), padded to the block
+  // Depths of the -128 weights, row by row: row m's at [minus128_rows[m], minus128_rows[m + 1]);
+  // both empty when there are none.
+  std::vector<int32_t> minus128, minus128_rows;
 };
 void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
 void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc);

@@ -73,10 +73,13 @@ namespace gemm_avx512 { SYMBIND_GEMM_VARIANT_DECLS }
 
 // The instruction set of every kernel of this process (the GEMM's tiles, the direct, depthwise,
 // tiny-depth and pooling kernels), chosen once from CPUID: the one dispatch point. Kernels say
-// what they need by comparing with it. SYMBIND_GEMM_ISA=base|avx2|avx512 lowers it, so tests run
-// each kernel set on one CPU.
+// what they need by comparing with it. SYMBIND_GEMM_ISA=base|avx2|avx512|avx512vnni lowers it, so
+// tests run each kernel set on one CPU.
 enum class KernelIsa { kBase, kAvx2, kAvx512 };
 KernelIsa ActiveIsa();
+// Whether the int8 kernels use AVX512-VNNI (vpdpbusd): with kAvx512 on CPUs that have it, unless
+// SYMBIND_GEMM_ISA=avx512.
+bool ActiveVnni();
 // Its name: "avx512", "avx2" or "base".
 const char* GemmIsa();
 
