@@ -163,7 +163,7 @@ ort_table() {
   done
 }
 # The int8 table: each net quantized by `symbind quantize` (naive calibration over 8 inputs
-# uniform in [-1, 1], the default int8 data), timed beside its float32 graph; ONNX Runtime runs
+# uniform in [-1, 1], the default int8 data and oneDNN form), timed beside its float32 graph; ONNX Runtime runs
 # the QDQ model bench/make_qdq_onnx.py writes from the same ranges (it fuses them into QLinearConv,
 # QLinearAdd, ...) beside its float32 file. Batch 1, interleaved rounds as above.
 # ncnn_model NAME SYMBOL PARAMS: $ncnn_dir/NAME.param and .bin, converted as an ncnn user would
@@ -238,9 +238,13 @@ int8_table() {
     $py -c "import numpy as np, sys; np.save(sys.argv[1], np.random.default_rng(0).uniform(-1, 1, (8, 3, $size, $size)).astype(np.float32))" \
       "$d_dir/calib.npy"
     "$build/tools/symbind" quantize "$symbol" "$params" --calib "$d_dir/calib.npy" --calib-mode naive -o "$q" >/dev/null
+    # The QDQ model takes its ranges from the contrib form's graph (the same calibration), whose
+    # nodes name every range make_qdq_onnx.py reads.
+    "$build/tools/symbind" quantize "$symbol" "$params" --calib "$d_dir/calib.npy" --calib-mode naive --form contrib \
+      -o "$q-contrib" >/dev/null
     "$build/tools/symbind" convert "$symbol" "$params" --fold-batch-norm --shape "data=1,3,$size,$size" \
       -o "$d_dir/folded.onnx" >/dev/null
-    $py bench/make_qdq_onnx.py "$d_dir/folded.onnx" "$q-symbol.json" "$d_dir/int8-qdq.onnx" >/dev/null
+    $py bench/make_qdq_onnx.py "$d_dir/folded.onnx" "$q-contrib-symbol.json" "$d_dir/int8-qdq.onnx" >/dev/null
     agree=$("$build/tools/symbind" run "$symbol" "$params" --input "data=$d_dir/input.npy" --output "$d_dir/fp32-out.npy" >/dev/null &&
             "$build/tools/symbind" run "$q-symbol.json" "$q-0000.params" --input "data=$d_dir/input.npy" \
               --output "$d_dir/int8-out.npy" >/dev/null &&

@@ -21,6 +21,7 @@
 #include <symbind/ops/quantization/quantization_util.h>
 #include <symbind/ops/tensor/concat_param.h>
 #include <symbind/predict/graph_rewrites.h>
+#include <symbind/predict/onednn_fusion.h>
 #include <symbind/predict/predictor.h>
 
 namespace symbind {
@@ -45,6 +46,7 @@ Decision QuantizedForm(const Node& n) {
     if (p.kernel.ndim() != 2) return {Role::kNone, "", "only 2-D convolutions have an int8 form"};
     return {Role::kMust, "_contrib_quantized_conv", ""};
   }
+  if (op == "_sg_mkldnn_conv") return {Role::kMust, "_sg_mkldnn_conv", ""};  // weights quantized at load
   if (op == "FullyConnected") return {Role::kMust, "_contrib_quantized_fully_connected", ""};
   if (op == "Pooling") {
     const auto& p = n.attrs.param<conv::PoolingParam>();
@@ -94,6 +96,47 @@ std::string RangeText(float v) {
     if (std::strtof(buf, nullptr) == v) break;
   }
   return buf;
+}
+
+// Whether input `k` of node `n` stays float32 in the quantized node: the quantized BatchNorm's
+// parameters and statistics, and a _sg_mkldnn_conv's weight and bias (MXNet's
+// FAvoidQuantizeInput: the node quantizes them per output channel itself).
+bool FloatInput(const Node& n, size_t k) {
+  if (k == 0) return false;
+  const std::string& op = n.attrs.op->name;
+  if (op == "BatchNorm") return true;
+  if (op == "_sg_mkldnn_conv") return !(ParsedParam<bool>(n.attrs, "with_sum") && k + 1 == n.inputs.size());
+  return false;
+}
+
+// MXNet's oneDNN post-quantize pass: a calibrated _contrib_requantize after a quantized
+// _sg_mkldnn_conv becomes the node's own min_calib_range / max_calib_range (its output int8 or
+// uint8 at that range), and its readers read the node.
+Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized) {
+  Symbol s = quantized.Copy();
+  const Graph g(s);
+  std::map<const Node*, std::shared_ptr<Node>> replaced;  // requantize -> the node it folds into
+  for (const auto& info : g.nodes()) {
+    Node* r = info.node.get();
+    if (r->is_variable() || r->attrs.op->name != "_contrib_requantize") continue;
+    if (!r->attrs.dict.count("min_calib_range") || !r->attrs.dict.count("max_calib_range")) continue;
+    const std::shared_ptr<Node>& conv = r->inputs[0].node;
+    if (conv->is_variable() || conv->attrs.op->name != "_sg_mkldnn_conv" || conv->attrs.dict.count("min_calib_range")) continue;
+    conv->attrs.dict["min_calib_range"] = r->attrs.dict.at("min_calib_range");
+    conv->attrs.dict["max_calib_range"] = r->attrs.dict.at("max_calib_range");
+    conv->attrs.op->ParseAttrs(&conv->attrs);
+    replaced[r] = conv;
+  }
+  if (replaced.empty()) return s;
+  auto redirect = [&](NodeEntry& e) {
+    auto it = replaced.find(e.node.get());
+    if (it != replaced.end()) e.node = it->second;  // the same output index: levels, min, max
+  };
+  for (const auto& info : g.nodes())
+    for (NodeEntry& e : info.node->inputs) redirect(e);
+  std::vector<NodeEntry> heads = s.outputs();
+  for (NodeEntry& e : heads) redirect(e);
+  return Symbol::FromEntries(heads);
 }
 
 // The float graph the quantized one is made from: BatchNorm folded (the folded arrays under the
@@ -277,7 +320,7 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
     const bool batch_norm = decision[id].quantized_op == "_contrib_quantized_batch_norm";
     std::vector<NodeEntry> data, ranges;
     for (const auto& in : info.inputs) {
-      if (batch_norm && &in != &info.inputs[0]) {  // gamma, beta and the statistics stay float32
+      if (FloatInput(n, size_t(&in - &info.inputs[0]))) {
         data.push_back({mirror[in.node_id], in.index});
         continue;
       }
@@ -319,7 +362,9 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
     // Arguments (data, then the layer's own, then the data's range), then aux states: the
     // quantized BatchNorm's moving statistics come after its range.
     inputs.insert(inputs.end() - (batch_norm ? 2 : 0), ranges.begin(), ranges.end());
-    auto qnode = MakeOpNode(decision[id].quantized_op, "quantized_" + n.name(), n.attrs.dict, std::move(inputs));
+    KwArgs dict = n.attrs.dict;
+    if (decision[id].quantized_op == "_sg_mkldnn_conv") dict["quantized"] = "true";
+    auto qnode = MakeOpNode(decision[id].quantized_op, "quantized_" + n.name(), std::move(dict), std::move(inputs));
     if (batch_norm) {
       add_calib_name(EntryName(NodeEntry{info.node, 0}));  // its own output range (MXNet: no requantize)
       mirror[id] = qnode;
@@ -398,17 +443,42 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
     if (!unknown.empty()) throw ParamError("excluded operators that do not exist: " + JoinNames(unknown));
   }
 
+  if (options.form != "contrib" && options.form != "onednn")
+    throw ParamError("quantized form '" + options.form + "' is none of: contrib, onednn");
+  // The oneDNN form quantizes the fused convolutions; calibration still runs the float graph,
+  // whose tensors the fused nodes' outputs keep the names of.
+  OneDnnFusion fusion;
+  if (options.form == "onednn") {
+    std::set<std::string> keep = options.excluded_nodes;
+    for (const auto& info : fg_graph.nodes())
+      if (!info.node->is_variable() && options.excluded_ops.count(info.node->attrs.op->name)) keep.insert(info.node->name());
+    fusion = FuseOneDnnConvolutions(fg.symbol, keep);
+  } else {
+    fusion.symbol = fg.symbol;
+  }
+
   QuantizeGraphOptions graph_options;
   graph_options.quantized_dtype = options.quantized_dtype;
   graph_options.quantize_mode = options.quantize_mode;
   graph_options.excluded_nodes = options.excluded_nodes;
   graph_options.excluded_ops = options.excluded_ops;
   for (const auto& kv : fg.args) graph_options.offline_params.insert(kv.first);
-  QuantizedGraph qg = QuantizeGraph(fg.symbol, graph_options);
+  QuantizedGraph qg = QuantizeGraph(fusion.symbol, graph_options);
 
   QuantizedModel result;
   result.removed = fg.removed;
-  result.report = std::move(qg.report);
+  // The report names the float graph's nodes: a fused node's line for each node it took in.
+  std::map<std::string, std::string> op_of;
+  for (const auto& info : fg_graph.nodes())
+    if (!info.node->is_variable()) op_of[info.node->name()] = info.node->attrs.op->name;
+  for (QuantizeNote& note : qg.report) {
+    auto members = fusion.members.find(note.node);
+    if (members == fusion.members.end()) {
+      result.report.push_back(std::move(note));
+      continue;
+    }
+    for (const std::string& m : members->second) result.report.push_back({m, op_of.at(m), note.quantized, note.reason});
+  }
   // Calibration: the float graph's tensors the quantize and requantize nodes stand for.
   if (options.calib_mode != CalibMode::kNone) {
     const std::set<std::string> wanted(qg.calib_names.begin(), qg.calib_names.end());
@@ -474,7 +544,9 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
     for (auto& kv : calibrators) result.calib_ranges[kv.first] = kv.second.Range(unsigned_allowed);
   }
 
-  result.symbol = options.calib_mode == CalibMode::kNone ? qg.symbol : SetCalibTable(qg.symbol, result.calib_ranges);
+  result.symbol = options.calib_mode == CalibMode::kNone
+                      ? qg.symbol
+                      : FoldRequantizeIntoOneDnn(SetCalibTable(qg.symbol, result.calib_ranges));
   // Parameters: the offline int8 ones, then every float array the new graph still reads.
   for (const std::string& name : qg.offline) {
     const NDArray& w = fg.args.at(name);

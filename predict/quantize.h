@@ -9,7 +9,10 @@
 //
 // The float graph is first simplified for inference: BatchNorm folded into the Convolution or
 // FullyConnected before it (the folded weight and bias keep the layer's parameter names) and
-// Dropout (mode "training") removed. Then, as MXNet's QuantizeGraph pass does:
+// Dropout (mode "training") removed. In the oneDNN form (QuantizeOptions::form, the default) each
+// Convolution with the activation and sum after it is then one _sg_mkldnn_conv
+// (predict/onednn_fusion.h) whose float weights the node quantizes per output channel, and whose
+// requantize becomes its own calibrated range. Then, as MXNet's QuantizeGraph pass does:
 // - Convolution (2-D) and FullyConnected become _contrib_quantized_conv / _fully_connected, each
 //   followed by _contrib_requantize "requantize_<name>"; Pooling (max, avg), Activation (relu),
 //   Flatten, Concat (dim > 0) and elemwise_add become their _contrib_quantized_* forms. In
@@ -47,6 +50,15 @@ struct QuantizeOptions {
   std::string quantize_mode = "smart";
   std::set<std::string> excluded_nodes;  // node names of the float graph: they stay float32
   std::set<std::string> excluded_ops;    // operator names ("Pooling", ...): they stay float32
+  // How convolutions are quantized, as one of MXNet 1.9.1's two CPU flows writes them:
+  // - "contrib" (quantize_model): _contrib_quantized_conv then _contrib_requantize; int8 weights in
+  //   the .params with one range per weight tensor and one per bias;
+  // - "onednn" (quantize_model_mkldnn): each Convolution, with the activation, elemwise_add and
+  //   activation after it, one _sg_mkldnn_conv (FuseOneDnnConvolutions) whose output is int8 or
+  //   uint8 at the calibrated range; float weights in the .params, quantized per output channel
+  //   when the model loads. Keeps more accuracy where channels differ in scale (depthwise
+  //   layers after BatchNorm folding).
+  std::string form = "onednn";
   bool fold_batch_norm = true;
   bool remove_dropout = true;
   // Calibration images to use, counted over the batches' first dimension; 0: every batch given.

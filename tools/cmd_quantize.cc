@@ -1,6 +1,7 @@
 // symbind quantize SYMBOL.json PARAMS (or MODEL.symbind) --calib DIR|FILE.npy -o PREFIX
 //   [--calib-mode entropy|naive|none] [--quantized-dtype int8|uint8|auto] [--quantize-mode smart|full]
-//   [--exclude NODE,...] [--exclude-op OP,...] [--num-calib-examples N] [--batch N] [--no-fold]
+//   [--form contrib|onednn] [--exclude NODE,...] [--exclude-op OP,...] [--num-calib-examples N]
+//   [--batch N] [--no-fold]
 //   [--mean R,G,B --scale S --size H,W --bgr]
 // Post-training int8 quantization (predict/quantize.h): writes PREFIX-symbol.json and
 // PREFIX-0000.params in MXNet 1.9.1's quantized form, and prints what stayed float32 and why.
@@ -26,7 +27,8 @@ namespace {
 using namespace symbind;
 
 struct QuantizeArgs {
-  std::string symbol_file, params_file, calib, calib_mode = "entropy", dtype = "int8", mode = "smart", output;
+  std::string symbol_file, params_file, calib, calib_mode = "entropy", dtype = "int8", mode = "smart", form = "onednn",
+      output;
   std::vector<std::string> exclude, exclude_ops;
   size_t num_calib_examples = 0;
   int64_t batch = 8;
@@ -80,6 +82,7 @@ void Quantize(const QuantizeArgs& a) {
   options.calib_mode = ParseCalibMode(a.calib_mode);
   options.quantized_dtype = a.dtype;
   options.quantize_mode = a.mode;
+  options.form = a.form;
   options.excluded_nodes.insert(a.exclude.begin(), a.exclude.end());
   options.excluded_ops.insert(a.exclude_ops.begin(), a.exclude_ops.end());
   options.fold_batch_norm = !a.no_fold;
@@ -133,6 +136,9 @@ void AddQuantizeCommand(CLI::App& app) {
   sub->add_option("--quantized-dtype", a->dtype, "int8, uint8 or auto (uint8 where a range has no negative values)");
   sub->add_option("--quantize-mode", a->mode,
                   "smart (pooling, relu, flatten, concat and add only between quantized layers) or full");
+  sub->add_option("--form", a->form,
+                  "contrib (_contrib_quantized_conv, one weight range per layer) or onednn (_sg_mkldnn_conv: "
+                  "each convolution with its activation and sum, weights per output channel)");
   sub->add_option("--exclude", a->exclude, "node names to keep float32: NODE[,NODE...]")->delimiter(',');
   sub->add_option("--exclude-op", a->exclude_ops, "operators to keep float32: OP[,OP...]")->delimiter(',');
   sub->add_option("--num-calib-examples", a->num_calib_examples, "calibrate over at most N examples (default: all)");

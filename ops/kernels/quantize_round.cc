@@ -241,6 +241,8 @@ SYMBIND_ADD_SCALED_LEVELS(int8_t, int8_t)
 SYMBIND_ADD_SCALED_LEVELS(int8_t, uint8_t)
 SYMBIND_ADD_SCALED_LEVELS(uint8_t, int8_t)
 SYMBIND_ADD_SCALED_LEVELS(uint8_t, uint8_t)
+SYMBIND_ADD_SCALED_LEVELS(int32_t, int8_t)
+SYMBIND_ADD_SCALED_LEVELS(int32_t, uint8_t)
 #undef SYMBIND_ADD_SCALED_LEVELS
 
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }

@@ -220,8 +220,8 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
   const auto& cp = p.conv.param<ConvolutionParam>();
   const NDArray& x = in[0];
   const float d_min = quant::RangeValue(in[s.data_min]), d_max = quant::RangeValue(in[s.data_min + 1]);
-  if (d_min < 0 && x.dtype() == DType::kUint8)
-    throw Error("quantized _sg_mkldnn_conv: uint8 data with a negative data_min (" + std::to_string(d_min) + ")");
+  // uint8 data may carry a symmetric range (a relu output calibrated for int8): as in MXNet, its
+  // scale is 255.5 over the larger magnitude.
   const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
   const TShape& d = x.shape();
   const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), cp.kernel, cp.stride, cp.dilate, cp.pad);
@@ -282,10 +282,14 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
         act.kind = PostOp::kNone;
       }
     }
-    // Without a sum and with no activation, or relu into uint8 (which saturation at 0 applies),
-    // each plane is SaturateRound((sums + b32_c) * requant_c): the vectorised requantize, the
-    // same bits as the loop below.
-    if (!p.with_sum && (act.kind == PostOp::kNone || (act.kind == PostOp::kRelu && type == DType::kUint8))) {
+    // The common forms run plane by plane through the vectorised requantize, the same bits as
+    // the loop below: SaturateRound((sums + b32_c) * requant_c), plus sum_scale * sum with a sum
+    // (ResNet's blocks). An activation that is relu into uint8 (or a relu after the sum, whose
+    // output is uint8) is the saturation at 0.
+    const bool saturates = type == DType::kUint8;
+    const bool plain_act = act.kind == PostOp::kNone || (act.kind == PostOp::kRelu && saturates && !p.with_sum);
+    const bool plain_sum = !p.with_sum || !p.postsum_act || (p.postsum_act.kind == PostOp::kRelu && saturates);
+    if (plain_act && plain_sum) {
       ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
         for (int64_t q = q0; q < q1; ++q) {
           const int64_t c = q % channels;
@@ -293,8 +297,15 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
           int32_t* plane = sums + q * pixels;
           for (int64_t i = 0; i < pixels; ++i) plane[i] = static_cast<int32_t>(static_cast<uint32_t>(plane[i]) + bias);
           const float requant = out_scale / data_scale / scales[static_cast<size_t>(c)];
-          if (type == DType::kUint8) quant::ScaleRound(plane, pixels, requant, out[0].data<uint8_t>() + q * pixels);
-          else quant::ScaleRound(plane, pixels, requant, out[0].data<int8_t>() + q * pixels);
+          quant::WithQuantizedType(type, [&](auto out_zero) {
+            using TO = decltype(out_zero);
+            TO* y = out[0].data<TO>() + q * pixels;
+            if (!p.with_sum) return quant::ScaleRound(plane, pixels, requant, y);
+            quant::WithQuantizedType(in[s.sum].dtype(), [&](auto sum_zero) {
+              using TS = decltype(sum_zero);
+              quant::AddScaledLevels(plane, in[s.sum].data<TS>() + q * pixels, pixels, requant, sum_scale, y);
+            });
+          });
         }
       });
       quant::SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);

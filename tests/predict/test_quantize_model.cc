@@ -11,6 +11,7 @@
 #include <symbind/core/error.h>
 #include <symbind/core/graph.h>
 #include <symbind/io/checkpoint.h>
+#include <symbind/io/symbol_json.h>
 #include <symbind/io/mnist.h>
 #include <symbind/predict/predictor.h>
 #include <symbind/predict/quantize.h>
@@ -33,6 +34,22 @@ Symbol Act(const Symbol& x, const std::string& type, const std::string& name) {
   return OpBuilder("Activation").SetParam("act_type", type).SetInput("data", x).CreateSymbol(name);
 }
 
+// conv_a (then BatchNorm bn_a with `with_bn`) and relu_a; conv_b added to relu_a, then relu_sum;
+// a 1x1 conv_c and relu_c beside it; both concatenated, global average pooling, FullyConnected fc.
+Symbol ResidualConcatNet(bool with_bn) {
+  Symbol a = Conv(Symbol::Variable("data"), 8, "conv_a");
+  if (with_bn) a = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", a).CreateSymbol("bn_a");
+  a = Act(a, "relu", "relu_a");
+  Symbol b = Conv(a, 8, "conv_b");
+  Symbol r = Act(OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", b).CreateSymbol("add"), "relu", "relu_sum");
+  Symbol c = Act(Conv(a, 4, "conv_c", "(1,1)", "(0,0)"), "relu", "relu_c");
+  Symbol cat = OpBuilder("Concat").SetParam("num_args", 2).SetParam("dim", 1).PushInput(r).PushInput(c)
+                   .CreateSymbol("cat");
+  Symbol pool = OpBuilder("Pooling").SetParam("kernel", "(1,1)").SetParam("global_pool", true)
+                    .SetParam("pool_type", "avg").SetInput("data", cat).CreateSymbol("gap");
+  return OpBuilder("FullyConnected").SetParam("num_hidden", 7).SetInput("data", pool).CreateSymbol("fc");
+}
+
 // Op of each node by name, and a node's input names, in the quantized graph.
 struct GraphView {
   std::map<std::string, std::string> op;
@@ -47,6 +64,14 @@ struct GraphView {
   }
   bool has(const std::string& name) const { return op.count(name) > 0; }
 };
+
+// The contrib form (_contrib_quantized_conv, offline int8 weights), whose graph the first tests
+// check node by node; the default oneDNN form has a test of its own below.
+QuantizeOptions ContribForm() {
+  QuantizeOptions o;
+  o.form = "contrib";
+  return o;
+}
 
 const QuantizeNote& Note(const QuantizedModel& q, const std::string& node) {
   for (const auto& n : q.report)
@@ -93,7 +118,7 @@ TEST_CASE("quantize: MXNet's graph form, offline int8 weights and calibrated ran
   std::vector<std::map<std::string, NDArray>> calib;  // enough values for the 8001-bin histograms
   for (uint64_t s = 0; s < 4; ++s) calib.push_back({{"data", symbind::test::RandomArray(shape, 10 + s)}});
 
-  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, QuantizeOptions{});
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, ContribForm());
   const GraphView v(q.symbol);
   CHECK(v.op.at("data_quantize") == "_contrib_quantize_v2");
   CHECK(v.op.at("quantized_conv1") == "_contrib_quantized_conv");
@@ -175,7 +200,7 @@ TEST_CASE("quantize: BatchNorm folded, Dropout removed, smart and full modes, ex
   const SharedModel m = GaussianModel(net, shape);
   const NDArray data = symbind::test::RandomArray(shape, 5);
 
-  QuantizeOptions smart;
+  QuantizeOptions smart = ContribForm();
   smart.calib_mode = CalibMode::kNaive;
   const QuantizedModel q = QuantizeModel(net, m.params, m.aux, {{{"data", data}}}, smart);
   CHECK(q.removed == std::vector<std::string>{"bn0", "drop0"});
@@ -223,7 +248,7 @@ TEST_CASE("quantize: BatchNorm folded, Dropout removed, smart and full modes, ex
                     Catch::Contains("give no input 'data'"));
 
   // Without calibration the ranges come at run time, and the results stay close.
-  QuantizeOptions none;
+  QuantizeOptions none = ContribForm();
   none.calib_mode = CalibMode::kNone;
   const QuantizedModel n = QuantizeModel(net, m.params, m.aux, {}, none);
   CHECK(n.calib_ranges.empty());
@@ -231,17 +256,7 @@ TEST_CASE("quantize: BatchNorm folded, Dropout removed, smart and full modes, ex
 }
 
 TEST_CASE("quantize: residual adds, concat and global pooling stay int8, uint8 where ranges allow", "[quantize]") {
-  Symbol x = Symbol::Variable("data");
-  Symbol a = Act(Conv(x, 8, "conv_a"), "relu", "relu_a");
-  Symbol b = Conv(a, 8, "conv_b");
-  Symbol sum = OpBuilder("elemwise_add").SetInput("lhs", a).SetInput("rhs", b).CreateSymbol("add");
-  Symbol r = Act(sum, "relu", "relu_sum");
-  Symbol c = Act(Conv(a, 4, "conv_c", "(1,1)", "(0,0)"), "relu", "relu_c");
-  Symbol cat = OpBuilder("Concat").SetParam("num_args", 2).SetParam("dim", 1).PushInput(r).PushInput(c)
-                   .CreateSymbol("cat");
-  Symbol pool = OpBuilder("Pooling").SetParam("kernel", "(1,1)").SetParam("global_pool", true)
-                    .SetParam("pool_type", "avg").SetInput("data", cat).CreateSymbol("gap");
-  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 7).SetInput("data", pool).CreateSymbol("fc");
+  const Symbol net = ResidualConcatNet(false);
   const TShape shape({3, 3, 8, 8});
   const SharedModel m = GaussianModel(net, shape);
   std::vector<std::map<std::string, NDArray>> calib;
@@ -251,7 +266,7 @@ TEST_CASE("quantize: residual adds, concat and global pooling stay int8, uint8 w
 
   for (const std::string dtype : {"int8", "auto"}) {
     INFO(dtype);
-    QuantizeOptions o;
+    QuantizeOptions o = ContribForm();
     o.quantized_dtype = dtype;
     o.calib_mode = CalibMode::kNaive;  // the entropy search is tested in test_calibration.cc
     const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
@@ -273,6 +288,86 @@ TEST_CASE("quantize: residual adds, concat and global pooling stay int8, uint8 w
   }
 }
 
+// MXNet's oneDNN flow (quantize_model_mkldnn): convolutions fused with what follows them into
+// _sg_mkldnn_conv, float weights quantized per output channel, the requantize folded into the
+// node's calibrated range. Per-channel weights keep a layer whose folded channels differ widely
+// in scale, which one range per weight tensor does not.
+TEST_CASE("quantize: the oneDNN form, _sg_mkldnn_conv with per-channel weights, loads back and runs", "[quantize]") {
+  const Symbol net = ResidualConcatNet(true);
+  const TShape shape({3, 3, 8, 8});
+  SharedModel m = GaussianModel(net, shape);
+  // bn_a's channel 0 is dead (relu never passes it) with a folded weight 100 times the others',
+  // as BatchNorm over a channel of tiny variance leaves it: one range over the whole weight
+  // leaves the other channels a level or two.
+  {
+    NDArray gamma = m.params.at("bn_a_gamma").Copy(), beta = m.params.at("bn_a_beta").Copy();
+    gamma.fdata()[0] = 100 * std::fabs(gamma.fdata()[0]) + 1;
+    beta.fdata()[0] = -1e4f;
+    m.params["bn_a_gamma"] = gamma;
+    m.params["bn_a_beta"] = beta;
+  }
+  std::vector<std::map<std::string, NDArray>> calib;
+  for (uint64_t s = 0; s < 3; ++s) calib.push_back({{"data", symbind::test::RandomArray(shape, 20 + s)}});
+  const NDArray data = symbind::test::RandomArray(shape, 99);
+  const NDArray want = Run(net, m.params, m.aux, data)[0];
+
+  QuantizeOptions o;
+  o.calib_mode = CalibMode::kNaive;
+  o.form = "onednn";
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+  const GraphView v(q.symbol);
+  for (const std::string fused : {"quantized_relu_a", "quantized_relu_sum", "quantized_relu_c"}) {
+    INFO(fused);
+    REQUIRE(v.op.at(fused) == "_sg_mkldnn_conv");
+    CHECK(!v.has("requantize_" + fused.substr(10)));  // folded into the node's calibrated range
+  }
+  CHECK(v.inputs.at("quantized_relu_a") ==
+        std::vector<std::string>{"data_quantize", "conv_a_weight", "conv_a_bias", "data_quantize", "data_quantize"});
+  // conv_b's sum reads relu_a's int8 levels and range.
+  CHECK(v.inputs.at("quantized_relu_sum") ==
+        std::vector<std::string>{"quantized_relu_a", "conv_b_weight", "conv_b_bias", "quantized_relu_a",
+                                 "quantized_relu_a", "quantized_relu_a", "quantized_relu_a", "quantized_relu_a"});
+  CHECK(v.op.at("quantized_cat") == "_contrib_quantized_concat");
+  CHECK(v.op.at("fc") == "_contrib_dequantize");
+  CHECK(q.symbol.ListOutputs() == net.ListOutputs());
+  CHECK(q.args.at("conv_a_weight").dtype() == DType::kFloat32);  // folded, quantized at load
+  CHECK(!q.args.count("conv_a_weight_quantize"));
+  for (const std::string node : {"conv_a", "relu_a", "conv_b", "add", "relu_sum", "conv_c", "relu_c"}) {
+    INFO(node);
+    CHECK(Note(q, node).quantized);
+  }
+  const Graph g(q.symbol);
+  for (const auto& info : g.nodes()) {
+    const Node& n = *info.node;
+    if (n.is_variable() || n.attrs.op->name != "_sg_mkldnn_conv") continue;
+    INFO(n.name());
+    CHECK(n.attrs.dict.at("quantized") == "true");
+    CHECK(n.attrs.dict.count("min_calib_range"));
+    CHECK(n.attrs.dict.count("max_calib_range"));
+  }
+
+  // MXNet's file form (the nested graphs in "subgraphs") reads back as the same graph.
+  const std::string json = SaveSymbolJSON(q.symbol);
+  CHECK(json.find("\"subgraphs\"") != std::string::npos);
+  const Symbol reloaded = LoadSymbolJSON(json);
+  CHECK(SaveSymbolJSON(reloaded) == json);
+  const NDArray got = Run(q.symbol, q.args, q.aux, data)[0];
+  const NDArray again = Run(reloaded, q.args, q.aux, data)[0];
+  REQUIRE(got.Size() == again.Size());
+  CHECK(std::memcmp(got.fdata(), again.fdata(), got.Size() * sizeof(float)) == 0);
+
+  o.form = "contrib";
+  const QuantizedModel per_tensor = QuantizeModel(net, m.params, m.aux, calib, o);
+  const float onednn_error = MaxAbsDiff(got, want), contrib_error = MaxAbsDiff(Run(per_tensor.symbol, per_tensor.args, per_tensor.aux, data)[0], want);
+  INFO("onednn " << onednn_error << ", contrib " << contrib_error << ", output " << MaxAbs(want));
+  CHECK(onednn_error < 0.05f * MaxAbs(want));
+  CHECK(onednn_error < 0.5f * contrib_error);
+
+  o.form = "mkldnn";
+  CHECK_THROWS_WITH(QuantizeModel(net, m.params, m.aux, calib, o),
+                    Catch::Contains("quantized form 'mkldnn' is none of: contrib, onednn"));
+}
+
 TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", "[quantize][mnist]") {
   if (!std::ifstream(DefaultFashionMNISTDir() + "/t10k-images-idx3-ubyte.gz")) {
     WARN("Fashion-MNIST not found at " << DefaultFashionMNISTDir() << " (Debian package dataset-fashion-mnist); skipped");
@@ -289,8 +384,8 @@ TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", 
   };
   std::vector<std::map<std::string, NDArray>> calib;
   for (int64_t i = 0; i < 4; ++i) calib.push_back({{"data", images(train, i * 64, 64)}});
-  const QuantizedModel q = QuantizeModel(lenet, args, aux, calib, QuantizeOptions{});
-  CHECK(q.calib_examples == 256);
+  QuantizeOptions contrib;
+  contrib.form = "contrib";
 #ifdef SYMBIND_SANITIZER_BUILD
   const int64_t n = 1000;  // the int8 kernels run unvectorised under the sanitizers
 #else
@@ -306,10 +401,15 @@ TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", 
     }
     return double(right) / double(n);
   };
-  const double fp32 = accuracy(lenet, args, aux), int8 = accuracy(q.symbol, q.args, q.aux);
-  INFO("float32 " << fp32 << ", int8 " << int8);
+  const double fp32 = accuracy(lenet, args, aux);
   CHECK(fp32 > 0.89);
-  CHECK(std::fabs(int8 - fp32) <= 0.005);
+  for (const QuantizeOptions& o : {QuantizeOptions{}, contrib}) {
+    const QuantizedModel q = QuantizeModel(lenet, args, aux, calib, o);
+    CHECK(q.calib_examples == 256);
+    const double int8 = accuracy(q.symbol, q.args, q.aux);
+    INFO("form " << o.form << ": float32 " << fp32 << ", int8 " << int8);
+    CHECK(std::fabs(int8 - fp32) <= 0.005);
+  }
 }
 
 // MobileNet v2's relu6 has no int8 form in MXNet's graphs: the quantized graph dequantizes,
@@ -333,7 +433,7 @@ TEST_CASE("quantize: relu6, leaky and prelu between quantized layers run as one 
   std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 31)}}};
   for (const std::string dtype : {"int8", "auto"}) {
     INFO(dtype);
-    QuantizeOptions o;
+    QuantizeOptions o = ContribForm();
     o.quantized_dtype = dtype;
     o.calib_mode = CalibMode::kNaive;
     const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
@@ -379,7 +479,7 @@ TEST_CASE("quantize: per-layer error of each quantized convolution within the do
   const SharedModel m = GaussianModel(net, shape);
   std::vector<std::map<std::string, NDArray>> calib;
   for (uint64_t s = 0; s < 4; ++s) calib.push_back({{"data", symbind::test::RandomArray(shape, 40 + s)}});
-  QuantizeOptions o;
+  QuantizeOptions o = ContribForm();
   o.calib_mode = CalibMode::kNaive;
   const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
   const std::vector<std::string> layers = {"conv1", "conv2", "conv3", "conv4", "conv5"};
@@ -429,7 +529,7 @@ TEST_CASE("quantize: a BatchNorm after a residual add becomes _contrib_quantized
   const SharedModel m = GaussianModel(net, shape);
   std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 61)}},
                                                     {{"data", symbind::test::RandomArray(shape, 62)}}};
-  QuantizeOptions o;
+  QuantizeOptions o = ContribForm();
   o.calib_mode = CalibMode::kNaive;
   const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
   const GraphView v(q.symbol);

@@ -2,6 +2,7 @@
 // graphs written as MXNet 1.9.1's symbol files hold them: float against the unfused float ops,
 // quantized against references of docs/quantization.md's formulas (direct loops, int64 sums).
 #include <cmath>
+#include <functional>
 #include <set>
 
 #include <catch2/catch.hpp>
@@ -43,7 +44,7 @@ constexpr int kC = 4, kF = 6, kH = 7, kW = 7;
 
 // Convolution(3x3, pad 1, bias) -> BatchNorm -> relu [-> + sum -> relu], as the oneDNN conv
 // property nests it.
-std::string ConvGraph(bool with_sum, bool with_act = true) {
+std::string ConvGraph(bool with_sum, bool with_act = true, bool with_postsum_act = true) {
   Inner g;
   const int data = g.Var("data0"), w = g.Var("conv0_weight0"), b = g.Var("conv0_bias0");
   const int conv = g.Op("Convolution", "conv0", {{"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"num_filter", std::to_string(kF)}},
@@ -55,7 +56,7 @@ std::string ConvGraph(bool with_sum, bool with_act = true) {
   if (with_sum) {
     const int sum = g.Var("sum0");
     last = g.Op("elemwise_add", "add0", json::object(), {last, sum});
-    g.Op("Activation", "relu1", {{"act_type", "relu"}}, {last});
+    if (with_postsum_act) g.Op("Activation", "relu1", {{"act_type", "relu"}}, {last});
   }
   return g.Text();
 }
@@ -164,6 +165,32 @@ TEST_CASE("_sg_mkldnn_conv quantized: per-channel int8 weights, exact sums, cali
       b32->push_back(int64_t(std::nearbyint(b[size_t(c)] * data_scale * s)));
     }
   };
+  // The calibrated output's levels against the formula with per-channel weights and exact sums:
+  // requant_c * (sums + b32_c) plus `added(i)` (the scaled sum input), relu, saturate and round.
+  auto check_levels = [&](const std::vector<NDArray>& outs, bool relu, float o_range,
+                          const std::function<float(size_t)>& added) {
+    REQUIRE(outs[0].dtype() == (relu ? DType::kUint8 : DType::kInt8));
+    std::vector<float> scales;
+    std::vector<int8_t> w8;
+    std::vector<int64_t> b32;
+    weights(true, &scales, &w8, &b32);
+    const auto sums = DirectConvSums(q.data<int8_t>(), w8);
+    const float out_scale = (relu ? 255.5f : 127.5f) / o_range;
+    int64_t wrong = 0, nonzero = 0;
+    for (size_t i = 0; i < sums.size(); ++i) {
+      const int c = int((i / (kH * kW)) % kF);
+      const float requant = out_scale / data_scale / scales[size_t(c)];
+      float v = requant * float(sums[i] + b32[size_t(c)]) + added(i);
+      if (relu) v = std::max(v, 0.0f);
+      const int want = int(RoundClamp(v, relu ? 0 : -128, relu ? 255 : 127));
+      const int got = relu ? int(outs[0].data<uint8_t>()[i]) : int(outs[0].data<int8_t>()[i]);
+      wrong += got != want;
+      nonzero += got != 0;
+    }
+    CHECK(wrong == 0);
+    CHECK(nonzero > int64_t(sums.size()) / 4);
+    CHECK(outs[2].fdata()[0] == o_range);
+  };
   const std::map<std::string, NDArray> base = {{"data", q},         {"weight", a.weight}, {"bias", a.bias},
                                                {"gamma", a.gamma},  {"beta", a.beta},     {"mean", a.mean},
                                                {"var", a.var},      {"data_min", Range(-d_range)},
@@ -199,28 +226,7 @@ TEST_CASE("_sg_mkldnn_conv quantized: per-channel int8 weights, exact sums, cali
       KwArgs params = {{"with_bn", "true"}, {"quantized", "true"}, {"min_calib_range", relu ? "0" : "-6"},
                        {"max_calib_range", "6"}, {"subgraphs", ConvGraph(false, relu)}};
       if (relu) params["with_act"] = "true";
-      const auto outs = RunAll("_sg_mkldnn_conv", params, base);
-      REQUIRE(outs[0].dtype() == (relu ? DType::kUint8 : DType::kInt8));
-      std::vector<float> scales;
-      std::vector<int8_t> w8;
-      std::vector<int64_t> b32;
-      weights(true, &scales, &w8, &b32);
-      const auto sums = DirectConvSums(q.data<int8_t>(), w8);
-      const float out_scale = (relu ? 255.5f : 127.5f) / o_range;
-      int64_t wrong = 0, nonzero = 0;
-      for (size_t i = 0; i < sums.size(); ++i) {
-        const int c = int((i / (kH * kW)) % kF);
-        const float requant = out_scale / data_scale / scales[size_t(c)];
-        float v = requant * float(sums[i] + b32[size_t(c)]);
-        if (relu) v = std::max(v, 0.0f);
-        const int want = int(RoundClamp(v, relu ? 0 : -128, relu ? 255 : 127));
-        const int got = relu ? int(outs[0].data<uint8_t>()[i]) : int(outs[0].data<int8_t>()[i]);
-        wrong += got != want;
-        nonzero += got != 0;
-      }
-      CHECK(wrong == 0);
-      CHECK(nonzero > int64_t(sums.size()) / 4);
-      CHECK(outs[2].fdata()[0] == o_range);
+      check_levels(RunAll("_sg_mkldnn_conv", params, base), relu, o_range, [](size_t) { return 0.0f; });
     }
   }
 
@@ -264,6 +270,29 @@ TEST_CASE("_sg_mkldnn_conv quantized: per-channel int8 weights, exact sums, cali
     }
     CHECK(wrong == 0);
     CHECK(worst_float < 0.15);  // a few output levels of 0.047: the int8 weights' rounding over 36 products
+  }
+
+  SECTION("calibrated, with a sum and no activation before it (ResNet's blocks): int8 or uint8 sum, relu or none after") {
+    for (const bool relu : {true, false})
+      for (const DType sum_type : {DType::kUint8, DType::kInt8}) {
+        INFO("relu after the sum " << relu << ", sum " << DTypeName(sum_type));
+        const bool unsigned_sum = sum_type == DType::kUint8;
+        const NDArray sum_levels = RandomLevels(TShape({2, kF, kH, kW}), sum_type, unsigned_sum ? 0 : -128,
+                                                unsigned_sum ? 255 : 127, 11);
+        std::map<std::string, NDArray> in = base;
+        in["sum"] = sum_levels;
+        in["sum_min"] = Range(unsigned_sum ? 0 : -sum_range);
+        in["sum_max"] = Range(sum_range);
+        const float o_range = 12.0f;
+        KwArgs params = {{"with_bn", "true"}, {"with_sum", "true"}, {"quantized", "true"},
+                         {"min_calib_range", relu ? "0" : "-12"}, {"max_calib_range", "12"},
+                         {"subgraphs", ConvGraph(true, false, relu)}};
+        if (relu) params["with_postsum_act"] = "true";
+        const float sum_scale = ((relu ? 255.5f : 127.5f) / o_range) / ((unsigned_sum ? 255.5f : 127.5f) / sum_range);
+        check_levels(RunAll("_sg_mkldnn_conv", params, in), relu, o_range, [&](size_t i) {
+          return sum_scale * (unsigned_sum ? float(sum_levels.data<uint8_t>()[i]) : float(sum_levels.data<int8_t>()[i]));
+        });
+      }
   }
 }
 

@@ -1,0 +1,35 @@
+// MXNet's oneDNN convolution fusion (the subgraph property behind sym.get_backend_symbol("MKLDNN")
+// and quantize_model_mkldnn): each 2-D Convolution, with the activation after it, an
+// elemwise_add of its result and another tensor, and an activation after that sum (as present),
+// becomes one _sg_mkldnn_conv node whose "subgraphs" field holds the float nodes it stands for.
+//
+//   OneDnnFusion f = FuseOneDnnConvolutions(symbol, /*excluded=*/{});
+//   Predictor p(f.symbol, args, aux, shapes);          // same arrays, same outputs
+//   for (const auto& [fused, members] : f.members) ... // "relu1" <- {"conv1", "relu1"}
+//
+// A node joins the one before it only when it is that node's only reader and no graph output
+// reads the earlier one, so every tensor the fused graph still has keeps its value. The fused
+// node takes the name of the last node it takes in: its output keeps that tensor's name
+// ("relu1_output"), and so do the graph's outputs. The arrays are unchanged (weight and bias
+// stay inputs of the fused node); run FoldBatchNorm first to fold BatchNorm into the weights.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <symbind/core/symbol.h>
+
+namespace symbind {
+
+struct OneDnnFusion {
+  Symbol symbol;
+  // For each _sg_mkldnn_conv node, by its name: the names of the nodes it stands for, in order.
+  std::map<std::string, std::vector<std::string>> members;
+};
+
+// Convolutions, activations and adds named in `excluded` are neither fused nor fused into.
+// Activations that fuse: relu, sigmoid, tanh, softrelu (Activation), leaky, elu (LeakyReLU), clip.
+OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::string>& excluded = {});
+
+}  // namespace symbind
