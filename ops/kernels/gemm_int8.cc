@@ -84,32 +84,32 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
 // AVX512-VNNI: vpdpbusd adds the four products of unsigned data bytes and signed weight bytes
 // of each lane to its int32 sum, without saturation: every sum is exact. int8 data enters as
 // x + 128 (x ^ 0x80), and 128 times the row's weight sum is subtracted at the store. One zmm holds
-// a panel's k-quad (kNr columns x 4 bytes); two row blocks (2 x kMr rows) share each load.
-// `a1` is the second block (null: rows <= kMr).
+// a panel's k-quad (kNr columns x 4 bytes); a tile is two row blocks (a0, a1) by two panels
+// (b0, b1): 16 sums, each weight broadcast serving two loads of data. A missing block or panel
+// repeats the first (its sums are not stored).
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8TileVnni(const int32_t* a0, const int32_t* a1,
-                                                                         const int8_t* b, int64_t quads, int32_t* C,
-                                                                         int64_t ldc, int64_t rows, int64_t cols,
-                                                                         bool accumulate, const int32_t* row_offsets) {
-  __m512i acc[2 * kMr];
-  for (auto& v : acc) v = _mm512_setzero_si512();
-  if (a1) {
-    for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b += 4 * kNr) {
-      const __m512i bv = _mm512_loadu_si512(b);
-      #pragma GCC unroll 4
-      for (int64_t r = 0; r < kMr; ++r) {
-        acc[r] = _mm512_dpbusd_epi32(acc[r], bv, _mm512_set1_epi32(a0[r]));
-        acc[kMr + r] = _mm512_dpbusd_epi32(acc[kMr + r], bv, _mm512_set1_epi32(a1[r]));
-      }
-    }
-  } else {
-    for (int64_t p = 0; p < quads; ++p, a0 += kMr, b += 4 * kNr) {
-      const __m512i bv = _mm512_loadu_si512(b);
-      #pragma GCC unroll 4
-      for (int64_t r = 0; r < kMr; ++r) acc[r] = _mm512_dpbusd_epi32(acc[r], bv, _mm512_set1_epi32(a0[r]));
+                                                                         const int8_t* b0, const int8_t* b1,
+                                                                         int64_t quads, int32_t* C, int64_t ldc,
+                                                                         int64_t rows, int64_t cols, bool accumulate,
+                                                                         const int32_t* row_offsets) {
+  __m512i acc[2 * kMr][2];
+  for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
+  for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b0 += 4 * kNr, b1 += 4 * kNr) {
+    const __m512i x0 = _mm512_loadu_si512(b0), x1 = _mm512_loadu_si512(b1);
+    #pragma GCC unroll 4
+    for (int64_t r = 0; r < kMr; ++r) {
+      const __m512i w0 = _mm512_set1_epi32(a0[r]), w1 = _mm512_set1_epi32(a1[r]);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x0, w0);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x1, w0);
+      acc[kMr + r][0] = _mm512_dpbusd_epi32(acc[kMr + r][0], x0, w1);
+      acc[kMr + r][1] = _mm512_dpbusd_epi32(acc[kMr + r][1], x1, w1);
     }
   }
-  alignas(64) int32_t tile[2 * kMr][kNr];
-  for (int64_t r = 0; r < rows; ++r) _mm512_store_si512(tile[r], acc[r]);
+  alignas(64) int32_t tile[2 * kMr][2 * kNr];
+  for (int64_t r = 0; r < rows; ++r) {
+    _mm512_store_si512(tile[r], acc[r][0]);
+    _mm512_store_si512(tile[r] + kNr, acc[r][1]);
+  }
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* c = C + r * ldc;
     const uint32_t offset = row_offsets ? 0u - static_cast<uint32_t>(row_offsets[r]) : 0u;
@@ -178,14 +178,17 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
   const bool vnni = ActiveVnni();
   const bool flip = vnni ? !kUnsigned : kUnsigned;
   const int32_t* offsets = flip ? A.offsets.data() : nullptr;
-  // Row blocks [rb, rb + step) of one packed B chunk into C.
-  const int64_t step = vnni ? 2 : 1;
-  auto tile = [&](int64_t rb, int64_t p0, int64_t chunk, const int8_t* b, int64_t n0, int64_t cols) {
-    const int64_t rows = std::min(step * kMr, M - rb * kMr);
+  // A tile: row blocks [rb, rb + step) by panels [q, q + width) of one packed B chunk (panel q at
+  // `b`, the next `panel_stride` bytes on) into C.
+  const int64_t step = vnni ? 2 : 1, width = vnni ? 2 : 1;
+  auto tile = [&](int64_t rb, int64_t p0, int64_t chunk, const int8_t* b, int64_t panel_stride, int64_t n0) {
+    const int64_t rows = std::min(step * kMr, M - rb * kMr), cols = std::min(width * kNr, N - n0);
     const int32_t* a0 = A.quads.data() + (rb * quads + p0) * kMr;
     const int32_t* row_offsets = offsets && p0 == 0 ? offsets + rb * kMr : nullptr;
     int32_t* c = C + rb * kMr * ldc + n0;
-    if (vnni) return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : nullptr, b, chunk, c, ldc, rows, cols, p0 > 0, row_offsets);
+    if (vnni)
+      return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : a0, b, cols > kNr ? b + panel_stride : b, chunk, c, ldc,
+                          rows, cols, p0 > 0, row_offsets);
     Int8Tile(a0, b, chunk, c, ldc, rows, cols, p0 > 0, row_offsets);
   };
   if (M > 4 * N) {
@@ -206,30 +209,35 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
       for (int64_t s = s0; s < s1; ++s)
         for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
           const int64_t chunk = std::min(kKc, quads - p0);
-          for (int64_t q = 0; q < panels; ++q)
-            tile(s * step, p0, chunk, b_all + q * panel_bytes + p0 * 4 * kNr, q * kNr, std::min(kNr, N - q * kNr));
+          for (int64_t q = 0; q < panels; q += width)
+            tile(s * step, p0, chunk, b_all + q * panel_bytes + p0 * 4 * kNr, panel_bytes, q * kNr);
         }
     });
     ApplyMinus128(A, N, B, ldb, C, ldc);
     return;
   }
-  // Few panels also split the rows, so that every thread has work; each part packs its panel
+  // Few panels also split the rows, so that every thread has work; each part packs its panels
   // itself.
   constexpr int64_t kMinTasks = 8;
-  const int64_t steps = (row_blocks + step - 1) / step;
-  const int64_t row_parts = std::min(steps, (kMinTasks + panels - 1) / panels);
+  const int64_t groups = (panels + width - 1) / width, steps = (row_blocks + step - 1) / step;
+  const int64_t row_parts = std::min(steps, (kMinTasks + groups - 1) / groups);
   const int64_t blocks_per_part = (steps + row_parts - 1) / row_parts * step;
-  ParallelFor(panels * row_parts, GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * kNr / 4), [&](int64_t t0, int64_t t1) {
-    ScratchBuffer b_buffer(kKc * kNr);  // kKc quads x kNr columns x 4 bytes
+  const int64_t chunk_bytes = kKc * 4 * kNr;
+  ParallelFor(groups * row_parts, GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * width * kNr / 4),
+              [&](int64_t t0, int64_t t1) {
+    ScratchBuffer b_buffer(width * chunk_bytes / 4);  // kKc quads x kNr columns x 4 bytes per panel
     int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t q = t / row_parts, part = t % row_parts;
-      const int64_t n0 = q * kNr, cols = std::min(kNr, N - n0);
+      const int64_t group = t / row_parts, part = t % row_parts;
+      const int64_t n0 = group * width * kNr;
       const int64_t rb0 = part * blocks_per_part, rb1 = std::min(row_blocks, rb0 + blocks_per_part);
       for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
         const int64_t chunk = std::min(kKc, quads - p0);
-        for (int64_t p = 0; p < chunk; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, flip, b_packed + p * 4 * kNr);
-        for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, n0, cols);
+        for (int64_t w = 0; w < width && n0 + w * kNr < N; ++w)
+          for (int64_t p = 0; p < chunk; ++p)
+            PackQuad(B, ldb, K, 4 * (p0 + p), n0 + w * kNr, std::min(kNr, N - n0 - w * kNr), flip,
+                     b_packed + w * chunk_bytes + p * 4 * kNr);
+        for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, chunk_bytes, n0);
       }
     }
   });
