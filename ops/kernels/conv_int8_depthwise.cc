@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/kernels/conv_int8.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/op_util.h>
@@ -73,6 +74,11 @@ __attribute__((target("avx2,fma"))) void PlaneFloatAvx2(const T* image, const in
   PlaneFloatBody(image, filter, out, g, phases, acc);
 }
 template <typename T>
+__attribute__((target("avx512f,avx512bw"))) void PlaneFloatAvx512(const T* image, const int8_t* filter, int32_t* out,
+                                                                  const PlaneGeom& g, float* phases, float* acc) {
+  PlaneFloatBody(image, filter, out, g, phases, acc);
+}
+template <typename T>
 void PlaneFloat(const T* image, const int8_t* filter, int32_t* out, const PlaneGeom& g, float* phases, float* acc) {
   PlaneFloatBody(image, filter, out, g, phases, acc);
 }
@@ -99,12 +105,43 @@ void PlaneInt32(const T* image, const int8_t* filter, int32_t* out, const PlaneG
     }
 }
 
+// Square 3x3, 5x5 or 7x7 filters at stride 1 or 2 (undilated): the float32 depthwise plane
+// kernel (conv_depthwise.h) on the levels as floats. Its products and sums are integers below
+// 2^24 (at most 49 taps of 255 x 128), so floats, FMA or not, hold them exactly in any order.
+template <typename T>
+bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
+                                 const conv::ConvGeom& cg) {
+  const int64_t k = cg.k[1], stride = cg.s[1];
+  const bool square = cg.k[2] == k && (k == 3 || k == 5 || k == 7);
+  if (!square || cg.s[2] != stride || (stride != 1 && stride != 2) || cg.d[1] != 1 || cg.d[2] != 1 ||
+      ActiveIsa() == KernelIsa::kBase)
+    return false;
+  const conv::DepthwisePlaneFn plane_fn = conv::ChooseDepthwisePlane(k, stride);
+  const int64_t H = cg.in[1], W = cg.in[2], OH = cg.out[1], OW = cg.out[2];
+  ParallelFor(batch * channels, GrainFor(OH * OW * k * k), [&](int64_t p0, int64_t p1) {
+    ScratchBuffer image(H * W), out(OH * OW), zeros(W), filter(k * k);
+    std::fill(zeros.data(), zeros.data() + W, 0.0f);
+    const conv::DepthwisePlaneArgs args{H, W, cg.p[1], cg.p[2], OH, OW, zeros.data(), FusedActivation{}};
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const T* src = x + plane * H * W;
+      for (int64_t i = 0; i < H * W; ++i) image.data()[i] = static_cast<float>(src[i]);
+      const int8_t* f = w + (plane % channels) * k * k;
+      for (int64_t i = 0; i < k * k; ++i) filter.data()[i] = static_cast<float>(f[i]);
+      plane_fn(image.data(), args, filter.data(), 0.0f, out.data(), false);
+      int32_t* dst = y + plane * OH * OW;
+      for (int64_t i = 0; i < OH * OW; ++i) dst[i] = static_cast<int32_t>(out.data()[i]);
+    }
+  });
+  return true;
+}
+
 template <typename T>
 void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels, const conv::ConvGeom& cg) {
+  if (DepthwiseThroughFloatKernel(x, w, y, batch, channels, cg)) return;
   const PlaneGeom g{cg.in[1], cg.in[2], cg.out[1], cg.out[2], cg.k[1], cg.k[2],
                     cg.s[1],  cg.s[2],  cg.p[1],   cg.p[2],   cg.d[1], cg.d[2]};
   const bool exact_in_float = g.KH * g.KW <= kMaxExactFloatTaps;
-  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  const KernelIsa isa = ActiveIsa();
   ParallelFor(batch * channels, GrainFor(g.OH * g.OW * g.KH * g.KW), [&](int64_t p0, int64_t p1) {
     ScratchBuffer phases(exact_in_float ? g.PhaseFloats() : 1),
         acc(exact_in_float ? std::max(g.OH * g.L(), g.W) : 1);  // the output's sums, or one input row
@@ -113,7 +150,8 @@ void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t
       const int8_t* filter = w + (plane % channels) * g.KH * g.KW;
       int32_t* out = y + plane * g.OH * g.OW;
       if (!exact_in_float) PlaneInt32(image, filter, out, g);
-      else if (avx2) PlaneFloatAvx2(image, filter, out, g, phases.data(), acc.data());
+      else if (isa == KernelIsa::kAvx512) PlaneFloatAvx512(image, filter, out, g, phases.data(), acc.data());
+      else if (isa == KernelIsa::kAvx2) PlaneFloatAvx2(image, filter, out, g, phases.data(), acc.data());
       else PlaneFloat(image, filter, out, g, phases.data(), acc.data());
     }
   });

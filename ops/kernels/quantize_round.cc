@@ -110,6 +110,35 @@ __attribute__((target("avx2,fma"))) void RoundAvx2(const TX* x, int64_t n, float
   for (; i < n; ++i) q[i] = RoundOne<kAct, T>(x[i], step, act, scale);
 }
 
+// SaturateRound<T>(float(x + bias) * scale), the int32 sum wrapping as two's complement.
+template <typename T>
+inline T BiasRoundOne(int32_t x, int32_t bias, float scale) {
+  return SaturateRound<T>(static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(bias))) * scale);
+}
+template <typename T>
+__attribute__((target("avx2"))) void BiasRoundAvx2(const int32_t* x, int64_t n, int32_t bias, float scale, T* q) {
+  const __m256i b = _mm256_set1_epi32(bias);
+  const __m256 s = _mm256_set1_ps(scale), lo = LowestOf<T>(), hi = HighestOf<T>();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m256i v[4];
+    for (int k = 0; k < 4; ++k) {
+      const __m256i sums = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 8 * k)), b);
+      v[k] = Levels8(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), s), lo, hi);
+    }
+    Store32(q + i, v[0], v[1], v[2], v[3]);
+  }
+  for (; i < n; ++i) q[i] = BiasRoundOne<T>(x[i], bias, scale);
+}
+template <typename T>
+void BiasRoundOf(const int32_t* x, int64_t n, int32_t bias, float scale, T* q) {
+  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
+  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+    if (avx2) return BiasRoundAvx2(x + b, e - b, bias, scale, q + b);
+    for (int64_t i = b; i < e; ++i) q[i] = BiasRoundOne<T>(x[i], bias, scale);
+  });
+}
+
 template <bool kAct, typename TX, typename T>
 void RoundOf(const TX* x, int64_t n, float step, const FusedActivation& act, float scale, T* q) {
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
@@ -204,6 +233,8 @@ void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q) { ScaleRound
 void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const uint8_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const uint8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, int8_t* q) { BiasRoundOf(x, n, bias, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, uint8_t* q) { BiasRoundOf(x, n, bias, scale, q); }
 void ActScaleRound(const int8_t* x, int64_t n, float step, const FusedActivation& act, float scale, int8_t* q) {
   RoundOf<true>(x, n, step, act, scale, q);
 }

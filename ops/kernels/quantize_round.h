@@ -40,6 +40,10 @@ void ScaleRound(const float* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const float* x, int64_t n, float scale, uint8_t* q);
 void ScaleRound(const int32_t* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const int32_t* x, int64_t n, float scale, uint8_t* q);
+// q[i] = SaturateRound<T>(float(x[i] + bias) * scale), the int32 add wrapping: a plane of sums
+// with its channel's bias, requantized in one pass.
+void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, int8_t* q);
+void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, uint8_t* q);
 // Levels of one quantized type rescaled to another's (a quantized Concat's inputs).
 void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q);
 void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q);

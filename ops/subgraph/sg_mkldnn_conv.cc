@@ -293,14 +293,15 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
       ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
         for (int64_t q = q0; q < q1; ++q) {
           const int64_t c = q % channels;
-          const uint32_t bias = static_cast<uint32_t>(b32[static_cast<size_t>(c)]);
+          const int32_t bias = b32[static_cast<size_t>(c)];
           int32_t* plane = sums + q * pixels;
-          for (int64_t i = 0; i < pixels; ++i) plane[i] = static_cast<int32_t>(static_cast<uint32_t>(plane[i]) + bias);
           const float requant = out_scale / data_scale / scales[static_cast<size_t>(c)];
           quant::WithQuantizedType(type, [&](auto out_zero) {
             using TO = decltype(out_zero);
             TO* y = out[0].data<TO>() + q * pixels;
-            if (!p.with_sum) return quant::ScaleRound(plane, pixels, requant, y);
+            if (!p.with_sum) return quant::ScaleRound(plane, pixels, bias, requant, y);
+            for (int64_t i = 0; i < pixels; ++i)
+              plane[i] = static_cast<int32_t>(static_cast<uint32_t>(plane[i]) + static_cast<uint32_t>(bias));
             quant::WithQuantizedType(in[s.sum].dtype(), [&](auto sum_zero) {
               using TS = decltype(sum_zero);
               quant::AddScaledLevels(plane, in[s.sum].data<TS>() + q * pixels, pixels, requant, sum_scale, y);

@@ -116,7 +116,7 @@ TEST_CASE("SaturateRound: clamp, then round half to even, as nearbyint does", "[
 // The array kernels (AVX2 where the CPU has it; ctest's quantize_round_base entry runs the
 // portable loop) against SaturateRound element by element: ties, values past the range, NaN,
 // infinities, negative zero, int32 sums past float's exact integers, lengths off the vector width.
-TEST_CASE("ScaleRound equals SaturateRound of each scaled element, for float32 and int32 input", "[quantize_round]") {
+TEST_CASE("ScaleRound equals SaturateRound of each scaled element, for float32 and int32 input (with a bias)", "[quantize_round]") {
   std::vector<float> floats;
   std::vector<int32_t> sums;
   for (int i = -70000; i <= 70000; i += 7) floats.push_back(float(i) / 256.0f);
@@ -147,6 +147,17 @@ TEST_CASE("ScaleRound equals SaturateRound of each scaled element, for float32 a
         wrong += u8[i] != quant::SaturateRound<uint8_t>(static_cast<float>(sums[i]) * (scale * 1e-3f));
       }
       CHECK(wrong == 0);
+      // With a bias added to the int32 sums first (wrapping past int32's ends, as the kernels' sums do).
+      for (const int32_t bias : {int32_t{0}, int32_t{-77777}, std::numeric_limits<int32_t>::max()}) {
+        quant::ScaleRound(sums.data(), m, bias, scale * 1e-3f, s8.data());
+        quant::ScaleRound(sums.data(), m, bias, scale * 1e-3f, u8.data());
+        for (int64_t i = 0; i < m; ++i) {
+          const float biased = static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(sums[i]) + static_cast<uint32_t>(bias)));
+          wrong += s8[i] != quant::SaturateRound<int8_t>(biased * (scale * 1e-3f));
+          wrong += u8[i] != quant::SaturateRound<uint8_t>(biased * (scale * 1e-3f));
+        }
+        CHECK(wrong == 0);
+      }
     }
 }
 

@@ -45,7 +45,8 @@ TEST_CASE("quantized FullyConnected: exact int32 sums, the bias rescaled, MXNet'
 
 TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding and dilation", "[ops][quantization][quantized_conv]") {
   struct Case { int64_t n, c, h, w, f, k, s, p, d, g; bool no_bias; };
-  // The depthwise ones (g = c = f) take the plane-by-plane kernel: strides 1 to 3, dilation,
+  // The depthwise ones (g = c = f) take float32's plane kernel (3x3, 5x5, 7x7 at stride 1 or 2) or
+  // the plane-by-plane one: strides 1 to 3, dilation,
   // padding past the kernel's reach, widths around a vector's, and a kernel of over 512 taps
   // (int32 sums instead of exact float ones). One output pixel takes dot products instead of a
   // GEMM; RGB-like layers (3-4 channels, 7x7 and 3x3, rows of 16+) the float kernel for them.
@@ -58,7 +59,8 @@ TEST_CASE("quantized Convolution: exact int32 sums over groups, strides, padding
                         Case{1, 2, 24, 25, 2, 23, 1, 1, 1, 2, true},  // 529 taps: past float's exact sums
                         Case{2, 20, 1, 1, 7, 1, 1, 0, 1, 1, false}, Case{1, 4, 3, 3, 6, 3, 1, 0, 1, 2, false},
                         Case{1, 3, 20, 40, 5, 7, 2, 3, 1, 1, false}, Case{2, 4, 9, 33, 3, 3, 1, 1, 1, 1, true},
-                        Case{1, 3, 13, 17, 3, 3, 3, 1, 1, 3, false}, Case{1, 2, 14, 15, 2, 3, 2, 2, 2, 2, true}}) {
+                        Case{1, 3, 13, 17, 3, 3, 3, 1, 1, 3, false}, Case{1, 2, 14, 15, 2, 3, 2, 2, 2, 2, true},
+                        Case{1, 4, 12, 13, 4, 5, 2, 2, 1, 4, false}, Case{2, 3, 15, 40, 3, 7, 1, 3, 1, 3, true}}) {
     INFO((type == DType::kUint8 ? "uint8" : "int8") << " data, " << t.c << " channels, groups " << t.g << ", stride " << t.s);
     const int lo = type == DType::kUint8 ? 0 : -128, hi = type == DType::kUint8 ? 255 : 127;
     const int64_t oh = (t.h + 2 * t.p - t.d * (t.k - 1) - 1) / t.s + 1, ow = (t.w + 2 * t.p - t.d * (t.k - 1) - 1) / t.s + 1;
