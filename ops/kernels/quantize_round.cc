@@ -102,12 +102,18 @@ __attribute__((target("avx2,fma"))) void RoundAvx2(const TX* x, int64_t n, float
   const __m256 act_lo = _mm256_set1_ps(act.lo), act_hi = _mm256_set1_ps(act.hi), slope = _mm256_set1_ps(act.slope);
   const __m256 lo = LowestOf<T>(), hi = HighestOf<T>();
   int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
+  // The tail goes through a zero-padded block: the same lane formula (small planes have long tails).
+  TX tail_in[32] = {};
+  T tail_out[32];
+  for (; i < n; i += 32) {
+    const bool tail = n - i < 32;
+    if (tail) std::copy(x + i, x + n, tail_in);
+    const TX* in = tail ? tail_in : x + i;
     __m256i v[4];
-    for (int k = 0; k < 4; ++k) v[k] = RoundLevels8<kAct>(x + i + 8 * k, st, act.kind, act_lo, act_hi, slope, s, lo, hi);
-    Store32(q + i, v[0], v[1], v[2], v[3]);
+    for (int k = 0; k < 4; ++k) v[k] = RoundLevels8<kAct>(in + 8 * k, st, act.kind, act_lo, act_hi, slope, s, lo, hi);
+    Store32(tail ? tail_out : q + i, v[0], v[1], v[2], v[3]);
+    if (tail) std::copy(tail_out, tail_out + (n - i), q + i);
   }
-  for (; i < n; ++i) q[i] = RoundOne<kAct, T>(x[i], step, act, scale);
 }
 
 // SaturateRound<T>(float(x + bias) * scale), the int32 sum wrapping as two's complement.
@@ -120,15 +126,20 @@ __attribute__((target("avx2"))) void BiasRoundAvx2(const int32_t* x, int64_t n, 
   const __m256i b = _mm256_set1_epi32(bias);
   const __m256 s = _mm256_set1_ps(scale), lo = LowestOf<T>(), hi = HighestOf<T>();
   int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
+  int32_t tail_in[32] = {};  // the tail through a zero-padded block, as in RoundAvx2
+  T tail_out[32];
+  for (; i < n; i += 32) {
+    const bool tail = n - i < 32;
+    if (tail) std::copy(x + i, x + n, tail_in);
+    const int32_t* in = tail ? tail_in : x + i;
     __m256i v[4];
     for (int k = 0; k < 4; ++k) {
-      const __m256i sums = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + 8 * k)), b);
+      const __m256i sums = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 8 * k)), b);
       v[k] = Levels8(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), s), lo, hi);
     }
-    Store32(q + i, v[0], v[1], v[2], v[3]);
+    Store32(tail ? tail_out : q + i, v[0], v[1], v[2], v[3]);
+    if (tail) std::copy(tail_out, tail_out + (n - i), q + i);
   }
-  for (; i < n; ++i) q[i] = BiasRoundOne<T>(x[i], bias, scale);
 }
 template <typename T>
 void BiasRoundOf(const int32_t* x, int64_t n, int32_t bias, float scale, T* q) {
