@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/kernels/conv_int8.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
@@ -111,12 +112,10 @@ void PlaneInt32(const T* image, const int8_t* filter, int32_t* out, const PlaneG
 template <typename T>
 bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
                                  const conv::ConvGeom& cg) {
-  const int64_t k = cg.k[1], stride = cg.s[1];
-  const bool square = cg.k[2] == k && (k == 3 || k == 5 || k == 7);
-  if (!square || cg.s[2] != stride || (stride != 1 && stride != 2) || cg.d[1] != 1 || cg.d[2] != 1 ||
-      ActiveIsa() == KernelIsa::kBase)
-    return false;
-  const conv::DepthwisePlaneFn plane_fn = conv::ChooseDepthwisePlane(k, stride);
+  const conv::ConvDims dims{batch, channels, channels, channels};
+  if (!conv::DepthwiseApplies(dims, cg) || ActiveIsa() == KernelIsa::kBase) return false;
+  const int64_t k = cg.k[1];
+  const conv::DepthwisePlaneFn plane_fn = conv::ChooseDepthwisePlane(k, cg.s[1]);
   const int64_t H = cg.in[1], W = cg.in[2], OH = cg.out[1], OW = cg.out[2];
   ParallelFor(batch * channels, GrainFor(OH * OW * k * k), [&](int64_t p0, int64_t p1) {
     ScratchBuffer image(H * W), out(OH * OW), zeros(W), filter(k * k);

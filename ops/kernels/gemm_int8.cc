@@ -331,13 +331,15 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
     for (int64_t m = m0; m < m1; ++m) {
       int32_t* out = packed.quads.data() + (m / kMr) * quads * kMr + m % kMr;
       const int8_t* row = A + m * lda;
+      uint32_t sum = 0;  // of the packed weights
       for (int64_t p = 0; p < quads; ++p) {
         int8_t quad[4] = {0, 0, 0, 0};
-        for (int64_t k = 4 * p; k < std::min(K, 4 * p + 4); ++k) quad[k - 4 * p] = std::max<int8_t>(row[k], -127);
+        for (int64_t k = 4 * p; k < std::min(K, 4 * p + 4); ++k) {
+          quad[k - 4 * p] = std::max<int8_t>(row[k], -127);
+          sum += static_cast<uint32_t>(static_cast<int32_t>(quad[k - 4 * p]));
+        }
         std::memcpy(out + p * kMr, quad, 4);
       }
-      uint32_t sum = 0;
-      for (int64_t k = 0; k < K; ++k) sum += static_cast<uint32_t>(static_cast<int32_t>(std::max<int8_t>(row[k], -127)));
       packed.offsets[static_cast<size_t>(m)] = static_cast<int32_t>(sum * 128u);
     }
   });

@@ -24,6 +24,13 @@ __attribute__((target("avx2"), always_inline)) inline __m256 Load8(const int8_t*
 __attribute__((target("avx2"), always_inline)) inline __m256 Load8(const uint8_t* x) {
   return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))));
 }
+// int32 sums with a bias added first (wrapping as two's complement); other types take none.
+template <typename TX>
+__attribute__((target("avx2"), always_inline)) inline __m256 Load8(const TX* x, __m256i bias) {
+  if constexpr (std::is_same_v<TX, int32_t>)
+    return _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)), bias));
+  return Load8(x);
+}
 
 // 8 scaled values to levels as int32 lanes: NaN lanes cleared to 0, clamped to [lo, hi] (no NaN
 // left, so max/min order does not matter), then converted with the default rounding mode,
@@ -33,12 +40,22 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Levels8(__m256 v, 
   return _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, lo), hi));
 }
 
-// The scalar formulas, one element each: the portable loops and the AVX2 kernels' tails.
-// q = SaturateRound(x * scale), or with kAct SaturateRound(act(x * step) * scale).
+// x as float; int32 sums with `bias` added first, wrapping as two's complement (other types take
+// a zero bias).
+template <typename TX>
+inline float Widen(TX x, int32_t bias) {
+  if constexpr (std::is_same_v<TX, int32_t>)
+    return static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(bias)));
+  return static_cast<float>(x);
+}
+
+// The scalar formulas, one element each: the portable loops.
+// q = SaturateRound(x * scale), or with kAct SaturateRound(act(x * step) * scale); x widened with
+// the bias (int32 sums only).
 template <bool kAct, typename T, typename TX>
-inline T RoundOne(TX x, float step, const FusedActivation& act, float scale) {
-  if constexpr (kAct) return SaturateRound<T>(act(static_cast<float>(x) * step) * scale);
-  return SaturateRound<T>(static_cast<float>(x) * scale);
+inline T RoundOne(TX x, float step, const FusedActivation& act, float scale, int32_t bias) {
+  if constexpr (kAct) return SaturateRound<T>(act(Widen(x, bias) * step) * scale);
+  return SaturateRound<T>(Widen(x, bias) * scale);
 }
 // A quantized BatchNorm's level: uint8 data first rounded to int8 levels (x * to_int8).
 template <typename T>
@@ -48,8 +65,8 @@ inline int8_t ScaleShiftOne(T x, float to_int8, float scale, float shift) {
   return SaturateRound<int8_t>(level * scale + shift);
 }
 template <typename TO, typename TA, typename TB>
-inline TO AddScaledOne(TA a, TB b, float wa, float wb) {
-  return SaturateRound<TO>(static_cast<float>(a) * wa + static_cast<float>(b) * wb);
+inline TO AddScaledOne(TA a, TB b, float wa, float wb, int32_t a_bias) {
+  return SaturateRound<TO>(Widen(a, a_bias) * wa + static_cast<float>(b) * wb);
 }
 template <typename T>
 inline int8_t ReluOne(T x) {
@@ -89,16 +106,17 @@ template <bool kAct, typename TX>
 __attribute__((target("avx2,fma"), always_inline)) inline __m256i RoundLevels8(const TX* x, __m256 step,
                                                                              FusedActivation::Kind kind, __m256 act_lo,
                                                                              __m256 act_hi, __m256 slope, __m256 scale,
-                                                                             __m256 lo, __m256 hi) {
-  __m256 v = Load8(x);
+                                                                             __m256 lo, __m256 hi, __m256i bias) {
+  __m256 v = Load8(x, bias);
   if constexpr (kAct) v = conv::ActivateAvx2(_mm256_mul_ps(v, step), kind, act_lo, act_hi, slope);
   return Levels8(_mm256_mul_ps(v, scale), lo, hi);
 }
 
 template <bool kAct, typename TX, typename T>
 __attribute__((target("avx2,fma"))) void RoundAvx2(const TX* x, int64_t n, float step, const FusedActivation& act,
-                                                   float scale, T* q) {
+                                                   float scale, int32_t bias, T* q) {
   const __m256 s = _mm256_set1_ps(scale), st = _mm256_set1_ps(step);
+  const __m256i b = _mm256_set1_epi32(bias);
   const __m256 act_lo = _mm256_set1_ps(act.lo), act_hi = _mm256_set1_ps(act.hi), slope = _mm256_set1_ps(act.slope);
   const __m256 lo = LowestOf<T>(), hi = HighestOf<T>();
   int64_t i = 0;
@@ -110,57 +128,23 @@ __attribute__((target("avx2,fma"))) void RoundAvx2(const TX* x, int64_t n, float
     if (tail) std::copy(x + i, x + n, tail_in);
     const TX* in = tail ? tail_in : x + i;
     __m256i v[4];
-    for (int k = 0; k < 4; ++k) v[k] = RoundLevels8<kAct>(in + 8 * k, st, act.kind, act_lo, act_hi, slope, s, lo, hi);
+    for (int k = 0; k < 4; ++k) v[k] = RoundLevels8<kAct>(in + 8 * k, st, act.kind, act_lo, act_hi, slope, s, lo, hi, b);
     Store32(tail ? tail_out : q + i, v[0], v[1], v[2], v[3]);
     if (tail) std::copy(tail_out, tail_out + (n - i), q + i);
   }
-}
-
-// SaturateRound<T>(float(x + bias) * scale), the int32 sum wrapping as two's complement.
-template <typename T>
-inline T BiasRoundOne(int32_t x, int32_t bias, float scale) {
-  return SaturateRound<T>(static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(x) + static_cast<uint32_t>(bias))) * scale);
-}
-template <typename T>
-__attribute__((target("avx2"))) void BiasRoundAvx2(const int32_t* x, int64_t n, int32_t bias, float scale, T* q) {
-  const __m256i b = _mm256_set1_epi32(bias);
-  const __m256 s = _mm256_set1_ps(scale), lo = LowestOf<T>(), hi = HighestOf<T>();
-  int64_t i = 0;
-  int32_t tail_in[32] = {};  // the tail through a zero-padded block, as in RoundAvx2
-  T tail_out[32];
-  for (; i < n; i += 32) {
-    const bool tail = n - i < 32;
-    if (tail) std::copy(x + i, x + n, tail_in);
-    const int32_t* in = tail ? tail_in : x + i;
-    __m256i v[4];
-    for (int k = 0; k < 4; ++k) {
-      const __m256i sums = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + 8 * k)), b);
-      v[k] = Levels8(_mm256_mul_ps(_mm256_cvtepi32_ps(sums), s), lo, hi);
-    }
-    Store32(tail ? tail_out : q + i, v[0], v[1], v[2], v[3]);
-    if (tail) std::copy(tail_out, tail_out + (n - i), q + i);
-  }
-}
-template <typename T>
-void BiasRoundOf(const int32_t* x, int64_t n, int32_t bias, float scale, T* q) {
-  const bool avx2 = ActiveIsa() != KernelIsa::kBase;
-  ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    if (avx2) return BiasRoundAvx2(x + b, e - b, bias, scale, q + b);
-    for (int64_t i = b; i < e; ++i) q[i] = BiasRoundOne<T>(x[i], bias, scale);
-  });
 }
 
 template <bool kAct, typename TX, typename T>
-void RoundOf(const TX* x, int64_t n, float step, const FusedActivation& act, float scale, T* q) {
+void RoundOf(const TX* x, int64_t n, float step, const FusedActivation& act, float scale, T* q, int32_t bias = 0) {
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
   ParallelFor(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
-    if (avx2) return RoundAvx2<kAct>(x + b, e - b, step, act, scale, q + b);
-    for (int64_t i = b; i < e; ++i) q[i] = RoundOne<kAct, T>(x[i], step, act, scale);
+    if (avx2) return RoundAvx2<kAct>(x + b, e - b, step, act, scale, bias, q + b);
+    for (int64_t i = b; i < e; ++i) q[i] = RoundOne<kAct, T>(x[i], step, act, scale, bias);
   });
 }
 template <typename TX, typename T>
-void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q) {
-  RoundOf<false>(x, n, 1.0f, FusedActivation{}, scale, q);
+void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q, int32_t bias = 0) {
+  RoundOf<false>(x, n, 1.0f, FusedActivation{}, scale, q, bias);
 }
 
 // Plain AVX2 without FMA, so that a * s + t stays a product and a sum, as in the scalar code.
@@ -201,16 +185,19 @@ void ScaleShiftLevelsOf(const T* x, int64_t outer, int64_t channels, int64_t inn
 }
 
 template <typename TA, typename TB, typename TO>
-__attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y) {
+__attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int64_t n, float wa, float wb,
+                                                   int32_t a_bias, TO* y) {
   const __m256 sa = _mm256_set1_ps(wa), sb = _mm256_set1_ps(wb), lo = LowestOf<TO>(), hi = HighestOf<TO>();
+  const __m256i bias = _mm256_set1_epi32(a_bias);
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     __m256i v[4];
     for (int k = 0; k < 4; ++k)
-      v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(Load8(a + i + 8 * k), sa), _mm256_mul_ps(Load8(b + i + 8 * k), sb)), lo, hi);
+      v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(Load8(a + i + 8 * k, bias), sa), _mm256_mul_ps(Load8(b + i + 8 * k), sb)),
+                     lo, hi);
     Store32(y + i, v[0], v[1], v[2], v[3]);
   }
-  for (; i < n; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb);
+  for (; i < n; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb, a_bias);
 }
 
 template <typename T>
@@ -244,8 +231,8 @@ void ScaleRound(const int8_t* x, int64_t n, float scale, int8_t* q) { ScaleRound
 void ScaleRound(const int8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const uint8_t* x, int64_t n, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q); }
 void ScaleRound(const uint8_t* x, int64_t n, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q); }
-void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, int8_t* q) { BiasRoundOf(x, n, bias, scale, q); }
-void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, uint8_t* q) { BiasRoundOf(x, n, bias, scale, q); }
+void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, int8_t* q) { ScaleRoundOf(x, n, scale, q, bias); }
+void ScaleRound(const int32_t* x, int64_t n, int32_t bias, float scale, uint8_t* q) { ScaleRoundOf(x, n, scale, q, bias); }
 void ActScaleRound(const int8_t* x, int64_t n, float step, const FusedActivation& act, float scale, int8_t* q) {
   RoundOf<true>(x, n, step, act, scale, q);
 }
@@ -268,17 +255,17 @@ void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t
 }
 
 template <typename TA, typename TB, typename TO>
-void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y) {
+void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y, int32_t a_bias) {
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
   ParallelFor(n, kElementwiseGrain, [&](int64_t i0, int64_t i1) {
-    if (avx2) return AddScaledAvx2(a + i0, b + i0, i1 - i0, wa, wb, y + i0);
-    for (int64_t i = i0; i < i1; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb);
+    if (avx2) return AddScaledAvx2(a + i0, b + i0, i1 - i0, wa, wb, a_bias, y + i0);
+    for (int64_t i = i0; i < i1; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb, a_bias);
   });
 }
-#define SYMBIND_ADD_SCALED_LEVELS(TA, TB)                                                   \
-  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, int8_t*);     \
-  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, uint8_t*);    \
-  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, int32_t*);
+#define SYMBIND_ADD_SCALED_LEVELS(TA, TB)                                                          \
+  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, int8_t*, int32_t);   \
+  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, uint8_t*, int32_t);  \
+  template void AddScaledLevels(const TA*, const TB*, int64_t, float, float, int32_t*, int32_t);
 SYMBIND_ADD_SCALED_LEVELS(int8_t, int8_t)
 SYMBIND_ADD_SCALED_LEVELS(int8_t, uint8_t)
 SYMBIND_ADD_SCALED_LEVELS(uint8_t, int8_t)

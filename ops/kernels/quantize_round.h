@@ -66,10 +66,11 @@ void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t
                       const float* scale, const float* shift, int8_t* y);
 
 // y[i] = SaturateRound<TO>(a[i] * wa + b[i] * wb) (both products, then their sum): a quantized
-// elemwise_add's sum on the output's levels, or int32 sums plus a quantized sum input on a fused
-// convolution's. TA: int8_t, uint8_t or int32_t; TB: int8_t or uint8_t; TO: those or int32_t.
+// elemwise_add's sum on the output's levels, or int32 sums (with `a_bias` added first, wrapping)
+// plus a quantized sum input on a fused convolution's. TA: int8_t, uint8_t or int32_t (a_bias
+// only with int32_t); TB: int8_t or uint8_t; TO: those or int32_t.
 template <typename TA, typename TB, typename TO>
-void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y);
+void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y, int32_t a_bias = 0);
 
 // y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y);

@@ -294,17 +294,15 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
         for (int64_t q = q0; q < q1; ++q) {
           const int64_t c = q % channels;
           const int32_t bias = b32[static_cast<size_t>(c)];
-          int32_t* plane = sums + q * pixels;
+          const int32_t* plane = sums + q * pixels;
           const float requant = out_scale / data_scale / scales[static_cast<size_t>(c)];
           quant::WithQuantizedType(type, [&](auto out_zero) {
             using TO = decltype(out_zero);
             TO* y = out[0].data<TO>() + q * pixels;
             if (!p.with_sum) return quant::ScaleRound(plane, pixels, bias, requant, y);
-            for (int64_t i = 0; i < pixels; ++i)
-              plane[i] = static_cast<int32_t>(static_cast<uint32_t>(plane[i]) + static_cast<uint32_t>(bias));
             quant::WithQuantizedType(in[s.sum].dtype(), [&](auto sum_zero) {
               using TS = decltype(sum_zero);
-              quant::AddScaledLevels(plane, in[s.sum].data<TS>() + q * pixels, pixels, requant, sum_scale, y);
+              quant::AddScaledLevels(plane, in[s.sum].data<TS>() + q * pixels, pixels, requant, sum_scale, y, bias);
             });
           });
         }
