@@ -23,7 +23,8 @@ TEST_CASE("FuseOneDnnConvolutions: ResNet-18 as _sg_mkldnn_conv nodes gives the 
   const OneDnnFusion fused = FuseOneDnnConvolutions(folded.symbol);
   auto count = [](const Symbol& s, const std::string& op) {
     size_t n = 0;
-    for (const auto& info : Graph(s).nodes()) n += !info.node->is_variable() && info.node->attrs.op->name == op;
+    const Graph graph(s);  // named: a temporary's nodes() would dangle in the loop
+    for (const auto& info : graph.nodes()) n += !info.node->is_variable() && info.node->attrs.op->name == op;
     return n;
   };
   const size_t convs = count(folded.symbol, "Convolution");
