@@ -314,7 +314,12 @@ bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* wei
   // output positions the micro-kernel's columns are mostly padding.
   constexpr int64_t kMinColumns = 32, kMaxWideDepth = 384;
   if (n.groups != 1 || g.out_size() < kMinColumns) return false;
-  if (n.in_c * g.k_size() <= kMaxWideDepth) return true;
+  const int64_t kdim = n.in_c * g.k_size();
+  if (kdim <= kMaxWideDepth) return true;
+  // One image whose im2col is one tile (ResNet's stride-2 3x3 layers at batch 1): im2col's
+  // single task fills the column buffer on one thread, the packed path on all of them.
+  const bool one_tile = n.batch == 1 && RowsPerTile(kdim, g) >= g.out[0] * g.out[1];
+  if (weights && one_tile) return true;
   // Deeper, with the packed weights cached: tall tiles beat Eigen's kernel (MobileNet v2's 1x1
   // projections, ResNet's 3x3 layers at 14x14 and 7x7, SqueezeNet's 3x3 expands), and so do
   // wide ones on 1x1 layers, but not on im2col tiles. Not without cached weights (training

@@ -421,11 +421,14 @@ TEST_CASE("Packed-GEMM convolution matches the reference", "[conv][conv_fast]") 
   CHECK(PackedGemmApplies(deep, g7, &kept_read_only));
   CHECK(PackedGemmApplies(deep, g7, &kept_writable));
   // Deep 1x1 layers take it with either tiling; deep layers through im2col tiles only with tall
-  // ones, else im2col + Eigen. Which tiling a 3x3 layer at 8x8 gets depends on the ISA's tile
-  // widths (SYMBIND_GEMM_ISA), so the expectation asks ChooseGemmTiling.
+  // ones, else im2col + Eigen, unless one image is one im2col tile (filled by every thread on
+  // the packed path). Which tiling a 3x3 layer at 8x8 gets depends on the ISA's tile widths
+  // (SYMBIND_GEMM_ISA), so the expectation asks ChooseGemmTiling.
   CHECK(PackedGemmApplies({1, 576, 24, 1}, Geom({1, 576, 24, 1, 8, 8, 1, 1, 0}), &kept_writable));
   const bool tall_8x8 = ChooseGemmTiling(24, 64) == GemmTiling::kTall;
-  CHECK(PackedGemmApplies({1, 64, 24, 1}, Geom({1, 64, 24, 1, 8, 8, 3, 1, 1}), &kept_writable) == tall_8x8);
+  CHECK(PackedGemmApplies({2, 64, 24, 1}, Geom({2, 64, 24, 1, 8, 8, 3, 1, 1}), &kept_writable) == tall_8x8);
+  CHECK(PackedGemmApplies({1, 64, 24, 1}, Geom({1, 64, 24, 1, 8, 8, 3, 1, 1}), &kept_writable));
+  CHECK_FALSE(PackedGemmApplies({1, 64, 24, 1}, Geom({1, 64, 24, 1, 8, 8, 3, 1, 1})));  // no kept weights
 }
 
 namespace {
