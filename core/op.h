@@ -63,6 +63,10 @@ class OpState {
 };
 
 // What a kernel may know about the run.
+// The arithmetic an executor runs convolution and FullyConnected in (PredictorOptions::precision):
+// kBfloat16 rounds their operands to bfloat16 and sums in float32 (ops/kernels/gemm_bf16.h).
+enum class Precision { kFloat32, kBfloat16 };
+
 struct OpContext {
   bool is_train = false;
   // Seed for this node in this run; kernels needing randomness derive their engine from it,
@@ -75,6 +79,7 @@ struct OpContext {
   // The node's state (Op::create_state) when an executor runs the node; null for a call
   // without one (an imperative call), where the kernel derives what it needs on that call.
   OpState* state = nullptr;
+  Precision precision = Precision::kFloat32;
 };
 
 // The arrays a backward kernel sees. `in_grads` and `req` cover the arguments only

@@ -142,6 +142,10 @@ class Executor {
     seed_ = seed;
     run_counter_ = 0;
   }
+  // What the forward kernels run convolution and FullyConnected in (Precision); kFloat32 from
+  // binding. The caller checks the CPU can (Bf16Available in ops/kernels/gemm_bf16.h).
+  void set_precision(Precision precision) { precision_ = precision; }
+  Precision precision() const { return precision_; }
 
   // MXNet's Executor::Reshape: a NEW executor for new input shapes; this one is unchanged.
   // Arrays whose shape stays the same (parameters, aux states, their gradients) are shared
@@ -187,6 +191,7 @@ class Executor {
   std::unique_ptr<TaskGraph> forward_tasks_;
   std::unique_ptr<BackwardPlan> backward_;
   uint64_t seed_;
+  Precision precision_ = Precision::kFloat32;
   uint64_t run_counter_ = 0;
   bool last_forward_train_ = false;
   size_t partial_steps_done_ = 0;  // PartialForward's next step

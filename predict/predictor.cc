@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <symbind/io/checkpoint.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 
 #include "graph_rewrites.h"
 
@@ -80,6 +81,7 @@ Predictor::Predictor(const Symbol& symbol, const std::map<std::string, NDArray>&
                      const std::map<std::string, TShape>& input_shapes,
                      const PredictorOptions& options)
     : symbol_(SelectOutputs(symbol, options.outputs)), options_(options) {
+  if (options_.precision == Precision::kBfloat16 && !Bf16Available()) throw Error("Predictor: " + Bf16Unavailable());
   const Graph graph(symbol_);
   // Only a quantized graph has int8 or uint8 parameters to keep: other binds skip the walk.
   const auto quantized = [](const std::map<std::string, NDArray>& m) {
@@ -167,6 +169,7 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   }
   try {
     exec_ = SimpleBind(symbol_, Context::CPU(), args_, {}, {}, aux_, bind_options);
+    exec_->set_precision(options_.precision);
   } catch (const std::bad_alloc&) {
     throw OutOfMemoryError(OutOfMemoryMessage("Predictor: binding"));
   }

@@ -55,6 +55,10 @@ struct PredictorOptions {
   // "fuse_residual_adds", "fuse_quantized_activations" (bit-identical results). A name that is no
   // pass is an Error at bind.
   std::set<std::string> disabled_passes;
+  // kBfloat16: convolutions (ungrouped) and FullyConnected layers multiply bfloat16-rounded
+  // weights and inputs with float32 sums (AVX512_BF16); every other op stays float32. The
+  // constructor throws Error on a CPU without AVX512_BF16 rather than run float32 instead.
+  Precision precision = Precision::kFloat32;
 };
 
 // The passes the command-line flags of `symbind run` and the benchmarks turn off, mapped in one

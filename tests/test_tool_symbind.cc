@@ -18,6 +18,7 @@
 #include <symbind/io/npy.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 #include <symbind/predict/predictor.h>
 
 #include "model_test_util.h"
@@ -164,6 +165,26 @@ TEST_CASE("tool: the symbind binary exits 0 or 1 with one error line", "[io][too
   CHECK(dot.output.find("digraph") != std::string::npos);
   RunResult dup = RunTool("shapes " + path + " --shape data=4,5 --shape data=2,5");
   CHECK(dup.status == 1);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("tool: run --precision bf16 runs where the CPU has AVX512_BF16 and refuses elsewhere", "[io][tool][run][bf16]") {
+  if (!ToolBuilt() || !MlpOpsRegistered()) return;
+  const std::string path = symbind_test::TempPath("mlp-bf16-symbol.json");
+  { std::ofstream(path) << kMlpJSON; }
+  const std::string run = "run " + path + " --shape data=4,5 --allow-missing";
+  RunResult r = RunTool(run + " --precision bf16");
+  INFO(r.output);
+  if (Bf16Available()) {
+    CHECK(r.status == 0);
+    CHECK(r.output.find("softmax_output (4,3)") != std::string::npos);
+  } else {
+    CHECK(r.status == 1);
+    CHECK(r.output.find("precision bf16 needs") != std::string::npos);
+  }
+  RunResult bad = RunTool(run + " --precision fp8");
+  CHECK(bad.status == 1);
+  CHECK(bad.output.rfind("symbind: error: ", 0) == 0);
   std::remove(path.c_str());
 }
 

@@ -1,6 +1,7 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE[,FILE...] --mean R,G,B|V --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
+//   [--precision float32|bf16]
 //   [--no-fold] [--no-fuse] [--no-fuse-blocks]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
@@ -41,6 +42,7 @@ struct RunArgs {
        no_fuse_residuals = false;
   int bench = 0;
   std::string threads;
+  std::string precision = "float32";
 };
 
 std::pair<std::string, std::string> SplitAssignment(const std::string& spec, const char* option) {
@@ -237,6 +239,7 @@ void Run(const RunArgs& a) {
   options.allow_missing = a.allow_missing;
   options.outputs = a.outputs;
   options.disabled_passes = DisabledPasses({a.no_fold, a.no_fuse, a.no_fuse_blocks, a.no_fuse_residuals});
+  options.precision = a.precision == "bf16" ? Precision::kBfloat16 : Precision::kFloat32;
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
@@ -314,6 +317,10 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--no-fuse-residuals", a->no_fuse_residuals,
                 "run each residual add (and the activation after it) as its own node instead of in the convolution before it");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");
+  sub->add_option("--precision", a->precision,
+                  "float32 (default), or bf16: convolutions and FullyConnected layers multiply bfloat16-rounded "
+                  "weights and inputs with float32 sums (needs a CPU with AVX512_BF16; refused elsewhere)")
+      ->check(CLI::IsMember({"float32", "fp32", "bf16"}));
   sub->callback([a] { Run(*a); });
 }
 

@@ -10,6 +10,7 @@
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 #include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/op_util.h>
 
@@ -388,6 +389,38 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
     }
   });
   if (normalized.y) FinishOutput(y, nullptr, n, g, {}, normalized);
+}
+
+bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
+  if (n.groups != 1 || g.out_size() <= 0) return false;
+  // Where float32 has a kernel that does fewer or cheaper operations (Winograd's 3x3 layers,
+  // the direct and tiny-depth kernels of few channels), it is also the faster one.
+  const ForwardPath path = ChooseForwardPath(n, g, OpReq::kWrite, weights).path;
+  return path == ForwardPath::kPacked || path == ForwardPath::kIm2Col;
+}
+
+void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                     const ConvGeom& g, DerivedWeights* weights, const FusedActivation& act, const float* residual,
+                     const NormalizedOutput& normalized) {
+  if (normalized.y) {
+    Bf16ConvForward(x, w, bias, y, n, g, weights, act, residual);
+    return FinishOutput(y, nullptr, n, g, {}, normalized);
+  }
+  const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
+  const auto packed = DerivedForm<PackedBf16A>(weights, w, {n.out_c, kdim},
+                                               [&](const float* w) { return PackedBf16A(w, n.out_c, kdim, kdim); });
+  if (g.is_pointwise()) {  // the image is its own column buffer
+    for (int64_t i = 0; i < n.batch; ++i)
+      GemmBf16(*packed, osize, x + i * n.in_c * isize, osize, y + i * n.YImageStride(g), osize,
+               GemmEpilogue{bias, act, residual ? residual + i * n.out_c * osize : nullptr});
+    return;
+  }
+  const ScratchBuffer col(kdim * osize);
+  for (int64_t i = 0; i < n.batch; ++i) {
+    Im2ColParallel(x + i * n.in_c * isize, g, n.in_c, true, col.data());
+    GemmBf16(*packed, osize, col.data(), osize, y + i * n.YImageStride(g), osize,
+             GemmEpilogue{bias, act, residual ? residual + i * n.out_c * osize : nullptr});
+  }
 }
 
 bool PackedBackwardDataApplies(const ConvDims& n, const ConvGeom& g) {

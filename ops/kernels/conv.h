@@ -80,6 +80,15 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act = {},
                            DerivedWeights* weights = nullptr, const float* residual = nullptr,
                            const NormalizedOutput& normalized = {});
+// bfloat16 products, float32 sums (Precision::kBfloat16; needs Bf16Available()): im2col (none
+// for 1x1 stride-1 unpadded kernels) + GemmBf16 with the weights rounded and packed once when
+// `weights` is given; bias, residual and activation in its store, then the second output
+// (NormalizedOutput) when asked. Ungrouped convolutions that float32 runs through a GEMM (its
+// Winograd, direct and tiny-depth kernels are faster still); req kWrite.
+bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights);
+void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
+                     const ConvGeom& g, DerivedWeights* weights, const FusedActivation& act = {},
+                     const float* residual = nullptr, const NormalizedOutput& normalized = {});
 // Direct depthwise 2-D (groups == in_c == out_c; 3x3, 5x5 or 7x7, stride 1 or 2 in both dims,
 // dilation 1, any padding).
 bool DepthwiseApplies(const ConvDims& n, const ConvGeom& g);

@@ -58,12 +58,7 @@ bool ActiveVnni() { return Selected().vnni; }
 const char* GemmIsa() { return Selected().name; }
 
 namespace {
-// (GCC 12 warns inside its own avx512fintrin.h's reduction, as for the GEMM kernels' AVX-512 build.)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+SYMBIND_AVX512_INTRINSICS_BEGIN
 __attribute__((target("avx512f"))) inline void FinishGemvRow(__m512 acc, float alpha, float beta, float* y) {
   const float dot = alpha * _mm512_reduce_add_ps(acc);
   *y = beta == 0.0f ? dot : dot + beta * *y;
@@ -134,9 +129,7 @@ void GemvRows(const float* x, const float* W, int64_t ldw, int64_t K, float alph
   for (; j + kRows <= j1; j += kRows) block(x, W, ldw, K, alpha, beta, y, j);
   for (; j < j1; ++j) one(x, W, ldw, K, alpha, beta, y, j);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+SYMBIND_AVX512_INTRINSICS_END
 }  // namespace
 
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,

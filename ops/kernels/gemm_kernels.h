@@ -2,6 +2,18 @@
 #pragma once
 #include <cstdint>
 
+// Around code calling AVX-512 intrinsics from functions with a target attribute: GCC 12 warns
+// inside its own avx512fintrin.h (-Wmaybe-uninitialized), about none of our code.
+#if defined(__GNUC__) && !defined(__clang__)
+#define SYMBIND_AVX512_INTRINSICS_BEGIN                                  \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"") \
+      _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")
+#define SYMBIND_AVX512_INTRINSICS_END _Pragma("GCC diagnostic pop")
+#else
+#define SYMBIND_AVX512_INTRINSICS_BEGIN
+#define SYMBIND_AVX512_INTRINSICS_END
+#endif
+
 #include "gemm.h"
 
 namespace symbind {

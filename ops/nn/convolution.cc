@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 #include <symbind/ops/nn/convolution_param.h>
 #include <symbind/ops/nn/norm_util.h>
 
@@ -71,6 +72,9 @@ void ForwardConvolution(const OpContext& ctx, const NodeAttrs& attrs, const std:
   const auto& p = attrs.param<ConvolutionParam>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
   s.dims.y_image_stride = ctx.output_image_stride;
+  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, NodeDerivedWeights(ctx, 0, in[1])))
+    return Bf16ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(), s.dims,
+                           s.geom, NodeDerivedWeights(ctx, 0, in[1]));
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
               s.dims, s.geom, req[0], NodeDerivedWeights(ctx, 0, in[1]));
 }
@@ -100,6 +104,10 @@ void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::v
                   FusedActivation{static_cast<FusedActivation::Kind>(p.norm_act_type), p.norm_a_min, p.norm_a_max,
                                   p.norm_slope}};
   }
+  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, NodeDerivedWeights(ctx, 0, in[c + 1])))
+    return Bf16ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
+                           s.dims, s.geom, NodeDerivedWeights(ctx, 0, in[c + 1]), p.activation(in),
+                           residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
   ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
               s.dims, s.geom, residual || p.normalize ? write : req[0], NodeDerivedWeights(ctx, 0, in[c + 1]),
               p.activation(in), residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);

@@ -1,12 +1,32 @@
 // FullyConnected: out = data * weight^T + bias.
 
+#include <symbind/core/scratch.h>
+#include <symbind/ops/kernels/derived_weights.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 #include <symbind/ops/nn/fully_connected_param.h>
 #include <symbind/ops/op_util.h>
 namespace symbind {
 
 namespace {
-void ForwardFC(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
+// y (batch x hidden) = x W^T + b with bfloat16 products (Precision::kBfloat16): W packed once per
+// node; one image is one GEMM column, more go through x^T and a transposed result.
+void ForwardFCBf16(const OpContext& ctx, const float* x, const NDArray& weight, const float* bias, float* y,
+                   int64_t batch, int64_t features, int64_t hidden) {
+  const auto packed = DerivedForm<PackedBf16A>(NodeDerivedWeights(ctx, 0, weight), weight.fdata(), {hidden, features},
+                                               [&](const float* w) { return PackedBf16A(w, hidden, features, features); });
+  GemmEpilogue epilogue;
+  epilogue.bias = bias;
+  if (batch == 1) return GemmBf16(*packed, 1, x, 1, y, 1, epilogue);
+  const ScratchBuffer xt(features * batch), yt(hidden * batch);
+  for (int64_t k = 0; k < features; ++k)
+    for (int64_t i = 0; i < batch; ++i) xt.data()[k * batch + i] = x[i * features + k];
+  GemmBf16(*packed, batch, xt.data(), batch, yt.data(), batch, epilogue);
+  for (int64_t i = 0; i < batch; ++i)
+    for (int64_t j = 0; j < hidden; ++j) y[i * hidden + j] = yt.data()[j * batch + i];
+}
+
+void ForwardFC(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   const auto& p = attrs.param<FullyConnectedParam>();
   const auto batch_features = FlatDims(in[0].shape(), p.flatten);
@@ -15,6 +35,9 @@ void ForwardFC(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArr
   float* y = out[0].fdata();
   float beta = req[0] == OpReq::kAdd ? 1.0f : 0.0f;
   if (req[0] == OpReq::kNull) return;
+  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && batch > 0 && features > 0)
+    return ForwardFCBf16(ctx, in[0].fdata(), in[1], p.no_bias ? nullptr : in[2].fdata(), y, batch, features,
+                         p.num_hidden);
   Gemm(false, true, batch, p.num_hidden, features, 1.0f, in[0].fdata(), features, in[1].fdata(),
        features, beta, y, p.num_hidden);
   if (!p.no_bias) {
@@ -62,6 +85,7 @@ SYMBIND_REGISTER_OP(FullyConnected)
     .set_infer_shape(InferShapeFC)
     .set_mac_count(OutputWeightRowMacs)
     .set_forward(ForwardFC)
+    .set_create_state(CreateDerivedWeightsState(1))  // the bf16 weights (Precision::kBfloat16)
     .set_backward(BackwardFC);
 
 }  // namespace symbind
