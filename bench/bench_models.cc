@@ -2,7 +2,7 @@
 //
 //   bench_models SYMBOL PARAMS --shape data=N,C,H,W [--threads T] [--runs R]
 //       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]
-//       [--no-fuse-blocks] [--uniform-input]
+//       [--no-fuse-blocks] [--uniform-input] [--bf16]
 //
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
@@ -22,7 +22,7 @@
 // relu / clip into the convolution before it nor inverted residual blocks into one node (PredictorOptions),
 // --no-fuse-blocks only without the latter (as `symbind run`'s). --uniform-input fills the data
 // inputs not given by --input uniformly in [-1, 1] (seeded), as bench/ort_peer.js does; else they
-// stay zero. Every argument except data and labels must be
+// stay zero. --bf16: PredictorOptions::precision = kBfloat16 (an error without AVX512_BF16). Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -56,14 +56,14 @@ struct Options {
   std::map<std::string, TShape> shapes;
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
-  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true, uniform_input = false;
+  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true, uniform_input = false, bf16 = false;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input] [--bf16]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -92,6 +92,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--no-fuse") o.fuse = false;
     else if (a == "--no-fuse-blocks") o.fuse_blocks = false;
     else if (a == "--uniform-input") o.uniform_input = true;
+    else if (a == "--bf16") o.bf16 = true;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -168,6 +169,7 @@ int main(int argc, char** argv) {
     PredictorOptions options;
     options.seed = 1;
     options.disabled_passes = DisabledPasses({!o.fold, !o.fuse, !o.fuse_blocks, false});
+    options.precision = o.bf16 ? Precision::kBfloat16 : Precision::kFloat32;
     // As LoadPredictor and `symbind run` bind loaded weights: read-only, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights

@@ -2,7 +2,8 @@
 # Every symbind benchmark side by side with its peers (ONNX Runtime, PyTorch eager, OpenCV DNN)
 # in one run, one table per goal, with ratios. Usage:
 #   bench/run.sh [--quick | --ncnn-only | --int8-only] [threads]
-# (default 2 threads). --quick: only the ONNX Runtime tables (float32 and int8), fewer runs (a few
+# (default 2 threads). --quick: only the ONNX Runtime tables (float32, and int8 with bf16 where the
+# CPU has AVX512_BF16), fewer runs (a few
 # minutes); --ncnn-only: only the ncnn table (needs SYMBIND_BENCH_NCNN), as many runs as --quick;
 # --int8-only: only the int8 table, as many runs as --quick.
 #
@@ -222,6 +223,14 @@ int8_table() {
   echo "int8 time over its float32 time (below 1: int8 faster). 'vs ORT int8': ORT int8 / symbind int8"
   echo "(above 1: symbind faster). cos: cosine similarity of symbind's int8 and float32 outputs on the net's input"
   echo "(Gaussian weights and random calibration inputs: a check that int8 runs the same net, not an accuracy)."
+  # bf16 (PredictorOptions::precision) where the CPU has AVX512_BF16: the float32 graph and weights.
+  local bf16_cols=() has_bf16=0
+  if grep -qw avx512_bf16 /proc/cpuinfo; then
+    has_bf16=1
+    bf16_cols=("symbind bf16" "bf16 / fp32")
+    echo "This CPU has AVX512_BF16: symbind bf16 is the float32 graph run with --bf16 (convolutions and"
+    echo "FullyConnected in bfloat16, float32 sums); 'bf16 / fp32': its time over symbind fp32's."
+  fi
   local ncnn_cols=()
   if [ -n "$ncnn" ]; then
     echo "With SYMBIND_BENCH_NCNN: ncnn fp32 and ncnn int8 (ncnn2table's KL calibration on the same inputs, then"
@@ -229,8 +238,8 @@ int8_table() {
     ncnn_cols=("ncnn fp32" "ncnn int8" "ncnn int8 / fp32" "vs ncnn int8" "ncnn cos")
   fi
   row net "symbind fp32" "symbind int8" "int8 / fp32" "ORT fp32" "ORT int8" "ORT int8 / fp32" "vs ORT int8" "cos" \
-    "${ncnn_cols[@]}"
-  local spec name symbol size d_dir params q f1 q1 o1 oq1 n1 nq1 r agree ncnn_agree nb
+    "${bf16_cols[@]}" "${ncnn_cols[@]}"
+  local spec name symbol size d_dir params q f1 q1 b1 o1 oq1 n1 nq1 r agree ncnn_agree nb
   for spec in "${peer_nets[@]}"; do
     name=${spec%%=*} symbol=${spec#*=} size=224
     if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
@@ -259,9 +268,11 @@ int8_table() {
       ncnn_agree=$("$bin/ncnn_peer" "$nb-int8.param" "$nb-int8.bin" --input "data=$d_dir/input.npy" \
                      --expect "$head=$d_dir/fp32-out.npy" --threads "$threads" | awk '$1 ~ /^cos_/ {print $2}')
     fi
-    f1= q1= o1= oq1= n1= nq1=
+    f1= q1= b1= o1= oq1= n1= nq1=
     for r in $(seq "$rounds"); do
       f1+=$'\n'$("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=1,3,$size,$size" --runs "$per" --uniform-input)
+      [ $has_bf16 = 0 ] || b1+=$'\n'$("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=1,3,$size,$size" \
+                                      --runs "$per" --uniform-input --bf16)
       q1+=$'\n'$("$bin/bench_models" --threads "$threads" "$q-symbol.json" "$q-0000.params" --shape "data=1,3,$size,$size" \
                   --runs "$per" --uniform-input)
       o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
@@ -276,6 +287,11 @@ int8_table() {
     read -r qm qmin <<<"$(pooled "$q1")"
     read -r om omin <<<"$(pooled "$o1")"
     read -r oqm oqmin <<<"$(pooled "$oq1")"
+    local bf16_row=()
+    if [ $has_bf16 = 1 ]; then
+      read -r bm bmin <<<"$(pooled "$b1")"
+      bf16_row=("$bm ($bmin)" "$(faster "$bm" "$fm")")
+    fi
     local ncnn_row=()
     if [ -n "$ncnn" ]; then
       read -r nm nmin <<<"$(pooled "$n1")"
@@ -284,7 +300,7 @@ int8_table() {
                 "$ncnn_agree")
     fi
     row "$name $size" "$fm ($fmin)" "$qm ($qmin)" "$(faster "$qm" "$fm")" "$om ($omin)" "$oqm ($oqmin)" \
-      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree" "${ncnn_row[@]}"
+      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree" "${bf16_row[@]}" "${ncnn_row[@]}"
   done
 }
 peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json

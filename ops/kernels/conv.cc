@@ -394,9 +394,18 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
 bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
   if (n.groups != 1 || g.out_size() <= 0) return false;
   // Where float32 has a kernel that does fewer or cheaper operations (Winograd's 3x3 layers,
-  // the direct and tiny-depth kernels of few channels), it is also the faster one.
-  const ForwardPath path = ChooseForwardPath(n, g, OpReq::kWrite, weights).path;
-  return path == ForwardPath::kPacked || path == ForwardPath::kIm2Col;
+  // the direct and tiny-depth kernels of few channels), it is also the faster one; but
+  // Winograd on outputs its tiles cover poorly (7x7 in tiles of 6: 144 outputs made for 49)
+  // saves fewer multiplies than bf16's doubled rate: below 2.5x, bf16 takes the layer.
+  const ForwardChoice choice = ChooseForwardPath(n, g, OpReq::kWrite, weights);
+  if (choice.path == ForwardPath::kWinograd) {
+    const int64_t m = choice.tile == WinogradTile::kF6 ? 6 : choice.tile == WinogradTile::kF4 ? 4 : 2;
+    const int64_t covered_h = (g.out[1] + m - 1) / m * m, covered_w = (g.out[2] + m - 1) / m * m;
+    const double saved = 9.0 * m * m / double((m + 2) * (m + 2)) * double(g.out[1] * g.out[2]) /
+                         double(covered_h * covered_w);
+    return saved < 2.5;
+  }
+  return choice.path == ForwardPath::kPacked || choice.path == ForwardPath::kIm2Col;
 }
 
 void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
