@@ -145,7 +145,6 @@ class Executor {
   // What the forward kernels run convolution and FullyConnected in (Precision); kFloat32 from
   // binding. The caller checks the CPU can (Bf16Available in ops/kernels/gemm_bf16.h).
   void set_precision(Precision precision) { precision_ = precision; }
-  Precision precision() const { return precision_; }
 
   // MXNet's Executor::Reshape: a NEW executor for new input shapes; this one is unchanged.
   // Arrays whose shape stays the same (parameters, aux states, their gradients) are shared

@@ -398,13 +398,7 @@ bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weigh
   // Winograd on outputs its tiles cover poorly (7x7 in tiles of 6: 144 outputs made for 49)
   // saves fewer multiplies than bf16's doubled rate: below 2.5x, bf16 takes the layer.
   const ForwardChoice choice = ChooseForwardPath(n, g, OpReq::kWrite, weights);
-  if (choice.path == ForwardPath::kWinograd) {
-    const int64_t m = choice.tile == WinogradTile::kF6 ? 6 : choice.tile == WinogradTile::kF4 ? 4 : 2;
-    const int64_t covered_h = (g.out[1] + m - 1) / m * m, covered_w = (g.out[2] + m - 1) / m * m;
-    const double saved = 9.0 * m * m / double((m + 2) * (m + 2)) * double(g.out[1] * g.out[2]) /
-                         double(covered_h * covered_w);
-    return saved < 2.5;
-  }
+  if (choice.path == ForwardPath::kWinograd) return WinogradMultiplySaving(n, g, choice.tile) < 2.5;
   return choice.path == ForwardPath::kPacked || choice.path == ForwardPath::kIm2Col;
 }
 
@@ -418,16 +412,15 @@ void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y
   const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
   const auto packed = DerivedForm<PackedBf16A>(weights, w, {n.out_c, kdim},
                                                [&](const float* w) { return PackedBf16A(w, n.out_c, kdim, kdim); });
-  if (g.is_pointwise()) {  // the image is its own column buffer
-    for (int64_t i = 0; i < n.batch; ++i)
-      GemmBf16(*packed, osize, x + i * n.in_c * isize, osize, y + i * n.YImageStride(g), osize,
-               GemmEpilogue{bias, act, residual ? residual + i * n.out_c * osize : nullptr});
-    return;
-  }
-  const ScratchBuffer col(kdim * osize);
+  const bool pointwise = g.is_pointwise();  // the image is its own column buffer
+  const ScratchBuffer col(pointwise ? 1 : kdim * osize);
   for (int64_t i = 0; i < n.batch; ++i) {
-    Im2ColParallel(x + i * n.in_c * isize, g, n.in_c, true, col.data());
-    GemmBf16(*packed, osize, col.data(), osize, y + i * n.YImageStride(g), osize,
+    const float* columns = x + i * n.in_c * isize;
+    if (!pointwise) {
+      Im2ColParallel(columns, g, n.in_c, true, col.data());
+      columns = col.data();
+    }
+    GemmBf16(*packed, osize, columns, osize, y + i * n.YImageStride(g), osize,
              GemmEpilogue{bias, act, residual ? residual + i * n.out_c * osize : nullptr});
   }
 }

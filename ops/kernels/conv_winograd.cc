@@ -530,6 +530,11 @@ bool WinogradPays(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights)
   return ChooseWinogradTile(n, g, weights) != WinogradTile::kNone;
 }
 
+double WinogradMultiplySaving(const ConvDims& n, const ConvGeom& g, WinogradTile tile) {
+  const double direct = static_cast<double>(n.batch * g.out[1] * g.out[2]) * 9;
+  return direct / static_cast<double>(MakeTiling(n, g, tile).total * Points(tile));
+}
+
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                          const ConvGeom& g, OpReq req, DerivedWeights* weights, const FusedActivation& act,
                          WinogradTile tile) {

@@ -72,11 +72,12 @@ void ForwardConvolution(const OpContext& ctx, const NodeAttrs& attrs, const std:
   const auto& p = attrs.param<ConvolutionParam>();
   auto s = Setup(p, in[0].shape(), out[0].shape());
   s.dims.y_image_stride = ctx.output_image_stride;
-  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, NodeDerivedWeights(ctx, 0, in[1])))
+  DerivedWeights* weights = NodeDerivedWeights(ctx, 0, in[1]);
+  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, weights))
     return Bf16ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(), s.dims,
-                           s.geom, NodeDerivedWeights(ctx, 0, in[1]));
+                           s.geom, weights);
   ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
-              s.dims, s.geom, req[0], NodeDerivedWeights(ctx, 0, in[1]));
+              s.dims, s.geom, req[0], weights);
 }
 
 void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in,
@@ -104,12 +105,13 @@ void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::v
                   FusedActivation{static_cast<FusedActivation::Kind>(p.norm_act_type), p.norm_a_min, p.norm_a_max,
                                   p.norm_slope}};
   }
-  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, NodeDerivedWeights(ctx, 0, in[c + 1])))
+  DerivedWeights* weights = NodeDerivedWeights(ctx, 0, in[c + 1]);
+  if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, weights))
     return Bf16ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
-                           s.dims, s.geom, NodeDerivedWeights(ctx, 0, in[c + 1]), p.activation(in),
+                           s.dims, s.geom, weights, p.activation(in),
                            residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
   ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
-              s.dims, s.geom, residual || p.normalize ? write : req[0], NodeDerivedWeights(ctx, 0, in[c + 1]),
+              s.dims, s.geom, residual || p.normalize ? write : req[0], weights,
               p.activation(in), residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
 }
 
