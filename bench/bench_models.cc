@@ -40,6 +40,7 @@
 #include <symbind/core/graph.h>
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
+#include <symbind/io/checkpoint.h>
 #include <symbind/io/model_report.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
@@ -164,13 +165,13 @@ int main(int argc, char** argv) {
     Symbol sym = LoadSymbolFile(o.symbol_file);
     if (o.logits) sym = CutSoftmaxHead(sym);
     std::map<std::string, NDArray> args, aux;
-    SplitArgAux(LoadNDArrayMap(o.params_file), &args, &aux);
+    LoadArgAuxParams(o.params_file, &args, &aux, /*map_read_only=*/true);
     const double rss_before_bind = PeakRssMb();
     PredictorOptions options;
     options.seed = 1;
     options.disabled_passes = DisabledPasses({!o.fold, !o.fuse, !o.fuse_blocks, false});
     options.precision = o.bf16 ? Precision::kBfloat16 : Precision::kFloat32;
-    // As LoadPredictor and `symbind run` bind loaded weights: read-only, held by the predictor alone.
+    // As LoadPredictor and `symbind run` bind loaded weights: views of the mapped file, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights
     aux.clear();

@@ -1,5 +1,6 @@
 #include "ndarray.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
@@ -85,9 +86,14 @@ Storage::Storage() = default;
 
 std::shared_ptr<Storage> Storage::External(const void* data, size_t bytes,
                                            std::shared_ptr<const void> owner, std::string what) {
-  if (!owner) throw Error("Storage::External needs an owner that keeps the bytes alive");
   if (reinterpret_cast<uintptr_t>(data) % kAlignment != 0)
     throw Error(StrCat("Storage::External: ", what, " is not ", kAlignment, "-byte aligned"));
+  return Unchecked(data, bytes, std::move(owner), std::move(what));
+}
+
+std::shared_ptr<Storage> Storage::Unchecked(const void* data, size_t bytes, std::shared_ptr<const void> owner,
+                                            std::string what) {
+  if (!owner) throw Error("Storage::External needs an owner that keeps the bytes alive");
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = const_cast<void*>(data);  // never written: every writer calls CheckWritable
   s->bytes_ = bytes;
@@ -100,9 +106,45 @@ std::shared_ptr<Storage> Storage::External(const void* data, size_t bytes,
 
 std::shared_ptr<Storage> Storage::MappedFile(const void* data, size_t bytes, std::shared_ptr<const void> owner,
                                              std::string what) {
-  std::shared_ptr<Storage> s = External(data, bytes, std::move(owner), std::move(what));
+  std::shared_ptr<Storage> s = Unchecked(data, bytes, std::move(owner), std::move(what));
   s->file_mapped_ = true;
   return s;
+}
+
+std::shared_ptr<Storage> Storage::Deferred(size_t bytes, std::function<void(void*)> fill, std::string what) {
+  if (!fill) throw Error("Storage::Deferred needs a function that computes the bytes");
+  // Pages that are never touched take no memory; PROT_NONE until filled, so that a read which
+  // bypasses data() faults instead of seeing zeros.
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t mapped = std::max<size_t>(page, (bytes + page - 1) / page * page);
+  void* p = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw OutOfMemoryError(StrCat("cannot reserve ", bytes, " bytes for ", what));
+  std::shared_ptr<const void> owner(p, [mapped](const void* q) { munmap(const_cast<void*>(q), mapped); });
+  std::shared_ptr<Storage> s = Unchecked(p, bytes, std::move(owner), std::move(what));
+  s->deferred_ = std::make_unique<DeferredBytes>();
+  s->deferred_->fill = std::move(fill);
+  return s;
+}
+
+void Storage::Fill() {
+  std::call_once(deferred_->once, [this] {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t mapped = std::max<size_t>(page, (bytes_ + page - 1) / page * page);
+    if (mprotect(data_, mapped, PROT_READ | PROT_WRITE) != 0)
+      throw OutOfMemoryError(StrCat("cannot make the bytes of ", what_, " writable to compute them"));
+    deferred_->fill(data_);
+    mprotect(data_, mapped, PROT_READ);  // read-only from now on: a stray write faults
+    deferred_->filled.store(true, std::memory_order_release);
+  });
+}
+
+void Storage::ReadOnce(const std::function<void(const void*)>& read) {
+  if (!deferred_pending() || bytes_ == 0) return read(data());
+  std::unique_ptr<void, void (*)(void*)> buffer(std::aligned_alloc(kAlignment, (bytes_ + kAlignment - 1) / kAlignment * kAlignment),
+                                                std::free);
+  if (!buffer) throw OutOfMemoryError(StrCat("cannot allocate ", bytes_, " bytes to compute ", what_));
+  deferred_->fill(buffer.get());
+  read(buffer.get());
 }
 
 void Storage::ReleaseResidentPages(const void* begin, size_t bytes) const {
@@ -202,6 +244,11 @@ NDArray::NDArray(const TShape& shape, const std::vector<float>& values) : NDArra
 void* NDArray::raw_data() const {
   if (!storage_) throw Error("NDArray is none (no storage)");
   return static_cast<char*>(storage_->data()) + offset_;
+}
+
+const void* NDArray::address() const {
+  if (!storage_) throw Error("NDArray is none (no storage)");
+  return static_cast<const char*>(storage_->address()) + offset_;
 }
 
 NDArray NDArray::Reshape(const TShape& shape) const {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <typeindex>
 #include <vector>
@@ -26,17 +27,35 @@ class Storage {
   // `owner` keeps them alive as long as this storage. `what` names them in errors.
   static std::shared_ptr<Storage> External(const void* data, size_t bytes,
                                            std::shared_ptr<const void> owner, std::string what);
-  // Read-only bytes of a memory-mapped file (a .symbind's weights), as External; their pages
-  // may also leave memory while unused (ReleaseResidentPages).
+  // Read-only bytes of a memory-mapped file (a .symbind's or a .params file's weights), as
+  // External but aligned only as the caller needs (a .params file aligns its arrays to 4
+  // bytes); their pages may also leave memory while unused (ReleaseResidentPages).
   static std::shared_ptr<Storage> MappedFile(const void* data, size_t bytes, std::shared_ptr<const void> owner,
                                              std::string what);
+  // Read-only bytes computed by `fill` (given `bytes` writable bytes) when first read through
+  // data(); until then they take no memory. A kernel that needs only a form of them (packed
+  // weights) reads them through ReadOnce, which computes them into a transient buffer and keeps
+  // nothing: a BatchNorm-folded weight then never exists beside its packed form. `fill` may run
+  // more than once, from any thread, and must give the same bytes each time.
+  static std::shared_ptr<Storage> Deferred(size_t bytes, std::function<void(void*)> fill, std::string what);
   // Writable bytes owned elsewhere (an array shared through DLPack), any alignment; `owner`
   // keeps them alive as long as this storage.
   static std::shared_ptr<Storage> Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  void* data() { return data_; }
+  // The bytes (Deferred ones are computed now, once, and kept).
+  void* data() {
+    if (deferred_ && !deferred_->filled.load(std::memory_order_acquire)) Fill();
+    return data_;
+  }
+  // Where the bytes are, without computing Deferred ones: for telling storages and views apart.
+  const void* address() const { return data_; }
+  // Calls read(bytes): Deferred bytes not computed yet are computed into a transient buffer,
+  // freed when read returns.
+  void ReadOnce(const std::function<void(const void*)>& read);
+  // Whether Deferred bytes have not been computed into this storage (tests; false for others).
+  bool deferred_pending() const { return deferred_ && !deferred_->filled.load(std::memory_order_acquire); }
   size_t bytes() const { return bytes_; }
   // True for External storage: nothing may write into it.
   bool read_only() const { return read_only_; }
@@ -80,7 +99,15 @@ class Storage {
 
  private:
   Storage();
+  static std::shared_ptr<Storage> Unchecked(const void* data, size_t bytes, std::shared_ptr<const void> owner,
+                                            std::string what);
   struct DerivedForms;
+  struct DeferredBytes {
+    std::function<void(void*)> fill;
+    std::once_flag once;
+    std::atomic<bool> filled{false};
+  };
+  void Fill();
   void* data_ = nullptr;
   size_t bytes_ = 0;
   std::shared_ptr<const void> owner_;  // set for bytes owned elsewhere
@@ -90,6 +117,7 @@ class Storage {
   mutable std::atomic<uint64_t> version_{0};
   std::string what_;
   std::unique_ptr<DerivedForms> derived_;  // read-only storage only
+  std::unique_ptr<DeferredBytes> deferred_;
 };
 
 // An n-dimensional array: shape, dtype, context, and a view into shared storage.
@@ -113,6 +141,8 @@ class NDArray {
   size_t bytes() const { return static_cast<size_t>(Size()) * DTypeSize(dtype_); }
 
   void* raw_data() const;
+  // Where the array's bytes are, without computing Deferred storage (identity only).
+  const void* address() const;
   // Typed pointer; throws when T is not this array's dtype.
   template <typename T>
   T* data() const {

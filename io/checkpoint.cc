@@ -28,9 +28,11 @@ void LoadCheckpoint(const std::string& prefix, int epoch, Symbol* symbol,
 }
 
 void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* args,
-                      std::map<std::string, NDArray>* aux) {
+                      std::map<std::string, NDArray>* aux, bool map_read_only) {
   try {
-    SplitArgAux(LoadNDArrayMap(path), args, aux);
+    NDArrayLoadOptions options;
+    options.map_read_only = map_read_only;
+    SplitArgAux(LoadNDArrayMap(path, options), args, aux);
   } catch (const IOError& e) {
     // Name the file once: most loader messages already contain the path.
     const std::string msg = e.what();

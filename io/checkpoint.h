@@ -17,9 +17,10 @@ std::string CheckpointParamsPath(const std::string& prefix, int epoch);
 void LoadCheckpoint(const std::string& prefix, int epoch, Symbol* symbol,
                     std::map<std::string, NDArray>* arg_params,
                     std::map<std::string, NDArray>* aux_params);
-// A .params file of "arg:" / "aux:" arrays split into the two maps (IOError naming `path`).
+// A .params file of "arg:" / "aux:" arrays split into the two maps (IOError naming `path`);
+// with `map_read_only`, views of the mapped file (NDArrayLoadOptions::map_read_only).
 void LoadArgAuxParams(const std::string& path, std::map<std::string, NDArray>* args,
-                      std::map<std::string, NDArray>* aux);
+                      std::map<std::string, NDArray>* aux, bool map_read_only = false);
 void SaveCheckpoint(const std::string& prefix, int epoch, const Symbol& symbol,
                     const std::map<std::string, NDArray>& arg_params,
                     const std::map<std::string, NDArray>& aux_params);

@@ -448,7 +448,8 @@ Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string&
                          " is symbol JSON; give the symbol JSON first, then the .params file"));
   Model model;
   model.symbol = LoadSymbolFile(model_or_symbol_path);
-  if (!params_path.empty()) LoadArgAuxParams(params_path, &model.args, &model.aux);
+  // As LoadModel maps a .symbind: the arrays view the mapped file.
+  if (!params_path.empty()) LoadArgAuxParams(params_path, &model.args, &model.aux, /*map_read_only=*/true);
   return model;
 }
 

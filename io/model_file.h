@@ -65,7 +65,8 @@ bool IsModelBuffer(const void* data, size_t size);
 
 // The one place tools load a model: a .symbind file or an ONNX model (`params_path` must then
 // be empty, the parameters are inside it), or a symbol JSON with an optional MXNet .params file
-// holding "arg:" / "aux:" arrays. ONNX needs libsymbind_onnx loaded (it registers itself with
+// holding "arg:" / "aux:" arrays. Arrays of a .symbind or .params file are read-only views of
+// the mapped file (write into a Copy()). ONNX needs libsymbind_onnx loaded (it registers itself with
 // SetOnnxModelLoader); without it an ONNX file is an IOError saying so.
 Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path = "");
 

@@ -43,6 +43,9 @@ class Reader {
   void Consumed(size_t offset) const {
     if (on_consumed_) on_consumed_(offset);
   }
+  // The file mapped read-only, whose dense arrays become views of it (NDArrayLoadOptions::map_read_only).
+  void set_mapping(std::shared_ptr<const void> owner) { mapping_ = std::move(owner); }
+  const std::shared_ptr<const void>& mapping() const { return mapping_; }
 
   [[noreturn]] void Fail(size_t at, const std::string& what) const {
     std::string where = array_ < 0 ? std::string("file header")
@@ -75,6 +78,7 @@ class Reader {
 
  private:
   std::function<void(size_t)> on_consumed_;
+  std::shared_ptr<const void> mapping_;
   const char* p_;
   size_t size_;
   size_t pos_ = 0;
@@ -317,6 +321,11 @@ NDArray ReadArray(Reader& r, const NDArrayLoadOptions& options, uint64_t* dense_
   const uint64_t bytes = CheckedBytes(r, data_at, count, dtype, shape, "array data");
   const char* src = r.Take(bytes, "array data");
   if (scan) return NDArray();
+  // A view of the mapped file where its bytes are aligned for their type (a .params file aligns
+  // them to 4 bytes, so float64 and int64 arrays may need a copy).
+  if (r.mapping() && bytes > 0 && reinterpret_cast<uintptr_t>(src) % DTypeSize(dtype) == 0)
+    return NDArray::View(Storage::MappedFile(src, bytes, r.mapping(), StrCat("array at byte offset ", data_at)), 0,
+                         shape, dtype);
   NDArray out(shape, dtype);
   // In chunks, so a mapped file can drop what is copied while a large array is still loading.
   constexpr uint64_t kChunk = uint64_t{4} << 20;
@@ -358,7 +367,8 @@ namespace {
 // Parses a whole file image; after each array, `consumed(offset)` says the bytes before
 // `offset` will not be read again.
 NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOptions& options,
-                             const std::function<void(size_t)>& consumed, bool scan = false);
+                             const std::function<void(size_t)>& consumed, bool scan = false,
+                             std::shared_ptr<const void> mapping = nullptr);
 
 // What densifying the file's sparse arrays will allocate, from a scan of the whole file (every
 // header and index checked, nothing allocated), against the budget: before the first array is
@@ -386,12 +396,14 @@ void CheckSparseExpansion(const void* data, size_t size, const NDArrayLoadOption
 }
 
 NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOptions& given,
-                             const std::function<void(size_t)>& consumed, bool scan) {
+                             const std::function<void(size_t)>& consumed, bool scan,
+                             std::shared_ptr<const void> mapping) {
   NDArrayLoadOptions options = given;
   if (options.max_dense_bytes_from_sparse == 0) options.max_dense_bytes_from_sparse = SparseExpansionBudget(size);
   if (!scan && options.densify_sparse) CheckSparseExpansion(data, size, options);
   Reader r(data, size);
   r.set_on_consumed(consumed);
+  r.set_mapping(std::move(mapping));
   NDArrayFile f;
   const uint64_t magic = r.Read<uint64_t>("list magic");
   if (magic != kListMagic)
@@ -442,6 +454,14 @@ NDArrayFile ParseNDArrayFile(const void* data, size_t size, const NDArrayLoadOpt
   if (r.remaining() != 0)
     r.Fail(r.pos(), StrCat(r.remaining(), " trailing bytes after the names section (the file "
                            "should end at byte offset ", r.pos(), ")"));
+  // Views of the mapped file, named in errors now that the names are known.
+  if (r.mapping())
+    for (size_t i = 0; i < f.names.size(); ++i) {
+      NDArray& a = f.arrays[i];
+      if (a.is_none() || !a.storage() || !a.read_only()) continue;
+      a = NDArray::View(Storage::MappedFile(a.address(), a.bytes(), r.mapping(), "parameter '" + f.names[i] + "', mapped from its file"),
+                        0, a.shape(), a.dtype());
+    }
   return f;
 }
 }  // namespace
@@ -458,10 +478,12 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size, const NDArrayLoadOp
 }
 
 NDArrayFile LoadNDArrayFile(const std::string& path, const NDArrayLoadOptions& options) {
-  MappedFile m(path);
+  auto mapped = std::make_shared<MappedFile>(path);
+  MappedFile& m = *mapped;
   const std::string wrong_kind = WrongFileKindMessage(path, DetectFileKind(m.data(), m.size()), FileKind::kParams);
   if (!wrong_kind.empty()) throw IOError(wrong_kind);
   try {
+    if (options.map_read_only) return ParseNDArrayFile(m.data(), m.size(), options, nullptr, false, mapped);
     // Mapped pages already copied are dropped as loading proceeds, so peak memory is about
     // one copy of the weights, not two.
     return ParseNDArrayFile(m.data(), m.size(), options, [&m](size_t offset) { m.DropBefore(offset); });
@@ -480,8 +502,8 @@ std::map<std::string, NDArray> NamedArrays(const NDArrayFile& file, const std::s
   return out;
 }
 
-std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path) {
-  return NamedArrays(LoadNDArrayFile(path), path);
+std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path, const NDArrayLoadOptions& options) {
+  return NamedArrays(LoadNDArrayFile(path, options), path);
 }
 
 std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,

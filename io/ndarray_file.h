@@ -53,6 +53,11 @@ struct NDArrayLoadOptions {
   // False: sparse arrays are checked (indices in range) but not expanded; their entries in
   // `arrays` are none and `shapes`/`dtypes` describe them (for listings).
   bool densify_sparse = true;
+  // LoadNDArrayFile only: dense arrays become read-only views of the file mapped into memory (no
+  // copy; their pages come from the page cache, shared with other processes, and leave this
+  // process's memory once kernels have packed them). Arrays whose bytes are not aligned for
+  // their type are copied. For inference; writing into a view throws.
+  bool map_read_only = false;
 };
 
 // The default budget for densifying a file's sparse arrays: kSparseExpansionFactor bytes per
@@ -67,7 +72,7 @@ NDArrayFile LoadNDArrayBuffer(const void* data, size_t size,
                               const NDArrayLoadOptions& options = {});
 NDArrayFile LoadNDArrayFile(const std::string& path, const NDArrayLoadOptions& options = {});
 // Names to arrays; throws IOError when the file has no names or a name twice.
-std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path);
+std::map<std::string, NDArray> LoadNDArrayMap(const std::string& path, const NDArrayLoadOptions& options = {});
 
 // `names` is empty (a positional list) or has one entry per array.
 std::string SaveNDArraysToString(const std::vector<NDArray>& arrays,

@@ -131,6 +131,7 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     const NDArray *gamma = Given(g, n, 1, args), *beta = Given(g, n, 2, args);
     const NDArray *mean = Given(g, n, 3, aux), *var = Given(g, n, 4, aux);
     if (!weight || (has_bias && !bias) || !gamma || !beta || !mean || !var) continue;
+    if (weight->dtype() != DType::kFloat32) continue;
     const int64_t channels = weight->shape()[0];
     auto one_per_channel = [&](const NDArray* a) { return a->Size() == channels; };
     if (weight->shape().ndim() < 2 || !one_per_channel(gamma) || !one_per_channel(beta) ||
@@ -143,19 +144,30 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     // As the BatchNorm kernel computes it: scale = float(1/sqrt(var + eps)) * gamma.
     const double eps = ParsedParam<double>(bn_attrs, "eps");
     const bool fix_gamma = ParsedParam<bool>(bn_attrs, "fix_gamma");
-    NDArray folded_weight = weight->Copy();
+    std::vector<double> scale(static_cast<size_t>(channels));
     NDArray folded_bias(TShape({channels}));
-    const int64_t per_channel = int64_t(weight->Size()) / channels;
-    float* w = folded_weight.fdata();
     for (int64_t c = 0; c < channels; ++c) {
-      const double scale = double(static_cast<float>(1.0 / std::sqrt(double(var->fdata()[c]) + eps))) *
-                           (fix_gamma ? 1.0 : double(gamma->fdata()[c]));
-      for (int64_t i = 0; i < per_channel; ++i) w[c * per_channel + i] = float(w[c * per_channel + i] * scale);
+      scale[size_t(c)] = double(static_cast<float>(1.0 / std::sqrt(double(var->fdata()[c]) + eps))) *
+                         (fix_gamma ? 1.0 : double(gamma->fdata()[c]));
       const double b = bias ? double(bias->fdata()[c]) : 0.0;
-      folded_bias.fdata()[c] = float((b - mean->fdata()[c]) * scale + beta->fdata()[c]);
+      folded_bias.fdata()[c] = float((b - mean->fdata()[c]) * scale[size_t(c)] + beta->fdata()[c]);
     }
-    // The graph no longer reads the weight; mapped from a model file, its pages may leave memory.
-    if (weight->storage()) weight->storage()->ReleaseResidentPages(weight->raw_data(), weight->bytes());
+    // The folded weight is computed when read: kernels that pack it read it once (the packed
+    // form then replaces it), so it never sits in memory beside its source and its packed form.
+    const NDArray source = *weight;
+    const int64_t per_channel = int64_t(source.Size()) / channels;
+    auto fold = [source, scale = std::move(scale), per_channel](void* out) {
+      const float* w = source.fdata();
+      float* folded = static_cast<float*>(out);
+      for (size_t c = 0; c < scale.size(); ++c)
+        for (int64_t i = 0; i < per_channel; ++i) {
+          const int64_t at = int64_t(c) * per_channel + i;
+          folded[at] = float(w[at] * scale[c]);
+        }
+      // Mapped from a model file, the source's pages may leave memory until read again.
+      source.storage()->ReleaseResidentPages(w, source.bytes());
+    };
+    NDArray folded_weight = NDArray::View(Storage::Deferred(source.bytes(), fold, "a folded weight"), 0, source.shape());
 
     NodeAttrs& attrs = producer->attrs;
     attrs.dict["no_bias"] = "False";
@@ -163,7 +175,7 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     producer->inputs.resize(3);
     producer->inputs[1] = Symbol::Variable(weight_name).outputs()[0];
     producer->inputs[2] = Symbol::Variable(bias_name).outputs()[0];
-    state->args[weight_name] = Frozen(folded_weight);  // a name no node has (checked above)
+    state->args[weight_name] = folded_weight;  // a name no node has (checked above)
     state->args[bias_name] = Frozen(folded_bias);
     names.insert(weight_name);
     names.insert(bias_name);

@@ -55,6 +55,34 @@ TEST_CASE("NDArray storage is aligned, views share it", "[core]") {
   CHECK_THROWS_AS(a.Slice(2, 5), Error);
 }
 
+TEST_CASE("Deferred storage computes its bytes when first read, and ReadOnce keeps none", "[core]") {
+  int fills = 0;
+  auto storage = Storage::Deferred(6 * sizeof(float), [&fills](void* out) {
+    ++fills;
+    for (int i = 0; i < 6; ++i) static_cast<float*>(out)[i] = 0.5f * float(i);
+  }, "six halves");
+  const NDArray a = NDArray::View(storage, 0, TShape({2, 3}));
+  const NDArray row = a.At(1);
+  CHECK(storage->deferred_pending());
+  CHECK(a.read_only());
+  CHECK(row.address() == static_cast<const char*>(a.address()) + 3 * sizeof(float));  // identity computes nothing
+  float sum = 0;
+  storage->ReadOnce([&](const void* bytes) {
+    for (int i = 0; i < 6; ++i) sum += static_cast<const float*>(bytes)[i];
+  });
+  CHECK(sum == 7.5f);
+  CHECK(fills == 1);
+  CHECK(storage->deferred_pending());  // computed into a transient buffer, not kept
+  CHECK(row.ToVector() == std::vector<float>{1.5f, 2.0f, 2.5f});
+  CHECK_FALSE(storage->deferred_pending());
+  CHECK(a.GetFlat(5) == 2.5f);
+  CHECK(fills == 2);  // kept after the first read through data()
+  storage->ReadOnce([&](const void* bytes) { CHECK(bytes == a.address()); });
+  CHECK(fills == 2);
+  CHECK_THROWS_AS(a.Fill(0.0f), Error);
+  CHECK_THROWS_AS(Storage::Deferred(4, nullptr, "nothing"), Error);
+}
+
 TEST_CASE("NDArray copies between dtypes", "[core]") {
   NDArray f(TShape({4}), std::vector<float>{1.5f, -2.0f, 3.0f, 0.0f});
   for (DType t : {DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kInt32, DType::kInt8,

@@ -200,6 +200,36 @@ TEST_CASE("FoldBatchNorm: only pairs whose folding nobody can see, weights and b
       p.executor().arg_dict().at("conv_folded_weight")));
 }
 
+TEST_CASE("FoldBatchNorm: a folded weight that kernels read through packed forms is never kept whole", "[predict][rewrite]") {
+  // conv: a 3x3 layer the packed or Winograd kernels take (forms only); dw: a depthwise layer,
+  // whose kernel reads the folded weight itself.
+  Symbol data = Symbol::Variable("data");
+  Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)").SetParam("num_filter", 32)
+                    .SetInput("data", data).CreateSymbol("conv");
+  Symbol bn = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", conv).CreateSymbol("bn");
+  Symbol dw = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)").SetParam("num_filter", 32)
+                  .SetParam("num_group", 32).SetInput("data", bn).CreateSymbol("dw");
+  Symbol bn2 = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", dw).CreateSymbol("bn2");
+  Symbol relu = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", bn2).CreateSymbol("relu");
+  const TShape shape({1, 16, 20, 20});
+  SharedModel m = GaussianModel(relu, shape);
+  FoldResult compared = CompareFolded(m, shape);
+  CHECK(compared.folded == 2);
+  CHECK(compared.worst <= 1e-5);
+
+  Predictor p(m.symbol, m.params, m.aux, {{"data", shape}});
+  p.Forward();
+  p.Forward();
+  const auto& bound = p.executor().arg_dict();
+  CHECK(bound.at("conv_folded_weight").storage()->deferred_pending());
+  CHECK_FALSE(bound.at("dw_folded_weight").storage()->deferred_pending());
+  // Reading it still gives the folded values (computed now).
+  const NDArray folded = bound.at("conv_folded_weight");
+  const double scale0 = m.params.at("bn_gamma").fdata()[0] / std::sqrt(m.aux.at("bn_moving_var").fdata()[0] + 1e-3);
+  CHECK(folded.GetFlat(4) == Approx(m.params.at("conv_weight").fdata()[4] * scale0).epsilon(1e-6));
+  CHECK_FALSE(folded.storage()->deferred_pending());
+}
+
 namespace {
 enum class Fusion { kActivations, kBlocks, kResidualAdds };
 // Runs `m` with every rewrite and without one fusion and the residual-add fusion (which takes

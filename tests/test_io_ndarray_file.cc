@@ -176,6 +176,36 @@ TEST_CASE("io: save then load is bit-exact for every dtype", "[io]") {
   auto back = LoadNDArrayMap(path);
   REQUIRE(back.size() == m.size());
   for (auto& kv : m) CHECK(BitEqual(back.at(kv.first), kv.second));
+
+  // Mapped: the same values, read-only; arrays the file does not align for their type are copies.
+  NDArrayLoadOptions mapped_options;
+  mapped_options.map_read_only = true;
+  auto mapped = LoadNDArrayMap(path, mapped_options);
+  REQUIRE(mapped.size() == m.size());
+  size_t views = 0;
+  for (auto& kv : m) {
+    INFO(kv.first);
+    const NDArray& a = mapped.at(kv.first);
+    CHECK(BitEqual(a, kv.second));
+    if (a.bytes() == 0) continue;
+    const bool aligned = reinterpret_cast<uintptr_t>(a.address()) % DTypeSize(a.dtype()) == 0;
+    CHECK(aligned);
+    if (a.read_only()) {
+      ++views;
+      CHECK_THROWS_AS(a.Fill(1.0f), Error);
+    }
+  }
+  CHECK(views > 0);
+  std::remove(path.c_str());
+  // A file of float32 arrays only (every real model's) is all views.
+  std::map<std::string, NDArray> floats;
+  for (auto& kv : m)
+    if (kv.second.dtype() == DType::kFloat32 && kv.second.bytes() > 0) floats[kv.first] = kv.second;
+  SaveNDArrays(path, floats);
+  for (auto& kv : LoadNDArrayMap(path, mapped_options)) {
+    CHECK(kv.second.read_only());
+    CHECK(BitEqual(kv.second, floats.at(kv.first)));
+  }
   std::remove(path.c_str());
 }
 

@@ -173,12 +173,13 @@ void ConvForward(const float* x, const float* w, const float* bias, float* y, co
   }
   const ForwardChoice choice = ChooseForwardPath(n, g, req, weights);
   switch (choice.path) {
-    case ForwardPath::kDepthwise: return DepthwiseConvForward(x, w, bias, y, n, g, req, act);
+    // These read the weights directly, not through forms.
+    case ForwardPath::kDepthwise: return DepthwiseConvForward(x, RawWeights(w, weights), bias, y, n, g, req, act);
     case ForwardPath::kDirect: return DirectConvForward(x, w, bias, y, n, g, act, weights);
     case ForwardPath::kWinograd: return WinogradConvForward(x, w, bias, y, n, g, req, weights, act, choice.tile);
-    case ForwardPath::kTinyDepth: return TinyDepthConvForward(x, w, bias, y, n, g, act);
+    case ForwardPath::kTinyDepth: return TinyDepthConvForward(x, RawWeights(w, weights), bias, y, n, g, act);
     case ForwardPath::kPacked: return PackedGemmConvForward(x, w, bias, y, n, g, act, weights);
-    case ForwardPath::kIm2Col: return ConvForwardIm2Col(x, w, bias, y, n, g, req, act);
+    case ForwardPath::kIm2Col: return ConvForwardIm2Col(x, RawWeights(w, weights), bias, y, n, g, req, act);
   }
 }
 

@@ -31,7 +31,7 @@ namespace symbind {
 // its rank and dims, then the layout the kernel asked for. A .symbind stores it without the
 // offset (StoredForm::key), which the loader puts back.
 inline int64_t OffsetInStorage(const NDArray& array) {
-  return static_cast<const char*>(array.raw_data()) - static_cast<const char*>(array.storage()->data());
+  return static_cast<const char*>(array.address()) - static_cast<const char*>(array.storage()->address());
 }
 inline std::vector<int64_t> FormKeyStart(int64_t offset, const TShape& shape) {
   std::vector<int64_t> key{offset, static_cast<int64_t>(shape.ndim())};
@@ -54,11 +54,11 @@ struct ArrayStamp {
   uint64_t version = 0;
   static ArrayStamp Of(const NDArray& a) {
     const std::shared_ptr<Storage>& st = a.storage();
-    return ArrayStamp{st, st ? a.raw_data() : nullptr, a.shape(), st ? st->version() : 0};
+    return ArrayStamp{st, st ? a.address() : nullptr, a.shape(), st ? st->version() : 0};
   }
   bool Matches(const NDArray& a) const {
     const std::shared_ptr<Storage>& st = a.storage();
-    return st && !storage.owner_before(st) && !st.owner_before(storage) && data == a.raw_data() &&
+    return st && !storage.owner_before(st) && !st.owner_before(storage) && data == a.address() &&
            shape == a.shape() && version == st->version();
   }
 };
@@ -87,8 +87,15 @@ class DerivedWeights {
     for (const Form& f : forms_)
       if (f.type == type && std::equal(f.layout.begin(), f.layout.end(), layout.begin(), layout.end()))
         return std::static_pointer_cast<const T>(f.value);
-    const auto build = [&] { return std::shared_ptr<const void>(std::make_shared<const T>(make(static_cast<const float*>(stamp_.data)))); };
     const std::shared_ptr<Storage> st = stamp_.storage.lock();
+    const auto build = [&] {
+      std::shared_ptr<const void> value;
+      const auto read = [&](const void* data) { value = std::make_shared<const T>(make(static_cast<const float*>(data))); };
+      // Deferred bytes (a folded weight) are computed for this read only: the form replaces them.
+      if (st) st->ReadOnce([&](const void* base) { read(static_cast<const char*>(base) + offset_); });
+      else read(stamp_.data);
+      return value;
+    };
     std::shared_ptr<const void> value;
     if (read_only_ && st) {
       std::vector<int64_t> key = FormKeyStart(offset_, stamp_.shape);
@@ -104,6 +111,13 @@ class DerivedWeights {
   }
   // How many forms this node holds (tests).
   size_t num_forms() const { return forms_.size(); }
+  // The array's floats, for a kernel that reads them directly rather than through a form
+  // (Deferred bytes are computed now and kept).
+  const float* raw() const {
+    const std::shared_ptr<Storage> st = stamp_.storage.lock();
+    if (!st) return static_cast<const float*>(stamp_.data);
+    return reinterpret_cast<const float*>(static_cast<const char*>(st->data()) + offset_);
+  }
 
  private:
   struct Form {
@@ -191,6 +205,15 @@ inline CreateStateFn CreateDerivedWeightsState(size_t count) {
     return std::make_unique<DerivedWeightsState>(count);
   };
 }
+// `array`'s floats as a kernel hands them on beside `weights` (NodeDerivedWeights of that array):
+// their address only, so that a Deferred array (a folded weight) is not computed for kernels that
+// read it through forms; kernels that read it directly take weights->raw() (RawWeights).
+inline const float* WeightsFor(const NDArray& array, const DerivedWeights* weights) {
+  if (!weights || array.dtype() != DType::kFloat32) return array.fdata();
+  return static_cast<const float*>(array.address());
+}
+inline const float* RawWeights(const float* w, const DerivedWeights* weights) { return weights ? weights->raw() : w; }
+
 // The node's DerivedWeights number `index`, pointed at `array`, for an inference call that has
 // the node's state; null otherwise: a training call (the weights change every step, so their
 // forms are made per call) or a call without an executor.

@@ -74,9 +74,9 @@ void ForwardConvolution(const OpContext& ctx, const NodeAttrs& attrs, const std:
   s.dims.y_image_stride = ctx.output_image_stride;
   DerivedWeights* weights = NodeDerivedWeights(ctx, 0, in[1]);
   if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, weights))
-    return Bf16ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(), s.dims,
+    return Bf16ConvForward(in[0].fdata(), WeightsFor(in[1], weights), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(), s.dims,
                            s.geom, weights);
-  ConvForward(in[0].fdata(), in[1].fdata(), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
+  ConvForward(in[0].fdata(), WeightsFor(in[1], weights), p.no_bias ? nullptr : in[2].fdata(), out[0].fdata(),
               s.dims, s.geom, req[0], weights);
 }
 
@@ -107,10 +107,10 @@ void ForwardFusedConv(const OpContext& ctx, const NodeAttrs& attrs, const std::v
   }
   DerivedWeights* weights = NodeDerivedWeights(ctx, 0, in[c + 1]);
   if (ctx.precision == Precision::kBfloat16 && req[0] != OpReq::kAdd && Bf16ConvApplies(s.dims, s.geom, weights))
-    return Bf16ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
+    return Bf16ConvForward(in[c].fdata(), WeightsFor(in[c + 1], weights), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
                            s.dims, s.geom, weights, p.activation(in),
                            residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
-  ConvForward(in[c].fdata(), in[c + 1].fdata(), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
+  ConvForward(in[c].fdata(), WeightsFor(in[c + 1], weights), p.no_bias ? nullptr : in[c + 2].fdata(), out[0].fdata(),
               s.dims, s.geom, residual || p.normalize ? write : req[0], weights,
               p.activation(in), residual ? in[static_cast<size_t>(p.residual_input())].fdata() : nullptr, normalized);
 }
