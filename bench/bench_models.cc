@@ -2,7 +2,7 @@
 //
 //   bench_models SYMBOL PARAMS --shape data=N,C,H,W [--threads T] [--runs R]
 //       [--logits] [--input data=X.npy] [--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse]
-//       [--no-fuse-blocks] [--uniform-input] [--bf16]
+//       [--no-fuse-blocks] [--uniform-input] [--bf16] [--compact-weights]
 //
 // Prints "key value" lines:
 //   --runs R      latency_ms (median of R forwards after 2 warm-up runs), latency_min_ms
@@ -22,7 +22,8 @@
 // relu / clip into the convolution before it nor inverted residual blocks into one node (PredictorOptions),
 // --no-fuse-blocks only without the latter (as `symbind run`'s). --uniform-input fills the data
 // inputs not given by --input uniformly in [-1, 1] (seeded), as bench/ort_peer.js does; else they
-// stay zero. --bf16: PredictorOptions::precision = kBfloat16 (an error without AVX512_BF16). Every argument except data and labels must be
+// stay zero. --bf16: PredictorOptions::precision = kBfloat16 (an error without AVX512_BF16).
+// --compact-weights: PredictorOptions::compact_weights. Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -57,14 +58,15 @@ struct Options {
   std::map<std::string, TShape> shapes;
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
-  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true, uniform_input = false, bf16 = false;
+  bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true, uniform_input = false, bf16 = false,
+       compact_weights = false;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input] [--bf16]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input] [--bf16] [--compact-weights]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -94,6 +96,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--no-fuse-blocks") o.fuse_blocks = false;
     else if (a == "--uniform-input") o.uniform_input = true;
     else if (a == "--bf16") o.bf16 = true;
+    else if (a == "--compact-weights") o.compact_weights = true;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -171,6 +174,7 @@ int main(int argc, char** argv) {
     options.seed = 1;
     options.disabled_passes = DisabledPasses({!o.fold, !o.fuse, !o.fuse_blocks, false});
     options.precision = o.bf16 ? Precision::kBfloat16 : Precision::kFloat32;
+    options.compact_weights = o.compact_weights;
     // As LoadPredictor and `symbind run` bind loaded weights: views of the mapped file, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights

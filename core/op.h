@@ -80,6 +80,9 @@ struct OpContext {
   // without one (an imperative call), where the kernel derives what it needs on that call.
   OpState* state = nullptr;
   Precision precision = Precision::kFloat32;
+  // Kernels keep no derived weights larger than the weights themselves (no Winograd-transformed
+  // filters): less memory, slower 3x3 convolutions (PredictorOptions::compact_weights).
+  bool compact_weights = false;
 };
 
 // The arrays a backward kernel sees. `in_grads` and `req` cover the arguments only

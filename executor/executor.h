@@ -145,6 +145,8 @@ class Executor {
   // What the forward kernels run convolution and FullyConnected in (Precision); kFloat32 from
   // binding. The caller checks the CPU can (Bf16Available in ops/kernels/gemm_bf16.h).
   void set_precision(Precision precision) { precision_ = precision; }
+  // OpContext::compact_weights for every forward kernel; false from binding.
+  void set_compact_weights(bool compact) { compact_weights_ = compact; }
 
   // MXNet's Executor::Reshape: a NEW executor for new input shapes; this one is unchanged.
   // Arrays whose shape stays the same (parameters, aux states, their gradients) are shared
@@ -191,6 +193,7 @@ class Executor {
   std::unique_ptr<BackwardPlan> backward_;
   uint64_t seed_;
   Precision precision_ = Precision::kFloat32;
+  bool compact_weights_ = false;
   uint64_t run_counter_ = 0;
   bool last_forward_train_ = false;
   size_t partial_steps_done_ = 0;  // PartialForward's next step

@@ -18,6 +18,9 @@ MappedFile::MappedFile(const std::string& path) {
   if (size_ == 0) return;
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
   if (p == MAP_FAILED) throw IOError(StrCat("cannot map ", path, ": ", std::strerror(errno)));
+  // Page-cache folios of a freshly written file may be 2 MiB, mapped whole on the first touch:
+  // reading one small array would then bring back 2 MiB that were released after packing.
+  ::madvise(p, size_, MADV_NOHUGEPAGE);
   data_ = p;
 }
 

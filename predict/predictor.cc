@@ -171,6 +171,7 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
   try {
     exec_ = SimpleBind(symbol_, Context::CPU(), args_, {}, {}, aux_, bind_options);
     exec_->set_precision(options_.precision);
+    exec_->set_compact_weights(options_.compact_weights);
   } catch (const std::bad_alloc&) {
     throw OutOfMemoryError(OutOfMemoryMessage("Predictor: binding"));
   }

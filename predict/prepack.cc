@@ -52,7 +52,7 @@ std::vector<std::string> FoldModelBatchNorms(Model* model) {
   return std::move(folded.folded);
 }
 
-PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes) {
+PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes, bool compact_weights) {
   PrepackReport report;
   report.folded = FoldModelBatchNorms(model).size();
   std::map<std::string, TShape> shapes = model->input_shapes;
@@ -61,7 +61,9 @@ PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& in
   // The forms stay with the views' storages after the predictor is gone.
   const std::map<std::string, NDArray> args = ReadOnlyViews(model->args), aux = ReadOnlyViews(model->aux);
   {
-    Predictor predictor(model->symbol, args, aux, shapes);
+    PredictorOptions options;
+    options.compact_weights = compact_weights;
+    Predictor predictor(model->symbol, args, aux, shapes, options);
     predictor.Forward();  // on its zero-filled inputs
   }
   model->forms.clear();

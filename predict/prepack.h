@@ -32,7 +32,9 @@ std::vector<std::string> FoldModelBatchNorms(Model* model);
 
 // Folds `model`'s BatchNorms (FoldModelBatchNorms), runs it once on zeros for `input_shapes` (added to its stored ones) and keeps in
 // model->forms what the kernels derived from its float32 parameters, for model->forms_isa.
-// Throws what a Predictor throws for missing or wrong shapes.
-PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes);
+// Throws what a Predictor throws for missing or wrong shapes. `compact_weights`: the forms of
+// PredictorOptions::compact_weights (what predictors with that option then find).
+PrepackReport PrepackModel(Model* model, const std::map<std::string, TShape>& input_shapes,
+                           bool compact_weights = false);
 
 }  // namespace symbind

@@ -1,5 +1,6 @@
 // Prepacked .symbind files (PrepackModel, symbind convert --prepack): the kernels' forms stored,
 // read back in place, used without packing, and the same outputs to the bit.
+#include <cmath>
 #include <cstring>
 
 #include <catch2/catch.hpp>
@@ -77,6 +78,44 @@ TEST_CASE("Prepack: stored forms are read in place, used without packing, same o
   const std::string again = symbind_test::TempPath("prepacked-again.symbind");
   SaveModel(again, loaded);
   CHECK(LoadModel(again).forms_in_use == report.forms);
+}
+
+TEST_CASE("Compact weights: no derived form larger than the weights, the same results to rounding", "[prepack][compact]") {
+  // 3x3 layers of 64 channels, which Winograd may take by default.
+  Symbol x = Symbol::Variable("data");
+  for (const char* name : {"conv1", "conv2"}) {
+    x = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)").SetParam("num_filter", 64)
+            .SetInput("data", x).CreateSymbol(name);
+    x = OpBuilder("Activation").SetParam("act_type", "relu").SetInput("data", x).CreateSymbol(std::string(name) + "_relu");
+  }
+  const TShape shape({1, 64, 28, 28});
+  const test::SharedModel m = test::GaussianModel(x, shape);
+  size_t weight_bytes = 0;
+  for (const auto& [name, array] : m.params) weight_bytes += array.bytes();
+
+  Model compact{m.symbol, m.params, m.aux, {{"data", shape}}};
+  const PrepackReport report = PrepackModel(&compact, {}, /*compact_weights=*/true);
+  CHECK(report.forms >= 2);
+  CHECK(report.form_bytes <= weight_bytes);
+
+  NDArray input(shape);
+  FillGaussian(input, 3, "x");
+  std::vector<float> outputs[2];
+  for (bool compact_weights : {false, true}) {
+    PredictorOptions options;
+    options.compact_weights = compact_weights;
+    Predictor p(m.symbol, ReadOnlyViews(m.params), ReadOnlyViews(m.aux), {{"data", shape}}, options);
+    p.SetInput("data", input);
+    p.Forward();
+    outputs[compact_weights] = p.Output(0).ToVector();
+  }
+  float largest = 0, diff = 0;
+  for (size_t i = 0; i < outputs[0].size(); ++i) {
+    largest = std::max(largest, std::fabs(outputs[0][i]));
+    diff = std::max(diff, std::fabs(outputs[0][i] - outputs[1][i]));
+  }
+  CHECK(largest > 0);
+  CHECK(diff <= 1e-5f * largest);
 }
 
 TEST_CASE("Prepack: forms for another instruction set are kept but not used", "[prepack][model_file]") {

@@ -185,6 +185,9 @@ TEST_CASE("tool: run --precision bf16 runs where the CPU has AVX512_BF16 and ref
   RunResult bad = RunTool(run + " --precision fp8");
   CHECK(bad.status == 1);
   CHECK(bad.output.rfind("symbind: error: ", 0) == 0);
+  RunResult compact = RunTool(run + " --compact-weights");
+  CHECK(compact.status == 0);
+  CHECK(compact.output.find("softmax_output (4,3)") != std::string::npos);
   std::remove(path.c_str());
 }
 

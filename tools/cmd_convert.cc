@@ -5,7 +5,8 @@
 // output's form follows its name: ".onnx", ".symbind", else a checkpoint prefix (for JSON +
 // .params input, a .symbind file). Arrays are carried over bit for bit, unless
 // --fold-batch-norm folds each inference BatchNorm into the layer before it first, or
-// --prepack also stores the kernels' packed weights in the .symbind file.
+// --prepack also stores the kernels' packed weights in the .symbind file (--compact-weights: those of
+// PredictorOptions::compact_weights).
 #include <iostream>
 #include <memory>
 
@@ -28,7 +29,7 @@ struct ConvertArgs {
   std::vector<std::string> shapes;
   int opset = 0;  // 0: the default
   bool fold_batch_norm = false;
-  bool prepack = false;
+  bool prepack = false, compact_weights = false;
 };
 
 // The graph as the Predictor rewrites it at bind: a predictor over the file then binds the
@@ -51,10 +52,10 @@ void WriteOnnx(const ConvertArgs& a, const symbind::Model& model) {
 #endif
 }
 
-void Prepack(symbind::Model* model) {
+void Prepack(symbind::Model* model, bool compact_weights) {
   if (model->input_shapes.empty())
     throw symbind::ParamError("convert --prepack: give the input shapes the model will run with (--shape NAME=D0,D1,...)");
-  const symbind::PrepackReport r = symbind::PrepackModel(model, {});
+  const symbind::PrepackReport r = symbind::PrepackModel(model, {}, compact_weights);
   std::cout << "folded " << r.folded << " BatchNorm node(s) into the layer before them; stored " << r.forms
             << " packed form(s) of the weights, " << (r.form_bytes + (1 << 19)) / (1 << 20) << " MiB, for "
             << model->forms_isa << "\n";
@@ -64,6 +65,7 @@ void Convert(const ConvertArgs& a) {
   using namespace symbind;
   const bool to_onnx = EndsWith(a.output, ".onnx");
   if (a.opset && !to_onnx) throw ParamError("convert: --opset applies to an .onnx output only");
+  if (a.compact_weights && !a.prepack) throw ParamError("convert: --compact-weights applies to --prepack only");
   if (a.prepack && !EndsWith(a.output, ".symbind"))
     throw ParamError("convert: --prepack stores packed weights in a .symbind file; " + a.output + " is not one");
   const FileKind kind = DetectFileKindOfPath(a.input);
@@ -75,7 +77,7 @@ void Convert(const ConvertArgs& a) {
       auto kv = ParseShapeSpec(spec);
       model.input_shapes[kv.first] = kv.second;
     }
-    if (a.prepack) Prepack(&model);
+    if (a.prepack) Prepack(&model, a.compact_weights);
     else if (a.fold_batch_norm) FoldBatchNorms(&model);
     if (to_onnx) return WriteOnnx(a, model);
     if (EndsWith(a.output, ".symbind")) {
@@ -95,7 +97,7 @@ void Convert(const ConvertArgs& a) {
     auto kv = ParseShapeSpec(spec);
     if (!model.input_shapes.insert(kv).second) throw ParamError("--shape " + kv.first + " given twice");
   }
-  if (a.prepack) Prepack(&model);
+  if (a.prepack) Prepack(&model, a.compact_weights);
   else if (a.fold_batch_norm) FoldBatchNorms(&model);
   if (to_onnx) return WriteOnnx(a, model);
   SaveModel(a.output, model);
@@ -121,6 +123,8 @@ void AddConvertCommand(CLI::App& app) {
                 "also store the kernels' packed weights for the --shape inputs and this CPU's instruction set "
                 "(implies --fold-batch-norm; .symbind output): the file runs without packing, its weights shared "
                 "through the page cache by every process"); 
+  sub->add_flag("--compact-weights", a->compact_weights,
+                "with --prepack: store the forms that `run --compact-weights` (PredictorOptions::compact_weights) uses");
   sub->callback([a] { Convert(*a); });
 }
 

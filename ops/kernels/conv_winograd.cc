@@ -509,7 +509,8 @@ WinogradTile WideLayerTile(const ConvDims& n, const ConvGeom& g) {
 }  // namespace
 
 WinogradTile ChooseWinogradTile(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
-  if (!WinogradApplies(n, g)) return WinogradTile::kNone;
+  // Transformed filters take 16/9 to 64/9 of the filters' memory.
+  if (!WinogradApplies(n, g) || (weights && weights->compact())) return WinogradTile::kNone;
   if (!TransformedWeightsFit(WinogradTile::kF4, n)) {
     // Writable weights may change every call (a training step), and transforming 512 x 512
     // filters each time costs more than it saves.

@@ -78,6 +78,9 @@ class DerivedWeights {
   // Whether the array cannot change (memory-mapped, a ReadOnlyView): kernels may then choose
   // paths whose derived forms cost more to make, as they are made once.
   bool read_only() const { return read_only_; }
+  // Whether the node keeps no form larger than the array (OpContext::compact_weights).
+  bool compact() const { return compact_; }
+  void set_compact(bool compact) { compact_ = compact; }
   // The form of type T laid out as `layout` says (a tiling, a tile size, the filter geometry:
   // whatever the form depends on besides the array), made by make(weights' floats) when this
   // array and version have none yet (arrays of another type: make casts the pointer back).
@@ -129,6 +132,7 @@ class DerivedWeights {
   int64_t offset_ = 0;  // bytes from the storage's start
   size_t bytes_ = 0;
   bool read_only_ = false;
+  bool compact_ = false;
   std::vector<Form> forms_;
 };
 
@@ -222,6 +226,7 @@ inline DerivedWeights* NodeDerivedWeights(const OpContext& ctx, size_t index, co
   if (ctx.is_train || !state || index >= state->weights.size()) return nullptr;
   DerivedWeights* weights = &state->weights[index];
   weights->Use(array);
+  weights->set_compact(ctx.compact_weights);
   return weights;
 }
 
