@@ -510,11 +510,14 @@ echo "## Memory: ResNet-50 batch-1 inference (MiB) $(loadavg)"
 r50=(--threads "$threads" bench/models/resnet-50-symbol.json "$work/resnet-50.params" --shape data=1,3,224,224 --memory)
 plan0=$(SYMBIND_MEMORY_PLAN=0 $bin/bench_models "${r50[@]}")
 plan1=$(SYMBIND_MEMORY_PLAN=1 $bin/bench_models "${r50[@]}")
+compact=$(SYMBIND_MEMORY_PLAN=1 $bin/bench_models "${r50[@]}" --compact-weights)
 peer=$($py bench/peers.py --threads "$threads" resnet50-memory bench/models/resnet-50-symbol.json "$work/resnet-50.params")
 row process "at start" "peak RSS" "resident after" "peak - start"
-for p in "plan0" "plan1"; do
+for p in "plan0" "plan1" "compact"; do
   out=${!p}
-  row "symbind PLAN=${p#plan}" "$(val "$out" rss_at_start_mb)" "$(val "$out" peak_rss_mb)" "$(val "$out" rss_after_runs_mb)" \
+  label="symbind PLAN=${p#plan}"
+  [ "$p" = compact ] && label="symbind --compact-weights"
+  row "$label" "$(val "$out" rss_at_start_mb)" "$(val "$out" peak_rss_mb)" "$(val "$out" rss_after_runs_mb)" \
     "$(awk -v a="$(val "$out" peak_rss_mb)" -v b="$(val "$out" rss_at_start_mb)" 'BEGIN{printf "%.1f", a-b}')"
 done
 row "pytorch" "$(val "$peer" torch_rss_at_start_mb)" "$(val "$peer" torch_peak_rss_mb)" "$(val "$peer" torch_rss_after_runs_mb)" \
