@@ -453,4 +453,8 @@ Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string&
   return model;
 }
 
+Model LoadCheckpointFiles(const std::string& prefix, int epoch) {
+  return LoadModelFiles(CheckpointSymbolPath(prefix), CheckpointParamsPath(prefix, epoch));
+}
+
 }  // namespace symbind

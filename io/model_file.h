@@ -69,6 +69,8 @@ bool IsModelBuffer(const void* data, size_t size);
 // the mapped file (write into a Copy()). ONNX needs libsymbind_onnx loaded (it registers itself with
 // SetOnnxModelLoader); without it an ONNX file is an IOError saying so.
 Model LoadModelFiles(const std::string& model_or_symbol_path, const std::string& params_path = "");
+// The same for an MXNet checkpoint: PREFIX-symbol.json and PREFIX-EPOCH.params (4 digits).
+Model LoadCheckpointFiles(const std::string& prefix, int epoch);
 
 // How LoadModelFiles reads an ONNX file; set by libsymbind_onnx when it is loaded.
 using ModelFileLoader = Model (*)(const std::string& path);

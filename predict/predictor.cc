@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include <symbind/io/checkpoint.h>
-#include <symbind/io/symbol_json.h>
+#include <symbind/io/model_file.h>
 #include <symbind/ops/kernels/gemm_bf16.h>
 
 #include "graph_rewrites.h"
@@ -236,10 +235,8 @@ const NDArray& Predictor::Output(const std::string& name) const {
 Predictor LoadPredictor(const std::string& prefix, int epoch,
                         const std::map<std::string, TShape>& input_shapes,
                         const PredictorOptions& options) {
-  const Symbol symbol = LoadSymbolFile(CheckpointSymbolPath(prefix));
-  std::map<std::string, NDArray> args, aux;
-  LoadArgAuxParams(CheckpointParamsPath(prefix, epoch), &args, &aux, /*map_read_only=*/true);
-  return Predictor(symbol, args, aux, input_shapes, options);
+  const Model model = LoadCheckpointFiles(prefix, epoch);
+  return Predictor(model.symbol, model.args, model.aux, input_shapes, options);
 }
 
 std::map<std::string, NDArray> ReadOnlyViews(const std::map<std::string, NDArray>& arrays) {

@@ -154,8 +154,8 @@ namespace symbind {
 // them afterwards throws.
 std::map<std::string, NDArray> ReadOnlyViews(const std::map<std::string, NDArray>& arrays);
 
-// LoadCheckpoint(prefix, epoch) bound as a Predictor, over read-only views of the loaded arrays
-// (ReadOnlyViews: nothing else holds them).
+// LoadCheckpointFiles(prefix, epoch) bound as a Predictor: the parameters are read-only views of
+// the mapped .params file.
 Predictor LoadPredictor(const std::string& prefix, int epoch,
                         const std::map<std::string, TShape>& input_shapes,
                         const PredictorOptions& options = {});

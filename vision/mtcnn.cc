@@ -1,6 +1,7 @@
 #include <symbind/vision/mtcnn.h>
 
 #include <symbind/io/checkpoint.h>
+#include <symbind/io/model_file.h>
 #include <symbind/vision/nms.h>
 
 #include <algorithm>
@@ -195,9 +196,7 @@ std::vector<MtcnnBox> NextStageBoxes(const std::vector<MtcnnBox>& boxes) {
 // `inputs` (the nets run one after another, each input written just before its forward).
 Network LoadNet(const std::string& model_dir, int n, std::shared_ptr<Workspace> workspace,
                 std::shared_ptr<Workspace> inputs) {
-  Model model;
-  const std::string prefix = model_dir + "/det" + std::to_string(n);
-  LoadCheckpoint(prefix, 1, &model.symbol, &model.args, &model.aux);
+  Model model = LoadCheckpointFiles(model_dir + "/det" + std::to_string(n), 1);
   NetworkOptions options;
   options.workspace = std::move(workspace);
   options.input_workspace = std::move(inputs);

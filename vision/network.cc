@@ -2,7 +2,7 @@
 
 #include <symbind/core/graph.h>
 #include <symbind/core/input_roles.h>
-#include <symbind/io/checkpoint.h>
+#include <symbind/io/model_file.h>
 
 #include <cctype>
 #include <set>
@@ -23,9 +23,7 @@ Model LoadModelSpec(const std::string& spec) {
   bool is_epoch = second.size() <= 6;
   for (char c : second) is_epoch = is_epoch && std::isdigit(static_cast<unsigned char>(c));
   if (!is_epoch) return LoadModelFiles(first, second);
-  Model model;
-  LoadCheckpoint(first, std::stoi(second), &model.symbol, &model.args, &model.aux);
-  return model;
+  return LoadCheckpointFiles(first, std::stoi(second));
 }
 
 Network::Network(Model model, const std::string& what, NetworkOptions options)

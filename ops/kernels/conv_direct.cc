@@ -259,11 +259,8 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
       RunRows(*packed, offsets, [&](int64_t oh) { return xi + oh * W; }, OH - tail, OW, yi, osize, n.out_c, bias, act);
       if (tail == 0) continue;
       const int64_t rows = tail + (KH - 1) * g.d[1];  // input rows of the last `tail` output rows
-      const ScratchBuffer copy(C * rows * W + kLanes);
-      for (int64_t c = 0; c < C; ++c)
-        std::memcpy(copy.data() + c * rows * W, xi + (c * H + H - rows) * W, static_cast<size_t>(rows * W) * sizeof(float));
-      std::fill(copy.data() + C * rows * W, copy.data() + C * rows * W + kLanes, 0.0f);
-      RunRows(*packed, plane_offsets(rows), [&](int64_t oh) { return copy.data() + oh * W; }, tail, OW,
+      const PhasedInput copy = CopyLastRows(xi, C, H, W, rows, kLanes);
+      RunRows(*packed, plane_offsets(rows), [&](int64_t oh) { return copy.base + oh * W; }, tail, OW,
               yi + (OH - tail) * OW, osize, n.out_c, bias, act);
       continue;
     }

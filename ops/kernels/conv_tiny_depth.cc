@@ -180,12 +180,12 @@ void TinyDepthConvForward(const float* x, const float* w, const float* bias, flo
   // Tasks of (image, band of rows, filter block), blocks innermost so that neighbouring tasks
   // read the same input rows; every output is one task's, so any split gives the same bits.
   const int64_t band = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, g.out[2] * taps));
-  const int64_t bands = (OH + band - 1) / band;
-  for (int64_t i = 0; i < n.batch; ++i) {
-    const PhasedInput in = SplitPhases(x + i * n.in_c * g.in_size(), n.in_c, g, kTileColumns);
+  // Output rows [begin, end) of image i from `in`.
+  auto run = [&](const PhasedInput& in, int64_t i, int64_t begin, int64_t end) {
+    const int64_t bands = (end - begin + band - 1) / band;
     ParallelFor(bands * blocks, 1, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        const int64_t b = t % blocks, r0 = (t / blocks) * band, r1 = std::min(OH, r0 + band);
+        const int64_t b = t % blocks, r0 = begin + (t / blocks) * band, r1 = std::min(end, r0 + band);
         const TinyArgs args{&in, n.in_c, g.out[2], osize, std::min(kFilterBlock, n.out_c - b * kFilterBlock),
                              act.FromRow(b * kFilterBlock)};
         float* out = y + (i * n.out_c + b * kFilterBlock) * osize;
@@ -193,6 +193,24 @@ void TinyDepthConvForward(const float* x, const float* w, const float* bias, flo
           row(args, oh, packed.data() + b * taps * kFilterBlock, padded_bias.data() + b * kFilterBlock, out);
       }
     });
+  };
+  // Unpadded stride-1 layers (MTCNN's P-Net conv1 at every scale) read the image in place
+  // instead of a copy of it: a tile's loads run up to kTileColumns floats past a row, into the
+  // next row or image. Only the last image's last output rows, whose loads could pass the
+  // array's end, read a copy of the input rows they need, with zeros after it.
+  const bool in_place = g.s[2] == 1 && g.p[1] == 0 && g.p[2] == 0;
+  const int64_t H = g.in[1], W = g.in[2], C = n.in_c;
+  for (int64_t i = 0; i < n.batch; ++i) {
+    const float* xi = x + i * C * g.in_size();
+    if (!in_place) {
+      run(SplitPhases(xi, C, g, kTileColumns), i, 0, OH);
+      continue;
+    }
+    const int64_t tail = i + 1 < n.batch ? 0 : std::min(OH, (kTileColumns + W - 1) / W);
+    run(PhasedInput::InPlace(xi, H, W), i, 0, OH - tail);
+    if (tail == 0) continue;
+    // The input rows of the last `tail` output rows.
+    run(CopyLastRows(xi, C, H, W, tail + K - 1, kTileColumns), i, OH - tail, OH);
   }
 }
 

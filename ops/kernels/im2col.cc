@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include <symbind/ops/kernels/im2col.h>
@@ -39,6 +40,7 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int
   in.stride = S;
   in.length = g.out[2] + (g.k[2] - 1) * g.d[2] / S + slack;
   in.data = ScratchBuffer(channels * in.rows * S * in.length);
+  in.base = in.data.data();
   ParallelFor(channels * in.rows, std::max<int64_t>(1, kElementwiseGrain / (S * in.length)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t c = r / in.rows, y = r % in.rows - ph;
@@ -49,6 +51,22 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int
       }
     }
   });
+  return in;
+}
+
+PhasedInput CopyLastRows(const float* image, int64_t channels, int64_t height, int64_t width, int64_t rows,
+                         int64_t slack) {
+  PhasedInput in;
+  in.data = ScratchBuffer(channels * rows * width + slack);
+  float* copy = in.data.data();
+  for (int64_t c = 0; c < channels; ++c)
+    std::memcpy(copy + c * rows * width, image + (c * height + height - rows) * width,
+                static_cast<size_t>(rows * width) * sizeof(float));
+  std::fill(copy + channels * rows * width, copy + channels * rows * width + slack, 0.0f);
+  in.base = copy;
+  in.rows = rows;
+  in.length = width;
+  in.first_row = height - rows;
   return in;
 }
 

@@ -52,13 +52,29 @@ void GatherStride2(const float* __restrict src, int64_t n, float* __restrict dst
 // convolutions.
 struct PhasedInput {
   ScratchBuffer data{0};  // every element written by SplitPhases (no zero-fill pass)
+  const float* base = nullptr;  // data, or the image itself (InPlace)
   int64_t rows = 0, stride = 1, length = 0;
+  int64_t first_row = 0;  // the padded row at `base` (rows of the image's end only, copied)
   const float* Row(int64_t c, int64_t y, int64_t phase) const {
-    return data.data() + ((c * rows + y) * stride + phase) * length;
+    return base + ((c * rows + y - first_row) * stride + phase) * length;
+  }
+  // An unpadded image read where it is, as stride 1 reads it: rows of `width` floats, `rows` per
+  // channel; loads past a row's end read the next row (or, past the image, must not happen).
+  static PhasedInput InPlace(const float* image, int64_t rows, int64_t width) {
+    PhasedInput in;
+    in.base = image;
+    in.rows = rows;
+    in.length = width;
+    return in;
   }
 };
 // In parallel over rows.
 PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int64_t slack);
+// A copy of the last `rows` rows of each channel of an unpadded (channels, height, width) image
+// with `slack` zeros after it, indexed as InPlace indexes the image (first_row = height - rows):
+// for kernels reading in place whose last loads would pass the array's end.
+PhasedInput CopyLastRows(const float* image, int64_t channels, int64_t height, int64_t width, int64_t rows,
+                         int64_t slack);
 // Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
 // Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
 // with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns

@@ -215,6 +215,10 @@ TEST_CASE("Tiny-depth direct convolution matches the reference", "[conv][conv_fa
       {1, 3, 64, 1, 23, 131, 3, 2, 0}, {2, 3, 10, 1, 9, 70, 3, 1, 0},  {1, 1, 5, 1, 9, 140, 5, 2, 2},
       {1, 4, 16, 1, 8, 66, 5, 1, 1},   {3, 2, 9, 1, 7, 133, 3, 2, 1},  {1, 3, 12, 1, 12, 100, 3, 1, 1},
       {1, 3, 8, 1, 6, 64, 3, 1, 1},    {2, 3, 16, 1, 11, 45, 7, 2, 3}, {1, 3, 7, 1, 5, 16, 3, 1, 1},
+      // Unpadded stride 1, read in place: rows shorter than a register tile (the last rows read a
+      // copy), one output row, 5x5 and 7x7, batches.
+      {1, 3, 10, 1, 12, 18, 3, 1, 0},  {3, 3, 9, 1, 7, 20, 5, 1, 0},   {1, 2, 8, 1, 9, 40, 7, 1, 0},
+      {2, 1, 10, 1, 3, 18, 3, 1, 0},   {1, 3, 16, 1, 30, 200, 3, 1, 0},
   };
   const bool vector_kernel = ActiveIsa() != KernelIsa::kBase;
   uint64_t seed = 2500;
