@@ -154,7 +154,8 @@ std::vector<std::string> FoldBatchNormPass(RewriteState* state) {
     }
     // The folded weight is computed when read: kernels that pack it read it once (the packed
     // form then replaces it), so it never sits in memory beside its source and its packed form.
-    const NDArray source = *weight;
+    // A writable source is copied now, so that a later write into it does not reach the fold.
+    const NDArray source = weight->read_only() ? *weight : weight->Copy();
     const int64_t per_channel = int64_t(source.Size()) / channels;
     auto fold = [source, scale = std::move(scale), per_channel](void* out) {
       const float* w = source.fdata();

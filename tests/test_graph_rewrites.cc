@@ -217,9 +217,20 @@ TEST_CASE("FoldBatchNorm: a folded weight that kernels read through packed forms
   CHECK(compared.folded == 2);
   CHECK(compared.worst <= 1e-5);
 
+  NDArray input(shape);
+  FillGaussian(input, 5, "folded-input");
+  Predictor reference(m.symbol, m.params, m.aux, {{"data", shape}});
+  reference.SetInput("data", input);
+  reference.Forward();
   Predictor p(m.symbol, m.params, m.aux, {{"data", shape}});
+  p.SetInput("data", input);
+  // The caller's arrays are writable: a write after binding must not reach the folded weights.
+  const NDArray saved = m.params.at("conv_weight").Copy();
+  m.params.at("conv_weight").Fill(0.0f);
   p.Forward();
   p.Forward();
+  saved.CopyTo(&m.params.at("conv_weight"));
+  CHECK(p.Output(0).ToVector() == reference.Output(0).ToVector());
   const auto& bound = p.executor().arg_dict();
   CHECK(bound.at("conv_folded_weight").storage()->deferred_pending());
   CHECK_FALSE(bound.at("dw_folded_weight").storage()->deferred_pending());
