@@ -43,7 +43,6 @@
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/model_report.h>
-#include <symbind/io/ndarray_file.h>
 #include <symbind/io/npy.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/predict/predictor.h>

@@ -59,10 +59,11 @@ struct PredictorOptions {
   // weights and inputs with float32 sums (AVX512_BF16); every other op stays float32. The
   // constructor throws Error on a CPU without AVX512_BF16 rather than run float32 instead.
   Precision precision = Precision::kFloat32;
-  // Kernels keep no derived weights larger than the weights: 3x3 convolutions run as packed
-  // GEMMs instead of Winograd, whose transformed filters take 4x (F(4,3)) to 7x (F(6,3)) the
-  // filters' memory. ResNet-50 at batch 1: peak RSS 224 -> 149 MiB, about 25% slower
-  // (BENCHMARKS.md). Results differ from the default's by float rounding only.
+  // Kernels keep no derived weights larger than the weights (but for GEMM panels' rows padded
+  // to the kernel's tile): 3x3 convolutions run as packed GEMMs instead of Winograd, whose
+  // transformed filters take 4x (F(4,3)) to 7x (F(6,3)) the filters' memory. ResNet-50 at batch
+  // 1: peak RSS 223 -> 149 MiB at 1.2-1.3x the latency (BENCHMARKS.md, Memory). Results differ
+  // from the default's by float rounding only.
   bool compact_weights = false;
 };
 
