@@ -19,11 +19,11 @@ void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, con
               int32_t* C, int64_t ldc);
 
 // A (the weights, M x K) packed once for the packed kernels of GemmInt8 (AVX2 vpmaddubsw, or
-// AVX512-VNNI vpdpbusd): 4-byte k-quads per row, rows interleaved in blocks, 128 times each row's
-// sum (the data enters those kernels shifted by 128), and the weights of -128, which the AVX2
-// kernel's sign trick cannot take: they are packed as -127 and their last level subtracted after
-// the sums. Not usable (usable() false) on CPUs without AVX2: GemmInt8 on the unpacked weights
-// serves those.
+// AVX512-VNNI vpdpbusd, chosen at packing): 4-byte k-quads per row, rows interleaved in blocks,
+// 128 times each row's sum (the data enters those kernels shifted by 128), and, for AVX2, the
+// weights of -128, which its sign trick cannot take: they are packed as -127 and their last level
+// subtracted after the sums (vpdpbusd takes -128 as it is). Not usable (usable() false) on CPUs
+// without AVX2: GemmInt8 on the unpacked weights serves those.
 //
 //   PackedInt8A w = PackedInt8A::Pack(filters, depth, weights, depth);  // once per node
 //   if (w.usable()) GemmInt8(w, pixels, columns, pixels, acc, pixels);
@@ -31,6 +31,7 @@ struct PackedInt8A {
   static PackedInt8A Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda);
   bool usable() const { return rows >= 0; }
   int64_t rows = -1, depth = 0;
+  bool vnni = false;             // packed for the VNNI kernel
   std::vector<int32_t> quads;    // [row block][quad][row in block]
   std::vector<int32_t> offsets;  // 128 * sum of each row (two's complement), padded to the block
   // Depths of the -128 weights, row by row: row m's at [minus128_rows[m], minus128_rows[m + 1]);
