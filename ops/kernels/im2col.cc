@@ -102,14 +102,14 @@ void Im2ColOf(const T* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r
               continue;
             }
             std::fill(dst, dst + lo, T(0));
-            bool gathered = false;
-            if constexpr (std::is_same_v<T, float>) {
+            if (SW == 1) {  // a padded row at stride 1: the part inside is still one copy
+              std::copy(src + lo + off, src + hi + off, dst + lo);
+            } else if (std::is_same_v<T, float> && SW == 2) {
               // Stride 2 (ResNet's 7x7 and most stems) as its own loop, which vectorises.
-              if (SW == 2) GatherStride2(src + lo * 2 + off, hi - lo, dst + lo);
-              gathered = SW == 2;
-            }
-            if (!gathered)
+              if constexpr (std::is_same_v<T, float>) GatherStride2(src + lo * 2 + off, hi - lo, dst + lo);
+            } else {
               for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * SW + off];
+            }
             std::fill(dst + hi, dst + OW, T(0));
           }
         }

@@ -45,14 +45,19 @@ void MaxPoolLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
   });
 }
 
-// The 2-D case, separably: per output row, the elementwise maximum of its window's input rows
-// (a loop the compiler vectorises), then each window's maximum along that one row.
+// The 2-D case, separably: per output row, the elementwise maximum of its window's input rows,
+// then the maximum of every K consecutive columns of that (both loops the compiler vectorises),
+// which a window inside the row picks; windows clipped at the edges take their maximum directly.
 template <typename T>
 void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
-  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
-  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [&](int64_t p0, int64_t p1) {
-    std::vector<T> column(static_cast<size_t>(W));
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], K = g.k[2];
+  // Captured by value: a byte store may alias anything reached by reference, which kept every
+  // loop bound reloaded and the loops scalar.
+  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [=](int64_t p0, int64_t p1) {
+    std::vector<T> column(static_cast<size_t>(W)), windows(static_cast<size_t>(std::max<int64_t>(W - K + 1, 0)));
     T* col = column.data();
+    T* win = windows.data();
+    const int64_t starts = static_cast<int64_t>(windows.size());
     for (int64_t plane = p0; plane < p1; ++plane) {
       const T* src = x + plane * H * W;
       T* dst = y + plane * OH * OW;
@@ -63,8 +68,17 @@ void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom&
           const T* row = src + yy * W;
           for (int64_t i = 0; i < W; ++i) col[i] = std::max(col[i], row[i]);
         }
+        if (starts > 0) {
+          std::copy(col, col + starts, win);
+          for (int64_t j = 1; j < K; ++j)
+            for (int64_t i = 0; i < starts; ++i) win[i] = std::max(win[i], col[i + j]);
+        }
         for (int64_t ox = 0; ox < OW; ++ox) {
           const int64_t x0 = std::max<int64_t>(ox * g.s[2] - g.p[2], 0), x1 = std::min(ox * g.s[2] - g.p[2] + g.k[2], W);
+          if (x1 - x0 == K) {
+            dst[oy * OW + ox] = win[x0];
+            continue;
+          }
           T best = col[x0];
           for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);
           dst[oy * OW + ox] = best;
@@ -74,11 +88,36 @@ void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom&
   });
 }
 
+// Global average pooling: each plane's exact integer sum divided by its size in float, rounded
+// half to even (a sum of up to 2^16 levels is exact in float).
+template <typename T>
+void GlobalAvgPoolLevels(const T* x, T* y, int64_t planes, int64_t size) {
+  ParallelFor(planes, GrainFor(size), [&](int64_t p0, int64_t p1) {
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const T* src = x + plane * size;
+      int32_t sum = 0;
+      for (int64_t i = 0; i < size; ++i) sum += src[i];
+      y[plane] = SaturateRound<T>(static_cast<float>(sum) / static_cast<float>(size));
+    }
+  });
+}
+
 void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<PoolingParam>();
   const TShape& d = in[0].shape();
   const conv::ConvGeom g = conv::PoolGeom(p, d, out[0].shape());
+  const int64_t planes = d[0] * d[1];
+  const bool whole_plane = g.out_size() == 1 && g.k[0] == g.in[0] && g.k[1] == g.in[1] && g.k[2] == g.in[2] &&
+                           g.p[0] == 0 && g.p[1] == 0 && g.p[2] == 0;
+  if (p.pool_type == conv::kAvg && whole_plane && g.in_size() <= (1 << 16)) {
+    WithQuantizedType(in[0].dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      GlobalAvgPoolLevels(in[0].data<T>(), out[0].data<T>(), planes, g.in_size());
+    });
+    SetRange(out[1], out[2], RangeValue(in[1]), RangeValue(in[2]));
+    return;
+  }
   if (p.pool_type == conv::kMax && WindowsNonEmpty(g)) {
     WithQuantizedType(in[0].dtype(), [&](auto zero) {
       using T = decltype(zero);

@@ -62,6 +62,28 @@ TEST_CASE("quantized max pooling of uint8: 'full' windows past the edge, global 
   }
 }
 
+TEST_CASE("quantized global avg pooling: each plane's exact sum over its size, rounded half to even", "[ops][quantization][quantized_tensor_ops]") {
+  for (DType type : {DType::kInt8, DType::kUint8}) {
+    const int lo = type == DType::kInt8 ? -128 : 0, hi = type == DType::kInt8 ? 127 : 255;
+    NDArray x = RandomLevels(TShape({2, 5, 4, 6}), type, lo, hi, 68);
+    // Plane 0 sums to 60 and plane 1 to 84 over 24 levels: 2.5 and 3.5, ties that go to the even level.
+    for (int64_t i = 0; i < 24; ++i) x.SetFlat(i, i < 23 ? 2 : 14), x.SetFlat(24 + i, i < 23 ? 3 : 15);
+    for (const char* global : {"True", "False"}) {  // a 4x6 window over a 4x6 plane is the same pooling
+      auto out = RunAll("_contrib_quantized_pooling", {{"kernel", "(4,6)"}, {"global_pool", global}, {"pool_type", "avg"}},
+                        {{"data", x}, {"min_data", Range(lo == 0 ? 0.0f : -1.0f)}, {"max_data", Range(1)}});
+      REQUIRE(out[0].dtype() == type);
+      REQUIRE(out[0].shape() == TShape({2, 5, 1, 1}));
+      for (int64_t p = 0; p < 10; ++p) {
+        double sum = 0;
+        for (int64_t i = 0; i < 24; ++i) sum += x.GetFlat(p * 24 + i);
+        CHECK(out[0].GetFlat(p) == RoundClamp(sum / 24.0, lo, hi));
+      }
+      CHECK(out[0].GetFlat(0) == 2);
+      CHECK(out[0].GetFlat(1) == 4);
+    }
+  }
+}
+
 TEST_CASE("quantized max pooling: 3x3 windows, stride 2, padding, planes wider than a vector", "[ops][quantization][quantized_tensor_ops]") {
   for (DType type : {DType::kInt8, DType::kUint8}) {
     const int lo = type == DType::kInt8 ? -128 : 0, hi = type == DType::kInt8 ? 127 : 255;
