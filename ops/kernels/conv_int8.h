@@ -74,17 +74,24 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
   if (IsRgbLike(in_c, out_c, groups, g)) return ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
   const bool pointwise = g.is_pointwise();
-  ScratchBuffer buffer(pointwise ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
+  // The VNNI kernel packs the columns straight from the image: no column buffer.
+  const bool from_image = !pointwise && pixels > 1 && packed && (*packed)[0].usable() &&
+                          GemmInt8ReadsImages((*packed)[0], g);
+  ScratchBuffer buffer(pointwise || from_image ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
   T* columns = reinterpret_cast<T*>(buffer.data());
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t grp = 0; grp < groups; ++grp) {
       const T* image = x + (n * in_c + grp * gc) * g.in_size();
+      int32_t* sums = y + (n * out_c + grp * gf) * pixels;
+      if (from_image) {
+        GemmInt8((*packed)[static_cast<size_t>(grp)], image, g, sums, pixels);
+        continue;
+      }
       if (!pointwise)  // channels split across threads: each writes its own rows of columns
         ParallelFor(gc, GrainFor(g.k_size() * pixels), [&](int64_t c0, int64_t c1) {
           conv::Im2Col(image, g, c0, c1, columns + c0 * g.k_size() * pixels);
         });
       const T* cols = pointwise ? image : columns;
-      int32_t* sums = y + (n * out_c + grp * gf) * pixels;
       // One output pixel (a classifier's 1x1 convolution): dot products, not a GEMM of one column.
       if (pixels == 1) GemmInt8NT(1, gf, depth, cols, w + grp * gf * depth, sums);
       else if (packed && (*packed)[static_cast<size_t>(grp)].usable())

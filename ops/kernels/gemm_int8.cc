@@ -161,6 +161,91 @@ __attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_
   }
 }
 
+// B as a matrix (K rows of N columns, ldb apart): `quads` k-quads from quad p0 on of the panel of
+// columns n0.. (cols of them), each 4 * kNr bytes.
+template <typename TB>
+struct MatrixColumns {
+  const TB* B;
+  int64_t ldb, K;
+  void Pack(int64_t n0, int64_t cols, int64_t p0, int64_t quads, bool flip, int8_t* out) const {
+    for (int64_t p = 0; p < quads; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, flip, out + p * 4 * kNr);
+  }
+};
+
+// B as the columns of a 2-D convolution at column stride 1, read from its image as they are
+// packed (im2col's rows, never stored). A panel's segment of one depth is one masked 16-byte
+// load per output row the panel spans; lanes in the padding stay 0 (then flipped like any level).
+struct ImageColumns {
+  // Kernel windows of at most this many taps, panels over at most this many output rows (images at
+  // least kNr / kMaxPieces columns wide): the per-panel load table stays on the stack.
+  static constexpr int64_t kMaxTaps = 49, kMaxPieces = 4;
+  struct Depth {
+    int64_t plane, tap;  // depth k's channel offset in the image, and its tap (kernel row x width + column)
+  };
+  const uint8_t* image;  // int8 or uint8 levels, channels x H x W
+  conv::ConvGeom g;
+  int64_t K;
+  std::vector<Depth> depths;
+
+  static bool Takes(const conv::ConvGeom& g) {
+    return g.is_planar() && g.s[2] == 1 && g.k[1] * g.k[2] <= kMaxTaps &&
+           1 + (kNr - 1 + g.out[2] - 1) / g.out[2] <= kMaxPieces;  // the most rows a panel can span
+  }
+  ImageColumns(const void* img, const conv::ConvGeom& geom, int64_t depth)
+      : image(static_cast<const uint8_t*>(img)), g(geom), K(depth), depths(size_t(depth)) {
+    const int64_t taps = g.k[1] * g.k[2];
+    for (int64_t k = 0; k < K; ++k) depths[size_t(k)] = {k / taps * g.in[1] * g.in[2], k % taps};
+  }
+  void Pack(int64_t n0, int64_t cols, int64_t p0, int64_t quads, bool flip, int8_t* out) const;
+};
+
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int64_t n0, int64_t cols, int64_t p0,
+                                                                             int64_t quads, bool flip,
+                                                                             int8_t* out) const {
+  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], SH = g.s[1], taps = g.k[1] * g.k[2];
+  // Per tap and output row the panel spans: which lanes read inside the image, and where lane 0
+  // of that load would sit relative to the channel's plane.
+  struct Load {
+    __mmask16 mask;
+    int64_t offset;
+  } loads[kMaxTaps][kMaxPieces];
+  int64_t pieces = 0;
+  for (int64_t lane = 0, oh = n0 / OW, ow = n0 % OW; lane < cols; ++oh, ow = 0, ++pieces) {
+    const int64_t len = std::min(cols - lane, OW - ow);
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t ih = oh * SH + t / g.k[2] * g.d[1] - g.p[1], iw0 = ow + t % g.k[2] * g.d[2] - g.p[2];
+      const int64_t lo = std::max<int64_t>(0, -iw0), hi = std::min(len, W - iw0);
+      Load& load = loads[t][pieces];
+      load.mask = ih < 0 || ih >= H || hi <= lo ? 0 : static_cast<__mmask16>(((1u << (hi - lo)) - 1) << (lane + lo));
+      load.offset = ih * W + iw0 - lane;
+    }
+    lane += len;
+  }
+  const __m128i bias = _mm_set1_epi8(flip ? static_cast<char>(0x80) : 0);
+  for (int64_t p = 0; p < quads; ++p, out += 4 * kNr) {
+    __m128i r[4];
+    for (int64_t i = 0; i < 4; ++i) {
+      const int64_t k = 4 * (p0 + p) + i;
+      __m128i v = _mm_setzero_si128();
+      if (k < K) {  // past the depth the packed weights are 0
+        const Depth& d = depths[size_t(k)];
+        // Masked-off lanes are not read (nor can they fault), so a base may lie outside the image.
+        for (int64_t j = 0; j < pieces; ++j)
+          if (const Load& load = loads[d.tap][j]; load.mask)
+            v = _mm_mask_loadu_epi8(v, load.mask, image + d.plane + load.offset);
+      }
+      r[i] = _mm_xor_si128(v, bias);
+    }
+    const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+    const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+    __m128i* dst = reinterpret_cast<__m128i*>(out);
+    _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
+    _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
+    _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
+    _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+  }
+}
+
 // Whether the packed kernels run here.
 bool PackedKernelTakes(int64_t M, int64_t K) { return ActiveIsa() != KernelIsa::kBase && M > 0 && K > 0; }
 
@@ -182,9 +267,10 @@ void ApplyMinus128(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, in
   });
 }
 
-template <typename TB>
-void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc) {
-  constexpr bool kUnsigned = std::is_same_v<TB, uint8_t>;
+// C = A times the columns `source` packs (MatrixColumns or ImageColumns), of int8 or uint8 data
+// (kUnsigned), through the AVX2 or VNNI tile A was packed for.
+template <bool kUnsigned, typename Source>
+void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32_t* C, int64_t ldc) {
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
   // The AVX2 tile takes signed data (uint8 flipped to x - 128, its offsets added back), the VNNI
@@ -212,11 +298,9 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
     const int64_t panel_bytes = quads * 4 * kNr;
     ScratchBuffer b_buffer((panels * panel_bytes + 3) / 4);
     int8_t* b_all = reinterpret_cast<int8_t*>(b_buffer.data());
-    ParallelFor(panels * quads, GrainFor(4 * kNr), [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) {
-        const int64_t q = i / quads, p = i % quads;
-        PackQuad(B, ldb, K, 4 * p, q * kNr, std::min(kNr, N - q * kNr), flip, b_all + q * panel_bytes + p * 4 * kNr);
-      }
+    ParallelFor(panels, GrainFor(4 * kNr * quads), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q)
+        source.Pack(q * kNr, std::min(kNr, N - q * kNr), 0, quads, flip, b_all + q * panel_bytes);
     });
     const int64_t steps = (row_blocks + step - 1) / step;
     ParallelFor(steps, GrainFor(step * kMr * K * N), [&](int64_t s0, int64_t s1) {
@@ -227,7 +311,6 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
             tile(s * step, p0, chunk, b_all + q * panel_bytes + p0 * 4 * kNr, panel_bytes, q * kNr);
         }
     });
-    ApplyMinus128(A, N, B, ldb, C, ldc);
     return;
   }
   // Few panels also split the rows, so that every thread has work; each part packs its panels
@@ -248,13 +331,16 @@ void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int
       for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
         const int64_t chunk = std::min(kKc, quads - p0);
         for (int64_t w = 0; w < width && n0 + w * kNr < N; ++w)
-          for (int64_t p = 0; p < chunk; ++p)
-            PackQuad(B, ldb, K, 4 * (p0 + p), n0 + w * kNr, std::min(kNr, N - n0 - w * kNr), flip,
-                     b_packed + w * chunk_bytes + p * 4 * kNr);
+          source.Pack(n0 + w * kNr, std::min(kNr, N - n0 - w * kNr), p0, chunk, flip, b_packed + w * chunk_bytes);
         for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, chunk_bytes, n0);
       }
     }
   });
+}
+
+template <typename TB>
+void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc) {
+  GemmInt8Packed<std::is_same_v<TB, uint8_t>>(A, N, MatrixColumns<TB>{B, ldb, A.depth}, C, ldc);
   ApplyMinus128(A, N, B, ldb, C, ldc);
 }
 
@@ -379,6 +465,22 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, in
 void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc) {
   if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
   if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc);
+}
+
+bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g) {
+  return A.usable() && A.vnni && A.minus128.empty() && ImageColumns::Takes(g) && A.depth % g.k_size() == 0;
+}
+template <typename T>
+void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {
+  if (!GemmInt8ReadsImages(A, g)) throw Error("GemmInt8: these weights or this geometry cannot read columns from an image");
+  if (g.out_size() > 0 && A.rows > 0)
+    GemmInt8Packed<std::is_same_v<T, uint8_t>>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc);
+}
+void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {
+  GemmInt8ImageOf(A, image, g, C, ldc);
+}
+void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {
+  GemmInt8ImageOf(A, image, g, C, ldc);
 }
 
 void GemmInt8NT(int64_t M, int64_t N, int64_t K, const uint8_t* A, const int8_t* B, int32_t* C) {

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <symbind/ops/kernels/im2col.h>
+
 namespace symbind {
 
 // C (M x N) = A (M x K) * B (K x N); rows lda, ldb, ldc elements apart. Sums that leave int32
@@ -40,6 +42,13 @@ struct PackedInt8A {
 };
 void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
 void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
+
+// C (M x out pixels) = A times the columns of a 2-D convolution at column stride 1 (im2col's rows:
+// channel, kernel row, kernel column; zeros on the padding), read from its image (channels x H x W
+// levels) as they are packed, never stored. Only where GemmInt8ReadsImages (VNNI weights).
+bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g);
+void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc);
+void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc);
 
 // C (M x N) = A (M x K) * B^T with B (N x K), all rows contiguous: FullyConnected's layout (data
 // rows times weight rows).

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <symbind/executor/threading.h>
+#include <symbind/ops/kernels/conv_int8.h>
 #include <symbind/ops/kernels/gemm_int8.h>
 
 using namespace symbind;
@@ -111,4 +112,76 @@ TEST_CASE("GemmInt8NT (FullyConnected's layout) equals int64 sums for int8 and u
         CheckGemmNT<uint8_t>(M, N, K, seed++);
         CheckGemmNT<int8_t>(M, N, K, seed++);
       }
+}
+
+namespace {
+// ConvInt8 with each group's filters packed once (PackConvInt8Weights), as the convolution nodes
+// run it, against int64 sums of the padded image: the VNNI kernel reads these columns straight
+// from the image (GemmInt8ReadsImages); other kernels from im2col's buffer.
+template <typename T>
+void CheckConvInt8(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
+                   int64_t sw, int64_t ph, int64_t pw, int64_t dil, uint64_t seed) {
+  conv::ConvGeom g;
+  g.in[1] = H, g.in[2] = W, g.k[1] = kh, g.k[2] = kw, g.s[1] = sh, g.s[2] = sw, g.p[1] = ph, g.p[2] = pw;
+  g.d[1] = g.d[2] = dil;
+  g.out[1] = (H + 2 * ph - dil * (kh - 1) - 1) / sh + 1;
+  g.out[2] = (W + 2 * pw - dil * (kw - 1) - 1) / sw + 1;
+  INFO("C " << C << " F " << F << " groups " << groups << " image " << H << "x" << W << " kernel " << kh << "x" << kw
+            << " stride " << sh << "," << sw << " pad " << ph << "," << pw << " dilation " << dil << TypeName(T{}));
+  std::mt19937_64 rng(seed);
+  const int64_t batch = 2, gc = C / groups, gf = F / groups, depth = gc * kh * kw, pixels = g.out_size();
+  const std::vector<T> x = RandomLevels<T>(size_t(batch * C * H * W), rng);
+  const std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * depth), rng);
+  const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), C, F, groups, g);
+  std::vector<int32_t> y(size_t(batch * F * pixels), 7);
+  quant::ConvInt8(x.data(), w.data(), y.data(), batch, C, F, groups, g, &packed);
+  int64_t wrong = 0;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+          int64_t want = 0;
+          const int64_t grp = f / gf;
+          for (int64_t c = 0; c < gc; ++c)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t ih = oh * sh - ph + i * dil, iw = ow * sw - pw + j * dil;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                want += int64_t(w[size_t((f * gc + c) * kh * kw + i * kw + j)]) *
+                        x[size_t(((n * C + grp * gc + c) * H + ih) * W + iw)];
+              }
+          wrong += y[size_t((n * F + f) * pixels + oh * g.out[2] + ow)] != want;
+        }
+  CHECK(wrong == 0);
+  const int threads = GetNumThreads();
+  SetNumThreads(1);
+  std::vector<int32_t> again(y.size());
+  quant::ConvInt8(x.data(), w.data(), again.data(), batch, C, F, groups, g, &packed);
+  SetNumThreads(threads);
+  CHECK(again == y);
+}
+}  // namespace
+
+TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dilation, narrow and wide images",
+          "[gemm_int8]") {
+  uint64_t seed = 500;
+  for (bool is_unsigned : {true, false}) {
+    auto check = [&](auto... a) {
+      if (is_unsigned) CheckConvInt8<uint8_t>(a..., seed++);
+      else CheckConvInt8<int8_t>(a..., seed++);
+    };
+    // C, F, groups, H, W, kernel h, w, stride h, w, pad h, w, dilation
+    check(16, 24, 1, 9, 9, 3, 3, 1, 1, 1, 1, 1);     // panels spanning output rows
+    check(5, 7, 1, 23, 37, 3, 3, 1, 1, 1, 1, 1);     // depth 45: a partial quad; row tails
+    check(8, 16, 1, 6, 5, 3, 3, 1, 1, 1, 1, 1);      // rows narrower than a panel: up to 4 rows per panel
+    check(4, 8, 1, 5, 3, 3, 3, 1, 1, 1, 1, 1);       // narrower still
+    check(4, 9, 1, 12, 40, 5, 5, 1, 1, 2, 2, 1);     // 5x5
+    check(6, 8, 1, 14, 14, 3, 3, 2, 1, 1, 1, 1);     // row stride 2, column stride 1
+    check(6, 8, 1, 14, 14, 3, 3, 2, 2, 1, 1, 1);     // stride 2: im2col's columns
+    check(4, 12, 1, 11, 21, 3, 3, 1, 1, 2, 2, 2);    // dilation 2
+    check(3, 5, 1, 8, 19, 1, 7, 1, 1, 0, 3, 1);      // 1x7
+    check(8, 8, 2, 10, 10, 3, 3, 1, 1, 0, 0, 1);     // groups, no padding
+    check(4, 4, 1, 5, 5, 3, 3, 1, 1, 3, 3, 1);       // padding wider than the kernel reaches
+    check(64, 256, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1);    // more filters than 4 x pixels
+  }
 }
