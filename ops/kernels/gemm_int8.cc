@@ -134,9 +134,20 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8TileVnni(const i
   }
 }
 
+// Four 16-byte rows (k..k+3 of 16 columns) stored as one packed k-quad: each column's 4 bytes
+// together, by byte and word unpacks.
+__attribute__((target("avx2"), always_inline)) inline void InterleaveQuad(const __m128i (&r)[4], int8_t* out) {
+  const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+  const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+  __m128i* dst = reinterpret_cast<__m128i*>(out);
+  _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
+  _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
+  _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
+  _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+}
+
 // One k-quad of a B panel: columns n0.. (cols of them) of rows k..k+3, each column's 4 bytes
 // together, signed (uint8 data as x ^ 0x80 = x - 128); zeros past K and past the last column.
-// Whole quads interleave four 16-byte rows with byte and word unpacks.
 __attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_t K, int64_t k, int64_t n0,
                                               int64_t cols, bool flip, int8_t* out) {
   const uint8_t* base = static_cast<const uint8_t*>(B);
@@ -145,13 +156,7 @@ __attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_
     __m128i r[4];
     for (int i = 0; i < 4; ++i)
       r[i] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + (k + i) * ldb + n0)), bias);
-    const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
-    const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
-    __m128i* dst = reinterpret_cast<__m128i*>(out);
-    _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
-    _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
-    _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
-    _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+    InterleaveQuad(r, out);
     return;
   }
   std::memset(out, 0, 4 * kNr);
@@ -236,13 +241,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int
       }
       r[i] = _mm_xor_si128(v, bias);
     }
-    const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
-    const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
-    __m128i* dst = reinterpret_cast<__m128i*>(out);
-    _mm_storeu_si128(dst, _mm_unpacklo_epi16(t0, t2));
-    _mm_storeu_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
-    _mm_storeu_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
-    _mm_storeu_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+    InterleaveQuad(r, out);
   }
 }
 
