@@ -23,15 +23,16 @@ void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t ba
 inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
   return groups > 1 && groups == in_c && groups == out_c && g.is_planar();
 }
-// RGB-like first layers, which ConvInt8ThroughFloat runs (TinyDepthApplies: at most 4 input
-// channels, 3x3 to 7x7 windows).
+// RGB-like first layers, which ConvInt8ThroughFloat runs unless the GEMM reads their columns
+// from the image (TinyDepthApplies: at most 4 input channels, 3x3 to 7x7 windows).
 inline bool IsRgbLike(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
   return groups == 1 && conv::TinyDepthApplies(conv::ConvDims{1, in_c, out_c, groups}, g);
 }
 // Whether ConvInt8 runs GEMMs over these filters (not the depthwise or RGB paths, not dot
 // products for a single output pixel), so that packing them once pays.
 inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
-  return !IsDepthwisePlanar(in_c, out_c, groups, g) && !IsRgbLike(in_c, out_c, groups, g) && g.out_size() > 1;
+  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1 &&
+         (!IsRgbLike(in_c, out_c, groups, g) || GemmInt8CanReadImages(g));
 }
 
 // Each group's filters packed for GemmInt8 (PackedInt8A), made once per node.
@@ -63,20 +64,20 @@ inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_
   });
 }
 
-// Per image and group: the columns of the image (im2col, zeros on the padding), then the int32
-// sums of the group's filters times them, through `packed` (PackConvInt8Weights) where given
-// and usable; depthwise planar layers go to DepthwiseConvInt8, RGB first layers to
-// ConvInt8ThroughFloat.
+// Per image and group: the int32 sums of the group's filters times the image's columns (zeros on
+// the padding), through `packed` (PackConvInt8Weights) where given and usable, which on VNNI
+// reads the columns from the image (GemmInt8ReadsImages) instead of im2col's buffer; depthwise
+// planar layers go to DepthwiseConvInt8, other RGB first layers to ConvInt8ThroughFloat.
 template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
                      int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr) {
   if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g);
-  if (IsRgbLike(in_c, out_c, groups, g)) return ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
   const bool pointwise = g.is_pointwise();
   // The VNNI kernel packs the columns straight from the image: no column buffer.
-  const bool from_image = !pointwise && pixels > 1 && packed && (*packed)[0].usable() &&
+  const bool from_image = !pointwise && pixels > 1 && packed && !packed->empty() && (*packed)[0].usable() &&
                           GemmInt8ReadsImages((*packed)[0], g);
+  if (IsRgbLike(in_c, out_c, groups, g) && !from_image) return ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
   ScratchBuffer buffer(pointwise || from_image ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
   T* columns = reinterpret_cast<T*>(buffer.data());
   for (int64_t n = 0; n < batch; ++n)

@@ -177,9 +177,10 @@ struct MatrixColumns {
   }
 };
 
-// B as the columns of a 2-D convolution at column stride 1, read from its image as they are
+// B as the columns of a 2-D convolution at column stride 1 or 2, read from its image as they are
 // packed (im2col's rows, never stored). A panel's segment of one depth is one masked 16-byte
-// load per output row the panel spans; lanes in the padding stay 0 (then flipped like any level).
+// load per output row the panel spans (stride 2: 32 bytes, whose even bytes vpmovwb keeps);
+// lanes in the padding stay 0 (then flipped like any level).
 struct ImageColumns {
   // Kernel windows of at most this many taps, panels over at most this many output rows (images at
   // least kNr / kMaxPieces columns wide): the per-panel load table stays on the stack.
@@ -193,7 +194,7 @@ struct ImageColumns {
   std::vector<Depth> depths;
 
   static bool Takes(const conv::ConvGeom& g) {
-    return g.is_planar() && g.s[2] == 1 && g.k[1] * g.k[2] <= kMaxTaps &&
+    return g.is_planar() && (g.s[2] == 1 || g.s[2] == 2) && g.k[1] * g.k[2] <= kMaxTaps &&
            1 + (kNr - 1 + g.out[2] - 1) / g.out[2] <= kMaxPieces;  // the most rows a panel can span
   }
   ImageColumns(const void* img, const conv::ConvGeom& geom, int64_t depth)
@@ -204,25 +205,28 @@ struct ImageColumns {
   void Pack(int64_t n0, int64_t cols, int64_t p0, int64_t quads, bool flip, int8_t* out) const;
 };
 
+SYMBIND_AVX512_INTRINSICS_BEGIN
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int64_t n0, int64_t cols, int64_t p0,
                                                                              int64_t quads, bool flip,
                                                                              int8_t* out) const {
-  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], SH = g.s[1], taps = g.k[1] * g.k[2];
-  // Per tap and output row the panel spans: which lanes read inside the image, and where lane 0
-  // of that load would sit relative to the channel's plane.
+  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], SH = g.s[1], SW = g.s[2], taps = g.k[1] * g.k[2];
+  // Per tap and output row the panel spans: which bytes of the load read inside the image (lane
+  // t's at bit SW * t), and where the load starts relative to the channel's plane.
   struct Load {
-    __mmask16 mask;
+    __mmask32 mask;
     int64_t offset;
   } loads[kMaxTaps][kMaxPieces];
   int64_t pieces = 0;
   for (int64_t lane = 0, oh = n0 / OW, ow = n0 % OW; lane < cols; ++oh, ow = 0, ++pieces) {
     const int64_t len = std::min(cols - lane, OW - ow);
     for (int64_t t = 0; t < taps; ++t) {
-      const int64_t ih = oh * SH + t / g.k[2] * g.d[1] - g.p[1], iw0 = ow + t % g.k[2] * g.d[2] - g.p[2];
-      const int64_t lo = std::max<int64_t>(0, -iw0), hi = std::min(len, W - iw0);
-      Load& load = loads[t][pieces];
-      load.mask = ih < 0 || ih >= H || hi <= lo ? 0 : static_cast<__mmask16>(((1u << (hi - lo)) - 1) << (lane + lo));
-      load.offset = ih * W + iw0 - lane;
+      // Lane lane + j reads column iw0 + SW * j: inside the row for j in [lo, hi).
+      const int64_t ih = oh * SH + t / g.k[2] * g.d[1] - g.p[1], iw0 = ow * SW + t % g.k[2] * g.d[2] - g.p[2];
+      const int64_t lo = iw0 >= 0 ? 0 : (-iw0 + SW - 1) / SW, hi = std::min(len, W - iw0 <= 0 ? 0 : (W - iw0 + SW - 1) / SW);
+      uint32_t mask = 0;
+      if (ih >= 0 && ih < H)
+        for (int64_t j = lo; j < hi; ++j) mask |= 1u << (SW * (lane + j));
+      loads[t][pieces] = {mask, ih * W + iw0 - SW * lane};
     }
     lane += len;
   }
@@ -235,15 +239,20 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int
       if (k < K) {  // past the depth the packed weights are 0
         const Depth& d = depths[size_t(k)];
         // Masked-off lanes are not read (nor can they fault), so a base may lie outside the image.
-        for (int64_t j = 0; j < pieces; ++j)
-          if (const Load& load = loads[d.tap][j]; load.mask)
-            v = _mm_mask_loadu_epi8(v, load.mask, image + d.plane + load.offset);
+        for (int64_t j = 0; j < pieces; ++j) {
+          const Load& load = loads[d.tap][j];
+          if (!load.mask) continue;
+          const uint8_t* at = image + d.plane + load.offset;
+          if (SW == 1) v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(load.mask), at);
+          else v = _mm_or_si128(v, _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(load.mask, at)));
+        }
       }
       r[i] = _mm_xor_si128(v, bias);
     }
     InterleaveQuad(r, out);
   }
 }
+SYMBIND_AVX512_INTRINSICS_END
 
 // Whether the packed kernels run here.
 bool PackedKernelTakes(int64_t M, int64_t K) { return ActiveIsa() != KernelIsa::kBase && M > 0 && K > 0; }
@@ -468,6 +477,9 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int
 
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g) {
   return A.usable() && A.vnni && A.minus128.empty() && ImageColumns::Takes(g) && A.depth % g.k_size() == 0;
+}
+bool GemmInt8CanReadImages(const conv::ConvGeom& g) {
+  return ActiveIsa() != KernelIsa::kBase && ActiveVnni() && ImageColumns::Takes(g);
 }
 template <typename T>
 void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {

@@ -47,6 +47,8 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int
 // channel, kernel row, kernel column; zeros on the padding), read from its image (channels x H x W
 // levels) as they are packed, never stored. Only where GemmInt8ReadsImages (VNNI weights).
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g);
+// Whether weights packed on this CPU would (the VNNI kernel, these strides and kernel sizes).
+bool GemmInt8CanReadImages(const conv::ConvGeom& g);
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc);
 void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc);
 

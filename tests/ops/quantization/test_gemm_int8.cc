@@ -177,7 +177,10 @@ TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dil
     check(4, 8, 1, 5, 3, 3, 3, 1, 1, 1, 1, 1);       // narrower still
     check(4, 9, 1, 12, 40, 5, 5, 1, 1, 2, 2, 1);     // 5x5
     check(6, 8, 1, 14, 14, 3, 3, 2, 1, 1, 1, 1);     // row stride 2, column stride 1
-    check(6, 8, 1, 14, 14, 3, 3, 2, 2, 1, 1, 1);     // stride 2: im2col's columns
+    check(6, 8, 1, 14, 14, 3, 3, 2, 2, 1, 1, 1);     // stride 2
+    check(6, 8, 1, 15, 41, 3, 3, 2, 2, 1, 1, 1);     // stride 2, odd sizes
+    check(3, 16, 1, 37, 37, 7, 7, 2, 2, 3, 3, 1);    // an RGB stem's 7x7 at stride 2
+    check(4, 8, 1, 12, 13, 3, 3, 1, 3, 1, 1, 1);     // stride 3: im2col's columns
     check(4, 12, 1, 11, 21, 3, 3, 1, 1, 2, 2, 2);    // dilation 2
     check(3, 5, 1, 8, 19, 1, 7, 1, 1, 0, 3, 1);      // 1x7
     check(8, 8, 2, 10, 10, 3, 3, 1, 1, 0, 0, 1);     // groups, no padding
