@@ -2,6 +2,8 @@
 // of each image (im2col, zeros on the padding), then GemmInt8 per group. Shared by
 // _contrib_quantized_conv and the quantized _sg_mkldnn_conv.
 #pragma once
+#include <functional>
+
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_int8.h>
@@ -11,13 +13,19 @@
 namespace symbind {
 namespace quant {
 
+// What ConvInt8 calls once the sums of image n, output channels [c0, c1), output pixels [p0, p1)
+// are final in y (at y + (n * out_c + c) * pixels + p), possibly from several threads at once for
+// disjoint blocks: a requantization that reads them while they are in cache.
+using ConvSumsSink = std::function<void(int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1)>;
+
 // Depthwise 2-D convolution (one filter per channel: groups = in_c = out_c), plane by plane:
 // each tap adds its weight times the zero-padded plane at the tap's offset, so no columns are
 // built and no GEMM runs one filter at a time. Sums wrap as two's complement like GemmInt8's.
+// Each plane goes to the sink (if any) as soon as it is summed.
 void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                       const conv::ConvGeom& g);
+                       const conv::ConvGeom& g, const ConvSumsSink* sink = nullptr);
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                       const conv::ConvGeom& g);
+                       const conv::ConvGeom& g, const ConvSumsSink* sink = nullptr);
 
 // One filter per channel over 2-D planes: DepthwiseConvInt8's layers.
 inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
@@ -67,25 +75,43 @@ inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_
 // Per image and group: the int32 sums of the group's filters times the image's columns (zeros on
 // the padding), through `packed` (PackConvInt8Weights) where given and usable, which on VNNI
 // reads the columns from the image (GemmInt8ReadsImages) instead of im2col's buffer; depthwise
-// planar layers go to DepthwiseConvInt8, other RGB first layers to ConvInt8ThroughFloat.
+// planar layers go to DepthwiseConvInt8, other RGB first layers to ConvInt8ThroughFloat. With a
+// `sink`, every block of y is handed to it once final.
 template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
-                     int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr) {
-  if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g);
+                     int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr,
+                     const ConvSumsSink* sink = nullptr) {
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
+  // Channels [c0, c1) of image n to the sink, across threads: sums a kernel finished as a whole.
+  auto sink_channels = [&](int64_t n, int64_t c0, int64_t c1) {
+    if (sink) ParallelFor(c1 - c0, GrainFor(pixels), [&](int64_t a, int64_t b) { (*sink)(n, c0 + a, c0 + b, 0, pixels); });
+  };
+  auto sink_all = [&] {
+    for (int64_t n = 0; n < batch; ++n) sink_channels(n, 0, out_c);
+  };
+  if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g, sink);
   const bool pointwise = g.is_pointwise();
   // The VNNI kernel packs the columns straight from the image: no column buffer.
   const bool from_image = !pointwise && pixels > 1 && packed && !packed->empty() && (*packed)[0].usable() &&
                           GemmInt8ReadsImages((*packed)[0], g);
-  if (IsRgbLike(in_c, out_c, groups, g) && !from_image) return ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
+  if (IsRgbLike(in_c, out_c, groups, g) && !from_image) {
+    ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
+    return sink_all();
+  }
   ScratchBuffer buffer(pointwise || from_image ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
   T* columns = reinterpret_cast<T*>(buffer.data());
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t grp = 0; grp < groups; ++grp) {
       const T* image = x + (n * in_c + grp * gc) * g.in_size();
       int32_t* sums = y + (n * out_c + grp * gf) * pixels;
+      const Int8SumsSink block_sink = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+        (*sink)(n, grp * gf + m0, grp * gf + m1, p0, p1);
+      };
+      const Int8SumsSink* gemm_sink = sink ? &block_sink : nullptr;
+      const PackedInt8A* group_packed =
+          packed && (*packed)[static_cast<size_t>(grp)].usable() ? &(*packed)[static_cast<size_t>(grp)] : nullptr;
       if (from_image) {
-        GemmInt8((*packed)[static_cast<size_t>(grp)], image, g, sums, pixels);
+        GemmInt8(*group_packed, image, g, sums, pixels, gemm_sink);
         continue;
       }
       if (!pointwise)  // channels split across threads: each writes its own rows of columns
@@ -93,11 +119,14 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
           conv::Im2Col(image, g, c0, c1, columns + c0 * g.k_size() * pixels);
         });
       const T* cols = pointwise ? image : columns;
+      if (pixels > 1 && group_packed) {
+        GemmInt8(*group_packed, pixels, cols, pixels, sums, pixels, gemm_sink);
+        continue;
+      }
       // One output pixel (a classifier's 1x1 convolution): dot products, not a GEMM of one column.
       if (pixels == 1) GemmInt8NT(1, gf, depth, cols, w + grp * gf * depth, sums);
-      else if (packed && (*packed)[static_cast<size_t>(grp)].usable())
-        GemmInt8((*packed)[static_cast<size_t>(grp)], pixels, cols, pixels, sums, pixels);
       else GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, cols, pixels, sums, pixels);
+      sink_channels(n, grp * gf, (grp + 1) * gf);
     }
 }
 

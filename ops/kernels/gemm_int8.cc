@@ -278,7 +278,8 @@ void ApplyMinus128(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, in
 // C = A times the columns `source` packs (MatrixColumns or ImageColumns), of int8 or uint8 data
 // (kUnsigned), through the AVX2 or VNNI tile A was packed for.
 template <bool kUnsigned, typename Source>
-void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32_t* C, int64_t ldc) {
+void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32_t* C, int64_t ldc,
+                    const Int8SumsSink* sink) {
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
   // The AVX2 tile takes signed data (uint8 flipped to x - 128, its offsets added back), the VNNI
@@ -312,12 +313,14 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
     });
     const int64_t steps = (row_blocks + step - 1) / step;
     ParallelFor(steps, GrainFor(step * kMr * K * N), [&](int64_t s0, int64_t s1) {
-      for (int64_t s = s0; s < s1; ++s)
+      for (int64_t s = s0; s < s1; ++s) {
         for (int64_t p0 = 0; p0 < quads; p0 += kKc) {
           const int64_t chunk = std::min(kKc, quads - p0);
           for (int64_t q = 0; q < panels; q += width)
             tile(s * step, p0, chunk, b_all + q * panel_bytes + p0 * 4 * kNr, panel_bytes, q * kNr);
         }
+        if (sink) (*sink)(s * step * kMr, std::min(M, (s + 1) * step * kMr), 0, N);
+      }
     });
     return;
   }
@@ -342,14 +345,25 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
           source.Pack(n0 + w * kNr, std::min(kNr, N - n0 - w * kNr), p0, chunk, flip, b_packed + w * chunk_bytes);
         for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, chunk_bytes, n0);
       }
+      if (sink) (*sink)(rb0 * kMr, std::min(M, rb1 * kMr), n0, std::min(N, n0 + width * kNr));
     }
   });
 }
 
+// The sink over all of C's rows, in blocks across threads (sums that were finished elsewhere).
+void SinkAll(int64_t M, int64_t N, const Int8SumsSink* sink) {
+  if (sink) ParallelFor(M, GrainFor(N), [&](int64_t m0, int64_t m1) { (*sink)(m0, m1, 0, N); });
+}
+
 template <typename TB>
-void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc) {
-  GemmInt8Packed<std::is_same_v<TB, uint8_t>>(A, N, MatrixColumns<TB>{B, ldb, A.depth}, C, ldc);
+void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc,
+                  const Int8SumsSink* sink = nullptr) {
+  const bool corrected = !A.minus128.empty();  // the sums are final only after ApplyMinus128
+  GemmInt8Packed<std::is_same_v<TB, uint8_t>>(A, N, MatrixColumns<TB>{B, ldb, A.depth}, C, ldc,
+                                              corrected ? nullptr : sink);
+  if (!corrected) return;
   ApplyMinus128(A, N, B, ldb, C, ldc);
+  SinkAll(A.rows, N, sink);
 }
 
 template <typename TB>
@@ -466,13 +480,15 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
   return packed;
 }
 
-void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc) {
+void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink) {
   if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
-  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc);
+  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, sink);
 }
-void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc) {
+void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink) {
   if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
-  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc);
+  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, sink);
 }
 
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g) {
@@ -482,16 +498,19 @@ bool GemmInt8CanReadImages(const conv::ConvGeom& g) {
   return ActiveIsa() != KernelIsa::kBase && ActiveVnni() && ImageColumns::Takes(g);
 }
 template <typename T>
-void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {
+void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
+                     const Int8SumsSink* sink) {
   if (!GemmInt8ReadsImages(A, g)) throw Error("GemmInt8: these weights or this geometry cannot read columns from an image");
   if (g.out_size() > 0 && A.rows > 0)
-    GemmInt8Packed<std::is_same_v<T, uint8_t>>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc);
+    GemmInt8Packed<std::is_same_v<T, uint8_t>>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc, sink);
 }
-void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {
-  GemmInt8ImageOf(A, image, g, C, ldc);
+void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink) {
+  GemmInt8ImageOf(A, image, g, C, ldc, sink);
 }
-void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc) {
-  GemmInt8ImageOf(A, image, g, C, ldc);
+void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink) {
+  GemmInt8ImageOf(A, image, g, C, ldc, sink);
 }
 
 void GemmInt8NT(int64_t M, int64_t N, int64_t K, const uint8_t* A, const int8_t* B, int32_t* C) {

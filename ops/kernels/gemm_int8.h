@@ -7,6 +7,7 @@
 // Every sum is exact, so results are the same bits for any thread count and any blocking.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <symbind/ops/kernels/im2col.h>
@@ -40,8 +41,14 @@ struct PackedInt8A {
   // both empty when there are none.
   std::vector<int32_t> minus128, minus128_rows;
 };
-void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
-void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc);
+// What the packed GemmInt8 calls with each block of C once its sums are final (rows [m0, m1),
+// columns [n0, n1)), so that a caller requantizes them while they are in cache. Blocks are
+// disjoint and run concurrently on several threads.
+using Int8SumsSink = std::function<void(int64_t m0, int64_t m1, int64_t n0, int64_t n1)>;
+void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink = nullptr);
+void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink = nullptr);
 
 // C (M x out pixels) = A times the columns of a 2-D convolution at column stride 1 (im2col's rows:
 // channel, kernel row, kernel column; zeros on the padding), read from its image (channels x H x W
@@ -49,8 +56,10 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g);
 // Whether weights packed on this CPU would (the VNNI kernel, these strides and kernel sizes).
 bool GemmInt8CanReadImages(const conv::ConvGeom& g);
-void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc);
-void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc);
+void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink = nullptr);
+void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
+              const Int8SumsSink* sink = nullptr);
 
 // C (M x N) = A (M x K) * B^T with B (N x K), all rows contiguous: FullyConnected's layout (data
 // rows times weight rows).

@@ -200,6 +200,43 @@ __attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int
   for (; i < n; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb, a_bias);
 }
 
+// RequantizeRows(WithSum) on AVX2: whole vectors of 32, then the scalar formula, row by row.
+template <bool kSum, typename TS, typename T>
+__attribute__((target("avx2"))) void RequantizeRowsAvx2(const int32_t* x, int64_t ld, int64_t rows, int64_t n,
+                                                        const int32_t* bias, const float* scale, const TS* s,
+                                                        int64_t lds, float sum_scale, T* q, int64_t ldq) {
+  const __m256 lo = LowestOf<T>(), hi = HighestOf<T>(), sb = _mm256_set1_ps(sum_scale);
+  for (int64_t r = 0; r < rows; ++r, x += ld, q += ldq, s += kSum ? lds : 0) {
+    const __m256 sa = _mm256_set1_ps(scale[r]);
+    const __m256i b = _mm256_set1_epi32(bias[r]);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      __m256i v[4];
+      for (int k = 0; k < 4; ++k) {
+        __m256 a = _mm256_mul_ps(Load8(x + i + 8 * k, b), sa);
+        if constexpr (kSum) a = _mm256_add_ps(a, _mm256_mul_ps(Load8(s + i + 8 * k), sb));
+        v[k] = Levels8(a, lo, hi);
+      }
+      Store32(q + i, v[0], v[1], v[2], v[3]);
+    }
+    for (; i < n; ++i) {
+      if constexpr (kSum) q[i] = AddScaledOne<T>(x[i], s[i], scale[r], sum_scale, bias[r]);
+      else q[i] = RoundOne<false, T>(x[i], 1.0f, FusedActivation{}, scale[r], bias[r]);
+    }
+  }
+}
+
+template <bool kSum, typename TS, typename T>
+void RequantizeRowsOf(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
+                      const TS* s, int64_t lds, float sum_scale, T* q, int64_t ldq) {
+  if (ActiveIsa() != KernelIsa::kBase) return RequantizeRowsAvx2<kSum>(x, ld, rows, n, bias, scale, s, lds, sum_scale, q, ldq);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (kSum) q[r * ldq + i] = AddScaledOne<T>(x[r * ld + i], s[r * lds + i], scale[r], sum_scale, bias[r]);
+      else q[r * ldq + i] = RoundOne<false, T>(x[r * ld + i], 1.0f, FusedActivation{}, scale[r], bias[r]);
+    }
+}
+
 template <typename T>
 __attribute__((target("avx2"))) void ReluLevelsAvx2(const T* x, int64_t n, int8_t* y) {
   const __m256i zero = _mm256_setzero_si256(), top = _mm256_set1_epi8(127);
@@ -273,6 +310,28 @@ SYMBIND_ADD_SCALED_LEVELS(uint8_t, uint8_t)
 SYMBIND_ADD_SCALED_LEVELS(int32_t, int8_t)
 SYMBIND_ADD_SCALED_LEVELS(int32_t, uint8_t)
 #undef SYMBIND_ADD_SCALED_LEVELS
+
+void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
+                    int8_t* q, int64_t ldq) {
+  RequantizeRowsOf<false, int8_t>(x, ld, rows, n, bias, scale, nullptr, 0, 0.0f, q, ldq);
+}
+void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
+                    uint8_t* q, int64_t ldq) {
+  RequantizeRowsOf<false, int8_t>(x, ld, rows, n, bias, scale, nullptr, 0, 0.0f, q, ldq);
+}
+template <typename TS, typename T>
+void RequantizeRowsWithSum(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias,
+                           const float* scale, const TS* s, int64_t lds, float sum_scale, T* q, int64_t ldq) {
+  RequantizeRowsOf<true>(x, ld, rows, n, bias, scale, s, lds, sum_scale, q, ldq);
+}
+template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
+                                    const int8_t*, int64_t, float, int8_t*, int64_t);
+template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
+                                    const int8_t*, int64_t, float, uint8_t*, int64_t);
+template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
+                                    const uint8_t*, int64_t, float, int8_t*, int64_t);
+template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
+                                    const uint8_t*, int64_t, float, uint8_t*, int64_t);
 
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }

@@ -72,6 +72,18 @@ void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t
 template <typename TA, typename TB, typename TO>
 void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y, int32_t a_bias = 0);
 
+// A block of int32 sums requantized serially (a GEMM's finished block, on the thread that summed
+// it): row r of n sums (x, ld apart) with its channel's bias[r] and scale[r] to levels q (ldq
+// apart), by ScaleRound's formula; with a sum input s (lds apart, levels), by AddScaledLevels':
+// SaturateRound<T>(float(x + bias[r]) * scale[r] + float(s) * sum_scale). The same bits as those.
+void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
+                    int8_t* q, int64_t ldq);
+void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
+                    uint8_t* q, int64_t ldq);
+template <typename TS, typename T>
+void RequantizeRowsWithSum(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias,
+                           const float* scale, const TS* s, int64_t lds, float sum_scale, T* q, int64_t ldq);
+
 // y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y);
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y);

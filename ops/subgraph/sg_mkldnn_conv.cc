@@ -250,11 +250,13 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
 
   const ScratchBuffer sums_buffer(out[0].shape().Size());  // int32 sums (4 bytes, as floats)
   int32_t* sums = reinterpret_cast<int32_t*>(sums_buffer.data());
-  quant::WithQuantizedType(x.dtype(), [&](auto zero) {
-    using T = decltype(zero);
-    quant::ConvInt8(x.data<T>(), forms.w8.data(), sums, d[0], d[1], cp.num_filter, cp.num_group, g,
-                    forms.packed.empty() ? nullptr : &forms.packed);
-  });
+  auto convolve = [&](const quant::ConvSumsSink* sink) {
+    quant::WithQuantizedType(x.dtype(), [&](auto zero) {
+      using T = decltype(zero);
+      quant::ConvInt8(x.data<T>(), forms.w8.data(), sums, d[0], d[1], cp.num_filter, cp.num_group, g,
+                      forms.packed.empty() ? nullptr : &forms.packed, sink);
+    });
+  };
   const int32_t* acc = sums;
   const int64_t pixels = g.out_size(), planes = d[0] * channels;
 
@@ -282,34 +284,37 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
         act.kind = PostOp::kNone;
       }
     }
-    // The common forms run plane by plane through the vectorised requantize, the same bits as
-    // the loop below: SaturateRound((sums + b32_c) * requant_c), plus sum_scale * sum with a sum
-    // (ResNet's blocks). An activation that is relu into uint8 (or a relu after the sum, whose
-    // output is uint8) is the saturation at 0.
+    // The common forms requantize each block of sums as the GEMM finishes it, with the same bits
+    // as the loop below: SaturateRound((sums + b32_c) * requant_c), plus sum_scale * sum with a
+    // sum (ResNet's blocks). An activation that is relu into uint8 (or a relu after the sum,
+    // whose output is uint8) is the saturation at 0.
     const bool saturates = type == DType::kUint8;
     const bool plain_act = act.kind == PostOp::kNone || (act.kind == PostOp::kRelu && saturates && !p.with_sum);
     const bool plain_sum = !p.with_sum || !p.postsum_act || (p.postsum_act.kind == PostOp::kRelu && saturates);
     if (plain_act && plain_sum) {
-      ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
-        for (int64_t q = q0; q < q1; ++q) {
-          const int64_t c = q % channels;
-          const int32_t bias = b32[static_cast<size_t>(c)];
-          const int32_t* plane = sums + q * pixels;
-          const float requant = out_scale / data_scale / scales[static_cast<size_t>(c)];
-          quant::WithQuantizedType(type, [&](auto out_zero) {
-            using TO = decltype(out_zero);
-            TO* y = out[0].data<TO>() + q * pixels;
-            if (!p.with_sum) return quant::ScaleRound(plane, pixels, bias, requant, y);
-            quant::WithQuantizedType(in[s.sum].dtype(), [&](auto sum_zero) {
-              using TS = decltype(sum_zero);
-              quant::AddScaledLevels(plane, in[s.sum].data<TS>() + q * pixels, pixels, requant, sum_scale, y, bias);
-            });
+      std::vector<float> requant(static_cast<size_t>(channels));
+      for (int64_t c = 0; c < channels; ++c)
+        requant[static_cast<size_t>(c)] = out_scale / data_scale / scales[static_cast<size_t>(c)];
+      const quant::ConvSumsSink requantize = [&](int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1) {
+        const int64_t first = (n * channels + c0) * pixels + p0;
+        quant::WithQuantizedType(type, [&](auto out_zero) {
+          using TO = decltype(out_zero);
+          TO* y = out[0].data<TO>() + first;
+          if (!p.with_sum)
+            return quant::RequantizeRows(sums + first, pixels, c1 - c0, p1 - p0, b32.data() + c0, requant.data() + c0, y,
+                                         pixels);
+          quant::WithQuantizedType(in[s.sum].dtype(), [&](auto sum_zero) {
+            using TS = decltype(sum_zero);
+            quant::RequantizeRowsWithSum(sums + first, pixels, c1 - c0, p1 - p0, b32.data() + c0, requant.data() + c0,
+                                         in[s.sum].data<TS>() + first, pixels, sum_scale, y, pixels);
           });
-        }
-      });
+        });
+      };
+      convolve(&requantize);
       quant::SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
       return;
     }
+    convolve(nullptr);
     ParallelFor(planes, GrainFor(pixels), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t c = q % channels;
@@ -327,6 +332,7 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
   }
   // Uncalibrated: int32 sums with the bias and post-ops on the raw values (one weight scale over
   // the tensor); the range is MXNet's product range of the data and the folded weight.
+  convolve(nullptr);
   const float ws = scales[0];
   const float sum_scale = p.with_sum ? data_scale * ws / sum_in_scale : 0.0f;
   const bool exact = !p.with_sum && (p.act.kind == PostOp::kNone || p.act.kind == PostOp::kRelu);
