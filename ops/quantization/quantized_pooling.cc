@@ -47,44 +47,46 @@ void MaxPoolLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
 
 // The 2-D case, separably: per output row, the elementwise maximum of its window's input rows,
 // then the maximum of every K consecutive columns of that (both loops the compiler vectorises),
-// which a window inside the row picks; windows clipped at the edges take their maximum directly.
+// which the windows inside the row pick; windows clipped at the edges take their maximum
+// directly. Scalars by value: a byte store may alias anything reached through a pointer (a
+// lambda's captures too), which kept every bound reloaded and the loops scalar.
+template <typename T>
+void MaxPoolPlaneLevels(const T* src, T* dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
+                        int64_t SH, int64_t SW, int64_t PH, int64_t PW, T* col, T* win) {
+  const int64_t starts = std::max<int64_t>(W - KW + 1, 0);
+  // Output columns whose window lies inside the row: [inner0, inner1).
+  const int64_t inner0 = std::min(OW, (PW + SW - 1) / SW);
+  const int64_t inner1 = std::max(inner0, std::min(OW, W - KW + PW < 0 ? 0 : (W - KW + PW) / SW + 1));
+  for (int64_t oy = 0; oy < OH; ++oy, dst += OW) {
+    const int64_t y0 = std::max<int64_t>(oy * SH - PH, 0), y1 = std::min(oy * SH - PH + KH, H);
+    std::copy(src + y0 * W, src + (y0 + 1) * W, col);
+    for (int64_t yy = y0 + 1; yy < y1; ++yy) {
+      const T* row = src + yy * W;
+      for (int64_t i = 0; i < W; ++i) col[i] = std::max(col[i], row[i]);
+    }
+    std::copy(col, col + starts, win);
+    for (int64_t j = 1; j < KW; ++j)
+      for (int64_t i = 0; i < starts; ++i) win[i] = std::max(win[i], col[i + j]);
+    for (int64_t ox = inner0; ox < inner1; ++ox) dst[ox] = win[ox * SW - PW];
+    for (int64_t ox = 0; ox < OW; ++ox) {
+      if (ox == inner0) ox = inner1;
+      if (ox >= OW) break;
+      const int64_t x0 = std::max<int64_t>(ox * SW - PW, 0), x1 = std::min(ox * SW - PW + KW, W);
+      T best = col[x0];
+      for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);
+      dst[ox] = best;
+    }
+  }
+}
+
 template <typename T>
 void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
-  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2], K = g.k[2];
-  // Captured by value: a byte store may alias anything reached by reference, which kept every
-  // loop bound reloaded and the loops scalar.
-  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [=](int64_t p0, int64_t p1) {
-    std::vector<T> column(static_cast<size_t>(W)), windows(static_cast<size_t>(std::max<int64_t>(W - K + 1, 0)));
-    T* col = column.data();
-    T* win = windows.data();
-    const int64_t starts = static_cast<int64_t>(windows.size());
-    for (int64_t plane = p0; plane < p1; ++plane) {
-      const T* src = x + plane * H * W;
-      T* dst = y + plane * OH * OW;
-      for (int64_t oy = 0; oy < OH; ++oy) {
-        const int64_t y0 = std::max<int64_t>(oy * g.s[1] - g.p[1], 0), y1 = std::min(oy * g.s[1] - g.p[1] + g.k[1], H);
-        std::copy(src + y0 * W, src + (y0 + 1) * W, col);
-        for (int64_t yy = y0 + 1; yy < y1; ++yy) {
-          const T* row = src + yy * W;
-          for (int64_t i = 0; i < W; ++i) col[i] = std::max(col[i], row[i]);
-        }
-        if (starts > 0) {
-          std::copy(col, col + starts, win);
-          for (int64_t j = 1; j < K; ++j)
-            for (int64_t i = 0; i < starts; ++i) win[i] = std::max(win[i], col[i + j]);
-        }
-        for (int64_t ox = 0; ox < OW; ++ox) {
-          const int64_t x0 = std::max<int64_t>(ox * g.s[2] - g.p[2], 0), x1 = std::min(ox * g.s[2] - g.p[2] + g.k[2], W);
-          if (x1 - x0 == K) {
-            dst[oy * OW + ox] = win[x0];
-            continue;
-          }
-          T best = col[x0];
-          for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);
-          dst[oy * OW + ox] = best;
-        }
-      }
-    }
+  const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [&](int64_t p0, int64_t p1) {
+    std::vector<T> column(static_cast<size_t>(W)), windows(static_cast<size_t>(W));
+    for (int64_t plane = p0; plane < p1; ++plane)
+      MaxPoolPlaneLevels(x + plane * H * W, y + plane * OH * OW, H, W, OH, OW, g.k[1], g.k[2], g.s[1], g.s[2], g.p[1],
+                         g.p[2], column.data(), windows.data());
   });
 }
 
