@@ -13,9 +13,9 @@
 namespace symbind {
 namespace quant {
 
-// What ConvInt8 calls once the sums of image n, output channels [c0, c1), output pixels [p0, p1)
-// are final in y (at y + (n * out_c + c) * pixels + p), possibly from several threads at once for
-// disjoint blocks: a requantization that reads them while they are in cache.
+// What DepthwiseConvInt8 calls once the sums of image n, channels [c0, c1), output pixels
+// [p0, p1) are final in y (at y + (n * channels + c) * pixels + p), possibly from several threads
+// at once for disjoint blocks: a requantization that reads them while they are in cache.
 using ConvSumsSink = std::function<void(int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1)>;
 
 // Depthwise 2-D convolution (one filter per channel: groups = in_c = out_c), plane by plane:
@@ -75,19 +75,30 @@ inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_
 // Per image and group: the int32 sums of the group's filters times the image's columns (zeros on
 // the padding), through `packed` (PackConvInt8Weights) where given and usable, which on VNNI
 // reads the columns from the image (GemmInt8ReadsImages) instead of im2col's buffer; depthwise
-// planar layers go to DepthwiseConvInt8, other RGB first layers to ConvInt8ThroughFloat. With a
-// `sink`, every block of y is handed to it once final.
+// planar layers go to DepthwiseConvInt8, other RGB first layers to ConvInt8ThroughFloat.
+// With `levels` (bias and scale per output channel; out and sum NCHW, rows of `pixels`), each
+// block of sums becomes output levels as soon as it is final, and y is only scratch.
 template <typename T>
 inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
                      int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr,
-                     const ConvSumsSink* sink = nullptr) {
+                     const Int8Levels* levels = nullptr) {
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
-  // Channels [c0, c1) of image n to the sink, across threads: sums a kernel finished as a whole.
-  auto sink_channels = [&](int64_t n, int64_t c0, int64_t c1) {
-    if (sink) ParallelFor(c1 - c0, GrainFor(pixels), [&](int64_t a, int64_t b) { (*sink)(n, c0 + a, c0 + b, 0, pixels); });
+  // levels from output channel c of image n on.
+  auto levels_at = [&](int64_t n, int64_t c) {
+    Int8Levels at = *levels;
+    at.bias += c;
+    at.scale += c;
+    at.out = static_cast<uint8_t*>(at.out) + (n * out_c + c) * pixels;
+    if (at.sum) at.sum = static_cast<const uint8_t*>(at.sum) + (n * out_c + c) * pixels;
+    return at;
   };
-  auto sink_all = [&] {
-    for (int64_t n = 0; n < batch; ++n) sink_channels(n, 0, out_c);
+  const ConvSumsSink to_levels = [&](int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1) {
+    RequantizeBlock(levels_at(n, c0), y + (n * out_c + c0) * pixels, pixels, 0, c1 - c0, p0, p1);
+  };
+  const ConvSumsSink* sink = levels ? &to_levels : nullptr;
+  // Channels [c0, c1) of image n to levels, across threads: sums a kernel finished as a whole.
+  auto requantize_channels = [&](int64_t n, int64_t c0, int64_t c1) {
+    if (levels) ParallelFor(c1 - c0, GrainFor(pixels), [&](int64_t a, int64_t b) { to_levels(n, c0 + a, c0 + b, 0, pixels); });
   };
   if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g, sink);
   const bool pointwise = g.is_pointwise();
@@ -96,7 +107,8 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
                           GemmInt8ReadsImages((*packed)[0], g);
   if (IsRgbLike(in_c, out_c, groups, g) && !from_image) {
     ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
-    return sink_all();
+    for (int64_t n = 0; n < batch; ++n) requantize_channels(n, 0, out_c);
+    return;
   }
   ScratchBuffer buffer(pointwise || from_image ? 1 : (depth * pixels * static_cast<int64_t>(sizeof(T)) + 3) / 4);
   T* columns = reinterpret_cast<T*>(buffer.data());
@@ -104,14 +116,13 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
     for (int64_t grp = 0; grp < groups; ++grp) {
       const T* image = x + (n * in_c + grp * gc) * g.in_size();
       int32_t* sums = y + (n * out_c + grp * gf) * pixels;
-      const Int8SumsSink block_sink = [&](int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-        (*sink)(n, grp * gf + m0, grp * gf + m1, p0, p1);
-      };
-      const Int8SumsSink* gemm_sink = sink ? &block_sink : nullptr;
+      Int8Levels group_levels;
+      if (levels) group_levels = levels_at(n, grp * gf);
+      const Int8Levels* gemm_levels = levels ? &group_levels : nullptr;
       const PackedInt8A* group_packed =
           packed && (*packed)[static_cast<size_t>(grp)].usable() ? &(*packed)[static_cast<size_t>(grp)] : nullptr;
       if (from_image) {
-        GemmInt8(*group_packed, image, g, sums, pixels, gemm_sink);
+        GemmInt8(*group_packed, image, g, sums, pixels, gemm_levels);
         continue;
       }
       if (!pointwise)  // channels split across threads: each writes its own rows of columns
@@ -120,13 +131,13 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
         });
       const T* cols = pointwise ? image : columns;
       if (pixels > 1 && group_packed) {
-        GemmInt8(*group_packed, pixels, cols, pixels, sums, pixels, gemm_sink);
+        GemmInt8(*group_packed, pixels, cols, pixels, sums, pixels, gemm_levels);
         continue;
       }
       // One output pixel (a classifier's 1x1 convolution): dot products, not a GEMM of one column.
       if (pixels == 1) GemmInt8NT(1, gf, depth, cols, w + grp * gf * depth, sums);
       else GemmInt8(gf, pixels, depth, w + grp * gf * depth, depth, cols, pixels, sums, pixels);
-      sink_channels(n, grp * gf, (grp + 1) * gf);
+      requantize_channels(n, grp * gf, (grp + 1) * gf);
     }
 }
 

@@ -97,11 +97,33 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline __m
   return acc;
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8TileVnni(const int32_t* a0, const int32_t* a1,
-                                                                         const int8_t* b0, const int8_t* b1,
-                                                                         int64_t quads, int32_t* C, int64_t ldc,
-                                                                         int64_t rows, int64_t cols, bool accumulate,
-                                                                         const int32_t* row_offsets) {
+SYMBIND_AVX512_INTRINSICS_BEGIN
+// 16 finished sums (with row m's bias) to levels by RequantizeBlock's formula, in the same order
+// of float operations (the *_round forms are never contracted into FMAs), stored under `mask`.
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels16(
+    __m512i sums, const quant::Int8Levels& L, int64_t m, int64_t n, __mmask16 mask) {
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, _mm512_set1_epi32(L.bias[m]))),
+                                 _mm512_set1_ps(L.scale[m]), kRound);
+  if (L.sum) {
+    const __m128i s = _mm_maskz_loadu_epi8(mask, static_cast<const uint8_t*>(L.sum) + m * L.ld_sum + n);
+    const __m512 level = _mm512_cvtepi32_ps(L.sum_unsigned ? _mm512_cvtepu8_epi32(s) : _mm512_cvtepi8_epi32(s));
+    v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRound), kRound);
+  }
+  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN to 0
+  const float lo = L.out_unsigned ? 0.0f : -128.0f, hi = L.out_unsigned ? 255.0f : 127.0f;
+  const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
+  void* at = static_cast<uint8_t*>(L.out) + m * L.ld_out + n;
+  if (L.out_unsigned) _mm512_mask_cvtusepi32_storeu_epi8(at, mask, q);
+  else _mm512_mask_cvtsepi32_storeu_epi8(at, mask, q);
+}
+
+// `levels` (rows from m_first, columns from n_first): the chunk is the last, so the sums are
+// final and become levels instead of being stored.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnni(
+    const int32_t* a0, const int32_t* a1, const int8_t* b0, const int8_t* b1, int64_t quads, int32_t* C, int64_t ldc,
+    int64_t rows, int64_t cols, bool accumulate, const int32_t* row_offsets, const quant::Int8Levels* levels,
+    int64_t m_first, int64_t n_first) {
   __m512i acc[2 * kMr][2];
   for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
   for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b0 += 4 * kNr, b1 += 4 * kNr) {
@@ -129,10 +151,16 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void Int8TileVnni(const i
       v0 = _mm512_add_epi32(v0, _mm512_maskz_loadu_epi32(m0, c));
       v1 = _mm512_add_epi32(v1, _mm512_maskz_loadu_epi32(m1, c + kNr));
     }
+    if (levels) {
+      StoreLevels16(v0, *levels, m_first + r, n_first, m0);
+      if (m1) StoreLevels16(v1, *levels, m_first + r, n_first + kNr, m1);
+      continue;
+    }
     _mm512_mask_storeu_epi32(c, m0, v0);
     _mm512_mask_storeu_epi32(c + kNr, m1, v1);
   }
 }
+SYMBIND_AVX512_INTRINSICS_END
 
 // Four 16-byte rows (k..k+3 of 16 columns) stored as one packed k-quad: each column's 4 bytes
 // together, by byte and word unpacks.
@@ -279,7 +307,7 @@ void ApplyMinus128(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, in
 // (kUnsigned), through the AVX2 or VNNI tile A was packed for.
 template <bool kUnsigned, typename Source>
 void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32_t* C, int64_t ldc,
-                    const Int8SumsSink* sink) {
+                    const quant::Int8Levels* levels) {
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
   // The AVX2 tile takes signed data (uint8 flipped to x - 128, its offsets added back), the VNNI
@@ -297,8 +325,12 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
     int32_t* c = C + rb * kMr * ldc + n0;
     if (vnni)
       return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : a0, b, cols > kNr ? b + panel_stride : b, chunk, c, ldc,
-                          rows, cols, p0 > 0, row_offsets);
+                          rows, cols, p0 > 0, row_offsets, p0 + chunk == quads ? levels : nullptr, rb * kMr, n0);
     Int8Tile(a0, b, chunk, c, ldc, rows, cols, p0 > 0, row_offsets);
+  };
+  // The AVX2 tile leaves its sums in C: a finished block is requantized from there.
+  auto finished = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+    if (levels && !vnni) quant::RequantizeBlock(*levels, C, ldc, m0, m1, n0, n1);
   };
   if (M > 4 * N) {
     // Many more weights than data (deep layers: 512 x 4608 filters over 7x7 outputs): every panel
@@ -319,7 +351,7 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
           for (int64_t q = 0; q < panels; q += width)
             tile(s * step, p0, chunk, b_all + q * panel_bytes + p0 * 4 * kNr, panel_bytes, q * kNr);
         }
-        if (sink) (*sink)(s * step * kMr, std::min(M, (s + 1) * step * kMr), 0, N);
+        finished(s * step * kMr, std::min(M, (s + 1) * step * kMr), 0, N);
       }
     });
     return;
@@ -345,25 +377,26 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
           source.Pack(n0 + w * kNr, std::min(kNr, N - n0 - w * kNr), p0, chunk, flip, b_packed + w * chunk_bytes);
         for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, chunk_bytes, n0);
       }
-      if (sink) (*sink)(rb0 * kMr, std::min(M, rb1 * kMr), n0, std::min(N, n0 + width * kNr));
+      finished(rb0 * kMr, std::min(M, rb1 * kMr), n0, std::min(N, n0 + width * kNr));
     }
   });
 }
 
-// The sink over all of C's rows, in blocks across threads (sums that were finished elsewhere).
-void SinkAll(int64_t M, int64_t N, const Int8SumsSink* sink) {
-  if (sink) ParallelFor(M, GrainFor(N), [&](int64_t m0, int64_t m1) { (*sink)(m0, m1, 0, N); });
+// All of C requantized, in blocks of rows across threads (sums that were finished elsewhere).
+void RequantizeAll(int64_t M, int64_t N, const int32_t* C, int64_t ldc, const quant::Int8Levels* levels) {
+  if (levels)
+    ParallelFor(M, GrainFor(N), [&](int64_t m0, int64_t m1) { quant::RequantizeBlock(*levels, C, ldc, m0, m1, 0, N); });
 }
 
 template <typename TB>
 void GemmInt8Avx2(const PackedInt8A& A, int64_t N, const TB* B, int64_t ldb, int32_t* C, int64_t ldc,
-                  const Int8SumsSink* sink = nullptr) {
+                  const quant::Int8Levels* levels = nullptr) {
   const bool corrected = !A.minus128.empty();  // the sums are final only after ApplyMinus128
   GemmInt8Packed<std::is_same_v<TB, uint8_t>>(A, N, MatrixColumns<TB>{B, ldb, A.depth}, C, ldc,
-                                              corrected ? nullptr : sink);
+                                              corrected ? nullptr : levels);
   if (!corrected) return;
   ApplyMinus128(A, N, B, ldb, C, ldc);
-  SinkAll(A.rows, N, sink);
+  RequantizeAll(A.rows, N, C, ldc, levels);
 }
 
 template <typename TB>
@@ -481,14 +514,14 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
 }
 
 void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink) {
+              const quant::Int8Levels* levels) {
   if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
-  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, sink);
+  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, levels);
 }
 void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink) {
+              const quant::Int8Levels* levels) {
   if (!A.usable()) throw Error("GemmInt8: weights packed for a kernel this CPU or these weights cannot use");
-  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, sink);
+  if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, levels);
 }
 
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g) {
@@ -499,18 +532,18 @@ bool GemmInt8CanReadImages(const conv::ConvGeom& g) {
 }
 template <typename T>
 void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
-                     const Int8SumsSink* sink) {
+                     const quant::Int8Levels* levels) {
   if (!GemmInt8ReadsImages(A, g)) throw Error("GemmInt8: these weights or this geometry cannot read columns from an image");
   if (g.out_size() > 0 && A.rows > 0)
-    GemmInt8Packed<std::is_same_v<T, uint8_t>>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc, sink);
+    GemmInt8Packed<std::is_same_v<T, uint8_t>>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc, levels);
 }
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink) {
-  GemmInt8ImageOf(A, image, g, C, ldc, sink);
+              const quant::Int8Levels* levels) {
+  GemmInt8ImageOf(A, image, g, C, ldc, levels);
 }
 void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink) {
-  GemmInt8ImageOf(A, image, g, C, ldc, sink);
+              const quant::Int8Levels* levels) {
+  GemmInt8ImageOf(A, image, g, C, ldc, levels);
 }
 
 void GemmInt8NT(int64_t M, int64_t N, int64_t K, const uint8_t* A, const int8_t* B, int32_t* C) {

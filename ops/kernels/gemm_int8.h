@@ -7,10 +7,10 @@
 // Every sum is exact, so results are the same bits for any thread count and any blocking.
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include <symbind/ops/kernels/im2col.h>
+#include <symbind/ops/kernels/quantize_round.h>
 
 namespace symbind {
 
@@ -41,14 +41,13 @@ struct PackedInt8A {
   // both empty when there are none.
   std::vector<int32_t> minus128, minus128_rows;
 };
-// What the packed GemmInt8 calls with each block of C once its sums are final (rows [m0, m1),
-// columns [n0, n1)), so that a caller requantizes them while they are in cache. Blocks are
-// disjoint and run concurrently on several threads.
-using Int8SumsSink = std::function<void(int64_t m0, int64_t m1, int64_t n0, int64_t n1)>;
+// With `levels`, the packed GemmInt8 requantizes each block of C as soon as its sums are final
+// (quant::Int8Levels, rows and columns as C's), while they are in registers (VNNI) or in cache;
+// C then holds nothing useful.
 void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink = nullptr);
+              const quant::Int8Levels* levels = nullptr);
 void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink = nullptr);
+              const quant::Int8Levels* levels = nullptr);
 
 // C (M x out pixels) = A times the columns of a 2-D convolution at column stride 1 (im2col's rows:
 // channel, kernel row, kernel column; zeros on the padding), read from its image (channels x H x W
@@ -57,9 +56,9 @@ bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g);
 // Whether weights packed on this CPU would (the VNNI kernel, these strides and kernel sizes).
 bool GemmInt8CanReadImages(const conv::ConvGeom& g);
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink = nullptr);
+              const quant::Int8Levels* levels = nullptr);
 void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
-              const Int8SumsSink* sink = nullptr);
+              const quant::Int8Levels* levels = nullptr);
 
 // C (M x N) = A (M x K) * B^T with B (N x K), all rows contiguous: FullyConnected's layout (data
 // rows times weight rows).

@@ -200,7 +200,7 @@ __attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int
   for (; i < n; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb, a_bias);
 }
 
-// RequantizeRows(WithSum) on AVX2: whole vectors of 32, then the scalar formula, row by row.
+// RequantizeBlock on AVX2: whole vectors of 32, then the scalar formula, row by row.
 template <bool kSum, typename TS, typename T>
 __attribute__((target("avx2"))) void RequantizeRowsAvx2(const int32_t* x, int64_t ld, int64_t rows, int64_t n,
                                                         const int32_t* bias, const float* scale, const TS* s,
@@ -311,27 +311,27 @@ SYMBIND_ADD_SCALED_LEVELS(int32_t, int8_t)
 SYMBIND_ADD_SCALED_LEVELS(int32_t, uint8_t)
 #undef SYMBIND_ADD_SCALED_LEVELS
 
-void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
-                    int8_t* q, int64_t ldq) {
-  RequantizeRowsOf<false, int8_t>(x, ld, rows, n, bias, scale, nullptr, 0, 0.0f, q, ldq);
+void RequantizeBlock(const Int8Levels& L, const int32_t* C, int64_t ldc, int64_t m0, int64_t m1, int64_t n0,
+                     int64_t n1) {
+  if (m1 <= m0 || n1 <= n0) return;
+  const int32_t* x = C + m0 * ldc + n0;
+  auto to = [&](auto out_zero) {
+    using T = decltype(out_zero);
+    T* q = static_cast<T*>(L.out) + m0 * L.ld_out + n0;
+    if (!L.sum)
+      return RequantizeRowsOf<false, int8_t>(x, ldc, m1 - m0, n1 - n0, L.bias + m0, L.scale + m0, nullptr, 0, 0.0f, q,
+                                             L.ld_out);
+    auto with = [&](auto sum_zero) {
+      using TS = decltype(sum_zero);
+      RequantizeRowsOf<true>(x, ldc, m1 - m0, n1 - n0, L.bias + m0, L.scale + m0,
+                             static_cast<const TS*>(L.sum) + m0 * L.ld_sum + n0, L.ld_sum, L.sum_scale, q, L.ld_out);
+    };
+    if (L.sum_unsigned) with(uint8_t{});
+    else with(int8_t{});
+  };
+  if (L.out_unsigned) to(uint8_t{});
+  else to(int8_t{});
 }
-void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
-                    uint8_t* q, int64_t ldq) {
-  RequantizeRowsOf<false, int8_t>(x, ld, rows, n, bias, scale, nullptr, 0, 0.0f, q, ldq);
-}
-template <typename TS, typename T>
-void RequantizeRowsWithSum(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias,
-                           const float* scale, const TS* s, int64_t lds, float sum_scale, T* q, int64_t ldq) {
-  RequantizeRowsOf<true>(x, ld, rows, n, bias, scale, s, lds, sum_scale, q, ldq);
-}
-template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
-                                    const int8_t*, int64_t, float, int8_t*, int64_t);
-template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
-                                    const int8_t*, int64_t, float, uint8_t*, int64_t);
-template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
-                                    const uint8_t*, int64_t, float, int8_t*, int64_t);
-template void RequantizeRowsWithSum(const int32_t*, int64_t, int64_t, int64_t, const int32_t*, const float*,
-                                    const uint8_t*, int64_t, float, uint8_t*, int64_t);
 
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }

@@ -72,17 +72,26 @@ void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t
 template <typename TA, typename TB, typename TO>
 void AddScaledLevels(const TA* a, const TB* b, int64_t n, float wa, float wb, TO* y, int32_t a_bias = 0);
 
-// A block of int32 sums requantized serially (a GEMM's finished block, on the thread that summed
-// it): row r of n sums (x, ld apart) with its channel's bias[r] and scale[r] to levels q (ldq
-// apart), by ScaleRound's formula; with a sum input s (lds apart, levels), by AddScaledLevels':
-// SaturateRound<T>(float(x + bias[r]) * scale[r] + float(s) * sum_scale). The same bits as those.
-void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
-                    int8_t* q, int64_t ldq);
-void RequantizeRows(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias, const float* scale,
-                    uint8_t* q, int64_t ldq);
-template <typename TS, typename T>
-void RequantizeRowsWithSum(const int32_t* x, int64_t ld, int64_t rows, int64_t n, const int32_t* bias,
-                           const float* scale, const TS* s, int64_t lds, float sum_scale, T* q, int64_t ldq);
+// Where int32 sums become levels (a fused convolution's output stage): row m of the sums (an
+// output channel) plus bias[m], times scale[m], plus sum_scale times the sum input's level (rows
+// ld_sum apart) when `sum` is set, saturated and rounded to uint8 or int8 levels at
+// out + m * ld_out: SaturateRound<T>(float(x + bias[m]) * scale[m] [+ float(s) * sum_scale]),
+// ScaleRound's and AddScaledLevels' formulas, with the same bits.
+struct Int8Levels {
+  const int32_t* bias = nullptr;
+  const float* scale = nullptr;
+  void* out = nullptr;
+  int64_t ld_out = 0;
+  bool out_unsigned = false;
+  const void* sum = nullptr;
+  int64_t ld_sum = 0;
+  bool sum_unsigned = false;
+  float sum_scale = 0;
+};
+// Rows [m0, m1) and columns [n0, n1) of the sums C (rows ldc apart, row 0 being levels' row 0)
+// to levels, serially (a GEMM's finished block, on the thread that summed it).
+void RequantizeBlock(const Int8Levels& levels, const int32_t* C, int64_t ldc, int64_t m0, int64_t m1, int64_t n0,
+                     int64_t n1);
 
 // y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y);

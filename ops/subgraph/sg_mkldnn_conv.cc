@@ -250,11 +250,11 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
 
   const ScratchBuffer sums_buffer(out[0].shape().Size());  // int32 sums (4 bytes, as floats)
   int32_t* sums = reinterpret_cast<int32_t*>(sums_buffer.data());
-  auto convolve = [&](const quant::ConvSumsSink* sink) {
+  auto convolve = [&](const quant::Int8Levels* levels) {
     quant::WithQuantizedType(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
       quant::ConvInt8(x.data<T>(), forms.w8.data(), sums, d[0], d[1], cp.num_filter, cp.num_group, g,
-                      forms.packed.empty() ? nullptr : &forms.packed, sink);
+                      forms.packed.empty() ? nullptr : &forms.packed, levels);
     });
   };
   const int32_t* acc = sums;
@@ -295,22 +295,19 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
       std::vector<float> requant(static_cast<size_t>(channels));
       for (int64_t c = 0; c < channels; ++c)
         requant[static_cast<size_t>(c)] = out_scale / data_scale / scales[static_cast<size_t>(c)];
-      const quant::ConvSumsSink requantize = [&](int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1) {
-        const int64_t first = (n * channels + c0) * pixels + p0;
-        quant::WithQuantizedType(type, [&](auto out_zero) {
-          using TO = decltype(out_zero);
-          TO* y = out[0].data<TO>() + first;
-          if (!p.with_sum)
-            return quant::RequantizeRows(sums + first, pixels, c1 - c0, p1 - p0, b32.data() + c0, requant.data() + c0, y,
-                                         pixels);
-          quant::WithQuantizedType(in[s.sum].dtype(), [&](auto sum_zero) {
-            using TS = decltype(sum_zero);
-            quant::RequantizeRowsWithSum(sums + first, pixels, c1 - c0, p1 - p0, b32.data() + c0, requant.data() + c0,
-                                         in[s.sum].data<TS>() + first, pixels, sum_scale, y, pixels);
-          });
-        });
-      };
-      convolve(&requantize);
+      quant::Int8Levels levels;
+      levels.bias = b32.data();
+      levels.scale = requant.data();
+      levels.out = out[0].raw_data();
+      levels.ld_out = pixels;
+      levels.out_unsigned = type == DType::kUint8;
+      if (p.with_sum) {
+        levels.sum = in[s.sum].raw_data();
+        levels.ld_sum = pixels;
+        levels.sum_unsigned = in[s.sum].dtype() == DType::kUint8;
+        levels.sum_scale = sum_scale;
+      }
+      convolve(&levels);
       quant::SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
       return;
     }

@@ -115,6 +115,42 @@ TEST_CASE("GemmInt8NT (FullyConnected's layout) equals int64 sums for int8 and u
 }
 
 namespace {
+// The int64 sums of a grouped 2-D convolution of NCHW levels x (batch images) with filters w,
+// zeros on the padding: the reference for ConvInt8.
+template <typename T>
+std::vector<int64_t> NaiveConvSums(const std::vector<T>& x, const std::vector<int8_t>& w, int64_t batch, int64_t C,
+                                   int64_t F, int64_t groups, const conv::ConvGeom& g) {
+  const int64_t gc = C / groups, gf = F / groups, H = g.in[1], W = g.in[2], kh = g.k[1], kw = g.k[2];
+  std::vector<int64_t> sums;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+          int64_t sum = 0;
+          for (int64_t c = 0; c < gc; ++c)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                const int64_t ih = oh * g.s[1] - g.p[1] + i * g.d[1], iw = ow * g.s[2] - g.p[2] + j * g.d[2];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                sum += int64_t(w[size_t((f * gc + c) * kh * kw + i * kw + j)]) *
+                       x[size_t(((n * C + f / gf * gc + c) * H + ih) * W + iw)];
+              }
+          sums.push_back(sum);
+        }
+  return sums;
+}
+
+// fn() on one thread.
+template <typename F>
+void OnOneThread(const F& fn) {
+  const int threads = GetNumThreads();
+  SetNumThreads(1);
+  fn();
+  SetNumThreads(threads);
+}
+}  // namespace
+
+namespace {
 // ConvInt8 with each group's filters packed once (PackConvInt8Weights), as the convolution nodes
 // run it, against int64 sums of the padded image: the VNNI kernel reads these columns straight
 // from the image (GemmInt8ReadsImages); other kernels from im2col's buffer.
@@ -129,35 +165,18 @@ void CheckConvInt8(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W, i
   INFO("C " << C << " F " << F << " groups " << groups << " image " << H << "x" << W << " kernel " << kh << "x" << kw
             << " stride " << sh << "," << sw << " pad " << ph << "," << pw << " dilation " << dil << TypeName(T{}));
   std::mt19937_64 rng(seed);
-  const int64_t batch = 2, gc = C / groups, gf = F / groups, depth = gc * kh * kw, pixels = g.out_size();
+  const int64_t batch = 2, depth = C / groups * kh * kw, pixels = g.out_size();
   const std::vector<T> x = RandomLevels<T>(size_t(batch * C * H * W), rng);
   const std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * depth), rng);
   const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), C, F, groups, g);
   std::vector<int32_t> y(size_t(batch * F * pixels), 7);
   quant::ConvInt8(x.data(), w.data(), y.data(), batch, C, F, groups, g, &packed);
+  const std::vector<int64_t> want = NaiveConvSums(x, w, batch, C, F, groups, g);
   int64_t wrong = 0;
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t f = 0; f < F; ++f)
-      for (int64_t oh = 0; oh < g.out[1]; ++oh)
-        for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-          int64_t want = 0;
-          const int64_t grp = f / gf;
-          for (int64_t c = 0; c < gc; ++c)
-            for (int64_t i = 0; i < kh; ++i)
-              for (int64_t j = 0; j < kw; ++j) {
-                const int64_t ih = oh * sh - ph + i * dil, iw = ow * sw - pw + j * dil;
-                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                want += int64_t(w[size_t((f * gc + c) * kh * kw + i * kw + j)]) *
-                        x[size_t(((n * C + grp * gc + c) * H + ih) * W + iw)];
-              }
-          wrong += y[size_t((n * F + f) * pixels + oh * g.out[2] + ow)] != want;
-        }
+  for (size_t i = 0; i < want.size(); ++i) wrong += y[i] != want[i];
   CHECK(wrong == 0);
-  const int threads = GetNumThreads();
-  SetNumThreads(1);
   std::vector<int32_t> again(y.size());
-  quant::ConvInt8(x.data(), w.data(), again.data(), batch, C, F, groups, g, &packed);
-  SetNumThreads(threads);
+  OnOneThread([&] { quant::ConvInt8(x.data(), w.data(), again.data(), batch, C, F, groups, g, &packed); });
   CHECK(again == y);
 }
 }  // namespace
@@ -186,5 +205,61 @@ TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dil
     check(8, 8, 2, 10, 10, 3, 3, 1, 1, 0, 0, 1);     // groups, no padding
     check(4, 4, 1, 5, 5, 3, 3, 1, 1, 3, 3, 1);       // padding wider than the kernel reaches
     check(64, 256, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1);    // more filters than 4 x pixels
+  }
+}
+
+namespace {
+// ConvInt8 with output levels (a fused convolution's requantization, in the VNNI tile's registers
+// or from the sums' blocks elsewhere) against the formula on int64 sums, element by element.
+template <typename T, typename TO>
+void CheckConvLevels(int64_t C, int64_t F, int64_t H, int64_t W, int64_t k, int64_t pad, bool with_sum, uint64_t seed) {
+  conv::ConvGeom g = conv::ConvGeom::Planar(H, W, k, 1, pad);
+  INFO("C " << C << " F " << F << " image " << H << "x" << W << " kernel " << k << TypeName(T{}) << " to" << TypeName(TO{})
+            << (with_sum ? " with a sum" : ""));
+  std::mt19937_64 rng(seed);
+  const int64_t batch = 2, depth = C * k * k, pixels = g.out_size();
+  const std::vector<T> x = RandomLevels<T>(size_t(batch * C * H * W), rng);
+  const std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * depth), rng);
+  const std::vector<uint8_t> sum = RandomLevels<uint8_t>(size_t(batch * F * pixels), rng);
+  std::vector<int32_t> bias(static_cast<size_t>(F));
+  std::vector<float> scale(static_cast<size_t>(F));
+  std::uniform_int_distribution<int32_t> bias_dist(-100000, 100000);
+  std::uniform_real_distribution<float> scale_dist(1e-5f, 2e-3f);
+  for (int64_t f = 0; f < F; ++f) bias[size_t(f)] = bias_dist(rng), scale[size_t(f)] = scale_dist(rng);
+  scale[0] = 1.0f;  // sums far outside the output's range: saturation
+  const float sum_scale = 0.37f;
+  const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), C, F, 1, g);
+  std::vector<int32_t> scratch(size_t(batch * F * pixels));
+  std::vector<TO> q(size_t(batch * F * pixels));
+  quant::Int8Levels levels;
+  levels.bias = bias.data(), levels.scale = scale.data(), levels.out = q.data(), levels.ld_out = pixels;
+  levels.out_unsigned = std::is_same_v<TO, uint8_t>;
+  if (with_sum) levels.sum = sum.data(), levels.ld_sum = pixels, levels.sum_unsigned = true, levels.sum_scale = sum_scale;
+  quant::ConvInt8(x.data(), w.data(), scratch.data(), batch, C, F, 1, g, &packed, &levels);
+  const std::vector<int64_t> sums = NaiveConvSums(x, w, batch, C, F, 1, g);
+  int64_t wrong = 0;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    const size_t f = i / size_t(pixels) % size_t(F);
+    float v = float(int32_t(sums[i] + bias[f])) * scale[f];
+    if (with_sum) v = v + float(sum[i]) * sum_scale;
+    wrong += q[i] != quant::SaturateRound<TO>(v);
+  }
+  CHECK(wrong == 0);
+  std::vector<TO> again(q.size());
+  levels.out = again.data();
+  OnOneThread([&] { quant::ConvInt8(x.data(), w.data(), scratch.data(), batch, C, F, 1, g, &packed, &levels); });
+  CHECK(again == q);
+}
+}  // namespace
+
+TEST_CASE("ConvInt8 to output levels: the requantization formula on exact sums, with and without a sum input",
+          "[gemm_int8]") {
+  uint64_t seed = 900;
+  for (bool with_sum : {false, true}) {
+    CheckConvLevels<uint8_t, uint8_t>(16, 24, 9, 9, 3, 1, with_sum, seed++);   // rows and columns with tails
+    CheckConvLevels<int8_t, int8_t>(5, 13, 11, 17, 3, 1, with_sum, seed++);
+    CheckConvLevels<uint8_t, int8_t>(40, 8, 6, 6, 1, 0, with_sum, seed++);     // 1x1
+    CheckConvLevels<int8_t, uint8_t>(130, 12, 7, 9, 3, 1, with_sum, seed++);   // depth 1170: two passes over depth
+    CheckConvLevels<uint8_t, uint8_t>(64, 256, 5, 5, 3, 1, with_sum, seed++);  // more filters than 4 x pixels
   }
 }
