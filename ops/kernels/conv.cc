@@ -392,15 +392,21 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   if (normalized.y) FinishOutput(y, nullptr, n, g, {}, normalized);
 }
 
+namespace {
+// Winograd's 3x3 layers keep their tiles in bf16 (the products of each point in bf16) where they
+// save at least this many multiplies; below it (outputs the tiles cover poorly: 7x7 in tiles of
+// 6, 144 outputs made for 49) the transforms cost more than they save, and the columns' GEMM
+// takes the layer.
+constexpr double kBf16WinogradMinSaving = 1.5;
+}  // namespace
+
 bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights) {
   if (n.groups != 1 || g.out_size() <= 0) return false;
-  // Where float32 has a kernel that does fewer or cheaper operations (Winograd's 3x3 layers,
-  // the direct and tiny-depth kernels of few channels), it is also the faster one; but
-  // Winograd on outputs its tiles cover poorly (7x7 in tiles of 6: 144 outputs made for 49)
-  // saves fewer multiplies than bf16's doubled rate: below 2.5x, bf16 takes the layer.
+  // Where float32 has a kernel that does fewer or cheaper operations (the direct and tiny-depth
+  // kernels of few channels), it is also the faster one.
   const ForwardChoice choice = ChooseForwardPath(n, g, OpReq::kWrite, weights);
-  if (choice.path == ForwardPath::kWinograd) return WinogradMultiplySaving(n, g, choice.tile) < 2.5;
-  return choice.path == ForwardPath::kPacked || choice.path == ForwardPath::kIm2Col;
+  return choice.path == ForwardPath::kWinograd || choice.path == ForwardPath::kPacked ||
+         choice.path == ForwardPath::kIm2Col;
 }
 
 void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
@@ -409,6 +415,16 @@ void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y
   if (normalized.y) {
     Bf16ConvForward(x, w, bias, y, n, g, weights, act, residual);
     return FinishOutput(y, nullptr, n, g, {}, normalized);
+  }
+  const ForwardChoice choice = ChooseForwardPath(n, g, OpReq::kWrite, weights);
+  // F(6,3)'s transforms scale values by up to 32 before and after the products, which bf16's
+  // 8-bit mantissas do not bear (errors up to 4% of an output's products): F(4,3) instead.
+  const WinogradTile tile = choice.tile == WinogradTile::kF6 ? WinogradTile::kF4 : choice.tile;
+  if (choice.path == ForwardPath::kWinograd && WinogradMultiplySaving(n, g, tile) >= kBf16WinogradMinSaving) {
+    WinogradConvForward(x, w, bias, y, n, g, OpReq::kWrite, weights, residual ? FusedActivation{} : act, tile,
+                        /*bf16_products=*/true);
+    if (residual) FinishOutput(y, residual, n, g, act, {});
+    return;
   }
   const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
   const auto packed = DerivedForm<PackedBf16A>(weights, w, {n.out_c, kdim},

@@ -119,10 +119,12 @@ void DirectConvForward(const float* x, const float* w, const float* bias, float*
 // this call); `tile` kNone: ChooseWinogradTile's pick (F(4,3) where none pays).
 enum class WinogradTile { kNone, kF2, kF4, kF6 };
 bool WinogradApplies(const ConvDims& n, const ConvGeom& g);
+// bf16_products: each point's GEMM in bfloat16 (GemmBf16: the transformed weights and input
+// rounded to bf16, float32 sums), for PredictorOptions::precision bf16.
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y,
                          const ConvDims& n, const ConvGeom& g, OpReq req,
                          DerivedWeights* weights = nullptr, const FusedActivation& act = {},
-                         WinogradTile tile = WinogradTile::kNone);
+                         WinogradTile tile = WinogradTile::kNone, bool bf16_products = false);
 // The Winograd variant faster than the packed path for this convolution, or kNone: WinogradApplies,
 // and for layers whose F(4,3) weights fit 16 MB, enough 4x4 tiles (over the batch: 16, or 4 that
 // pad the output by at most half with >= 32 input channels), F(6,3) where its 8x8 tiles pad the

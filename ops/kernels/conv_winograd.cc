@@ -22,6 +22,7 @@
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 #include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/op_util.h>
 
@@ -432,14 +433,30 @@ struct WinogradWeights {
   std::vector<PackedGemmA> packed;
 };
 
+std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile) {
+  return tile == WinogradTile::kF6   ? TransformWeights<6>(w, out_c, in_c)
+         : tile == WinogradTile::kF2 ? TransformWeights<2>(w, out_c, in_c)
+                                     : TransformWeights<4>(w, out_c, in_c);
+}
+
 WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile,
                                     GemmTiling tiling) {
   WinogradWeights e;
-  const std::vector<float> u = tile == WinogradTile::kF6   ? TransformWeights<6>(w, out_c, in_c)
-                               : tile == WinogradTile::kF2 ? TransformWeights<2>(w, out_c, in_c)
-                                                           : TransformWeights<4>(w, out_c, in_c);
+  const std::vector<float> u = TransformWeights(w, out_c, in_c, tile);
   for (int64_t p = 0; p < Points(tile); ++p)
     e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c, tiling);
+  return e;
+}
+
+// The same matrices rounded to bf16 (PackedBf16A), for the bf16 products.
+struct WinogradWeightsBf16 {
+  std::vector<PackedBf16A> points;
+};
+
+WinogradWeightsBf16 MakeWinogradWeightsBf16(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile) {
+  WinogradWeightsBf16 e;
+  const std::vector<float> u = TransformWeights(w, out_c, in_c, tile);
+  for (int64_t p = 0; p < Points(tile); ++p) e.points.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c);
   return e;
 }
 
@@ -538,7 +555,7 @@ double WinogradMultiplySaving(const ConvDims& n, const ConvGeom& g, WinogradTile
 
 void WinogradConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                          const ConvGeom& g, OpReq req, DerivedWeights* weights, const FusedActivation& act,
-                         WinogradTile tile) {
+                         WinogradTile tile, bool bf16_products) {
   if (req == OpReq::kNull) return;
   if (tile == WinogradTile::kNone) tile = ChooseWinogradTile(n, g, weights);
   if (tile == WinogradTile::kNone) tile = WinogradTile::kF4;  // asked for directly where it does not pay
@@ -547,9 +564,17 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
   // The tiling of the products (filters x channels) x (channels x chunk tiles): tall tiles
   // where a chunk's few tiles would mostly pad wide ones (14x14 outputs: 16 tiles).
   const GemmTiling tiling = ChooseGemmTiling(F, tl.chunk);
-  const auto u = DerivedForm<WinogradWeights>(weights, w, {static_cast<int64_t>(tile), static_cast<int64_t>(tiling), F, C},
-                                              [&](const float* data) { return MakeWinogradWeights(data, F, C, tile, tiling); });
-  CheckPackedPanels(u->packed, static_cast<size_t>(P), F, C, tiling, "Winograd-transformed weights");
+  std::shared_ptr<const WinogradWeights> u;
+  std::shared_ptr<const WinogradWeightsBf16> u_bf16;
+  if (bf16_products) {
+    u_bf16 = DerivedForm<WinogradWeightsBf16>(weights, w, {static_cast<int64_t>(tile), F, C}, [&](const float* data) {
+      return MakeWinogradWeightsBf16(data, F, C, tile);
+    });
+  } else {
+    u = DerivedForm<WinogradWeights>(weights, w, {static_cast<int64_t>(tile), static_cast<int64_t>(tiling), F, C},
+                                     [&](const float* data) { return MakeWinogradWeights(data, F, C, tile, tiling); });
+    CheckPackedPanels(u->packed, static_cast<size_t>(P), F, C, tiling, "Winograd-transformed weights");
+  }
   const int64_t chunks = (tl.total + tl.chunk - 1) / tl.chunk;
   const bool add = req == OpReq::kAdd;
   // Channels (filters) per transform task: ~256 tile-channels, so that a chunk of 16 tiles
@@ -563,8 +588,12 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
       ParallelFor(C, transform_grain,
                   [&](int64_t b, int64_t e) { TransformInputChannels(x, n, g, tl, b, e, t0, len, v.data()); });
       ParallelFor(P, 1, [&](int64_t p0, int64_t p1) {
-        for (int64_t p = p0; p < p1; ++p)
-          GemmPacked(u->packed[static_cast<size_t>(p)], len, v.data() + p * C * len, len, m.data() + p * F * len, len);
+        for (int64_t p = p0; p < p1; ++p) {
+          const float* vp = v.data() + p * C * len;
+          float* mp = m.data() + p * F * len;
+          if (u_bf16) GemmBf16(u_bf16->points[static_cast<size_t>(p)], len, vp, len, mp, len);
+          else GemmPacked(u->packed[static_cast<size_t>(p)], len, vp, len, mp, len);
+        }
       });
       ParallelFor(F, transform_grain, [&](int64_t b, int64_t e) {
         TransformOutputFilters(m.data(), n, g, tl, b, e, t0, len, bias, add, act, y);
