@@ -1,4 +1,5 @@
 // _contrib_quantized_pooling: max or average pooling of int8 or uint8 data (docs/quantization.md).
+#include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/nn/pooling_param.h>
 #include <symbind/ops/quantization/quantization_util.h>
 
@@ -51,8 +52,9 @@ void MaxPoolLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
 // directly. Scalars by value: a byte store may alias anything reached through a pointer (a
 // lambda's captures too), which kept every bound reloaded and the loops scalar.
 template <typename T>
-void MaxPoolPlaneLevels(const T* src, T* dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW,
-                        int64_t SH, int64_t SW, int64_t PH, int64_t PW, T* col, T* win) {
+__attribute__((always_inline)) inline void MaxPoolPlaneBody(const T* src, T* dst, int64_t H, int64_t W, int64_t OH,
+                                                            int64_t OW, int64_t KH, int64_t KW, int64_t SH, int64_t SW,
+                                                            int64_t PH, int64_t PW, T* col, T* win) {
   const int64_t starts = std::max<int64_t>(W - KW + 1, 0);
   // Output columns whose window lies inside the row: [inner0, inner1).
   const int64_t inner0 = std::min(OW, (PW + SW - 1) / SW);
@@ -78,6 +80,17 @@ void MaxPoolPlaneLevels(const T* src, T* dst, int64_t H, int64_t W, int64_t OH, 
     }
   }
 }
+
+// One plane, compiled per instruction set (wider vectors for the row maxima).
+#define SYMBIND_MAX_POOL_PLANE(T, name)                                                                            \
+  SYMBIND_ISA_VARIANTS(, void, name,                                                                               \
+                       (const T* src, T* dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t KH, int64_t KW, \
+                        int64_t SH, int64_t SW, int64_t PH, int64_t PW, T* col, T* win),                           \
+                       (src, dst, H, W, OH, OW, KH, KW, SH, SW, PH, PW, col, win),                                 \
+                       { MaxPoolPlaneBody(src, dst, H, W, OH, OW, KH, KW, SH, SW, PH, PW, col, win); })
+SYMBIND_MAX_POOL_PLANE(int8_t, MaxPoolPlaneLevels)
+SYMBIND_MAX_POOL_PLANE(uint8_t, MaxPoolPlaneLevels)
+#undef SYMBIND_MAX_POOL_PLANE
 
 template <typename T>
 void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
