@@ -230,20 +230,53 @@ struct ImageColumns {
     const int64_t taps = g.k[1] * g.k[2];
     for (int64_t k = 0; k < K; ++k) depths[size_t(k)] = {k / taps * g.in[1] * g.in[2], k % taps};
   }
+  // Per tap and output row a panel spans: where the load starts relative to the channel's plane,
+  // and which of its bytes read inside the image (lane t's at bit stride * t).
+  struct Load {
+    int64_t offset;
+    __mmask32 mask;
+  };
   void Pack(int64_t n0, int64_t cols, int64_t p0, int64_t quads, bool flip, int8_t* out) const;
+  template <int64_t kStride, int64_t kPieces>
+  void PackQuads(const Load (*loads)[kMaxPieces], int64_t p0, int64_t quads, __m128i bias, int8_t* out) const;
 };
 
 SYMBIND_AVX512_INTRINSICS_BEGIN
+// Quads [p0, p0 + quads) of a panel from its load table; kPieces loads per depth (empty ones
+// read nothing).
+template <int64_t kStride, int64_t kPieces>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::PackQuads(const Load (*loads)[kMaxPieces],
+                                                                                  int64_t p0, int64_t quads,
+                                                                                  __m128i bias, int8_t* out) const {
+  const int64_t whole = std::max<int64_t>(0, std::min(quads, K / 4 - p0));  // quads inside the depth
+  for (int64_t p = 0; p < quads; ++p, out += 4 * kNr) {
+    __m128i r[4];
+    #pragma GCC unroll 4
+    for (int64_t i = 0; i < 4; ++i) {
+      const int64_t k = 4 * (p0 + p) + i;
+      __m128i v = _mm_setzero_si128();
+      if (p < whole || k < K) {  // past the depth the packed weights are 0
+        const Depth& d = depths[size_t(k)];
+        const Load* row = loads[d.tap];
+        const uint8_t* plane = image + d.plane;
+        // Masked-off lanes are not read (nor can they fault), so a base may lie outside the image.
+        #pragma GCC unroll 4
+        for (int64_t j = 0; j < kPieces; ++j) {
+          if constexpr (kStride == 1) v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(row[j].mask), plane + row[j].offset);
+          else v = _mm_or_si128(v, _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(row[j].mask, plane + row[j].offset)));
+        }
+      }
+      r[i] = _mm_xor_si128(v, bias);
+    }
+    InterleaveQuad(r, out);
+  }
+}
+
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int64_t n0, int64_t cols, int64_t p0,
                                                                              int64_t quads, bool flip,
                                                                              int8_t* out) const {
   const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], SH = g.s[1], SW = g.s[2], taps = g.k[1] * g.k[2];
-  // Per tap and output row the panel spans: which bytes of the load read inside the image (lane
-  // t's at bit SW * t), and where the load starts relative to the channel's plane.
-  struct Load {
-    __mmask32 mask;
-    int64_t offset;
-  } loads[kMaxTaps][kMaxPieces];
+  Load loads[kMaxTaps][kMaxPieces];
   int64_t pieces = 0;
   for (int64_t lane = 0, oh = n0 / OW, ow = n0 % OW; lane < cols; ++oh, ow = 0, ++pieces) {
     const int64_t len = std::min(cols - lane, OW - ow);
@@ -254,31 +287,19 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int
       uint32_t mask = 0;
       if (ih >= 0 && ih < H)
         for (int64_t j = lo; j < hi; ++j) mask |= 1u << (SW * (lane + j));
-      loads[t][pieces] = {mask, ih * W + iw0 - SW * lane};
+      loads[t][pieces] = {ih * W + iw0 - SW * lane, mask};
     }
     lane += len;
   }
+  // Two pieces at most (images at least kNr - 1 columns wide) take the unrolled loop; the rest
+  // pad their table with empty loads (mask 0 reads nothing).
+  for (int64_t j = pieces; j < (pieces <= 2 ? 2 : kMaxPieces); ++j)
+    for (int64_t t = 0; t < taps; ++t) loads[t][j] = {0, 0};
   const __m128i bias = _mm_set1_epi8(flip ? static_cast<char>(0x80) : 0);
-  for (int64_t p = 0; p < quads; ++p, out += 4 * kNr) {
-    __m128i r[4];
-    for (int64_t i = 0; i < 4; ++i) {
-      const int64_t k = 4 * (p0 + p) + i;
-      __m128i v = _mm_setzero_si128();
-      if (k < K) {  // past the depth the packed weights are 0
-        const Depth& d = depths[size_t(k)];
-        // Masked-off lanes are not read (nor can they fault), so a base may lie outside the image.
-        for (int64_t j = 0; j < pieces; ++j) {
-          const Load& load = loads[d.tap][j];
-          if (!load.mask) continue;
-          const uint8_t* at = image + d.plane + load.offset;
-          if (SW == 1) v = _mm_mask_loadu_epi8(v, static_cast<__mmask16>(load.mask), at);
-          else v = _mm_or_si128(v, _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(load.mask, at)));
-        }
-      }
-      r[i] = _mm_xor_si128(v, bias);
-    }
-    InterleaveQuad(r, out);
-  }
+  if (SW == 1 && pieces <= 2) PackQuads<1, 2>(loads, p0, quads, bias, out);
+  else if (SW == 1) PackQuads<1, kMaxPieces>(loads, p0, quads, bias, out);
+  else if (pieces <= 2) PackQuads<2, 2>(loads, p0, quads, bias, out);
+  else PackQuads<2, kMaxPieces>(loads, p0, quads, bias, out);
 }
 SYMBIND_AVX512_INTRINSICS_END
 
