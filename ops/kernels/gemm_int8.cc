@@ -235,6 +235,7 @@ struct ImageColumns {
   struct Load {
     int64_t offset;
     __mmask32 mask;
+    bool plain;  // every lane inside the image, and every byte of a plain load (16 or 32) in its row
   };
   void Pack(int64_t n0, int64_t cols, int64_t p0, int64_t quads, bool flip, int8_t* out) const;
   template <int64_t kStride, int64_t kPieces>
@@ -259,6 +260,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::PackQuad
         const Depth& d = depths[size_t(k)];
         const Load* row = loads[d.tap];
         const uint8_t* plane = image + d.plane;
+        // A whole row segment inside the image: a plain load (masked ones cost more).
+        if (row[0].plain) {
+          const uint8_t* at = plane + row[0].offset;
+          if constexpr (kStride == 1) v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+          else v = _mm256_cvtepi16_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
+          r[i] = _mm_xor_si128(v, bias);
+          continue;
+        }
         // Masked-off lanes are not read (nor can they fault), so a base may lie outside the image.
         #pragma GCC unroll 4
         for (int64_t j = 0; j < kPieces; ++j) {
@@ -287,14 +296,15 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int
       uint32_t mask = 0;
       if (ih >= 0 && ih < H)
         for (int64_t j = lo; j < hi; ++j) mask |= 1u << (SW * (lane + j));
-      loads[t][pieces] = {ih * W + iw0 - SW * lane, mask};
+      const bool plain = len == kNr && lo == 0 && hi == kNr && ih >= 0 && ih < H && iw0 + SW * kNr <= W;
+      loads[t][pieces] = {ih * W + iw0 - SW * lane, mask, plain};
     }
     lane += len;
   }
   // Two pieces at most (images at least kNr - 1 columns wide) take the unrolled loop; the rest
   // pad their table with empty loads (mask 0 reads nothing).
   for (int64_t j = pieces; j < (pieces <= 2 ? 2 : kMaxPieces); ++j)
-    for (int64_t t = 0; t < taps; ++t) loads[t][j] = {0, 0};
+    for (int64_t t = 0; t < taps; ++t) loads[t][j] = {0, 0, false};
   const __m128i bias = _mm_set1_epi8(flip ? static_cast<char>(0x80) : 0);
   if (SW == 1 && pieces <= 2) PackQuads<1, 2>(loads, p0, quads, bias, out);
   else if (SW == 1) PackQuads<1, kMaxPieces>(loads, p0, quads, bias, out);
