@@ -4,6 +4,9 @@
 #include <limits>
 #include <random>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <symbind/executor/threading.h>
@@ -261,5 +264,53 @@ TEST_CASE("ConvInt8 to output levels: the requantization formula on exact sums, 
     CheckConvLevels<uint8_t, int8_t>(40, 8, 6, 6, 1, 0, with_sum, seed++);     // 1x1
     CheckConvLevels<int8_t, uint8_t>(130, 12, 7, 9, 3, 1, with_sum, seed++);   // depth 1170: two passes over depth
     CheckConvLevels<uint8_t, uint8_t>(64, 256, 5, 5, 3, 1, with_sum, seed++);  // more filters than 4 x pixels
+  }
+}
+
+namespace {
+// n bytes that end (or start) exactly at an inaccessible page, so that a read past the end (or
+// before the start) faults instead of passing unseen.
+class GuardedBytes {
+ public:
+  GuardedBytes(size_t n, bool guard_before) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE)), data = (n + page - 1) / page * page;
+    size_ = data + 2 * page;
+    base_ = static_cast<uint8_t*>(mmap(nullptr, size_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(base_ != MAP_FAILED);
+    REQUIRE(mprotect(base_ + page, data, PROT_READ | PROT_WRITE) == 0);
+    bytes_ = guard_before ? base_ + page : base_ + page + data - n;
+  }
+  ~GuardedBytes() { munmap(base_, size_); }
+  uint8_t* data() const { return bytes_; }
+
+ private:
+  uint8_t* base_;
+  uint8_t* bytes_;
+  size_t size_;
+};
+}  // namespace
+
+TEST_CASE("ConvInt8 reads nothing outside its image, whose first and last bytes border unmapped pages", "[gemm_int8]") {
+  struct Case {
+    int64_t C, H, W, k, stride, pad;
+  };
+  // Widths where the last row's last segments are whole (plain loads) and where they are clipped.
+  for (const Case& c : {Case{4, 8, 32, 3, 1, 1}, Case{4, 8, 48, 3, 1, 0}, Case{3, 9, 64, 3, 2, 1}, Case{3, 11, 67, 7, 2, 3},
+                        Case{8, 5, 17, 3, 1, 1}, Case{5, 6, 16, 1, 1, 0}}) {
+    const conv::ConvGeom g = conv::ConvGeom::Planar(c.H, c.W, c.k, c.stride, c.pad);
+    INFO(c.C << " channels of " << c.H << "x" << c.W << ", kernel " << c.k << ", stride " << c.stride << ", pad " << c.pad);
+    const int64_t F = 16, in = c.C * c.H * c.W, pixels = g.out_size();
+    std::mt19937_64 rng(static_cast<uint64_t>(in));
+    const std::vector<uint8_t> x = RandomLevels<uint8_t>(size_t(in), rng);
+    const std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * c.C * c.k * c.k), rng);
+    const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), c.C, F, 1, g);
+    const std::vector<int64_t> want = NaiveConvSums(x, w, 1, c.C, F, 1, g);
+    for (bool guard_before : {false, true}) {
+      GuardedBytes image(size_t(in), guard_before);
+      std::copy(x.begin(), x.end(), image.data());
+      std::vector<int32_t> y(size_t(F * pixels));
+      quant::ConvInt8(image.data(), w.data(), y.data(), 1, c.C, F, 1, g, &packed);
+      CHECK(std::equal(y.begin(), y.end(), want.begin()));
+    }
   }
 }
