@@ -1,6 +1,10 @@
-// Int8 convolution as exact int32 sums (NCHW data of int8 or uint8, int8 weights): the columns
-// of each image (im2col, zeros on the padding), then GemmInt8 per group. Shared by
-// _contrib_quantized_conv and the quantized _sg_mkldnn_conv.
+// Int8 convolution as exact int32 sums (NCHW data of int8 or uint8, int8 weights): GemmInt8 per
+// group over the columns of each image (zeros on the padding), read from the image as they are
+// packed on VNNI or built by im2col elsewhere; optionally requantized to output levels block by
+// block. Shared by _contrib_quantized_conv and the quantized _sg_mkldnn_conv.
+//
+//   const auto packed = PackConvInt8Weights(w, in_c, out_c, groups, g);      // once per node
+//   ConvInt8(x, w, sums, batch, in_c, out_c, groups, g, &packed, &levels);  // levels: Int8Levels
 #pragma once
 #include <functional>
 
@@ -119,8 +123,10 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
       Int8Levels group_levels;
       if (levels) group_levels = levels_at(n, grp * gf);
       const Int8Levels* gemm_levels = levels ? &group_levels : nullptr;
-      const PackedInt8A* group_packed =
-          packed && (*packed)[static_cast<size_t>(grp)].usable() ? &(*packed)[static_cast<size_t>(grp)] : nullptr;
+      const PackedInt8A* group_packed = packed && static_cast<size_t>(grp) < packed->size() &&
+                                                (*packed)[static_cast<size_t>(grp)].usable()
+                                            ? &(*packed)[static_cast<size_t>(grp)]
+                                            : nullptr;
       if (from_image) {
         GemmInt8(*group_packed, image, g, sums, pixels, gemm_levels);
         continue;
