@@ -6,8 +6,6 @@
 //   const auto packed = PackConvInt8Weights(w, in_c, out_c, groups, g);      // once per node
 //   ConvInt8(x, w, sums, batch, in_c, out_c, groups, g, &packed, &levels);  // levels: Int8Levels
 #pragma once
-#include <functional>
-
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_int8.h>
@@ -17,19 +15,25 @@
 namespace symbind {
 namespace quant {
 
-// What DepthwiseConvInt8 calls once the sums of image n, channels [c0, c1), output pixels
-// [p0, p1) are final in y (at y + (n * channels + c) * pixels + p), possibly from several threads
-// at once for disjoint blocks: a requantization that reads them while they are in cache.
-using ConvSumsSink = std::function<void(int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1)>;
+// A convolution's output levels (bias and scale per output channel; out and sum NCHW, rows of
+// `pixels`) from channel c of image n on, for RequantizeBlock on that channel's rows.
+inline Int8Levels LevelsAt(const Int8Levels& levels, int64_t channels, int64_t pixels, int64_t n, int64_t c) {
+  Int8Levels at = levels;
+  at.bias += c;
+  at.scale += c;
+  at.out = static_cast<uint8_t*>(at.out) + (n * channels + c) * pixels;
+  if (at.sum) at.sum = static_cast<const uint8_t*>(at.sum) + (n * channels + c) * pixels;
+  return at;
+}
 
 // Depthwise 2-D convolution (one filter per channel: groups = in_c = out_c), plane by plane:
 // each tap adds its weight times the zero-padded plane at the tap's offset, so no columns are
 // built and no GEMM runs one filter at a time. Sums wrap as two's complement like GemmInt8's.
-// Each plane goes to the sink (if any) as soon as it is summed.
+// With `levels` (as ConvInt8's), each plane is requantized as soon as it is summed.
 void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                       const conv::ConvGeom& g, const ConvSumsSink* sink = nullptr);
+                       const conv::ConvGeom& g, const Int8Levels* levels = nullptr);
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                       const conv::ConvGeom& g, const ConvSumsSink* sink = nullptr);
+                       const conv::ConvGeom& g, const Int8Levels* levels = nullptr);
 
 // One filter per channel over 2-D planes: DepthwiseConvInt8's layers.
 inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
@@ -87,24 +91,15 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
                      int64_t groups, const conv::ConvGeom& g, const std::vector<PackedInt8A>* packed = nullptr,
                      const Int8Levels* levels = nullptr) {
   const int64_t gc = in_c / groups, gf = out_c / groups, depth = gc * g.k_size(), pixels = g.out_size();
-  // levels from output channel c of image n on.
-  auto levels_at = [&](int64_t n, int64_t c) {
-    Int8Levels at = *levels;
-    at.bias += c;
-    at.scale += c;
-    at.out = static_cast<uint8_t*>(at.out) + (n * out_c + c) * pixels;
-    if (at.sum) at.sum = static_cast<const uint8_t*>(at.sum) + (n * out_c + c) * pixels;
-    return at;
-  };
-  const ConvSumsSink to_levels = [&](int64_t n, int64_t c0, int64_t c1, int64_t p0, int64_t p1) {
-    RequantizeBlock(levels_at(n, c0), y + (n * out_c + c0) * pixels, pixels, 0, c1 - c0, p0, p1);
-  };
-  const ConvSumsSink* sink = levels ? &to_levels : nullptr;
   // Channels [c0, c1) of image n to levels, across threads: sums a kernel finished as a whole.
   auto requantize_channels = [&](int64_t n, int64_t c0, int64_t c1) {
-    if (levels) ParallelFor(c1 - c0, GrainFor(pixels), [&](int64_t a, int64_t b) { to_levels(n, c0 + a, c0 + b, 0, pixels); });
+    if (!levels) return;
+    ParallelFor(c1 - c0, GrainFor(pixels), [&](int64_t a, int64_t b) {
+      RequantizeBlock(LevelsAt(*levels, out_c, pixels, n, c0 + a), y + (n * out_c + c0 + a) * pixels, pixels, 0, b - a,
+                      0, pixels);
+    });
   };
-  if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g, sink);
+  if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g, levels);
   const bool pointwise = g.is_pointwise();
   // The VNNI kernel packs the columns straight from the image: no column buffer.
   const bool from_image = !pointwise && pixels > 1 && packed && !packed->empty() && (*packed)[0].usable() &&
@@ -121,7 +116,7 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
       const T* image = x + (n * in_c + grp * gc) * g.in_size();
       int32_t* sums = y + (n * out_c + grp * gf) * pixels;
       Int8Levels group_levels;
-      if (levels) group_levels = levels_at(n, grp * gf);
+      if (levels) group_levels = LevelsAt(*levels, out_c, pixels, n, grp * gf);
       const Int8Levels* gemm_levels = levels ? &group_levels : nullptr;
       const PackedInt8A* group_packed = packed && static_cast<size_t>(grp) < packed->size() &&
                                                 (*packed)[static_cast<size_t>(grp)].usable()

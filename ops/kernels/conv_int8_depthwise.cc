@@ -109,14 +109,18 @@ void PlaneInt32(const T* image, const int8_t* filter, int32_t* out, const PlaneG
 // Square 3x3, 5x5 or 7x7 filters at stride 1 or 2 (undilated): the float32 depthwise plane
 // kernel (conv_depthwise.h) on the levels as floats. Its products and sums are integers below
 // 2^24 (at most 49 taps of 255 x 128), so floats, FMA or not, hold them exactly in any order.
-// Plane `plane` (image plane / channels, channel plane % channels) of the output to the sink.
-inline void SinkPlane(const ConvSumsSink* sink, int64_t plane, int64_t channels, int64_t pixels) {
-  if (sink) (*sink)(plane / channels, plane % channels, plane % channels + 1, 0, pixels);
+// Output plane `plane` (image plane / channels, channel plane % channels), summed at `sums`, to
+// levels (if any).
+inline void RequantizePlane(const Int8Levels* levels, const int32_t* sums, int64_t plane, int64_t channels,
+                            int64_t pixels) {
+  if (levels)
+    RequantizeBlock(LevelsAt(*levels, channels, pixels, plane / channels, plane % channels), sums, pixels, 0, 1, 0,
+                    pixels);
 }
 
 template <typename T>
 bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                                 const conv::ConvGeom& cg, const ConvSumsSink* sink) {
+                                 const conv::ConvGeom& cg, const Int8Levels* levels) {
   const conv::ConvDims dims{batch, channels, channels, channels};
   if (!conv::DepthwiseApplies(dims, cg) || ActiveIsa() == KernelIsa::kBase) return false;
   const int64_t k = cg.k[1];
@@ -134,7 +138,7 @@ bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_
       plane_fn(image.data(), args, filter.data(), 0.0f, out.data(), false);
       int32_t* dst = y + plane * OH * OW;
       for (int64_t i = 0; i < OH * OW; ++i) dst[i] = static_cast<int32_t>(out.data()[i]);
-      SinkPlane(sink, plane, channels, OH * OW);
+      RequantizePlane(levels, dst, plane, channels, OH * OW);
     }
   });
   return true;
@@ -142,8 +146,8 @@ bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_
 
 template <typename T>
 void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels, const conv::ConvGeom& cg,
-                 const ConvSumsSink* sink) {
-  if (DepthwiseThroughFloatKernel(x, w, y, batch, channels, cg, sink)) return;
+                 const Int8Levels* levels) {
+  if (DepthwiseThroughFloatKernel(x, w, y, batch, channels, cg, levels)) return;
   const PlaneGeom g{cg.in[1], cg.in[2], cg.out[1], cg.out[2], cg.k[1], cg.k[2],
                     cg.s[1],  cg.s[2],  cg.p[1],   cg.p[2],   cg.d[1], cg.d[2]};
   const bool exact_in_float = g.KH * g.KW <= kMaxExactFloatTaps;
@@ -159,7 +163,7 @@ void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t
       else if (isa == KernelIsa::kAvx512) PlaneFloatAvx512(image, filter, out, g, phases.data(), acc.data());
       else if (isa == KernelIsa::kAvx2) PlaneFloatAvx2(image, filter, out, g, phases.data(), acc.data());
       else PlaneFloat(image, filter, out, g, phases.data(), acc.data());
-      SinkPlane(sink, plane, channels, g.OH * g.OW);
+      RequantizePlane(levels, out, plane, channels, g.OH * g.OW);
     }
   });
 }
@@ -167,12 +171,12 @@ void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t
 }  // namespace
 
 void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                       const conv::ConvGeom& g, const ConvSumsSink* sink) {
-  DepthwiseOf(x, w, y, batch, channels, g, sink);
+                       const conv::ConvGeom& g, const Int8Levels* levels) {
+  DepthwiseOf(x, w, y, batch, channels, g, levels);
 }
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
-                       const conv::ConvGeom& g, const ConvSumsSink* sink) {
-  DepthwiseOf(x, w, y, batch, channels, g, sink);
+                       const conv::ConvGeom& g, const Int8Levels* levels) {
+  DepthwiseOf(x, w, y, batch, channels, g, levels);
 }
 
 }  // namespace quant

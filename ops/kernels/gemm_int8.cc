@@ -206,9 +206,10 @@ struct MatrixColumns {
 };
 
 // B as the columns of a 2-D convolution at column stride 1 or 2, read from its image as they are
-// packed (im2col's rows, never stored). A panel's segment of one depth is one masked 16-byte
-// load per output row the panel spans (stride 2: 32 bytes, whose even bytes vpmovwb keeps);
-// lanes in the padding stay 0 (then flipped like any level).
+// packed (im2col's rows, never stored). A panel's segment of one depth is one 16-byte load per
+// output row the panel spans (stride 2: 32 bytes, whose even bytes vpmovwb keeps): plain where the
+// segment lies wholly in its image row, masked at the edges, where lanes in the padding stay 0
+// (then flipped like any level).
 struct ImageColumns {
   // Kernel windows of at most this many taps, panels over at most this many output rows (images at
   // least kNr / kMaxPieces columns wide): the per-panel load table stays on the stack.

@@ -49,7 +49,7 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const uint8_t* B, int64_t ldb, in
 void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int32_t* C, int64_t ldc,
               const quant::Int8Levels* levels = nullptr);
 
-// C (M x out pixels) = A times the columns of a 2-D convolution at column stride 1 (im2col's rows:
+// C (M x out pixels) = A times the columns of a 2-D convolution at column stride 1 or 2 (im2col's rows:
 // channel, kernel row, kernel column; zeros on the padding), read from its image (channels x H x W
 // levels) as they are packed, never stored. Only where GemmInt8ReadsImages (VNNI weights).
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g);

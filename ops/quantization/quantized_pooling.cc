@@ -71,8 +71,7 @@ __attribute__((always_inline)) inline void MaxPoolPlaneBody(const T* src, T* dst
       for (int64_t i = 0; i < starts; ++i) win[i] = std::max(win[i], col[i + j]);
     for (int64_t ox = inner0; ox < inner1; ++ox) dst[ox] = win[ox * SW - PW];
     for (int64_t ox = 0; ox < OW; ++ox) {
-      if (ox == inner0) ox = inner1;
-      if (ox >= OW) break;
+      if (ox >= inner0 && ox < inner1) continue;  // picked above
       const int64_t x0 = std::max<int64_t>(ox * SW - PW, 0), x1 = std::min(ox * SW - PW + KW, W);
       T best = col[x0];
       for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);

@@ -215,12 +215,13 @@ namespace {
 // ConvInt8 with output levels (a fused convolution's requantization, in the VNNI tile's registers
 // or from the sums' blocks elsewhere) against the formula on int64 sums, element by element.
 template <typename T, typename TO>
-void CheckConvLevels(int64_t C, int64_t F, int64_t H, int64_t W, int64_t k, int64_t pad, bool with_sum, uint64_t seed) {
+void CheckConvLevels(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W, int64_t k, int64_t pad, bool with_sum,
+                     uint64_t seed) {
   conv::ConvGeom g = conv::ConvGeom::Planar(H, W, k, 1, pad);
   INFO("C " << C << " F " << F << " image " << H << "x" << W << " kernel " << k << TypeName(T{}) << " to" << TypeName(TO{})
             << (with_sum ? " with a sum" : ""));
   std::mt19937_64 rng(seed);
-  const int64_t batch = 2, depth = C * k * k, pixels = g.out_size();
+  const int64_t batch = 2, depth = C / groups * k * k, pixels = g.out_size();
   const std::vector<T> x = RandomLevels<T>(size_t(batch * C * H * W), rng);
   const std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * depth), rng);
   const std::vector<uint8_t> sum = RandomLevels<uint8_t>(size_t(batch * F * pixels), rng);
@@ -231,15 +232,15 @@ void CheckConvLevels(int64_t C, int64_t F, int64_t H, int64_t W, int64_t k, int6
   for (int64_t f = 0; f < F; ++f) bias[size_t(f)] = bias_dist(rng), scale[size_t(f)] = scale_dist(rng);
   scale[0] = 1.0f;  // sums far outside the output's range: saturation
   const float sum_scale = 0.37f;
-  const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), C, F, 1, g);
+  const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), C, F, groups, g);
   std::vector<int32_t> scratch(size_t(batch * F * pixels));
   std::vector<TO> q(size_t(batch * F * pixels));
   quant::Int8Levels levels;
   levels.bias = bias.data(), levels.scale = scale.data(), levels.out = q.data(), levels.ld_out = pixels;
   levels.out_unsigned = std::is_same_v<TO, uint8_t>;
   if (with_sum) levels.sum = sum.data(), levels.ld_sum = pixels, levels.sum_unsigned = true, levels.sum_scale = sum_scale;
-  quant::ConvInt8(x.data(), w.data(), scratch.data(), batch, C, F, 1, g, &packed, &levels);
-  const std::vector<int64_t> sums = NaiveConvSums(x, w, batch, C, F, 1, g);
+  quant::ConvInt8(x.data(), w.data(), scratch.data(), batch, C, F, groups, g, &packed, &levels);
+  const std::vector<int64_t> sums = NaiveConvSums(x, w, batch, C, F, groups, g);
   int64_t wrong = 0;
   for (size_t i = 0; i < sums.size(); ++i) {
     const size_t f = i / size_t(pixels) % size_t(F);
@@ -250,7 +251,7 @@ void CheckConvLevels(int64_t C, int64_t F, int64_t H, int64_t W, int64_t k, int6
   CHECK(wrong == 0);
   std::vector<TO> again(q.size());
   levels.out = again.data();
-  OnOneThread([&] { quant::ConvInt8(x.data(), w.data(), scratch.data(), batch, C, F, 1, g, &packed, &levels); });
+  OnOneThread([&] { quant::ConvInt8(x.data(), w.data(), scratch.data(), batch, C, F, groups, g, &packed, &levels); });
   CHECK(again == q);
 }
 }  // namespace
@@ -259,11 +260,14 @@ TEST_CASE("ConvInt8 to output levels: the requantization formula on exact sums, 
           "[gemm_int8]") {
   uint64_t seed = 900;
   for (bool with_sum : {false, true}) {
-    CheckConvLevels<uint8_t, uint8_t>(16, 24, 9, 9, 3, 1, with_sum, seed++);   // rows and columns with tails
-    CheckConvLevels<int8_t, int8_t>(5, 13, 11, 17, 3, 1, with_sum, seed++);
-    CheckConvLevels<uint8_t, int8_t>(40, 8, 6, 6, 1, 0, with_sum, seed++);     // 1x1
-    CheckConvLevels<int8_t, uint8_t>(130, 12, 7, 9, 3, 1, with_sum, seed++);   // depth 1170: two passes over depth
-    CheckConvLevels<uint8_t, uint8_t>(64, 256, 5, 5, 3, 1, with_sum, seed++);  // more filters than 4 x pixels
+    // C, F, groups, H, W, kernel, pad
+    CheckConvLevels<uint8_t, uint8_t>(16, 24, 1, 9, 9, 3, 1, with_sum, seed++);   // rows and columns with tails
+    CheckConvLevels<int8_t, int8_t>(5, 13, 1, 11, 17, 3, 1, with_sum, seed++);
+    CheckConvLevels<uint8_t, int8_t>(40, 8, 1, 6, 6, 1, 0, with_sum, seed++);     // 1x1
+    CheckConvLevels<int8_t, uint8_t>(130, 12, 1, 7, 9, 3, 1, with_sum, seed++);   // depth 1170: two passes over depth
+    CheckConvLevels<uint8_t, uint8_t>(64, 256, 1, 5, 5, 3, 1, with_sum, seed++);  // more filters than 4 x pixels
+    CheckConvLevels<uint8_t, uint8_t>(24, 24, 24, 13, 11, 3, 1, with_sum, seed++);  // depthwise, plane by plane
+    CheckConvLevels<int8_t, int8_t>(3, 16, 1, 17, 19, 7, 3, with_sum, seed++);    // an RGB stem
   }
 }
 
