@@ -3,7 +3,8 @@
 //   symbind-faces detect IMAGE... --detector PREFIX,EPOCH [--draw out.png]
 //   symbind-faces embed IMAGE... --detector ... --embedder PREFIX,EPOCH
 //   symbind-faces compare A B --detector ... --embedder ...
-//   symbind-faces search GALLERY_DIR IMAGE --detector ... --embedder ...
+//   symbind-faces search GALLERY_DIR IMAGE --detector ... --embedder ...   (an unreadable
+//     gallery image gets an "error" field in its line and exit status 1; the others are ranked)
 //   symbind-faces attributes IMAGE --detector ... --genderage PREFIX,EPOCH
 // Models are named as LoadModelSpec reads them (vision/network.h). --bench prints the time of
 // each stage (fastest of 10 runs after a warm-up) to stderr.
@@ -16,6 +17,7 @@
 #include <symbind/vision/retinaface.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -34,6 +36,8 @@ namespace {
 struct Settings {
   std::string detector, mtcnn_dir, embedder, genderage;
   std::vector<std::string> anchors;  // STRIDE=S1,S2,...
+  std::string ratios = "1";
+  double base_size = 16, bbox_std = 1, landmark_std = 1;
   bool bgr = false, flip = false, bench = false;
   std::string mean = "0,0,0";
   float scale = 1.0f;
@@ -154,12 +158,24 @@ class Pipeline {
       for (const std::string& spec : s_.anchors) {
         const size_t eq = spec.find('=');
         if (eq == std::string::npos) throw CLI::ValidationError("--anchors", "expected STRIDE=S1,S2,...: '" + spec + "'");
-        const std::vector<double> stride = ParseNumbers(spec.substr(0, eq), "--anchors");
-        o.anchor_scales[static_cast<int>(stride[0])] = ParseNumbers(spec.substr(eq + 1), "--anchors");
+        const std::string stride = spec.substr(0, eq);
+        const bool digits = !stride.empty() && stride.size() <= 4 &&
+                            std::all_of(stride.begin(), stride.end(), [](unsigned char c) { return std::isdigit(c); });
+        if (!digits || std::stoi(stride) == 0)
+          throw CLI::ValidationError("--anchors", "the stride must be a positive whole number: '" + spec + "'");
+        if (!o.anchor_scales.emplace(std::stoi(stride), ParseNumbers(spec.substr(eq + 1), "--anchors")).second)
+          throw CLI::ValidationError("--anchors", "stride " + stride + " is given twice");
       }
     }
+    o.anchor_ratios = ParseNumbers(s_.ratios, "--ratios");
+    o.anchor_base_size = s_.base_size;
+    o.bbox_std = s_.bbox_std;
+    o.landmark_std = s_.landmark_std;
     o.bgr = s_.bgr;
     const std::vector<double> mean = ParseNumbers(s_.mean, "--mean");
+    if (mean.size() != 1 && mean.size() != 3)
+      throw CLI::ValidationError("--mean", "give one value or three (one per channel), got " +
+                                 std::to_string(mean.size()));
     for (int c = 0; c < 3; ++c) o.mean[c] = static_cast<float>(mean.size() == 3 ? mean[c] : mean[0]);
     o.scale = s_.scale;
     o.threshold = s_.threshold;
@@ -203,6 +219,13 @@ void AddModelOptions(CLI::App* sub, Settings& s) {
   sub->add_option("--anchors", s.anchors,
                   "RetinaFace anchor scales of one stride, STRIDE=S1,S2,... (repeatable; default InsightFace's "
                   "32=32,16 16=8,4 8=2,1)");
+  sub->add_option("--ratios", s.ratios, "RetinaFace anchor ratios (height / width), R1,R2,...")->capture_default_str();
+  sub->add_option("--base-size", s.base_size, "RetinaFace anchor base window side before scaling")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--bbox-std", s.bbox_std, "RetinaFace box deltas are multiplied by this")->capture_default_str();
+  sub->add_option("--landmark-std", s.landmark_std, "RetinaFace landmark deltas are multiplied by this")
+      ->capture_default_str();
   sub->add_flag("--bgr", s.bgr, "feed the detector BGR (InsightFace's exports read RGB)");
   sub->add_option("--mean", s.mean, "detector input mean, per channel of the input or one value")->capture_default_str();
   sub->add_option("--scale", s.scale, "detector input scale, applied after the mean")->capture_default_str();
@@ -232,6 +255,7 @@ std::vector<std::string> GalleryImages(const std::string& dir) {
     std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
     if (e.is_regular_file() && (ext == ".jpg" || ext == ".jpeg" || ext == ".png")) files.push_back(e.path().string());
   }
+  if (files.empty()) throw IOError("gallery '" + dir + "' holds no .jpg, .jpeg or .png file");
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -274,10 +298,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    if (!s.detector.empty() && !s.mtcnn_dir.empty())
+      throw CLI::ValidationError("--mtcnn", "give one detector: --detector or --mtcnn, not both");
     Pipeline p(s);
     int status = 0;
     if (detect->parsed()) {
       if (!s.draw.empty() && images.size() != 1) throw CLI::ValidationError("--draw", "takes exactly one IMAGE");
+      if (!s.draw.empty() && !EndsWith(s.draw, ".png"))
+        throw CLI::ValidationError("--draw", "writes a PNG file: give a name ending in .png, not '" + s.draw + "'");
       for (const std::string& path : images) {
         Image image = LoadImage(path, 3);
         std::vector<Face> faces;
@@ -316,31 +344,46 @@ int main(int argc, char** argv) {
         *e = p.Embed(crop);
         return true;
       };
-      std::vector<float> query;
-      if (!embedding(images[0], &query)) throw Error("no face found in " + images[0]);
-      std::vector<std::string> others = compare->parsed() ? std::vector<std::string>{images[1]} : GalleryImages(gallery);
+      const std::vector<std::string> others =
+          compare->parsed() ? std::vector<std::string>{images[1]} : GalleryImages(gallery);
       std::vector<json> lines;
-      for (const std::string& other : others) {
-        std::vector<float> e;
-        json line = {{"image", images[0]}, {"other", other}};
-        if (!embedding(other, &e)) {
-          if (compare->parsed()) throw Error("no face found in " + other);
-          line["cosine"] = nullptr;
-        } else {
-          const double c = CosineSimilarity(query, e);
-          line["cosine"] = c;
-          line["same"] = c >= s.same_threshold;
-          line["threshold"] = s.same_threshold;
+      Repeat(p, s, [&] {
+        lines.clear();
+        std::vector<float> query;
+        if (!embedding(images[0], &query)) throw Error("no face found in " + images[0]);
+        for (const std::string& other : others) {
+          std::vector<float> e;
+          json line = {{"image", images[0]}, {"other", other}};
+          bool found = false;
+          if (compare->parsed()) {
+            found = embedding(other, &e);
+            if (!found) throw Error("no face found in " + other);
+          } else {
+            // One unreadable gallery file does not stop the search: its line says why.
+            try {
+              found = embedding(other, &e);
+            } catch (const IOError& error) {
+              line["error"] = error.what();
+              status = 1;
+            }
+          }
+          if (!found) {
+            line["cosine"] = nullptr;
+          } else {
+            const double c = CosineSimilarity(query, e);
+            line["cosine"] = c;
+            line["same"] = c >= s.same_threshold;
+            line["threshold"] = s.same_threshold;
+          }
+          lines.push_back(line);
         }
-        lines.push_back(line);
-      }
+      });
       std::stable_sort(lines.begin(), lines.end(), [](const json& a, const json& b) {
         const double ca = a["cosine"].is_null() ? -2.0 : a["cosine"].get<double>();
         const double cb = b["cosine"].is_null() ? -2.0 : b["cosine"].get<double>();
         return ca > cb;
       });
       for (const json& line : lines) PrintLine(line);
-      if (s.bench) p.times.Print();
     } else if (attributes->parsed()) {
       const Image image = LoadImage(images[0], 3);
       json line = {{"image", images[0]}, {"faces", json::array()}};

@@ -93,6 +93,40 @@ bool IsPng(const uint8_t* p, size_t n) {
   return n >= 8 && std::memcmp(p, kSignature, 8) == 0;
 }
 
+uint32_t BigEndian(const uint8_t* p, int bytes) {
+  uint32_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | p[i];
+  return v;
+}
+
+// The width and height a PNG's IHDR or a JPEG's frame header (SOFn) states, read by hand for
+// the error message when stb_image refuses the file (it reports "unknown image type" for an
+// image it deems too large). False when the header is not there.
+bool HeaderSize(const uint8_t* p, size_t n, int64_t* width, int64_t* height) {
+  if (IsPng(p, n)) {
+    if (n < 24 || std::memcmp(p + 12, "IHDR", 4) != 0) return false;
+    *width = BigEndian(p + 16, 4);
+    *height = BigEndian(p + 20, 4);
+    return true;
+  }
+  if (!IsJpeg(p, n)) return false;
+  size_t i = 2;
+  while (i + 4 <= n && p[i] == 0xFF) {
+    const uint8_t m = p[i + 1];
+    const size_t len = BigEndian(p + i + 2, 2);
+    const bool frame = m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
+    if (frame) {
+      if (i + 9 > n) return false;
+      *height = BigEndian(p + i + 5, 2);
+      *width = BigEndian(p + i + 7, 2);
+      return true;
+    }
+    if (m == 0xDA || len < 2) return false;  // a scan before any frame header
+    i += 2 + len;
+  }
+  return false;
+}
+
 // Colour as stored in an image with `channels` channels.
 void PixelValue(int channels, uint8_t r, uint8_t g, uint8_t b, uint8_t out[4]) {
   if (channels <= 2) {
@@ -146,12 +180,20 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
   if (!IsJpeg(bytes, size) && !IsPng(bytes, size))
     throw IOError(StrCat("LoadImage ", what, ": not a JPEG or PNG file (the only image formats "
                          "supported)"));
+  const auto size_error = [&](int64_t w, int64_t h) {
+    return IOError(StrCat("LoadImage ", what, ": image size ", w, "x", h, " outside 1..", kMaxImagePixels, " pixels"));
+  };
   int w = 0, h = 0, n = 0;
-  if (!stbi_info_from_memory(bytes, len, &w, &h, &n))
+  if (!stbi_info_from_memory(bytes, len, &w, &h, &n)) {
+    int64_t header_w = 0, header_h = 0;
+    if (HeaderSize(bytes, size, &header_w, &header_h) &&
+        (header_w <= 0 || header_h <= 0 || header_w * header_h > kMaxImagePixels))
+      throw size_error(header_w, header_h);
+    if (!JpegComplete(bytes, size))
+      throw IOError(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
     throw IOError(StrCat("LoadImage ", what, ": ", FailureReason()));
-  if (w <= 0 || h <= 0 || static_cast<int64_t>(w) * h > kMaxImagePixels)
-    throw IOError(StrCat("LoadImage ", what, ": image size ", w, "x", h, " outside 1..",
-                         kMaxImagePixels, " pixels"));
+  }
+  if (w <= 0 || h <= 0 || static_cast<int64_t>(w) * h > kMaxImagePixels) throw size_error(w, h);
   if (!JpegComplete(bytes, size))
     throw IOError(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
   if (IsPng(bytes, size) && !PngComplete(bytes, size))

@@ -2,7 +2,7 @@
 # Installs the Debian packages `./build.sh package` made (BUILD_DIR/packages/*.deb) with
 # apt-get, then builds and runs clients against the system install the way users of the
 # packages do, with no prefix, path or LD_LIBRARY_PATH:
-#   - `symbind --version` from symbind-tools;
+#   - `symbind --version` and `symbind-faces --help` from symbind-tools;
 #   - a CMake project with find_package(symbind) and no CMAKE_PREFIX_PATH (tests/consumer);
 #   - the same program with `pkg-config symbind`;
 #   - the C predict client with `cc -std=c99 -Wall -Werror ... $(pkg-config --cflags --libs mxnet)`;
@@ -32,6 +32,7 @@ unset LD_LIBRARY_PATH PKG_CONFIG_PATH CMAKE_PREFIX_PATH
 cd "$tmp"
 set -x
 symbind --version
+symbind-faces --help >/dev/null
 command -v symbind-python
 cmake -S "$src/tests/consumer" -B cmake-build >/dev/null
 cmake --build cmake-build >/dev/null

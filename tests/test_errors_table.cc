@@ -670,6 +670,17 @@ std::vector<ErrorCase> Cases() {
     const std::string jpg = ReadFileToString(std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/images/gradient-96x64.jpg");
     LoadImageFromMemory(jpg.data(), 200, 3, "gradient-96x64.jpg[0:200]");
   }, "IOError", "LoadImage gradient-96x64.jpg[0:200]: truncated JPEG (no end-of-image marker)");
+  add("JPEG cut inside its Exif segment, before the frame header", [] {
+    std::string jpg("\xFF\xD8\xFF\xE1\x10\x00", 6);  // APP1 of 4096 bytes, of which 100 are there
+    jpg += std::string(100, 'x');
+    LoadImageFromMemory(jpg.data(), jpg.size(), 3, "exif-cut.jpg");
+  }, "IOError", "LoadImage exif-cut.jpg: truncated JPEG (no end-of-image marker)");
+  add("PNG whose header states 20000x20000 RGB", [] {
+    // stb_image refuses it as too large and names it an unknown type; the header's size is the message.
+    std::string png("\x89PNG\r\n\x1A\n\0\0\0\x0DIHDR\0\0\x4E\x20\0\0\x4E\x20\x08\x02\0\0\0", 29);
+    png += std::string(4, '\0');  // CRC
+    LoadImageFromMemory(png.data(), png.size(), 3, "big.png");
+  }, "IOError", "LoadImage big.png: image size 20000x20000 outside 1..67108864 pixels");
   add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: not a JPEG or PNG file (the only image formats supported)");
   add("LoadImage on a missing file", [] { LoadImage(TmpDir() + "/missing.jpg"); }, "IOError", "cannot open <tmp>/missing.jpg: No such file or directory");
   add("Image(0, 10, 3)", [] { Image(0, 10, 3); }, "Error", "Image: image size must be positive, got 0x10");

@@ -8,9 +8,9 @@
 //
 // The transform is the least-squares similarity (Umeyama's, as skimage's
 // SimilarityTransform.estimate; in 2-D it has the closed form below). The warp samples the
-// source image bilinearly at each output pixel's centre mapped back through the transform
-// (as cv2.warpAffine with INTER_LINEAR, computed in float), pixels outside the image reading
-// 0, results rounded to 8 bits.
+// source image bilinearly at each output pixel's centre mapped back through the transform,
+// with exact weights (cv2.warpAffine's INTER_LINEAR quantises them to 1/32 pixel, so its crops
+// differ by up to a few levels), pixels outside the image reading 0, results rounded to 8 bits.
 #pragma once
 #include <symbind/io/image.h>
 #include <symbind/vision/face.h>

@@ -67,7 +67,13 @@ void FaceBatchNetwork::Run(const std::vector<const Image*>& crops, bool flip, co
     size_t batch = 1;
     while (batch < n) batch <<= 1;
     batch = std::min(batch, max_batch);
-    NDArray input = net_.Input(TShape({static_cast<int64_t>(batch), 3, options_.height, options_.width}));
+    NDArray input;
+    try {
+      input = net_.Input(TShape({static_cast<int64_t>(batch), 3, options_.height, options_.width}));
+    } catch (const ShapeError& e) {
+      throw ShapeError(StrCat(net_.what(), ": the model does not take ", options_.width, "x", options_.height,
+                              " crops (FaceInputOptions::width, height): ", e.what()));
+    }
     float* data = input.fdata();
     for (size_t i = 0; i < n; ++i) {
       const size_t k = begin + i;
@@ -75,8 +81,11 @@ void FaceBatchNetwork::Run(const std::vector<const Image*>& crops, bool flip, co
     }
     std::fill(data + n * item, data + batch * item, 0.0f);
     const NDArray& out = net_.Forward()[0];
-    SYMBIND_CHECK(out.shape().ndim() >= 1 && out.shape()[0] == static_cast<int64_t>(batch), net_.what(),
-                  ": output ", output_, " has shape ", out.shape(), ", expected a batch of ", batch);
+    const TShape& shape = out.shape();
+    bool one_vector = shape.ndim() >= 2 && shape[0] == static_cast<int64_t>(batch);
+    for (int d = 2; d < shape.ndim(); ++d) one_vector = one_vector && shape[d] == 1;
+    SYMBIND_CHECK(one_vector, net_.what(), ": output ", output_, " has shape ", shape, ", expected one vector per face (",
+                  batch, ", D): is this a recognition-style model (FaceInputOptions::output names the output)?");
     const size_t size = static_cast<size_t>(out.Size() / batch);
     for (size_t i = 0; i < n; ++i) {
       const size_t k = begin + i;

@@ -21,7 +21,7 @@ struct FaceEmbedderOptions {
 
 // Cosine similarity at or above which symbind-faces compare calls two embeddings the same
 // person: a common operating point for ArcFace-family models on aligned crops; measure your
-// model's on pairs of your own and pass --threshold.
+// model's on pairs of your own and pass symbind-faces --same-threshold.
 constexpr double kSameFaceThreshold = 0.3;
 
 // Cosine similarity of two vectors of the same size (the dot product for normalised ones).

@@ -5,6 +5,7 @@
 #include <symbind/io/model_file.h>
 
 #include <cctype>
+#include <filesystem>
 #include <set>
 
 namespace symbind {
@@ -22,7 +23,14 @@ Model LoadModelSpec(const std::string& spec) {
   SYMBIND_CHECK(!first.empty() && !second.empty(), "model '", spec, "': expected PREFIX,EPOCH or SYMBOL.json,PARAMS");
   bool is_epoch = second.size() <= 6;
   for (char c : second) is_epoch = is_epoch && std::isdigit(static_cast<unsigned char>(c));
-  if (!is_epoch) return LoadModelFiles(first, second);
+  if (!is_epoch) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(first, ec))
+      throw IOError("model '" + spec + "': '" + second + "' is not an epoch number and '" + first +
+                    "' is not a symbol file: name an MXNet checkpoint as PREFIX,EPOCH or a symbol and its "
+                    "parameters as SYMBOL.json,PARAMS");
+    return LoadModelFiles(first, second);
+  }
   return LoadCheckpointFiles(first, std::stoi(second));
 }
 
@@ -35,8 +43,11 @@ Network::Network(Model model, const std::string& what, NetworkOptions options)
   for (const auto& kv : model_.args) known.insert(kv.first);
   for (const auto& kv : model_.aux) known.insert(kv.first);
   const InputRoles roles = ClassifyArguments(Graph(model_.symbol), known);
-  SYMBIND_CHECK(roles.data.size() == 1, what_, ": expected a model with one data input, got ",
-                roles.data.size(), roles.data.empty() ? "" : " (" + JoinNames(roles.data) + ")");
+  SYMBIND_CHECK(!roles.data.empty(), what_, ": the model has no data input (every argument has an array in its "
+                "parameters)");
+  SYMBIND_CHECK(roles.data.size() == 1, what_, ": expected a model with one data input, but ", roles.data.size(),
+                " arguments have no array in its parameters (", JoinNames(roles.data),
+                "): do the parameters belong to this symbol?");
   input_name_ = roles.data[0];
   loaded_ = true;
 }

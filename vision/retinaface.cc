@@ -24,19 +24,52 @@ void CheckHead(const NDArray& head, const char* what, int stride, int64_t channe
                 ", expected (>", item, ", ", channels, ", ", height, ", ", width, ")");
 }
 
+bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }
+
+void CheckAnchorOptions(const RetinaFaceOptions& o) {
+  for (const auto& kv : o.anchor_scales) {
+    SYMBIND_CHECK(kv.first > 0, "RetinaFace: anchor stride ", kv.first, " is not positive");
+    SYMBIND_CHECK(!kv.second.empty(), "RetinaFace: stride ", kv.first, " has no anchor scales");
+    for (double scale : kv.second)
+      SYMBIND_CHECK(PositiveFinite(scale), "RetinaFace: anchor scale ", scale, " of stride ", kv.first,
+                    " is not a positive number");
+  }
+  SYMBIND_CHECK(!o.anchor_ratios.empty(), "RetinaFace: need at least one anchor ratio");
+  for (double ratio : o.anchor_ratios)
+    SYMBIND_CHECK(PositiveFinite(ratio), "RetinaFace: anchor ratio ", ratio, " is not a positive number");
+  SYMBIND_CHECK(PositiveFinite(o.anchor_base_size), "RetinaFace: anchor base size ", o.anchor_base_size,
+                " is not a positive number");
+  SYMBIND_CHECK(std::isfinite(o.bbox_std) && std::isfinite(o.landmark_std), "RetinaFace: bbox_std ", o.bbox_std,
+                " and landmark_std ", o.landmark_std, " must be finite");
+  SYMBIND_CHECK(o.threshold >= 0 && o.threshold <= 1, "RetinaFace: threshold ", o.threshold, " is not in 0..1");
+  SYMBIND_CHECK(o.nms_iou >= 0 && o.nms_iou <= 1, "RetinaFace: nms_iou ", o.nms_iou, " is not in 0..1");
+}
+
+// Values per anchor a head has: one of `allowed` (InsightFace's decoder takes boxes of 4 or 5
+// values, the fifth unused here, and landmarks of 10 or 15: x, y and a third value per point).
+int64_t PerAnchor(const NDArray& head, const char* what, int stride, int64_t anchors, int64_t height, int64_t width,
+                  int64_t item, std::initializer_list<int64_t> allowed) {
+  const TShape& s = head.shape();
+  for (int64_t k : allowed)
+    if (s.ndim() == 4 && s[1] == k * anchors) {
+      CheckHead(head, what, stride, k * anchors, height, width, item);
+      return k;
+    }
+  throw Error(StrCat("RetinaFace: head face_rpn_", what, "_stride", stride, " has shape ", s, ", expected (>", item,
+                     ", ", *allowed.begin(), " x ", anchors, " anchors, ", height, ", ", width, ")"));
+}
+
 }  // namespace
 
 std::vector<std::array<double, 4>> RetinaFaceAnchors(int stride, const RetinaFaceOptions& options) {
+  CheckAnchorOptions(options);
   auto it = options.anchor_scales.find(stride);
-  SYMBIND_CHECK(it != options.anchor_scales.end() && !it->second.empty(), "RetinaFace: no anchor scales for stride ",
-                stride, " (set RetinaFaceOptions::anchor_scales[", stride, "])");
-  SYMBIND_CHECK(!options.anchor_ratios.empty() && options.anchor_base_size > 0,
-                "RetinaFace: need anchor ratios and a positive anchor base size");
+  SYMBIND_CHECK(it != options.anchor_scales.end(), "RetinaFace: no anchor scales for stride ", stride,
+                " (RetinaFaceOptions::anchor_scales[", stride, "]; symbind-faces --anchors ", stride, "=S1,S2,...)");
   const double base = options.anchor_base_size;
   const double centre = (base - 1) * 0.5;  // of the window (0, 0, base-1, base-1)
   std::vector<std::array<double, 4>> anchors;
   for (double ratio : options.anchor_ratios) {
-    SYMBIND_CHECK(ratio > 0, "RetinaFace: anchor ratio ", ratio, " is not positive");
     const double w = std::nearbyint(std::sqrt(base * base / ratio));  // NumPy's round: half to even
     const double h = std::nearbyint(w * ratio);
     for (double scale : it->second) {
@@ -63,12 +96,14 @@ std::vector<Face> DecodeRetinaFace(const std::vector<RetinaFaceHeads>& heads, co
                   s[1], " channels, but stride ", head.stride, " has ", a_count,
                   " anchors (scales x ratios): expected ", 2 * a_count);
     CheckHead(head.scores, "cls_prob_reshape", head.stride, 2 * a_count, height, width, item);
-    CheckHead(head.boxes, "bbox_pred", head.stride, 4 * a_count, height, width, item);
+    const int64_t box_len = PerAnchor(head.boxes, "bbox_pred", head.stride, a_count, height, width, item, {4, 5});
     const bool marks = !head.landmarks.is_none();
-    if (marks) CheckHead(head.landmarks, "landmark_pred", head.stride, 10 * a_count, height, width, item);
+    const int64_t mark_len =
+        marks ? PerAnchor(head.landmarks, "landmark_pred", head.stride, a_count, height, width, item, {10, 15}) : 0;
+    const int64_t point_len = mark_len / 5;  // x, y (, a third value) per point
     const float* score = head.scores.fdata() + (item * 2 * a_count + a_count) * plane;  // the face channels
-    const float* delta = head.boxes.fdata() + item * 4 * a_count * plane;
-    const float* mark = marks ? head.landmarks.fdata() + item * 10 * a_count * plane : nullptr;
+    const float* delta = head.boxes.fdata() + item * box_len * a_count * plane;
+    const float* mark = marks ? head.landmarks.fdata() + item * mark_len * a_count * plane : nullptr;
     for (int64_t y = 0; y < height; ++y)
       for (int64_t x = 0; x < width; ++x)
         for (int64_t a = 0; a < a_count; ++a) {
@@ -79,7 +114,7 @@ std::vector<Face> DecodeRetinaFace(const std::vector<RetinaFaceHeads>& heads, co
           const double x1 = base[0] + x * head.stride, y1 = base[1] + y * head.stride;
           const double w = base[2] - base[0] + 1, h = base[3] - base[1] + 1;
           const double cx = x1 + 0.5 * (w - 1), cy = y1 + 0.5 * (h - 1);
-          const float* d = delta + a * 4 * plane + at;
+          const float* d = delta + a * box_len * plane + at;
           const double dx = d[0] * options.bbox_std, dy = d[plane] * options.bbox_std;
           const double dw = d[2 * plane] * options.bbox_std, dh = d[3 * plane] * options.bbox_std;
           const double pcx = dx * w + cx, pcy = dy * h + cy;
@@ -93,10 +128,10 @@ std::vector<Face> DecodeRetinaFace(const std::vector<RetinaFaceHeads>& heads, co
           f.score = p;
           if (marks) {
             f.has_landmarks = true;
-            const float* m = mark + a * 10 * plane + at;
+            const float* m = mark + a * mark_len * plane + at;
             for (int k = 0; k < 5; ++k) {
-              f.px[k] = (cx + m[(2 * k) * plane] * options.landmark_std * w) / image_scale;
-              f.py[k] = (cy + m[(2 * k + 1) * plane] * options.landmark_std * h) / image_scale;
+              f.px[k] = (cx + m[(point_len * k) * plane] * options.landmark_std * w) / image_scale;
+              f.py[k] = (cy + m[(point_len * k + 1) * plane] * options.landmark_std * h) / image_scale;
             }
           }
           candidates.push_back(f);
@@ -124,7 +159,8 @@ RetinaFaceDetector::RetinaFaceDetector(Model model, const RetinaFaceOptions& opt
                   " needs both face_rpn_cls_prob_reshape_stride", h.stride, " and face_rpn_bbox_pred_stride", h.stride,
                   " outputs; the model's outputs are: ", JoinNames(outputs));
     SYMBIND_CHECK(options_.anchor_scales.count(h.stride), "RetinaFace: the model has heads at stride ", h.stride,
-                  " but no anchor scales are set for it (RetinaFaceOptions::anchor_scales)");
+                  " but no anchor scales are set for it (RetinaFaceOptions::anchor_scales; symbind-faces --anchors ",
+                  h.stride, "=S1,S2,...)");
     index_.push_back(h);
   }
   SYMBIND_CHECK(!index_.empty(), "RetinaFace: the model has no face_rpn_cls_prob_reshape_stride* / "
@@ -146,7 +182,13 @@ std::vector<Face> RetinaFaceDetector::Detect(const Image& image) {
                 "RetinaFace: need a non-empty image of 1..4 channels, got ", image.width, "x", image.height, "x",
                 image.channels);
   const RetinaFaceOptions& o = options_;
-  SYMBIND_CHECK(o.size_multiple > 0 && o.max_side >= 0, "RetinaFace: need size_multiple > 0 and max_side >= 0");
+  CheckAnchorOptions(o);
+  SYMBIND_CHECK(o.size_multiple > 0 && o.size_multiple <= 1024 && o.max_side >= 0,
+                "RetinaFace: need size_multiple in 1..1024 and max_side >= 0");
+  SYMBIND_CHECK(std::isfinite(o.mean[0]) && std::isfinite(o.mean[1]) && std::isfinite(o.mean[2]) &&
+                    std::isfinite(o.scale) && o.scale != 0,
+                "RetinaFace: the input mean must be finite and the scale finite and not zero, got mean ", o.mean[0], ",",
+                o.mean[1], ",", o.mean[2], " scale ", o.scale);
   const int longer = std::max(image.width, image.height);
   const double scale = o.max_side > 0 && longer > o.max_side ? static_cast<double>(o.max_side) / longer : 1.0;
   const int w = std::max(1, static_cast<int>(std::lround(image.width * scale)));

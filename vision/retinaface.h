@@ -9,8 +9,10 @@
 // The network's heads are found by name, for each stride s the export has:
 //   face_rpn_cls_prob_reshape_stride<s>  (N, 2A, H/s, W/s): the last A channels are the face
 //                                        probabilities of the A anchors at each position;
-//   face_rpn_bbox_pred_stride<s>         (N, 4A, H/s, W/s): dx, dy, dw, dh per anchor;
-//   face_rpn_landmark_pred_stride<s>     (N, 10A, H/s, W/s), optional: x, y of 5 points per anchor.
+//   face_rpn_bbox_pred_stride<s>         (N, 4A, H/s, W/s): dx, dy, dw, dh per anchor (or 5A:
+//                                        a fifth value per anchor, unused);
+//   face_rpn_landmark_pred_stride<s>     (N, 10A, H/s, W/s), optional: x, y of 5 points per anchor
+//                                        (or 15A: x, y and a third value, unused, per point).
 // Anchors are py-faster-rcnn's: the base window (0, 0, B-1, B-1) (B = anchor_base_size)
 // reshaped per ratio (w = round(sqrt(B*B / ratio)), h = round(w * ratio)), then scaled by
 // each of the stride's anchor scales around its centre, ratio-major; anchor k at grid

@@ -1,5 +1,7 @@
-// Builds a small network with the installed headers and checks one forward pass.
+// Builds a small network with the installed headers and checks one forward pass, and calls
+// the face library (<symbind/vision/...>, in the same library).
 #include <symbind/symbind.h>
+#include <symbind/vision/face_embedder.h>
 
 #include <cstdio>
 
@@ -14,5 +16,7 @@ int main() {
   exec->Forward(false);
   float y0 = exec->outputs()[0].GetFlat(0), y1 = exec->outputs()[0].GetFlat(1);
   std::printf("consumer: %g %g\n", y0, y1);
-  return (y0 == 1.5f && y1 == 4.0f) ? 0 : 1;
+  const double cosine = vision::CosineSimilarity({3, 4}, {6, 8});
+  std::printf("consumer: cosine %g\n", cosine);
+  return (y0 == 1.5f && y1 == 4.0f && cosine > 0.999999) ? 0 : 1;
 }

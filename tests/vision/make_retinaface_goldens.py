@@ -2,7 +2,9 @@
 """Goldens for RetinaFace decoding (vision/retinaface.h): random head outputs decoded the way
 the published RetinaFace code does it (py-faster-rcnn's generate_anchors and anchors_plane,
 bbox_transform_inv, RetinaFace's landmark_pred, clip_boxes, scaling by 1/im_scale, py_cpu_nms),
-written here in NumPy from those descriptions. No symbind code is used.
+written here in NumPy from those descriptions. No symbind code is used. As RetinaFace's decoder,
+the heads may hold 4 or 5 box values per anchor (the first 4 are the deltas) and 10 or 15
+landmark values (per point: x, y, and for 15 a third value).
 
   /usr/bin/python3 tests/vision/make_retinaface_goldens.py   # writes tests/goldens/retinaface/decode.json
 """
@@ -109,13 +111,15 @@ def decode(case, heads):
         h, w = cls.shape[1], cls.shape[2]
         anchors = anchors_plane(h, w, s, base)
         scores = cls[a:, :, :].transpose((1, 2, 0)).reshape((-1,)).astype(np.float64)
-        deltas = head["boxes_array"][0].transpose((1, 2, 0)).reshape((-1, 4)).astype(np.float64)
+        box_len = head["boxes_array"].shape[1] // a
+        deltas = head["boxes_array"][0].transpose((1, 2, 0)).reshape((-1, box_len)).astype(np.float64)
         boxes = clip_boxes(bbox_pred(anchors, deltas), case["input_height"], case["input_width"])
         order = np.where(scores >= case["threshold"])[0]
         props.append(boxes[order])
         scores_all.append(scores[order])
         if "landmarks_array" in head:
-            ld = head["landmarks_array"][0].transpose((1, 2, 0)).reshape((-1, 5, 2)).astype(np.float64)
+            mark_len = head["landmarks_array"].shape[1] // a
+            ld = head["landmarks_array"][0].transpose((1, 2, 0)).reshape((-1, 5, mark_len // 5)).astype(np.float64)
             marks_all.append(landmark_pred(anchors, ld)[order])
     props = np.vstack(props) / case["image_scale"]
     scores = np.concatenate(scores_all)
@@ -135,7 +139,8 @@ def quantised(x, steps):
     return (np.round(x * steps) / steps).astype(np.float32)
 
 
-def make_case(rng, name, strides, scales, ratios, landmarks, input_h, input_w, image_scale, threshold):
+def make_case(rng, name, strides, scales, ratios, landmarks, input_h, input_w, image_scale, threshold, box_len=4,
+              mark_len=10):
     case = {"name": name, "base_size": 16, "ratios": ratios, "scales": {str(s): scales[s] for s in strides},
             "threshold": threshold, "nms_iou": 0.4, "input_width": input_w, "input_height": input_h,
             "image_scale": image_scale}
@@ -146,9 +151,9 @@ def make_case(rng, name, strides, scales, ratios, landmarks, input_h, input_w, i
         h, w = pad_h // s, pad_w // s
         head = {"stride": s,
                 "scores_array": quantised(rng.uniform(0, 1, (1, 2 * a, h, w)), 256),
-                "boxes_array": quantised(rng.standard_normal((1, 4 * a, h, w)) * 0.3, 64)}
+                "boxes_array": quantised(rng.standard_normal((1, box_len * a, h, w)) * 0.3, 64)}
         if landmarks:
-            head["landmarks_array"] = quantised(rng.standard_normal((1, 10 * a, h, w)) * 0.3, 64)
+            head["landmarks_array"] = quantised(rng.standard_normal((1, mark_len * a, h, w)) * 0.3, 64)
         heads.append(head)
     case["faces"] = decode(case, heads)
     case["heads"] = []
@@ -171,6 +176,9 @@ def main():
         # One stride, three ratios x two scales (6 anchors, ratio-major), no landmarks.
         make_case(rng, "one stride, six anchors, no landmarks", [16], {16: [8, 4]}, [0.5, 1.0, 2.0], False, 64, 64,
                   1.0, 0.85),
+        # Heads of 5 box values and 15 landmark values per anchor, as RetinaFace's decoder takes them.
+        make_case(rng, "5-value boxes and 15-value landmarks", [32, 16], {32: [32, 16], 16: [8, 4]}, [1.0], True, 64,
+                  96, 1.0, 0.8, box_len=5, mark_len=15),
     ]
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "model_test_util.h"
@@ -119,6 +120,33 @@ TEST_CASE("RetinaFace decoding names the head whose shape does not fit", "[visio
   h.scores = NDArray(TShape({1, 4, 2, 2}));
   h.landmarks = NDArray(TShape({1, 10, 2, 2}));
   CHECK_THROWS_WITH(DecodeRetinaFace({h}, o, 32, 32, 1.0), Catch::Contains("face_rpn_landmark_pred_stride16"));
+}
+
+TEST_CASE("RetinaFace refuses anchor settings that are not positive numbers", "[vision][retinaface]") {
+  RetinaFaceHeads h;
+  h.stride = 16;
+  h.scores = NDArray(TShape({1, 4, 2, 2}));
+  h.boxes = NDArray(TShape({1, 8, 2, 2}));
+  const auto decode_with = [&](const std::function<void(RetinaFaceOptions&)>& change) {
+    RetinaFaceOptions o;
+    change(o);
+    DecodeRetinaFace({h}, o, 32, 32, 1.0);
+  };
+  CHECK_NOTHROW(decode_with([](RetinaFaceOptions&) {}));
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions& o) { o.anchor_scales[32] = {-32, 16}; }),
+                    Catch::Contains("anchor scale -32 of stride 32"));
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions& o) { o.anchor_scales[16] = {std::nan(""), 4}; }),
+                    Catch::Contains("anchor scale nan of stride 16"));
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions& o) { o.anchor_scales[0] = {1}; }),
+                    Catch::Contains("anchor stride 0"));
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions& o) { o.anchor_ratios = {1, 0}; }),
+                    Catch::Contains("anchor ratio 0"));
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions& o) { o.anchor_base_size = INFINITY; }),
+                    Catch::Contains("anchor base size inf"));
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions& o) { o.anchor_scales.erase(16); }),
+                    Catch::Contains("no anchor scales for stride 16"));
+  h.boxes = NDArray(TShape({1, 12, 2, 2}));  // 6 values per anchor
+  CHECK_THROWS_WITH(decode_with([](RetinaFaceOptions&) {}), Catch::Contains("face_rpn_bbox_pred_stride16"));
 }
 
 TEST_CASE("RetinaFace finds InsightFace's three-stride heads with landmarks", "[vision][retinaface]") {

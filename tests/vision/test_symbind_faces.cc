@@ -5,8 +5,10 @@
 #include <symbind/io/image.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -50,7 +52,89 @@ void SaveLinearModel(const std::string& prefix, int hidden, const std::vector<fl
   for (int64_t i = 0; i < w.Size(); ++i) w.fdata()[i] = static_cast<float>(std::sin(0.37 * i) * weight_scale);
   SaveCheckpoint(prefix, 0, fc1, {{"fc1_weight", w}, {"fc1_bias", NDArray(TShape({hidden}), bias)}}, {});
 }
+// A RetinaFace-shaped export with constant heads at strides 32, 16 and 8 (InsightFace's
+// layout: 2 anchors, landmarks): every stride-32 position proposes its 256-pixel anchor with
+// score 0.9 and five landmarks inside it, so that detection, alignment and the models after it
+// all run on any image. Each head is a strided 1x1 convolution with zero weights and a bias.
+void SaveConstantRetinaFace(const std::string& prefix) {
+  Symbol data = Symbol::Variable("data");
+  std::vector<Symbol> heads;
+  std::map<std::string, NDArray> args;
+  const std::vector<float> landmarks = {-0.15f, -0.1f, 0.15f, -0.1f, 0.0f, 0.05f, -0.12f, 0.2f, 0.12f, 0.2f};
+  for (int stride : {32, 16, 8}) {
+    for (const auto& head : std::vector<std::pair<std::string, int>>{
+             {"cls_prob_reshape", 4}, {"bbox_pred", 8}, {"landmark_pred", 20}}) {
+      const std::string name = "face_rpn_" + head.first + "_stride" + std::to_string(stride);
+      const int filters = head.second;
+      heads.push_back(OpBuilder("Convolution")
+                          .SetParam("kernel", "(1,1)")
+                          .SetParam("stride", "(" + std::to_string(stride) + "," + std::to_string(stride) + ")")
+                          .SetParam("num_filter", filters)
+                          .SetInput("data", data)
+                          .CreateSymbol(name));
+      std::vector<float> bias(static_cast<size_t>(filters), 0.0f);
+      if (stride == 32 && head.first == "cls_prob_reshape") bias[3] = 0.9f;  // anchor 1 (scale 16): a face
+      if (head.first == "landmark_pred")
+        for (int a = 0; a < 2; ++a) std::copy(landmarks.begin(), landmarks.end(), bias.begin() + a * 10);
+      args[name + "_weight"] = NDArray(TShape({filters, 3, 1, 1}), std::vector<float>(static_cast<size_t>(filters) * 3, 0));
+      args[name + "_bias"] = NDArray(TShape({filters}), bias);
+    }
+  }
+  SaveCheckpoint(prefix, 0, Symbol::Group(heads), args, {});
+}
+
+// The lines of the ```sh block that follows `marker` in docs/faces.md.
+std::vector<std::string> DocBlock(const std::string& marker) {
+  std::ifstream in(std::string(SYMBIND_SOURCE_DIR) + "/docs/faces.md");
+  std::string line;
+  while (std::getline(in, line) && line.find(marker) == std::string::npos) {
+  }
+  REQUIRE(std::getline(in, line));
+  REQUIRE(line == "```sh");
+  std::vector<std::string> commands;
+  while (std::getline(in, line) && line != "```") commands.push_back(line);
+  return commands;
+}
 }  // namespace
+
+TEST_CASE("symbind-faces: the embed, compare, search and attributes commands of docs/faces.md run as written",
+          "[vision][faces_app][shared]") {
+  if (!symbind_test::ProgramBuilt(App())) return;
+  // The models the commands name, made here (InsightFace's exports are not in the repository or
+  // ../shared), and the photographs under the names they use.
+  const std::string dir = TempDir();
+  namespace fs = std::filesystem;
+  for (const char* d : {"mnet.25", "R50", "model-y1-test2", "model-r100-ii", "gamodel-r50", "gallery"})
+    fs::create_directory(dir + "/" + d);
+  SaveConstantRetinaFace(dir + "/mnet.25/mnet.25");
+  SaveConstantRetinaFace(dir + "/R50/R50");
+  SaveLinearModel(dir + "/model-y1-test2/model", 128, std::vector<float>(128, 0.0f), 1e-3f);
+  SaveLinearModel(dir + "/model-r100-ii/model", 512, std::vector<float>(512, 0.0f), 1e-3f);
+  std::vector<float> genderage;
+  for (int i = 0; i < 101; ++i) genderage.insert(genderage.end(), {0.3f, 0.7f});
+  SaveLinearModel(dir + "/gamodel-r50/model", 202, genderage, 0.0f);
+  fs::create_directory_symlink(kShared + "/models/mtcnn", dir + "/mtcnn-model");
+  const std::string a = kShared + "/models/mtcnn/test.jpg", b = kShared + "/models/mtcnn/test2.jpg";
+  for (const auto& copy : std::vector<std::pair<std::string, std::string>>{
+           {a, "a.jpg"}, {b, "b.jpg"}, {a, "query.jpg"}, {b, "group.jpg"}, {a, "gallery/1.jpg"}, {b, "gallery/2.jpg"}})
+    fs::copy_file(copy.first, dir + "/" + copy.second);
+
+  const std::vector<std::string> commands = DocBlock("docs-test: skip needs InsightFace recognition");
+  REQUIRE(commands.size() == 4);
+  const std::string path = fs::path(App()).parent_path().string();
+  for (const std::string& command : commands) {
+    INFO(command);
+    REQUIRE(command.rfind("symbind-faces ", 0) == 0);
+    auto r = symbind_test::RunShell("cd " + dir + " && PATH=" + path + ":$PATH " + command + " 2>&1");
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(!JsonLines(r.output).empty());
+    // Every image had a face: no null embedding or cosine, no empty face list.
+    CHECK(r.output.find("null") == std::string::npos);
+    CHECK(r.output.find("\"faces\":[]") == std::string::npos);
+  }
+  fs::remove_all(dir);
+}
 
 TEST_CASE("symbind-faces detect prints the faces as JSON lines and draws them", "[vision][faces_app][shared]") {
   if (!symbind_test::ProgramBuilt(App())) return;
@@ -118,6 +202,31 @@ TEST_CASE("symbind-faces embed, compare, search and attributes", "[vision][faces
   CHECK(lines[0]["other"] == dir + "/gallery/a.jpg");
   CHECK(lines[0]["cosine"].get<double>() >= lines[1]["cosine"].get<double>());
 
+  // An unreadable gallery image gets its error in its line; the others are still ranked.
+  std::ifstream in(b, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir + "/gallery/cut.jpg", std::ios::binary) << bytes.substr(0, 600);
+  r = RunApp("search " + dir + "/gallery " + a + kMtcnn + embedder);
+  INFO(r.output);
+  CHECK(r.status == 1);
+  lines = JsonLines(r.output);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0]["other"] == dir + "/gallery/a.jpg");
+  CHECK(lines[2]["other"] == dir + "/gallery/cut.jpg");
+  CHECK(lines[2]["cosine"].is_null());
+  CHECK(lines[2]["error"].get<std::string>().find("truncated JPEG") != std::string::npos);
+  std::filesystem::create_directory(dir + "/empty");
+  r = RunApp("search " + dir + "/empty " + a + kMtcnn + embedder);
+  CHECK(r.status == 1);
+  CHECK(r.output.find("holds no .jpg") != std::string::npos);
+
+  // --bench repeats compare's stages and prints each one's time.
+  r = RunApp("compare " + a + " " + b + kMtcnn + embedder + " --bench");
+  CHECK(r.status == 0);
+  CHECK(JsonLines(r.output).size() == 1);
+  CHECK(r.output.find("bench embed") != std::string::npos);
+  CHECK(r.output.find("bench detect (mtcnn)") != std::string::npos);
+
   r = RunApp("attributes " + b + kMtcnn + " --genderage " + dir + "/genderage,0");
   REQUIRE(r.status == 0);
   lines = JsonLines(r.output);
@@ -150,6 +259,23 @@ TEST_CASE("symbind-faces on bad input: a clear error, never a crash", "[vision][
   r = RunApp("detect " + kShared + "/models/mtcnn/test2.jpg --detector " + dir + "/missing,0");
   CHECK(r.status == 1);
   CHECK(r.output.find("missing") != std::string::npos);
+  // Options that make no sense are refused before anything runs.
+  const std::string image = kShared + "/models/mtcnn/test2.jpg";
+  for (const auto& bad : std::vector<std::pair<std::string, std::string>>{
+           {kRetina + kMtcnn, "not both"},
+           {kRetina + " --draw " + dir + "/faces.jpg", "ending in .png"},
+           {kRetina + " --anchors 16.5=8,4", "positive whole number"},
+           {kRetina + " --anchors 16=8,4 16=2", "given twice"},
+           {" --detector " + kShared + "/models/retinaface/retina16,0 --anchors 16=-8,4", "anchor scale -8 of stride 16"},
+           {kRetina + " --mean 1,2", "one value or three"},
+           {kRetina + " --scale nan", "scale finite"},
+           {kRetina + " --ratios 0", "anchor ratio 0"}}) {
+    r = RunApp("detect " + image + bad.first);
+    INFO(bad.first << "\n" << r.output);
+    CHECK(r.status != 0);
+    CHECK(r.output.find(bad.second) != std::string::npos);
+    CHECK(JsonLines(r.output).empty());
+  }
   Image blank(20000, 8, 3);
   SavePNG(dir + "/wide.png", blank);
   r = RunApp("detect " + dir + "/wide.png" + kRetina);
