@@ -187,7 +187,8 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
   if (!stbi_info_from_memory(bytes, len, &w, &h, &n)) {
     int64_t header_w = 0, header_h = 0;
     if (HeaderSize(bytes, size, &header_w, &header_h) &&
-        (header_w <= 0 || header_h <= 0 || header_w * header_h > kMaxImagePixels))
+        (header_w <= 0 || header_h <= 0 || header_w > kMaxImagePixels || header_h > kMaxImagePixels ||
+         header_w * header_h > kMaxImagePixels))
       throw size_error(header_w, header_h);
     if (!JpegComplete(bytes, size))
       throw IOError(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));

@@ -681,6 +681,11 @@ std::vector<ErrorCase> Cases() {
     png += std::string(4, '\0');  // CRC
     LoadImageFromMemory(png.data(), png.size(), 3, "big.png");
   }, "IOError", "LoadImage big.png: image size 20000x20000 outside 1..67108864 pixels");
+  add("PNG whose header states 4294967295x4294967295", [] {
+    std::string png("\x89PNG\r\n\x1A\n\0\0\0\x0DIHDR\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF\x08\x02\0\0\0", 29);
+    png += std::string(4, '\0');
+    LoadImageFromMemory(png.data(), png.size(), 3, "huge.png");
+  }, "IOError", "LoadImage huge.png: image size 4294967295x4294967295 outside 1..67108864 pixels");
   add("image: 16 bytes of text", [] { LoadImageFromMemory("this is no image", 16, 3, "text"); }, "IOError", "LoadImage text: not a JPEG or PNG file (the only image formats supported)");
   add("LoadImage on a missing file", [] { LoadImage(TmpDir() + "/missing.jpg"); }, "IOError", "cannot open <tmp>/missing.jpg: No such file or directory");
   add("Image(0, 10, 3)", [] { Image(0, 10, 3); }, "Error", "Image: image size must be positive, got 0x10");
