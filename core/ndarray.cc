@@ -158,6 +158,38 @@ void Storage::ReleaseResidentPages(const void* begin, size_t bytes) const {
   if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
+std::shared_ptr<Storage> Storage::Reserved(size_t bytes, size_t reserve, std::string what) {
+  if (bytes > (size_t{1} << 46)) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const auto pages = [page](size_t n) { return std::max<size_t>(page, (n + page - 1) / page * page); };
+  // A strict overcommit policy may refuse the whole range: then only what is asked for.
+  size_t mapped = pages(std::max(bytes, reserve));
+  void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED && mapped > pages(bytes)) {
+    mapped = pages(bytes);
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  }
+  if (p == MAP_FAILED) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = p;
+  s->bytes_ = bytes;
+  s->reserved_ = mapped;
+  s->owner_ = std::shared_ptr<const void>(p, [mapped](const void* q) { munmap(const_cast<void*>(q), mapped); });
+  s->what_ = std::move(what);
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::Grown(size_t bytes) const {
+  if (reserved_ == 0 || bytes > reserved_) return nullptr;
+  std::shared_ptr<Storage> s(new Storage());
+  s->data_ = data_;
+  s->bytes_ = bytes;
+  s->reserved_ = reserved_;
+  s->owner_ = owner_;
+  s->what_ = what_;
+  return s;
+}
+
 std::shared_ptr<Storage> Storage::Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner) {
   if (!owner) throw Error("Storage::Borrowed needs an owner that keeps the bytes alive");
   if (!data && bytes > 0) throw Error("Storage::Borrowed: null data");

@@ -38,6 +38,15 @@ class Storage {
   // nothing: a BatchNorm-folded weight then never exists beside its packed form. `fill` may run
   // more than once, from any thread, and must give the same bytes each time.
   static std::shared_ptr<Storage> Deferred(size_t bytes, std::function<void(void*)> fill, std::string what);
+  // Writable bytes, zero at first, at the start of an address range reserved for `reserve`
+  // bytes, whose pages take memory only once written. Grown() then gives more of the same
+  // range without moving the bytes: arrays that view this storage stay valid (executors
+  // sharing a Workspace block keep the one they were bound with, at the same address).
+  // Throws OutOfMemoryError when not even `bytes` can be reserved.
+  static std::shared_ptr<Storage> Reserved(size_t bytes, size_t reserve, std::string what);
+  // A storage of `bytes` bytes over the same address, when they fit the reservation; else null.
+  // Both see the same bytes (each counts its own writes: not for weights with derived forms).
+  std::shared_ptr<Storage> Grown(size_t bytes) const;
   // Writable bytes owned elsewhere (an array shared through DLPack), any alignment; `owner`
   // keeps them alive as long as this storage.
   static std::shared_ptr<Storage> Borrowed(void* data, size_t bytes, std::shared_ptr<void> owner);
@@ -110,6 +119,7 @@ class Storage {
   void Fill();
   void* data_ = nullptr;
   size_t bytes_ = 0;
+  size_t reserved_ = 0;  // Reserved(): the bytes of the address range
   std::shared_ptr<const void> owner_;  // set for bytes owned elsewhere
   bool read_only_ = false;
   bool file_mapped_ = false;

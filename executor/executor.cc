@@ -310,11 +310,17 @@ uint64_t Executor::NodeSeed(uint32_t node_id) const {
 }
 
 std::shared_ptr<Storage> Workspace::Block(size_t rank, size_t bytes) {
+  // Address space to grow into in place: a block that must grow stays where it is, so the
+  // executors bound with it before share its memory instead of keeping the old block beside
+  // the new one (pages take memory only once used).
+  constexpr size_t kReserve = size_t{1} << 30;
   std::lock_guard<std::mutex> lock(mu_);
   if (rank >= blocks_.size()) blocks_.resize(rank + 1);
-  if (!blocks_[rank] || blocks_[rank]->bytes() < bytes)
-    blocks_[rank] = std::make_shared<Storage>(bytes, "a shared workspace buffer");
-  return blocks_[rank];
+  std::shared_ptr<Storage>& block = blocks_[rank];
+  if (block && block->bytes() >= bytes) return block;
+  std::shared_ptr<Storage> grown = block ? block->Grown(bytes) : nullptr;
+  block = grown ? grown : Storage::Reserved(bytes, kReserve, "a shared workspace buffer");
+  return block;
 }
 
 size_t Workspace::bytes() const {

@@ -53,14 +53,16 @@ struct ExecutorMemory {
 
 // Intermediate buffers shared by executors that run one at a time (MXNet's shared_buffer).
 // Executors bound with the same workspace place their planned op outputs in its block (each
-// executor's plan is one block at rank 0), growing it when it is too small. A family of executors for different input shapes (an image pyramid, batch
-// buckets) then holds about as much memory as its largest member, if bound largest first.
+// executor's plan is one block at rank 0), growing it in place when it is too small (the block
+// is a reserved address range). A family of executors for different input shapes (an image
+// pyramid, batch buckets) then holds as much memory as its largest member, in any bind order.
 // Only gradient-free executors plan memory, so only they use a workspace. Executors sharing a
 // workspace must not run at the same time: Forward throws if one already runs.
 class Workspace {
  public:
-  // The block of rank `rank` with at least `bytes` bytes (replaced by a larger one if needed;
-  // executors bound earlier keep the block they have).
+  // The block of rank `rank` with at least `bytes` bytes, grown in place if needed (executors
+  // bound earlier keep their view of its start; beyond its 1 GiB reservation a new block
+  // replaces it, and they keep the old one).
   std::shared_ptr<Storage> Block(size_t rank, size_t bytes);
   // Bytes of the blocks it holds now.
   size_t bytes() const;

@@ -231,10 +231,12 @@ namespace {
 // read and written directly so no float copy of a whole image is ever made).
 template <typename Src, typename Dst>
 void ResizeBilinearImpl(const Src* src, int src_width, int src_height, int channels, Dst* dst,
-                        int dst_width, int dst_height) {
+                        int dst_width, int dst_height, int row_begin, int row_end) {
   CheckSize(src_width, src_height, "ResizeBilinear source");
   CheckSize(dst_width, dst_height, "ResizeBilinear destination");
   SYMBIND_CHECK(channels > 0, "ResizeBilinear: channels must be positive, got ", channels);
+  SYMBIND_CHECK(0 <= row_begin && row_begin < row_end && row_end <= dst_height, "ResizeBilinear: rows [", row_begin,
+                ", ", row_end, ") are not within the ", dst_height, " rows of the result");
   // Per destination column / row: the two source indices and the weight of the second.
   auto taps = [](int src_size, int dst_size, std::vector<int>* i0, std::vector<int>* i1,
                  std::vector<float>* frac) {
@@ -265,11 +267,11 @@ void ResizeBilinearImpl(const Src* src, int src_width, int src_height, int chann
   taps(src_width, dst_width, &x0, &x1, &fx);
   taps(src_height, dst_height, &y0, &y1, &fy);
   const size_t row = static_cast<size_t>(src_width) * channels;
-  for (int dy = 0; dy < dst_height; ++dy) {
+  for (int dy = row_begin; dy < row_end; ++dy) {
     const Src* r0 = src + y0[dy] * row;
     const Src* r1 = src + y1[dy] * row;
     const float wy = fy[dy];
-    Dst* out = dst + static_cast<size_t>(dy) * dst_width * channels;
+    Dst* out = dst + static_cast<size_t>(dy - row_begin) * dst_width * channels;
     for (int dx = 0; dx < dst_width; ++dx) {
       const float wx = fx[dx];
       const Src* a = r0 + static_cast<size_t>(x0[dx]) * channels;
@@ -293,12 +295,17 @@ void ResizeBilinearImpl(const Src* src, int src_width, int src_height, int chann
 
 void ResizeBilinear(const float* src, int src_width, int src_height, int channels, float* dst,
                     int dst_width, int dst_height) {
-  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height);
+  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height, 0, dst_height);
 }
 
 void ResizeBilinear(const uint8_t* src, int src_width, int src_height, int channels, float* dst,
                     int dst_width, int dst_height) {
-  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height);
+  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height, 0, dst_height);
+}
+
+void ResizeBilinearRows(const uint8_t* src, int src_width, int src_height, int channels, float* dst,
+                        int dst_width, int dst_height, int row_begin, int row_end) {
+  ResizeBilinearImpl(src, src_width, src_height, channels, dst, dst_width, dst_height, row_begin, row_end);
 }
 
 std::vector<float> ResizeBilinear(const std::vector<float>& src, int src_width, int src_height,
@@ -319,7 +326,7 @@ Image ResizeBilinear(const Image& src, int width, int height) {
   CheckSize(width, height, "ResizeBilinear destination");
   Image dst(width, height, src.channels);
   ResizeBilinearImpl(src.pixels.data(), src.width, src.height, src.channels, dst.pixels.data(),
-                     width, height);
+                     width, height, 0, height);
   return dst;
 }
 

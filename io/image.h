@@ -61,6 +61,10 @@ void ResizeBilinear(const float* src, int src_width, int src_height, int channel
 // the source.
 void ResizeBilinear(const uint8_t* src, int src_width, int src_height, int channels, float* dst,
                     int dst_width, int dst_height);
+// Rows [row_begin, row_end) of that dst_width x dst_height result, the same values, into `dst`
+// ((row_end - row_begin) * dst_width * channels values): a large resize made a band at a time.
+void ResizeBilinearRows(const uint8_t* src, int src_width, int src_height, int channels, float* dst,
+                        int dst_width, int dst_height, int row_begin, int row_end);
 std::vector<float> ResizeBilinear(const std::vector<float>& src, int src_width, int src_height,
                                   int channels, int dst_width, int dst_height);
 

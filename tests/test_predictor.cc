@@ -240,6 +240,42 @@ TEST_CASE("Workspace: predictors for several input shapes share intermediate buf
   CHECK(clash);
 }
 
+TEST_CASE("Workspace: a block grows in place, so predictors bound smallest first share one", "[predict][memory][shared]") {
+  auto ws = std::make_shared<Workspace>();
+  const std::shared_ptr<Storage> small = ws->Block(0, 1000);
+  static_cast<float*>(small->data())[0] = 42.0f;
+  const std::shared_ptr<Storage> large = ws->Block(0, 5000000);
+  CHECK(large->bytes() == 5000000);
+  CHECK(large->address() == small->address());
+  CHECK(static_cast<float*>(large->data())[0] == 42.0f);
+  CHECK(ws->Block(0, 2000) == large);
+  CHECK(ws->bytes() == 5000000);
+
+  SharedModel m = LoadMtcnnModel("det1");
+  PredictorOptions shared;
+  shared.workspace = std::make_shared<Workspace>();
+  std::vector<TShape> shapes{TShape({2, 3, 30, 25}), TShape({1, 3, 60, 50}), TShape({1, 3, 120, 100})};
+  std::vector<Predictor> family, own;
+  std::vector<NDArray> inputs;
+  size_t largest = 0;
+  for (const TShape& shape : shapes) {
+    inputs.emplace_back(shape);
+    FillGaussian(inputs.back(), 17, "x");
+    own.emplace_back(m.symbol, m.params, m.aux, std::map<std::string, TShape>{{"data", shape}});
+    family.emplace_back(m.symbol, m.params, m.aux, std::map<std::string, TShape>{{"data", shape}}, shared);
+    largest = std::max(largest, own.back().executor().memory().output_bytes);
+  }
+  CHECK(shared.workspace->bytes() <= largest);
+  // Each still computes its own outputs in the grown block, in any order.
+  for (size_t k : {size_t{0}, size_t{2}, size_t{1}, size_t{0}}) {
+    own[k].SetInput("data", inputs[k]);
+    family[k].SetInput("data", inputs[k]);
+    own[k].Forward();
+    family[k].Forward();
+    for (size_t i = 0; i < own[k].Outputs().size(); ++i) CHECK(SameBits(own[k].Output(i), family[k].Output(i)));
+  }
+}
+
 TEST_CASE("Input workspace: predictors written and run one at a time share one input array",
           "[predict][memory][shared]") {
   SharedModel m = LoadMtcnnModel("det1");

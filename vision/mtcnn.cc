@@ -37,11 +37,12 @@ void CheckRGB(const Image& im) {
                 "mtcnn: need an RGB(A) image, got ", im.width, "x", im.height, "x", im.channels);
 }
 
-// `image` resized to w x h, as float BGR HWC (values 0..255).
-std::vector<float> ResizedBGR(const Image& image, int w, int h) {
-  std::vector<float> resized(static_cast<size_t>(w) * h * image.channels);
-  ResizeBilinear(image.pixels.data(), image.width, image.height, image.channels, resized.data(), w, h);
-  const size_t n = static_cast<size_t>(w) * h;
+// Rows [row_begin, row_end) of `image` resized to w x h, as float BGR HWC (values 0..255).
+std::vector<float> ResizedBGR(const Image& image, int w, int h, int row_begin, int row_end) {
+  std::vector<float> resized(static_cast<size_t>(w) * (row_end - row_begin) * image.channels);
+  ResizeBilinearRows(image.pixels.data(), image.width, image.height, image.channels, resized.data(), w, h, row_begin,
+                     row_end);
+  const size_t n = static_cast<size_t>(w) * (row_end - row_begin);
   for (size_t i = 0; i < n; ++i) {  // in place: pixel i moves to i*3 <= i*channels
     const float r = resized[i * image.channels], g = resized[i * image.channels + 1],
                 b = resized[i * image.channels + 2];
@@ -234,28 +235,44 @@ std::vector<Face> MtcnnDetector::Detect(const Image& image, const MtcnnOptions& 
   for (double scale : MtcnnPyramidScales(std::min(width, height), opt.min_size, opt.factor)) {
     const int ws = static_cast<int>(std::ceil(width * scale));
     const int hs = static_cast<int>(std::ceil(height * scale));
-    // Normalised into the scale's bound input, the resized copy freed before the forward.
-    NDArray input = pnet_.Input(TShape({1, 3, hs, ws}));
-    NormaliseToCHW(ResizedBGR(image, ws, hs).data(), ws, hs, input.fdata());
-    pnet_.Forward();
-    NDArray prob = pnet_.Output("prob1_output"), reg = pnet_.Output("conv4_2_output");
-    const int64_t mh = prob.shape()[2], mw = prob.shape()[3], plane = mh * mw;
-    const float* face = prob.fdata() + plane;  // channel 1: face probability
-    const float* r = reg.fdata();
+    // P-Net's output rows: conv1 3x3, max pooling 2x2 stride 2 ("full": a last partial window),
+    // conv2 and conv3 3x3. Output row y reads input rows 2y .. 2y+11, so a band of output rows
+    // [y0, y0 + n) is the network run on input rows [2 y0, 2 y0 + 2n + 10): an even height,
+    // so no partial window, and the same values as within the whole image. The last band runs
+    // to the image's bottom, as the whole image does.
+    const int64_t out_rows = (hs - 4 + 1) / 2 - 3;
+    int64_t band = out_rows;
+    if (opt.pnet_band_pixels > 0)
+      band = std::max<int64_t>(8, opt.pnet_band_pixels / ws / kStride - (kCell - kStride) / kStride);
     std::vector<MtcnnBox> found;
-    for (int64_t y = 0; y < mh; ++y)
-      for (int64_t x = 0; x < mw; ++x) {
-        const int64_t i = y * mw + x;
-        if (!(face[i] > opt.thresholds[0])) continue;
-        MtcnnBox b;
-        b.x1 = Round((kStride * x + 1) / scale);
-        b.y1 = Round((kStride * y + 1) / scale);
-        b.x2 = Round((kStride * x + 1 + kCell) / scale);
-        b.y2 = Round((kStride * y + 1 + kCell) / scale);
-        b.score = face[i];
-        for (int k = 0; k < 4; ++k) b.reg[k] = r[k * plane + i];
-        found.push_back(b);
-      }
+    for (int64_t y0 = 0; y0 < out_rows; y0 += band) {
+      const bool last = out_rows - y0 <= band;
+      const int row_begin = static_cast<int>(kStride * y0);
+      const int row_end = last ? hs : static_cast<int>(kStride * (y0 + band) + kCell - kStride);
+      // Normalised into the band's bound input, the resized copy freed before the forward.
+      NDArray input = pnet_.Input(TShape({1, 3, row_end - row_begin, ws}));
+      NormaliseToCHW(ResizedBGR(image, ws, hs, row_begin, row_end).data(), ws, row_end - row_begin, input.fdata());
+      pnet_.Forward();
+      NDArray prob = pnet_.Output("prob1_output"), reg = pnet_.Output("conv4_2_output");
+      const int64_t mh = prob.shape()[2], mw = prob.shape()[3], plane = mh * mw;
+      SYMBIND_CHECK(mh == (last ? out_rows - y0 : band), "mtcnn: P-Net gave ", mh, " output rows for input rows ",
+                    row_begin, "..", row_end, " (is det1 MTCNN's P-Net?)");
+      const float* face = prob.fdata() + plane;  // channel 1: face probability
+      const float* r = reg.fdata();
+      for (int64_t y = 0; y < mh; ++y)
+        for (int64_t x = 0; x < mw; ++x) {
+          const int64_t i = y * mw + x;
+          if (!(face[i] > opt.thresholds[0])) continue;
+          MtcnnBox b;
+          b.x1 = Round((kStride * x + 1) / scale);
+          b.y1 = Round((kStride * (y0 + y) + 1) / scale);
+          b.x2 = Round((kStride * x + 1 + kCell) / scale);
+          b.y2 = Round((kStride * (y0 + y) + 1 + kCell) / scale);
+          b.score = face[i];
+          for (int k = 0; k < 4; ++k) b.reg[k] = r[k * plane + i];
+          found.push_back(b);
+        }
+    }
     for (const MtcnnBox& b : Pick(found, Nms(found, 0.5, false))) boxes.push_back(b);
   }
   if (boxes.empty()) return {};

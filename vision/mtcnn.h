@@ -49,6 +49,10 @@ struct MtcnnOptions {
   std::array<double, 3> thresholds{{0.6, 0.7, 0.8}};
   double factor = 0.709;
   bool refine_landmarks = true;  // use det4 when the model directory holds it
+  // P-Net runs on bands of about this many input pixels (rows overlapping by 10), so that its
+  // activations for a large scale need not all exist at once; the faces are the same as from
+  // the whole image (0: whole images).
+  int64_t pnet_band_pixels = 128 * 640;
 };
 
 // A candidate box with its score and the regression predicted for it.

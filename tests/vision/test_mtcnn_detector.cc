@@ -110,6 +110,37 @@ TEST_CASE("MTCNN finds the faces the NumPy/OpenCV-DNN reference finds", "[vision
   }
 }
 
+TEST_CASE("MTCNN's P-Net in bands of rows finds exactly the faces of whole images", "[vision][mtcnn][shared]") {
+  MtcnnDetector& detector = SharedDetector();
+  for (const char* name : {"test", "test2"}) {
+    const Image image = LoadImage(kModels + "/" + name + ".jpg");
+    MtcnnOptions whole;
+    whole.pnet_band_pixels = 0;
+    const std::vector<Face> want = detector.Detect(image, whole);
+    REQUIRE(!want.empty());
+    // The default bands; bands of the smallest height (8 output rows); and bands of 73 output
+    // rows, which at test.jpg's first scale (600x450 in, 220 rows out) leave a last band of 1 row.
+    for (int64_t band_pixels : {MtcnnOptions().pnet_band_pixels, int64_t{1}, int64_t{(73 + 5) * 2 * 600}}) {
+      MtcnnOptions banded;
+      banded.pnet_band_pixels = band_pixels;
+      INFO(name << ", bands of " << banded.pnet_band_pixels << " pixels");
+      const std::vector<Face> got = detector.Detect(image, banded);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        CHECK(got[i].x1 == want[i].x1);
+        CHECK(got[i].y1 == want[i].y1);
+        CHECK(got[i].x2 == want[i].x2);
+        CHECK(got[i].y2 == want[i].y2);
+        CHECK(got[i].score == want[i].score);
+        for (int k = 0; k < 5; ++k) {
+          CHECK(got[i].px[k] == want[i].px[k]);
+          CHECK(got[i].py[k] == want[i].py[k]);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("MTCNN on images without faces, tiny images and bad input", "[vision][mtcnn][shared]") {
   MtcnnDetector& detector = SharedDetector();
   Image grey(200, 150, 3);
