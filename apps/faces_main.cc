@@ -161,9 +161,10 @@ class Pipeline {
         const std::string stride = spec.substr(0, eq);
         const bool digits = !stride.empty() && stride.size() <= 4 &&
                             std::all_of(stride.begin(), stride.end(), [](unsigned char c) { return std::isdigit(c); });
-        if (!digits || std::stoi(stride) == 0)
+        const int stride_value = digits ? std::stoi(stride) : 0;
+        if (stride_value == 0)
           throw CLI::ValidationError("--anchors", "the stride must be a positive whole number: '" + spec + "'");
-        if (!o.anchor_scales.emplace(std::stoi(stride), ParseNumbers(spec.substr(eq + 1), "--anchors")).second)
+        if (!o.anchor_scales.emplace(stride_value, ParseNumbers(spec.substr(eq + 1), "--anchors")).second)
           throw CLI::ValidationError("--anchors", "stride " + stride + " is given twice");
       }
     }

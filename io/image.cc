@@ -183,6 +183,7 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
   const auto size_error = [&](int64_t w, int64_t h) {
     return IOError(StrCat("LoadImage ", what, ": image size ", w, "x", h, " outside 1..", kMaxImagePixels, " pixels"));
   };
+  const IOError truncated_jpeg(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
   int w = 0, h = 0, n = 0;
   if (!stbi_info_from_memory(bytes, len, &w, &h, &n)) {
     int64_t header_w = 0, header_h = 0;
@@ -190,13 +191,11 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
         (header_w <= 0 || header_h <= 0 || header_w > kMaxImagePixels || header_h > kMaxImagePixels ||
          header_w * header_h > kMaxImagePixels))
       throw size_error(header_w, header_h);
-    if (!JpegComplete(bytes, size))
-      throw IOError(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
+    if (!JpegComplete(bytes, size)) throw truncated_jpeg;
     throw IOError(StrCat("LoadImage ", what, ": ", FailureReason()));
   }
   if (w <= 0 || h <= 0 || static_cast<int64_t>(w) * h > kMaxImagePixels) throw size_error(w, h);
-  if (!JpegComplete(bytes, size))
-    throw IOError(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
+  if (!JpegComplete(bytes, size)) throw truncated_jpeg;
   if (IsPng(bytes, size) && !PngComplete(bytes, size))
     throw IOError(StrCat("LoadImage ", what, ": truncated PNG (no IEND chunk)"));
   std::unique_ptr<stbi_uc, void (*)(void*)> pix(

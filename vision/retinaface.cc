@@ -26,7 +26,8 @@ void CheckHead(const NDArray& head, const char* what, int stride, int64_t channe
 
 bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }
 
-void CheckAnchorOptions(const RetinaFaceOptions& o) {
+// The settings decoding reads: anchors, deltas' multipliers, threshold and NMS IoU.
+void CheckDecodeOptions(const RetinaFaceOptions& o) {
   for (const auto& kv : o.anchor_scales) {
     SYMBIND_CHECK(kv.first > 0, "RetinaFace: anchor stride ", kv.first, " is not positive");
     SYMBIND_CHECK(!kv.second.empty(), "RetinaFace: stride ", kv.first, " has no anchor scales");
@@ -59,10 +60,8 @@ int64_t PerAnchor(const NDArray& head, const char* what, int stride, int64_t anc
                      ", ", *allowed.begin(), " x ", anchors, " anchors, ", height, ", ", width, ")"));
 }
 
-}  // namespace
-
-std::vector<std::array<double, 4>> RetinaFaceAnchors(int stride, const RetinaFaceOptions& options) {
-  CheckAnchorOptions(options);
+// RetinaFaceAnchors for options CheckDecodeOptions has passed.
+std::vector<std::array<double, 4>> BaseAnchors(int stride, const RetinaFaceOptions& options) {
   auto it = options.anchor_scales.find(stride);
   SYMBIND_CHECK(it != options.anchor_scales.end(), "RetinaFace: no anchor scales for stride ", stride,
                 " (RetinaFaceOptions::anchor_scales[", stride, "]; symbind-faces --anchors ", stride, "=S1,S2,...)");
@@ -80,13 +79,20 @@ std::vector<std::array<double, 4>> RetinaFaceAnchors(int stride, const RetinaFac
   }
   return anchors;
 }
+}  // namespace
+
+std::vector<std::array<double, 4>> RetinaFaceAnchors(int stride, const RetinaFaceOptions& options) {
+  CheckDecodeOptions(options);
+  return BaseAnchors(stride, options);
+}
 
 std::vector<Face> DecodeRetinaFace(const std::vector<RetinaFaceHeads>& heads, const RetinaFaceOptions& options,
                                    int input_width, int input_height, double image_scale, int64_t item) {
   SYMBIND_CHECK(image_scale > 0, "RetinaFace: image scale must be positive, got ", image_scale);
+  CheckDecodeOptions(options);
   std::vector<Face> candidates;
   for (const RetinaFaceHeads& head : heads) {
-    const std::vector<std::array<double, 4>> anchors = RetinaFaceAnchors(head.stride, options);
+    const std::vector<std::array<double, 4>> anchors = BaseAnchors(head.stride, options);
     const int64_t a_count = static_cast<int64_t>(anchors.size());
     const TShape& s = head.scores.shape();
     SYMBIND_CHECK(s.ndim() == 4, "RetinaFace: head face_rpn_cls_prob_reshape_stride", head.stride, " has shape ", s,
@@ -182,7 +188,7 @@ std::vector<Face> RetinaFaceDetector::Detect(const Image& image) {
                 "RetinaFace: need a non-empty image of 1..4 channels, got ", image.width, "x", image.height, "x",
                 image.channels);
   const RetinaFaceOptions& o = options_;
-  CheckAnchorOptions(o);
+  CheckDecodeOptions(o);  // before the forward, not after it
   SYMBIND_CHECK(o.size_multiple > 0 && o.size_multiple <= 1024 && o.max_side >= 0,
                 "RetinaFace: need size_multiple in 1..1024 and max_side >= 0");
   SYMBIND_CHECK(std::isfinite(o.mean[0]) && std::isfinite(o.mean[1]) && std::isfinite(o.mean[2]) &&

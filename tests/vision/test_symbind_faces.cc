@@ -3,6 +3,7 @@
 // synthetic InsightFace-shaped models saved as checkpoints, and bad input.
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/image.h>
+#include <symbind/io/ndarray_file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -203,9 +204,7 @@ TEST_CASE("symbind-faces embed, compare, search and attributes", "[vision][faces
   CHECK(lines[0]["cosine"].get<double>() >= lines[1]["cosine"].get<double>());
 
   // An unreadable gallery image gets its error in its line; the others are still ranked.
-  std::ifstream in(b, std::ios::binary);
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::ofstream(dir + "/gallery/cut.jpg", std::ios::binary) << bytes.substr(0, 600);
+  std::ofstream(dir + "/gallery/cut.jpg", std::ios::binary) << ReadFileToString(b).substr(0, 600);
   r = RunApp("search " + dir + "/gallery " + a + kMtcnn + embedder);
   INFO(r.output);
   CHECK(r.status == 1);
@@ -245,8 +244,7 @@ TEST_CASE("symbind-faces embed, compare, search and attributes", "[vision][faces
 TEST_CASE("symbind-faces on bad input: a clear error, never a crash", "[vision][faces_app][shared]") {
   if (!symbind_test::ProgramBuilt(App())) return;
   const std::string dir = TempDir();
-  std::ifstream in(kShared + "/models/mtcnn/test2.jpg", std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = ReadFileToString(kShared + "/models/mtcnn/test2.jpg");
   std::ofstream(dir + "/truncated.jpg", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   auto r = RunApp("detect " + dir + "/truncated.jpg" + kRetina);
   CHECK(r.status == 1);
