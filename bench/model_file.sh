@@ -27,12 +27,21 @@ with open(sys.argv[1], "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(4 * 3 * 224 * 224))
 PY
 input=data=$work/data.npy
+# The same model with the kernels' forms stored for this CPU (convert --prepack).
+"$tool" convert "$prefix.symbind" -o "$prefix-prepacked.symbind" --prepack --shape "$shape" >/dev/null
+model_args() {
+  case $1 in
+    pair) args=("$prefix-symbol.json" "$prefix-0000.params") ;;
+    symbind) args=("$prefix.symbind") ;;
+    prepacked) args=("$prefix-prepacked.symbind") ;;
+  esac
+}
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 field() { grep -o "$1=[0-9.e+-]*" | cut -d= -f2; }
 declare -A load bind first best
-for form in pair symbind; do
-  if [ $form = pair ]; then args=("$prefix-symbol.json" "$prefix-0000.params"); else args=("$prefix.symbind"); fi
+for form in pair symbind prepacked; do
+  model_args $form
   "$tool" run "${args[@]}" --input "$input" --bench 1 >/dev/null  # warm the page cache
   out=$(for i in $(seq "$runs"); do "$tool" run "${args[@]}" --input "$input" --bench 1 | grep latency_ms; done)
   load[$form]=$(echo "$out" | field load_ms | median)
@@ -45,14 +54,17 @@ done
 awk -v a="${best[pair]}" -v b="${best[symbind]}" 'BEGIN { printf "min_open_bind_speedup=%.1fx\n", a / b }'
 awk -v a="${load[pair]}" -v b="${bind[pair]}" -v c="${load[symbind]}" -v d="${bind[symbind]}" \
   'BEGIN { printf "open_bind_speedup=%.1fx load_speedup=%.1fx\n", (a + b) / (c + d), a / c }'
-awk -v a="${load[pair]}" -v b="${bind[pair]}" -v f="${first[pair]}" -v c="${load[symbind]}" -v d="${bind[symbind]}" \
-  -v g="${first[symbind]}" 'BEGIN { printf "first_result_speedup=%.1fx (open + bind + first forward)\n", (a + b + f) / (c + d + g) }'
+for form in symbind prepacked; do
+  awk -v a="${load[pair]}" -v b="${bind[pair]}" -v f="${first[pair]}" -v c="${load[$form]}" -v d="${bind[$form]}" \
+    -v g="${first[$form]}" -v name="$form" \
+    'BEGIN { printf "%s first_result_speedup=%.1fx (open + bind + first forward)\n", name, (a + b + f) / (c + d + g) }'
+done
 
 # Two processes serving one model: private (not shared) and anonymous memory of each, read
 # while both are in their forward loop.
 kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$2/smaps_rollup"; }
-for form in pair symbind; do
-  if [ $form = pair ]; then args=("$prefix-symbol.json" "$prefix-0000.params"); else args=("$prefix.symbind"); fi
+for form in pair symbind prepacked; do
+  model_args $form
   "$tool" run "${args[@]}" --input "$input" --threads 1 --bench 400 >/dev/null & p1=$!
   "$tool" run "${args[@]}" --input "$input" --threads 1 --bench 400 >/dev/null & p2=$!
   sleep 6

@@ -26,7 +26,7 @@ foreach(m ${SYMBIND_MODULES})
           PATTERN "task_graph.h" EXCLUDE PATTERN "mapped_file.h" EXCLUDE
           PATTERN "collective.h" EXCLUDE PATTERN "seed.h" EXCLUDE PATTERN "in_use_guard.h" EXCLUDE
           PATTERN "backward_plan.h" EXCLUDE PATTERN "kernel_call.h" EXCLUDE PATTERN "file_kind.h" EXCLUDE
-          PATTERN "onnx_tensor.h" EXCLUDE)
+          PATTERN "onnx_tensor.h" EXCLUDE PATTERN "huge_pages.h" EXCLUDE)
 endforeach()
 
 install(EXPORT symbindTargets NAMESPACE symbind:: FILE symbindTargets.cmake

@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "huge_pages.h"
+
 namespace symbind {
 namespace {
 // From this size on, storage comes from calloc (below it, memset is cheaper than the extra word).
@@ -62,6 +64,7 @@ Storage::Storage(size_t bytes, const std::string& what) : bytes_(bytes) {
     void* raw = std::calloc(1, rounded + kAlignment);
     if (!raw) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
     data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + kAlignment - 1) / kAlignment * kAlignment);
+    if (bytes >= kHugePageAllocationBytes) symbind::PreferHugePages(data_, bytes);
     owner_ = std::shared_ptr<const void>(raw, [](const void* p) { std::free(const_cast<void*>(p)); });
     return;
   }
@@ -158,6 +161,12 @@ void Storage::ReleaseResidentPages(const void* begin, size_t bytes) const {
   if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
+void Storage::PreferHugePages(const void* begin, size_t bytes) const {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(begin), own_lo = reinterpret_cast<uintptr_t>(data_);
+  if (!file_mapped_ || bytes == 0 || lo < own_lo || lo + bytes > own_lo + bytes_) return;  // not these bytes
+  symbind::PreferHugePages(begin, bytes);
+}
+
 std::shared_ptr<Storage> Storage::Reserved(size_t bytes, size_t reserve, std::string what) {
   if (bytes > (size_t{1} << 46)) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -170,6 +179,7 @@ std::shared_ptr<Storage> Storage::Reserved(size_t bytes, size_t reserve, std::st
     p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   }
   if (p == MAP_FAILED) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+  symbind::PreferHugePages(p, mapped);  // a block is written whole every forward
   std::shared_ptr<Storage> s(new Storage());
   s->data_ = p;
   s->bytes_ = bytes;

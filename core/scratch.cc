@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "error.h"
+#include "huge_pages.h"
 #include "ndarray.h"
 
 namespace symbind {
@@ -73,6 +74,7 @@ float* Allocate(size_t floats) {
   const size_t bytes = (floats * sizeof(float) + Storage::kAlignment - 1) / Storage::kAlignment * Storage::kAlignment;
   void* p = std::aligned_alloc(Storage::kAlignment, bytes);
   if (!p) throw OutOfMemoryError(StrCat("cannot allocate a scratch buffer of ", bytes, " bytes"));
+  if (bytes >= kHugePageAllocationBytes) PreferHugePages(p, bytes);
   return static_cast<float*>(p);
 }
 }  // namespace

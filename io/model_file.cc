@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <numeric>
 #include <set>
+#include <utility>
 
 // Parameter data is 64-byte aligned (Storage::kAlignment); FlatBuffers caps forced alignment
 // at 32 unless told otherwise (an assertion in debug builds).
@@ -153,6 +155,42 @@ Symbol ReadGraph(const fb::Model& m, const std::string& where) {
   return symbol;
 }
 
+// Where the stored forms of this process's instruction set lie: from the first form array's
+// start to the last one's, found before the file is verified so that those bytes can be mapped
+// as huge pages before anything reads them (kernels read all of them on every forward). It
+// reads only the tables on the way, each within the verifier's bounds rules, never the arrays;
+// {0, 0} when the file has no such forms or anything is amiss (the full verification reports it).
+std::pair<size_t, size_t> StoredFormsExtent(const uint8_t* data, size_t size) {
+  using Tables = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>;
+  flatbuffers::Verifier v(data, size, kMaxTableDepth);
+  // CheckRoot has checked the root offset.
+  const auto* model = flatbuffers::GetRoot<flatbuffers::Table>(data);
+  if (!model->VerifyTableStart(v) || !model->VerifyOffset(v, fb::Model::VT_FORMS_ISA) ||
+      !model->VerifyOffset(v, fb::Model::VT_FORMS))
+    return {0, 0};
+  const auto* isa = model->GetPointer<const flatbuffers::String*>(fb::Model::VT_FORMS_ISA);
+  const auto* forms = model->GetPointer<const Tables*>(fb::Model::VT_FORMS);
+  if (!isa || !forms || !v.VerifyString(isa) || isa->str() != GemmIsa() || !v.VerifyVector(forms)) return {0, 0};
+  size_t first = size, last = 0;
+  for (flatbuffers::uoffset_t i = 0; i < forms->size(); ++i) {
+    const flatbuffers::Table* form = forms->Get(i);
+    if (!form->VerifyTableStart(v) || !form->VerifyOffset(v, fb::Form::VT_ARRAYS)) return {0, 0};
+    const auto* arrays = form->GetPointer<const Tables*>(fb::Form::VT_ARRAYS);
+    if (arrays && !v.VerifyVector(arrays)) return {0, 0};
+    for (flatbuffers::uoffset_t j = 0; arrays && j < arrays->size(); ++j) {
+      const flatbuffers::Table* array = arrays->Get(j);
+      if (!array->VerifyTableStart(v) || !array->VerifyOffset(v, fb::FloatArray::VT_DATA)) return {0, 0};
+      if (const auto* bytes = array->GetPointer<const uint8_t*>(fb::FloatArray::VT_DATA)) {
+        first = std::min(first, static_cast<size_t>(bytes - data));
+        last = std::max(last, static_cast<size_t>(bytes - data));
+      }
+      v.EndTable();
+    }
+    v.EndTable();
+  }
+  return first < last ? std::make_pair(first, last) : std::make_pair(size_t{0}, size_t{0});
+}
+
 // The file's stored forms into model->forms; those for this process's instruction set are
 // handed to their parameters' storage, where the kernels find them (DerivedWeights).
 void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<Storage>& storage,
@@ -213,6 +251,12 @@ void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<St
 Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> owner, bool file_mapped,
                 const std::string& where) {
   CheckRoot(data, size, where);
+  const std::string storage_name = "weights mapped from " + where;
+  const std::shared_ptr<const void> keep = owner;  // for stored forms, which view the same bytes
+  auto storage = file_mapped ? Storage::MappedFile(data, size, std::move(owner), storage_name)
+                             : Storage::External(data, size, std::move(owner), storage_name);
+  const std::pair<size_t, size_t> forms = StoredFormsExtent(data, size);
+  storage->PreferHugePages(data + forms.first, forms.second - forms.first);
   flatbuffers::Verifier verifier(data, size, kMaxTableDepth);
   if (!fb::VerifyModelBuffer(verifier))
     Fail(where, "FlatBuffers verification failed: an offset, vector length, string or vtable "
@@ -238,10 +282,6 @@ Model ReadModel(const uint8_t* data, size_t size, std::shared_ptr<const void> ow
         Fail(where, "input shape '" + name + "' is given twice");
     }
 
-  const std::string storage_name = "weights mapped from " + where;
-  const std::shared_ptr<const void> keep = owner;  // for stored forms, which view the same bytes
-  auto storage = file_mapped ? Storage::MappedFile(data, size, std::move(owner), storage_name)
-                             : Storage::External(data, size, std::move(owner), storage_name);
   std::map<std::string, NDArray> params;
   if (m.params())
     for (uint32_t i = 0; i < m.params()->size(); ++i) {
@@ -315,8 +355,17 @@ std::string SaveModelToString(const Model& model) {
     b.ForceVectorAlignment(a.bytes(), 1, kDataAlignment);
     return b.CreateVector(static_cast<const uint8_t*>(a.raw_data()), a.bytes());
   };
-  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data;
-  for (auto& kv : params) data.push_back(aligned_bytes(kv.second));
+  // Small arrays (biases, BatchNorm statistics) side by side, apart from the large weights: the
+  // kernels read them on every forward, while a large weight whose packed form is stored stays
+  // unread, and a first read maps a whole page-cache folio (up to 2 MiB) around what it reads.
+  constexpr size_t kSmallArrayBytes = size_t{64} << 10;
+  std::vector<const NDArray*> arrays;
+  for (auto& kv : params) arrays.push_back(&kv.second);
+  std::vector<size_t> order(arrays.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return arrays[i]->bytes() < kSmallArrayBytes; });
+  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data(arrays.size());
+  for (size_t i : order) data[i] = aligned_bytes(*arrays[i]);
   std::vector<std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>>> form_data(model.forms.size());
   for (size_t i = 0; i < model.forms.size(); ++i)
     for (const NDArray& a : model.forms[i].arrays) form_data[i].push_back(aligned_bytes(a));

@@ -9,6 +9,8 @@
 #include <symbind/core/param.h>
 #include <symbind/core/symbol.h>
 
+#include "proc_maps_util.h"
+
 using namespace symbind;
 
 TEST_CASE("TShape parses and prints tuples", "[core]") {
@@ -81,6 +83,17 @@ TEST_CASE("Deferred storage computes its bytes when first read, and ReadOnce kee
   CHECK(fills == 2);
   CHECK_THROWS_AS(a.Fill(0.0f), Error);
   CHECK_THROWS_AS(Storage::Deferred(4, nullptr, "nothing"), Error);
+}
+
+TEST_CASE("Large arrays and workspace blocks ask for huge pages", "[core]") {
+  if (!symbind_test::KernelHasHugePages()) {
+    WARN("skipped: this kernel has no transparent huge pages");
+    return;
+  }
+  const NDArray big(TShape({int64_t{3} << 20}));  // 12 MiB: at least one whole 2 MiB block inside
+  CHECK(symbind_test::VmFlagsAt(static_cast<const char*>(big.raw_data()) + (6 << 20)).find(" hg ") != std::string::npos);
+  const std::shared_ptr<Storage> block = Storage::Reserved(size_t{1} << 20, size_t{64} << 20, "a test block");
+  CHECK(symbind_test::VmFlagsAt(static_cast<const char*>(block->address()) + (4 << 20)).find(" hg ") != std::string::npos);
 }
 
 TEST_CASE("NDArray copies between dtypes", "[core]") {

@@ -12,6 +12,7 @@
 #include <symbind/predict/prepack.h>
 
 #include "model_test_util.h"
+#include "proc_maps_util.h"
 #include "test_io_util.h"
 #include "tool_test_util.h"
 
@@ -79,6 +80,39 @@ TEST_CASE("Prepack: stored forms are read in place, used without packing, same o
   const std::string again = symbind_test::TempPath("prepacked-again.symbind");
   SaveModel(again, loaded);
   CHECK(LoadModel(again).forms_in_use == report.forms);
+}
+
+TEST_CASE("Prepack: a mapped file's stored forms ask for huge pages, its other weights do not", "[prepack][model_file]") {
+  if (!symbind_test::KernelHasHugePages()) {
+    WARN("skipped: this kernel has no transparent huge pages");
+    return;
+  }
+  // Two 3x3 layers of 128 channels, whose Winograd forms (up to 64/9 of 576 KiB each) or packed
+  // panels span whole 2 MiB blocks.
+  Symbol x = Symbol::Variable("data");
+  for (const char* name : {"conv1", "conv2", "conv3", "conv4"})
+    x = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)").SetParam("num_filter", 128)
+            .SetInput("data", x).CreateSymbol(name);
+  const TShape shape({1, 128, 28, 28});
+  const test::SharedModel m = test::GaussianModel(x, shape);
+  Model model{m.symbol, m.params, m.aux, {{"data", shape}}};
+  PrepackModel(&model, {});
+  const std::string path = symbind_test::TempPath("prepacked-huge.symbind");
+  SaveModel(path, model);
+
+  const Model loaded = LoadModel(path);
+  REQUIRE(loaded.forms_in_use == loaded.forms.size());
+  size_t form_bytes = 0, in_huge = 0;
+  for (const StoredForm& f : loaded.forms)
+    for (const NDArray& a : f.arrays) {
+      form_bytes += a.bytes();
+      if (a.bytes() && symbind_test::VmFlagsAt(a.raw_data()).find(" hg ") != std::string::npos) in_huge += a.bytes();
+    }
+  REQUIRE(form_bytes >= (size_t{6} << 20));
+  // All but the blocks the forms share with other bytes at either end.
+  CHECK(in_huge + (size_t{4} << 20) >= form_bytes);
+  for (const auto& [name, weight] : loaded.args)
+    CHECK(symbind_test::VmFlagsAt(weight.raw_data()).find(" hg ") == std::string::npos);
 }
 
 TEST_CASE("Compact weights: no derived form larger than the weights, the same results to rounding", "[prepack][compact]") {
