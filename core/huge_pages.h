@@ -1,6 +1,7 @@
 // Transparent huge pages for memory that is read or written whole, again and again.
 #pragma once
 #include <cstddef>
+#include <memory>
 
 namespace symbind {
 
@@ -12,5 +13,10 @@ void PreferHugePages(const void* begin, size_t bytes);
 
 // Allocations from this size on ask for huge pages (Storage, ScratchBuffer).
 constexpr size_t kHugePageAllocationBytes = size_t{2} << 20;
+
+// `floats` zeroed floats, 64-byte aligned (2 MiB from kHugePageAllocationBytes on, on huge
+// pages), freed with the last owner: for kernels' derived weights, written once and read on
+// every call. Throws OutOfMemoryError naming `what`.
+std::shared_ptr<float> AllocateZeroedFloats(size_t floats, const char* what);
 
 }  // namespace symbind

@@ -143,9 +143,8 @@ void Storage::Fill() {
 
 void Storage::ReadOnce(const std::function<void(const void*)>& read) {
   if (!deferred_pending() || bytes_ == 0) return read(data());
-  std::unique_ptr<void, void (*)(void*)> buffer(std::aligned_alloc(kAlignment, (bytes_ + kAlignment - 1) / kAlignment * kAlignment),
-                                                std::free);
-  if (!buffer) throw OutOfMemoryError(StrCat("cannot allocate ", bytes_, " bytes to compute ", what_));
+  // Its own mapping when large, returned to the system afterwards: not left in the heap.
+  const std::shared_ptr<float> buffer = AllocateZeroedFloats((bytes_ + sizeof(float) - 1) / sizeof(float), "a computed weight");
   deferred_->fill(buffer.get());
   read(buffer.get());
 }

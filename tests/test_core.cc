@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <cmath>
 #include <optional>
 
 #include <symbind/core/graph.h>
+#include <symbind/core/huge_pages.h>
 #include <symbind/core/ndarray.h>
 #include <symbind/core/param.h>
 #include <symbind/core/symbol.h>
@@ -94,6 +97,20 @@ TEST_CASE("Large arrays and workspace blocks ask for huge pages", "[core]") {
   CHECK(symbind_test::VmFlagsAt(static_cast<const char*>(big.raw_data()) + (6 << 20)).find(" hg ") != std::string::npos);
   const std::shared_ptr<Storage> block = Storage::Reserved(size_t{1} << 20, size_t{64} << 20, "a test block");
   CHECK(symbind_test::VmFlagsAt(static_cast<const char*>(block->address()) + (4 << 20)).find(" hg ") != std::string::npos);
+  // Derived weights: zeroed, aligned, a 2 MiB-aligned mapping of their own from 2 MiB on.
+  for (size_t floats : {size_t{1}, size_t{1000}, (size_t{2} << 20) / 4 - 1, (size_t{5} << 20) / 4 + 3}) {
+    INFO(floats);
+    const std::shared_ptr<float> w = AllocateZeroedFloats(floats, "test weights");
+    const uintptr_t at = reinterpret_cast<uintptr_t>(w.get());
+    CHECK(at % 64 == 0);
+    CHECK(std::all_of(w.get(), w.get() + floats, [](float v) { return v == 0.0f; }));
+    w.get()[floats - 1] = 1.0f;  // all of it writable
+    if (floats * sizeof(float) >= kHugePageAllocationBytes) {
+      CHECK(at % (size_t{2} << 20) == 0);
+      CHECK(symbind_test::VmFlagsAt(w.get()).find(" hg ") != std::string::npos);
+    }
+  }
+  CHECK_THROWS_AS(AllocateZeroedFloats(std::numeric_limits<size_t>::max() / 2, "too many"), OutOfMemoryError);
 }
 
 TEST_CASE("NDArray copies between dtypes", "[core]") {

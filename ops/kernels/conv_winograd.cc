@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include <symbind/core/huge_pages.h>
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm.h>
@@ -397,11 +398,13 @@ SYMBIND_ISA_VARIANTS(, void, TransformOutputFilters,
 })
 
 // U[p][f][c] = (G w[f][c] G^T)[p] for the points p: the transformed weights.
+// A transient buffer (its own mapping when large, returned to the system when freed, so that the
+// heap does not keep it beside the packed forms made from it).
 template <int kTile>
-std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c) {
+std::shared_ptr<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c) {
   using T = Transforms<kTile>;
   constexpr int A = T::kAlpha, P = A * A;
-  std::vector<float> u(static_cast<size_t>(P * out_c * in_c));
+  std::shared_ptr<float> u = AllocateZeroedFloats(static_cast<size_t>(P * out_c * in_c), "Winograd-transformed weights");
   // One filter's in_c x P values at a time, then copied out as P contiguous rows: writing
   // each (f, c)'s values straight to their planes (in_c floats apart, the same cache sets
   // for in_c = 512) thrashes the cache.
@@ -420,7 +423,7 @@ std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c)
         }
       }
       for (int64_t p = 0; p < P; ++p) {
-        float* dst = u.data() + (p * out_c + f) * in_c;
+        float* dst = u.get() + (p * out_c + f) * in_c;
         for (int64_t c = 0; c < in_c; ++c) dst[c] = row[static_cast<size_t>(c * P + p)];
       }
     }
@@ -433,7 +436,7 @@ struct WinogradWeights {
   std::vector<PackedGemmA> packed;
 };
 
-std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile) {
+std::shared_ptr<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile) {
   return tile == WinogradTile::kF6   ? TransformWeights<6>(w, out_c, in_c)
          : tile == WinogradTile::kF2 ? TransformWeights<2>(w, out_c, in_c)
                                      : TransformWeights<4>(w, out_c, in_c);
@@ -442,9 +445,12 @@ std::vector<float> TransformWeights(const float* w, int64_t out_c, int64_t in_c,
 WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile,
                                     GemmTiling tiling) {
   WinogradWeights e;
-  const std::vector<float> u = TransformWeights(w, out_c, in_c, tile);
+  const std::shared_ptr<float> u = TransformWeights(w, out_c, in_c, tile);
+  // One block for all points: large enough for huge pages.
+  const int64_t floats = PackedGemmA::PanelFloats(out_c, in_c, tiling);
+  std::shared_ptr<float> block = AllocateZeroedFloats(static_cast<size_t>(Points(tile) * floats), "Winograd weights");
   for (int64_t p = 0; p < Points(tile); ++p)
-    e.packed.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c, tiling);
+    e.packed.emplace_back(u.get() + p * out_c * in_c, out_c, in_c, in_c, tiling, block.get() + p * floats, block);
   return e;
 }
 
@@ -455,8 +461,8 @@ struct WinogradWeightsBf16 {
 
 WinogradWeightsBf16 MakeWinogradWeightsBf16(const float* w, int64_t out_c, int64_t in_c, WinogradTile tile) {
   WinogradWeightsBf16 e;
-  const std::vector<float> u = TransformWeights(w, out_c, in_c, tile);
-  for (int64_t p = 0; p < Points(tile); ++p) e.points.emplace_back(u.data() + p * out_c * in_c, out_c, in_c, in_c);
+  const std::shared_ptr<float> u = TransformWeights(w, out_c, in_c, tile);
+  for (int64_t p = 0; p < Points(tile); ++p) e.points.emplace_back(u.get() + p * out_c * in_c, out_c, in_c, in_c);
   return e;
 }
 

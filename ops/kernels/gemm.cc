@@ -8,6 +8,7 @@
 #include <tbb/task_arena.h>
 
 #include <symbind/core/error.h>
+#include <symbind/core/huge_pages.h>
 #include <symbind/ops/kernels/avx2_lanes.h>
 #include <symbind/ops/kernels/avx512_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
@@ -245,8 +246,8 @@ int PanelRows(GemmTiling tiling) {
 }  // namespace
 
 float* PackedGemmA::Allocate() {
-  auto panels = std::make_shared<std::vector<float>>(static_cast<size_t>(floats()));
-  float* data = panels->data();
+  std::shared_ptr<float> panels = AllocateZeroedFloats(static_cast<size_t>(floats()), "packed GEMM panels");
+  float* data = panels.get();
   data_ = data;
   keep_ = std::move(panels);
   return data;
@@ -275,10 +276,19 @@ std::shared_ptr<const PackedGemmA> PackedGemmA::View(int64_t M, int64_t K, int m
 
 PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling)
     : M_(M), K_(K), mr_(PanelRows(tiling)), tiling_(tiling) {
-  const int64_t panels = (M + mr_ - 1) / mr_;
-  float* data = Allocate();
-  ParallelFor(panels, GrainFor(K * mr_), [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) PackPanel(A, M, K, lda, mr_, p, data + p * K * mr_);
+  Pack(A, lda, Allocate());
+}
+
+PackedGemmA::PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling, float* panels,
+                         std::shared_ptr<const void> keep)
+    : M_(M), K_(K), mr_(PanelRows(tiling)), tiling_(tiling), keep_(std::move(keep)), data_(panels) {
+  Pack(A, lda, panels);
+}
+
+void PackedGemmA::Pack(const float* A, int64_t lda, float* data) const {
+  const int64_t panels = (M_ + mr_ - 1) / mr_;
+  ParallelFor(panels, GrainFor(K_ * mr_), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) PackPanel(A, M_, K_, lda, mr_, p, data + p * K_ * mr_);
   });
 }
 

@@ -97,6 +97,10 @@ bool TallTilesFit(int64_t M, int64_t N, int64_t K);
 class PackedGemmA {
  public:
   PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling = GemmTiling::kWide);
+  // The same panels written into `panels` (PanelFloats(M, K, tiling) zeroed floats), which `keep`
+  // keeps alive: several matrices packed into one block (a Winograd layer's points).
+  PackedGemmA(const float* A, int64_t M, int64_t K, int64_t lda, GemmTiling tiling, float* panels,
+              std::shared_ptr<const void> keep);
   // The same panels from A given transposed: At is K x M row-major (ldat apart), e.g. a
   // convolution's weights (filters x depth) for the data gradient's W^T. Each panel step is
   // then a contiguous copy, not a transpose.
@@ -122,6 +126,8 @@ class PackedGemmA {
   PackedGemmA(int64_t M, int64_t K, int mr, GemmTiling tiling) : M_(M), K_(K), mr_(mr), tiling_(tiling) {}
   // Zero-filled panels of this shape, owned by keep_.
   float* Allocate();
+  // A's panels into `data` (zeroed: the last panel's padding stays zero).
+  void Pack(const float* A, int64_t lda, float* data) const;
   int64_t M_, K_;
   int mr_;
   GemmTiling tiling_;
