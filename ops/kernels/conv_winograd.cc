@@ -447,10 +447,12 @@ WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c,
   WinogradWeights e;
   const std::shared_ptr<float> u = TransformWeights(w, out_c, in_c, tile);
   // One block for all points: large enough for huge pages.
-  const int64_t floats = PackedGemmA::PanelFloats(out_c, in_c, tiling);
-  std::shared_ptr<float> block = AllocateZeroedFloats(static_cast<size_t>(Points(tile) * floats), "Winograd weights");
+  // Points a cache line further apart than their size, which is often a power of two: the same
+  // offsets of neighbouring points would fall into the same cache sets.
+  const int64_t stride = PackedGemmA::PanelFloats(out_c, in_c, tiling) + 16;
+  std::shared_ptr<float> block = AllocateZeroedFloats(static_cast<size_t>(Points(tile) * stride), "Winograd weights");
   for (int64_t p = 0; p < Points(tile); ++p)
-    e.packed.emplace_back(u.get() + p * out_c * in_c, out_c, in_c, in_c, tiling, block.get() + p * floats, block);
+    e.packed.emplace_back(u.get() + p * out_c * in_c, out_c, in_c, in_c, tiling, block.get() + p * stride, block);
   return e;
 }
 
