@@ -26,17 +26,19 @@ std::shared_ptr<float> AllocateZeroedFloats(size_t floats, const char* what) {
   if (floats > (std::numeric_limits<size_t>::max() - 2 * kHugePage) / sizeof(float))
     throw OutOfMemoryError(StrCat("cannot allocate ", floats, " floats for ", what));
   const size_t bytes = std::max<size_t>(floats * sizeof(float), 1);
-  if (bytes < kHugePageAllocationBytes) {
+  const auto from_heap = [&] {
     void* p = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
     if (!p) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
     std::memset(p, 0, bytes);
     return std::shared_ptr<float>(static_cast<float*>(p), [](float* q) { std::free(q); });
-  }
+  };
+  if (bytes < kHugePageAllocationBytes) return from_heap();
   // A mapping of its own starting on a 2 MiB boundary (fresh pages are zero): from the heap, the
-  // alignment would leave gaps that other allocations partly touch.
+  // alignment would leave gaps that other allocations partly touch. The heap still serves it
+  // where no mapping is left (the process's limit on mappings).
   const size_t mapped = (bytes + kPage - 1) / kPage * kPage;
   void* raw = ::mmap(nullptr, mapped + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) throw OutOfMemoryError(StrCat("cannot allocate ", bytes, " bytes for ", what));
+  if (raw == MAP_FAILED) return from_heap();
   const uintptr_t lo = reinterpret_cast<uintptr_t>(raw), start = (lo + kHugePage - 1) / kHugePage * kHugePage;
   if (start > lo) ::munmap(raw, start - lo);
   if (start + mapped < lo + mapped + kHugePage) ::munmap(reinterpret_cast<void*>(start + mapped), lo + kHugePage - start);
