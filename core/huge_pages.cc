@@ -12,9 +12,11 @@
 #include "error.h"
 
 namespace symbind {
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's PMD size
+}  // namespace
 
 void PreferHugePages(const void* begin, size_t bytes) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
   const uintptr_t lo = reinterpret_cast<uintptr_t>(begin), hi = lo + bytes;
   // Inner blocks only: a huge page reaching past the range would map bytes nobody uses.
   const uintptr_t first = (lo + kHugePage - 1) / kHugePage * kHugePage, last = hi / kHugePage * kHugePage;
@@ -22,7 +24,7 @@ void PreferHugePages(const void* begin, size_t bytes) {
 }
 
 std::shared_ptr<float> AllocateZeroedFloats(size_t floats, const char* what) {
-  constexpr size_t kAlignment = 64, kHugePage = size_t{2} << 20, kPage = size_t{4} << 10;
+  constexpr size_t kAlignment = 64, kPage = size_t{4} << 10;
   if (floats > (std::numeric_limits<size_t>::max() - 2 * kHugePage) / sizeof(float))
     throw OutOfMemoryError(StrCat("cannot allocate ", floats, " floats for ", what));
   const size_t bytes = std::max<size_t>(floats * sizeof(float), 1);
@@ -39,9 +41,10 @@ std::shared_ptr<float> AllocateZeroedFloats(size_t floats, const char* what) {
   const size_t mapped = (bytes + kPage - 1) / kPage * kPage;
   void* raw = ::mmap(nullptr, mapped + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return from_heap();
+  // Keep [start, start + mapped): what lies before and after it (together kHugePage) goes back.
   const uintptr_t lo = reinterpret_cast<uintptr_t>(raw), start = (lo + kHugePage - 1) / kHugePage * kHugePage;
   if (start > lo) ::munmap(raw, start - lo);
-  if (start + mapped < lo + mapped + kHugePage) ::munmap(reinterpret_cast<void*>(start + mapped), lo + kHugePage - start);
+  ::munmap(reinterpret_cast<void*>(start + mapped), lo + kHugePage - start);
   float* p = reinterpret_cast<float*>(start);
   PreferHugePages(p, mapped);
   return std::shared_ptr<float>(p, [mapped](float* q) { ::munmap(q, mapped); });

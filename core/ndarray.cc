@@ -144,7 +144,8 @@ void Storage::Fill() {
 void Storage::ReadOnce(const std::function<void(const void*)>& read) {
   if (!deferred_pending() || bytes_ == 0) return read(data());
   // Its own mapping when large, returned to the system afterwards: not left in the heap.
-  const std::shared_ptr<float> buffer = AllocateZeroedFloats((bytes_ + sizeof(float) - 1) / sizeof(float), "a computed weight");
+  const std::string what = "computing " + what_;
+  const std::shared_ptr<float> buffer = AllocateZeroedFloats((bytes_ + sizeof(float) - 1) / sizeof(float), what.c_str());
   deferred_->fill(buffer.get());
   read(buffer.get());
 }

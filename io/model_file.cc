@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <numeric>
 #include <set>
 #include <utility>
 
@@ -359,13 +358,14 @@ std::string SaveModelToString(const Model& model) {
   // kernels read them on every forward, while a large weight whose packed form is stored stays
   // unread, and a first read maps a whole page-cache folio (up to 2 MiB) around what it reads.
   constexpr size_t kSmallArrayBytes = size_t{64} << 10;
-  std::vector<const NDArray*> arrays;
-  for (auto& kv : params) arrays.push_back(&kv.second);
-  std::vector<size_t> order(arrays.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_partition(order.begin(), order.end(), [&](size_t i) { return arrays[i]->bytes() < kSmallArrayBytes; });
-  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data(arrays.size());
-  for (size_t i : order) data[i] = aligned_bytes(*arrays[i]);
+  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>> data(params.size());
+  for (const bool small : {true, false}) {
+    size_t k = 0;
+    for (auto& kv : params) {
+      if ((kv.second.bytes() < kSmallArrayBytes) == small) data[k] = aligned_bytes(kv.second);
+      ++k;
+    }
+  }
   std::vector<std::vector<flatbuffers::Offset<flatbuffers::Vector<uint8_t>>>> form_data(model.forms.size());
   for (size_t i = 0; i < model.forms.size(); ++i)
     for (const NDArray& a : model.forms[i].arrays) form_data[i].push_back(aligned_bytes(a));

@@ -87,7 +87,7 @@ TEST_CASE("Prepack: a mapped file's stored forms ask for huge pages, its other w
     WARN("skipped: this kernel has no transparent huge pages");
     return;
   }
-  // Two 3x3 layers of 128 channels, whose Winograd forms (up to 64/9 of 576 KiB each) or packed
+  // Four 3x3 layers of 128 channels, whose Winograd forms (up to 64/9 of 576 KiB each) or packed
   // panels span whole 2 MiB blocks.
   Symbol x = Symbol::Variable("data");
   for (const char* name : {"conv1", "conv2", "conv3", "conv4"})

@@ -446,10 +446,11 @@ WinogradWeights MakeWinogradWeights(const float* w, int64_t out_c, int64_t in_c,
                                     GemmTiling tiling) {
   WinogradWeights e;
   const std::shared_ptr<float> u = TransformWeights(w, out_c, in_c, tile);
-  // One block for all points: large enough for huge pages.
-  // Points a cache line further apart than their size, which is often a power of two: the same
-  // offsets of neighbouring points would fall into the same cache sets.
-  const int64_t stride = PackedGemmA::PanelFloats(out_c, in_c, tiling) + 16;
+  // One block for all points: large enough for huge pages. Each point starts on a cache line,
+  // one line further on than its size (often a power of two) would put it, so that the same
+  // offsets of neighbouring points do not fall into the same cache sets.
+  constexpr int64_t kLineFloats = 16;
+  const int64_t stride = (PackedGemmA::PanelFloats(out_c, in_c, tiling) + kLineFloats - 1) / kLineFloats * kLineFloats + kLineFloats;
   std::shared_ptr<float> block = AllocateZeroedFloats(static_cast<size_t>(Points(tile) * stride), "Winograd weights");
   for (int64_t p = 0; p < Points(tile); ++p)
     e.packed.emplace_back(u.get() + p * out_c * in_c, out_c, in_c, in_c, tiling, block.get() + p * stride, block);
