@@ -51,12 +51,16 @@ inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const 
          (!IsRgbLike(in_c, out_c, groups, g) || GemmInt8CanReadImages(g));
 }
 
-// Each group's filters packed for GemmInt8 (PackedInt8A), made once per node.
+// Each group's filters packed for GemmInt8 (PackedInt8A), made once per node: tap-major where the
+// kernel reads the image rearranged once (GemmInt8CanReadPaddedImages).
 inline std::vector<PackedInt8A> PackConvInt8Weights(const int8_t* w, int64_t in_c, int64_t out_c, int64_t groups,
                                                     const conv::ConvGeom& g) {
-  const int64_t gf = out_c / groups, depth = in_c / groups * g.k_size();
+  const int64_t gf = out_c / groups, gc = in_c / groups, depth = gc * g.k_size();
+  const bool tap_major = GemmInt8CanReadPaddedImages(g);
   std::vector<PackedInt8A> packed;
-  for (int64_t grp = 0; grp < groups; ++grp) packed.push_back(PackedInt8A::Pack(gf, depth, w + grp * gf * depth, depth));
+  for (int64_t grp = 0; grp < groups; ++grp)
+    packed.push_back(tap_major ? PackedInt8A::PackTapMajor(gf, gc, g.k_size(), w + grp * gf * depth)
+                               : PackedInt8A::Pack(gf, depth, w + grp * gf * depth, depth));
   return packed;
 }
 
@@ -101,7 +105,8 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
   };
   if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g, levels);
   const bool pointwise = g.is_pointwise();
-  // The VNNI kernel packs the columns straight from the image: no column buffer.
+  // The VNNI kernel reads the columns from the image (packing them as it goes, or at stride 1 from
+  // the image rearranged once): no column buffer.
   const bool from_image = !pointwise && pixels > 1 && packed && !packed->empty() && (*packed)[0].usable() &&
                           GemmInt8ReadsImages((*packed)[0], g);
   if (IsRgbLike(in_c, out_c, groups, g) && !from_image) {

@@ -97,25 +97,50 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline __m
   return acc;
 }
 
+// One k-quad of a tile: rows a0[0..kMr) and a1[0..kMr) (one weight quad each, broadcast) times
+// two vectors of data quads.
+__attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline void TileStep(
+    __m512i (&acc)[2 * kMr][2], const int32_t* a0, const int32_t* a1, __m512i x0, __m512i x1) {
+  #pragma GCC unroll 4
+  for (int64_t r = 0; r < kMr; ++r) {
+    const __m512i w0 = _mm512_set1_epi32(a0[r]), w1 = _mm512_set1_epi32(a1[r]);
+    acc[r][0] = DotBytes(acc[r][0], x0, w0);
+    acc[r][1] = DotBytes(acc[r][1], x1, w0);
+    acc[kMr + r][0] = DotBytes(acc[kMr + r][0], x0, w1);
+    acc[kMr + r][1] = DotBytes(acc[kMr + r][1], x1, w1);
+  }
+}
+
 SYMBIND_AVX512_INTRINSICS_BEGIN
+// Where a vector's 16 sums go: lane i, under `mask`, to column n + i of its row. A vector over
+// positions of a padded image (GemmInt8PaddedImage) spans several output rows: one run each.
+struct LaneRun {
+  int64_t n;
+  __mmask16 mask;
+};
+
 // 16 finished sums (with row m's bias) to levels by RequantizeBlock's formula, in the same order
-// of float operations (the *_round forms are never contracted into FMAs), stored under `mask`.
+// of float operations (the *_round forms are never contracted into FMAs), stored by `runs`.
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels16(
-    __m512i sums, const quant::Int8Levels& L, int64_t m, int64_t n, __mmask16 mask) {
+    __m512i sums, const quant::Int8Levels& L, int64_t m, const LaneRun* runs, int count) {
   constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, _mm512_set1_epi32(L.bias[m]))),
                                  _mm512_set1_ps(L.scale[m]), kRound);
   if (L.sum) {
-    const __m128i s = _mm_maskz_loadu_epi8(mask, static_cast<const uint8_t*>(L.sum) + m * L.ld_sum + n);
+    const uint8_t* sum_row = static_cast<const uint8_t*>(L.sum) + m * L.ld_sum;
+    __m128i s = _mm_setzero_si128();
+    for (int i = 0; i < count; ++i) s = _mm_mask_loadu_epi8(s, runs[i].mask, sum_row + runs[i].n);
     const __m512 level = _mm512_cvtepi32_ps(L.sum_unsigned ? _mm512_cvtepu8_epi32(s) : _mm512_cvtepi8_epi32(s));
     v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRound), kRound);
   }
   v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN to 0
   const float lo = L.out_unsigned ? 0.0f : -128.0f, hi = L.out_unsigned ? 255.0f : 127.0f;
   const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
-  void* at = static_cast<uint8_t*>(L.out) + m * L.ld_out + n;
-  if (L.out_unsigned) _mm512_mask_cvtusepi32_storeu_epi8(at, mask, q);
-  else _mm512_mask_cvtsepi32_storeu_epi8(at, mask, q);
+  uint8_t* out_row = static_cast<uint8_t*>(L.out) + m * L.ld_out;
+  for (int i = 0; i < count; ++i) {
+    if (L.out_unsigned) _mm512_mask_cvtusepi32_storeu_epi8(out_row + runs[i].n, runs[i].mask, q);
+    else _mm512_mask_cvtsepi32_storeu_epi8(out_row + runs[i].n, runs[i].mask, q);
+  }
 }
 
 // `levels` (rows from m_first, columns from n_first): the chunk is the last, so the sums are
@@ -128,14 +153,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
   for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
   for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b0 += 4 * kNr, b1 += 4 * kNr) {
     const __m512i x0 = _mm512_loadu_si512(b0), x1 = _mm512_loadu_si512(b1);
-    #pragma GCC unroll 4
-    for (int64_t r = 0; r < kMr; ++r) {
-      const __m512i w0 = _mm512_set1_epi32(a0[r]), w1 = _mm512_set1_epi32(a1[r]);
-      acc[r][0] = DotBytes(acc[r][0], x0, w0);
-      acc[r][1] = DotBytes(acc[r][1], x1, w0);
-      acc[kMr + r][0] = DotBytes(acc[kMr + r][0], x0, w1);
-      acc[kMr + r][1] = DotBytes(acc[kMr + r][1], x1, w1);
-    }
+    TileStep(acc, a0, a1, x0, x1);
   }
   // Sums wrap as two's complement (vpaddd), like the scalar kernels' unsigned arithmetic.
   const __mmask16 m0 = static_cast<__mmask16>(cols >= kNr ? 0xFFFF : (1u << cols) - 1);
@@ -152,12 +170,46 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
       v1 = _mm512_add_epi32(v1, _mm512_maskz_loadu_epi32(m1, c + kNr));
     }
     if (levels) {
-      StoreLevels16(v0, *levels, m_first + r, n_first, m0);
-      if (m1) StoreLevels16(v1, *levels, m_first + r, n_first + kNr, m1);
+      const LaneRun run0{n_first, m0}, run1{n_first + kNr, m1};
+      StoreLevels16(v0, *levels, m_first + r, &run0, 1);
+      if (m1) StoreLevels16(v1, *levels, m_first + r, &run1, 1);
       continue;
     }
     _mm512_mask_storeu_epi32(c, m0, v0);
     _mm512_mask_storeu_epi32(c + kNr, m1, v1);
+  }
+}
+
+// The VNNI tile over a padded quad image (PaddedQuadImage): rows as Int8TileVnni's, 32 positions
+// of the padded plane from `at` (two vectors of 16), whose data for tap t and channel quad q lie
+// at at + tap_offsets[t] + q * plane_bytes: plain loads, nothing packed. `runs` map each vector's
+// lanes to output columns (positions in the padding's columns are not stored).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnniPadded(
+    const int32_t* a0, const int32_t* a1, const uint8_t* at, const int64_t* tap_offsets, int64_t taps,
+    int64_t tap_quads, int64_t plane_bytes, const LaneRun* const (&runs)[2], const int (&run_counts)[2], int64_t rows,
+    int32_t* C, int64_t ldc, const int32_t* row_offsets, const quant::Int8Levels* levels, int64_t m_first) {
+  __m512i acc[2 * kMr][2];
+  for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
+  for (int64_t t = 0; t < taps; ++t) {
+    const uint8_t* b = at + tap_offsets[t];
+    for (int64_t q = 0; q < tap_quads; ++q, a0 += kMr, a1 += kMr, b += plane_bytes) {
+      const __m512i x0 = _mm512_loadu_si512(b), x1 = _mm512_loadu_si512(b + 4 * kNr);
+      TileStep(acc, a0, a1, x0, x1);
+    }
+  }
+  #pragma GCC unroll 8
+  for (int64_t r = 0; r < 2 * kMr; ++r) {
+    if (r >= rows) break;
+    const __m512i offset =
+        _mm512_set1_epi32(row_offsets ? static_cast<int32_t>(0u - static_cast<uint32_t>(row_offsets[r])) : 0);
+    const __m512i v[2] = {_mm512_add_epi32(acc[r][0], offset), _mm512_add_epi32(acc[r][1], offset)};
+    for (int h = 0; h < 2; ++h) {
+      if (levels) {
+        if (run_counts[h]) StoreLevels16(v[h], *levels, m_first + r, runs[h], run_counts[h]);
+        continue;
+      }
+      for (int i = 0; i < run_counts[h]; ++i) _mm512_mask_storeu_epi32(C + r * ldc + runs[h][i].n, runs[h][i].mask, v[h]);
+    }
   }
 }
 SYMBIND_AVX512_INTRINSICS_END
@@ -313,6 +365,166 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int
   else PackQuads<2, kMaxPieces>(loads, p0, quads, bias, out);
 }
 SYMBIND_AVX512_INTRINSICS_END
+
+// Convolutions that GemmInt8PaddedImage runs: 2-D, stride 1 or 2 in each direction. The padded
+// image is split by row and column phase (padded coordinate mod the stride), so that output
+// position (y, x) reads phase ((tap row) mod sh, (tap column) mod sw) at (y + tap row / sh,
+// x + tap column / sw): 16 outputs of a row read 16 consecutive positions of one phase.
+// Not 1x1 windows: each quad of the rearranged image would serve one tap only, and reading 16
+// positions from each of many planes costs more than packing panels that stay in L1. Stride 2
+// only for windows of more than 9 taps (a 7x7 stem: 0.51 -> 0.42 ms at 224x224 on 2 threads):
+// with 3x3 ones ImageColumns' packing cost less than the rearranged image, which both threads
+// read, on 4 of the 6 layers tried.
+bool PaddedImageTakes(const conv::ConvGeom& g) {
+  if (!g.is_planar() || (g.k[1] == 1 && g.k[2] == 1) || g.out_size() <= 0) return false;
+  if ((g.s[1] == 2 || g.s[2] == 2) && g.k[1] * g.k[2] <= 9) return false;
+  for (int i = 1; i < 3; ++i)
+    if ((g.s[i] != 1 && g.s[i] != 2) || g.out[i] != (g.in[i] + 2 * g.p[i] - (g.k[i] - 1) * g.d[i] - 1) / g.s[i] + 1)
+      return false;
+  return true;
+}
+
+SYMBIND_AVX512_INTRINSICS_BEGIN
+// The image of a convolution as channel quads over its zero-padded plane (Hp x Wp), split by
+// phase (PaddedImageTakes), for Int8TileVnniPadded: quad q's plane holds phase (a, b)'s rows and
+// columns (padded (sh * i + a, sw * j + b)) at position (a * sw + b) * Hph * Wph + i * Wph + j:
+// the bytes of channels 4q..4q+3 there, flipped by `flip` (x ^ 0x80: int8 data to the tile's
+// unsigned bytes). The padding, channels past the image's and 2 * kNr positions past the last
+// phase (which the last tiles read) hold the flipped zero.
+struct PaddedQuadImage {
+  int64_t sh, sw, Hph, Wph, plane_bytes;
+  ScratchBuffer buffer;
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(buffer.data()); }
+  // Where tap (row ky, column kx)'s data for output position 0 lie in a quad's plane (bytes).
+  int64_t TapOffset(const conv::ConvGeom& g, int64_t ky, int64_t kx) const {
+    const int64_t y = ky * g.d[1], x = kx * g.d[2];
+    return 4 * ((y % sh * sw + x % sw) * Hph * Wph + y / sh * Wph + x / sw);
+  }
+
+  PaddedQuadImage(const uint8_t* image, int64_t channels, const conv::ConvGeom& g, bool flip)
+      : sh(g.s[1]),
+        sw(g.s[2]),
+        Hph((g.in[1] + 2 * g.p[1] + sh - 1) / sh),
+        Wph((g.in[2] + 2 * g.p[2] + sw - 1) / sw),
+        plane_bytes(4 * ((sh * sw * Hph * Wph + 3 * kNr - 1) / kNr * kNr)),
+        buffer((channels + 3) / 4 * plane_bytes / 4) {
+    uint8_t* planes = reinterpret_cast<uint8_t*>(buffer.data());
+    ParallelFor((channels + 3) / 4, GrainFor(4 * sh * sw * Hph * Wph), [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        if (sw == 1) FillPlane<1>(image, channels, g, q, flip, planes + q * plane_bytes);
+        else FillPlane<2>(image, channels, g, q, flip, planes + q * plane_bytes);
+      }
+    });
+  }
+
+  // Quad q's plane, phase by phase and row by row: 4 channel rows of the image interleaved 16
+  // positions at a time (at column stride 2, the even bytes of 32; masked loads at a row's end:
+  // nothing past the image is read). A row's last store runs on into the padding and the next
+  // row with flipped zeros, which that row then writes over.
+  template <int64_t kSw>
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) void FillPlane(const uint8_t* image, int64_t channels,
+                                                                        const conv::ConvGeom& g, int64_t q, bool flip,
+                                                                        uint8_t* plane) const {
+    const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2];
+    const int pad = flip ? 0x80 : 0;
+    const __m128i bias = _mm_set1_epi8(static_cast<char>(pad));
+    const uint8_t* channel[4];
+    for (int64_t i = 0; i < 4; ++i) channel[i] = 4 * q + i < channels ? image + (4 * q + i) * H * W : nullptr;
+    uint8_t* row = plane;
+    for (int64_t a = 0; a < sh; ++a)
+      for (int64_t b = 0; b < kSw; ++b) {
+        // Phase columns [lo, lo + n) lie in the image, from image column ix0 on.
+        const int64_t lo = std::max<int64_t>(0, (pw - b + kSw - 1) / kSw), ix0 = kSw * lo + b - pw;
+        const int64_t n = ix0 < W ? std::min(Wph - lo, (W - ix0 + kSw - 1) / kSw) : 0;
+        for (int64_t i = 0; i < Hph; ++i, row += 4 * Wph) {
+          const int64_t iy = sh * i + a - ph;
+          if (iy < 0 || iy >= H || n == 0) {
+            std::memset(row, pad, size_t(4 * Wph));
+            continue;
+          }
+          std::memset(row, pad, size_t(4 * lo));
+          for (int64_t t = 0; t < n; t += kNr) {
+            const int64_t count = std::min(kNr, n - t), at = iy * W + ix0 + kSw * t;
+            __m128i r[4];
+            for (int64_t c = 0; c < 4; ++c) {
+              if (!channel[c]) {
+                r[c] = bias;
+                continue;
+              }
+              __m128i v;
+              if constexpr (kSw == 1) {
+                v = _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << count) - 1), channel[c] + at);
+              } else {  // bytes at, at + 2, ...: the low bytes of 16-bit words
+                const __mmask32 mask = static_cast<__mmask32>((uint64_t{1} << (2 * count - 1)) - 1);
+                v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(mask, channel[c] + at));
+              }
+              r[c] = _mm_xor_si128(v, bias);
+            }
+            InterleaveQuad(r, reinterpret_cast<int8_t*>(row + 4 * (lo + t)));
+          }
+          std::memset(row + 4 * (lo + n), pad, size_t(4 * (Wph - lo - n)));
+        }
+      }
+    std::memset(row, pad, size_t(plane_bytes - (row - plane)));
+  }
+};
+
+SYMBIND_AVX512_INTRINSICS_END
+
+// The output columns of the 16 positions from j of a phase plane `width` positions wide: one run
+// per output row they meet (positions past OW in a row, or past the last row OH, have none).
+int OutputRuns(int64_t j, int64_t width, int64_t OW, int64_t OH, LaneRun* runs) {
+  int count = 0;
+  for (int64_t lane = 0; lane < kNr;) {
+    const int64_t pos = j + lane, y = pos / width, x = pos % width;
+    if (y >= OH) break;
+    const int64_t span = std::min(kNr - lane, width - x), valid = std::min(span, std::max<int64_t>(0, OW - x));
+    if (valid > 0) runs[count++] = {y * OW + x - lane, static_cast<__mmask16>(((1u << valid) - 1) << lane)};
+    lane += span;
+  }
+  return count;
+}
+
+// C = A (PackedInt8A::PackTapMajor) times the columns of a convolution (PaddedImageTakes): the
+// image rearranged once into channel quads (PaddedQuadImage), then every tile reads its data
+// there as it is. Output rows are Wph positions apart: the sums of the positions past OW are
+// computed and dropped (2 of 58 at 56x56 and stride 1, 2 of 9 at 7x7, 1 of 29 at 56x56 and
+// stride 2).
+template <bool kUnsigned>
+void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C,
+                         int64_t ldc, const quant::Int8Levels* levels) {
+  const int64_t M = A.rows, tap_quads = (A.image_channels + 3) / 4, kw = g.k[2], taps = g.k[1] * kw;
+  const int64_t quads = taps * tap_quads, OH = g.out[1], OW = g.out[2];
+  const bool flip = !kUnsigned;  // the VNNI tile takes unsigned data
+  const PaddedQuadImage padded(image, A.image_channels, g, flip);
+  const int64_t width = padded.Wph;
+  std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
+  for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = padded.TapOffset(g, t / kw, t % kw);
+  const int32_t* offsets = flip ? A.offsets.data() : nullptr;
+  // Tasks: groups of 2 * kNr positions by parts of the row blocks (at least kMinTasks tasks, so
+  // that deep layers over few positions keep every thread busy).
+  constexpr int64_t kMinTasks = 8;
+  const int64_t positions = (OH - 1) * width + OW, groups = (positions + 2 * kNr - 1) / (2 * kNr);
+  const int64_t steps = ((M + kMr - 1) / kMr + 1) / 2;
+  const int64_t row_parts = std::min(steps, (kMinTasks + groups - 1) / groups);
+  const int64_t steps_per_part = (steps + row_parts - 1) / row_parts;
+  ParallelFor(groups * row_parts, GrainFor(steps_per_part * quads * 2 * kMr * 2 * kNr), [&](int64_t t0, int64_t t1) {
+    LaneRun run_store[2][kNr];
+    const LaneRun* const runs[2] = {run_store[0], run_store[1]};
+    int counts[2];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t group = t / row_parts, part = t % row_parts, j0 = group * 2 * kNr;
+      for (int h = 0; h < 2; ++h) counts[h] = OutputRuns(j0 + h * kNr, width, OW, OH, run_store[h]);
+      for (int64_t s = part * steps_per_part; s < std::min(steps, (part + 1) * steps_per_part); ++s) {
+        const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
+        const int32_t* a0 = A.quads.data() + m0 * quads;
+        Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, padded.data() + 4 * j0, tap_offsets.data(), taps,
+                           tap_quads, padded.plane_bytes, runs, counts, rows, C + m0 * ldc, ldc,
+                           offsets ? offsets + m0 : nullptr, levels, m0);
+      }
+    }
+  });
+}
 
 // Whether the packed kernels run here.
 bool PackedKernelTakes(int64_t M, int64_t K) { return ActiveIsa() != KernelIsa::kBase && M > 0 && K > 0; }
@@ -556,18 +768,38 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int
   if (N > 0 && A.rows > 0) GemmInt8Avx2(A, N, B, ldb, C, ldc, levels);
 }
 
+PackedInt8A PackedInt8A::PackTapMajor(int64_t M, int64_t channels, int64_t taps, const int8_t* A) {
+  const int64_t tap_channels = (channels + 3) / 4 * 4, K = taps * tap_channels;
+  std::vector<int8_t> reordered(static_cast<size_t>(M * K), 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        reordered[size_t(m * K + t * tap_channels + c)] = A[(m * channels + c) * taps + t];
+  PackedInt8A packed = Pack(M, K, reordered.data(), K);
+  packed.image_channels = channels;
+  return packed;
+}
+
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g) {
-  return A.usable() && A.vnni && A.minus128.empty() && ImageColumns::Takes(g) && A.depth % g.k_size() == 0;
+  if (!A.usable() || !A.vnni) return false;
+  if (A.image_channels > 0) return PaddedImageTakes(g) && A.depth == g.k_size() * ((A.image_channels + 3) / 4 * 4);
+  return A.minus128.empty() && ImageColumns::Takes(g) && A.depth % g.k_size() == 0;
 }
 bool GemmInt8CanReadImages(const conv::ConvGeom& g) {
-  return ActiveIsa() != KernelIsa::kBase && ActiveVnni() && ImageColumns::Takes(g);
+  return ActiveIsa() != KernelIsa::kBase && ActiveVnni() && (ImageColumns::Takes(g) || PaddedImageTakes(g));
+}
+bool GemmInt8CanReadPaddedImages(const conv::ConvGeom& g) {
+  return ActiveIsa() != KernelIsa::kBase && ActiveVnni() && PaddedImageTakes(g);
 }
 template <typename T>
 void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
                      const quant::Int8Levels* levels) {
   if (!GemmInt8ReadsImages(A, g)) throw Error("GemmInt8: these weights or this geometry cannot read columns from an image");
-  if (g.out_size() > 0 && A.rows > 0)
-    GemmInt8Packed<std::is_same_v<T, uint8_t>>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc, levels);
+  if (g.out_size() <= 0 || A.rows <= 0) return;
+  constexpr bool kUnsigned = std::is_same_v<T, uint8_t>;
+  if (A.image_channels > 0)
+    return GemmInt8PaddedImage<kUnsigned>(A, reinterpret_cast<const uint8_t*>(image), g, C, ldc, levels);
+  GemmInt8Packed<kUnsigned>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc, levels);
 }
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
               const quant::Int8Levels* levels) {

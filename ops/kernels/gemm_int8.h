@@ -32,8 +32,13 @@ void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, con
 //   if (w.usable()) GemmInt8(w, pixels, columns, pixels, acc, pixels);
 struct PackedInt8A {
   static PackedInt8A Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda);
+  // A convolution's filters (M x channels x taps, contiguous) for GemmInt8 over its rearranged
+  // image (GemmInt8CanReadPaddedImages): depth runs over taps, then each tap's channels, padded
+  // with zero weights to a multiple of 4. Usable only that way.
+  static PackedInt8A PackTapMajor(int64_t M, int64_t channels, int64_t taps, const int8_t* A);
   bool usable() const { return rows >= 0; }
   int64_t rows = -1, depth = 0;
+  int64_t image_channels = 0;    // PackTapMajor's channels (0: packed by Pack)
   bool vnni = false;             // packed for the VNNI kernel
   std::vector<int32_t> quads;    // [row block][quad][row in block]
   std::vector<int32_t> offsets;  // 128 * sum of each row (two's complement), padded to the block
@@ -55,6 +60,10 @@ void GemmInt8(const PackedInt8A& A, int64_t N, const int8_t* B, int64_t ldb, int
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g);
 // Whether weights packed on this CPU would (the VNNI kernel, these strides and kernel sizes).
 bool GemmInt8CanReadImages(const conv::ConvGeom& g);
+// Whether this CPU runs a convolution of this geometry (2-D, stride 1 or 2, any padding, dilation
+// or window but 1x1) over its image rearranged once into channel quads (split by stride phase),
+// with no column packing: weights packed by PackTapMajor.
+bool GemmInt8CanReadPaddedImages(const conv::ConvGeom& g);
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
               const quant::Int8Levels* levels = nullptr);
 void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,

@@ -25,7 +25,7 @@ void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDA
   std::shared_ptr<const std::vector<PackedInt8A>> packed;
   DerivedWeights* node_weights = ConvInt8UsesGemm(d[1], p.num_filter, p.num_group, g) ? NodeDerivedWeights(ctx, 0, in[1]) : nullptr;
   if (node_weights)
-    packed = node_weights->Get<std::vector<PackedInt8A>>({d[1], p.num_filter, p.num_group, g.k_size()}, [&](const float* data) {
+    packed = node_weights->Get<std::vector<PackedInt8A>>({d[1], p.num_filter, p.num_group, g.k_size(), GemmInt8CanReadPaddedImages(g)}, [&](const float* data) {
       return PackConvInt8Weights(reinterpret_cast<const int8_t*>(data), d[1], p.num_filter, p.num_group, g);
     });
   WithQuantizedType(in[0].dtype(), [&](auto zero) {

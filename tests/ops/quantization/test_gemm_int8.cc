@@ -155,8 +155,9 @@ void OnOneThread(const F& fn) {
 
 namespace {
 // ConvInt8 with each group's filters packed once (PackConvInt8Weights), as the convolution nodes
-// run it, against int64 sums of the padded image: the VNNI kernel reads these columns straight
-// from the image (GemmInt8ReadsImages); other kernels from im2col's buffer.
+// run it, against int64 sums of the padded image: the VNNI kernel reads these columns from the
+// image, packing them as it goes or, at stride 1 and for windows over 9 taps at stride 2, from
+// the image rearranged once (GemmInt8ReadsImages); other kernels from im2col's buffer.
 template <typename T>
 void CheckConvInt8(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
                    int64_t sw, int64_t ph, int64_t pw, int64_t dil, uint64_t seed) {
@@ -208,6 +209,11 @@ TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dil
     check(8, 8, 2, 10, 10, 3, 3, 1, 1, 0, 0, 1);     // groups, no padding
     check(4, 4, 1, 5, 5, 3, 3, 1, 1, 3, 3, 1);       // padding wider than the kernel reaches
     check(64, 256, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1);    // more filters than 4 x pixels
+    // Windows over 9 taps at stride 2: the image split by row and column phase.
+    check(6, 8, 1, 17, 23, 5, 5, 2, 1, 2, 2, 1);     // row stride 2 only
+    check(6, 8, 1, 17, 23, 5, 5, 1, 2, 2, 2, 1);     // column stride 2 only
+    check(5, 20, 1, 16, 19, 5, 5, 2, 2, 1, 2, 2);    // dilation 2, unequal padding
+    check(9, 12, 1, 2, 70, 3, 3, 1, 1, 1, 1, 1);     // two rows: the last positions read past the plane
   }
 }
 
