@@ -69,7 +69,12 @@ __attribute__((always_inline)) inline void MaxPoolPlaneBody(const T* src, T* dst
     std::copy(col, col + starts, win);
     for (int64_t j = 1; j < KW; ++j)
       for (int64_t i = 0; i < starts; ++i) win[i] = std::max(win[i], col[i + j]);
-    for (int64_t ox = inner0; ox < inner1; ++ox) dst[ox] = win[ox * SW - PW];
+    if (SW == 2) {  // the stride as a constant: the compiler vectorises the pick (byte unpacks)
+      const T* picked = win + 2 * inner0 - PW;
+      for (int64_t i = 0; i < inner1 - inner0; ++i) dst[inner0 + i] = picked[2 * i];
+    } else {
+      for (int64_t ox = inner0; ox < inner1; ++ox) dst[ox] = win[ox * SW - PW];
+    }
     for (int64_t ox = 0; ox < OW; ++ox) {
       if (ox >= inner0 && ox < inner1) continue;  // picked above
       const int64_t x0 = std::max<int64_t>(ox * SW - PW, 0), x1 = std::min(ox * SW - PW + KW, W);
@@ -94,7 +99,8 @@ SYMBIND_MAX_POOL_PLANE(uint8_t, MaxPoolPlaneLevels)
 template <typename T>
 void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
-  ParallelFor(planes, GrainFor(g.out_size() * g.k_size()), [&](int64_t p0, int64_t p1) {
+  // Chunks of about 128k window elements (several planes per pair of row buffers).
+  ParallelFor(planes, GrainFor(g.out_size() * g.k_size(), int64_t{1} << 17), [&](int64_t p0, int64_t p1) {
     std::vector<T> column(static_cast<size_t>(W)), windows(static_cast<size_t>(W));
     for (int64_t plane = p0; plane < p1; ++plane)
       MaxPoolPlaneLevels(x + plane * H * W, y + plane * OH * OW, H, W, OH, OW, g.k[1], g.k[2], g.s[1], g.s[2], g.p[1],
