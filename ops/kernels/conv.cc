@@ -365,6 +365,8 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   const int64_t rows_per_tile = RowsPerTile(kdim, g);
   const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
   if (n.batch * tiles == 1) {  // one GEMM per group (small images): im2col split over channels too
+    if (!residual && !normalized.y && PhasedColumnsApply(n, g, tiling))
+      return PhasedGemmConvForward(x, packed->groups[0], y, n, g, epilogue(0, 0));
     const ScratchBuffer col(kdim * osize);
     for (int64_t gr = 0; gr < n.groups; ++gr) {
       Im2ColParallel(x + gr * cg * isize, g, cg, true, col.data());

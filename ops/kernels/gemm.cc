@@ -544,6 +544,36 @@ void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t l
   RunGemmPacked(A, N, B, ldb, C, ldc, epilogue, false);
 }
 
+int64_t GemmPackedTapsColumns() { return Selected().shape.nr; }
+
+void GemmPackedTaps(const PackedGemmA& A, int64_t N, const float* planes, int64_t plane_floats,
+                    const int64_t* tap_offsets, int64_t taps, float* C, int64_t ldc, const GemmEpilogue& epilogue) {
+  const Dispatch& d = Selected();
+  const int mr = d.shape.mr, nr = d.shape.nr;
+  const int64_t M = A.rows(), K = A.depth();
+  if (A.tiling() != GemmTiling::kWide || M % mr != 0 || N % nr != 0 || taps <= 0 || K % taps != 0 ||
+      epilogue.residual)
+    throw Error("GemmPackedTaps: needs wide panels, whole tiles, a depth of channels x taps and no residual");
+  // Depth in slices of whole channels, about as deep as GemmPacked's (the slice's window of the
+  // planes and the A panel's slice stay in L1 while the row panels pass over a column tile);
+  // later slices continue from C, so every sum runs in k order as GemmPacked's.
+  constexpr int64_t kMaxDepth = 384;
+  const int64_t channels = K / taps, slice_channels = std::max<int64_t>(1, kMaxDepth / taps);
+  for (int64_t c0 = 0; c0 < channels; c0 += slice_channels) {
+    const int64_t cs = std::min(slice_channels, channels - c0);
+    for (int64_t j = 0; j < N; j += nr)
+      for (int64_t p = 0; p < M / mr; ++p) {
+        PackedTileArgs args{cs * taps, A.panel(p) + c0 * taps * mr, planes + c0 * plane_floats + j, 0,
+                            C + p * mr * ldc + j, ldc, mr, nr, c0 > 0,
+                            c0 + cs == channels ? &epilogue : nullptr, p * mr};
+        args.tap_offsets = tap_offsets;
+        args.taps = taps;
+        args.plane_floats = plane_floats;
+        d.tile(args);
+      }
+  }
+}
+
 void GemmPackedTallBt(const PackedGemmA& A, int64_t N, const float* Bt, int64_t ldbt, float* C, int64_t ldc,
                       bool accumulate, const GemmEpilogue* epilogue) {
   const int64_t M = A.rows(), K = A.depth();

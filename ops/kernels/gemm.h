@@ -148,6 +148,18 @@ void GemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, fl
 void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
                       const GemmEpilogue& epilogue = {});
 
+// C[M,N] (ldc apart) = epilogue(A * B) for a convolution over its image split into phase planes
+// (conv_phased.cc): A (wide panels, M a multiple of their rows) holds the filters, depth
+// channels x taps in im2col's order, and B's row for channel c and tap t is read where it lies,
+// at planes + c * plane_floats + tap_offsets[t] (N a multiple of GemmPackedTapsColumns(); the
+// caller leaves room for the last tile's reads). No columns are built. Runs on the calling thread
+// (the convolution parallelises over bands of output rows); each sum in k order, so the bits are
+// GemmPacked's over im2col's columns. No residual.
+void GemmPackedTaps(const PackedGemmA& A, int64_t N, const float* planes, int64_t plane_floats,
+                    const int64_t* tap_offsets, int64_t taps, float* C, int64_t ldc, const GemmEpilogue& epilogue);
+// GemmPackedTaps' N is a multiple of this (the wide tile's columns).
+int64_t GemmPackedTapsColumns();
+
 // C[M,N] (ldc apart) = (accumulate ? C : 0) + A * B, A packed for tall tiles, B given transposed:
 // Bt is N x K row-major (ldbt apart), B's columns as rows, as a weight gradient's im2col rows
 // hold positions, or a channels-last activation its pixels. Tall tiles broadcast B where it

@@ -62,6 +62,12 @@ struct PackedTileArgs {
   // on calls and set-up per tile.
   int tiles = 1;
   int64_t b_tile_step = 0;
+  // Wide tiles over a convolution's phase planes (GemmPackedTaps): B's row k, for channel
+  // k / taps and tap k % taps, starts at b + (k / taps) * plane_floats + tap_offsets[k % taps].
+  // Full tiles only, no residual.
+  const int64_t* tap_offsets = nullptr;
+  int64_t taps = 0;
+  int64_t plane_floats = 0;
 };
 struct GemmMicroShape {
   int mr, nr;  // rows and columns of C one micro-kernel call computes

@@ -92,9 +92,23 @@ inline __attribute__((always_inline)) const float* TileRows(const float* src, co
   return edge;
 }
 
+// One k step of the wide tile: kMr weights of the A panel (broadcast) times kVecs vectors of B.
+inline __attribute__((always_inline)) void WideStep(Vec (&acc)[kMr][kVecs], const float* a, const float* b) {
+  Vec bv[kVecs];
+  #pragma GCC unroll 4
+  for (int v = 0; v < kVecs; ++v) bv[v] = Load(b + v * kLanes);
+  #pragma GCC unroll 16
+  for (int r = 0; r < kMr; ++r) {
+    const Vec av = Splat(a[r]);
+    #pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) acc[r][v] = MulAdd(av, bv[v], acc[r][v]);
+  }
+}
+
 // The tile with its edge handling and epilogue fixed at compile time, so that the
-// accumulators stay in registers from the first product to the store.
-template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual>
+// accumulators stay in registers from the first product to the store. kTaps: B's rows from a
+// convolution's phase planes (PackedTileArgs::tap_offsets), in the same k order.
+template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual, bool kTaps = false>
 inline __attribute__((always_inline)) void TileAt(const PackedTileArgs& t, const float* b_at, float* c_at,
                                                   const float* residual_at) {
   Vec acc[kMr][kVecs];
@@ -116,19 +130,17 @@ inline __attribute__((always_inline)) void TileAt(const PackedTileArgs& t, const
     for (int r = 0; r < t.rows; ++r)
       for (int l = 0; l <= t.cols; l += 16) _mm_prefetch(reinterpret_cast<const char*>(residual_at + r * t.ldc + std::min(l, t.cols - 1)), _MM_HINT_T0);
   const float* a = t.a;
-  const float* b = b_at;
-  const int64_t ahead = t.b_prefetch_ahead;
-  for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += t.ldb) {
-    if (ahead)
-      for (int l = 0; l < kNr; l += 16) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + l), _MM_HINT_T1);
-    Vec bv[kVecs];
-    #pragma GCC unroll 4
-    for (int v = 0; v < kVecs; ++v) bv[v] = Load(b + v * kLanes);
-    #pragma GCC unroll 16
-    for (int r = 0; r < kMr; ++r) {
-      const Vec av = Splat(a[r]);
-      #pragma GCC unroll 4
-      for (int v = 0; v < kVecs; ++v) acc[r][v] = MulAdd(av, bv[v], acc[r][v]);
+  if constexpr (kTaps) {
+    const float* plane = b_at;
+    for (int64_t c = 0; c < t.kc / t.taps; ++c, plane += t.plane_floats)
+      for (int64_t tap = 0; tap < t.taps; ++tap, a += kMr) WideStep(acc, a, plane + t.tap_offsets[tap]);
+  } else {
+    const float* b = b_at;
+    const int64_t ahead = t.b_prefetch_ahead;
+    for (int64_t k = 0; k < t.kc; ++k, a += kMr, b += t.ldb) {
+      if (ahead)
+        for (int l = 0; l < kNr; l += 16) _mm_prefetch(reinterpret_cast<const char*>(b + ahead + l), _MM_HINT_T1);
+      WideStep(acc, a, b);
     }
   }
   if constexpr (kBias) {
@@ -174,36 +186,36 @@ inline __attribute__((always_inline)) void TileAt(const PackedTileArgs& t, const
 }
 
 // t.tiles full tiles side by side (one tile at an edge): each the same sums as alone.
-template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual>
+template <bool kFull, bool kLoadC, bool kBias, FusedActivation::Kind kAct, bool kResidual, bool kTaps>
 inline __attribute__((always_inline)) void Tile(const PackedTileArgs& t) {
   for (int i = 0; i < t.tiles; ++i)
-    TileAt<kFull, kLoadC, kBias, kAct, kResidual>(t, t.b + i * t.b_tile_step, t.c + i * kNr,
-                                                  kResidual ? t.residual + i * kNr : nullptr);
+    TileAt<kFull, kLoadC, kBias, kAct, kResidual, kTaps>(t, t.b + i * t.b_tile_step, t.c + i * kNr,
+                                                         kResidual ? t.residual + i * kNr : nullptr);
 }
 
 // The tile with the epilogue's parts as template arguments: a residual check at run time is a
 // noticeable cost to small-depth tiles, whose store is a large part of their work.
-template <bool kFull, bool kLoadC, bool kResidual>
+template <bool kFull, bool kLoadC, bool kResidual, bool kTaps = false>
 void TileFor(const PackedTileArgs& t) {
   const GemmEpilogue* ep = t.epilogue;
-  if (!ep) return Tile<kFull, kLoadC, false, FusedActivation::kNone, false>(t);
+  if (!ep) return Tile<kFull, kLoadC, false, FusedActivation::kNone, false, kTaps>(t);
   const bool bias = ep->bias != nullptr;
   switch (ep->act.kind) {
     case FusedActivation::kRelu:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kRelu, kResidual>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kRelu, kResidual>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kRelu, kResidual, kTaps>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kRelu, kResidual, kTaps>(t);
     case FusedActivation::kClip:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kClip, kResidual>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kClip, kResidual>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kClip, kResidual, kTaps>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kClip, kResidual, kTaps>(t);
     case FusedActivation::kLeaky:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kLeaky, kResidual>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kLeaky, kResidual>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kLeaky, kResidual, kTaps>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kLeaky, kResidual, kTaps>(t);
     case FusedActivation::kPRelu:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kPRelu, kResidual>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kPRelu, kResidual>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kPRelu, kResidual, kTaps>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kPRelu, kResidual, kTaps>(t);
     default:
-      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kNone, kResidual>(t)
-                  : Tile<kFull, kLoadC, false, FusedActivation::kNone, kResidual>(t);
+      return bias ? Tile<kFull, kLoadC, true, FusedActivation::kNone, kResidual, kTaps>(t)
+                  : Tile<kFull, kLoadC, false, FusedActivation::kNone, kResidual, kTaps>(t);
   }
 }
 template <bool kFull, bool kLoadC>
@@ -213,6 +225,7 @@ void TileFor(const PackedTileArgs& t) {
 }  // namespace
 
 void PackedTile(const PackedTileArgs& t) {
+  if (t.tap_offsets) return t.load_c ? TileFor<true, true, false, true>(t) : TileFor<true, false, false, true>(t);
   const bool full = t.rows == kMr && t.cols == kNr;
   if (full) return t.load_c ? TileFor<true, true>(t) : TileFor<true, false>(t);
   return t.load_c ? TileFor<false, true>(t) : TileFor<false, false>(t);

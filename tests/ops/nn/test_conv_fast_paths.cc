@@ -313,6 +313,71 @@ TEST_CASE("Direct convolution matches the reference and the packed GEMM bit for 
                                Catch::Contains("AVX2"));
 }
 
+TEST_CASE("Phased-plane convolution: the packed GEMM's bits over im2col's columns, on any instruction set",
+          "[conv][conv_fast][phased]") {
+  // Strides 1 and 2 (one direction or both), padding, dilation, windows 2x2 to 7x7 and 1x3,
+  // images narrower than a tile and odd sizes, depths past one slice (60 x 9 > 384), bands of
+  // one row, batches, and images of y apart. Filter counts multiple of every ISA's panel rows.
+  struct Phased {
+    int64_t batch, in_c, out_c, h, w, kh, kw, sh, sw, ph, pw, dil;
+  };
+  const std::vector<Phased> cases = {
+      {1, 16, 24, 56, 56, 3, 3, 2, 2, 1, 1, 1}, {1, 60, 48, 15, 17, 3, 3, 2, 2, 1, 1, 1},
+      {2, 5, 24, 13, 11, 3, 3, 1, 1, 1, 1, 1},  {1, 7, 24, 20, 23, 5, 5, 2, 1, 2, 2, 1},
+      {1, 7, 24, 20, 23, 5, 5, 1, 2, 2, 2, 1},  {1, 4, 24, 19, 21, 3, 3, 2, 2, 2, 2, 2},
+      {1, 3, 24, 37, 37, 7, 7, 2, 2, 3, 3, 1},  {1, 8, 24, 9, 9, 2, 2, 2, 2, 0, 0, 1},
+      {1, 6, 24, 3, 40, 3, 3, 1, 1, 1, 1, 1},   {1, 6, 24, 12, 10, 1, 3, 1, 2, 0, 1, 1},
+      {1, 6, 24, 2, 9, 3, 3, 2, 2, 1, 1, 1},
+  };
+  uint64_t seed = 4100;
+  for (const Phased& c : cases) {
+    INFO(c.in_c << " -> " << c.out_c << " at " << c.h << "x" << c.w << ", window " << c.kh << "x" << c.kw
+                << ", stride " << c.sh << "," << c.sw << ", pad " << c.ph << "," << c.pw << ", dilation " << c.dil);
+    ConvGeom g;
+    g.in[1] = c.h, g.in[2] = c.w, g.k[1] = c.kh, g.k[2] = c.kw, g.s[1] = c.sh, g.s[2] = c.sw;
+    g.p[1] = c.ph, g.p[2] = c.pw, g.d[1] = g.d[2] = c.dil;
+    for (int i = 1; i < 3; ++i) g.out[i] = (g.in[i] + 2 * g.p[i] - g.d[i] * (g.k[i] - 1) - 1) / g.s[i] + 1;
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    const int64_t kdim = c.in_c * g.k_size(), osize = g.out_size(), image = c.out_c * osize;
+    const auto x = Random(c.batch * c.in_c * g.in_size(), seed += 10);
+    const auto w = Random(c.out_c * kdim, seed + 1);
+    const auto b = Random(c.out_c, seed + 2);
+    const PackedGemmA A(w.data(), c.out_c, kdim, kdim, GemmTiling::kWide);
+    GemmEpilogue epilogue;
+    epilogue.bias = b.data();
+    epilogue.act.kind = FusedActivation::kRelu;
+    std::vector<float> want(static_cast<size_t>(c.batch * image)), columns(static_cast<size_t>(kdim * osize));
+    for (int64_t i = 0; i < c.batch; ++i) {
+      Im2Col(x.data() + i * c.in_c * g.in_size(), g, 0, c.in_c, columns.data());
+      GemmPacked(A, osize, columns.data(), osize, want.data() + i * image, osize, epilogue);
+    }
+    std::vector<float> got(want.size(), -7.0f);
+    PhasedGemmConvForward(x.data(), A, got.data(), n, g, epilogue);
+    CHECK(std::memcmp(want.data(), got.data(), got.size() * sizeof(float)) == 0);
+    std::vector<float> one_thread(want.size());
+    {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+      PhasedGemmConvForward(x.data(), A, one_thread.data(), n, g, epilogue);
+    }
+    CHECK(one_thread == got);
+    ConvDims apart = n;
+    apart.y_image_stride = image + 3;
+    std::vector<float> spread(static_cast<size_t>(c.batch * apart.y_image_stride), -7.0f);
+    PhasedGemmConvForward(x.data(), A, spread.data(), apart, g, epilogue);
+    for (int64_t i = 0; i < c.batch; ++i) {
+      CHECK(std::memcmp(spread.data() + i * apart.y_image_stride, want.data() + i * image, image * sizeof(float)) == 0);
+      CHECK(spread[static_cast<size_t>(i * apart.y_image_stride + image)] == -7.0f);
+    }
+  }
+  // Only 2-D, strides 1 and 2, windows above 1x1, wide panels, one group (and AVX-512 kernels).
+  const bool avx512 = ActiveIsa() == KernelIsa::kAvx512;
+  CHECK(PhasedColumnsApply({1, 64, 128, 1}, Geom({1, 64, 128, 1, 56, 56, 3, 2, 1}), GemmTiling::kWide) == avx512);
+  CHECK_FALSE(PhasedColumnsApply({1, 64, 128, 1}, Geom({1, 64, 128, 1, 56, 56, 3, 3, 1}), GemmTiling::kWide));
+  CHECK_FALSE(PhasedColumnsApply({1, 64, 128, 1}, Geom({1, 64, 128, 1, 56, 56, 1, 1, 0}), GemmTiling::kWide));
+  CHECK_FALSE(PhasedColumnsApply({1, 64, 128, 1}, Geom({1, 64, 128, 1, 56, 56, 3, 2, 1}), GemmTiling::kTall));
+  CHECK_FALSE(PhasedColumnsApply({1, 64, 128, 2}, Geom({1, 64, 128, 2, 56, 56, 3, 2, 1}), GemmTiling::kWide));
+}
+
 TEST_CASE("Winograd convolution fast path matches the reference", "[conv][conv_fast]") {
   // Each case through F(2,3), F(4,3) and F(6,3): tiles past the image edge (sizes not a multiple of 4
   // or 6, pads 0-2), tiles of one chunk in two images, chunks of equal tiles (F(4,3): 81 tiles
