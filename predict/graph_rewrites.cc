@@ -450,6 +450,43 @@ std::vector<std::string> FuseResidualAddsPass(RewriteState* state) {
 
 }  // namespace
 
+namespace {
+// A _contrib_quantized_act (relu) reading the three outputs of a _contrib_quantized_batch_norm
+// (pre-activation ResNet's bn1 and relu1 in int8) becomes one _fused_quantized_batch_norm_relu
+// (the act's name and outputs, the BatchNorm's inputs and parameters), when nothing else reads
+// the BatchNorm's outputs and none is a head. The same levels as the two nodes.
+void FuseQuantizedBatchNormRelus(RewriteState* state, std::vector<std::string>* fused) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  const Op& fused_op = OpRegistry::Global().Get("_fused_quantized_batch_norm_relu");
+  bool changed = false;
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const auto& act = g.node(n);
+    if (!IsOp(*act.node, "_contrib_quantized_act") || act.inputs.size() != 3) continue;
+    const uint32_t bn_id = act.inputs[0].node_id;
+    const auto& bn = g.node(bn_id);
+    if (!IsOp(*bn.node, "_contrib_quantized_batch_norm")) continue;
+    bool own = true;
+    for (uint32_t i = 0; i < 3; ++i) {
+      const uint32_t entry = g.entry_id(bn_id, i);
+      own = own && act.inputs[i].node_id == bn_id && act.inputs[i].index == i && uses[entry] == 1 &&
+            !heads.count(entry);
+    }
+    if (!own) continue;
+    NodeAttrs attrs = bn.node->attrs;
+    attrs.op = &fused_op;
+    attrs.name = act.node->attrs.name;
+    fused_op.ParseAttrs(&attrs);
+    act.node->attrs = std::move(attrs);
+    act.node->inputs = bn.node->inputs;
+    fused->push_back(bn.node->name());
+    changed = true;
+  }
+  if (changed) state->Changed();
+}
+}  // namespace
+
 // A calibrated _contrib_quantize_v2 of a relu / clip / leaky / prelu that reads a _contrib_dequantize
 // becomes one _fused_quantized_act on the dequantize's inputs (the quantize's name, parameters and
 // outputs), when the dequantized values and the activation's output feed nothing else and are no
@@ -487,6 +524,8 @@ std::vector<std::string> FuseQuantizedActivationsPass(RewriteState* state) {
     fused.push_back(act.node->name());
     fused.push_back(deq.node->name());
   }
+  if (!fused.empty()) state->Changed();
+  FuseQuantizedBatchNormRelus(state, &fused);
   return fused;
 }
 

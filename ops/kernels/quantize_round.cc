@@ -150,25 +150,26 @@ void ScaleRoundOf(const TX* x, int64_t n, float scale, T* q, int32_t bias = 0) {
 // Plain AVX2 without FMA, so that a * s + t stays a product and a sum, as in the scalar code.
 template <typename T>
 __attribute__((target("avx2"))) void ScaleShiftPlaneAvx2(const T* x, int64_t n, float to_int8, float scale, float shift,
-                                                         int8_t* y) {
+                                                         bool relu, int8_t* y) {
   const __m256 r = _mm256_set1_ps(to_int8), s = _mm256_set1_ps(scale), t = _mm256_set1_ps(shift);
-  const __m256 lo = LowestOf<int8_t>(), hi = HighestOf<int8_t>();
+  // relu clamps at 0 before rounding: the same levels as max(0, the rounded level).
+  const __m256 lo = LowestOf<int8_t>(), hi = HighestOf<int8_t>(), out_lo = relu ? _mm256_setzero_ps() : lo;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
     __m256i v[4];
     for (int k = 0; k < 4; ++k) {
       __m256 level = Load8(x + i + 8 * k);
       if constexpr (std::is_same_v<T, uint8_t>) level = _mm256_cvtepi32_ps(Levels8(_mm256_mul_ps(level, r), lo, hi));
-      v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(level, s), t), lo, hi);
+      v[k] = Levels8(_mm256_add_ps(_mm256_mul_ps(level, s), t), out_lo, hi);
     }
     Store32(y + i, v[0], v[1], v[2], v[3]);
   }
-  for (; i < n; ++i) y[i] = ScaleShiftOne(x[i], to_int8, scale, shift);
+  for (; i < n; ++i) y[i] = relu ? ReluOne(ScaleShiftOne(x[i], to_int8, scale, shift)) : ScaleShiftOne(x[i], to_int8, scale, shift);
 }
 
 template <typename T>
 void ScaleShiftLevelsOf(const T* x, int64_t outer, int64_t channels, int64_t inner, float to_int8, const float* scale,
-                        const float* shift, int8_t* y) {
+                        const float* shift, int8_t* y, bool relu) {
   const bool avx2 = ActiveIsa() != KernelIsa::kBase;
   ParallelFor(outer * channels, GrainFor(inner), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -176,10 +177,13 @@ void ScaleShiftLevelsOf(const T* x, int64_t outer, int64_t channels, int64_t inn
       const T* in = x + p * inner;
       int8_t* out = y + p * inner;
       if (avx2) {
-        ScaleShiftPlaneAvx2(in, inner, to_int8, scale[c], shift[c], out);
+        ScaleShiftPlaneAvx2(in, inner, to_int8, scale[c], shift[c], relu, out);
         continue;
       }
-      for (int64_t i = 0; i < inner; ++i) out[i] = ScaleShiftOne(in[i], to_int8, scale[c], shift[c]);
+      for (int64_t i = 0; i < inner; ++i) {
+        const int8_t level = ScaleShiftOne(in[i], to_int8, scale[c], shift[c]);
+        out[i] = relu ? ReluOne(level) : level;
+      }
     }
   });
 }
@@ -283,12 +287,12 @@ void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivatio
   RoundOf<true>(x, n, step, act, scale, q);
 }
 void ScaleShiftLevels(const int8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
-                      const float* scale, const float* shift, int8_t* y) {
-  ScaleShiftLevelsOf(x, outer, channels, inner, to_int8, scale, shift, y);
+                      const float* scale, const float* shift, int8_t* y, bool relu) {
+  ScaleShiftLevelsOf(x, outer, channels, inner, to_int8, scale, shift, y, relu);
 }
 void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
-                      const float* scale, const float* shift, int8_t* y) {
-  ScaleShiftLevelsOf(x, outer, channels, inner, to_int8, scale, shift, y);
+                      const float* scale, const float* shift, int8_t* y, bool relu) {
+  ScaleShiftLevelsOf(x, outer, channels, inner, to_int8, scale, shift, y, relu);
 }
 
 template <typename TA, typename TB, typename TO>

@@ -59,11 +59,12 @@ void ActScaleRound(const uint8_t* x, int64_t n, float step, const FusedActivatio
 
 // A quantized BatchNorm's planes: for each of outer x channels planes of `inner` levels (channel
 // c = plane % channels), y = SaturateRound<int8_t>(level * scale[c] + shift[c]) (multiply, then add),
-// with level = x for int8 data and SaturateRound<int8_t>(x * to_int8) for uint8.
+// with level = x for int8 data and SaturateRound<int8_t>(x * to_int8) for uint8. With `relu`, the
+// quantized relu of that (ReluLevels: max(y, 0)) in the same pass.
 void ScaleShiftLevels(const int8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
-                      const float* scale, const float* shift, int8_t* y);
+                      const float* scale, const float* shift, int8_t* y, bool relu = false);
 void ScaleShiftLevels(const uint8_t* x, int64_t outer, int64_t channels, int64_t inner, float to_int8,
-                      const float* scale, const float* shift, int8_t* y);
+                      const float* scale, const float* shift, int8_t* y, bool relu = false);
 
 // y[i] = SaturateRound<TO>(a[i] * wa + b[i] * wb) (both products, then their sum): a quantized
 // elemwise_add's sum on the output's levels, or int32 sums (with `a_bias` added first, wrapping)

@@ -33,6 +33,8 @@ void InferType(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
   for (size_t i = 1; i < out->size(); ++i) TypeAssignCheck(out, i, f32);
 }
 
+// kRelu: _fused_quantized_batch_norm_relu, the levels then _contrib_quantized_act's relu.
+template <bool kRelu>
 void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<BatchNormParam>();
@@ -59,16 +61,37 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
   WithQuantizedType(in[kData].dtype(), [&](auto zero) {
     using T = decltype(zero);
     ScaleShiftLevels(in[kData].data<T>(), l.outer, l.n, l.inner, kInt8Range / kUint8Range, scale.data(), shift.data(),
-                     out[0].data<int8_t>());
+                     out[0].data<int8_t>(), kRelu);
   });
   SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
+}
+
+// What both ops declare: BatchNorm's parameters, MXNet's inputs and their documentation, shapes
+// and types.
+Op& Declare(Op& op) {
+  return op.set_params<BatchNormParam>()
+      .set_arguments({"data", "gamma", "beta", "min_data", "max_data"})
+      .set_aux_states({"moving_mean", "moving_var"})
+      .set_file_input_order([](const NodeAttrs&) { return std::vector<size_t>{0, 1, 2, 5, 6, 3, 4}; })
+      .add_argument_doc("data", "Quantized input data (int8 or uint8), channels on `axis`.")
+      .add_argument_doc("gamma", "Scale per channel: (channel,).")
+      .add_argument_doc("beta", "Shift per channel: (channel,).")
+      .add_argument_doc("min_data", "Minimum of the data's range: float32, shape (1,).")
+      .add_argument_doc("max_data", "Maximum of the data's range: float32, shape (1,).")
+      .add_argument_doc("moving_mean", "Moving mean per channel (aux state; MXNet lists it after beta).")
+      .add_argument_doc("moving_var", "Moving variance per channel (aux state; MXNet lists it after moving_mean).")
+      .set_outputs(RangeOutputs())
+      .set_infer_shape(InferShape)
+      .set_infer_type(InferType)
+      .set_dtype_generic();
 }
 
 }  // namespace
 }  // namespace quant
 
-SYMBIND_REGISTER_OP(_contrib_quantized_batch_norm)
-    .describe(R"(Inference BatchNorm on quantized data, to int8 over the calibrated range (required):
+SYMBIND_REGISTER_OP_FAMILY(quantized_batch_norm) {
+  quant::Declare(OpRegistry::Global().Register("_contrib_quantized_batch_norm"))
+      .describe(R"(Inference BatchNorm on quantized data, to int8 over the calibrated range (required):
 q_out = clamp(round_half_even(q * s_c + t_c)) with s_c = gamma_c / sqrt(var_c + eps) * R_data /
 R_out / sqrt(1 + eps) and t_c = (beta_c - mean_c * gamma_c / sqrt(var_c + eps)) * 127.5 / R_out,
 R = max(|min|, |max|), as MXNet 1.9.1's oneDNN kernel computes it (its BatchNorm of mean 0 and
@@ -76,21 +99,14 @@ variance 1 divides by sqrt(1 + eps) once more; gamma is used as given, whatever 
 uint8 data is first rounded to int8 levels, x * 127.5 / 255.5). Outputs the levels and the
 calibrated range. Inputs in MXNet's order: data, gamma, beta, moving_mean, moving_var, min_data,
 max_data. The parameters are BatchNorm's.)")
-    .set_params<quant::BatchNormParam>()
-    .set_arguments({"data", "gamma", "beta", "min_data", "max_data"})
-    .set_aux_states({"moving_mean", "moving_var"})
-    .set_file_input_order([](const NodeAttrs&) { return std::vector<size_t>{0, 1, 2, 5, 6, 3, 4}; })
-    .add_argument_doc("data", "Quantized input data (int8 or uint8), channels on `axis`.")
-    .add_argument_doc("gamma", "Scale per channel: (channel,).")
-    .add_argument_doc("beta", "Shift per channel: (channel,).")
-    .add_argument_doc("min_data", "Minimum of the data's range: float32, shape (1,).")
-    .add_argument_doc("max_data", "Maximum of the data's range: float32, shape (1,).")
-    .add_argument_doc("moving_mean", "Moving mean per channel (aux state; MXNet lists it after beta).")
-    .add_argument_doc("moving_var", "Moving variance per channel (aux state; MXNet lists it after moving_mean).")
-    .set_outputs(quant::RangeOutputs())
-    .set_infer_shape(quant::InferShape)
-    .set_infer_type(quant::InferType)
-    .set_dtype_generic()
-    .set_forward(quant::Forward);
+      .set_forward(quant::Forward<false>);
+  // Made by the Predictor's graph rewrite (predict/graph_rewrites.h), not by models.
+  quant::Declare(OpRegistry::Global().Register("_fused_quantized_batch_norm_relu"))
+      .describe(R"(_contrib_quantized_batch_norm and the _contrib_quantized_act (relu) reading it in
+one pass: max(0, q_out), the same levels as the two nodes (a level clamped at 0 before rounding
+rounds as the rounded level clamped). Outputs the levels and the calibrated range. Inputs and
+parameters as _contrib_quantized_batch_norm's. Inference only.)")
+      .set_forward(quant::Forward<true>);
+}
 
 }  // namespace symbind

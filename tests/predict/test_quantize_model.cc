@@ -412,6 +412,25 @@ TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", 
   }
 }
 
+namespace {
+// The quantized model's first output on `data` with the Predictor's fuse_quantized_activations
+// pass and without it: the same bits. Returns the nodes the pass fused away.
+std::vector<std::string> FusedAndPlainAgree(const QuantizedModel& q, const TShape& shape, const NDArray& data) {
+  Predictor fused(q.symbol, q.args, q.aux, {{"data", shape}});
+  PredictorOptions plain_options;
+  plain_options.disabled_passes = {"fuse_quantized_activations"};
+  Predictor plain(q.symbol, q.args, q.aux, {{"data", shape}}, plain_options);
+  CHECK(plain.rewritten("fuse_quantized_activations").empty());
+  for (Predictor* p : {&fused, &plain}) {
+    p->SetInput("data", data);
+    p->Forward();
+  }
+  REQUIRE(fused.Outputs()[0].shape() == plain.Outputs()[0].shape());
+  CHECK(std::memcmp(fused.Outputs()[0].raw_data(), plain.Outputs()[0].raw_data(), plain.Outputs()[0].bytes()) == 0);
+  return fused.rewritten("fuse_quantized_activations");
+}
+}  // namespace
+
 // MobileNet v2's relu6 has no int8 form in MXNet's graphs: the quantized graph dequantizes,
 // clips and quantizes again. The Predictor's fuse_quantized_activations pass runs those three
 // nodes as one _fused_quantized_act; the outputs are the same bits with it as without it.
@@ -439,26 +458,37 @@ TEST_CASE("quantize: relu6, leaky and prelu between quantized layers run as one 
     const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
     const GraphView v(q.symbol);
     REQUIRE(v.op.at("relu6_a") == "clip");  // float32 in MXNet's form, between dequantize and quantize
-    const NDArray data = symbind::test::RandomArray(shape, 32);
-    Predictor fused(q.symbol, q.args, q.aux, {{"data", shape}});
-    PredictorOptions plain_options;
-    plain_options.disabled_passes = {"fuse_quantized_activations"};
-    Predictor plain(q.symbol, q.args, q.aux, {{"data", shape}}, plain_options);
     // relu6_a, leaky_b and prelu_d with their dequantize nodes (relu_c is MXNet's quantized_act
     // already); prelu_d's gamma, one slope per channel, stays an argument.
-    const std::vector<std::string>& rewritten = fused.rewritten("fuse_quantized_activations");
+    const std::vector<std::string> rewritten = FusedAndPlainAgree(q, shape, symbind::test::RandomArray(shape, 32));
     CHECK(rewritten.size() == 6);
     CHECK(std::count(rewritten.begin(), rewritten.end(), "prelu_d") == 1);
     CHECK(std::count(rewritten.begin(), rewritten.end(), "relu6_a") == 1);
     CHECK(std::count(rewritten.begin(), rewritten.end(), "leaky_b") == 1);
-    CHECK(plain.rewritten("fuse_quantized_activations").empty());
-    for (Predictor* p : {&fused, &plain}) {
-      p->SetInput("data", data);
-      p->Forward();
-    }
-    REQUIRE(fused.Outputs()[0].shape() == plain.Outputs()[0].shape());
-    CHECK(std::memcmp(fused.Outputs()[0].raw_data(), plain.Outputs()[0].raw_data(), plain.Outputs()[0].bytes()) == 0);
   }
+}
+
+// Pre-activation ResNet's BatchNorm and relu after a residual add stay quantized nodes of their own
+// in MXNet's graphs (nothing to fold them into); the Predictor's fuse_quantized_activations pass
+// runs each pair as one _fused_quantized_batch_norm_relu: the same bits with it as without it.
+TEST_CASE("quantize: a quantized BatchNorm and the relu after it run as one fused node, the same bits", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  Symbol a = Act(Conv(x, 8, "conv_a"), "relu", "relu_a");
+  Symbol sum = OpBuilder("elemwise_add").SetInput("lhs", Conv(a, 8, "conv_b")).SetInput("rhs", a).CreateSymbol("sum");
+  Symbol bn = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", sum).CreateSymbol("bn");
+  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5)
+                   .SetInput("data", Conv(Act(bn, "relu", "relu_bn"), 4, "conv_c")).CreateSymbol("fc");
+  const TShape shape({2, 3, 9, 9});
+  const SharedModel m = GaussianModel(net, shape);
+  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 41)}}};
+  QuantizeOptions o;
+  o.calib_mode = CalibMode::kNaive;
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+  const GraphView v(q.symbol);
+  REQUIRE(v.op.count("quantized_bn"));
+  REQUIRE(v.op.at("quantized_bn") == "_contrib_quantized_batch_norm");
+  const std::vector<std::string> rewritten = FusedAndPlainAgree(q, shape, symbind::test::RandomArray(shape, 42));
+  CHECK(std::count(rewritten.begin(), rewritten.end(), "quantized_bn") == 1);
 }
 
 // Per-layer error: each quantized convolution's requantized output (read through a dequantize
