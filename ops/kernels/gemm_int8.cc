@@ -372,9 +372,8 @@ SYMBIND_AVX512_INTRINSICS_END
 // x + tap column / sw): 16 outputs of a row read 16 consecutive positions of one phase.
 // Not 1x1 windows: each quad of the rearranged image would serve one tap only, and reading 16
 // positions from each of many planes costs more than packing panels that stay in L1. Stride 2
-// only for windows of more than 9 taps (a 7x7 stem: 0.51 -> 0.42 ms at 224x224 on 2 threads):
-// with 3x3 ones ImageColumns' packing cost less than the rearranged image, which both threads
-// read, on 4 of the 6 layers tried.
+// only for windows of more than 9 taps (7x7 stems gain): with 3x3 ones ImageColumns' packing
+// cost less than the rearranged image, which both threads read (BENCHMARKS.md).
 bool PaddedImageTakes(const conv::ConvGeom& g) {
   if (!g.is_planar() || (g.k[1] == 1 && g.k[2] == 1) || g.out_size() <= 0) return false;
   if ((g.s[1] == 2 || g.s[2] == 2) && g.k[1] * g.k[2] <= 9) return false;
