@@ -27,21 +27,11 @@ namespace {
 // Floats past a channel's phases: the last tile (up to 32 positions) reads past the last one.
 constexpr int64_t kPlaneSlack = 64;
 
-// The phase planes of one band of output rows [oy0, oy1): phase rows [oy0, oy0 + rows) of every
-// phase, rows enough for the band's taps.
-struct PhaseBand {
-  int64_t H, W, ph, pw, sh, sw, Wph, first, rows;
-  PhaseBand(const ConvGeom& g, int64_t oy0, int64_t oy1)
-      : H(g.in[1]), W(g.in[2]), ph(g.p[1]), pw(g.p[2]), sh(g.s[1]), sw(g.s[2]),
-        Wph((g.in[2] + 2 * g.p[2] + g.s[2] - 1) / g.s[2]), first(oy0),
-        rows(oy1 - oy0 + (g.k[1] - 1) * g.d[1] / g.s[1]) {}
-  int64_t PhaseFloats() const { return rows * Wph; }
+// A band's phase planes (StridePhases for its output rows), one channel's after another's.
+struct PhaseBand : StridePhases {
+  using StridePhases::StridePhases;
   // A channel's phases, then room for the last tile's reads past them.
-  int64_t PlaneFloats() const { return (sh * sw * PhaseFloats() + kPlaneSlack + 15) / 16 * 16; }
-  // Where tap (dy, dx) (dilated offsets) of the band's first output position reads.
-  int64_t TapOffset(int64_t dy, int64_t dx) const {
-    return (dy % sh * sw + dx % sw) * PhaseFloats() + dy / sh * Wph + dx / sw;
-  }
+  int64_t PlaneFloats() const { return (sh * sw * PhasePositions() + kPlaneSlack + 15) / 16 * 16; }
 };
 
 // One image row (W floats) into its two column phases at stride 2, padded by pw on the left:
@@ -88,26 +78,26 @@ void SplitRowStride2(const float* src, int64_t W, int64_t pw, int64_t Wph, float
 
 // Channel image (H x W) into the band's phase planes at `plane`, zeros on the padding: each image
 // row read once, into its row phase's column phases.
-void SplitChannel(const float* image, const PhaseBand& p, bool avx512, float* plane) {
-  const int64_t phase_floats = p.PhaseFloats();
+void SplitChannel(const float* image, const ConvGeom& g, const PhaseBand& p, bool avx512, float* plane) {
+  const int64_t H = g.in[1], W = g.in[2], pw = g.p[2], phase_floats = p.PhasePositions();
   for (int64_t a = 0; a < p.sh; ++a)
     for (int64_t i = 0; i < p.rows; ++i) {
       float* const rows[2] = {plane + a * p.sw * phase_floats + i * p.Wph,
                               plane + (a * p.sw + p.sw - 1) * phase_floats + i * p.Wph};
-      const int64_t iy = p.sh * (p.first + i) + a - p.ph;
-      if (iy < 0 || iy >= p.H) {
+      const int64_t iy = p.sh * (p.first + i) + a - g.p[1];
+      if (iy < 0 || iy >= H) {
         for (int64_t b = 0; b < p.sw; ++b) std::fill(rows[b], rows[b] + p.Wph, 0.0f);
         continue;
       }
-      const float* src = image + iy * p.W;
+      const float* src = image + iy * W;
       if (p.sw == 1) {
-        std::fill(rows[0], rows[0] + p.pw, 0.0f);
-        std::copy(src, src + p.W, rows[0] + p.pw);
-        std::fill(rows[0] + p.pw + p.W, rows[0] + p.Wph, 0.0f);
+        std::fill(rows[0], rows[0] + pw, 0.0f);
+        std::copy(src, src + W, rows[0] + pw);
+        std::fill(rows[0] + pw + W, rows[0] + p.Wph, 0.0f);
       } else if (avx512) {
-        SplitRowStride2Avx512(src, p.W, p.pw, p.Wph, rows);
+        SplitRowStride2Avx512(src, W, pw, p.Wph, rows);
       } else {
-        SplitRowStride2(src, p.W, p.pw, p.Wph, rows);
+        SplitRowStride2(src, W, pw, p.Wph, rows);
       }
     }
   std::fill(plane + p.sh * p.sw * phase_floats, plane + p.PlaneFloats(), 0.0f);
@@ -116,13 +106,8 @@ void SplitChannel(const float* image, const PhaseBand& p, bool avx512, float* pl
 
 bool PhasedColumnsApply(const ConvDims& n, const ConvGeom& g, GemmTiling tiling) {
   const int64_t panel_rows = PackedGemmA::PanelFloats(1, 1, GemmTiling::kWide);
-  if (ActiveIsa() != KernelIsa::kAvx512 || n.groups != 1 || tiling != GemmTiling::kWide || !g.is_planar() ||
-      (g.k[1] == 1 && g.k[2] == 1) || n.out_c % panel_rows != 0)
-    return false;
-  for (int i = 1; i < 3; ++i)
-    if ((g.s[i] != 1 && g.s[i] != 2) || g.out[i] != (g.in[i] + 2 * g.p[i] - (g.k[i] - 1) * g.d[i] - 1) / g.s[i] + 1)
-      return false;
-  return g.out_size() > 0;
+  return ActiveIsa() == KernelIsa::kAvx512 && n.groups == 1 && tiling == GemmTiling::kWide &&
+         !(g.k[1] == 1 && g.k[2] == 1) && n.out_c % panel_rows == 0 && StridePhases::Fit(g);
 }
 
 void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const ConvDims& n, const ConvGeom& g,
@@ -144,13 +129,13 @@ void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const
       const int64_t i = t / bands, band = t % bands, oy0 = band * OH / bands, oy1 = (band + 1) * OH / bands;
       const PhaseBand p(g, oy0, oy1);
       std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
-      for (int64_t k = 0; k < taps; ++k) tap_offsets[size_t(k)] = p.TapOffset(k / kw * g.d[1], k % kw * g.d[2]);
+      for (int64_t k = 0; k < taps; ++k) tap_offsets[size_t(k)] = p.TapOffset(g, k / kw, k % kw);
       const int64_t positions = (oy1 - oy0 - 1) * p.Wph + OW;
       const int64_t columns = (positions + tile_columns - 1) / tile_columns * tile_columns;
       const ScratchBuffer planes(n.in_c * p.PlaneFloats()), sums(n.out_c * columns);
       const float* image = x + i * n.in_c * g.in_size();
       for (int64_t c = 0; c < n.in_c; ++c)
-        SplitChannel(image + c * g.in_size(), p, avx512, planes.data() + c * p.PlaneFloats());
+        SplitChannel(image + c * g.in_size(), g, p, avx512, planes.data() + c * p.PlaneFloats());
       GemmPackedTaps(A, columns, planes.data(), p.PlaneFloats(), tap_offsets.data(), taps, sums.data(), columns,
                      epilogue);
       float* yi = y + i * n.YImageStride(g);

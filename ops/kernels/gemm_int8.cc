@@ -366,51 +366,37 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ImageColumns::Pack(int
 }
 SYMBIND_AVX512_INTRINSICS_END
 
-// Convolutions that GemmInt8PaddedImage runs: 2-D, stride 1 or 2 in each direction. The padded
-// image is split by row and column phase (padded coordinate mod the stride), so that output
-// position (y, x) reads phase ((tap row) mod sh, (tap column) mod sw) at (y + tap row / sh,
-// x + tap column / sw): 16 outputs of a row read 16 consecutive positions of one phase.
+// Convolutions that GemmInt8PaddedImage runs: those whose image splits by stride phase
+// (StridePhases), so that 16 outputs of a row read 16 consecutive positions of one phase.
 // Not 1x1 windows: each quad of the rearranged image would serve one tap only, and reading 16
 // positions from each of many planes costs more than packing panels that stay in L1. Stride 2
 // only for windows of more than 9 taps (7x7 stems gain): with 3x3 ones ImageColumns' packing
 // cost less than the rearranged image, which both threads read (BENCHMARKS.md).
 bool PaddedImageTakes(const conv::ConvGeom& g) {
-  if (!g.is_planar() || (g.k[1] == 1 && g.k[2] == 1) || g.out_size() <= 0) return false;
-  if ((g.s[1] == 2 || g.s[2] == 2) && g.k[1] * g.k[2] <= 9) return false;
-  for (int i = 1; i < 3; ++i)
-    if ((g.s[i] != 1 && g.s[i] != 2) || g.out[i] != (g.in[i] + 2 * g.p[i] - (g.k[i] - 1) * g.d[i] - 1) / g.s[i] + 1)
-      return false;
-  return true;
+  if (!conv::StridePhases::Fit(g) || (g.k[1] == 1 && g.k[2] == 1)) return false;
+  return !((g.s[1] == 2 || g.s[2] == 2) && g.k[1] * g.k[2] <= 9);
 }
 
 SYMBIND_AVX512_INTRINSICS_BEGIN
-// The image of a convolution as channel quads over its zero-padded plane (Hp x Wp), split by
-// phase (PaddedImageTakes), for Int8TileVnniPadded: quad q's plane holds phase (a, b)'s rows and
-// columns (padded (sh * i + a, sw * j + b)) at position (a * sw + b) * Hph * Wph + i * Wph + j:
-// the bytes of channels 4q..4q+3 there, flipped by `flip` (x ^ 0x80: int8 data to the tile's
-// unsigned bytes). The padding, channels past the image's and 2 * kNr positions past the last
-// phase (which the last tiles read) hold the flipped zero.
+// The image of a convolution as channel quads, split by stride phase (conv::StridePhases over
+// all its output rows), for Int8TileVnniPadded: quad q's plane holds at each position the bytes
+// of channels 4q..4q+3 there, flipped by `flip` (x ^ 0x80: int8 data to the tile's unsigned
+// bytes). The padding, channels past the image's and 2 * kNr positions past the last phase (which
+// the last tiles read) hold the flipped zero.
 struct PaddedQuadImage {
-  int64_t sh, sw, Hph, Wph, plane_bytes;
+  conv::StridePhases phases;
+  int64_t plane_bytes;
   ScratchBuffer buffer;
   const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(buffer.data()); }
-  // Where tap (row ky, column kx)'s data for output position 0 lie in a quad's plane (bytes).
-  int64_t TapOffset(const conv::ConvGeom& g, int64_t ky, int64_t kx) const {
-    const int64_t y = ky * g.d[1], x = kx * g.d[2];
-    return 4 * ((y % sh * sw + x % sw) * Hph * Wph + y / sh * Wph + x / sw);
-  }
 
   PaddedQuadImage(const uint8_t* image, int64_t channels, const conv::ConvGeom& g, bool flip)
-      : sh(g.s[1]),
-        sw(g.s[2]),
-        Hph((g.in[1] + 2 * g.p[1] + sh - 1) / sh),
-        Wph((g.in[2] + 2 * g.p[2] + sw - 1) / sw),
-        plane_bytes(4 * ((sh * sw * Hph * Wph + 3 * kNr - 1) / kNr * kNr)),
+      : phases(g, 0, g.out[1]),
+        plane_bytes(4 * ((phases.sh * phases.sw * phases.PhasePositions() + 3 * kNr - 1) / kNr * kNr)),
         buffer((channels + 3) / 4 * plane_bytes / 4) {
     uint8_t* planes = reinterpret_cast<uint8_t*>(buffer.data());
-    ParallelFor((channels + 3) / 4, GrainFor(4 * sh * sw * Hph * Wph), [&](int64_t q0, int64_t q1) {
+    ParallelFor((channels + 3) / 4, GrainFor(plane_bytes), [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1; ++q) {
-        if (sw == 1) FillPlane<1>(image, channels, g, q, flip, planes + q * plane_bytes);
+        if (phases.sw == 1) FillPlane<1>(image, channels, g, q, flip, planes + q * plane_bytes);
         else FillPlane<2>(image, channels, g, q, flip, planes + q * plane_bytes);
       }
     });
@@ -424,7 +410,7 @@ struct PaddedQuadImage {
   __attribute__((target("avx512f,avx512bw,avx512vl"))) void FillPlane(const uint8_t* image, int64_t channels,
                                                                         const conv::ConvGeom& g, int64_t q, bool flip,
                                                                         uint8_t* plane) const {
-    const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2];
+    const int64_t H = g.in[1], W = g.in[2], ph = g.p[1], pw = g.p[2], sh = phases.sh, Wph = phases.Wph;
     const int pad = flip ? 0x80 : 0;
     const __m128i bias = _mm_set1_epi8(static_cast<char>(pad));
     const uint8_t* channel[4];
@@ -435,7 +421,7 @@ struct PaddedQuadImage {
         // Phase columns [lo, lo + n) lie in the image, from image column ix0 on.
         const int64_t lo = std::max<int64_t>(0, (pw - b + kSw - 1) / kSw), ix0 = kSw * lo + b - pw;
         const int64_t n = ix0 < W ? std::min(Wph - lo, (W - ix0 + kSw - 1) / kSw) : 0;
-        for (int64_t i = 0; i < Hph; ++i, row += 4 * Wph) {
+        for (int64_t i = phases.first; i < phases.first + phases.rows; ++i, row += 4 * Wph) {
           const int64_t iy = sh * i + a - ph;
           if (iy < 0 || iy >= H || n == 0) {
             std::memset(row, pad, size_t(4 * Wph));
@@ -486,7 +472,7 @@ int OutputRuns(int64_t j, int64_t width, int64_t OW, int64_t OH, LaneRun* runs) 
 
 // C = A (PackedInt8A::PackTapMajor) times the columns of a convolution (PaddedImageTakes): the
 // image rearranged once into channel quads (PaddedQuadImage), then every tile reads its data
-// there as it is. Output rows are Wph positions apart: the sums of the positions past OW are
+// there as it is. Output rows are a phase row apart: the sums of the positions past OW are
 // computed and dropped (2 of 58 at 56x56 and stride 1, 2 of 9 at 7x7, 1 of 29 at 56x56 and
 // stride 2).
 template <bool kUnsigned>
@@ -496,9 +482,9 @@ void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv:
   const int64_t quads = taps * tap_quads, OH = g.out[1], OW = g.out[2];
   const bool flip = !kUnsigned;  // the VNNI tile takes unsigned data
   const PaddedQuadImage padded(image, A.image_channels, g, flip);
-  const int64_t width = padded.Wph;
+  const int64_t width = padded.phases.Wph;
   std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
-  for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = padded.TapOffset(g, t / kw, t % kw);
+  for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = 4 * padded.phases.TapOffset(g, t / kw, t % kw);
   const int32_t* offsets = flip ? A.offsets.data() : nullptr;
   // Tasks: groups of 2 * kNr positions by parts of the row blocks (at least kMinTasks tasks, so
   // that deep layers over few positions keep every thread busy).

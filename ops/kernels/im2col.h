@@ -75,6 +75,33 @@ PhasedInput SplitPhases(const float* x, int64_t channels, const ConvGeom& g, int
 // for kernels reading in place whose last loads would pass the array's end.
 PhasedInput CopyLastRows(const float* image, int64_t channels, int64_t height, int64_t width, int64_t rows,
                          int64_t slack);
+// A 2-D image zero-padded and split by row and column stride phase (padded coordinate mod the
+// stride, 1 or 2 each way): phase (a, b) holds padded (sh * i + a, sw * j + b) at position
+// (a * sw + b) * rows * Wph + (i - first) * Wph + j, for the phase rows [first, first + rows)
+// kept. Tap (ky, kx) of output (y, x) reads TapOffset(g, ky, kx) + (y - first) * Wph + x, so
+// consecutive outputs of a row read consecutive positions of one phase. The layout of GemmInt8's
+// rearranged image (channel quads) and of conv_phased.cc's planes (floats).
+struct StridePhases {
+  int64_t sh, sw, Wph, first, rows;
+  // 2-D, strides 1 or 2, and the output size the input, padding, window and dilation give.
+  static bool Fit(const ConvGeom& g) {
+    if (!g.is_planar() || g.out_size() <= 0) return false;
+    for (int i = 1; i < 3; ++i)
+      if ((g.s[i] != 1 && g.s[i] != 2) || g.out[i] != (g.in[i] + 2 * g.p[i] - (g.k[i] - 1) * g.d[i] - 1) / g.s[i] + 1)
+        return false;
+    return true;
+  }
+  // The phase rows that output rows [oy0, oy1) read.
+  StridePhases(const ConvGeom& g, int64_t oy0, int64_t oy1)
+      : sh(g.s[1]), sw(g.s[2]), Wph((g.in[2] + 2 * g.p[2] + g.s[2] - 1) / g.s[2]), first(oy0),
+        rows(oy1 - oy0 + (g.k[1] - 1) * g.d[1] / g.s[1]) {}
+  int64_t PhasePositions() const { return rows * Wph; }
+  int64_t TapOffset(const ConvGeom& g, int64_t ky, int64_t kx) const {
+    const int64_t dy = ky * g.d[1], dx = kx * g.d[2];
+    return (dy % sh * sw + dx % sw) * PhasePositions() + dy / sh * Wph + dx / sw;
+  }
+};
+
 // Columns (channels * k_size, out_size) of channels [c0, c1) of one image (channels, in_size).
 // Rows are ordered (c, kd, kh, kw) like the weight; out-of-image taps are zero. The overload
 // with r0, r1 takes only output rows [r0, r1) of the flattened (od, oh) rows: columns

@@ -57,13 +57,6 @@ inline T RoundOne(TX x, float step, const FusedActivation& act, float scale, int
   if constexpr (kAct) return SaturateRound<T>(act(Widen(x, bias) * step) * scale);
   return SaturateRound<T>(Widen(x, bias) * scale);
 }
-// A quantized BatchNorm's level: uint8 data first rounded to int8 levels (x * to_int8).
-template <typename T>
-inline int8_t ScaleShiftOne(T x, float to_int8, float scale, float shift) {
-  const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(x) * to_int8))
-                                                 : static_cast<float>(x);
-  return SaturateRound<int8_t>(level * scale + shift);
-}
 template <typename TO, typename TA, typename TB>
 inline TO AddScaledOne(TA a, TB b, float wa, float wb, int32_t a_bias) {
   return SaturateRound<TO>(Widen(a, a_bias) * wa + static_cast<float>(b) * wb);
@@ -71,6 +64,15 @@ inline TO AddScaledOne(TA a, TB b, float wa, float wb, int32_t a_bias) {
 template <typename T>
 inline int8_t ReluOne(T x) {
   return static_cast<int8_t>(std::min<int32_t>(std::max<int32_t>(x, 0), 127));
+}
+// A quantized BatchNorm's level: uint8 data first rounded to int8 levels (x * to_int8); with
+// `relu`, the quantized relu of it.
+template <typename T>
+inline int8_t ScaleShiftOne(T x, float to_int8, float scale, float shift, bool relu) {
+  const float level = std::is_same_v<T, uint8_t> ? static_cast<float>(SaturateRound<int8_t>(static_cast<float>(x) * to_int8))
+                                                 : static_cast<float>(x);
+  const int8_t out = SaturateRound<int8_t>(level * scale + shift);
+  return relu ? ReluOne(out) : out;
 }
 
 // Four vectors of 8 int32 levels stored as 32 levels of T (int8 or uint8: packed with
@@ -164,7 +166,7 @@ __attribute__((target("avx2"))) void ScaleShiftPlaneAvx2(const T* x, int64_t n, 
     }
     Store32(y + i, v[0], v[1], v[2], v[3]);
   }
-  for (; i < n; ++i) y[i] = relu ? ReluOne(ScaleShiftOne(x[i], to_int8, scale, shift)) : ScaleShiftOne(x[i], to_int8, scale, shift);
+  for (; i < n; ++i) y[i] = ScaleShiftOne(x[i], to_int8, scale, shift, relu);
 }
 
 // ScaleShiftPlaneAvx2's lanes 16 at a time: the same operations per element (multiply, then
@@ -189,7 +191,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void ScaleShiftPlaneAvx512(
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
                      _mm512_cvtepi32_epi8(Levels16(_mm512_add_ps(_mm512_mul_ps(level, s), t), out_lo, hi)));
   }
-  for (; i < n; ++i) y[i] = relu ? ReluOne(ScaleShiftOne(x[i], to_int8, scale, shift)) : ScaleShiftOne(x[i], to_int8, scale, shift);
+  for (; i < n; ++i) y[i] = ScaleShiftOne(x[i], to_int8, scale, shift, relu);
 }
 SYMBIND_AVX512_INTRINSICS_END
 
@@ -211,10 +213,7 @@ void ScaleShiftLevelsOf(const T* x, int64_t outer, int64_t channels, int64_t inn
         ScaleShiftPlaneAvx2(in, inner, to_int8, scale[c], shift[c], relu, out);
         continue;
       }
-      for (int64_t i = 0; i < inner; ++i) {
-        const int8_t level = ScaleShiftOne(in[i], to_int8, scale[c], shift[c]);
-        out[i] = relu ? ReluOne(level) : level;
-      }
+      for (int64_t i = 0; i < inner; ++i) out[i] = ScaleShiftOne(in[i], to_int8, scale[c], shift[c], relu);
     }
   });
 }
