@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "error.h"
 #include "huge_pages.h"
@@ -68,6 +69,44 @@ ScratchPool& Pool() {
   return *pool;
 }
 
+// Blocks below the pool's sizes, from kSmallRoundFloats on, kept per thread (a few each): kernels
+// take one per task (a packed B chunk, a depthwise plane's floats), and aligned_alloc plus free
+// for each cost glibc a memalign split and a consolidation, several percent of a small int8
+// model's forward. Per thread, so taking one needs no lock.
+constexpr size_t kSmallRoundFloats = 1024;
+class SmallBlocks {
+ public:
+  // A kept block of at least `floats` (and at most kMaxWaste times that), or null.
+  float* Take(size_t floats, size_t* capacity) {
+    for (Block& b : blocks_)
+      if (b.data && b.capacity >= floats && b.capacity / kMaxWaste <= floats) {
+        *capacity = b.capacity;
+        return std::exchange(b.data, nullptr);
+      }
+    return nullptr;
+  }
+  // Keeps the block if a slot is free; false leaves it to the caller.
+  bool Give(float* block, size_t capacity) {
+    for (Block& b : blocks_)
+      if (!b.data) {
+        b = {block, capacity};
+        return true;
+      }
+    return false;
+  }
+  ~SmallBlocks() {
+    for (Block& b : blocks_) std::free(b.data);
+  }
+
+ private:
+  struct Block {
+    float* data = nullptr;
+    size_t capacity = 0;
+  };
+  Block blocks_[4];
+};
+thread_local SmallBlocks small_blocks;
+
 float* Allocate(size_t floats) {
   if (floats > std::numeric_limits<size_t>::max() / sizeof(float) - Storage::kAlignment)
     throw OutOfMemoryError(StrCat("scratch buffer of ", floats, " floats is too large"));
@@ -81,12 +120,20 @@ float* Allocate(size_t floats) {
 
 ScratchBuffer::ScratchBuffer(int64_t floats) : size_(std::max<int64_t>(floats, 0)) {
   const size_t wanted = static_cast<size_t>(std::max<int64_t>(size_, 1));
-  if (size_ >= kPooledFloats) {
+  // Release sends blocks of kPooledFloats and more to the pool, smaller ones to the thread's.
+  const size_t small = (wanted + kSmallRoundFloats - 1) / kSmallRoundFloats * kSmallRoundFloats;
+  if (small >= static_cast<size_t>(kPooledFloats)) {
     const size_t rounded = (wanted + kRoundFloats - 1) / kRoundFloats * kRoundFloats;
     data_ = Pool().Take(rounded, &capacity_);
     if (!data_) {
       data_ = Allocate(rounded);
       capacity_ = rounded;
+    }
+  } else if (wanted >= kSmallRoundFloats) {
+    data_ = small_blocks.Take(small, &capacity_);
+    if (!data_) {
+      data_ = Allocate(small);
+      capacity_ = small;
     }
   } else {
     data_ = Allocate(wanted);
@@ -122,7 +169,7 @@ ScratchBuffer& ScratchBuffer::operator=(ScratchBuffer&& other) noexcept {
 void ScratchBuffer::Release() noexcept {
   if (!data_) return;
   if (capacity_ >= static_cast<size_t>(kPooledFloats)) Pool().Give(data_, capacity_);
-  else std::free(data_);
+  else if (capacity_ < kSmallRoundFloats || !small_blocks.Give(data_, capacity_)) std::free(data_);
   data_ = nullptr;
 }
 

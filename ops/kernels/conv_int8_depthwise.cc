@@ -8,6 +8,7 @@
 #include <symbind/ops/kernels/conv_depthwise.h>
 #include <symbind/ops/kernels/conv_int8.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/requantize_avx512.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -138,7 +139,119 @@ __attribute__((target("avx512f"))) void FloatsToInt32Avx512(const float* src, in
   for (; i + 16 <= n; i += 16) _mm512_storeu_si512(dst + i, _mm512_cvtps_epi32(_mm512_loadu_ps(src + i)));
   for (; i < n; ++i) dst[i] = static_cast<int32_t>(src[i]);
 }
+// A plane's n integer-valued float sums straight to levels (row 0 of `levels`), as
+// FloatsToInt32 and RequantizePlane make them, without storing the sums.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void FloatSumsToLevelsAvx512(const float* sums, int64_t n,
+                                                                                  const Int8Levels& levels) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const LaneRun run{i, FirstLanes(n - i)};
+    StoreLevels16(_mm512_cvtps_epi32(_mm512_maskz_loadu_ps(run.mask, sums + i)), levels, 0, &run, 1);
+  }
+}
+// 3x3 planes at strides 1 and 2 on VNNI with VBMI, 16 positions of an output row at a time: per
+// filter row, one vpdpbusd of its three taps (and a zero) against the four input bytes each
+// position reads, which one vpermb gathers from the input row as loaded (zeros outside the image
+// by the load's mask). int8 data is flipped to unsigned (x + 128, a zero outside the image to
+// 128) and the filter rows' 128 * sum taken off again. The sums are exact (wrapping as
+// GemmInt8's), so the levels are the float kernel's.
+template <typename T, int64_t kSh>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void Plane3x3Vnni(
+    const T* image, const int8_t* filter, const PlaneGeom& geom, const uint8_t (&gather)[64], const Int8Levels* levels,
+    int32_t* sums) {
+  constexpr bool kSigned = std::is_same_v<T, int8_t>;
+  constexpr int64_t kLanes = 16;
+  // Copies the output's stores cannot alias, so they stay in registers.
+  const PlaneGeom g = geom;
+  const Int8Levels L = levels ? *levels : Int8Levels{};
+  const __m512i index = _mm512_loadu_si512(gather);
+  __m512i taps[3];
+  int32_t flip_offset[3];
+  for (int64_t ky = 0; ky < 3; ++ky) {
+    const int8_t* f = filter + ky * 3;
+    taps[ky] = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint8_t>(f[0])) |
+                                                      static_cast<uint32_t>(static_cast<uint8_t>(f[1])) << 8 |
+                                                      static_cast<uint32_t>(static_cast<uint8_t>(f[2])) << 16));
+    flip_offset[ky] = kSigned ? 128 * (f[0] + f[1] + f[2]) : 0;
+  }
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  // Two output rows at a time: their input rows (3 + kSh) are loaded and gathered once, and the
+  // two rows' sums are independent chains.
+  const __m512i none = _mm512_setzero_si512();
+  for (int64_t oy = 0; oy < g.OH; oy += 2) {
+    const bool pair = oy + 1 < g.OH;
+    const int64_t iy0 = oy * kSh - g.ph;
+    auto inside_rows = [&](int64_t first) {
+      int32_t offset = 0;
+      for (int64_t ky = 0; ky < 3; ++ky)
+        if (first + ky >= 0 && first + ky < g.H) offset += flip_offset[ky];
+      return offset;
+    };
+    const __m512i start0 = _mm512_set1_epi32(-inside_rows(iy0)), start1 = _mm512_set1_epi32(-inside_rows(iy0 + kSh));
+    for (int64_t ox = 0; ox < g.OW; ox += kLanes) {
+      // The window's bytes [lo, hi) lie inside the row.
+      const int64_t base = ox * g.sw - g.pw, lo = std::max<int64_t>(0, -base), hi = std::min<int64_t>(64, g.W - base);
+      const __mmask64 inside = hi <= lo ? 0 : (hi - lo == 64 ? ~__mmask64{0} : ((__mmask64{1} << (hi - lo)) - 1)) << lo;
+      __m512i rows[3 + kSh];
+      for (int64_t r = 0; r < 3 + kSh; ++r) {
+        const int64_t iy = iy0 + r;
+        // Rows outside the image add nothing (and are left out of the flip's offset).
+        if (iy < 0 || iy >= g.H || (r >= 3 && !pair)) {
+          rows[r] = none;
+          continue;
+        }
+        // Masked-off bytes are neither read nor faulted on, so the window may start before the row.
+        rows[r] = _mm512_permutexvar_epi8(index, _mm512_maskz_loadu_epi8(inside, image + iy * g.W + base));
+        if constexpr (kSigned) rows[r] = _mm512_xor_si512(rows[r], flip);
+      }
+      __m512i acc0 = start0, acc1 = start1;
+      for (int64_t ky = 0; ky < 3; ++ky) {
+        acc0 = _mm512_dpbusd_epi32(acc0, rows[ky], taps[ky]);
+        acc1 = _mm512_dpbusd_epi32(acc1, rows[kSh + ky], taps[ky]);
+      }
+      const __mmask16 lanes = FirstLanes(g.OW - ox);
+      const int64_t at = oy * g.OW + ox;
+      if (levels) {
+        const LaneRun run0{at, lanes}, run1{at + g.OW, lanes};
+        StoreLevels16(acc0, L, 0, &run0, 1);
+        if (pair) StoreLevels16(acc1, L, 0, &run1, 1);
+      } else {
+        _mm512_mask_storeu_epi32(sums + at, lanes, acc0);
+        if (pair) _mm512_mask_storeu_epi32(sums + at + g.OW, lanes, acc1);
+      }
+    }
+  }
+}
+
+// Plane3x3Vnni over every plane where it applies (3x3, undilated, strides up to 2, a CPU with
+// VNNI and VBMI).
 SYMBIND_AVX512_INTRINSICS_END
+
+template <typename T>
+bool Depthwise3x3Vnni(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
+                      const conv::ConvGeom& cg, const Int8Levels* levels) {
+  if (!ActiveVnniVbmi() || !cg.is_planar() || cg.k[1] != 3 || cg.k[2] != 3 || cg.d[1] != 1 || cg.d[2] != 1 ||
+      cg.s[1] > 2 || cg.s[2] > 2)
+    return false;
+  const PlaneGeom g{cg.in[1], cg.in[2], cg.out[1], cg.out[2], 3, 3, cg.s[1], cg.s[2], cg.p[1], cg.p[2], 1, 1};
+  const int64_t pixels = g.OH * g.OW;
+  // Byte j of lane i: input column i * sw + j of a loaded window (j = 3 meets the zero tap).
+  uint8_t gather[64];
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < 4; ++j) gather[4 * i + j] = static_cast<uint8_t>(std::min<int64_t>(i * g.sw + j, 63));
+  ParallelFor(batch * channels, GrainFor(pixels * 9, int64_t{1} << 17), [&](int64_t p0, int64_t p1) {
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      Int8Levels at;
+      if (levels) at = LevelsAt(*levels, channels, pixels, plane / channels, plane % channels);
+      const T* image = x + plane * g.H * g.W;
+      const int8_t* filter = w + (plane % channels) * 9;
+      const Int8Levels* plane_levels = levels ? &at : nullptr;
+      if (g.sh == 1) Plane3x3Vnni<T, 1>(image, filter, g, gather, plane_levels, y + plane * pixels);
+      else Plane3x3Vnni<T, 2>(image, filter, g, gather, plane_levels, y + plane * pixels);
+    }
+  });
+  return true;
+}
+
 template <typename T>
 void LevelsToFloats(const T* src, int64_t n, float* dst, bool avx512) {
   if (avx512) return LevelsToFloatsAvx512(src, n, dst);
@@ -175,6 +288,10 @@ bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_
       const int8_t* f = w + (plane % channels) * k * k;
       for (int64_t i = 0; i < k * k; ++i) filter[i] = static_cast<float>(f[i]);
       plane_fn(image, args, filter, 0.0f, out, false);
+      if (avx512 && levels) {
+        FloatSumsToLevelsAvx512(out, OH * OW, LevelsAt(*levels, channels, OH * OW, plane / channels, plane % channels));
+        continue;
+      }
       int32_t* dst = y + plane * OH * OW;
       FloatsToInt32(out, OH * OW, dst, avx512);
       RequantizePlane(levels, dst, plane, channels, OH * OW);
@@ -186,6 +303,7 @@ bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_
 template <typename T>
 void DepthwiseOf(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels, const conv::ConvGeom& cg,
                  const Int8Levels* levels) {
+  if (Depthwise3x3Vnni(x, w, y, batch, channels, cg, levels)) return;
   if (DepthwiseThroughFloatKernel(x, w, y, batch, channels, cg, levels)) return;
   const PlaneGeom g{cg.in[1], cg.in[2], cg.out[1], cg.out[2], cg.k[1], cg.k[2],
                     cg.s[1],  cg.s[2],  cg.p[1],   cg.p[2],   cg.d[1], cg.d[2]};

@@ -24,6 +24,7 @@ using TileFn = void (*)(const PackedTileArgs&);
 struct Dispatch {
   KernelIsa isa;
   bool vnni;  // AVX512-VNNI with kAvx512 (SYMBIND_GEMM_ISA=avx512 leaves it off)
+  bool vbmi;  // AVX512-VBMI (byte permutes) with vnni
   const char* name;
   BlockFn block;
   TileFn tile;
@@ -39,12 +40,13 @@ Dispatch Choose() {
   __builtin_cpu_init();
   if ((want("avx512") || want("avx512vnni")) && __builtin_cpu_supports("avx512f") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    return {KernelIsa::kAvx512, want("avx512vnni") && __builtin_cpu_supports("avx512vnni"), "avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
+    return {KernelIsa::kAvx512, want("avx512vnni") && __builtin_cpu_supports("avx512vnni"),
+            want("avx512vnni") && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi"), "avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
             gemm_avx512::PackedTallTile, gemm_avx512::PackedTallShape(), gemm_avx512::PackedTallTileBt};
   if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return {KernelIsa::kAvx2, false, "avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
+    return {KernelIsa::kAvx2, false, false, "avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
             gemm_avx2::PackedTallTile, gemm_avx2::PackedTallShape(), gemm_avx2::PackedTallTileBt};
-  return {KernelIsa::kBase, false, "base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
+  return {KernelIsa::kBase, false, false, "base", gemm_base::GemmBlock, gemm_base::PackedTile, gemm_base::PackedShape(),
             gemm_base::PackedTallTile, gemm_base::PackedTallShape(), gemm_base::PackedTallTileBt};
 }
 
@@ -56,6 +58,7 @@ const Dispatch& Selected() {
 
 KernelIsa ActiveIsa() { return Selected().isa; }
 bool ActiveVnni() { return Selected().vnni; }
+bool ActiveVnniVbmi() { return Selected().vbmi; }
 const char* GemmIsa() { return Selected().name; }
 
 namespace {

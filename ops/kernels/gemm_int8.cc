@@ -8,11 +8,14 @@
 
 #include <symbind/core/scratch.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/requantize_avx512.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
+using quant::LaneRun;
+using quant::StoreLevels16;
 constexpr int64_t kRows = 4;     // rows of A sharing each load of B
 constexpr int64_t kCols = 256;   // columns of C per block: kRows x kCols int32 sums stay in L1
 
@@ -112,37 +115,6 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"), always_inline)) inline voi
 }
 
 SYMBIND_AVX512_INTRINSICS_BEGIN
-// Where a vector's 16 sums go: lane i, under `mask`, to column n + i of its row. A vector over
-// positions of a padded image (GemmInt8PaddedImage) spans several output rows: one run each.
-struct LaneRun {
-  int64_t n;
-  __mmask16 mask;
-};
-
-// 16 finished sums (with row m's bias) to levels by RequantizeBlock's formula, in the same order
-// of float operations (the *_round forms are never contracted into FMAs), stored by `runs`.
-__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels16(
-    __m512i sums, const quant::Int8Levels& L, int64_t m, const LaneRun* runs, int count) {
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, _mm512_set1_epi32(L.bias[m]))),
-                                 _mm512_set1_ps(L.scale[m]), kRound);
-  if (L.sum) {
-    const uint8_t* sum_row = static_cast<const uint8_t*>(L.sum) + m * L.ld_sum;
-    __m128i s = _mm_setzero_si128();
-    for (int i = 0; i < count; ++i) s = _mm_mask_loadu_epi8(s, runs[i].mask, sum_row + runs[i].n);
-    const __m512 level = _mm512_cvtepi32_ps(L.sum_unsigned ? _mm512_cvtepu8_epi32(s) : _mm512_cvtepi8_epi32(s));
-    v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRound), kRound);
-  }
-  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN to 0
-  const float lo = L.out_unsigned ? 0.0f : -128.0f, hi = L.out_unsigned ? 255.0f : 127.0f;
-  const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
-  uint8_t* out_row = static_cast<uint8_t*>(L.out) + m * L.ld_out;
-  for (int i = 0; i < count; ++i) {
-    if (L.out_unsigned) _mm512_mask_cvtusepi32_storeu_epi8(out_row + runs[i].n, runs[i].mask, q);
-    else _mm512_mask_cvtsepi32_storeu_epi8(out_row + runs[i].n, runs[i].mask, q);
-  }
-}
-
 // `levels` (rows from m_first, columns from n_first): the chunk is the last, so the sums are
 // final and become levels instead of being stored.
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnni(

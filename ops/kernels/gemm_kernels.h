@@ -98,6 +98,8 @@ KernelIsa ActiveIsa();
 // Whether the int8 kernels use AVX512-VNNI (vpdpbusd): with kAvx512 on CPUs that have it, unless
 // SYMBIND_GEMM_ISA=avx512.
 bool ActiveVnni();
+// Whether they may also permute bytes (AVX512-VBMI's vpermb): ActiveVnni on CPUs that have it.
+bool ActiveVnniVbmi();
 // Its name: "avx512", "avx2" or "base".
 const char* GemmIsa();
 

@@ -214,6 +214,14 @@ TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dil
     check(6, 8, 1, 17, 23, 5, 5, 1, 2, 2, 2, 1);     // column stride 2 only
     check(5, 20, 1, 16, 19, 5, 5, 2, 2, 1, 2, 2);    // dilation 2, unequal padding
     check(9, 12, 1, 2, 70, 3, 3, 1, 1, 1, 1, 1);     // two rows: the last positions read past the plane
+    // Depthwise (groups = C = F), plane by plane: 3x3 at strides 1 and 2 on VNNI with VBMI.
+    check(12, 12, 12, 9, 37, 3, 3, 1, 1, 1, 1, 1);   // rows of 16 positions and a tail
+    check(8, 8, 8, 15, 41, 3, 3, 2, 2, 1, 1, 1);     // stride 2, odd sizes
+    check(4, 4, 4, 6, 70, 3, 3, 2, 2, 0, 0, 1);      // no padding: windows up to the row's end
+    check(4, 4, 4, 7, 7, 3, 3, 1, 1, 2, 2, 1);       // padding wider than the kernel reaches
+    check(4, 4, 4, 9, 11, 3, 3, 1, 2, 1, 0, 1);      // unequal strides and padding
+    check(6, 6, 6, 10, 10, 5, 5, 1, 1, 2, 2, 1);     // 5x5: the float kernel
+    check(4, 4, 4, 11, 11, 3, 3, 1, 1, 2, 2, 2);     // dilation 2
   }
 }
 
@@ -222,9 +230,9 @@ namespace {
 // or from the sums' blocks elsewhere) against the formula on int64 sums, element by element.
 template <typename T, typename TO>
 void CheckConvLevels(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W, int64_t k, int64_t pad, bool with_sum,
-                     uint64_t seed) {
-  conv::ConvGeom g = conv::ConvGeom::Planar(H, W, k, 1, pad);
-  INFO("C " << C << " F " << F << " image " << H << "x" << W << " kernel " << k << TypeName(T{}) << " to" << TypeName(TO{})
+                     uint64_t seed, int64_t stride = 1) {
+  conv::ConvGeom g = conv::ConvGeom::Planar(H, W, k, stride, pad);
+  INFO("C " << C << " F " << F << " image " << H << "x" << W << " kernel " << k << " stride " << stride << TypeName(T{}) << " to" << TypeName(TO{})
             << (with_sum ? " with a sum" : ""));
   std::mt19937_64 rng(seed);
   const int64_t batch = 2, depth = C / groups * k * k, pixels = g.out_size();
@@ -273,6 +281,8 @@ TEST_CASE("ConvInt8 to output levels: the requantization formula on exact sums, 
     CheckConvLevels<int8_t, uint8_t>(130, 12, 1, 7, 9, 3, 1, with_sum, seed++);   // depth 1170: two passes over depth
     CheckConvLevels<uint8_t, uint8_t>(64, 256, 1, 5, 5, 3, 1, with_sum, seed++);  // more filters than 4 x pixels
     CheckConvLevels<uint8_t, uint8_t>(24, 24, 24, 13, 11, 3, 1, with_sum, seed++);  // depthwise, plane by plane
+    CheckConvLevels<int8_t, int8_t>(16, 16, 16, 15, 14, 3, 1, with_sum, seed++, 2);  // depthwise, stride 2
+    CheckConvLevels<uint8_t, int8_t>(8, 8, 8, 9, 12, 5, 2, with_sum, seed++);        // depthwise 5x5, 108 pixels
     CheckConvLevels<int8_t, int8_t>(3, 16, 1, 17, 19, 7, 3, with_sum, seed++);    // an RGB stem
   }
 }
