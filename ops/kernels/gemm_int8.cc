@@ -121,6 +121,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     const int32_t* a0, const int32_t* a1, const int8_t* b0, const int8_t* b1, int64_t quads, int32_t* C, int64_t ldc,
     int64_t rows, int64_t cols, bool accumulate, const int32_t* row_offsets, const quant::Int8Levels* levels,
     int64_t m_first, int64_t n_first) {
+  // A copy the output's byte stores cannot alias, so its fields stay in registers.
+  const quant::Int8Levels L = levels ? *levels : quant::Int8Levels{};
   __m512i acc[2 * kMr][2];
   for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
   for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b0 += 4 * kNr, b1 += 4 * kNr) {
@@ -143,8 +145,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     }
     if (levels) {
       const LaneRun run0{n_first, m0}, run1{n_first + kNr, m1};
-      StoreLevels16(v0, *levels, m_first + r, &run0, 1);
-      if (m1) StoreLevels16(v1, *levels, m_first + r, &run1, 1);
+      StoreLevels16(v0, L, m_first + r, &run0, 1);
+      if (m1) StoreLevels16(v1, L, m_first + r, &run1, 1);
       continue;
     }
     _mm512_mask_storeu_epi32(c, m0, v0);
@@ -160,6 +162,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     const int32_t* a0, const int32_t* a1, const uint8_t* at, const int64_t* tap_offsets, int64_t taps,
     int64_t tap_quads, int64_t plane_bytes, const LaneRun* const (&runs)[2], const int (&run_counts)[2], int64_t rows,
     int32_t* C, int64_t ldc, const int32_t* row_offsets, const quant::Int8Levels* levels, int64_t m_first) {
+  const quant::Int8Levels L = levels ? *levels : quant::Int8Levels{};  // as in Int8TileVnni
   __m512i acc[2 * kMr][2];
   for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
   for (int64_t t = 0; t < taps; ++t) {
@@ -177,7 +180,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     const __m512i v[2] = {_mm512_add_epi32(acc[r][0], offset), _mm512_add_epi32(acc[r][1], offset)};
     for (int h = 0; h < 2; ++h) {
       if (levels) {
-        if (run_counts[h]) StoreLevels16(v[h], *levels, m_first + r, runs[h], run_counts[h]);
+        if (run_counts[h]) StoreLevels16(v[h], L, m_first + r, runs[h], run_counts[h]);
         continue;
       }
       for (int i = 0; i < run_counts[h]; ++i) _mm512_mask_storeu_epi32(C + r * ldc + runs[h][i].n, runs[h][i].mask, v[h]);
