@@ -139,15 +139,6 @@ __attribute__((target("avx512f"))) void FloatsToInt32Avx512(const float* src, in
   for (; i + 16 <= n; i += 16) _mm512_storeu_si512(dst + i, _mm512_cvtps_epi32(_mm512_loadu_ps(src + i)));
   for (; i < n; ++i) dst[i] = static_cast<int32_t>(src[i]);
 }
-// A plane's n integer-valued float sums straight to levels (row 0 of `levels`), as
-// FloatsToInt32 and RequantizePlane make them, without storing the sums.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void FloatSumsToLevelsAvx512(const float* sums, int64_t n,
-                                                                                  const Int8Levels& levels) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const LaneRun run{i, FirstLanes(n - i)};
-    StoreLevels16(_mm512_cvtps_epi32(_mm512_maskz_loadu_ps(run.mask, sums + i)), levels, 0, &run, 1);
-  }
-}
 // 3x3 planes at strides 1 and 2 on VNNI with VBMI, 16 positions of an output row at a time: per
 // filter row, one vpdpbusd of its three taps (and a zero) against the four input bytes each
 // position reads, which one vpermb gathers from the input row as loaded (zeros outside the image
@@ -252,14 +243,23 @@ bool Depthwise3x3Vnni(const T* x, const int8_t* w, int32_t* y, int64_t batch, in
   return true;
 }
 
+// Their loops for AVX2 (DepthwiseThroughFloatKernel runs on AVX2 and AVX-512 only), which the
+// compiler vectorises 8 at a time.
+template <typename T>
+__attribute__((target("avx2"))) void LevelsToFloatsAvx2(const T* src, int64_t n, float* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+}
+__attribute__((target("avx2"))) void FloatsToInt32Avx2(const float* src, int64_t n, int32_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int32_t>(src[i]);
+}
 template <typename T>
 void LevelsToFloats(const T* src, int64_t n, float* dst, bool avx512) {
   if (avx512) return LevelsToFloatsAvx512(src, n, dst);
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+  LevelsToFloatsAvx2(src, n, dst);
 }
 void FloatsToInt32(const float* src, int64_t n, int32_t* dst, bool avx512) {
   if (avx512) return FloatsToInt32Avx512(src, n, dst);
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int32_t>(src[i]);
+  FloatsToInt32Avx2(src, n, dst);
 }
 
 template <typename T>
@@ -288,8 +288,8 @@ bool DepthwiseThroughFloatKernel(const T* x, const int8_t* w, int32_t* y, int64_
       const int8_t* f = w + (plane % channels) * k * k;
       for (int64_t i = 0; i < k * k; ++i) filter[i] = static_cast<float>(f[i]);
       plane_fn(image, args, filter, 0.0f, out, false);
-      if (avx512 && levels) {
-        FloatSumsToLevelsAvx512(out, OH * OW, LevelsAt(*levels, channels, OH * OW, plane / channels, plane % channels));
+      if (levels && !levels->sum) {
+        RequantizeFloatSums(LevelsAt(*levels, channels, OH * OW, plane / channels, plane % channels), out, OH * OW);
         continue;
       }
       int32_t* dst = y + plane * OH * OW;

@@ -522,15 +522,18 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
   // A tile: row blocks [rb, rb + step) by panels [q, q + width) of one packed B chunk (panel q at
   // `b`, the next `panel_stride` bytes on) into C.
   const int64_t step = vnni ? 2 : 1, width = vnni ? 2 : 1;
-  auto tile = [&](int64_t rb, int64_t p0, int64_t chunk, const int8_t* b, int64_t panel_stride, int64_t n0) {
+  // c_block: where the tile's sums go (C's row rb * kMr and column n0 unless given).
+  auto tile = [&](int64_t rb, int64_t p0, int64_t chunk, const int8_t* b, int64_t panel_stride, int64_t n0,
+                  int32_t* c_block = nullptr, int64_t ld_block = 0) {
     const int64_t rows = std::min(step * kMr, M - rb * kMr), cols = std::min(width * kNr, N - n0);
     const int32_t* a0 = A.quads.data() + (rb * quads + p0) * kMr;
     const int32_t* row_offsets = offsets && p0 == 0 ? offsets + rb * kMr : nullptr;
-    int32_t* c = C + rb * kMr * ldc + n0;
+    int32_t* c = c_block ? c_block : C + rb * kMr * ldc + n0;
+    const int64_t ldc_here = c_block ? ld_block : ldc;
     if (vnni)
-      return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : a0, b, cols > kNr ? b + panel_stride : b, chunk, c, ldc,
+      return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : a0, b, cols > kNr ? b + panel_stride : b, chunk, c, ldc_here,
                           rows, cols, p0 > 0, row_offsets, p0 + chunk == quads ? levels : nullptr, rb * kMr, n0);
-    Int8Tile(a0, b, chunk, c, ldc, rows, cols, p0 > 0, row_offsets);
+    Int8Tile(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets);
   };
   // The AVX2 tile leaves its sums in C: a finished block is requantized from there.
   auto finished = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -571,6 +574,12 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
               [&](int64_t t0, int64_t t1) {
     ScratchBuffer b_buffer(width * chunk_bytes / 4);  // kKc quads x kNr columns x 4 bytes per panel
     int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());
+    // The AVX2 tile's sums of a task's block go to a buffer of the task's own, which stays in
+    // cache until they become levels, instead of to C (written to memory and read back).
+    const bool block_sums = levels && !vnni;
+    const int64_t block_ld = width * kNr;
+    ScratchBuffer block_buffer(block_sums ? blocks_per_part * kMr * block_ld : 1);
+    int32_t* block = reinterpret_cast<int32_t*>(block_buffer.data());
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t group = t / row_parts, part = t % row_parts;
       const int64_t n0 = group * width * kNr;
@@ -579,9 +588,21 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
         const int64_t chunk = std::min(kKc, quads - p0);
         for (int64_t w = 0; w < width && n0 + w * kNr < N; ++w)
           source.Pack(n0 + w * kNr, std::min(kNr, N - n0 - w * kNr), p0, chunk, flip, b_packed + w * chunk_bytes);
-        for (int64_t rb = rb0; rb < rb1; rb += step) tile(rb, p0, chunk, b_packed, chunk_bytes, n0);
+        for (int64_t rb = rb0; rb < rb1; rb += step)
+          tile(rb, p0, chunk, b_packed, chunk_bytes, n0, block_sums ? block + (rb - rb0) * kMr * block_ld : nullptr,
+               block_ld);
       }
-      finished(rb0 * kMr, std::min(M, rb1 * kMr), n0, std::min(N, n0 + width * kNr));
+      const int64_t m0 = rb0 * kMr, m1 = std::min(M, rb1 * kMr), n1 = std::min(N, n0 + width * kNr);
+      if (!block_sums) {
+        finished(m0, m1, n0, n1);
+        continue;
+      }
+      quant::Int8Levels at = *levels;  // the levels of row m0, column n0 on
+      at.bias += m0;
+      at.scale += m0;
+      at.out = static_cast<uint8_t*>(at.out) + m0 * at.ld_out + n0;
+      if (at.sum) at.sum = static_cast<const uint8_t*>(at.sum) + m0 * at.ld_sum + n0;
+      quant::RequantizeBlock(at, block, block_ld, 0, m1 - m0, 0, n1 - n0);
     }
   });
 }

@@ -7,6 +7,7 @@
 
 #include <symbind/ops/kernels/avx2_lanes.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/kernels/requantize_avx512.h>
 #include <symbind/ops/op_util.h>
 
 namespace symbind {
@@ -91,6 +92,14 @@ __attribute__((target("avx2"), always_inline)) inline void Store32(T* q, __m256i
     const __m256i bytes = std::is_same_v<T, int8_t> ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
   }
+}
+// One vector of 8 int32 levels stored as 8 levels of T (int8 or uint8, already in range).
+template <typename T>
+__attribute__((target("avx2"), always_inline)) inline void Store8(T* q, __m256i v) {
+  static_assert(!std::is_same_v<T, int32_t>, "Store8 narrows to bytes");
+  const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i bytes = std::is_same_v<T, int8_t> ? _mm_packs_epi16(words, words) : _mm_packus_epi16(words, words);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(q), bytes);
 }
 // T's range as floats for Levels8: int32's upper end is the largest float below 2^31 (ClampToInt32).
 template <typename T>
@@ -234,7 +243,7 @@ __attribute__((target("avx2"))) void AddScaledAvx2(const TA* a, const TB* b, int
   for (; i < n; ++i) y[i] = AddScaledOne<TO>(a[i], b[i], wa, wb, a_bias);
 }
 
-// RequantizeBlock on AVX2: whole vectors of 32, then the scalar formula, row by row.
+// RequantizeBlock on AVX2: whole vectors of 32, then of 8, then the scalar formula, row by row.
 template <bool kSum, typename TS, typename T>
 __attribute__((target("avx2"))) void RequantizeRowsAvx2(const int32_t* x, int64_t ld, int64_t rows, int64_t n,
                                                         const int32_t* bias, const float* scale, const TS* s,
@@ -253,6 +262,12 @@ __attribute__((target("avx2"))) void RequantizeRowsAvx2(const int32_t* x, int64_
       }
       Store32(q + i, v[0], v[1], v[2], v[3]);
     }
+    // Blocks of 16 columns (the AVX2 GEMM tile's) and tails: 8 at a time.
+    for (; i + 8 <= n; i += 8) {
+      __m256 a = _mm256_mul_ps(Load8(x + i, b), sa);
+      if constexpr (kSum) a = _mm256_add_ps(a, _mm256_mul_ps(Load8(s + i), sb));
+      Store8(q + i, Levels8(a, lo, hi));
+    }
     for (; i < n; ++i) {
       if constexpr (kSum) q[i] = AddScaledOne<T>(x[i], s[i], scale[r], sum_scale, bias[r]);
       else q[i] = RoundOne<false, T>(x[i], 1.0f, FusedActivation{}, scale[r], bias[r]);
@@ -270,6 +285,32 @@ void RequantizeRowsOf(const int32_t* x, int64_t ld, int64_t rows, int64_t n, con
       else q[r * ldq + i] = RoundOne<false, T>(x[r * ld + i], 1.0f, FusedActivation{}, scale[r], bias[r]);
     }
 }
+
+// RequantizeFloatSums: each sum to int32 (exact), then RequantizeRowsAvx2's lanes (the bias added
+// wrapping, the product, NaN to 0, the clamp, rounding half to even), 8 at a time, or 16 in
+// registers on AVX-512 (StoreLevels16); the tail by the scalar formula.
+template <typename T>
+__attribute__((target("avx2"))) void FloatSumsToLevelsAvx2(const float* sums, int64_t n, int32_t bias, float scale,
+                                                           T* q) {
+  const __m256 lo = LowestOf<T>(), hi = HighestOf<T>(), s = _mm256_set1_ps(scale);
+  const __m256i b = _mm256_set1_epi32(bias);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_cvtps_epi32(_mm256_loadu_ps(sums + i)), b));
+    Store8(q + i, Levels8(_mm256_mul_ps(x, s), lo, hi));
+  }
+  for (; i < n; ++i) q[i] = RoundOne<false, T>(static_cast<int32_t>(sums[i]), 1.0f, FusedActivation{}, scale, bias);
+}
+SYMBIND_AVX512_INTRINSICS_BEGIN
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void FloatSumsToLevelsAvx512(const Int8Levels& levels,
+                                                                                  const float* sums, int64_t n) {
+  const Int8Levels L = levels;  // a copy the byte stores cannot alias
+  for (int64_t i = 0; i < n; i += 16) {
+    const LaneRun run{i, FirstLanes(n - i)};
+    StoreLevels16(_mm512_cvtps_epi32(_mm512_maskz_loadu_ps(run.mask, sums + i)), L, 0, &run, 1);
+  }
+}
+SYMBIND_AVX512_INTRINSICS_END
 
 template <typename T>
 __attribute__((target("avx2"))) void ReluLevelsAvx2(const T* x, int64_t n, int8_t* y) {
@@ -365,6 +406,19 @@ void RequantizeBlock(const Int8Levels& L, const int32_t* C, int64_t ldc, int64_t
   };
   if (L.out_unsigned) to(uint8_t{});
   else to(int8_t{});
+}
+
+void RequantizeFloatSums(const Int8Levels& levels, const float* sums, int64_t n) {
+  if (levels.sum) throw Error("RequantizeFloatSums: a sum input is RequantizeBlock's");
+  if (ActiveIsa() == KernelIsa::kAvx512) return FloatSumsToLevelsAvx512(levels, sums, n);
+  auto to = [&](auto* q) {
+    using T = std::remove_pointer_t<decltype(q)>;
+    if (ActiveIsa() == KernelIsa::kAvx2) return FloatSumsToLevelsAvx2(sums, n, levels.bias[0], levels.scale[0], q);
+    for (int64_t i = 0; i < n; ++i)
+      q[i] = RoundOne<false, T>(static_cast<int32_t>(sums[i]), 1.0f, FusedActivation{}, levels.scale[0], levels.bias[0]);
+  };
+  if (levels.out_unsigned) to(static_cast<uint8_t*>(levels.out));
+  else to(static_cast<int8_t*>(levels.out));
 }
 
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y) { ReluLevelsOf(x, n, y); }

@@ -94,6 +94,11 @@ struct Int8Levels {
 void RequantizeBlock(const Int8Levels& levels, const int32_t* C, int64_t ldc, int64_t m0, int64_t m1, int64_t n0,
                      int64_t n1);
 
+// Row 0 of `levels` (bias[0], scale[0], out; no sum input) from n float sums that hold integers
+// exactly (a float kernel's sums of level products, below 2^24): the levels RequantizeBlock makes
+// of the same sums as int32, without storing them.
+void RequantizeFloatSums(const Int8Levels& levels, const float* sums, int64_t n);
+
 // y[i] = min(max(x[i], 0), 127): relu on levels, as int8 (uint8 levels above 127 saturate).
 void ReluLevels(const int8_t* x, int64_t n, int8_t* y);
 void ReluLevels(const uint8_t* x, int64_t n, int8_t* y);

@@ -1,6 +1,7 @@
 // The int8 GEMM (ops/kernels/gemm_int8.h) against int64 sums, for int8 and uint8 data, over
 // shapes with row, column and depth tails, strided rows and deep sums; the same bits for any
 // thread count. Registered per instruction set too (tests/CMakeLists.txt: gemm_int8_*).
+#include <algorithm>
 #include <limits>
 #include <random>
 
@@ -229,15 +230,18 @@ namespace {
 // ConvInt8 with output levels (a fused convolution's requantization, in the VNNI tile's registers
 // or from the sums' blocks elsewhere) against the formula on int64 sums, element by element.
 template <typename T, typename TO>
+// symmetric: weights in [-127, 127], as `symbind quantize` writes them (the AVX2 kernel then
+// requantizes each block as it finishes; a -128 weight needs its correction first).
 void CheckConvLevels(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W, int64_t k, int64_t pad, bool with_sum,
-                     uint64_t seed, int64_t stride = 1) {
+                     uint64_t seed, int64_t stride = 1, bool symmetric = false) {
   conv::ConvGeom g = conv::ConvGeom::Planar(H, W, k, stride, pad);
   INFO("C " << C << " F " << F << " image " << H << "x" << W << " kernel " << k << " stride " << stride << TypeName(T{}) << " to" << TypeName(TO{})
             << (with_sum ? " with a sum" : ""));
   std::mt19937_64 rng(seed);
   const int64_t batch = 2, depth = C / groups * k * k, pixels = g.out_size();
   const std::vector<T> x = RandomLevels<T>(size_t(batch * C * H * W), rng);
-  const std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * depth), rng);
+  std::vector<int8_t> w = RandomLevels<int8_t>(size_t(F * depth), rng);
+  if (symmetric) std::replace(w.begin(), w.end(), int8_t{-128}, int8_t{-127});
   const std::vector<uint8_t> sum = RandomLevels<uint8_t>(size_t(batch * F * pixels), rng);
   std::vector<int32_t> bias(static_cast<size_t>(F));
   std::vector<float> scale(static_cast<size_t>(F));
@@ -284,6 +288,11 @@ TEST_CASE("ConvInt8 to output levels: the requantization formula on exact sums, 
     CheckConvLevels<int8_t, int8_t>(16, 16, 16, 15, 14, 3, 1, with_sum, seed++, 2);  // depthwise, stride 2
     CheckConvLevels<uint8_t, int8_t>(8, 8, 8, 9, 12, 5, 2, with_sum, seed++);        // depthwise 5x5, 108 pixels
     CheckConvLevels<int8_t, int8_t>(3, 16, 1, 17, 19, 7, 3, with_sum, seed++);    // an RGB stem
+    // Symmetric weights: blocks of rows and columns requantized as the tiles finish them.
+    CheckConvLevels<uint8_t, uint8_t>(16, 24, 1, 9, 9, 3, 1, with_sum, seed++, 1, true);
+    CheckConvLevels<int8_t, uint8_t>(130, 12, 1, 7, 9, 3, 1, with_sum, seed++, 1, true);
+    CheckConvLevels<uint8_t, int8_t>(40, 72, 1, 6, 6, 1, 0, with_sum, seed++, 1, true);
+    CheckConvLevels<uint8_t, uint8_t>(64, 256, 1, 5, 5, 3, 1, with_sum, seed++, 1, true);
   }
 }
 
