@@ -46,6 +46,28 @@ TEST_CASE("ScratchBuffer: pooled blocks are reused after release and never share
   CHECK(ScratchPoolBytes() == 0);
 }
 
+TEST_CASE("ScratchBuffer: small blocks are kept per thread, reused after release, never shared while alive",
+          "[core][scratch]") {
+  const int64_t n = 3000;  // 12 KB: below the pool's sizes
+  float *first = nullptr, *second = nullptr;
+  {
+    ScratchBuffer a(n), b(n);
+    first = a.data(), second = b.data();
+    CHECK(first != second);
+    CHECK(reinterpret_cast<uintptr_t>(first) % Storage::kAlignment == 0);
+    a.data()[n - 1] = 1.0f;  // the whole size is usable
+    b.data()[n - 1] = 2.0f;
+    CHECK(a.data()[n - 1] == 1.0f);
+  }
+  ScratchBuffer again(n), other(n - 200);  // the kept blocks serve the next calls
+  CHECK((again.data() == first || again.data() == second));
+  CHECK((other.data() == first || other.data() == second));
+  CHECK(again.data() != other.data());
+  ScratchBuffer third(n);  // both kept blocks in use: other memory
+  CHECK(third.data() != again.data());
+  CHECK(third.data() != other.data());
+}
+
 TEST_CASE("ScratchBuffer: small and empty buffers, moves, absurd sizes", "[core][scratch]") {
   ScratchBuffer empty(0);
   CHECK(empty.size() == 0);
