@@ -94,9 +94,10 @@ class SmallBlocks {
       }
     return false;
   }
-  ~SmallBlocks() {
-    for (Block& b : blocks_) std::free(b.data);
+  void Clear() {
+    for (Block& b : blocks_) std::free(std::exchange(b.data, nullptr));
   }
+  ~SmallBlocks() { Clear(); }
 
  private:
   struct Block {
@@ -174,6 +175,9 @@ void ScratchBuffer::Release() noexcept {
 }
 
 size_t ScratchPoolBytes() { return Pool().Bytes(); }
-void ReleaseScratchPool() { Pool().Clear(); }
+void ReleaseScratchPool() {
+  Pool().Clear();
+  small_blocks.Clear();
+}
 
 }  // namespace symbind

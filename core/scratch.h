@@ -45,7 +45,8 @@ class ScratchBuffer {
 
 // Bytes of free blocks the pool holds now.
 size_t ScratchPoolBytes();
-// Frees the pool's free blocks (buffers in use are freed when they are destroyed).
+// Frees the pool's free blocks and the calling thread's kept small ones (buffers in use are freed
+// when they are destroyed).
 void ReleaseScratchPool();
 
 }  // namespace symbind

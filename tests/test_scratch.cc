@@ -48,6 +48,7 @@ TEST_CASE("ScratchBuffer: pooled blocks are reused after release and never share
 
 TEST_CASE("ScratchBuffer: small blocks are kept per thread, reused after release, never shared while alive",
           "[core][scratch]") {
+  ReleaseScratchPool();  // none kept from earlier cases
   const int64_t n = 3000;  // 12 KB: below the pool's sizes
   float *first = nullptr, *second = nullptr;
   {
