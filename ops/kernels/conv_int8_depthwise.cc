@@ -213,10 +213,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   }
 }
 
-// Plane3x3Vnni over every plane where it applies (3x3, undilated, strides up to 2, a CPU with
-// VNNI and VBMI).
 SYMBIND_AVX512_INTRINSICS_END
 
+// Plane3x3Vnni over every plane where it applies (3x3, undilated, strides up to 2, a CPU with
+// VNNI and VBMI).
 template <typename T>
 bool Depthwise3x3Vnni(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
                       const conv::ConvGeom& cg, const Int8Levels* levels) {

@@ -409,7 +409,7 @@ void RequantizeBlock(const Int8Levels& L, const int32_t* C, int64_t ldc, int64_t
 }
 
 void RequantizeFloatSums(const Int8Levels& levels, const float* sums, int64_t n) {
-  if (levels.sum) throw Error("RequantizeFloatSums: a sum input is RequantizeBlock's");
+  if (levels.sum) throw Error("RequantizeFloatSums takes no sum input (RequantizeBlock does)");
   if (ActiveIsa() == KernelIsa::kAvx512) return FloatSumsToLevelsAvx512(levels, sums, n);
   auto to = [&](auto* q) {
     using T = std::remove_pointer_t<decltype(q)>;
