@@ -39,10 +39,12 @@ Dispatch Choose() {
   auto want = [&](const char* isa) { return !forced || std::strcmp(forced, isa) == 0; };
   __builtin_cpu_init();
   if ((want("avx512") || want("avx512vnni")) && __builtin_cpu_supports("avx512f") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
-    return {KernelIsa::kAvx512, want("avx512vnni") && __builtin_cpu_supports("avx512vnni"),
-            want("avx512vnni") && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi"), "avx512", gemm_avx512::GemmBlock, gemm_avx512::PackedTile, gemm_avx512::PackedShape(),
-            gemm_avx512::PackedTallTile, gemm_avx512::PackedTallShape(), gemm_avx512::PackedTallTileBt};
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")) {
+    const bool vnni = want("avx512vnni") && __builtin_cpu_supports("avx512vnni");
+    return {KernelIsa::kAvx512, vnni, vnni && __builtin_cpu_supports("avx512vbmi"), "avx512", gemm_avx512::GemmBlock,
+            gemm_avx512::PackedTile, gemm_avx512::PackedShape(), gemm_avx512::PackedTallTile,
+            gemm_avx512::PackedTallShape(), gemm_avx512::PackedTallTileBt};
+  }
   if (want("avx2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     return {KernelIsa::kAvx2, false, false, "avx2", gemm_avx2::GemmBlock, gemm_avx2::PackedTile, gemm_avx2::PackedShape(),
             gemm_avx2::PackedTallTile, gemm_avx2::PackedTallShape(), gemm_avx2::PackedTallTileBt};

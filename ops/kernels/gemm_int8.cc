@@ -130,8 +130,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     TileStep(acc, a0, a1, x0, x1);
   }
   // Sums wrap as two's complement (vpaddd), like the scalar kernels' unsigned arithmetic.
-  const __mmask16 m0 = static_cast<__mmask16>(cols >= kNr ? 0xFFFF : (1u << cols) - 1);
-  const __mmask16 m1 = static_cast<__mmask16>(cols >= 2 * kNr ? 0xFFFF : cols > kNr ? (1u << (cols - kNr)) - 1 : 0);
+  const __mmask16 m0 = quant::FirstLanes(cols), m1 = cols > kNr ? quant::FirstLanes(cols - kNr) : 0;
   #pragma GCC unroll 8
   for (int64_t r = 0; r < 2 * kMr; ++r) {
     if (r >= rows) break;
@@ -592,11 +591,8 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
           tile(rb, p0, chunk, b_packed, chunk_bytes, n0, block_sums ? block + (rb - rb0) * kMr * block_ld : nullptr,
                block_ld);
       }
+      if (!block_sums) continue;  // the VNNI tile made the levels (or none are wanted)
       const int64_t m0 = rb0 * kMr, m1 = std::min(M, rb1 * kMr), n1 = std::min(N, n0 + width * kNr);
-      if (!block_sums) {
-        finished(m0, m1, n0, n1);
-        continue;
-      }
       quant::Int8Levels at = *levels;  // the levels of row m0, column n0 on
       at.bias += m0;
       at.scale += m0;

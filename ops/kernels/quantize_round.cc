@@ -181,11 +181,6 @@ __attribute__((target("avx2"))) void ScaleShiftPlaneAvx2(const T* x, int64_t n, 
 // ScaleShiftPlaneAvx2's lanes 16 at a time: the same operations per element (multiply, then
 // add; NaN to 0, the clamp, rounding half to even), so the same levels.
 SYMBIND_AVX512_INTRINSICS_BEGIN
-// Levels8 on 16 lanes.
-__attribute__((target("avx512f"), always_inline)) inline __m512i Levels16(__m512 v, __m512 lo, __m512 hi) {
-  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
-  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
-}
 template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void ScaleShiftPlaneAvx512(const T* x, int64_t n, float to_int8,
                                                                                 float scale, float shift, bool relu,

@@ -23,6 +23,13 @@ struct LaneRun {
   __mmask16 mask;
 };
 
+// 16 scaled values to levels as int32 lanes (Levels8 in quantize_round.cc on 16 lanes): NaN
+// lanes to 0, clamped to [lo, hi], converted rounding half to even.
+__attribute__((target("avx512f"), always_inline)) inline __m512i Levels16(__m512 v, __m512 lo, __m512 hi) {
+  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);
+  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
+}
+
 // 16 finished sums (with row m's bias) to levels by RequantizeBlock's formula, in the same order
 // of float operations (the *_round forms are never contracted into FMAs), stored by `runs`.
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels16(
@@ -37,9 +44,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
     const __m512 level = _mm512_cvtepi32_ps(L.sum_unsigned ? _mm512_cvtepu8_epi32(s) : _mm512_cvtepi8_epi32(s));
     v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRound), kRound);
   }
-  v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN to 0
   const float lo = L.out_unsigned ? 0.0f : -128.0f, hi = L.out_unsigned ? 255.0f : 127.0f;
-  const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
+  const __m512i q = Levels16(v, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
   // Narrowed in a register, then a masked store: the narrowing store to memory is several
   // times slower on some CPUs.
   const __m128i bytes = L.out_unsigned ? _mm512_cvtusepi32_epi8(q) : _mm512_cvtsepi32_epi8(q);
