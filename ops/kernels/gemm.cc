@@ -434,11 +434,11 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // packing, and B's rows, far apart, no longer stay in cache.
   constexpr int64_t kMaxInPlacePanels = 8, kSmallBFloats = int64_t{1} << 16, kRunFloats = 4096;
   const bool b_in_place = !tall && (panels <= kMaxInPlacePanels || K * N <= kSmallBFloats);
-  // Tall tiles broadcast B's columns where they lie unless there are at least 8 row panels: each
-  // k step then reads a line of B from L2 (its rows are far apart), which the packed panel, read
-  // in sequence, does not; with fewer panels packing costs more than those reads.
-  constexpr int64_t kMinTallPackPanels = 8;
-  const bool pack_b = !b_in_place && (!tall || panels >= kMinTallPackPanels);
+  // Tall tiles broadcast B's columns where they lie unless B's rows are a page or more apart
+  // (each k step on another page): nearer rows stream from cache, and packing, which copies all
+  // of B once per row block, cost more than it saved on every shape measured.
+  constexpr int64_t kTallPackRowFloats = 1024;
+  const bool pack_b = !b_in_place && (!tall || ldb >= kTallPackRowFloats);
   // Where column tile t starts: wide tiles nr apart (the last cut at N); tall ones spread
   // evenly, N / col_tiles columns each rounded (at most nr), so that no tile is left with 1-3
   // columns, whose few sums wait on the multiply-add latency: 7x7 = 49 positions as 8 x 6 + 1

@@ -29,17 +29,20 @@ NDArray NaiveIm2Col(const NDArray& x, int k, int s, int d, int p) {
 }  // namespace
 
 TEST_CASE("im2col extracts the sliding blocks and col2im sums them back", "[ops][im2col][grad]") {
-  NDArray x = RandomArray(TShape({2, 2, 5, 4}), 1);
-  struct Case { int k, s, d, p; };
-  for (Case c : {Case{3, 1, 1, 0}, Case{2, 2, 1, 1}, Case{2, 1, 2, 1}}) {
-    INFO("kernel " << c.k << " stride " << c.s << " dilate " << c.d << " pad " << c.p);
+  struct Case { int k, s, d, p, h = 5, w = 4; };
+  // The last three: rows of 17-20 outputs at stride 2 (the vector gather), stride 3 with padding
+  // wider than the window's reach, a 1x1 window at stride 2.
+  for (Case c : {Case{3, 1, 1, 0}, Case{2, 2, 1, 1}, Case{2, 1, 2, 1}, Case{3, 2, 1, 1, 6, 39}, Case{2, 3, 1, 3, 7, 11},
+                 Case{1, 2, 1, 0, 6, 34}}) {
+    INFO("kernel " << c.k << " stride " << c.s << " dilate " << c.d << " pad " << c.p << " image " << c.h << "x" << c.w);
+    NDArray x = RandomArray(TShape({2, 2, c.h, c.w}), 1);
     auto t = [](int v) { return "(" + std::to_string(v) + "," + std::to_string(v) + ")"; };
     const KwArgs p = {{"kernel", t(c.k)}, {"stride", t(c.s)}, {"dilate", t(c.d)}, {"pad", t(c.p)}};
     NDArray col = NaiveIm2Col(x, c.k, c.s, c.d, c.p);
     RequireClose(RunForward("im2col", p, {{"data", x}}), col);
     // col2im is the transpose: <im2col(x), y> = <x, col2im(y)>.
     KwArgs q = p;
-    q["output_size"] = "(5,4)";
+    q["output_size"] = "(" + std::to_string(c.h) + "," + std::to_string(c.w) + ")";
     NDArray y = RandomArray(col.shape(), 2);
     NDArray back = RunForward("col2im", q, {{"data", y}});
     REQUIRE(back.shape() == x.shape());
