@@ -128,7 +128,8 @@ ForwardChoice ChooseForwardPath(const ConvDims& n, const ConvGeom& g, OpReq req,
   if (DepthwiseApplies(n, g)) return {ForwardPath::kDepthwise};
   if (req != OpReq::kAdd && DirectConvPays(n, g)) return {ForwardPath::kDirect};
   const WinogradTile tile = ChooseWinogradTile(n, g, weights);
-  if (tile != WinogradTile::kNone) return {ForwardPath::kWinograd, tile};
+  if (tile != WinogradTile::kNone && !(PhasedBeatsWinograd(n, g) && PackedGemmApplies(n, g, weights)))
+    return {ForwardPath::kWinograd, tile};
   if (req != OpReq::kAdd && TinyDepthApplies(n, g)) return {ForwardPath::kTinyDepth};
   if (req != OpReq::kAdd && PackedGemmApplies(n, g, weights)) return {ForwardPath::kPacked};
   return {ForwardPath::kIm2Col};
@@ -331,6 +332,11 @@ bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* wei
   return weights && (g.is_pointwise() || PackedConvTiling(n, g) == GemmTiling::kTall);
 }
 
+bool PhasedBeatsWinograd(const ConvDims& n, const ConvGeom& g) {
+  constexpr int64_t kMinWinogradChannels = 32;
+  return n.batch == 1 && n.in_c < kMinWinogradChannels && PhasedColumnsApply(n, g, PackedConvTiling(n, g));
+}
+
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,
                            const ConvDims& n, const ConvGeom& g, const FusedActivation& act,
                            DerivedWeights* weights, const float* residual, const NormalizedOutput& normalized) {
@@ -364,9 +370,9 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
   const int64_t rows = g.out[0] * g.out[1], OW = g.out[2];
   const int64_t rows_per_tile = RowsPerTile(kdim, g);
   const int64_t tiles = (rows + rows_per_tile - 1) / rows_per_tile;
+  if (!residual && !normalized.y && PhasedColumnsApply(n, g, tiling) && (n.batch * tiles == 1 || PhasedBeatsWinograd(n, g)))
+    return PhasedGemmConvForward(x, packed->groups[0], y, n, g, epilogue(0, 0));
   if (n.batch * tiles == 1) {  // one GEMM per group (small images): im2col split over channels too
-    if (!residual && !normalized.y && PhasedColumnsApply(n, g, tiling))
-      return PhasedGemmConvForward(x, packed->groups[0], y, n, g, epilogue(0, 0));
     const ScratchBuffer col(kdim * osize);
     for (int64_t gr = 0; gr < n.groups; ++gr) {
       Im2ColParallel(x + gr * cg * isize, g, cg, true, col.data());

@@ -89,6 +89,10 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
 bool PhasedColumnsApply(const ConvDims& n, const ConvGeom& g, GemmTiling tiling);
 void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const ConvDims& n, const ConvGeom& g,
                            const GemmEpilogue& epilogue);
+// Where one image's product over phase planes beats Winograd (which ConvForward then skips):
+// below 32 input channels (SqueezeNet's first fire modules' 3x3 expands, MTCNN P-Net's 16 ->
+// 32), Winograd's transforms of every output cost more than its fewer products save.
+bool PhasedBeatsWinograd(const ConvDims& n, const ConvGeom& g);
 // bfloat16 products, float32 sums (Precision::kBfloat16; needs Bf16Available()): im2col (none
 // for 1x1 stride-1 unpadded kernels) + GemmBf16 with the weights rounded and packed once when
 // `weights` is given; bias, residual and activation in its store, then the second output

@@ -1035,9 +1035,12 @@ TEST_CASE("ConvForward dispatch agrees with the im2col reference on every path",
       {1, 32, 64, 1, 5, 5, 3, 1, 1},   {1, 24, 64, 1, 8, 8, 3, 1, 1},  {1, 64, 64, 1, 4, 8, 3, 1, 1},
       {1, 64, 32, 1, 15, 20, 3, 1, 1}, {1, 64, 64, 1, 60, 80, 3, 1, 1}, {1, 256, 256, 1, 14, 14, 3, 1, 1},
   };
-  // Past the transformed weights' bound, with read-only weights (transformed once) and writable.
+  // With read-only weights (transformed or packed once) and writable:
+  // Past the transformed weights' bound; then below 32 input channels at batch 1, where the
+  // product over phase planes may take Winograd's place (SqueezeNet's fire2, P-Net's conv3).
   const std::vector<Case> wide = {{1, 384, 320, 1, 7, 7, 3, 1, 1}, {1, 512, 512, 1, 7, 7, 3, 1, 1},
-                                  {1, 512, 512, 1, 2, 2, 3, 1, 1}};
+                                  {1, 512, 512, 1, 2, 2, 3, 1, 1}, {1, 16, 64, 1, 55, 55, 3, 1, 1},
+                                  {1, 16, 32, 1, 20, 20, 3, 1, 0}};
   uint64_t seed = 900;
   for (const Case& c : wide) {
     CheckFastPath([](const float* x, const float* w, const float* b, float* y, const ConvDims& n, const ConvGeom& g,
