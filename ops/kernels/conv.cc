@@ -293,8 +293,8 @@ int64_t PackedGemmColumns(int64_t kdim, const ConvGeom& g) {
   return (g.is_pointwise() ? g.out[0] * g.out[1] : RowsPerTile(kdim, g)) * g.out[2];
 }
 GemmTiling PackedConvTiling(const ConvDims& n, const ConvGeom& g) {
-  const int64_t kdim = n.in_c / n.groups * g.k_size();
-  return ChooseGemmTiling(n.out_c / n.groups, PackedGemmColumns(kdim, g));
+  const int64_t kdim = n.in_c / n.groups * g.k_size(), M = n.out_c / n.groups, N = PackedGemmColumns(kdim, g);
+  return g.is_pointwise() ? ChooseGemmTiling(M, N, kdim) : ChooseGemmTiling(M, N);
 }
 }  // namespace
 

@@ -238,6 +238,13 @@ GemmTiling ChooseGemmTiling(int64_t M, int64_t N) {
   return 10 * w.tall < 9 * w.wide ? GemmTiling::kTall : GemmTiling::kWide;
 }
 
+GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K) {
+  constexpr int64_t kMinTallDepth = 256, kMaxTallColumns = 1024;
+  const PaddedWork w = PaddedTileWork(M, N);
+  if (K >= kMinTallDepth && N <= kMaxTallColumns && w.tall <= w.wide) return GemmTiling::kTall;
+  return ChooseGemmTiling(M, N);
+}
+
 bool TallTilesFit(int64_t M, int64_t N, int64_t K) {
   constexpr int64_t kTallDepth = 128;
   const PaddedWork w = PaddedTileWork(M, N);

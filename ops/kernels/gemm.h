@@ -85,6 +85,10 @@ enum class GemmTiling { kWide, kTall };
 // The faster tiling for an M x N product (C's rows x columns), whatever its depth: kTall where it
 // saves a tenth of the padded work.
 GemmTiling ChooseGemmTiling(int64_t M, int64_t N);
+// The same knowing the depth K: also kTall at no more padding for products at least 256 deep
+// and at most 1024 wide (ResNet's 1x1 layers at 28x28 and below, SqueezeNet's conv10), where
+// tall tiles read B where it lies and wide ones pack it per row block.
+GemmTiling ChooseGemmTiling(int64_t M, int64_t N, int64_t K);
 // Whether tall tiles pad the product no more than wide ones and it is deeper than 128 (or they
 // save a tenth): where kernels built on tall tiles alone (the blocked weight gradient) were
 // measured to pay.
