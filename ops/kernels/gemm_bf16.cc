@@ -126,27 +126,38 @@ SYMBIND_BF16_TARGET void Tile(const uint32_t* a, const uint32_t* b, int64_t pair
 }
 
 // One column (FullyConnected at batch 1), row block `blk`: its rows in the lanes, even pairs in
-// lanes 0-7 and odd ones in 8-15, two accumulators; each row's four partial sums added in a
-// fixed order. x: B's depth pairs as words, one past the last zero.
+// lanes 0-7 and odd ones in 8-15. Eight accumulators, pair p's step into accumulator (p / 2) mod
+// 8, so that eight multiply-adds are in flight (two accumulators left the weights' stream waiting
+// on the dot product's latency); they and then each row's two halves are added in a fixed order.
+// x: B's depth pairs as words, one past the last zero.
+// Pairs p and p + 1 of the block's rows (p + 1 zero past the depth) into s.
+SYMBIND_BF16_TARGET inline __attribute__((always_inline)) void ColumnStep(const uint32_t* a, const uint32_t* x,
+                                                                          int64_t pairs, int64_t p, __m512& s) {
+  const __mmask16 m = p + 1 < pairs ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>(0x00ff);
+  const __m512i w = _mm512_maskz_loadu_epi32(m, a + p * kBf16Rows);
+  const __m512i xs = _mm512_inserti64x4(_mm512_set1_epi32(static_cast<int>(x[p])),
+                                        _mm256_set1_epi32(static_cast<int>(x[p + 1])), 1);
+  s = _mm512_dpbf16_ps(s, reinterpret_cast<__m512bh>(w), reinterpret_cast<__m512bh>(xs));
+}
+
 SYMBIND_BF16_TARGET void ColumnBlock(const PackedBf16A& A, int64_t blk, const uint32_t* x, float* C, int64_t ldc,
                                      const GemmEpilogue& ep) {
+  constexpr int kAcc = 8;
   const int64_t pairs = A.pairs;
   const uint32_t* a = A.words.data() + blk * pairs * kBf16Rows;
-  __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-  for (int64_t p = 0; p < pairs; p += 2) {
-    const __mmask16 m = p + 1 < pairs ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>(0x00ff);
-    const __m512i w = _mm512_maskz_loadu_epi32(m, a + p * kBf16Rows);
-    const __m512i xs = _mm512_inserti64x4(_mm512_set1_epi32(static_cast<int>(x[p])),
-                                          _mm256_set1_epi32(static_cast<int>(x[p + 1])), 1);
-    __m512& s = acc[(p / 2) & 1];
-    s = _mm512_dpbf16_ps(s, reinterpret_cast<__m512bh>(w), reinterpret_cast<__m512bh>(xs));
-  }
-  alignas(64) float sums[2][16];
-  _mm512_store_ps(sums[0], acc[0]);
-  _mm512_store_ps(sums[1], acc[1]);
+  __m512 acc[kAcc];
+  for (__m512& s : acc) s = _mm512_setzero_ps();
+  int64_t p = 0;
+  for (; p + 2 * kAcc <= pairs; p += 2 * kAcc)
+    for (int i = 0; i < kAcc; ++i) ColumnStep(a, x, pairs, p + 2 * i, acc[i]);
+  for (; p < pairs; p += 2) ColumnStep(a, x, pairs, p, acc[(p / 2) % kAcc]);
+  const __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])),
+                                   _mm512_add_ps(_mm512_add_ps(acc[4], acc[5]), _mm512_add_ps(acc[6], acc[7])));
+  alignas(64) float sums[16];
+  _mm512_store_ps(sums, sum);
   for (int r = 0; r < kBf16Rows && blk * kBf16Rows + r < A.rows; ++r) {
     const int64_t row = blk * kBf16Rows + r;
-    float v = (sums[0][r] + sums[0][8 + r]) + (sums[1][r] + sums[1][8 + r]);
+    float v = sums[r] + sums[8 + r];
     if (ep.bias) v += ep.bias[row];
     if (ep.residual) v += ep.residual[row * ldc];
     C[row * ldc] = ep.act.ForRow(row)(v);
