@@ -125,11 +125,6 @@ SYMBIND_BF16_TARGET void Tile(const uint32_t* a, const uint32_t* b, int64_t pair
   }
 }
 
-// One column (FullyConnected at batch 1), row block `blk`: its rows in the lanes, even pairs in
-// lanes 0-7 and odd ones in 8-15. Eight accumulators, pair p's step into accumulator (p / 2) mod
-// 8, so that eight multiply-adds are in flight (two accumulators left the weights' stream waiting
-// on the dot product's latency); they and then each row's two halves are added in a fixed order.
-// x: B's depth pairs as words, one past the last zero.
 // Pairs p and p + 1 of the block's rows (p + 1 zero past the depth) into s.
 SYMBIND_BF16_TARGET inline __attribute__((always_inline)) void ColumnStep(const uint32_t* a, const uint32_t* x,
                                                                           int64_t pairs, int64_t p, __m512& s) {
@@ -140,6 +135,11 @@ SYMBIND_BF16_TARGET inline __attribute__((always_inline)) void ColumnStep(const 
   s = _mm512_dpbf16_ps(s, reinterpret_cast<__m512bh>(w), reinterpret_cast<__m512bh>(xs));
 }
 
+// One column (FullyConnected at batch 1), row block `blk`: its rows in the lanes, even pairs in
+// lanes 0-7 and odd ones in 8-15. Eight accumulators, pair p's step into accumulator (p / 2) mod
+// 8, so that eight multiply-adds are in flight (two accumulators left the weights' stream waiting
+// on the dot product's latency); they and then each row's two halves are added in a fixed order.
+// x: B's depth pairs as words, one past the last zero.
 SYMBIND_BF16_TARGET void ColumnBlock(const PackedBf16A& A, int64_t blk, const uint32_t* x, float* C, int64_t ldc,
                                      const GemmEpilogue& ep) {
   constexpr int kAcc = 8;
