@@ -72,48 +72,13 @@ PhasedInput CopyLastRows(const float* image, int64_t channels, int64_t height, i
 
 namespace {
 // Im2Col for any element type: zeros on the padding (for quantized data, zero is the real 0).
-// 2-D images: output rows walked directly (no division per row), and short rows (7x7 outputs,
-// whose 7-float rows made the general loop's per-row costs most of the work) copied by loops
-// kept inline.
-template <typename T>
-void Im2ColPlanarOf(const T* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1, int64_t ld,
-                    T* col) {
-  const int64_t H = g.in[1], W = g.in[2], OW = g.out[2], SH = g.s[1], SW = g.s[2];
-  constexpr int64_t kShortRow = 16;
-  for (int64_t c = c0; c < c1; ++c) {
-    const T* plane = img + c * H * W;
-    for (int64_t kh = 0; kh < g.k[1]; ++kh)
-      for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-        T* dst = col + ((c - c0) * g.k_size() + kh * g.k[2] + kw) * ld;
-        const int64_t off = kw * g.d[2] - g.p[2];
-        const int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + SW - 1) / SW);
-        const int64_t hi = std::max(lo, std::min(OW, W - off <= 0 ? 0 : (W - off + SW - 1) / SW));
-        for (int64_t oh = r0; oh < r1; ++oh, dst += OW) {
-          const int64_t ih = oh * SH - g.p[1] + kh * g.d[1];
-          if (ih < 0 || ih >= H) {
-            std::fill(dst, dst + OW, T(0));
-            continue;
-          }
-          const T* src = plane + ih * W + off;
-          std::fill(dst, dst + lo, T(0));
-          if (SW == 1) {
-            std::copy(src + lo, src + hi, dst + lo);
-          } else if (std::is_same_v<T, float> && SW == 2 && hi - lo >= kShortRow) {
-            if constexpr (std::is_same_v<T, float>) GatherStride2(src + lo * 2, hi - lo, dst + lo);
-          } else {
-            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * SW];
-          }
-          std::fill(dst + hi, dst + OW, T(0));
-        }
-      }
-  }
-}
-
 template <typename T>
 void Im2ColOf(const T* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r0, int64_t r1, int64_t ld, T* col) {
-  if (g.is_planar()) return Im2ColPlanarOf(img, g, c0, c1, r0, r1, ld, col);
   const int64_t D = g.in[0], H = g.in[1], W = g.in[2];
   const int64_t OH = g.out[1], OW = g.out[2], SW = g.s[2];
+  // Rows shorter than this (7x7 outputs) are gathered by the inline loop: for so few values the
+  // vector gather's call cost more than the copy.
+  constexpr int64_t kShortRow = 16;
   for (int64_t c = c0; c < c1; ++c) {
     const T* plane = img + c * D * H * W;
     for (int64_t kd = 0; kd < g.k[0]; ++kd)
@@ -126,27 +91,28 @@ void Im2ColOf(const T* img, const ConvGeom& g, int64_t c0, int64_t c1, int64_t r
           // rest are padding.
           const int64_t lo = std::min(OW, off >= 0 ? 0 : (-off + SW - 1) / SW);
           const int64_t hi = std::max(lo, std::min(OW, W - off <= 0 ? 0 : (W - off + SW - 1) / SW));
+          // Output row r is (od, oh), advanced with r rather than divided out of it per row.
+          int64_t od = r0 / OH, oh = r0 % OH;
           for (int64_t r = r0; r < r1; ++r, dst += OW) {
-            const int64_t od = r / OH, oh = r % OH;
             const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
             const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+            if (++oh == OH) {
+              oh = 0;
+              ++od;
+            }
             if (id < 0 || id >= D || ih < 0 || ih >= H) {
               std::fill(dst, dst + OW, T(0));
               continue;
             }
-            const T* src = plane + (id * H + ih) * W;
-            if (g.s[2] == 1 && off >= 0 && off + OW <= W) {  // interior row: a plain copy
-              std::copy(src + off, src + off + OW, dst);
-              continue;
-            }
+            const T* src = plane + (id * H + ih) * W + off;
             std::fill(dst, dst + lo, T(0));
-            if (SW == 1) {  // a padded row at stride 1: the part inside is still one copy
-              std::copy(src + lo + off, src + hi + off, dst + lo);
-            } else if (std::is_same_v<T, float> && SW == 2) {
+            if (SW == 1) {  // the part inside is one copy
+              std::copy(src + lo, src + hi, dst + lo);
+            } else if (std::is_same_v<T, float> && SW == 2 && hi - lo >= kShortRow) {
               // Stride 2 (ResNet's 7x7 and most stems) as its own loop, which vectorises.
-              if constexpr (std::is_same_v<T, float>) GatherStride2(src + lo * 2 + off, hi - lo, dst + lo);
+              if constexpr (std::is_same_v<T, float>) GatherStride2(src + lo * 2, hi - lo, dst + lo);
             } else {
-              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * SW + off];
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * SW];
             }
             std::fill(dst + hi, dst + OW, T(0));
           }
