@@ -283,10 +283,11 @@ void RequantizeRowsOf(const int32_t* x, int64_t ld, int64_t rows, int64_t n, con
 
 // RequantizeFloatSums: each sum to int32 (exact), then RequantizeRowsAvx2's lanes (the bias added
 // wrapping, the product, NaN to 0, the clamp, rounding half to even), 8 at a time, or 16 in
-// registers on AVX-512 (StoreLevels16); the tail by the scalar formula.
+// registers on AVX-512 (StoreLevels16); the rest by the scalar formula.
+// Returns how many it made (whole vectors of 8); the caller makes the rest.
 template <typename T>
-__attribute__((target("avx2"))) void FloatSumsToLevelsAvx2(const float* sums, int64_t n, int32_t bias, float scale,
-                                                           T* q) {
+__attribute__((target("avx2"))) int64_t FloatSumsToLevelsAvx2(const float* sums, int64_t n, int32_t bias, float scale,
+                                                              T* q) {
   const __m256 lo = LowestOf<T>(), hi = HighestOf<T>(), s = _mm256_set1_ps(scale);
   const __m256i b = _mm256_set1_epi32(bias);
   int64_t i = 0;
@@ -294,7 +295,7 @@ __attribute__((target("avx2"))) void FloatSumsToLevelsAvx2(const float* sums, in
     const __m256 x = _mm256_cvtepi32_ps(_mm256_add_epi32(_mm256_cvtps_epi32(_mm256_loadu_ps(sums + i)), b));
     Store8(q + i, Levels8(_mm256_mul_ps(x, s), lo, hi));
   }
-  for (; i < n; ++i) q[i] = RoundOne<false, T>(static_cast<int32_t>(sums[i]), 1.0f, FusedActivation{}, scale, bias);
+  return i;
 }
 SYMBIND_AVX512_INTRINSICS_BEGIN
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void FloatSumsToLevelsAvx512(const Int8Levels& levels,
@@ -408,8 +409,8 @@ void RequantizeFloatSums(const Int8Levels& levels, const float* sums, int64_t n)
   if (ActiveIsa() == KernelIsa::kAvx512) return FloatSumsToLevelsAvx512(levels, sums, n);
   auto to = [&](auto* q) {
     using T = std::remove_pointer_t<decltype(q)>;
-    if (ActiveIsa() == KernelIsa::kAvx2) return FloatSumsToLevelsAvx2(sums, n, levels.bias[0], levels.scale[0], q);
-    for (int64_t i = 0; i < n; ++i)
+    int64_t i = ActiveIsa() == KernelIsa::kAvx2 ? FloatSumsToLevelsAvx2(sums, n, levels.bias[0], levels.scale[0], q) : 0;
+    for (; i < n; ++i)
       q[i] = RoundOne<false, T>(static_cast<int32_t>(sums[i]), 1.0f, FusedActivation{}, levels.scale[0], levels.bias[0]);
   };
   if (levels.out_unsigned) to(static_cast<uint8_t*>(levels.out));
