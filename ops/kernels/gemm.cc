@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 #include <immintrin.h>
@@ -34,9 +35,30 @@ struct Dispatch {
   TileFn tall_tile_bt;
 };
 
+constexpr const char* kIsaNames[] = {"base", "avx2", "avx512", "avx512vnni"};
+constexpr int kWidestIsa = 3;
+int IsaLevel(const char* name) {
+  for (int level = 0; level <= kWidestIsa; ++level)
+    if (std::strcmp(name, kIsaNames[level]) == 0) return level;
+  return -1;
+}
+}  // namespace
+
+int AllowedIsaLevel(const char* forced, std::ostream* warnings) {
+  if (!forced || !*forced) return kWidestIsa;  // unset or empty: the CPU decides
+  const int level = IsaLevel(forced);
+  if (level >= 0) return level;
+  if (warnings)
+    *warnings << "symbind: warning: ignoring SYMBIND_GEMM_ISA='" << forced
+              << "' (not one of base, avx2, avx512, avx512vnni): the widest kernels this CPU has\n";
+  return kWidestIsa;
+}
+
+namespace {
 Dispatch Choose() {
-  const char* forced = std::getenv("SYMBIND_GEMM_ISA");
-  auto want = [&](const char* isa) { return !forced || std::strcmp(forced, isa) == 0; };
+  const int widest = AllowedIsaLevel(std::getenv("SYMBIND_GEMM_ISA"), &std::cerr);
+  // The named set or, where the CPU lacks it, the widest it has below it.
+  auto want = [&](const char* isa) { return IsaLevel(isa) <= widest; };
   __builtin_cpu_init();
   if ((want("avx512") || want("avx512vnni")) && __builtin_cpu_supports("avx512f") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")) {

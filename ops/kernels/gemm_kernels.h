@@ -1,6 +1,7 @@
 // GEMM block kernels, one per instruction set; ops/kernels/gemm.cc picks one at run time.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 
 // Around code calling AVX-512 intrinsics from functions with a target attribute: GCC 12 warns
 // inside its own avx512fintrin.h (-Wmaybe-uninitialized), about none of our code.
@@ -91,8 +92,8 @@ namespace gemm_avx512 { SYMBIND_GEMM_VARIANT_DECLS }
 
 // The instruction set of every kernel of this process (the GEMM's tiles, the direct, depthwise,
 // tiny-depth and pooling kernels), chosen once from CPUID: the one dispatch point. Kernels say
-// what they need by comparing with it. SYMBIND_GEMM_ISA=base|avx2|avx512|avx512vnni lowers it, so
-// tests run each kernel set on one CPU.
+// what they need by comparing with it. SYMBIND_GEMM_ISA=base|avx2|avx512|avx512vnni caps it
+// (AllowedIsaLevel), so tests run each kernel set on one CPU.
 enum class KernelIsa { kBase, kAvx2, kAvx512 };
 KernelIsa ActiveIsa();
 // Whether the int8 kernels use AVX512-VNNI (vpdpbusd): with kAvx512 on CPUs that have it, unless
@@ -102,5 +103,9 @@ bool ActiveVnni();
 bool ActiveVnniVbmi();
 // Its name: "avx512", "avx2" or "base".
 const char* GemmIsa();
+// The widest kernel set SYMBIND_GEMM_ISA's value `forced` allows, as an index into base, avx2,
+// avx512, avx512vnni: all for null or empty; for an unknown name also all, with a warning line
+// to `warnings` (when given). A CPU without the named set gets the widest it has below it.
+int AllowedIsaLevel(const char* forced, std::ostream* warnings);
 
 }  // namespace symbind

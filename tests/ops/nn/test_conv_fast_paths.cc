@@ -7,10 +7,13 @@
 // gradients both ways.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include <tbb/global_control.h>
@@ -1463,4 +1466,32 @@ TEST_CASE("ConvForward writes images apart (y_image_stride) on every path, the s
     CHECK_THROWS_WITH(ConvForward(x.data(), w.fdata(), b.data(), strided.data(), apart, g, OpReq::kAdd, &kept),
                       Catch::Contains("y_image_stride"));
   }
+}
+
+TEST_CASE("SYMBIND_GEMM_ISA: unset, empty or unknown leaves every kernel set, a name caps it", "[gemm][gemm_isa]") {
+  std::ostringstream warnings;
+  CHECK(AllowedIsaLevel(nullptr, &warnings) == 3);
+  CHECK(AllowedIsaLevel("", &warnings) == 3);
+  CHECK(warnings.str().empty());
+  CHECK(AllowedIsaLevel("base", &warnings) == 0);
+  CHECK(AllowedIsaLevel("avx2", &warnings) == 1);
+  CHECK(AllowedIsaLevel("avx512", &warnings) == 2);
+  CHECK(AllowedIsaLevel("avx512vnni", &warnings) == 3);
+  CHECK(warnings.str().empty());
+  // A typo must not silently select the portable kernels (several times slower).
+  for (const char* typo : {"AVX2", "avx-512", "sse", " avx2"}) {
+    std::ostringstream said;
+    CHECK(AllowedIsaLevel(typo, &said) == 3);
+    CHECK_THAT(said.str(), Catch::Contains(std::string("ignoring SYMBIND_GEMM_ISA='") + typo + "'") &&
+                               Catch::Contains("base, avx2, avx512, avx512vnni"));
+  }
+  CHECK(AllowedIsaLevel("avx", nullptr) == 3);  // no stream: no warning, no crash
+  // This process (ctest runs it also with the variable empty and misspelt): the widest set the
+  // CPU has up to the one the variable names.
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const int allowed = AllowedIsaLevel(std::getenv("SYMBIND_GEMM_ISA"), nullptr);
+  CHECK(std::string(GemmIsa()) == (avx512 && allowed >= 2 ? "avx512" : avx2 && allowed >= 1 ? "avx2" : "base"));
 }
