@@ -143,17 +143,19 @@ SYMBIND_BF16_TARGET inline __attribute__((always_inline)) void ColumnStep(const 
 SYMBIND_BF16_TARGET void ColumnBlock(const PackedBf16A& A, int64_t blk, const uint32_t* x, float* C, int64_t ldc,
                                      const GemmEpilogue& ep) {
   constexpr int kAcc = 8;
-  // Lines asked 8 KiB ahead: a forward reads the weights once, from memory, and this one stream per
-  // thread otherwise waits on each miss (prefetching past the last block is harmless).
+  // Lines asked 8 KiB ahead (into the next blocks, up to the last): a forward reads the weights
+  // once, from memory, and this one stream per thread otherwise waits on each miss.
   constexpr int64_t kPrefetchPairs = 256;
   const int64_t pairs = A.pairs;
   const uint32_t* a = A.words.data() + blk * pairs * kBf16Rows;
+  const int64_t pairs_left = static_cast<int64_t>(A.words.size()) / kBf16Rows - blk * pairs;
   __m512 acc[kAcc];
   for (__m512& s : acc) s = _mm512_setzero_ps();
   int64_t p = 0;
   for (; p + 2 * kAcc <= pairs; p += 2 * kAcc) {
     for (int i = 0; i < kAcc; ++i)
-      _mm_prefetch(reinterpret_cast<const char*>(a + (p + kPrefetchPairs + 2 * i) * kBf16Rows), _MM_HINT_T0);
+      if (p + kPrefetchPairs + 2 * i < pairs_left)
+        _mm_prefetch(reinterpret_cast<const char*>(a + (p + kPrefetchPairs + 2 * i) * kBf16Rows), _MM_HINT_T0);
     for (int i = 0; i < kAcc; ++i) ColumnStep(a, x, pairs, p + 2 * i, acc[i]);
   }
   for (; p < pairs; p += 2) ColumnStep(a, x, pairs, p, acc[(p / 2) % kAcc]);
