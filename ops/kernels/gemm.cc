@@ -48,9 +48,11 @@ int AllowedIsaLevel(const char* forced, std::ostream* warnings) {
   if (!forced || !*forced) return kWidestIsa;  // unset or empty: the CPU decides
   const int level = IsaLevel(forced);
   if (level >= 0) return level;
-  if (warnings)
-    *warnings << "symbind: warning: ignoring SYMBIND_GEMM_ISA='" << forced
-              << "' (not one of base, avx2, avx512, avx512vnni): the widest kernels this CPU has\n";
+  if (warnings) {
+    *warnings << "symbind: warning: ignoring SYMBIND_GEMM_ISA='" << forced << "' (not one of ";
+    for (int l = 0; l <= kWidestIsa; ++l) *warnings << kIsaNames[l] << (l < kWidestIsa ? ", " : "");
+    *warnings << "): the widest kernels this CPU has\n";
+  }
   return kWidestIsa;
 }
 
@@ -60,7 +62,7 @@ Dispatch Choose() {
   // The named set or, where the CPU lacks it, the widest it has below it.
   auto want = [&](const char* isa) { return IsaLevel(isa) <= widest; };
   __builtin_cpu_init();
-  if ((want("avx512") || want("avx512vnni")) && __builtin_cpu_supports("avx512f") &&
+  if (want("avx512") && __builtin_cpu_supports("avx512f") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")) {
     const bool vnni = want("avx512vnni") && __builtin_cpu_supports("avx512vnni");
     return {KernelIsa::kAvx512, vnni, vnni && __builtin_cpu_supports("avx512vbmi"), "avx512", gemm_avx512::GemmBlock,
