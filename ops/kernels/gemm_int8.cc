@@ -130,6 +130,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     TileStep(acc, a0, a1, x0, x1);
   }
   // Sums wrap as two's complement (vpaddd), like the scalar kernels' unsigned arithmetic.
+  if (levels && !L.sum && !accumulate && rows == 2 * kMr && cols == 2 * kNr) {
+    // The whole tile to levels (most tiles of a layer): each row in one store.
+    #pragma GCC unroll 8
+    for (int64_t r = 0; r < 2 * kMr; ++r) {
+      const __m512i offset =
+          _mm512_set1_epi32(row_offsets ? static_cast<int32_t>(0u - static_cast<uint32_t>(row_offsets[r])) : 0);
+      quant::StoreLevels32(_mm512_add_epi32(acc[r][0], offset), _mm512_add_epi32(acc[r][1], offset), L, m_first + r,
+                           n_first);
+    }
+    return;
+  }
   const __mmask16 m0 = quant::FirstLanes(cols), m1 = cols > kNr ? quant::FirstLanes(cols - kNr) : 0;
   #pragma GCC unroll 8
   for (int64_t r = 0; r < 2 * kMr; ++r) {
@@ -220,13 +231,47 @@ __attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_
   }
 }
 
+SYMBIND_AVX512_INTRINSICS_BEGIN
+// PackQuad's quads [p0, p0 + quads) on AVX-512: a whole quad is its 4 rows in the 4 lanes of one
+// vector, transposed by one dword and one in-lane byte permutation (a 4x4 transpose of dwords
+// across lanes, then of bytes within each lane).
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void PackQuadsAvx512(const void* B, int64_t ldb, int64_t K,
+                                                                         int64_t p0, int64_t quads, int64_t n0,
+                                                                         int64_t cols, bool flip, int8_t* out) {
+  alignas(64) static constexpr int32_t kDwords[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+  alignas(64) static constexpr uint32_t kBytes[16] = {0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u,
+                                                      0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u,
+                                                      0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u,
+                                                      0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u};
+  const __m512i dwords = _mm512_load_si512(kDwords), bytes = _mm512_load_si512(kBytes);
+  const __m512i bias = _mm512_set1_epi8(flip ? static_cast<char>(0x80) : 0);
+  const uint8_t* base = static_cast<const uint8_t*>(B) + n0;
+  for (int64_t p = 0; p < quads; ++p, out += 4 * kNr) {
+    const int64_t k = 4 * (p0 + p);
+    if (cols != kNr || k + 4 > K) {
+      PackQuad(B, ldb, K, k, n0, cols, flip, out);
+      continue;
+    }
+    const uint8_t* row = base + k * ldb;
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + ldb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * ldb)), 2);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 3 * ldb)), 3);
+    v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), bytes);
+    _mm512_storeu_si512(out, _mm512_xor_si512(v, bias));
+  }
+}
+SYMBIND_AVX512_INTRINSICS_END
+
 // B as a matrix (K rows of N columns, ldb apart): `quads` k-quads from quad p0 on of the panel of
 // columns n0.. (cols of them), each 4 * kNr bytes.
 template <typename TB>
 struct MatrixColumns {
   const TB* B;
   int64_t ldb, K;
+  bool avx512 = ActiveIsa() == KernelIsa::kAvx512;
   void Pack(int64_t n0, int64_t cols, int64_t p0, int64_t quads, bool flip, int8_t* out) const {
+    if (avx512) return PackQuadsAvx512(B, ldb, K, p0, quads, n0, cols, flip, out);
     for (int64_t p = 0; p < quads; ++p) PackQuad(B, ldb, K, 4 * (p0 + p), n0, cols, flip, out + p * 4 * kNr);
   }
 };

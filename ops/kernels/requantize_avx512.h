@@ -30,13 +30,45 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i Levels16(__m512
   return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
 }
 
+// Levels16 with lo = 0: vmaxps returns its second operand (0) where v is NaN, so the
+// clamp alone sends NaN to 0 and no mask is needed.
+__attribute__((target("avx512f"), always_inline)) inline __m512i UnsignedLevels16(__m512 v, __m512 hi) {
+  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), hi));
+}
+
+constexpr int kRoundNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+
+// (sums + bias) * scale of row m, as RequantizeBlock computes it (never contracted into an FMA).
+__attribute__((target("avx512f"), always_inline)) inline __m512 ScaledSums16(__m512i sums, __m512i bias, __m512 scale) {
+  return _mm512_mul_round_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, bias)), scale, kRoundNearest);
+}
+
+// Scaled values to 16 output levels in the low bytes, narrowed in a register (the narrowing store
+// to memory is several times slower on some CPUs).
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m128i LevelBytes16(__m512 v,
+                                                                                                 bool out_unsigned) {
+  if (out_unsigned) return _mm512_cvtusepi32_epi8(UnsignedLevels16(v, _mm512_set1_ps(255.0f)));
+  return _mm512_cvtsepi32_epi8(Levels16(v, _mm512_set1_ps(-128.0f), _mm512_set1_ps(127.0f)));
+}
+
+// A whole row of a 32-column tile: 32 finished sums of row m (no sum input) at columns n..n + 31,
+// by RequantizeBlock's formula, in one store.
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels32(
+    __m512i sums0, __m512i sums1, const Int8Levels& L, int64_t m, int64_t n) {
+  const __m512i bias = _mm512_set1_epi32(L.bias[m]);
+  const __m512 scale = _mm512_set1_ps(L.scale[m]);
+  const __m128i lo = LevelBytes16(ScaledSums16(sums0, bias, scale), L.out_unsigned);
+  const __m128i hi = LevelBytes16(ScaledSums16(sums1, bias, scale), L.out_unsigned);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<uint8_t*>(L.out) + m * L.ld_out + n),
+                      _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+}
+
 // 16 finished sums (with row m's bias) to levels by RequantizeBlock's formula, in the same order
 // of float operations (the *_round forms are never contracted into FMAs), stored by `runs`.
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels16(
     __m512i sums, const Int8Levels& L, int64_t m, const LaneRun* runs, int count) {
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-  __m512 v = _mm512_mul_round_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sums, _mm512_set1_epi32(L.bias[m]))),
-                                 _mm512_set1_ps(L.scale[m]), kRound);
+  constexpr int kRound = kRoundNearest;
+  __m512 v = ScaledSums16(sums, _mm512_set1_epi32(L.bias[m]), _mm512_set1_ps(L.scale[m]));
   if (L.sum) {
     const uint8_t* sum_row = static_cast<const uint8_t*>(L.sum) + m * L.ld_sum;
     __m128i s = _mm_setzero_si128();
@@ -44,11 +76,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
     const __m512 level = _mm512_cvtepi32_ps(L.sum_unsigned ? _mm512_cvtepu8_epi32(s) : _mm512_cvtepi8_epi32(s));
     v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRound), kRound);
   }
-  const float lo = L.out_unsigned ? 0.0f : -128.0f, hi = L.out_unsigned ? 255.0f : 127.0f;
-  const __m512i q = Levels16(v, _mm512_set1_ps(lo), _mm512_set1_ps(hi));
-  // Narrowed in a register, then a masked store: the narrowing store to memory is several
-  // times slower on some CPUs.
-  const __m128i bytes = L.out_unsigned ? _mm512_cvtusepi32_epi8(q) : _mm512_cvtsepi32_epi8(q);
+  const __m128i bytes = LevelBytes16(v, L.out_unsigned);
   uint8_t* out_row = static_cast<uint8_t*>(L.out) + m * L.ld_out;
   for (int i = 0; i < count; ++i) _mm_mask_storeu_epi8(out_row + runs[i].n, runs[i].mask, bytes);
 }

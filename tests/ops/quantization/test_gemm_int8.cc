@@ -249,6 +249,8 @@ void CheckConvLevels(int64_t C, int64_t F, int64_t groups, int64_t H, int64_t W,
   std::uniform_real_distribution<float> scale_dist(1e-5f, 2e-3f);
   for (int64_t f = 0; f < F; ++f) bias[size_t(f)] = bias_dist(rng), scale[size_t(f)] = scale_dist(rng);
   scale[0] = 1.0f;  // sums far outside the output's range: saturation
+  // A NaN scale makes every level of its row 0, an infinite one saturates (NaN where a sum is 0).
+  if (F > 2) scale[1] = std::numeric_limits<float>::quiet_NaN(), scale[2] = std::numeric_limits<float>::infinity();
   const float sum_scale = 0.37f;
   const std::vector<PackedInt8A> packed = quant::PackConvInt8Weights(w.data(), C, F, groups, g);
   std::vector<int32_t> scratch(size_t(batch * F * pixels));
