@@ -719,8 +719,58 @@ void GemmInt8NTAvx2(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* 
   }
 }
 
+SYMBIND_AVX512_INTRINSICS_BEGIN
+// Weight rows [n0, n1) dotted with one data row `a` of unsigned bytes (int8 data flipped to
+// x + 128 by the caller, kFlipped): 64 products per vpdpbusd, four weight rows sharing each load
+// of data. A flipped row's sums carry 128 times each weight row's sum, which a vpdpbusd of ones
+// over the same weights takes back out. Sums wrap as two's complement like the rest.
+template <bool kFlipped>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void DotRowsVnni(const uint8_t* a, const int8_t* B,
+                                                                                int64_t K, int64_t n0, int64_t n1,
+                                                                                int32_t* c) {
+  constexpr int kRowsAtOnce = 4;
+  const __m512i ones = _mm512_set1_epi8(1);
+  const int64_t body = K / 64 * 64;
+  const __mmask64 tail = K % 64 ? ~__mmask64{0} >> (64 - K % 64) : 0;
+  for (int64_t n = n0; n < n1; n += kRowsAtOnce) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRowsAtOnce, n1 - n));
+    __m512i acc[kRowsAtOnce], weight_sums[kRowsAtOnce];
+    for (int r = 0; r < kRowsAtOnce; ++r) acc[r] = weight_sums[r] = _mm512_setzero_si512();
+    for (int64_t k = 0; k < K; k += 64) {
+      const __mmask64 mask = k < body ? ~__mmask64{0} : tail;  // masked lanes read nothing
+      const __m512i x = _mm512_maskz_loadu_epi8(mask, a + k);
+      #pragma GCC unroll 4
+      for (int r = 0; r < kRowsAtOnce; ++r) {
+        if (r >= rows) break;
+        const __m512i w = _mm512_maskz_loadu_epi8(mask, B + (n + r) * K + k);
+        acc[r] = DotBytes(acc[r], x, w);
+        if constexpr (kFlipped) weight_sums[r] = DotBytes(weight_sums[r], ones, w);
+      }
+    }
+    for (int r = 0; r < rows; ++r)
+      c[n + r] = _mm512_reduce_add_epi32(_mm512_sub_epi32(acc[r], _mm512_slli_epi32(weight_sums[r], 7)));
+  }
+}
+SYMBIND_AVX512_INTRINSICS_END
+
+// GemmInt8NT on VNNI: each data row (flipped once when int8) against all weight rows.
+template <typename TA>
+void GemmInt8NTVnni(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B, int32_t* C) {
+  constexpr bool kFlipped = std::is_same_v<TA, int8_t>;
+  std::vector<uint8_t> flipped(kFlipped ? static_cast<size_t>(K) : 0);
+  for (int64_t m = 0; m < M; ++m) {
+    const uint8_t* a = reinterpret_cast<const uint8_t*>(A + m * K);
+    if constexpr (kFlipped) {
+      for (int64_t k = 0; k < K; ++k) flipped[size_t(k)] = a[k] ^ 0x80u;
+      a = flipped.data();
+    }
+    ParallelFor(N, GrainFor(K), [&](int64_t n0, int64_t n1) { DotRowsVnni<kFlipped>(a, B, K, n0, n1, C + m * N); });
+  }
+}
+
 template <typename TA>
 void GemmInt8NTOf(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B, int32_t* C) {
+  if (ActiveVnni() && K > 0) return GemmInt8NTVnni(M, N, K, A, B, C);
   if (ActiveIsa() != KernelIsa::kBase) {
     GemmInt8NTAvx2(M, N, K, A, B, C);
     return;

@@ -112,7 +112,7 @@ TEST_CASE("GemmInt8NT (FullyConnected's layout) equals int64 sums for int8 and u
   uint64_t seed = 7;
   for (int64_t M : {1, 3})
     for (int64_t N : {1, 10, 33})
-      for (int64_t K : {1, 15, 16, 17, 800}) {
+      for (int64_t K : {1, 15, 16, 17, 64, 128, 800}) {
         CheckGemmNT<uint8_t>(M, N, K, seed++);
         CheckGemmNT<int8_t>(M, N, K, seed++);
       }
