@@ -3,8 +3,8 @@
 // dropout).
 //
 // MXNet facts matched here: dropout is active when training or with mode=always, and p > 0;
-// otherwise the op is the identity (the mask is then filled with 1 here). The backward
-// multiplies by the mask when dropout was active and passes the gradient through otherwise.
+// otherwise the op is the identity and the hidden mask is left unwritten (nothing reads it: the
+// backward multiplies by the mask when dropout was active and passes the gradient through otherwise).
 // With p = 1 every element is dropped (MXNet's kernel would compute 0 * inf there).
 #include <random>
 
@@ -68,7 +68,6 @@ void DropoutForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
   float *y = out[0].fdata(), *mask = out[1].fdata();
   const int64_t n = in[0].Size(), m = out[1].Size();
   if (!Active(ctx, p)) {
-    MapWithReq(mask, m, OpReq::kWrite, [](int64_t) { return 1.0f; });
     if (y != x || req[0] == OpReq::kAdd) MapWithReq(y, n, req[0], [&](int64_t i) { return x[i]; });
     return;  // in place (an inference executor's plan): the identity has nothing to write
   }
