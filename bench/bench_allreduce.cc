@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <symbind/train/kvstore.h>
+#include "bench_util.h"
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;
@@ -23,7 +24,7 @@ double Seconds(Clock::time_point t0) { return std::chrono::duration<double>(Cloc
 int Reps(int64_t floats) { return floats >= (1 << 22) ? 10 : floats >= (1 << 16) ? 50 : 500; }
 }  // namespace
 
-int main() {
+int Main() {
   auto kv = KVStore::Create("dist_sync");
   const int n = kv->num_workers(), rank = kv->rank();
   const double bus = n > 1 ? 2.0 * (n - 1) / n : 1.0;
@@ -80,3 +81,5 @@ int main() {
   }
   return 0;
 }
+
+int main() { return symbind::bench::RunMain("bench_allreduce", [&] { return Main(); }); }

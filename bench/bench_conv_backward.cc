@@ -25,7 +25,7 @@
 
 using namespace symbind;
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   int threads = 1, runs = 7;
   std::string only;
   std::vector<int64_t> v;
@@ -89,4 +89,7 @@ int main(int argc, char** argv) {
   std::printf("data_dispatch %s\n", conv::WinogradBackwardDataApplies(n, g) ? "winograd"
                                     : conv::PackedBackwardDataApplies(n, g) ? "packed"
                                                                             : "im2col");
+  return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_conv_backward", [&] { return Main(argc, argv); }); }

@@ -298,7 +298,7 @@ void TimeRegions(const std::vector<std::string>& a) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) Usage();
   const std::string mode = args[0];
@@ -311,4 +311,7 @@ int main(int argc, char** argv) {
   else if (mode == "layer") TimeLayer(args);
   else if (mode == "regions") TimeRegions(args);
   else Usage();
+  return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_conv_paths", [&] { return Main(argc, argv); }); }

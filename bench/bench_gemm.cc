@@ -21,6 +21,7 @@
 #include <symbind/executor/threading.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/gemm.h>
+#include "bench_util.h"
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;
@@ -53,7 +54,7 @@ double MedianGflops(const F& run, double flops) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   SetNumThreads(threads);
   const double mhz = CpuMhz();
@@ -106,3 +107,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_gemm", [&] { return Main(argc, argv); }); }

@@ -43,7 +43,7 @@ struct Block {
 };
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   int threads = 2, rounds = 5, runs = 5;
   int64_t batch = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -127,3 +127,5 @@ int main(int argc, char** argv) {
               "one of each", total[0], total[1], total[2], total[3], total[4], total[5]);
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_inverted_residual", [&] { return Main(argc, argv); }); }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <symbind/io/symbol_json.h>
+#include "bench_util.h"
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;
@@ -33,7 +34,7 @@ double Seconds(const std::string& text) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   const int n = argc > 1 ? std::stoi(argv[1]) : 400000;
   std::printf("%-16s %10s %12s %10s %14s\n", "file", "nodes", "bytes", "seconds", "us per item");
   for (int k : {n / 4, n / 2, n}) {
@@ -44,3 +45,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_json_parse", [&] { return Main(argc, argv); }); }

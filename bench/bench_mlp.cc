@@ -10,6 +10,7 @@
 #include <symbind/executor/executor.h>
 #include <symbind/executor/threading.h>
 #include <symbind/train/optimizer.h>
+#include "bench_util.h"
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;
@@ -29,7 +30,7 @@ Symbol BuildMlp() {
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   SetNumThreads(threads);
   Symbol net = BuildMlp();
@@ -63,3 +64,5 @@ int main(int argc, char** argv) {
   std::printf("mlp_infer_b1_median_us %.2f\n", lat[lat.size() / 2]);
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_mlp", [&] { return Main(argc, argv); }); }

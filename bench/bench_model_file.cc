@@ -11,10 +11,11 @@
 #include <symbind/io/model_report.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
+#include "bench_util.h"
 
 using namespace symbind;
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   if (argc != 5 || std::string(argv[3]) != "--shape") {
     std::fprintf(stderr, "usage: bench_model_file SYMBOL.json PREFIX --shape NAME=D0,D1,...\n");
     return 1;
@@ -39,3 +40,5 @@ int main(int argc, char** argv) {
   std::printf("pair_bytes=%.0f symbind_bytes=%.0f size_ratio=%.5f\n", pair, one, one / pair);
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_model_file", [&] { return Main(argc, argv); }); }

@@ -7,11 +7,12 @@
 #include <vector>
 
 #include <symbind/io/ndarray_file.h>
+#include "bench_util.h"
 
 using namespace symbind;
 using Clock = std::chrono::steady_clock;
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "/tmp/symbind-bench.params";
   // About 256 MB in 64 arrays, like a large model's weights.
   std::map<std::string, NDArray> arrays;
@@ -46,3 +47,5 @@ int main(int argc, char** argv) {
   std::remove(path.c_str());
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_params_load", [&] { return Main(argc, argv); }); }

@@ -52,10 +52,13 @@ void Run(const std::string& mode) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   SetNumThreads(threads);
   std::printf("threads %d\n", threads);
   Run("lstm");
   Run("gru");
+  return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_rnn", [&] { return Main(argc, argv); }); }

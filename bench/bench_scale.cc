@@ -34,7 +34,7 @@ Symbol BuildLadder(int rungs) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   SetNumThreads(argc > 1 ? std::atoi(argv[1]) : 2);
   const std::map<std::string, TShape> shapes{{"data", TShape({1, 8})}};
   std::printf("%-8s %14s %14s %18s\n", "nodes", "infer_shape_ms", "simple_bind_ms", "bind_ms_per_1k");
@@ -56,3 +56,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+int main(int argc, char** argv) { return symbind::bench::RunMain("bench_scale", [&] { return Main(argc, argv); }); }

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <vector>
 
 namespace symbind::bench {
@@ -29,6 +31,18 @@ double MedianMs(int runs, const F& fn, int warmup = 0) {
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// A benchmark's main: body()'s exit code, or one line "NAME: error: ..." and 1 for an exception
+// (a missing model file, a bad shape), never an abort.
+template <typename F>
+int RunMain(const char* name, const F& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", name, e.what());
+    return 1;
+  }
 }
 
 }  // namespace symbind::bench
