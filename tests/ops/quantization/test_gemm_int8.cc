@@ -343,5 +343,15 @@ TEST_CASE("ConvInt8 reads nothing outside its image, whose first and last bytes 
       quant::ConvInt8(image.data(), w.data(), y.data(), 1, c.C, F, 1, g, &packed);
       CHECK(std::equal(y.begin(), y.end(), want.begin()));
     }
+    // The same image as depthwise planes (one filter per channel: DepthwiseConvInt8's kernels).
+    const std::vector<int8_t> dw(w.begin(), w.begin() + c.C * c.k * c.k);
+    const std::vector<int64_t> want_dw = NaiveConvSums(x, dw, 1, c.C, c.C, c.C, g);
+    for (bool guard_before : {false, true}) {
+      GuardedBytes image(size_t(in), guard_before);
+      std::copy(x.begin(), x.end(), image.data());
+      std::vector<int32_t> y(size_t(c.C * pixels));
+      quant::ConvInt8(image.data(), dw.data(), y.data(), 1, c.C, c.C, c.C, g);
+      CHECK(std::equal(y.begin(), y.end(), want_dw.begin()));
+    }
   }
 }
