@@ -67,14 +67,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
 // of float operations (the *_round forms are never contracted into FMAs), stored by `runs`.
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels16(
     __m512i sums, const Int8Levels& L, int64_t m, const LaneRun* runs, int count) {
-  constexpr int kRound = kRoundNearest;
   __m512 v = ScaledSums16(sums, _mm512_set1_epi32(L.bias[m]), _mm512_set1_ps(L.scale[m]));
   if (L.sum) {
     const uint8_t* sum_row = static_cast<const uint8_t*>(L.sum) + m * L.ld_sum;
     __m128i s = _mm_setzero_si128();
     for (int i = 0; i < count; ++i) s = _mm_mask_loadu_epi8(s, runs[i].mask, sum_row + runs[i].n);
     const __m512 level = _mm512_cvtepi32_ps(L.sum_unsigned ? _mm512_cvtepu8_epi32(s) : _mm512_cvtepi8_epi32(s));
-    v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRound), kRound);
+    v = _mm512_add_round_ps(v, _mm512_mul_round_ps(level, _mm512_set1_ps(L.sum_scale), kRoundNearest), kRoundNearest);
   }
   const __m128i bytes = LevelBytes16(v, L.out_unsigned);
   uint8_t* out_row = static_cast<uint8_t*>(L.out) + m * L.ld_out;
