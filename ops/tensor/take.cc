@@ -4,6 +4,7 @@
 #include <vector>
 
 #include <symbind/ops/op_util.h>
+#include <symbind/ops/tensor/embedding_param.h>
 
 namespace symbind {
 
@@ -50,41 +51,7 @@ void TakeRowsGrad(const float* g, const std::vector<int64_t>& idx, const AxisLay
 }
 
 // ---------------------------------------------------------------------------------------------
-// Embedding
-struct EmbeddingParam : Parameter<EmbeddingParam> {
-  int64_t input_dim;
-  int64_t output_dim;
-  int dtype;
-  bool sparse_grad;
-  bool deterministic;
-  static void Declare(ParamDeclarer<EmbeddingParam>& d) {
-    d.field("input_dim", &EmbeddingParam::input_dim).lower_bound(1)
-        .describe("Vocabulary size of the input indices.");
-    d.field("output_dim", &EmbeddingParam::output_dim).lower_bound(1)
-        .describe("Dimension of the embedding vectors.");
-    AddDTypeEnums(d.field("dtype", &EmbeddingParam::dtype), false)
-        .set_default(static_cast<int>(DType::kFloat32))
-        .describe("Data type of weight.");
-    d.field("sparse_grad", &EmbeddingParam::sparse_grad).set_default(false)
-        .describe("Compute row sparse gradient in the backward calculation. If set to True, the "
-                  "grad's storage type is row_sparse. (Accepted; symbind computes a dense "
-                  "gradient.)");
-    d.field("deterministic", &EmbeddingParam::deterministic).set_default(false)
-        .describe("contrib.SparseEmbedding's switch for a deterministic gradient. (Accepted; "
-                  "symbind's gradient is always deterministic.)");
-  }
-};
-
-void InferShapeEmbedding(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  const auto& p = attrs.param<EmbeddingParam>();
-  ShapeAssignCheck(in, 1, TShape({p.input_dim, p.output_dim}));
-  const TShape& d = (*in)[0];
-  if (!d.ndim_known()) return;
-  std::vector<int64_t> o = d.dims();
-  o.push_back(p.output_dim);
-  ShapeAssignCheck(out, 0, TShape(o));
-}
-
+// Embedding (its parameters and shapes: embedding_param.h)
 void InferTypeEmbedding(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
   // data may be any type; weight and output share the weight type (dtype unless given).
   int t = (*in)[1] >= 0 ? (*in)[1] : ((*out)[0] >= 0 ? (*out)[0] : attrs.param<EmbeddingParam>().dtype);
@@ -132,7 +99,9 @@ SYMBIND_REGISTER_OP(Embedding)
               "weight, indices clipped to [0, input_dim - 1].")
     .set_params<EmbeddingParam>()
     .set_arguments({"data", "weight"})
-    .set_infer_shape(InferShapeEmbedding)
+    .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
+      InferEmbeddingShapes(attrs.param<EmbeddingParam>(), in, out);
+    })
     .set_infer_type(InferTypeEmbedding)
     // Indices of any type; a weight of another float type than float32 runs through float32
     // copies (executor/kernel_call.h).

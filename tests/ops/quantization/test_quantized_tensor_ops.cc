@@ -1,5 +1,5 @@
-// _contrib_quantized_pooling, _act, _flatten, _concat and _elemwise_add against element-by-element
-// references.
+// _contrib_quantized_pooling, _act, _flatten, _embedding, _concat and _elemwise_add against
+// element-by-element references.
 #include "quant_test_util.h"
 
 using namespace symbind;
@@ -130,6 +130,33 @@ TEST_CASE("quantized flatten keeps the levels, type and range", "[ops][quantizat
   REQUIRE(out[0].dtype() == DType::kUint8);
   for (int64_t i = 0; i < x.Size(); ++i) CHECK(out[0].GetFlat(i) == x.GetFlat(i));
   CHECK(out[2].GetFlat(0) == 7.0f);
+}
+
+TEST_CASE("quantized embedding gathers int8 rows, indices clipped, the weight's range passes through",
+          "[ops][quantization][quantized_tensor_ops]") {
+  const NDArray weight = RandomLevels(TShape({5, 67}), DType::kInt8, -128, 127, 66);
+  const std::vector<float> rows{0, 4, 2, 7, -1, 3.6f};  // 7 and -1 clip to 4 and 0; 3.6 truncates to 3
+  const std::vector<int64_t> taken{0, 4, 2, 4, 0, 3};
+  for (DType index_type : {DType::kFloat32, DType::kInt32}) {
+    NDArray data(TShape({2, 3}), index_type);
+    for (int64_t i = 0; i < 6; ++i) data.SetFlat(i, rows[size_t(i)]);
+    auto out = RunAll("_contrib_quantized_embedding", {{"input_dim", "5"}, {"output_dim", "67"}},
+                      {{"data", data}, {"weight", weight}, {"min_weight", Range(-2.5f)}, {"max_weight", Range(2.5f)}});
+    REQUIRE(out[0].dtype() == DType::kInt8);
+    REQUIRE(out[0].shape() == TShape({2, 3, 67}));
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t j = 0; j < 67; ++j) wrong += out[0].GetFlat(i * 67 + j) != weight.GetFlat(taken[size_t(i)] * 67 + j);
+    CHECK(wrong == 0);
+    CHECK(out[1].GetFlat(0) == -2.5f);
+    CHECK(out[2].GetFlat(0) == 2.5f);
+  }
+  // A float32 weight is refused (the op reads int8 levels).
+  REQUIRE_THROWS(RunAll("_contrib_quantized_embedding", {{"input_dim", "5"}, {"output_dim", "67"}},
+                        {{"data", NDArray(TShape({2}), std::vector<float>{0, 1})},
+                         {"weight", NDArray(TShape({5, 67}), DType::kFloat32)},
+                         {"min_weight", Range(-1)},
+                         {"max_weight", Range(1)}}));
 }
 
 TEST_CASE("quantized concat rescales each input to the joint range", "[ops][quantization][quantized_tensor_ops]") {
