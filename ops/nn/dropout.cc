@@ -5,7 +5,8 @@
 // MXNet facts matched here: dropout is active when training or with mode=always, and p > 0;
 // otherwise the op is the identity and the hidden mask is left unwritten (nothing reads it: the
 // backward multiplies by the mask when dropout was active and passes the gradient through otherwise).
-// With p = 1 every element is dropped (MXNet's kernel would compute 0 * inf there).
+// The mask is keep (0 or 1) times 1 / (1 - p), in float as MXNet's kernel computes it: with p = 1
+// that is 0 * inf, NaN, which MXNet's own tests check for.
 #include <random>
 
 #include <symbind/ops/nn/dropout_param.h>
@@ -73,10 +74,10 @@ void DropoutForward(const OpContext& ctx, const NodeAttrs& attrs, const std::vec
   }
   // Keep with probability 1 - p; the engine is seeded per node and run by the executor.
   const double keep = 1.0 - static_cast<double>(p.p);
-  const float scale = keep > 0 ? static_cast<float>(1.0 / keep) : 0.0f;
+  const float scale = 1.0f / (1.0f - p.p);  // MXNet's float 1 / pkeep: inf at p = 1
   std::mt19937_64 rng(ctx.seed);
   std::uniform_real_distribution<double> u01(0.0, 1.0);
-  for (int64_t i = 0; i < m; ++i) mask[i] = u01(rng) < keep ? scale : 0.0f;
+  for (int64_t i = 0; i < m; ++i) mask[i] = (u01(rng) < keep ? 1.0f : 0.0f) * scale;
   const MaskIndexer idx(in[0].shape(), out[1].shape());
   MapWithReq(y, n, req[0], [&](int64_t i) { return x[i] * mask[idx(i)]; });
 }

@@ -50,6 +50,15 @@ TEST_CASE("Dropout training: mask fraction, scaling, reproducibility, gradient",
   }
 }
 
+TEST_CASE("Dropout with p = 1 in training gives NaN (0 * inf), as MXNet's kernel computes it", "[ops][Dropout]") {
+  NDArray x = RandomArray(TShape({4, 5}), 20, 0.5f, 1.5f);
+  auto e = BindSingleOp("Dropout", {{"p", "1"}}, {{"data", x}});
+  e->Forward(true);
+  for (int64_t i = 0; i < x.Size(); ++i) CHECK(std::isnan(e->outputs()[0].GetFlat(i)));
+  e->Forward(false);  // inference: the identity
+  RequireClose(e->outputs()[0], x, 0.0f, 0.0f);
+}
+
 TEST_CASE("Dropout axes share the mask along the given axes", "[ops][Dropout][shape]") {
   NDArray x = RandomArray(TShape({4, 6, 5}), 20, 0.5f, 1.5f);
   NDArray y = RunForward("Dropout", {{"p", "0.5"}, {"axes", "(1,)"}}, {{"data", x}}, 0, true);
