@@ -44,13 +44,10 @@ std::vector<OpReq> GradReqs(const std::vector<std::string>& args, uint32_t list_
     return reqs;
   }
   std::vector<std::string> n = CStrings(list_len, names, "provided_grad_req_names");
+  // Names that are no argument are skipped, as MXNet's executor skips them (Python code passes one
+  // dict to several symbols, e.g. a fused and an unfused RNN); their requests are still checked.
   std::map<std::string, OpReq> by_name;
-  for (uint32_t i = 0; i < list_len; ++i) {
-    if (std::find(args.begin(), args.end(), n[i]) == args.end())
-      throw Error(StrCat("grad_req given for '", n[i], "', which is not an argument (arguments: ",
-                         JoinNames(args), ")"));
-    by_name[n[i]] = ParseGradReq(t[i], n[i]);
-  }
+  for (uint32_t i = 0; i < list_len; ++i) by_name[n[i]] = ParseGradReq(t[i], n[i]);
   // MXNet: arguments the dict leaves out take no gradient.
   for (size_t i = 0; i < args.size(); ++i) {
     auto it = by_name.find(args[i]);

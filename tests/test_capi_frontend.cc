@@ -451,15 +451,16 @@ TEST_CASE("C API SimpleBindEx64: grad_req forms, shared parameters and data buff
     const char* shape_names[] = {"data"};
     const int64_t shape_data[] = {batch, 3};
     const uint32_t shape_idx[] = {0, 2};
-    const char* req_names[] = {"fc_weight", "fc_bias"};
-    const char* req_types[] = {"write", "add"};
+    // "parameters" is no argument of this symbol: skipped, as MXNet does for a dict shared by symbols.
+    const char* req_names[] = {"fc_weight", "fc_bias", "parameters"};
+    const char* req_types[] = {"write", "add", "write"};
     const char* shared_names[] = {"fc_weight", "fc_bias"};
     const char** updated_names = nullptr;
     NDArrayHandle* updated_arrays = nullptr;
     uint32_t n_args = 0, n_aux = 0;
     NDArrayHandle *args, *grads, *aux;
     ExecutorHandle exec = nullptr;
-    int rc = MXExecutorSimpleBindEx64(fc, 1, 0, 0, nullptr, nullptr, nullptr, 2, req_names, req_types, 1, shape_names,
+    int rc = MXExecutorSimpleBindEx64(fc, 1, 0, 0, nullptr, nullptr, nullptr, 3, req_names, req_types, 1, shape_names,
                                       shape_data, shape_idx, 0, nullptr, nullptr, 0, nullptr, nullptr,
                                       shared ? 2 : 0, shared_names, buffer_len, buffer_names->data(),
                                       buffer_arrays->data(), &updated_names, &updated_arrays, &n_args, &args, &grads,
