@@ -56,7 +56,8 @@ class CallHoldsHandles {
 };
 
 // Runs `body` for C function `call`: 0 and errno cleared on success (cgo clients read
-// errno after every call), -1 and "<call>: <cause>" in MXGetLastError on any exception.
+// errno after every call), -1 and "<call>: <cause>" in MXGetLastError on any exception
+// ("IndexError: <call>: <cause>" for an index out of bounds, as MXNet words it).
 template <typename Body>
 int Guarded(const char* call, Body&& body) {
   CallHoldsHandles holds;
@@ -66,6 +67,8 @@ int Guarded(const char* call, Body&& body) {
     return 0;
   } catch (const PythonError& e) {
     SetLastError(StrCat(e.kind(), ": ", call, ": ", e.what()));
+  } catch (const IndexError& e) {  // MXNet's Python raises it as IndexError by this prefix
+    SetLastError(StrCat("IndexError: ", call, ": ", e.what()));
   } catch (const std::bad_alloc&) {
     SetLastError(OutOfMemoryMessage(call));
   } catch (const std::exception& e) {

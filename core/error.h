@@ -30,6 +30,13 @@ class TypeError : public Error {
   using Error::Error;
 };
 
+// An index outside the axis it indexes (take with mode='raise', gather_nd, ravel_multi_index):
+// MXNet's IndexError, which its Python package raises as Python's IndexError.
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Malformed or truncated files.
 class IOError : public Error {
  public:

@@ -342,7 +342,7 @@ inline std::vector<int64_t> ResolveIndices(const NDArray& idx, int64_t n, int mo
       if (j < 0) j += n;
     } else if (mode == kRaise) {
       if (j < 0 || j >= n)
-        throw Error(StrCat(op, ": index ", v[i], " is out of bounds for an axis of size ", n,
+        throw IndexError(StrCat(op, ": index ", v[i], " is out of bounds for an axis of size ", n,
                            " (mode='raise')"));
     } else {
       j = std::min(std::max<int64_t>(j, 0), n - 1);

@@ -442,6 +442,26 @@ TEST_CASE("C API attributes follow MXNet's rules, and compose replaces a whole s
   for (SymbolHandle s : {data, fc, other, children}) REQUIRE(NNSymbolFree(s) == 0);
 }
 
+TEST_CASE("C API: an index out of bounds is reported as MXNet's IndexError, which its Python raises as IndexError",
+          "[capi][python]") {
+  NDArrayHandle data = Array({2, 3}, {0, 1, 2, 3, 4, 5});
+  NDArrayHandle bad = Array({2, 3}, {0, 1, 0, 0, 1, 3});   // index 3 on an axis of size 3
+  NDArrayHandle wrapped = Array({2, 3}, {0, 1, -1, 0, 1, -2});  // negative indices wrap
+  int n = 0;
+  NDArrayHandle* out = nullptr;
+  CHECK(MXImperativeInvokeEx(Creator("gather_nd"), 2, std::vector<NDArrayHandle>{data, bad}.data(), &n, &out, 0,
+                             nullptr, nullptr, nullptr) == -1);
+  CHECK(LastError().rfind("IndexError: MXImperativeInvokeEx: gather_nd: index 3", 0) == 0);
+  std::vector<NDArrayHandle> got = Call("gather_nd", {data, wrapped});
+  CHECK(Values(got[0]) == std::vector<float>{0, 4, 4});  // (0, 0), (1, 1), (-1, -2) = (1, 1)
+  NDArrayHandle idx = Array({1}, {7});
+  CHECK(MXImperativeInvokeEx(Creator("take"), 2, std::vector<NDArrayHandle>{data, idx}.data(), &n, &out, 1,
+                             std::vector<const char*>{"mode"}.data(), std::vector<const char*>{"raise"}.data(),
+                             nullptr) == -1);
+  CHECK(LastError().rfind("IndexError: ", 0) == 0);
+  Free({data, bad, wrapped, idx, got[0]});
+}
+
 TEST_CASE("C API SimpleBindEx64: grad_req forms, shared parameters and data buffers", "[capi][python][bind]") {
   SymbolHandle data = Variable("data");
   SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "2"}});

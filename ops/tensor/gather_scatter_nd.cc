@@ -56,7 +56,7 @@ Slices ResolveSlices(const TShape& full, const NDArray& indices, bool allow_nega
       int64_t i = TruncateIndex(v[static_cast<size_t>(m * N + y)]);
       if (allow_negative && i < 0) i += dim;
       if (i < 0 || i >= dim)
-        throw Error(StrCat(op, ": index ", v[static_cast<size_t>(m * N + y)], " at indices[", m, ", ", y,
+        throw IndexError(StrCat(op, ": index ", v[static_cast<size_t>(m * N + y)], " at indices[", m, ", ", y,
                            "] is out of bounds for axis ", m, " of size ", dim,
                            allow_negative ? " (expected -size <= index < size)"
                                           : " (expected 0 <= index < size)"));

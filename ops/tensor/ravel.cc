@@ -57,7 +57,7 @@ void InferUnravel(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<T
 int64_t CheckedCoordinate(double v, const TShape& shape, int j, int64_t item, const char* op) {
   const int64_t c = TruncateIndex(v);
   if (c < 0 || (shape[j] >= 0 && c >= shape[j]))
-    throw Error(StrCat(op, ": index ", v, " of item ", item, " is out of bounds for axis ", j,
+    throw IndexError(StrCat(op, ": index ", v, " of item ", item, " is out of bounds for axis ", j,
                        " of size ", shape[j], " in shape ", shape.ToStringAsWritten()));
   return c;
 }
@@ -105,7 +105,7 @@ SYMBIND_REGISTER_OP(_unravel_index)
       for (int64_t i = 0; i < n; ++i) {
         int64_t idx = TruncateIndex(v[i]);
         if (idx < 0 || (shape[0] >= 0 && idx >= shape.Size()))
-          throw Error(StrCat("unravel_index: flat index ", v[i], " of item ", i, " is out of bounds for shape ",
+          throw IndexError(StrCat("unravel_index: flat index ", v[i], " of item ", i, " is out of bounds for shape ",
                              shape.ToStringAsWritten()));
         for (int j = shape.ndim() - 1; j > 0; --j) {
           coords[j * n + i] = static_cast<double>(idx % shape[j]);
