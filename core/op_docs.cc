@@ -144,10 +144,21 @@ OpInputList ListOpInputs(const Op& op) {
     in.names = InputsFor(op, base);
     note_all(in.names);
   } catch (const std::exception& e) {
-    // The defaults may break a constraint (Pooling needs a kernel unless global_pool) that
-    // one of the variants below satisfies.
-    in.names = {"data"};
-    in.error = e.what();
+    // Equal dummies break an ordering (randint's low < high): distinct increasing numbers may not.
+    KwArgs ordered = base;
+    int next = 1;
+    for (auto& f : op.schema->fields())
+      if (!f->has_default() && base[f->name()] == "1") ordered[f->name()] = std::to_string(next++);
+    try {
+      in.names = InputsFor(op, ordered);
+      note_all(in.names);
+      base = ordered;
+    } catch (const std::exception&) {
+      // Other constraints (Pooling needs a kernel unless global_pool) one of the variants below
+      // may satisfy.
+      in.names = {"data"};
+      in.error = e.what();
+    }
   }
   for (auto& f : op.schema->fields()) {
     std::string type = ParamBaseType(*f);

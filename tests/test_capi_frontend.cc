@@ -138,6 +138,13 @@ TEST_CASE("C API lists what MXNet's Python package reads at import", "[capi][pyt
   REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator("_np_sum"), &name, &desc, &nargs, &arg_names, &arg_types, &arg_docs,
                                       &key_var) == 0);
   CHECK(std::string(name) == "_np_sum");
+  // An operator without inputs lists none, even when equal dummy values of its required parameters
+  // would break a constraint (randint's low < high): MXNet's Python generates its signature from
+  // this list, and an input listed here would be a required NDArray argument.
+  REQUIRE(MXSymbolGetAtomicSymbolInfo(Creator("_random_randint"), &name, &desc, &nargs, &arg_names, &arg_types,
+                                      &arg_docs, &key_var) == 0);
+  for (uint32_t i = 0; i < nargs; ++i) CHECK(std::string(arg_types[i]).find("NDArray") == std::string::npos);
+  CHECK(std::string(arg_names[0]) == "low");
   NDArrayHandle x = Array({2}, {1, 2});
   int out_n = 0;
   NDArrayHandle* out = nullptr;
