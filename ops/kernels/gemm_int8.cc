@@ -757,12 +757,14 @@ SYMBIND_AVX512_INTRINSICS_END
 template <typename TA>
 void GemmInt8NTVnni(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* B, int32_t* C) {
   constexpr bool kFlipped = std::is_same_v<TA, int8_t>;
-  std::vector<uint8_t> flipped(kFlipped ? static_cast<size_t>(K) : 0);
+  // Pooled scratch, as GemmInt8NTAvx2's widened row: no allocation per call.
+  ScratchBuffer row_buffer(kFlipped ? (K + 3) / 4 : 1);
+  uint8_t* flipped = reinterpret_cast<uint8_t*>(row_buffer.data());
   for (int64_t m = 0; m < M; ++m) {
     const uint8_t* a = reinterpret_cast<const uint8_t*>(A + m * K);
     if constexpr (kFlipped) {
-      for (int64_t k = 0; k < K; ++k) flipped[size_t(k)] = a[k] ^ 0x80u;
-      a = flipped.data();
+      for (int64_t k = 0; k < K; ++k) flipped[k] = a[k] ^ 0x80u;
+      a = flipped;
     }
     ParallelFor(N, GrainFor(K), [&](int64_t n0, int64_t n1) { DotRowsVnni<kFlipped>(a, B, K, n0, n1, C + m * N); });
   }
