@@ -624,6 +624,9 @@ int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint3
 int MXExecutorForward(ExecutorHandle handle, int is_train) {
   return Guarded(__func__, [&] {
     ExecutorBox* box = FromHandle<ExecutorBox>(handle);
+    // Random operators draw from the process's sequence, as MXNet's executors draw from its
+    // global generator: MXRandomSeed restarts them, and each forward draws anew.
+    box->exec->set_seed(NextInvokeSeed());
     box->exec->Forward(is_train != 0);
     if (!box->monitor) return;
     // As in MXNet, each handle belongs to the callback, which frees it (MXNDArrayFree).
