@@ -5,13 +5,17 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
-#include <symbind/ops/op_util.h>
 
+#include <symbind/ops/contrib/box_util.h>
+#include <symbind/ops/op_util.h>
 
 namespace symbind {
 
 namespace {
-enum BoxFormat { kCorner = 0, kCenter = 1 };
+using box::kCenter;
+using box::kCorner;
+using box::Area;
+using box::Overlap1D;
 
 struct BoxNMSParam : Parameter<BoxNMSParam> {
   float overlap_thresh;
@@ -90,24 +94,6 @@ void InferShapeBoxNMS(const NodeAttrs& attrs, std::vector<TShape>* in, std::vect
   record[s.ndim() - 1] = 1;
   ShapeAssignCheck(out, 0, s);
   ShapeAssignCheck(out, 1, record);
-}
-
-// Length of the overlap of [a0, a1] and [b0, b1] along one axis, given as (start, end) in corner
-// format or (center, size) in center format.
-float Overlap1D(float a0, float a1, float b0, float b1, int format) {
-  if (format == kCenter) {
-    const float aw = a1 / 2, bw = b1 / 2;
-    const float al = a0 - aw, ar = a0 + aw, bl = b0 - bw, br = b0 + bw;
-    a0 = al; a1 = ar; b0 = bl; b1 = br;
-  }
-  const float w = std::min(a1, b1) - std::max(a0, b0);
-  return w > 0 ? w : 0.0f;
-}
-
-float Area(const float* box, int format) {
-  const float w = format == kCorner ? box[2] - box[0] : box[2];
-  const float h = format == kCorner ? box[3] - box[1] : box[3];
-  return (w < 0 || h < 0) ? 0.0f : w * h;
 }
 
 // MXNet converts only rows whose first coordinate is >= 0 (so the -1 filler rows stay -1).

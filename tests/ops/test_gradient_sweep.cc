@@ -535,6 +535,15 @@ const std::map<std::string, std::string> kExempt = {
     {"_contrib_index_array", "integer output (each element's own index), zero gradient"},
     {"SVMOutput", "loss head: the SVM gradient from the label ignores the head gradient "
                   "(tests/ops/loss/test_svm_output.cc)"},
+    {"_contrib_box_iou", "box overlaps: zero gradient, as MXNet's backward (tests/ops/contrib/test_box_ops.cc)"},
+    {"_contrib_bipartite_matching", "a matching (indices): zero gradient, as MXNet's backward"},
+    {"_contrib_box_encode", "training targets made outside the differentiated path: zero gradient "
+                            "(tests/ops/contrib/test_box_ops.cc)"},
+    {"_contrib_box_decode", "as _contrib_box_encode: zero gradient"},
+    {"_contrib_gradientmultiplier", "scales the gradient by design, so it differs from the identity's finite "
+                                    "differences (tests/ops/contrib/test_box_ops.cc checks it)"},
+    {"_sample_multinomial", "random draws: finite differences would redraw; the log-probability's gradient, "
+                            "head / p at each drawn class, is checked in tests/ops/random/test_sample_multinomial.cc"},
     {"_random_uniform_like", "random samples in data's shape: zero gradient (as MXNet), and each "
                              "run draws anew, so finite differences would see only noise"},
     {"_random_normal_like", "as _random_uniform_like"},
