@@ -35,6 +35,7 @@ struct KVStoreBox {
   MXKVStoreUpdater* updater = nullptr;
   MXKVStoreStrUpdater* str_updater = nullptr;
   void* updater_handle = nullptr;
+  enum KeyType { kNoKeys, kIntKeys, kStringKeys } key_type = kNoKeys;
   // The store may outlive this handle: it must not keep calling back through it.
   ~KVStoreBox() {
     if (store && (updater || str_updater)) store->SetUpdater(nullptr);
@@ -56,12 +57,26 @@ void RunCUpdater(const KVStoreBox& kv, const std::string& key, const NDArray& pu
   else kv.str_updater(key.c_str(), recv, local, kv.updater_handle);
 }
 
-std::vector<std::string> IntKeys(uint32_t n, const int* keys) {
+// As MXNet's stores: one handle takes int keys or string keys, not both (3 and "3" would
+// name one value here).
+void UseKeyType(KVStoreBox* kv, KVStoreBox::KeyType type) {
+  if (kv->key_type == KVStoreBox::kNoKeys) kv->key_type = type;
+  if (kv->key_type != type)
+    throw Error(std::string("Mixed key types are not allowed: this store has ") +
+                (kv->key_type == KVStoreBox::kIntKeys ? "int" : "string") + " keys");
+}
+std::vector<std::string> Keys(KVStoreBox* kv, uint32_t n, const int* keys) {
+  UseKeyType(kv, KVStoreBox::kIntKeys);
   if (n > 0) NotNull(keys, "keys");
   std::vector<std::string> out;
   for (uint32_t i = 0; i < n; ++i) out.push_back(std::to_string(keys[i]));
   return out;
 }
+std::vector<std::string> Keys(KVStoreBox* kv, uint32_t n, const char** keys, const char* what = "keys") {
+  UseKeyType(kv, KVStoreBox::kStringKeys);
+  return CStrings(n, keys, what);
+}
+
 
 std::vector<NDArray> Arrays(uint32_t n, NDArrayHandle* vals) {
   if (n > 0) NotNull(vals, "vals");
@@ -75,6 +90,30 @@ void Pull(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vecto
   std::vector<NDArray*> out_ptrs;
   for (auto& a : outs) out_ptrs.push_back(&a);
   kv->store->Pull(keys, out_ptrs);
+}
+
+// MXNet's pull: outputs of row_sparse storage are left as they are when ignore_sparse (the
+// default of MXKVStorePull; row_sparse_pull updates them), else pulled whole like the others.
+void PullOutputs(KVStoreBox* kv, const std::vector<std::string>& keys, uint32_t num, NDArrayHandle* vals,
+                 bool ignore_sparse) {
+  const std::vector<NDArray> arrays = Arrays(num, vals);
+  std::vector<std::string> pulled_keys;
+  std::vector<NDArray> pulled;
+  for (uint32_t i = 0; i < num; ++i) {
+    if (ignore_sparse && FromHandle<NDArrayBox>(vals[i], "vals")->stype == kRowSparseStorage) continue;
+    pulled_keys.push_back(keys[i]);
+    pulled.push_back(arrays[i]);
+  }
+  Pull(kv, pulled_keys, pulled);
+}
+
+// row_sparse_pull writes row_sparse arrays only, as MXNet's.
+std::vector<NDArray> RowSparseOutputs(uint32_t num, NDArrayHandle* vals) {
+  const std::vector<NDArray> arrays = Arrays(num, vals);
+  for (uint32_t i = 0; i < num; ++i)
+    if (FromHandle<NDArrayBox>(vals[i], "vals")->stype != kRowSparseStorage)
+      throw Error(StrCat("row_sparse_pull: output ", i, " is not a row_sparse array (pull a dense array with pull)"));
+  return arrays;
 }
 
 // MXNet's row_sparse pull: each output holds the rows `row_ids` names of the stored value and
@@ -291,27 +330,39 @@ int MXKVStoreFree(KVStoreHandle handle) {
 }
 
 int MXKVStoreInit(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals) {
-  return Guarded(__func__, [&] { FromHandle<KVStoreBox>(handle)->store->Init(IntKeys(num, keys), Arrays(num, vals)); });
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Init(Keys(kv, num, keys), Arrays(num, vals));
+  });
 }
 int MXKVStoreInitEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals) {
   return Guarded(__func__, [&] {
-    FromHandle<KVStoreBox>(handle)->store->Init(CStrings(num, keys, "keys"), Arrays(num, vals));
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Init(Keys(kv, num, keys), Arrays(num, vals));
   });
 }
 int MXKVStorePush(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int) {
-  return Guarded(__func__, [&] { FromHandle<KVStoreBox>(handle)->store->Push(IntKeys(num, keys), Arrays(num, vals)); });
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Push(Keys(kv, num, keys), Arrays(num, vals));
+  });
 }
 int MXKVStorePushEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int) {
   return Guarded(__func__, [&] {
-    FromHandle<KVStoreBox>(handle)->store->Push(CStrings(num, keys, "keys"), Arrays(num, vals));
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    kv->store->Push(Keys(kv, num, keys), Arrays(num, vals));
   });
 }
 int MXKVStorePull(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int) {
-  return Guarded(__func__, [&] { Pull(FromHandle<KVStoreBox>(handle), IntKeys(num, keys), Arrays(num, vals)); });
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    PullOutputs(kv, Keys(kv, num, keys), num, vals, true);
+  });
 }
 int MXKVStorePullEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int) {
   return Guarded(__func__, [&] {
-    Pull(FromHandle<KVStoreBox>(handle), CStrings(num, keys, "keys"), Arrays(num, vals));
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    PullOutputs(kv, Keys(kv, num, keys), num, vals, true);
   });
 }
 // MXNet's push-then-pull and init-then-pull in one call (values under vkeys, results into
@@ -320,55 +371,60 @@ int MXKVStorePushPullEx(KVStoreHandle handle, mx_uint vnum, const char** vkeys, 
                         NDArrayHandle* vals, NDArrayHandle* outs, int) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
-    kv->store->Push(CStrings(vnum, vkeys, "vkeys"), Arrays(vnum, vals));
-    Pull(kv, CStrings(onum, okeys, "okeys"), Arrays(onum, outs));
+    kv->store->Push(Keys(kv, vnum, vkeys, "vkeys"), Arrays(vnum, vals));
+    Pull(kv, Keys(kv, onum, okeys, "okeys"), Arrays(onum, outs));
   });
 }
 int MXKVStorePushPull(KVStoreHandle handle, mx_uint vnum, const int* vkeys, mx_uint onum, const int* okeys,
                       NDArrayHandle* vals, NDArrayHandle* outs, int) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
-    kv->store->Push(IntKeys(vnum, vkeys), Arrays(vnum, vals));
-    Pull(kv, IntKeys(onum, okeys), Arrays(onum, outs));
+    kv->store->Push(Keys(kv, vnum, vkeys), Arrays(vnum, vals));
+    Pull(kv, Keys(kv, onum, okeys), Arrays(onum, outs));
   });
 }
 int MXKVStoreBroadcastEx(KVStoreHandle handle, mx_uint vnum, const char** vkeys, mx_uint onum, const char** okeys,
                          NDArrayHandle* vals, NDArrayHandle* outs, int) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
-    kv->store->Init(CStrings(vnum, vkeys, "vkeys"), Arrays(vnum, vals));
-    Pull(kv, CStrings(onum, okeys, "okeys"), Arrays(onum, outs));
+    kv->store->Init(Keys(kv, vnum, vkeys, "vkeys"), Arrays(vnum, vals));
+    Pull(kv, Keys(kv, onum, okeys, "okeys"), Arrays(onum, outs));
   });
 }
 int MXKVStoreBroadcast(KVStoreHandle handle, mx_uint vnum, const int* vkeys, mx_uint onum, const int* okeys,
                        NDArrayHandle* vals, NDArrayHandle* outs, int) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
-    kv->store->Init(IntKeys(vnum, vkeys), Arrays(vnum, vals));
-    Pull(kv, IntKeys(onum, okeys), Arrays(onum, outs));
+    kv->store->Init(Keys(kv, vnum, vkeys), Arrays(vnum, vals));
+    Pull(kv, Keys(kv, onum, okeys), Arrays(onum, outs));
   });
 }
-// Every array is dense, so ignore_sparse changes nothing.
-int MXKVStorePullWithSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int priority,
-                            bool) {
-  return MXKVStorePull(handle, num, keys, vals, priority);
+int MXKVStorePullWithSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals, int,
+                            bool ignore_sparse) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    PullOutputs(kv, Keys(kv, num, keys), num, vals, ignore_sparse);
+  });
 }
-int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals,
-                              int priority, bool) {
-  return MXKVStorePullEx(handle, num, keys, vals, priority);
+int MXKVStorePullWithSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals, int,
+                              bool ignore_sparse) {
+  return Guarded(__func__, [&] {
+    KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
+    PullOutputs(kv, Keys(kv, num, keys), num, vals, ignore_sparse);
+  });
 }
 int MXKVStorePullRowSparseEx(KVStoreHandle handle, uint32_t num, const char** keys, NDArrayHandle* vals,
                              const NDArrayHandle* row_ids, int) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
-    PullRows(kv, CStrings(num, keys, "keys"), Arrays(num, vals), Arrays(num, const_cast<NDArrayHandle*>(row_ids)));
+    PullRows(kv, Keys(kv, num, keys), RowSparseOutputs(num, vals), Arrays(num, const_cast<NDArrayHandle*>(row_ids)));
   });
 }
 int MXKVStorePullRowSparse(KVStoreHandle handle, uint32_t num, const int* keys, NDArrayHandle* vals,
                            const NDArrayHandle* row_ids, int) {
   return Guarded(__func__, [&] {
     KVStoreBox* kv = FromHandle<KVStoreBox>(handle);
-    PullRows(kv, IntKeys(num, keys), Arrays(num, vals), Arrays(num, const_cast<NDArrayHandle*>(row_ids)));
+    PullRows(kv, Keys(kv, num, keys), RowSparseOutputs(num, vals), Arrays(num, const_cast<NDArrayHandle*>(row_ids)));
   });
 }
 int MXKVStoreSetGradientCompression(KVStoreHandle handle, uint32_t num_params, const char** keys,

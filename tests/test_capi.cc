@@ -223,6 +223,11 @@ TEST_CASE("C API local KVStore sums pushes and pulls the result", "[capi]") {
   const int missing = 9;
   CHECK(MXKVStorePull(kv, 1, &missing, &out, 0) == -1);
   CHECK(std::string(MXGetLastError()).find("KVStore::Pull: key '9' was not initialised") != std::string::npos);
+  // One store takes int keys or string keys, as MXNet's: "3" would name key 3's value here.
+  const char* string_key = "3";
+  CHECK(MXKVStoreInitEx(kv, 1, &string_key, &a) == -1);
+  CHECK(std::string(MXGetLastError()).find("Mixed key types are not allowed: this store has int keys") !=
+        std::string::npos);
   int gpus = -1;
   CHECK(MXGetGPUCount(&gpus) == 0);
   CHECK(gpus == 0);
@@ -230,10 +235,26 @@ TEST_CASE("C API local KVStore sums pushes and pulls the result", "[capi]") {
   CHECK(MXKVStoreFree(kv) == 0);
 }
 
+namespace {
+// `dense` as a row_sparse array (MXNet's cast_storage).
+NDArrayHandle RowSparse(NDArrayHandle dense) {
+  const char* keys[] = {"stype"};
+  const char* vals[] = {"row_sparse"};
+  int n = 0;
+  NDArrayHandle* out = nullptr;
+  const int* stypes = nullptr;
+  REQUIRE(MXImperativeInvokeEx(Creator("cast_storage"), 1, &dense, &n, &out, 1, keys, vals, &stypes) == 0);
+  REQUIRE(n == 1);
+  REQUIRE(stypes[0] == 1);  // row_sparse
+  return out[0];
+}
+}  // namespace
+
 TEST_CASE("C API row_sparse pull gives the rows asked for and zeros elsewhere", "[capi]") {
   KVStoreHandle kv = nullptr;
   REQUIRE(MXKVStoreCreate("local", &kv) == 0);
-  NDArrayHandle weight = Array({3, 2}, {1, 2, 3, 4, 5, 6}), out = Array({3, 2}, std::vector<float>(6, 9));
+  NDArrayHandle weight = Array({3, 2}, {1, 2, 3, 4, 5, 6}), nines = Array({3, 2}, std::vector<float>(6, 9));
+  NDArrayHandle out = RowSparse(nines);
   NDArrayHandle rows = Array({2}, {2, 0});
   const int key = 4;
   REQUIRE(MXKVStoreInit(kv, 1, &key, &weight) == 0);
@@ -243,7 +264,16 @@ TEST_CASE("C API row_sparse pull gives the rows asked for and zeros elsewhere", 
   CHECK(MXKVStorePullRowSparse(kv, 1, &key, &out, &far, 0) == -1);
   CHECK(std::string(MXGetLastError()).find("row_sparse pull of key '4': row id 3 is not a row of (3,2)") !=
         std::string::npos);
-  for (NDArrayHandle h : {weight, out, rows, far}) CHECK(MXNDArrayFree(h) == 0);
+  // As MXNet: row_sparse_pull writes row_sparse arrays only, and a plain pull leaves them alone
+  // unless told not to ignore them.
+  CHECK(MXKVStorePullRowSparse(kv, 1, &key, &nines, &rows, 0) == -1);
+  CHECK(std::string(MXGetLastError()).find("output 0 is not a row_sparse array") != std::string::npos);
+  NDArrayHandle twos = RowSparse(Array({3, 2}, std::vector<float>(6, 2)));
+  REQUIRE(MXKVStorePull(kv, 1, &key, &twos, 0) == 0);
+  CHECK(Values(twos, 6) == std::vector<float>(6, 2));
+  REQUIRE(MXKVStorePullWithSparse(kv, 1, &key, &twos, 0, false) == 0);
+  CHECK(Values(twos, 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  for (NDArrayHandle h : {weight, nines, out, rows, far, twos}) CHECK(MXNDArrayFree(h) == 0);
   CHECK(MXKVStoreFree(kv) == 0);
 }
 
