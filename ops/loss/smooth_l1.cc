@@ -2,31 +2,45 @@
 // (the R-CNN box regression loss; sigma = 1 is the Huber loss at delta 1). The scalar parameter
 // is sigma. Gradient sigma^2 * x inside, sign(x) outside (MXNet's smooth_l1_gradient).
 #include <cmath>
+#include <type_traits>
 
 #include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
 
 namespace {
-float SmoothL1(float x, float sigma) {
-  const float s2 = sigma * sigma, inv = 1.0f / s2;
-  if (x > inv) return x - 0.5f * inv;
-  if (x < -inv) return -x - 0.5f * inv;
-  return 0.5f * x * x * s2;
+// In the input's floating type (float64 keeps its precision); integers compute in float, as
+// MXNet's float literals promote them.
+template <typename T, typename S>
+T SmoothL1(T x, S sigma) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    return static_cast<T>(SmoothL1(static_cast<float>(x), static_cast<float>(sigma)));
+  } else {
+    const T s2 = static_cast<T>(sigma) * static_cast<T>(sigma), inv = T(1) / s2;
+    if (x > inv) return x - T(0.5) * inv;
+    if (x < -inv) return -x - T(0.5) * inv;
+    return T(0.5) * x * x * s2;
+  }
 }
 
-float SmoothL1Grad(float x, float sigma) {
-  const float s2 = sigma * sigma, inv = 1.0f / s2;
-  if (x > inv) return 1.0f;
-  if (x < -inv) return -1.0f;
-  return s2 * x;
+template <typename T, typename S>
+T SmoothL1Grad(T x, S sigma) {
+  if constexpr (!std::is_floating_point_v<T>) {
+    return static_cast<T>(SmoothL1Grad(static_cast<float>(x), static_cast<float>(sigma)));
+  } else {
+    const T s2 = static_cast<T>(sigma) * static_cast<T>(sigma), inv = T(1) / s2;
+    if (x > inv) return T(1);
+    if (x < -inv) return T(-1);
+    return s2 * x;
+  }
 }
 
 [[maybe_unused]] const bool registered = [] {
   math::RegisterScalar(OpRegistry::Global().Register("smooth_l1").add_alias("_npx_smooth_l1")
                            .describe("Smooth L1 loss of each element with sigma = scalar: 0.5 * (sigma * x)^2 "
                                      "where |x| < 1 / sigma^2, else |x| - 0.5 / sigma^2."),
-                       SmoothL1, SmoothL1Grad)
+                       [](auto x, auto sigma) { return SmoothL1(x, sigma); },
+                       [](auto x, auto sigma) { return SmoothL1Grad(x, sigma); })
       .set_forward_inplace();
   return true;
 }();
