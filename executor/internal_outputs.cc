@@ -27,6 +27,56 @@ std::vector<std::pair<std::string, NDArray>> InternalOutputs(const Executor& exe
   return out;
 }
 
+std::vector<std::pair<std::string, NDArray>> MonitorAllArrays(const Executor& exec) {
+  const Graph& g = exec.graph();
+  std::vector<NodeEntry> heads;
+  for (auto& n : g.nodes())
+    if (!n.node->is_variable())
+      for (int i = 0; i < n.node->num_outputs(); ++i) heads.push_back(NodeEntry{n.node, static_cast<uint32_t>(i)});
+  std::map<std::pair<const Node*, uint32_t>, NDArray> value;
+  std::map<std::string, NDArray> args = exec.arg_dict(), aux = exec.aux_dict();
+  if (!heads.empty()) {
+    Symbol all = Symbol::FromEntries(heads);
+    std::vector<NDArray> arg_arrays, grads, aux_arrays;
+    std::vector<OpReq> reqs;
+    for (auto& name : all.ListArguments()) {
+      arg_arrays.push_back(args.at(name));
+      grads.emplace_back();
+      reqs.push_back(OpReq::kNull);
+    }
+    for (auto& name : all.ListAuxiliaryStates()) {  // copies: exec's state stays as it is
+      aux[name] = aux.at(name).Copy();
+      aux_arrays.push_back(aux[name]);
+    }
+    auto all_exec = Bind(all, exec.arg_arrays().empty() ? Context::CPU() : exec.arg_arrays()[0].ctx(), arg_arrays,
+                         grads, reqs, aux_arrays);
+    all_exec->Forward(false);
+    for (size_t i = 0; i < heads.size(); ++i) value[{heads[i].node.get(), heads[i].index}] = all_exec->outputs()[i];
+  }
+  std::vector<std::pair<std::string, NDArray>> out;
+  for (auto& n : g.nodes()) {
+    const Node& node = *n.node;
+    if (node.is_variable()) continue;
+    const std::vector<std::string> input_names = node.attrs.op->MonitorInputNames(node.attrs);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const NodeEntry& in = node.inputs[i];
+      NDArray array;
+      if (in.node->is_variable()) {
+        auto it = args.find(in.node->name());
+        array = it != args.end() ? it->second : aux.at(in.node->name());
+        out.emplace_back(in.node->name(), array);
+      } else {
+        array = value.at({in.node.get(), in.index});
+      }
+      out.emplace_back(node.name() + "_" + (i < input_names.size() ? input_names[i] : "input" + std::to_string(i)),
+                       array);
+    }
+    for (int i = 0; i < node.num_outputs(); ++i)
+      out.emplace_back(EntryName(NodeEntry{n.node, static_cast<uint32_t>(i)}), value.at({&node, static_cast<uint32_t>(i)}));
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, NDArray>> InternalGradients(const Executor& exec,
                                                                const std::vector<NDArray>& head_grads) {
   std::vector<NDArray> grads, aux;

@@ -233,7 +233,8 @@ SYMBIND_REGISTER_OP_FAMILY(softmax) {
                         "Computes the log softmax along `axis`: x / T - log(sum(exp(x / T))).");
   RegisterSoftmax<false, true>("softmin",
                                "Applies the softmin function along `axis`: exp(-x / T) / sum(exp(-x / T)), "
-                               "T the temperature (default 1).");
+                               "T the temperature (default 1).")
+      .set_monitor_numbered_inputs();  // MXNet names softmax's inputs, not softmin's
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,6 +268,7 @@ void InferSoftmaxActivation(const NodeAttrs& attrs, std::vector<TShape>* in, std
 }  // namespace
 
 SYMBIND_REGISTER_OP(SoftmaxActivation)
+    .set_monitor_numbered_inputs()
     .describe("Applies softmax activation to input (deprecated in MXNet in favour of softmax). "
               "instance: softmax over the last axis of each row; channel: softmax over axis 1 at "
               "each position.")

@@ -16,6 +16,7 @@ void RegisterUnaryActivation(const char* name, const char* doc, F f, DFromY df) 
   OpRegistry::Global().Register(name)
       .describe(doc)
       .set_infer_shape(SameShape)
+      .set_monitor_numbered_inputs()
       .set_dtype_generic()
       .set_float64_backward()
       .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,

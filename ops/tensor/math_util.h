@@ -352,6 +352,7 @@ struct ScalarParam : Parameter<ScalarParam> {
 template <typename F, typename DF>
 Op& RegisterScalar(Op& op, F f, DF df) {
   return op.set_params<ScalarParam>()
+      .set_monitor_numbered_inputs()
       .set_infer_shape(SameShape)
       .set_dtype_generic()
       .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
