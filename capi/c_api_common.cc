@@ -320,9 +320,10 @@ std::vector<std::string> CStrings(uint32_t n, const char* const* strings, const 
   return out;
 }
 
-void ReportInternalOutputs(const Executor& exec, bool include_variables,
+void ReportInternalOutputs(const Executor& exec, bool monitor_all,
                            void (*callback)(const char*, void*, void*), void* user, bool callee_owns) {
-  ReportArrays(InternalOutputs(exec, include_variables), callback, user, callee_owns);
+  ReportArrays(monitor_all ? MonitorAllArrays(exec) : InternalOutputs(exec, false), callback, user,
+               callee_owns);
 }
 
 void ReportArrays(const std::vector<std::pair<std::string, NDArray>>& arrays,

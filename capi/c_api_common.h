@@ -289,8 +289,9 @@ std::vector<Context> ArgumentContexts(const Graph& graph, const std::map<std::st
 
 // Monitor callbacks (predictor and executor): every node output of `exec` as an
 // NDArrayHandle, valid during the call, or the callback's to free when callee_owns (MXNet's
-// executor monitor hands each handle over).
-void ReportInternalOutputs(const Executor& exec, bool include_variables,
+// executor monitor hands each handle over). With monitor_all, each op node's inputs before its
+// outputs, as MXNet's monitor_all (MonitorAllArrays).
+void ReportInternalOutputs(const Executor& exec, bool monitor_all,
                            void (*callback)(const char*, void*, void*), void* user,
                            bool callee_owns = false);
 // The same for named arrays (the executor monitor's gradients after Backward).

@@ -129,7 +129,8 @@ void Executor::SetMonitorCallback(MonitorCallback callback, bool monitor_all) tr
 } SYMBIND_CPP_RECORD_ERRORS
 
 void Executor::RunMonitor(bool) try {
-  for (auto& named : symbind::InternalOutputs(*impl_->exec, monitor_all_))
+  for (auto& named : monitor_all_ ? symbind::MonitorAllArrays(*impl_->exec)
+                                  : symbind::InternalOutputs(*impl_->exec, false))
     monitor_(named.first, compat::Wrap(named.second));
 } SYMBIND_CPP_RECORD_ERRORS
 

@@ -146,6 +146,12 @@ std::vector<std::string> NumberedNames(const std::string& prefix, int n) {
 int Op::NumInputs(const NodeAttrs& a) const {
   return static_cast<int>(ListArguments(a).size() + ListAuxStates(a).size());
 }
+std::vector<std::string> Op::MonitorInputNames(const NodeAttrs& a) const {
+  if (monitor_numbered_inputs) return NumberedNames("input", NumInputs(a));
+  std::vector<std::string> names = ListArguments(a), aux = ListAuxStates(a);
+  names.insert(names.end(), aux.begin(), aux.end());
+  return names;
+}
 int Op::NumOutputs(const NodeAttrs& a) const {
   return num_outputs ? num_outputs(a) : static_cast<int>(ListOutputs(a).size());
 }

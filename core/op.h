@@ -181,6 +181,10 @@ struct Op {
   // BatchNorm statistics before the sum input): the position in MXNet's input list of each
   // input here (arguments, then aux states). Symbol files are read and written in MXNet's order.
   std::function<std::vector<size_t>(const NodeAttrs&)> file_input_order;
+  // MXNet registers no input names for this op (no FListInputNames: its unary, scalar,
+  // reduction, random and optimizer ops, Activation, ...), so its executor monitor calls
+  // input i "input<i>" instead of by the argument's name.
+  bool monitor_numbered_inputs = false;
 
   Op& describe(std::string d) { description = std::move(d); return *this; }
   Op& add_alias(const std::string& alias);
@@ -245,6 +249,7 @@ struct Op {
     file_input_order = std::move(f);
     return *this;
   }
+  Op& set_monitor_numbered_inputs(bool v = true) { monitor_numbered_inputs = v; return *this; }
   Op& set_join_axis(std::function<int(const NodeAttrs&, int ndim)> f) {
     join_axis = std::move(f);
     return *this;
@@ -260,6 +265,9 @@ struct Op {
   // ListOutputs(a)[index], in constant time for ops with numbered outputs.
   std::string OutputName(const NodeAttrs& a, uint32_t index) const;
   int NumInputs(const NodeAttrs& a) const;
+  // The names MXNet's executor monitor gives the inputs (arguments then aux states) with
+  // monitor_all: the input names, or input0, input1, ... (monitor_numbered_inputs).
+  std::vector<std::string> MonitorInputNames(const NodeAttrs& a) const;
   int NumOutputs(const NodeAttrs& a) const;
   int NumVisibleOutputs(const NodeAttrs& a) const;
 };

@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   monitor_calls = 0;
   OK(MXPredSetMonitorCallback(pred, Monitor, &monitor_calls, true));
   OK(MXPredForward(pred));
-  EXPECT(monitor_calls > op_outputs); /* variables too */
+  EXPECT(monitor_calls > op_outputs); /* each node's inputs too */
   OK(MXPredSetMonitorCallback(pred, NULL, NULL, false));
 
   /* Reshape to batch 2: each row equals the batch-1 result. */

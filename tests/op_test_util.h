@@ -273,4 +273,47 @@ inline Dims3 Align(const std::vector<int64_t>& v, int64_t fill) {
   return r;
 }
 
+// An element-wise op on float64 inputs of one shape computed in double: output i against
+// ref(values of every input at i) to 1e-12, and each input's gradient against central
+// differences of ref (step 1e-6, head gradient 0.5 + 0.1 i) to 1e-8, relative to max(1, |want|).
+// A kernel that computes through float32 misses both by about 1e-7.
+inline void CheckFloat64Elementwise(const std::string& op, const KwArgs& params,
+                                    const std::vector<std::pair<std::string, NDArray>>& inputs,
+                                    const std::function<double(const std::vector<double>&)>& ref) {
+  std::map<std::string, NDArray> in64;
+  for (auto& kv : inputs) in64[kv.first] = kv.second.AsType(DType::kFloat64);
+  auto exec = BindSingleOp(op, params, in64);
+  exec->Forward(true);
+  const NDArray& y = exec->outputs()[0];
+  REQUIRE(y.dtype() == DType::kFloat64);
+  const int64_t n = y.Size();
+  auto at = [&](int64_t i) {
+    std::vector<double> v;
+    for (auto& kv : inputs) v.push_back(in64.at(kv.first).data<double>()[i]);
+    return v;
+  };
+  auto close = [](double got, double want, double tol) { return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want)); };
+  NDArray head(y.shape(), DType::kFloat64);
+  for (int64_t i = 0; i < n; ++i) {
+    INFO(op << " output " << i);
+    CHECK(close(y.data<double>()[i], ref(at(i)), 1e-12));
+    head.data<double>()[i] = 0.5 + 0.1 * static_cast<double>(i);
+  }
+  exec->Backward({head});
+  const std::vector<std::string> args = exec->symbol().ListArguments();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const auto pos = std::find(args.begin(), args.end(), "op_" + inputs[k].first) - args.begin();
+    const NDArray& g = exec->grad_arrays()[static_cast<size_t>(pos)];
+    REQUIRE(g.dtype() == DType::kFloat64);
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<double> hi = at(i), lo = at(i);
+      hi[k] += 1e-6;
+      lo[k] -= 1e-6;
+      const double want = head.data<double>()[i] * (ref(hi) - ref(lo)) / 2e-6;
+      INFO(op << " gradient of " << inputs[k].first << " at " << i << ": " << g.data<double>()[i] << " want " << want);
+      CHECK(close(g.data<double>()[i], want, 1e-8));
+    }
+  }
+}
+
 }  // namespace symbind::test

@@ -938,3 +938,51 @@ TEST_CASE("C API executor monitor: node outputs after Forward, backward nodes' o
   REQUIRE(MXSymbolFree(fc) == 0);
   REQUIRE(MXSymbolFree(data) == 0);
 }
+
+namespace {
+struct Seen {
+  std::vector<std::string> names;
+  std::vector<float> first;  // each array's first value
+};
+void RecordNameAndValue(const char* name, NDArrayHandle array, void* user) {
+  auto* seen = static_cast<Seen*>(user);
+  seen->names.push_back(name);
+  seen->first.push_back(Values(array).at(0));
+  MXNDArrayFree(array);
+}
+}  // namespace
+
+TEST_CASE("C API executor monitor_all: each node's inputs, then all its outputs, as MXNet names them",
+          "[capi][python][monitor]") {
+  SymbolHandle data = Variable("data");
+  SymbolHandle fc = Compose("FullyConnected", "fc", {"data"}, {data}, {{"num_hidden", "2"}});
+  SymbolHandle act = Compose("Activation", "act", {"data"}, {fc}, {{"act_type", "relu"}});
+  SymbolHandle drop = Compose("Dropout", "drop", {"data"}, {act}, {{"p", "0.5"}});
+  SymbolHandle add = Compose("elemwise_add", "add", {"lhs", "rhs"}, {drop, fc});
+  std::vector<NDArrayHandle> args = {Array({1, 3}, {1, 2, 3}), Array({2, 3}, {0.5f, 0.5f, 0.5f, -1, -1, -1}),
+                                     Array({2}, {0.25f, 0})};
+  std::vector<NDArrayHandle> grads(3, nullptr);
+  uint32_t reqs[] = {0, 0, 0};
+  ExecutorHandle exec = nullptr;
+  REQUIRE(MXExecutorBindEX(add, 1, 0, 0, nullptr, nullptr, nullptr, 3, args.data(), grads.data(), reqs, 0, nullptr,
+                           nullptr, &exec) == 0);
+  Seen seen;
+  REQUIRE(MXExecutorSetMonitorCallbackEX(exec, RecordNameAndValue, &seen, true) == 0);
+  REQUIRE(MXExecutorForward(exec, 0) == 0);
+  // A variable input is shown under its own name and again as <node>_<input>; Activation has no
+  // input names in MXNet (input0); Dropout's hidden mask is shown too.
+  CHECK(seen.names == std::vector<std::string>{"data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias",
+                                               "fc_output", "act_input0", "act_output", "drop_data", "drop_output",
+                                               "drop_mask", "add_lhs", "add_rhs", "add_output"});
+  // fc = [3.25, -6]: act and drop see fc's output, add sees drop's and fc's.
+  CHECK(seen.first == std::vector<float>{1, 1, 0.5f, 0.5f, 0.25f, 0.25f, 3.25f, 3.25f, 3.25f, 3.25f, 3.25f,
+                                         seen.first[11], 3.25f, 3.25f, 6.5f});
+  // monitor_all=false: the visible node outputs only, as before.
+  seen = Seen();
+  REQUIRE(MXExecutorSetMonitorCallbackEX(exec, RecordNameAndValue, &seen, false) == 0);
+  REQUIRE(MXExecutorForward(exec, 0) == 0);
+  CHECK(seen.names == std::vector<std::string>{"fc_output", "act_output", "drop_output", "add_output"});
+  REQUIRE(MXExecutorFree(exec) == 0);
+  Free({args[0], args[1], args[2]});
+  for (SymbolHandle s : {add, drop, act, fc, data}) REQUIRE(MXSymbolFree(s) == 0);
+}

@@ -205,6 +205,7 @@ void BackwardBoxNMS(const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
 }  // namespace
 
 SYMBIND_REGISTER_OP(_contrib_box_nms)
+    .set_monitor_numbered_inputs()
     .add_alias("_contrib_box_non_maximum_suppression")
     .describe("Applies non-maximum suppression to boxes (rows of the last axis: by default "
               "[id, score, xmin, ymin, xmax, ymax], any leading axes are batches). Boxes with "

@@ -74,6 +74,7 @@ SYMBIND_REGISTER_OP(MakeLoss)
 
 // The gradient is ones whatever the head gradient (MXNet's ones_like FGradient).
 SYMBIND_REGISTER_OP(make_loss)
+    .set_monitor_numbered_inputs()
     .describe("Make your own loss function in network construction: identity forward, a gradient "
               "of ones.")
     .set_outputs({"loss"})

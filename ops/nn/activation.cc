@@ -68,6 +68,7 @@ void WithActType(int t, const F& f) {
 }  // namespace
 
 SYMBIND_REGISTER_OP(Activation)
+    .set_monitor_numbered_inputs()
     .set_forward_inplace()
     .describe("Applies an activation function element-wise to the input.")
     .set_params<ActivationParam>()

@@ -57,6 +57,7 @@ void ForEachBin(const TShape& is, const TShape& os, const F& fn) {
 }  // namespace
 
 SYMBIND_REGISTER_OP(_contrib_AdaptiveAvgPooling2D)
+    .set_monitor_numbered_inputs()
     .describe("Applies a 2D adaptive average pooling over a 4D input with the shape of (NCHW). "
               "The pooling kernel and stride sizes are automatically chosen for desired output "
               "sizes.")

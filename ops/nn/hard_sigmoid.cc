@@ -14,6 +14,7 @@ struct HardSigmoidParam : Parameter<HardSigmoidParam> {
 };
 
 SYMBIND_REGISTER_OP(hard_sigmoid)
+    .set_monitor_numbered_inputs()
     .describe("Computes hard sigmoid of x element-wise: y = max(0, min(1, alpha * x + beta)).")
     .set_params<HardSigmoidParam>()
     .add_argument_doc("data", "The input array.")

@@ -8,6 +8,9 @@
 //   flattened (MXNet's FlatTo2D), which for the usual (N, K) input is "per instance".
 //   MXNet's backward for instance mode treats axis 1 as the class axis, which disagrees with
 //   its own forward for inputs of rank > 2; the gradient here matches the forward instead.
+// - softmax's use_length (softmax only): each row's first `length` entries along the axis; past
+//   them output and gradient are 0, and `length` gets a zero gradient. MXNet reads lengths
+//   outside [0, n] out of bounds; here they are an error.
 #include <cmath>
 
 #include <symbind/ops/kernels/softmax.h>
@@ -37,8 +40,7 @@ struct SoftmaxParam : Parameter<SoftmaxParam> {
         .describe("DType of the output in case this can't be inferred. Defaults to the same as "
                   "input's dtype if not defined (dtype=None).");
     d.field("use_length", &SoftmaxParam::use_length).set_default(std::optional<bool>(false))
-        .describe("Whether to use the length input as a mask over the data input. (Not supported "
-                  "by symbind: must be False.)");
+        .describe("Whether to use the length input as a mask over the data input (softmax only).");
   }
 };
 
@@ -48,23 +50,102 @@ const SoftmaxParam& SP(const NodeAttrs& a) { return a.param<SoftmaxParam>(); }
 template <bool kMin>
 double Temperature(const SoftmaxParam& p) { return (kMin ? -1.0 : 1.0) * (p.temperature ? *p.temperature : 1.0); }
 
+bool UseLength(const NodeAttrs& a) { return SP(a).use_length.value_or(false); }
+
+// MXNet's softmax takes a second input `length` with use_length; log_softmax and softmin do not.
+template <bool kWithLength>
 std::vector<std::string> SoftmaxArguments(const NodeAttrs& a) {
-  if (SP(a).use_length.value_or(false))
+  if (!UseLength(a)) return {"data"};
+  if (!kWithLength)
     throw ParamError(StrCat("Operator ", a.op ? a.op->name : std::string("softmax"), " (node '", a.name,
-                            "'): use_length=True (masking by a `length` input) is not supported"));
-  return {"data"};
+                            "'): use_length=True (masking by a `length` input) is only for softmax"));
+  return {"data", "length"};
 }
 
+// `length` has data's shape without the softmax axis ((1,) for 1-D data), as MXNet's.
 void InferSoftmaxShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
-  SameShape(attrs, in, out);
-  if ((*in)[0].ndim_known()) NormalizeAxis(SP(attrs).axis, (*in)[0].ndim(), attrs.op->name.c_str());
+  ShapeAssignCheck(out, 0, (*in)[0]);
+  ShapeAssignCheck(in, 0, (*out)[0]);
+  const TShape& d = (*in)[0];
+  if (!d.ndim_known()) return;
+  const int axis = NormalizeAxis(SP(attrs).axis, d.ndim(), attrs.op->name.c_str());
+  if (!UseLength(attrs)) return;
+  std::vector<int64_t> dims;
+  for (int i = 0; i < d.ndim(); ++i)
+    if (i != axis) dims.push_back(d[i]);
+  if (dims.empty()) dims.push_back(1);
+  ShapeAssignCheck(in, 1, TShape(dims));
 }
 
+// Output and data share a type (or the output takes `dtype`); `length` keeps its own, an
+// integer type (checked by the kernel).
 void InferSoftmaxType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
   const auto& p = SP(attrs);
-  if (!p.dtype) return InferSameType(attrs, in, out);
-  TypeAssignCheck(out, 0, *p.dtype);
-  if ((*in)[0] < 0) (*in)[0] = *p.dtype;
+  if (p.dtype) {
+    TypeAssignCheck(out, 0, *p.dtype);
+    if ((*in)[0] < 0) (*in)[0] = *p.dtype;
+    return;
+  }
+  TypeAssignCheck(out, 0, (*in)[0]);
+  TypeAssignCheck(in, 0, (*out)[0]);
+}
+
+// Each row's valid length along the axis (rows in AxisLayout order: outer, then inner), from an
+// int32 or int64 `length`, each in [0, n].
+std::vector<int64_t> RowLengths(const NodeAttrs& attrs, const NDArray& length, const AxisLayout& l) {
+  const DType t = length.dtype();
+  if (t != DType::kInt32 && t != DType::kInt64)
+    throw TypeError(StrCat("softmax (node '", attrs.name, "'): input 'length' must be int32 or int64, got ",
+                           DTypeName(t)));
+  const int64_t rows = l.outer * l.inner;
+  if (length.Size() != rows)
+    throw ShapeError(StrCat("softmax (node '", attrs.name, "'): input 'length' has ", length.Size(),
+                            " elements, expected one per row (", rows, ")"));
+  std::vector<int64_t> lengths(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t v = t == DType::kInt32 ? length.data<int32_t>()[r] : length.data<int64_t>()[r];
+    if (v < 0 || v > l.n)
+      throw IndexError(StrCat("softmax (node '", attrs.name, "'): length[", r, "] = ", v, " is outside [0, ", l.n,
+                              "], the size of the softmax axis"));
+    lengths[static_cast<size_t>(r)] = v;
+  }
+  return lengths;
+}
+
+// Softmax of x / temperature over each row's first lengths[row] entries; 0 past them.
+template <typename T>
+void MaskedSoftmax(const T* x, T* y, const AxisLayout& l, const std::vector<int64_t>& lengths, double temperature) {
+  const T inv_t = static_cast<T>(1.0 / temperature);
+  ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g) {
+      const int64_t base = l.Index(g / l.inner, 0, g % l.inner), len = lengths[static_cast<size_t>(g)];
+      for (int64_t k = len; k < l.n; ++k) y[base + k * l.inner] = 0;
+      if (len == 0) continue;
+      T m = x[base] * inv_t;
+      for (int64_t k = 1; k < len; ++k) m = std::max(m, x[base + k * l.inner] * inv_t);
+      T sum = 0;
+      for (int64_t k = 0; k < len; ++k) sum += y[base + k * l.inner] = std::exp(x[base + k * l.inner] * inv_t - m);
+      for (int64_t k = 0; k < len; ++k) y[base + k * l.inner] /= sum;
+    }
+  });
+}
+
+// dx = y * (dy - sum over the row's first len of dy * y) / T there, 0 past them.
+template <typename T>
+void MaskedSoftmaxBackward(const T* y, const T* dy, T* dx, const AxisLayout& l, const std::vector<int64_t>& lengths,
+                           double temperature, OpReq req) {
+  ParallelFor(l.outer * l.inner, GrainFor(l.n), [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g) {
+      const int64_t base = l.Index(g / l.inner, 0, g % l.inner), len = lengths[static_cast<size_t>(g)];
+      double s = 0;
+      for (int64_t k = 0; k < len; ++k) s += static_cast<double>(dy[base + k * l.inner]) * y[base + k * l.inner];
+      for (int64_t k = 0; k < l.n; ++k) {
+        const int64_t at = base + k * l.inner;
+        const T v = k < len ? static_cast<T>(y[at] * (dy[at] - s) / temperature) : T(0);
+        dx[at] = req == OpReq::kAdd ? static_cast<T>(dx[at] + v) : v;
+      }
+    }
+  });
 }
 
 AxisLayout SoftmaxLayout(const NodeAttrs& attrs, const TShape& s) {
@@ -79,6 +160,20 @@ void SoftmaxForward(const OpContext&, const NodeAttrs& attrs, const std::vector<
                     const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   if (req[0] == OpReq::kNull) return;
   const AxisLayout l = SoftmaxLayout(attrs, in[0].shape());
+  if (UseLength(attrs)) {
+    const std::vector<int64_t> lengths = RowLengths(attrs, in[1], l);
+    const double t = Temperature<kMin>(SP(attrs));
+    if (in[0].dtype() == DType::kFloat64 && out[0].dtype() == DType::kFloat64)
+      return MaskedSoftmax(in[0].data<double>(), out[0].data<double>(), l, lengths, t);
+    const NDArray x = AsFloat(in[0]);
+    NDArray y = out[0].dtype() == DType::kFloat32 ? out[0] : NDArray(out[0].shape());
+    MaskedSoftmax(x.fdata(), y.fdata(), l, lengths, t);
+    if (!y.SharesStorageWith(out[0])) {
+      NDArray dst = out[0];
+      y.CopyTo(&dst);
+    }
+    return;
+  }
   if (in[0].dtype() == DType::kFloat64 && out[0].dtype() == DType::kFloat64) {
     SoftmaxAlong(in[0].data<double>(), out[0].data<double>(), l, Temperature<kMin>(SP(attrs)), kLog);
     return;
@@ -96,19 +191,31 @@ void SoftmaxForward(const OpContext&, const NodeAttrs& attrs, const std::vector<
 
 template <bool kLog, bool kMin>
 void SoftmaxBackward(const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+  if (UseLength(attrs)) ZeroWithReq(a.in_grads[1], a.req[1]);  // lengths are not differentiable
   if (a.req[0] == OpReq::kNull) return;
   const AxisLayout l = SoftmaxLayout(attrs, a.inputs[0].shape());
+  if (UseLength(attrs)) {
+    const std::vector<int64_t> lengths = RowLengths(attrs, a.inputs[1], l);
+    const double t = Temperature<kMin>(SP(attrs));
+    if (a.outputs[0].dtype() == DType::kFloat64 && a.out_grads[0].dtype() == DType::kFloat64 &&
+        a.in_grads[0].dtype() == DType::kFloat64)
+      return MaskedSoftmaxBackward(a.outputs[0].data<double>(), a.out_grads[0].data<double>(),
+                                   a.in_grads[0].data<double>(), l, lengths, t, a.req[0]);
+    const NDArray y = AsFloat(a.outputs[0]), dy = AsFloat(a.out_grads[0]);
+    return MaskedSoftmaxBackward(y.fdata(), dy.fdata(), a.in_grads[0].fdata(), l, lengths, t, a.req[0]);
+  }
   const NDArray y = AsFloat(a.outputs[0]), dy = AsFloat(a.out_grads[0]);
   SoftmaxAlongBackward(y.fdata(), dy.fdata(), a.in_grads[0].fdata(), l,
                                   Temperature<kMin>(SP(attrs)), kLog, a.req[0]);
 }
 
 template <bool kLog, bool kMin = false>
-void RegisterSoftmax(const char* name, const char* doc) {
-  OpRegistry::Global().Register(name)
+Op& RegisterSoftmax(const char* name, const char* doc) {
+  return OpRegistry::Global().Register(name)
       .describe(doc)
       .set_params<SoftmaxParam>()
-      .set_arguments(SoftmaxArguments)
+      .set_arguments(SoftmaxArguments<!kLog && !kMin>)
+      .set_any_dtype_inputs({"length"})
       .set_infer_shape(InferSoftmaxShape)
       .set_infer_type(InferSoftmaxType)
       .set_dtype_generic()  // converts other dtypes through float32 (AsFloat)
@@ -119,12 +226,15 @@ void RegisterSoftmax(const char* name, const char* doc) {
 SYMBIND_REGISTER_OP_FAMILY(softmax) {
   RegisterSoftmax<false>("softmax",
                          "Applies the softmax function along `axis`: exp(x / T) / sum(exp(x / T)), "
-                         "T the temperature (default 1).");
+                         "T the temperature (default 1). With use_length, a second input `length` "
+                         "(int32 or int64, data's shape without `axis`) limits each softmax to the "
+                         "first `length` entries along `axis`; the others are 0.");
   RegisterSoftmax<true>("log_softmax",
                         "Computes the log softmax along `axis`: x / T - log(sum(exp(x / T))).");
   RegisterSoftmax<false, true>("softmin",
                                "Applies the softmin function along `axis`: exp(-x / T) / sum(exp(-x / T)), "
-                               "T the temperature (default 1).");
+                               "T the temperature (default 1).")
+      .set_monitor_numbered_inputs();  // MXNet names softmax's inputs, not softmin's
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,6 +268,7 @@ void InferSoftmaxActivation(const NodeAttrs& attrs, std::vector<TShape>* in, std
 }  // namespace
 
 SYMBIND_REGISTER_OP(SoftmaxActivation)
+    .set_monitor_numbered_inputs()
     .describe("Applies softmax activation to input (deprecated in MXNet in favour of softmax). "
               "instance: softmax over the last axis of each row; channel: softmax over axis 1 at "
               "each position.")

@@ -54,6 +54,7 @@ void InferTypeMixedSGD(const NodeAttrs& attrs, std::vector<int>* in, std::vector
 }  // namespace
 
 SYMBIND_REGISTER_OP(sgd_update)
+    .set_monitor_numbered_inputs()
     .describe("Update function for Stochastic Gradient Descent (SGD) optimizer: "
               "weight = (1 - lr*wd) * weight - lr * clip(rescale_grad * grad).")
     .set_params<SGDParam<false>>()

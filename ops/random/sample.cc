@@ -245,6 +245,7 @@ void RegisterDistribution() {
   reg.Register("_random_" + name + "_like")
       .describe(StrCat("Draws random samples from ", dist.what,
                        ", as many as data has, in data's shape and dtype."))
+      .set_monitor_numbered_inputs()
       .set_params<RandomLikeParam<kDist>>()
       .set_arguments({"data"})
       .add_argument_doc("data", "The input")
@@ -378,6 +379,7 @@ SYMBIND_REGISTER_OP(_random_randint)
     });
 
 SYMBIND_REGISTER_OP(_set_value)
+    .set_monitor_numbered_inputs()
     .describe("An array of the given shape with every element set to src.")
     .set_params<SetValueParam>()
     .set_arguments(std::vector<std::string>{})

@@ -57,29 +57,30 @@ void BroadcastForward(const F& f, const char* op, const std::vector<NDArray>& in
   });
 }
 
-// in_grad[side] = sum over broadcast axes of out_grad * d(side)(l, r).
-template <typename DL, typename DR>
+// in_grad[side] = sum over broadcast axes of out_grad * d(side)(l, r), in T (float or double).
+template <typename T, typename DL, typename DR>
 void BroadcastBackward(const DL& dl, const DR& dr, const BackwardArgs& a) {
-  const float* l = a.inputs[0].fdata();
-  const float* r = a.inputs[1].fdata();
-  const float* g = a.out_grads[0].fdata();
+  const T* l = a.inputs[0].template data<T>();
+  const T* r = a.inputs[1].template data<T>();
+  const T* g = a.out_grads[0].template data<T>();
   const TShape& os = a.out_grads[0].shape();
   const int64_t n = os.Size();
+  auto grad = [&](size_t k) { return a.req[k] == OpReq::kNull ? nullptr : a.in_grads[k].template data<T>(); };
   if (a.inputs[0].shape() == a.inputs[1].shape()) {
-    MapWithReq(InGradOrNull(a, 0), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
-    MapWithReq(InGradOrNull(a, 1), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
+    MapWithReq(grad(0), n, a.req[0], [&](int64_t i) { return static_cast<T>(g[i] * dl(l[i], r[i])); });
+    MapWithReq(grad(1), n, a.req[1], [&](int64_t i) { return static_cast<T>(g[i] * dr(l[i], r[i])); });
     return;
   }
   const int nd = os.ndim();
   Dims od = AlignDims(os, nd), ld = AlignDims(a.inputs[0].shape(), nd),
        rd = AlignDims(a.inputs[1].shape(), nd);
-  std::vector<float> tmp(static_cast<size_t>(n));
+  std::vector<T> tmp(static_cast<size_t>(n));
   auto side = [&](size_t k, const auto& d) {
     if (a.req[k] == OpReq::kNull) return;
     math::ForEachBroadcast(od, ld, rd, [&](int64_t i, int64_t li, int64_t ri) {
-      tmp[static_cast<size_t>(i)] = g[i] * d(l[li], r[ri]);
+      tmp[static_cast<size_t>(i)] = static_cast<T>(g[i] * d(l[li], r[ri]));
     });
-    math::SumToSmall(tmp.data(), od, a.in_grads[k].fdata(), k == 0 ? ld : rd, a.req[k]);
+    math::SumToSmall(tmp.data(), od, grad(k), k == 0 ? ld : rd, a.req[k]);
   };
   side(0, dl);
   side(1, dr);
@@ -102,9 +103,12 @@ Op& RegisterBroadcast(const char* name, const char* doc, F f, DL dl, DR dr) {
                        const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
         BroadcastForward(f, attrs.op->name.c_str(), in, req[0], out[0]);
       })
+      .set_float64_backward()
       .set_backward([dl, dr](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-        math::RequireFloat32Gradient(a, attrs);
-        BroadcastBackward(dl, dr, a);
+        math::RequireFloatGradient(a, attrs);
+        math::BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
+          BroadcastBackward<decltype(tag)>(dl, dr, b);
+        });
       });
 }
 

@@ -145,6 +145,7 @@ void BroadcastBackward(const OpContext&, const NodeAttrs&, const BackwardArgs& a
 }  // namespace
 
 SYMBIND_REGISTER_OP(broadcast_axis)
+    .set_monitor_numbered_inputs()
     .add_alias("broadcast_axes")
     .describe("Broadcasts the input array over particular axes: each axis in `axis` (of size 1) "
               "is stretched to the matching entry of `size`.")
@@ -155,6 +156,7 @@ SYMBIND_REGISTER_OP(broadcast_axis)
     .set_backward(BroadcastBackward);
 
 SYMBIND_REGISTER_OP(broadcast_to)
+    .set_monitor_numbered_inputs()
     .describe("Broadcasts the input array to a new shape of the same rank; a 0 in `shape` keeps "
               "the input's dim.")
     .set_params<BroadcastToParam>()

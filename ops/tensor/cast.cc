@@ -71,6 +71,7 @@ void BackwardConvert(const OpContext&, const NodeAttrs&, const BackwardArgs& a) 
 }  // namespace
 
 SYMBIND_REGISTER_OP(Cast)
+    .set_monitor_numbered_inputs()
     .add_alias("cast")
     .describe("Casts all elements of the input to a new type.")
     .set_params<CastParam>()
@@ -84,6 +85,7 @@ SYMBIND_REGISTER_OP(Cast)
     .set_backward(BackwardConvert);
 
 SYMBIND_REGISTER_OP(amp_cast)
+    .set_monitor_numbered_inputs()
     .describe("Cast function between low precision float/FP32 used by AMP. It casts only between low "
               "precision float/FP32 and does not do anything for other types.")
     .set_params<AMPCastParam>()

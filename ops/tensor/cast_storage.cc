@@ -21,6 +21,7 @@ struct CastStorageParam : Parameter<CastStorageParam> {
 }  // namespace
 
 SYMBIND_REGISTER_OP(cast_storage)
+    .set_monitor_numbered_inputs()
     .describe("Casts tensor storage type to the new type. Arrays are computed dense whatever their "
               "storage type, so the result is a copy of the input; MXNet's C API reports the new type.")
     .set_params<CastStorageParam>()

@@ -18,6 +18,7 @@ struct ClipParam : Parameter<ClipParam> {
 }  // namespace
 
 SYMBIND_REGISTER_OP(clip)
+    .set_monitor_numbered_inputs()
     .describe("Clips (limits) the values in an array to [a_min, a_max]; the gradient passes where "
               "a_min <= x <= a_max.")
     .set_params<ClipParam>()

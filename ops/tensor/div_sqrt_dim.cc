@@ -28,6 +28,7 @@ void DivideBySqrtLastDim(const NDArray& x, const NDArray& y, OpReq req) {
 }  // namespace
 
 SYMBIND_REGISTER_OP(_contrib_div_sqrt_dim)
+    .set_monitor_numbered_inputs()
     .describe("Rescales the input by the square root of its last dimension: data / sqrt(data.shape[-1]).")
     .set_forward_inplace()
     .set_infer_shape(InferDivSqrtDimShape)

@@ -32,23 +32,22 @@ SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
   // dtype, as MXNet's mod_grad / mod_rgrad: 1 and -floor(l / r) for floats, 0 for integers.
   RegisterBinary(reg.Register("_mod").add_alias("_Mod").describe("Element-wise modulo (Python-style)."),
                  [](auto l, auto r) { return math::Mod(l, r); }, one, one)
-      .set_backward([](const OpContext&, const NodeAttrs&, const BackwardArgs& a) {
-        for (size_t side = 0; side < 2; ++side) {
-          if (a.req[side] == OpReq::kNull) continue;
-          if (!IsFloatingType(a.inputs[0].dtype())) {
-            ZeroWithReq(a.in_grads[side], a.req[side]);
-            continue;
-          }
-          ComputeInDType("_mod", {a.inputs[0], a.inputs[1], a.out_grads[0]}, {a.req[side]}, {a.in_grads[side]},
-                         [&](auto tag, const auto& in, const auto& req, const auto& out) {
-                           using T = decltype(tag);
-                           const T *l = in[0].template data<T>(), *r = in[1].template data<T>();
-                           const T* g = in[2].template data<T>();
-                           MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) {
-                             return side == 0 ? g[i] : static_cast<T>(-g[i] * std::floor(l[i] / r[i]));
-                           });
-                         });
+      .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
+        if (!IsFloatingType(a.inputs[0].dtype())) {
+          for (size_t side = 0; side < 2; ++side) ZeroWithReq(a.in_grads[side], a.req[side]);
+          return;
         }
+        math::BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
+          using T = decltype(tag);
+          const T *l = b.inputs[0].template data<T>(), *r = b.inputs[1].template data<T>();
+          const T* g = b.out_grads[0].template data<T>();
+          for (size_t side = 0; side < 2; ++side) {
+            if (b.req[side] == OpReq::kNull) continue;
+            MapWithReq(b.in_grads[side].template data<T>(), b.inputs[0].Size(), b.req[side], [&](int64_t i) {
+              return side == 0 ? g[i] : static_cast<T>(-g[i] * std::floor(l[i] / r[i]));
+            });
+          }
+        });
       });
 
   RegisterScalar(reg.Register("_plus_scalar").add_alias("_PlusScalar").describe("x + scalar"),

@@ -40,7 +40,7 @@ double ErfInv(double y) {
 }
 
 Op& Declare(const char* name, const char* doc) {
-  return OpRegistry::Global().Register(name).describe(doc).set_infer_shape(SameShape);
+  return OpRegistry::Global().Register(name).describe(doc).set_infer_shape(SameShape).set_monitor_numbered_inputs();
 }
 
 // Forward in the input's dtype (ComputeInDType).

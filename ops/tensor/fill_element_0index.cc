@@ -6,6 +6,7 @@
 namespace symbind {
 
 SYMBIND_REGISTER_OP(fill_element_0index)
+    .set_monitor_numbered_inputs()
     .describe("Fill one element of each line(row for python, column for R/Julia) in lhs according to index "
               "indicated by rhs and values indicated by mhs. This function assume rhs uses 0-based index.")
     .set_arguments({"lhs", "mhs", "rhs"})

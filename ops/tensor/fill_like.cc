@@ -19,6 +19,7 @@ ForwardFn FillForward(float v) {
 }  // namespace
 
 SYMBIND_REGISTER_OP(zeros_like)
+    .set_monitor_numbered_inputs()
     .describe("Returns an array of zeros with the same shape and type as the input.")
     .set_infer_shape(SameShape)
     .set_dtype_generic()
@@ -26,6 +27,7 @@ SYMBIND_REGISTER_OP(zeros_like)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(ones_like)
+    .set_monitor_numbered_inputs()
     .describe("Returns an array of ones with the same shape and type as the input.")
     .set_infer_shape(SameShape)
     .set_dtype_generic()

@@ -5,6 +5,7 @@
 namespace symbind {
 
 SYMBIND_REGISTER_OP(BlockGrad)
+    .set_monitor_numbered_inputs()
     .add_alias("stop_gradient")
     .describe("Stops gradient computation: the output is the input, the gradient is zero.")
     .set_infer_shape(SameShape)
@@ -13,6 +14,7 @@ SYMBIND_REGISTER_OP(BlockGrad)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(_copy)
+    .set_monitor_numbered_inputs()
     .add_alias("identity")
     .describe("Returns a copy of the input.")
     .set_infer_shape(SameShape)
@@ -24,6 +26,7 @@ SYMBIND_REGISTER_OP(_copy)
 // have another dtype: the output's dtype is the caller's (type inference leaves it open, so
 // Invoke takes the array given, float32 when none is) and the values are converted to it.
 SYMBIND_REGISTER_OP(_copyto)
+    .set_monitor_numbered_inputs()
     .describe("Copies the input into the output, converting the values to the output's dtype.")
     .set_infer_shape(SameShape)
     .set_dtype_generic()

@@ -261,6 +261,7 @@ struct RangeLikeParam : Parameter<RangeLikeParam> {
 // _arange's values, as many as the input has elements (or as its `axis` is long); only the
 // input's shape and dtype are read, so the gradient is zero.
 SYMBIND_REGISTER_OP(_contrib_arange_like)
+    .set_monitor_numbered_inputs()
     .add_alias("_npx_arange_like")
     .describe("Return an array with evenly spaced values. If axis is not given, the output will have the same "
               "shape as the input array. Otherwise, the output will be a 1-D array with size of the specified "

@@ -162,15 +162,16 @@ void ReduceToSmall(const Dims& big, const Dims& small, Acc init, const Add& add,
 }
 
 // Sums `src` (dims `big`) into `dst` (dims `small`, aligned, 1 on summed dims) as `req` says;
-// the reduction half of every broadcast backward.
-inline void SumToSmall(const float* src, const Dims& big, float* dst, const Dims& small, OpReq req) {
+// the reduction half of every broadcast backward. T is float or double.
+template <typename T>
+void SumToSmall(const T* src, const Dims& big, T* dst, const Dims& small, OpReq req) {
   if (req == OpReq::kNull) return;
   ReduceToSmall<double>(
       big, small, 0.0, [&](double& a, int64_t i) { a += src[i]; },
       [](double& a, double b) { a += b; },
       [&](int64_t j, double a) {
-        if (req == OpReq::kAdd) dst[j] += static_cast<float>(a);
-        else dst[j] = static_cast<float>(a);
+        if (req == OpReq::kAdd) dst[j] += static_cast<T>(a);
+        else dst[j] = static_cast<T>(a);
       });
 }
 
@@ -291,6 +292,13 @@ inline void RequireFloat32Gradient(const BackwardArgs& a, const NodeAttrs& attrs
                               DTypeName(x.dtype()), " (Cast to float32 to differentiate)"));
 }
 
+// The same for kernels that differentiate in float32 or float64 (BackwardInFloatType): integer
+// inputs are refused with the float32 wording.
+inline void RequireFloatGradient(const BackwardArgs& a, const NodeAttrs& attrs) {
+  for (const NDArray& x : a.inputs)
+    if (!x.is_none() && !IsFloatingType(x.dtype())) RequireFloat32Gradient(a, attrs);
+}
+
 // Registration of element-wise ops on equal shapes (elemwise_binary.cc, elemwise_logic.cc) and
 // of ops with a scalar operand (MXNet's NumpyBinaryScalarParam: scalar, is_int).
 
@@ -311,16 +319,22 @@ Op& RegisterBinary(Op& op, F f, DL dl, DR dr) {
           MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) { return f(l[i], r[i]); });
         });
       })
+      .set_float64_backward()
       .set_backward([dl, dr](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-        RequireFloat32Gradient(a, attrs);
-        const float* l = a.inputs[0].fdata();
-        const float* r = a.inputs[1].fdata();
-        const float* g = a.out_grads[0].fdata();
-        int64_t n = a.inputs[0].Size();
-        if (a.req[0] != OpReq::kNull)
-          MapWithReq(InGradOrNull(a, 0), n, a.req[0], [&](int64_t i) { return g[i] * dl(l[i], r[i]); });
-        if (a.req[1] != OpReq::kNull)
-          MapWithReq(InGradOrNull(a, 1), n, a.req[1], [&](int64_t i) { return g[i] * dr(l[i], r[i]); });
+        RequireFloatGradient(a, attrs);
+        BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
+          using T = decltype(tag);
+          const T* l = b.inputs[0].template data<T>();
+          const T* r = b.inputs[1].template data<T>();
+          const T* g = b.out_grads[0].template data<T>();
+          const int64_t n = b.inputs[0].Size();
+          if (b.req[0] != OpReq::kNull)
+            MapWithReq(b.in_grads[0].template data<T>(), n, b.req[0],
+                       [&](int64_t i) { return static_cast<T>(g[i] * dl(l[i], r[i])); });
+          if (b.req[1] != OpReq::kNull)
+            MapWithReq(b.in_grads[1].template data<T>(), n, b.req[1],
+                       [&](int64_t i) { return static_cast<T>(g[i] * dr(l[i], r[i])); });
+        });
       });
 }
 
@@ -338,6 +352,7 @@ struct ScalarParam : Parameter<ScalarParam> {
 template <typename F, typename DF>
 Op& RegisterScalar(Op& op, F f, DF df) {
   return op.set_params<ScalarParam>()
+      .set_monitor_numbered_inputs()
       .set_infer_shape(SameShape)
       .set_dtype_generic()
       .set_forward([f](const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
@@ -351,14 +366,18 @@ Op& RegisterScalar(Op& op, F f, DF df) {
           MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) { return f(x[i], s); });
         });
       })
+      .set_float64_backward()
       .set_backward([df](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-        RequireFloat32Gradient(a, attrs);
-        float s = static_cast<float>(attrs.param<ScalarParam>().scalar);
-        const float* x = a.inputs[0].fdata();
-        const float* g = a.out_grads[0].fdata();
+        RequireFloatGradient(a, attrs);
         if (a.req[0] == OpReq::kNull) return;
-        MapWithReq(InGradOrNull(a, 0), a.inputs[0].Size(), a.req[0],
-                   [&](int64_t i) { return g[i] * df(x[i], s); });
+        BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
+          using T = decltype(tag);
+          const T s = static_cast<T>(attrs.param<ScalarParam>().scalar);
+          const T* x = b.inputs[0].template data<T>();
+          const T* g = b.out_grads[0].template data<T>();
+          MapWithReq(b.in_grads[0].template data<T>(), b.inputs[0].Size(), b.req[0],
+                     [&](int64_t i) { return static_cast<T>(g[i] * df(x[i], s)); });
+        });
       });
 }
 }  // namespace math

@@ -14,7 +14,7 @@ namespace {
                        [](auto a, auto b) { return math::Mod(a, b); }, [](float, float) { return 1.0f; });
   math::RegisterScalar(reg.Register("_rmod_scalar").add_alias("_RModScalar").describe("scalar mod x (Python-style)."),
                        [](auto x, auto s) { return math::Mod(s, x); },
-                       [](float x, float s) { return -std::floor(s / x); });
+                       [](auto x, auto s) { return -std::floor(s / x); });
   return true;
 }();
 }  // namespace

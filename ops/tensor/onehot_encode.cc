@@ -7,6 +7,7 @@
 namespace symbind {
 
 SYMBIND_REGISTER_OP(_onehot_encode)
+    .set_monitor_numbered_inputs()
     .describe("One-hot encodes the indices lhs into an array shaped like rhs: 1 at (i, lhs[i]), 0 elsewhere.")
     .set_arguments({"lhs", "rhs"})
     .add_argument_doc("lhs", "Indices, one per row of rhs.")

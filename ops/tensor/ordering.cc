@@ -283,6 +283,7 @@ Op& RegisterOrdering(const char* name, const char* doc, const char* np_alias) {
       .Register(name)
       .add_alias(np_alias)
       .describe(doc)
+      .set_monitor_numbered_inputs()
       .set_params<P>()
       .set_num_outputs([ord](const NodeAttrs& a) { return NumOutputs(ord(a)); })
       .set_outputs([ord](const NodeAttrs& a) { return OutputNames(NumOutputs(ord(a))); })

@@ -194,6 +194,7 @@ void RegisterReduce(const char* name, const char* alias, const char* doc, Reduce
   if (alias) op.add_alias(alias);
   const bool minmax = kind == kMax || kind == kMin;
   op.describe(doc)
+      .set_monitor_numbered_inputs()
       .set_params<ReduceAxesParam>()
       .set_infer_shape([minmax](const NodeAttrs& attrs, std::vector<TShape>* in,
                                 std::vector<TShape>* out) {
@@ -275,6 +276,7 @@ void RegisterSearch(const char* name, const char* doc, bool is_max) {
   OpRegistry::Global()
       .Register(name)
       .describe(doc)
+      .set_monitor_numbered_inputs()
       .set_params<ReduceAxisParam>()
       .set_dtype_generic()
       .set_infer_shape([](const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
@@ -307,6 +309,7 @@ SYMBIND_REGISTER_OP_FAMILY(reductions) {
 }  // namespace
 
 SYMBIND_REGISTER_OP(norm)
+    .set_monitor_numbered_inputs()
     .describe("Computes the norm on an NDArray: L2 (ord=2) or L1 (ord=1) over the given axes, by "
               "default over the entire array. With a 2-tuple axis, ord=2 gives the Frobenius norm.")
     .set_params<NormParam>()
@@ -390,6 +393,7 @@ SYMBIND_REGISTER_OP(moments)
 
 // Legacy: argmax over axis 1 without keepdims; no gradient in MXNet.
 SYMBIND_REGISTER_OP(argmax_channel)
+    .set_monitor_numbered_inputs()
     .describe("Returns argmax indices of each channel from the input array.")
     .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
       if (!(*in)[0].is_known()) return;

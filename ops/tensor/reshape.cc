@@ -227,6 +227,7 @@ void InferShapeSqueeze(const NodeAttrs& attrs, std::vector<TShape>* in, std::vec
 }  // namespace
 
 SYMBIND_REGISTER_OP(Flatten)
+    .set_monitor_numbered_inputs()
     .add_alias("flatten")
     .describe("Flattens the input to 2-D: (d0, d1*d2*...).")
     .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
@@ -240,6 +241,7 @@ SYMBIND_REGISTER_OP(Flatten)
     .set_backward(BackwardCopy);
 
 SYMBIND_REGISTER_OP(Reshape)
+    .set_monitor_numbered_inputs()
     .add_alias("reshape")
     .describe("Reshapes the input array (special values 0, -1, -2, -3, -4; reverse).")
     .set_params<ReshapeParam>()
@@ -249,6 +251,7 @@ SYMBIND_REGISTER_OP(Reshape)
     .set_backward(BackwardCopy);
 
 SYMBIND_REGISTER_OP(expand_dims)
+    .set_monitor_numbered_inputs()
     .describe("Inserts a new axis of size 1 into the array shape.")
     .set_params<ExpandDimParam>()
     .set_infer_shape(InferShapeExpandDims)

@@ -15,6 +15,7 @@ void InferTypeInt64(const NodeAttrs&, std::vector<int>*, std::vector<int>* out) 
 }  // namespace
 
 SYMBIND_REGISTER_OP(shape_array)
+    .set_monitor_numbered_inputs()
     .add_alias("_npx_shape_array")
     .describe("Returns a 1-D int64 array containing the shape of the data.")
     .set_infer_shape([](const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
@@ -30,6 +31,7 @@ SYMBIND_REGISTER_OP(shape_array)
     .set_zero_gradient();
 
 SYMBIND_REGISTER_OP(size_array)
+    .set_monitor_numbered_inputs()
     .describe("Returns a 1-D int64 array of shape (1,) containing the size of the data.")
     .set_infer_shape([](const NodeAttrs&, std::vector<TShape>*, std::vector<TShape>* out) {
       ShapeAssignCheck(out, 0, TShape({1}));

@@ -139,6 +139,7 @@ const auto kSliceLikeMap = [](const NodeAttrs&, const TShape& i, const TShape& o
 }  // namespace
 
 SYMBIND_REGISTER_OP(slice)
+    .set_monitor_numbered_inputs()
     .add_alias("crop")  // MXNet 1.x registers "crop" as an alias of slice (Crop is another op)
     .describe("Slices a region of the array: begin, end and step per axis (None allowed).")
     .set_params<SliceParam>()
@@ -148,6 +149,7 @@ SYMBIND_REGISTER_OP(slice)
     .set_backward(GatherBackward(kSliceMap, true));
 
 SYMBIND_REGISTER_OP(slice_axis)
+    .set_monitor_numbered_inputs()
     .describe("Slices along a given axis: [begin, end).")
     .set_params<SliceAxisParam>()
     .set_infer_shape(InferShapeSliceAxis)

@@ -77,6 +77,7 @@ SYMBIND_REGISTER_OP(_slice_assign)
     });
 
 SYMBIND_REGISTER_OP(_slice_assign_scalar)
+    .set_monitor_numbered_inputs()
     .add_alias("_crop_assign_scalar")
     .describe("Assign the scalar to a cropped subset of the input data: the output is data "
               "with data[begin:end:step] set to scalar.")

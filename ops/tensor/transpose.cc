@@ -68,6 +68,7 @@ const auto kTransposeMap = [](const NodeAttrs& a, const TShape& i, const TShape&
 }  // namespace
 
 SYMBIND_REGISTER_OP(transpose)
+    .set_monitor_numbered_inputs()
     .describe("Permutes the dimensions of an array (reversed when axes is empty).")
     .set_params<TransposeParam>()
     .set_infer_shape(InferShapeTranspose)

@@ -114,4 +114,38 @@ TEST_CASE("argument docs name inputs their op has", "[ops][facts]") {
   CHECK(documented >= 10);
 }
 
+TEST_CASE("monitor input names: the op's input names, or input<i> where MXNet registers none", "[ops][facts][monitor]") {
+  struct Case {
+    std::string op;
+    KwArgs params;
+    std::vector<std::string> names;
+  };
+  // MXNet 1.9.1's test_op_all_names_monitor, and a few more of each kind.
+  const std::vector<Case> cases = {
+      {"Convolution", {{"kernel", "(2,2)"}, {"num_filter", "1"}}, {"data", "weight", "bias"}},
+      {"FullyConnected", {{"num_hidden", "2"}, {"no_bias", "True"}}, {"data", "weight"}},
+      {"BatchNorm", {}, {"data", "gamma", "beta", "moving_mean", "moving_var"}},
+      {"Concat", {{"num_args", "2"}}, {"arg0", "arg1"}},
+      {"softmax", {}, {"data"}},
+      {"softmax", {{"use_length", "True"}}, {"data", "length"}},
+      {"elemwise_add", {}, {"lhs", "rhs"}},
+      {"Activation", {{"act_type", "relu"}}, {"input0"}},
+      {"SoftmaxActivation", {}, {"input0"}},
+      {"softmin", {}, {"input0"}},
+      {"exp", {}, {"input0"}},
+      {"relu", {}, {"input0"}},
+      {"_plus_scalar", {{"scalar", "1"}}, {"input0"}},
+      {"sum", {}, {"input0"}},
+      {"Reshape", {{"shape", "(-1,)"}}, {"input0"}}};
+  for (const Case& c : cases) {
+    INFO(c.op);
+    const Op& op = OpRegistry::Global().Get(c.op);
+    NodeAttrs attrs;
+    attrs.op = &op;
+    attrs.dict = c.params;
+    op.ParseAttrs(&attrs);
+    CHECK(op.MonitorInputNames(attrs) == c.names);
+  }
+}
+
 }  // namespace symbind

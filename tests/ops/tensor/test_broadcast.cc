@@ -156,3 +156,40 @@ TEST_CASE("Binary ops differentiate one input while the other takes no gradient"
     CHECK(exec->grad_arrays()[0].ToVector() == r.ToVector());  // d(l * r)/dl = r
   }
 }
+
+TEST_CASE("broadcast ops differentiate float64 in double", "[ops][broadcast][grad][float64]") {
+  // MXNet's float64 tests wrap every op in broadcast_add and check gradients to 1e-7.
+  NDArray l = RandomArray(TShape({3, 4}), 23, 0.2f, 5.0f), r = RandomArray(TShape({3, 4}), 24, -4.0f, 4.0f);
+  for (const char* op : {"broadcast_add", "broadcast_mul", "broadcast_power", "broadcast_hypot"}) {
+    const BinFn f = [&] {
+      for (auto& c : BroadcastCases())
+        if (c.op == op) return c.f;
+      return BinFn();
+    }();
+    CheckFloat64Elementwise(op, {}, {{"lhs", l}, {"rhs", r}},
+                            [&f](const std::vector<double>& v) { return f(v[0], v[1]); });
+  }
+  // rhs (1, 4) stretched over 3 rows: its gradient sums the rows' in double.
+  NDArray l64 = l.AsType(DType::kFloat64), r64 = RandomArray(TShape({1, 4}), 25, -4.0f, 4.0f).AsType(DType::kFloat64);
+  auto exec = BindSingleOp("broadcast_power", {}, {{"lhs", l64}, {"rhs", r64}});
+  exec->Forward(true);
+  NDArray head(TShape({3, 4}), DType::kFloat64);
+  for (int64_t i = 0; i < 12; ++i) head.data<double>()[i] = 0.5 + 0.1 * static_cast<double>(i);
+  exec->Backward({head});
+  const double* a = l64.data<double>();
+  const double* b = r64.data<double>();
+  const NDArray& gl = exec->grad_arrays()[0];
+  const NDArray& gr = exec->grad_arrays()[1];
+  REQUIRE((gl.dtype() == DType::kFloat64 && gr.dtype() == DType::kFloat64));
+  for (int64_t j = 0; j < 4; ++j) {
+    double want_r = 0;
+    for (int64_t i = 0; i < 3; ++i) {
+      const int64_t k = i * 4 + j;
+      const double h = head.data<double>()[k];
+      const double want_l = h * b[j] * std::pow(a[k], b[j] - 1);
+      CHECK(std::fabs(gl.data<double>()[k] - want_l) <= 1e-12 * std::max(1.0, std::fabs(want_l)));
+      want_r += h * std::pow(a[k], b[j]) * std::log(a[k]);
+    }
+    CHECK(std::fabs(gr.data<double>()[j] - want_r) <= 1e-12 * std::max(1.0, std::fabs(want_r)));
+  }
+}

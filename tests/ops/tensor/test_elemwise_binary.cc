@@ -99,3 +99,24 @@ TEST_CASE("scalar maximum, minimum, power, rpower, hypot", "[ops][scalar][grad]"
     CHECK(OpRegistry::Global().Find(alias) != nullptr);
 }
 
+
+TEST_CASE("binary and scalar ops differentiate float64 in double", "[ops][elemwise][scalar][grad][float64]") {
+  // MXNet's test_binary_math_operators compares float64 gradients of pow to 1e-7.
+  NDArray l = RandomArray(TShape({3, 4}), 21, 0.2f, 5.0f), r = AwayFromZero(TShape({3, 4}), 22, -4.0f, 4.0f);
+  const std::vector<BinCase> binary = {{"elemwise_mul", [](double a, double b) { return a * b; }},
+                                       {"elemwise_div", [](double a, double b) { return a / b; }},
+                                       {"_power", [](double a, double b) { return std::pow(a, b); }},
+                                       {"_hypot", [](double a, double b) { return std::hypot(a, b); }},
+                                       {"_mod", [](double a, double b) { return a - b * std::floor(a / b); }}};
+  for (auto& c : binary)
+    CheckFloat64Elementwise(c.op, {}, {{"lhs", l}, {"rhs", r}},
+                            [&f = c.f](const std::vector<double>& v) { return f(v[0], v[1]); });
+  const std::vector<BinCase> scalar = {{"_mul_scalar", [](double x, double s) { return x * s; }},
+                                       {"_rdiv_scalar", [](double x, double s) { return s / x; }},
+                                       {"_power_scalar", [](double x, double s) { return std::pow(x, s); }},
+                                       {"_rpower_scalar", [](double x, double s) { return std::pow(s, x); }},
+                                       {"_hypot_scalar", [](double x, double s) { return std::hypot(x, s); }}};
+  for (auto& c : scalar)
+    CheckFloat64Elementwise(c.op, {{"scalar", "1.1"}}, {{"data", l}},
+                            [&f = c.f](const std::vector<double>& v) { return f(v[0], 1.1); });
+}

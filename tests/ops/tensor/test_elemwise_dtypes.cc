@@ -111,9 +111,9 @@ TEST_CASE("Element-wise ops reject dtypes they cannot compute in", "[ops][elemwi
                   TypeError);
 }
 
-TEST_CASE("Gradients of the dtype-generic ops: floats through float32, integers refused by name", "[ops][elemwise][dtype][grad]") {
+TEST_CASE("Gradients of the dtype-generic ops: float64 in double, integers refused by name", "[ops][elemwise][dtype][grad]") {
   Symbol mul = Symbol::Create("elemwise_mul", "m", {}, {{"lhs", Symbol::Variable("a")}, {"rhs", Symbol::Variable("b")}});
-  // float64 computes through float32 copies (executor/kernel_call.h): d(a*b)/da = b.
+  // float64 differentiates in double (Op::float64_backward): d(a*b)/da = b.
   NDArray d = Of(DType::kFloat64, TShape({2}), {1, 2}), three = Of(DType::kFloat64, TShape({2}), {3, 3});
   auto exec = SimpleBind(mul, Context::CPU(), {{"a", d}, {"b", three}},
                          {{"a", NDArray(TShape({2}), DType::kFloat64)}, {"b", NDArray(TShape({2}), DType::kFloat64)}},
