@@ -268,12 +268,13 @@ TEST_CASE("C API row_sparse pull gives the rows asked for and zeros elsewhere", 
   // unless told not to ignore them.
   CHECK(MXKVStorePullRowSparse(kv, 1, &key, &nines, &rows, 0) == -1);
   CHECK(std::string(MXGetLastError()).find("output 0 is not a row_sparse array") != std::string::npos);
-  NDArrayHandle twos = RowSparse(Array({3, 2}, std::vector<float>(6, 2)));
+  NDArrayHandle dense_twos = Array({3, 2}, std::vector<float>(6, 2));
+  NDArrayHandle twos = RowSparse(dense_twos);
   REQUIRE(MXKVStorePull(kv, 1, &key, &twos, 0) == 0);
   CHECK(Values(twos, 6) == std::vector<float>(6, 2));
   REQUIRE(MXKVStorePullWithSparse(kv, 1, &key, &twos, 0, false) == 0);
   CHECK(Values(twos, 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
-  for (NDArrayHandle h : {weight, nines, out, rows, far, twos}) CHECK(MXNDArrayFree(h) == 0);
+  for (NDArrayHandle h : {weight, nines, out, rows, far, dense_twos, twos}) CHECK(MXNDArrayFree(h) == 0);
   CHECK(MXKVStoreFree(kv) == 0);
 }
 
