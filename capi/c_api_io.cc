@@ -66,17 +66,17 @@ void UseKeyType(KVStoreBox* kv, KVStoreBox::KeyType type) {
                 (kv->key_type == KVStoreBox::kIntKeys ? "int" : "string") + " keys");
 }
 std::vector<std::string> Keys(KVStoreBox* kv, uint32_t n, const int* keys) {
-  UseKeyType(kv, KVStoreBox::kIntKeys);
   if (n > 0) NotNull(keys, "keys");
   std::vector<std::string> out;
   for (uint32_t i = 0; i < n; ++i) out.push_back(std::to_string(keys[i]));
+  UseKeyType(kv, KVStoreBox::kIntKeys);
   return out;
 }
 std::vector<std::string> Keys(KVStoreBox* kv, uint32_t n, const char** keys, const char* what = "keys") {
+  std::vector<std::string> out = CStrings(n, keys, what);
   UseKeyType(kv, KVStoreBox::kStringKeys);
-  return CStrings(n, keys, what);
+  return out;
 }
-
 
 std::vector<NDArray> Arrays(uint32_t n, NDArrayHandle* vals) {
   if (n > 0) NotNull(vals, "vals");
@@ -96,23 +96,28 @@ void Pull(KVStoreBox* kv, const std::vector<std::string>& keys, const std::vecto
 // default of MXKVStorePull; row_sparse_pull updates them), else pulled whole like the others.
 void PullOutputs(KVStoreBox* kv, const std::vector<std::string>& keys, uint32_t num, NDArrayHandle* vals,
                  bool ignore_sparse) {
-  const std::vector<NDArray> arrays = Arrays(num, vals);
+  if (num > 0) NotNull(vals, "vals");
   std::vector<std::string> pulled_keys;
   std::vector<NDArray> pulled;
   for (uint32_t i = 0; i < num; ++i) {
-    if (ignore_sparse && FromHandle<NDArrayBox>(vals[i], "vals")->stype == kRowSparseStorage) continue;
+    const NDArrayBox* box = FromHandle<NDArrayBox>(vals[i], "vals");
+    if (ignore_sparse && box->stype == kRowSparseStorage) continue;
     pulled_keys.push_back(keys[i]);
-    pulled.push_back(arrays[i]);
+    pulled.push_back(box->array);
   }
   Pull(kv, pulled_keys, pulled);
 }
 
 // row_sparse_pull writes row_sparse arrays only, as MXNet's.
 std::vector<NDArray> RowSparseOutputs(uint32_t num, NDArrayHandle* vals) {
-  const std::vector<NDArray> arrays = Arrays(num, vals);
-  for (uint32_t i = 0; i < num; ++i)
-    if (FromHandle<NDArrayBox>(vals[i], "vals")->stype != kRowSparseStorage)
+  if (num > 0) NotNull(vals, "vals");
+  std::vector<NDArray> arrays;
+  for (uint32_t i = 0; i < num; ++i) {
+    const NDArrayBox* box = FromHandle<NDArrayBox>(vals[i], "vals");
+    if (box->stype != kRowSparseStorage)
       throw Error(StrCat("row_sparse_pull: output ", i, " is not a row_sparse array (pull a dense array with pull)"));
+    arrays.push_back(box->array);
+  }
   return arrays;
 }
 

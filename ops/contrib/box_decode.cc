@@ -18,10 +18,7 @@ struct BoxDecodeParam : Parameter<BoxDecodeParam> {
     d.field("std3", &BoxDecodeParam::std3).set_default(1.0f).describe("value to be divided from the 4th encoded values");
     d.field("clip", &BoxDecodeParam::clip).set_default(-1.0f)
         .describe("If larger than 0, bounding box target will be clipped to this value.");
-    d.field("format", &BoxDecodeParam::format)
-        .add_enum("corner", box::kCorner).add_enum("center", box::kCenter).set_default(box::kCenter)
-        .describe("The box encoding type of the anchors. \"corner\" means boxes are encoded as [xmin, ymin, xmax, ymax], "
-                  "\"center\" means boxes are encodes as [x, y, width, height].");
+    box::BoxFormatField(d.field("format", &BoxDecodeParam::format), box::kCenter, "The anchors' box");
   }
 };
 }  // namespace

@@ -8,10 +8,7 @@ namespace {
 struct BoxIouParam : Parameter<BoxIouParam> {
   int format;
   static void Declare(ParamDeclarer<BoxIouParam>& d) {
-    d.field("format", &BoxIouParam::format)
-        .add_enum("corner", box::kCorner).add_enum("center", box::kCenter).set_default(box::kCorner)
-        .describe("The box encoding type. \"corner\" means boxes are encoded as [xmin, ymin, xmax, ymax], "
-                  "\"center\" means boxes are encodes as [x, y, width, height].");
+    box::BoxFormatField(d.field("format", &BoxIouParam::format), box::kCorner, "The box");
   }
 };
 

@@ -46,14 +46,8 @@ struct BoxNMSParam : Parameter<BoxNMSParam> {
     d.field("force_suppress", &BoxNMSParam::force_suppress).set_default(false)
         .describe("Optional, if set false and id_index is provided, nms will only apply to boxes "
                   "belongs to the same category");
-    d.field("in_format", &BoxNMSParam::in_format)
-        .add_enum("corner", kCorner).add_enum("center", kCenter).set_default(kCorner)
-        .describe("The input box encoding type. \"corner\" means boxes are encoded as [xmin, "
-                  "ymin, xmax, ymax], \"center\" means boxes are encodes as [x, y, width, height].");
-    d.field("out_format", &BoxNMSParam::out_format)
-        .add_enum("corner", kCorner).add_enum("center", kCenter).set_default(kCorner)
-        .describe("The output box encoding type. \"corner\" means boxes are encoded as [xmin, "
-                  "ymin, xmax, ymax], \"center\" means boxes are encodes as [x, y, width, height].");
+    box::BoxFormatField(d.field("in_format", &BoxNMSParam::in_format), kCorner, "The input box");
+    box::BoxFormatField(d.field("out_format", &BoxNMSParam::out_format), kCorner, "The output box");
   }
 };
 

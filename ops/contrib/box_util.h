@@ -3,11 +3,21 @@
 // box_iou, bipartite matching's callers).
 #pragma once
 #include <algorithm>
+#include <string>
 
 namespace symbind {
 namespace box {
 
 enum BoxFormat { kCorner = 0, kCenter = 1 };
+
+// A parameter naming a box format, "corner" or "center", as MXNet's box operators declare it;
+// `what` begins its description ("The input box").
+template <typename Field>
+Field& BoxFormatField(Field& field, int default_format, const std::string& what) {
+  return field.add_enum("corner", kCorner).add_enum("center", kCenter).set_default(default_format)
+      .describe(what + " encoding type. \"corner\" means boxes are encoded as [xmin, ymin, xmax, ymax], "
+                "\"center\" means boxes are encodes as [x, y, width, height].");
+}
 
 // Length of the overlap of [a0, a1] and [b0, b1] along one axis, given as (start, end) in corner
 // format or (center, size) in center format; 0 when they do not overlap.

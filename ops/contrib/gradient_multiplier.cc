@@ -13,15 +13,7 @@ negative scalar makes a gradient reversal layer (domain-adversarial training).)"
     .set_infer_shape(SameShape)
     .set_forward_inplace()
     .set_dtype_generic()
-    .set_forward([](const OpContext&, const NodeAttrs&, const std::vector<NDArray>& in,
-                    const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
-      ComputeInDType("_contrib_gradientmultiplier", in, req, out,
-                     [&](auto tag, const auto& in, const auto& req, const auto& out) {
-                       using T = decltype(tag);
-                       const T* x = in[0].template data<T>();
-                       MapWithReq(out[0].template data<T>(), out[0].Size(), req[0], [&](int64_t i) { return x[i]; });
-                     });
-    })
+    .set_forward(ForwardCopy)
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       if (a.req[0] == OpReq::kNull) return;
       const double scalar = attrs.param<math::ScalarParam>().scalar;
