@@ -551,35 +551,6 @@ int MXNDArrayWaitToWrite(NDArrayHandle handle) {
   return Guarded(__func__, [&] { ArrayOf(handle); });
 }
 
-int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs,
-                       int* num_outputs, NDArrayHandle** outputs, int num_params,
-                       const char** param_keys, const char** param_vals) {
-  return Guarded(__func__, [&] {
-    const Op* op = OpForUse(creator);
-    NotNull(num_outputs, "num_outputs");
-    NotNull(outputs, "outputs");
-    if (num_inputs < 0 || num_params < 0) throw Error("negative input or parameter count");
-    if (num_inputs > 0) NotNull(inputs, "inputs");
-    std::vector<NDArray> in;
-    for (int i = 0; i < num_inputs; ++i) in.push_back(ArrayOf(inputs[i], "inputs"));
-    std::vector<NDArray> given;
-    if (*outputs && *num_outputs > 0)
-      for (int i = 0; i < *num_outputs; ++i) given.push_back(ArrayOf((*outputs)[i], "outputs"));
-    std::vector<NDArray> results =
-        Invoke(op->name, Params(static_cast<uint32_t>(num_params), param_keys, param_vals), in, given,
-               NextInvokeSeed());
-    if (!given.empty()) {
-      // Written into the caller's arrays; a none array given takes the result.
-      for (size_t i = 0; i < given.size(); ++i)
-        if (given[i].is_none()) ArrayOf((*outputs)[i], "outputs") = results[i];
-      return;
-    }
-    uint32_t n = 0;
-    NDArraysOut(results, &n, outputs);
-    *num_outputs = static_cast<int>(n);
-  });
-}
-
 // ---- executors ------------------------------------------------------------------------------
 
 int MXExecutorBindEX(SymbolHandle symbol_handle, int dev_type, int dev_id, uint32_t num_map_keys,

@@ -218,10 +218,13 @@ const char* const kCachedOpFlags[] = {"static_alloc", "static_shape", "is_dynami
 using namespace symbind;
 using namespace symbind::capi;
 
-int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
-                         NDArrayHandle** outputs, int num_params, const char** param_keys,
-                         const char** param_vals, const int** out_stypes) {
-  return Guarded(__func__, [&] {
+namespace {
+// MXImperativeInvoke and MXImperativeInvokeEx: one call, the latter also giving the outputs'
+// storage types (as in MXNet, both record under autograd and keep row_sparse results sparse).
+int ImperativeInvoke(const char* call, AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs,
+                     int* num_outputs, NDArrayHandle** outputs, int num_params, const char** param_keys,
+                     const char** param_vals, const int** out_stypes) {
+  return Guarded(call, [&] {
     const Op* op = OpForUse(creator);
     NotNull(num_outputs, "num_outputs");
     NotNull(outputs, "outputs");
@@ -259,6 +262,20 @@ int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHan
     const int* result_stypes = ResultsOut(results, out_entries, given, stypes, num_outputs, outputs);
     if (out_stypes) *out_stypes = result_stypes;
   });
+}
+}  // namespace
+
+int MXImperativeInvoke(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                       NDArrayHandle** outputs, int num_params, const char** param_keys, const char** param_vals) {
+  return ImperativeInvoke(__func__, creator, num_inputs, inputs, num_outputs, outputs, num_params, param_keys,
+                          param_vals, nullptr);
+}
+
+int MXImperativeInvokeEx(AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs, int* num_outputs,
+                         NDArrayHandle** outputs, int num_params, const char** param_keys,
+                         const char** param_vals, const int** out_stypes) {
+  return ImperativeInvoke(__func__, creator, num_inputs, inputs, num_outputs, outputs, num_params, param_keys,
+                          param_vals, out_stypes);
 }
 
 int MXAutogradSetIsRecording(int is_recording, int* prev) {

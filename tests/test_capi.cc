@@ -250,6 +250,27 @@ NDArrayHandle RowSparse(NDArrayHandle dense) {
 }
 }  // namespace
 
+TEST_CASE("C API MXImperativeInvoke is MXImperativeInvokeEx without the storage types", "[capi]") {
+  NDArrayHandle dense = Array({3, 2}, {0, 0, 1, 2, 0, 0});
+  const char* keys[] = {"stype"};
+  const char* vals[] = {"row_sparse"};
+  int n = 0;
+  NDArrayHandle* out = nullptr;
+  REQUIRE(MXImperativeInvoke(Creator("cast_storage"), 1, &dense, &n, &out, 1, keys, vals) == 0);
+  REQUIRE(n == 1);
+  NDArrayHandle sparse = out[0];
+  int stype = -1;
+  REQUIRE(MXNDArrayGetStorageType(sparse, &stype) == 0);
+  CHECK(stype == 1);  // row_sparse, as MXImperativeInvokeEx gives it
+  CHECK(Values(sparse, 6) == std::vector<float>{0, 0, 1, 2, 0, 0});
+  // Errors name the call the user made.
+  const char* bad_vals[] = {"no_such_stype"};
+  out = nullptr;
+  CHECK(MXImperativeInvoke(Creator("cast_storage"), 1, &dense, &n, &out, 1, keys, bad_vals) == -1);
+  CHECK(std::string(MXGetLastError()).find("MXImperativeInvoke:") != std::string::npos);
+  for (NDArrayHandle h : {dense, sparse}) CHECK(MXNDArrayFree(h) == 0);
+}
+
 TEST_CASE("C API row_sparse pull gives the rows asked for and zeros elsewhere", "[capi]") {
   KVStoreHandle kv = nullptr;
   REQUIRE(MXKVStoreCreate("local", &kv) == 0);
