@@ -491,6 +491,7 @@ int MXNDArraySyncCopyFromCPU(NDArrayHandle handle, const void* data, size_t size
 int MXNDArraySyncCopyToCPU(NDArrayHandle handle, void* data, size_t size) {
   return Guarded(__func__, [&] {
     const NDArray& a = ArrayOf(handle);
+    ThrowIfFailed(a);
     if (static_cast<int64_t>(size) != a.Size())
       throw Error(StrCat("array of shape ", a.shape().ToString(), " holds ", a.Size(),
                          " elements, got size ", size));
@@ -537,15 +538,17 @@ int MXNDArraySave(const char* fname, uint32_t num_args, NDArrayHandle* args, con
     if (num_args > 0) NotNull(args, "args");
     std::vector<NDArray> arrays;
     for (uint32_t i = 0; i < num_args; ++i) arrays.push_back(ArrayOf(args[i], "args"));
+    for (const NDArray& a : arrays) ThrowIfFailed(a);
     SaveNDArrays(path, arrays, keys ? CStrings(num_args, keys, "keys") : std::vector<std::string>(),
                  NumpyShapeSemantics());
   });
 }
 
-// symbind computes synchronously: every array is ready when the call that writes it returns.
-int MXNDArrayWaitAll() { return Guarded(__func__, [] {}); }
+// symbind computes synchronously: every array is ready when the call that writes it returns,
+// and waiting only reports a failure kept for the next read (DeferredFailure).
+int MXNDArrayWaitAll() { return Guarded(__func__, [] { ThrowAnyFailure(); }); }
 int MXNDArrayWaitToRead(NDArrayHandle handle) {
-  return Guarded(__func__, [&] { ArrayOf(handle); });
+  return Guarded(__func__, [&] { ThrowIfFailed(ArrayOf(handle)); });
 }
 int MXNDArrayWaitToWrite(NDArrayHandle handle) {
   return Guarded(__func__, [&] { ArrayOf(handle); });
@@ -598,8 +601,16 @@ int MXExecutorForward(ExecutorHandle handle, int is_train) {
     // Random operators draw from the process's sequence, as MXNet's executors draw from its
     // global generator: MXRandomSeed restarts them, and each forward draws anew.
     box->exec->set_seed(NextInvokeSeed());
-    box->exec->Forward(is_train != 0);
-    if (!box->monitor) return;
+    // A failure while computing, or one an argument carries, is reported at the next read of
+    // an output (DeferredFailure), as MXNet's engine does.
+    FailurePtr failure = PendingFailure(box->exec->arg_arrays());
+    try {
+      box->exec->Forward(is_train != 0);
+    } catch (const Error&) {
+      if (!failure) failure = FailureOrThrow("MXExecutorForward", std::current_exception());
+    }
+    MarkFailure(box->exec->outputs(), failure);
+    if (failure || !box->monitor) return;
     // As in MXNet, each handle belongs to the callback, which frees it (MXNDArrayFree).
     ReportInternalOutputs(*box->exec, box->monitor_all, box->monitor, box->monitor_handle, true);
   });
@@ -614,6 +625,15 @@ int MXExecutorBackward(ExecutorHandle handle, uint32_t len, NDArrayHandle* head_
     // MXNet reads one head gradient per output and ignores any beyond (its test_operator
     // passes the gradient of prelu's gamma too); the native Executor::Backward is strict.
     if (grads.size() > box->exec->outputs().size()) grads.resize(box->exec->outputs().size());
+    // Gradients of a failed forward carry its failure to their next read, as in MXNet.
+    if (const FailurePtr failure = PendingFailure(box->exec->outputs())) {
+      try {
+        box->exec->Backward(grads);
+      } catch (const Error&) {  // the failure already kept is the one to report
+      }
+      MarkFailure(box->exec->grad_arrays(), failure);
+      return;
+    }
     box->exec->Backward(grads);
     // As MXNet's monitor: the outputs of every backward node, each handle the callback's.
     if (box->monitor) ReportArrays(InternalGradients(*box->exec, grads), box->monitor, box->monitor_handle, true);

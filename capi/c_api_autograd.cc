@@ -221,10 +221,10 @@ using namespace symbind::capi;
 namespace {
 // MXImperativeInvoke and MXImperativeInvokeEx: one call, the latter also giving the outputs'
 // storage types (as in MXNet, both record under autograd and keep row_sparse results sparse).
-int ImperativeInvoke(const char* call, AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs,
+int ImperativeInvoke(const char* call_name, AtomicSymbolCreator creator, int num_inputs, NDArrayHandle* inputs,
                      int* num_outputs, NDArrayHandle** outputs, int num_params, const char** param_keys,
                      const char** param_vals, const int** out_stypes) {
-  return Guarded(call, [&] {
+  return Guarded(call_name, [&] {
     const Op* op = OpForUse(creator);
     NotNull(num_outputs, "num_outputs");
     NotNull(outputs, "outputs");
@@ -253,9 +253,17 @@ int ImperativeInvoke(const char* call, AtomicSymbolCreator creator, int num_inpu
     options.is_train = autograd::IsTraining();
     if (record) options.record = &call;
     const KwArgs params = Params(static_cast<uint32_t>(num_params), param_keys, param_vals);
+    // A failure while computing is reported at the next read (DeferredFailure), as is one an
+    // input carries, which passes on to this call's outputs. Recording fails at the call.
+    const FailurePtr inherited = PendingFailure(invoke_inputs.positional);
+    std::exception_ptr compute_error;
+    if (!record) options.compute_error = &compute_error;
     std::vector<NDArray> results;
     if (record || !LazyRowUpdate(op->name, params, in, given, options.seed, &results))
       results = Invoke(op->name, params, invoke_inputs, out_arrays, options);
+    MarkFailure(results, inherited          ? inherited
+                         : compute_error ? FailureOrThrow(call_name, compute_error)
+                                         : nullptr);
     const std::vector<int> stypes = ResultStypes(op->name, params, in, results);
     std::vector<autograd::EntryPtr> out_entries;
     if (record) out_entries = autograd::RecordOp(call, entries, options);

@@ -41,6 +41,24 @@ const char* LastError() { return last_error.c_str(); }
 void Unsupported(const std::string& what) {
   throw Error(StrCat(what, " is not supported by symbind (docs/python.md)"));
 }
+
+std::string ErrorText(const char* call, const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const DeferredError& d) {
+    return d.what();
+  } catch (const PythonError& p) {
+    return StrCat(p.kind(), ": ", call, ": ", p.what());
+  } catch (const IndexError& i) {  // MXNet's Python raises it as IndexError by this prefix
+    return StrCat("IndexError: ", call, ": ", i.what());
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryMessage(call);
+  } catch (const std::exception& x) {
+    return StrCat(call, ": ", x.what());
+  } catch (...) {
+    return StrCat(call, ": unknown exception");
+  }
+}
 }  // namespace capi
 }  // namespace symbind
 

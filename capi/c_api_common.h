@@ -55,9 +55,23 @@ class CallHoldsHandles {
   size_t first_;
 };
 
+// MXGetLastError's text for exception `e` of C function `call`: "<call>: <cause>", or
+// "<Kind>: <call>: <cause>" for the errors MXNet's Python raises as builtins (PythonError,
+// IndexError), which it picks by that prefix.
+std::string ErrorText(const char* call, const std::exception_ptr& e);
+
+// A failure reported at a later call, whose text was made where it happened (DeferredFailure).
+class DeferredError : public std::exception {
+ public:
+  explicit DeferredError(std::string text) : text_(std::move(text)) {}
+  const char* what() const noexcept override { return text_.c_str(); }
+
+ private:
+  std::string text_;
+};
+
 // Runs `body` for C function `call`: 0 and errno cleared on success (cgo clients read
-// errno after every call), -1 and "<call>: <cause>" in MXGetLastError on any exception
-// ("IndexError: <call>: <cause>" for an index out of bounds, as MXNet words it).
+// errno after every call), -1 and ErrorText in MXGetLastError on any exception.
 template <typename Body>
 int Guarded(const char* call, Body&& body) {
   CallHoldsHandles holds;
@@ -65,19 +79,35 @@ int Guarded(const char* call, Body&& body) {
     body();
     errno = 0;
     return 0;
-  } catch (const PythonError& e) {
-    SetLastError(StrCat(e.kind(), ": ", call, ": ", e.what()));
-  } catch (const IndexError& e) {  // MXNet's Python raises it as IndexError by this prefix
-    SetLastError(StrCat("IndexError: ", call, ": ", e.what()));
-  } catch (const std::bad_alloc&) {
-    SetLastError(OutOfMemoryMessage(call));
-  } catch (const std::exception& e) {
-    SetLastError(StrCat(call, ": ", e.what()));
   } catch (...) {
-    SetLastError(StrCat(call, ": unknown exception"));
+    SetLastError(ErrorText(call, std::current_exception()));
   }
   return -1;
 }
+
+// MXNet's engine runs operators asynchronously: an operator that fails there marks what it
+// writes, each operator reading a marked array passes the mark on to its own outputs, and the
+// next read (asnumpy, wait_to_read, waitall) raises the error, once. MXNet's Python programs
+// and tests catch errors there, and an array never read raises nothing. symbind computes at
+// once; the C API keeps such a failure by the storage of each array the failed call wrote
+// (capi/deferred_errors.cc). Only failures while computing are kept: parameters that do not
+// parse, shapes, dtypes and handles fail the call itself, as in MXNet.
+struct DeferredFailure {
+  std::string text;       // as MXGetLastError gives it
+  bool reported = false;  // raised once: by one read of any array holding it, or by waitall
+};
+using FailurePtr = std::shared_ptr<DeferredFailure>;
+// The failure to keep for exception `e` of `call`; rethrows the errors that fail the call
+// itself (shapes, dtypes, memory), wherever the op found them.
+FailurePtr FailureOrThrow(const char* call, const std::exception_ptr& e);
+// The first unreported failure held by any of the arrays, or null.
+FailurePtr PendingFailure(const std::vector<NDArray>& arrays);
+// Marks the arrays with `failure`; null clears their marks (a successful write).
+void MarkFailure(const std::vector<NDArray>& arrays, const FailurePtr& failure);
+// Throws DeferredError when `a` holds an unreported failure, which is then reported.
+void ThrowIfFailed(const NDArray& a);
+// MXNDArrayWaitAll: throws the oldest unreported failure of a live array; all are then reported.
+void ThrowAnyFailure();
 
 // Every kind of handle the C API gives out. A handle is live from its creation to its free;
 // using it afterwards, or as the wrong kind, is an error rather than undefined behaviour

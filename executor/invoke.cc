@@ -117,7 +117,18 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   OpContext ctx;
   ctx.seed = options.seed;
   ctx.is_train = options.is_train;
-  CallForward(op, ctx, attrs, node_inputs, req, node_outputs);
+  if (options.compute_error) {
+    try {
+      CallForward(op, ctx, attrs, node_inputs, req, node_outputs);
+    } catch (...) {
+      *options.compute_error = std::current_exception();
+      for (size_t i = 0; i < visible; ++i)
+        results.push_back(i < outputs.size() && !outputs[i].is_none() ? outputs[i] : node_outputs[i]);
+      return results;
+    }
+  } else {
+    CallForward(op, ctx, attrs, node_inputs, req, node_outputs);
+  }
   if (options.record) {
     options.record->attrs = attrs;
     options.record->inputs = node_inputs;

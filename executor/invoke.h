@@ -13,6 +13,7 @@
 // as at bind, and a contradiction throws ShapeError naming the op and the input.
 #pragma once
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,10 @@ struct InvokeOptions {
   uint64_t seed = 0;        // seeds random operators (as OpContext::seed)
   bool is_train = false;    // training behaviour (BatchNorm batch statistics, Dropout)
   InvokedCall* record = nullptr;  // filled when not null
+  // When not null, an exception the op throws while computing (after its parameters, shapes
+  // and outputs are settled) is stored here instead of thrown, and the outputs are returned
+  // as they are (the C API reports such failures at the next read, as MXNet's engine does).
+  std::exception_ptr* compute_error = nullptr;
 };
 
 // Returns the op's visible outputs.

@@ -454,19 +454,83 @@ TEST_CASE("C API: an index out of bounds is reported as MXNet's IndexError, whic
   NDArrayHandle data = Array({2, 3}, {0, 1, 2, 3, 4, 5});
   NDArrayHandle bad = Array({2, 3}, {0, 1, 0, 0, 1, 3});   // index 3 on an axis of size 3
   NDArrayHandle wrapped = Array({2, 3}, {0, 1, -1, 0, 1, -2});  // negative indices wrap
-  int n = 0;
-  NDArrayHandle* out = nullptr;
-  CHECK(MXImperativeInvokeEx(Creator("gather_nd"), 2, std::vector<NDArrayHandle>{data, bad}.data(), &n, &out, 0,
-                             nullptr, nullptr, nullptr) == -1);
+  // As in MXNet, the failure is reported at the next read of the output (test_gather_nd_check_bound).
+  std::vector<NDArrayHandle> failed = Call("gather_nd", {data, bad});
+  std::vector<float> values(3);
+  CHECK(MXNDArraySyncCopyToCPU(failed[0], values.data(), values.size()) == -1);
   CHECK(LastError().rfind("IndexError: MXImperativeInvokeEx: gather_nd: index 3", 0) == 0);
   std::vector<NDArrayHandle> got = Call("gather_nd", {data, wrapped});
   CHECK(Values(got[0]) == std::vector<float>{0, 4, 4});  // (0, 0), (1, 1), (-1, -2) = (1, 1)
+  // MXNet's take reports its indices out of bounds as a plain MXNetError.
   NDArrayHandle idx = Array({1}, {7});
-  CHECK(MXImperativeInvokeEx(Creator("take"), 2, std::vector<NDArrayHandle>{data, idx}.data(), &n, &out, 1,
-                             std::vector<const char*>{"mode"}.data(), std::vector<const char*>{"raise"}.data(),
-                             nullptr) == -1);
-  CHECK(LastError().rfind("IndexError: ", 0) == 0);
-  Free({data, bad, wrapped, idx, got[0]});
+  std::vector<NDArrayHandle> taken = Call("take", {data, idx}, {{"mode", "raise"}});
+  CHECK(MXNDArrayWaitToRead(taken[0]) == -1);
+  CHECK(LastError().rfind("MXImperativeInvokeEx: take: index 7 is out of bounds", 0) == 0);
+  Free({data, bad, wrapped, idx, got[0], failed[0], taken[0]});
+}
+
+TEST_CASE("C API: a failure while computing is reported once, at the next read, and passes to what reads it",
+          "[capi][python]") {
+  const std::map<std::string, std::string> bad_scale{{"loc", "0"}, {"scale", "-1"}, {"shape", "(2, 2)"}};
+  // Never read: nothing raised (MXNet's test_exc_imperative).
+  std::vector<NDArrayHandle> unread = Call("_random_normal", {}, bad_scale);
+  // What reads a failed array fails with it; the first read raises, later reads do not.
+  std::vector<NDArrayHandle> failed = Call("_random_normal", {}, bad_scale);
+  std::vector<NDArrayHandle> product = Call("dot", {failed[0], failed[0]});
+  std::vector<float> values(4);
+  CHECK(MXNDArraySyncCopyToCPU(product[0], values.data(), 4) == -1);
+  CHECK(LastError() == "MXImperativeInvokeEx: _random_normal: scale must be positive, got -1");
+  CHECK(MXNDArraySyncCopyToCPU(product[0], values.data(), 4) == 0);
+  CHECK(MXNDArrayWaitToRead(failed[0]) == 0);  // the same failure, reported already
+  // waitall reports a failure not yet reported, once; arrays freed unread are forgotten.
+  Free({unread[0]});
+  std::vector<NDArrayHandle> again = Call("_random_normal", {}, bad_scale);
+  CHECK(MXNDArrayWaitAll() == -1);
+  CHECK_THAT(LastError(), Catch::Contains("scale must be positive"));
+  CHECK(MXNDArrayWaitAll() == 0);
+  CHECK(MXNDArrayWaitToRead(again[0]) == 0);
+  // A successful write clears an array's failure.
+  std::vector<NDArrayHandle> overwritten = Call("_random_normal", {}, bad_scale);
+  NDArrayHandle ones = Array({2, 2}, {1, 1, 1, 1});
+  int n = 1;
+  NDArrayHandle* out = &overwritten[0];
+  REQUIRE(MXImperativeInvokeEx(Creator("_copyto"), 1, &ones, &n, &out, 0, nullptr, nullptr, nullptr) == 0);
+  CHECK(Values(overwritten[0]) == std::vector<float>{1, 1, 1, 1});
+  // Errors in parameters, shapes and dtypes still fail the call.
+  NDArrayHandle three = Array({3}, {1, 2, 3});
+  out = nullptr;
+  CHECK(MXImperativeInvokeEx(Creator("dot"), 2, std::vector<NDArrayHandle>{ones, three}.data(), &n, &out, 0,
+                             nullptr, nullptr, nullptr) == -1);
+  Free({failed[0], product[0], again[0], overwritten[0], ones, three});
+}
+
+TEST_CASE("C API: an executor's failure while computing is reported at the next read of its outputs and gradients",
+          "[capi][python]") {
+  SymbolHandle data = Variable("a"), idx = Variable("indices");
+  SymbolHandle taken = Compose("take", "take0", {"a", "indices"}, {data, idx}, {{"mode", "raise"}});
+  NDArrayHandle a = Array({3}, {1, 2, 3}), indices = Array({1}, {5}), grad_a = Array({3}, {0, 0, 0});
+  NDArrayHandle grad_idx = Array({1}, {0});
+  NDArrayHandle args[] = {a, indices}, grads[] = {grad_a, grad_idx};
+  uint32_t reqs[] = {1, 0};
+  ExecutorHandle exec = nullptr;
+  REQUIRE(MXExecutorBindEX(taken, 1, 0, 0, nullptr, nullptr, nullptr, 2, args, grads, reqs, 0, nullptr, nullptr,
+                           &exec) == 0);
+  CHECK(MXExecutorForward(exec, 1) == 0);  // MXNet's test_take: forward returns, the read raises
+  NDArrayHandle head = Array({1}, {1});
+  CHECK(MXExecutorBackward(exec, 1, &head) == 0);
+  CHECK(MXNDArrayWaitToRead(grad_a) == -1);  // the gradient carries the forward's failure
+  CHECK_THAT(LastError(), Catch::StartsWith("MXExecutorForward: take: index 5 is out of bounds"));
+  // Good indices: the next forward succeeds and clears the outputs' failure.
+  float five = 1;
+  REQUIRE(MXNDArraySyncCopyFromCPU(indices, &five, 1) == 0);
+  CHECK(MXExecutorForward(exec, 0) == 0);
+  uint32_t n = 0;
+  NDArrayHandle* outs = nullptr;
+  REQUIRE(MXExecutorOutputs(exec, &n, &outs) == 0);
+  CHECK(Values(outs[0]) == std::vector<float>{2});
+  REQUIRE(MXExecutorFree(exec) == 0);
+  Free({a, indices, grad_a, grad_idx, head, outs[0]});
+  for (SymbolHandle s : {data, idx, taken}) REQUIRE(NNSymbolFree(s) == 0);
 }
 
 TEST_CASE("C API SimpleBindEx64: grad_req forms, shared parameters and data buffers", "[capi][python][bind]") {

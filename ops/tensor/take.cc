@@ -122,6 +122,18 @@ SYMBIND_REGISTER_OP(Embedding)
       TakeRowsGrad(a.out_grads[0].fdata(), idx, s, a.in_grads[1], a.req[1]);
     });
 
+namespace {
+// MXNet's take reports an index out of bounds (mode 'raise') as a plain error (MXNetError in
+// its Python), where gather_nd and unravel_index raise IndexError.
+std::vector<int64_t> TakeIndices(const NDArray& idx, int64_t n, int mode) {
+  try {
+    return ResolveIndices(idx, n, mode, "take");
+  } catch (const IndexError& e) {
+    throw Error(e.what());
+  }
+}
+}  // namespace
+
 SYMBIND_REGISTER_OP(take)
     .describe("Takes elements from an input array along an axis, at the given indices.")
     .set_params<TakeParam>()
@@ -136,14 +148,14 @@ SYMBIND_REGISTER_OP(take)
       AxisLayout s = LayoutAround(in[0].shape(), axis);
       if (s.n == 0 && in[1].Size() > 0)
         throw Error("take: cannot take indices from an empty axis");
-      TakeRows(in[0].fdata(), ResolveIndices(in[1], s.n, p.mode, "take"), s, out[0].fdata(), req[0]);
+      TakeRows(in[0].fdata(), TakeIndices(in[1], s.n, p.mode), s, out[0].fdata(), req[0]);
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       const auto& p = attrs.param<TakeParam>();
       int axis = NormalizeAxis(p.axis, a.inputs[0].shape().ndim(), "take");
       AxisLayout s = LayoutAround(a.inputs[0].shape(), axis);
       ZeroWithReq(a.in_grads[1], a.req[1]);  // indices get a zero gradient
-      TakeRowsGrad(a.out_grads[0].fdata(), ResolveIndices(a.inputs[1], s.n, p.mode, "take"), s,
+      TakeRowsGrad(a.out_grads[0].fdata(), TakeIndices(a.inputs[1], s.n, p.mode), s,
                    a.in_grads[0], a.req[0]);
     });
 
