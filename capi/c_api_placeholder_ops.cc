@@ -23,7 +23,6 @@ constexpr const char* kCustomOp = "Python custom operators (mx.operator.CustomOp
 const Placeholder kPlaceholders[] = {
     {"Custom", kCustomOp},
     {"_npi_Custom", kCustomOp},
-    {"_cvcopyMakeBorder", "OpenCV image operators (mx.image) are not supported"},
     // mx.np / mx.npx functions whose signatures numpy_op_signature.py sets at import.
     {"_np_all", kNumpyMode}, {"_np_any", kNumpyMode}, {"_np_sometrue", kNumpyMode},
     {"_np_cumsum", kNumpyMode}, {"_npx_nonzero", kNumpyMode}, {"_np_repeat", kNumpyMode},
