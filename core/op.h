@@ -108,6 +108,9 @@ using ForwardFn = std::function<void(const OpContext&, const NodeAttrs&,
                                      const std::vector<OpReq>& req,
                                      const std::vector<NDArray>& outputs)>;
 using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const BackwardArgs&)>;
+// Makes the outputs of an op whose output shapes depend on its inputs' values (MXNet's
+// FNDArrayFunction: image decoding). Such an op runs in imperative calls (Invoke) only.
+using ImperativeFn = std::function<std::vector<NDArray>(const NodeAttrs&, const std::vector<NDArray>& inputs)>;
 // Multiply-adds of one call, from known input shapes (arguments then aux states) and output
 // shapes (TVM's FMacCount): a fact of the op, so reports need no list of op names.
 using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
@@ -149,6 +152,7 @@ struct Op {
   std::vector<std::string> any_dtype_inputs;
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
+  ImperativeFn imperative;  // set: the op makes its own outputs (no forward, not in graphs)
   MacCountFn mac_count;    // empty: no multiply-adds worth counting (element-wise, copies)
   CreateStateFn create_state;  // empty: the kernel keeps no state between calls
   // What each input means, by argument or aux-state name (MXNet's add_argument): shown in
@@ -223,6 +227,8 @@ struct Op {
   }
   Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
+  // Also gives the op a shape function that refuses it in a graph, naming why.
+  Op& set_imperative(ImperativeFn f);
   Op& set_mac_count(MacCountFn f) { mac_count = std::move(f); return *this; }
   Op& set_create_state(CreateStateFn f) { create_state = std::move(f); return *this; }
   Op& add_argument_doc(std::string input_name, std::string description) {

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Goldens from OpenCV for _cvimresize and _cvcopyMakeBorder (mx.image.imresize and
-copyMakeBorder), read by tests/ops/image/test_cv_image.cc; see tests/goldens/cv_image/README.md.
+"""Goldens from OpenCV for _cvimresize, _cvcopyMakeBorder, _cvimdecode and _cvimread
+(mx.image.imresize, copyMakeBorder, imdecode, imread), read by tests/ops/image/test_cv_image.cc;
+see tests/goldens/cv_image/README.md.
 
 MXNet 1.9.1 runs both operators as cv2.resize(src, (w, h), interpolation=interp) and
 cv2.copyMakeBorder(src, top, bot, left, right, type, value=...), so Debian's python3-opencv is
@@ -52,6 +53,11 @@ def main():
             if values:
                 params["values"] = "(" + ", ".join(str(v) for v in values) + ")"
             cases.append({"stem": stem, "input": "input_%s.npy" % name, "op": "_cvcopyMakeBorder", "params": params})
+    # Decoding: a PNG of the uint8 input (lossless), and OpenCV's decode of a JPEG in the tree.
+    cv2.imwrite(os.path.join(args.out, "input_u8.png"), images["u8"][:, :, ::-1])
+    jpeg = os.path.join(REPO, "tests", "goldens", "images", "gradient-96x64.jpg")
+    np.save(os.path.join(args.out, "gradient_rgb.npy"), cv2.imread(jpeg, cv2.IMREAD_COLOR)[:, :, ::-1].copy())
+    np.save(os.path.join(args.out, "gradient_grey.npy"), cv2.imread(jpeg, cv2.IMREAD_GRAYSCALE)[:, :, None].copy())
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump({"opencv": cv2.__version__, "cases": cases}, f, indent=1)
         f.write("\n")

@@ -43,6 +43,7 @@ SYMBIND_REGISTER_OP(reverse)
         for (int i = 0; i < attrs.param<ReverseParam>().axis.ndim(); ++i)
           NormalizeAxis(attrs.param<ReverseParam>().axis[i], d.ndim(), "reverse");
     })
+    .set_dtype_generic()
     .set_forward(GatherForward(ReverseMap))
     .set_backward(GatherBackward(ReverseMap, true));
 

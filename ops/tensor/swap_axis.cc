@@ -50,6 +50,7 @@ SYMBIND_REGISTER_OP(SwapAxis)
     .describe("Interchanges two axes of an array.")
     .set_params<SwapAxisParam>()
     .set_infer_shape(InferShapeSwapAxis)
+    .set_dtype_generic()
     .set_forward(GatherForward(SwapAxisMap))
     .set_backward(GatherBackward(SwapAxisMap, true));
 

@@ -24,6 +24,13 @@ TEST_CASE("reverse flips the given axes", "[ops][reverse]") {
     RequireClose(RunForward("flip", {{"axis", axes}}, {{"data", x}}), want, 0, 0);
   }
   CheckGradients("reverse", {{"axis", "(0,2)"}}, {{"data", x}});
+  // Any dtype moves as it is (mx.image flips uint8 images).
+  NDArray bytes(TShape({2, 3}), DType::kUint8);
+  for (int i = 0; i < 6; ++i) bytes.data<uint8_t>()[i] = static_cast<uint8_t>(250 + i);
+  NDArray flipped = RunForward("flip", {{"axis", "1"}}, {{"data", bytes}});
+  REQUIRE(flipped.dtype() == DType::kUint8);
+  CHECK(std::vector<uint8_t>(flipped.data<uint8_t>(), flipped.data<uint8_t>() + 6) ==
+        std::vector<uint8_t>{252, 251, 250, 255, 254, 253});
   CHECK_THAT(ErrorOf([&] { RunForward("reverse", {{"axis", "3"}}, {{"data", x}}); }),
              Catch::Contains("reverse: axis 3 is out of range"));
 }
@@ -46,6 +53,11 @@ TEST_CASE("SwapAxis exchanges two axes", "[ops][SwapAxis]") {
     RequireClose(RunForward("swapaxes", p, {{"data", x}}), want, 0, 0);
   }
   CheckGradients("swapaxes", {{"dim1", "0"}, {"dim2", "1"}}, {{"data", x}});
+  NDArray ints(TShape({2, 3}), DType::kInt32);
+  for (int i = 0; i < 6; ++i) ints.data<int32_t>()[i] = (1 << 24) + i;  // beyond float32's integers
+  NDArray swapped = RunForward("SwapAxis", {{"dim1", "0"}, {"dim2", "1"}}, {{"data", ints}});
+  REQUIRE(swapped.dtype() == DType::kInt32);
+  CHECK(swapped.data<int32_t>()[1] == (1 << 24) + 3);
   // Backward shape inference: the input from the output.
   Symbol s = Symbol::Create("SwapAxis", "s", {{"dim1", "0"}, {"dim2", "2"}}, {});
   Symbol sum = Symbol::Create("elemwise_add", "sum", {}, {{"lhs", s}, {"rhs", Symbol::Variable("b")}});
