@@ -3,7 +3,8 @@
 // (to_rgb=False: BGR, OpenCV's order) or grey (flag=0). MXNet decodes with OpenCV; symbind with
 // stb_image (io/image.h), whose JPEG decoder rounds a little differently from libjpeg: pixels
 // may differ from OpenCV's by a few units. The image's size is known only once decoded, so
-// both make their outputs themselves (imperative calls only).
+// both make their outputs themselves (imperative calls only). They live in io/, beside the
+// decoder they call, since ops/ sits below io/ (docs/architecture.md).
 #include <string>
 #include <vector>
 
