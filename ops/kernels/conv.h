@@ -85,7 +85,7 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
 // group, 2-D, stride 1 or 2, any window above 1x1, padding and dilation; y (images
 // YImageStride apart) = epilogue(the sums), the same bits as GemmPacked over im2col's columns.
 // PhasedColumnsApply: where PackedGemmConvForward takes it for a whole image in one product, on
-// AVX-512, where it was measured to pay (BENCHMARKS.md).
+// AVX-512, where it was measured to pay (docs/benchmarks-history.md).
 bool PhasedColumnsApply(const ConvDims& n, const ConvGeom& g, GemmTiling tiling);
 void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const ConvDims& n, const ConvGeom& g,
                            const GemmEpilogue& epilogue);

@@ -390,7 +390,7 @@ SYMBIND_AVX512_INTRINSICS_END
 // Not 1x1 windows: each quad of the rearranged image would serve one tap only, and reading 16
 // positions from each of many planes costs more than packing panels that stay in L1. Stride 2
 // only for windows of more than 9 taps (7x7 stems gain): with 3x3 ones ImageColumns' packing
-// cost less than the rearranged image, which both threads read (BENCHMARKS.md).
+// cost less than the rearranged image, which both threads read (docs/benchmarks-history.md).
 bool PaddedImageTakes(const conv::ConvGeom& g) {
   if (!conv::StridePhases::Fit(g) || (g.k[1] == 1 && g.k[2] == 1)) return false;
   return !((g.s[1] == 2 || g.s[2] == 2) && g.k[1] * g.k[2] <= 9);
