@@ -258,6 +258,8 @@ void NormalisationCases(CaseList& c) {
           .With("moving_var", Fill::kPositive).Variant("global stats"));
   c.push_back(Case("BatchNorm_v1", {{"fix_gamma", "False"}}).Shape("data", TShape({2, 3, 2}))
           .With("moving_var", Fill::kPositive).Train());
+  c.push_back(Case("_contrib_SyncBatchNorm", {{"fix_gamma", "False"}, {"key", "bn0"}}).Shape("data", TShape({2, 3, 2}))
+          .With("moving_var", Fill::kPositive).Train());
   c.push_back(Case("InstanceNorm").Shape("data", TShape({2, 3, 2})));
   c.push_back(Case("GroupNorm", {{"num_groups", "2"}}).Shape("data", TShape({2, 4, 3})));
   c.push_back(Case("LayerNorm").Shape("data", k23));

@@ -1,6 +1,6 @@
-// BatchNorm_v1: training and inference against a naive per-channel normalisation, the hidden
-// `var` output holding the variance (not BatchNorm's inverse std), moving statistics, gradients
-// by finite differences, the v1 parameter set.
+// BatchNorm_v1 and _contrib_SyncBatchNorm: training and inference against a naive per-channel
+// normalisation, the hidden `var` output holding the variance (not BatchNorm's inverse std),
+// moving statistics, gradients by finite differences, their parameter sets.
 #include <cmath>
 
 #include "op_test_util.h"
@@ -39,13 +39,15 @@ NDArray Normalized(const NDArray& x, const std::vector<double>& mean, const std:
 }
 
 NDArray PositiveArray(const TShape& s, uint64_t seed) { return RandomArray(s, seed, 0.5f, 2.0f); }
-}  // namespace
 
-TEST_CASE("BatchNorm_v1 training: batch statistics, variance output, moving averages", "[ops][BatchNorm_v1]") {
-  NDArray x = RandomArray(TShape({4, 3, 2, 3}), 1, -2.0f, 3.0f), g = RandomArray(TShape({3}), 2),
-          b = RandomArray(TShape({3}), 3), mm = RandomArray(TShape({3}), 4), mv = PositiveArray(TShape({3}), 5);
-  KwArgs kw{{"fix_gamma", "False"}, {"momentum", "0.8"}, {"output_mean_var", "True"}, {"eps", "0.01"}};
-  auto exec = BindSingleOp("BatchNorm_v1", kw,
+// Trains `op` one step on x and checks the output, the mean and variance outputs and the moving
+// averages against ChannelStats.
+void CheckTrainingStep(const std::string& op, KwArgs kw, const NDArray& x, uint64_t seed) {
+  const int64_t C = x.shape()[1];
+  NDArray g = RandomArray(TShape({C}), seed), b = RandomArray(TShape({C}), seed + 1),
+          mm = RandomArray(TShape({C}), seed + 2), mv = PositiveArray(TShape({C}), seed + 3);
+  kw.insert({{"fix_gamma", "False"}, {"momentum", "0.8"}, {"output_mean_var", "True"}, {"eps", "0.01"}});
+  auto exec = BindSingleOp(op, kw,
                            {{"data", x}, {"gamma", g}, {"beta", b}, {"moving_mean", mm.Copy()}, {"moving_var", mv.Copy()}},
                            {}, OpReq::kNull);
   REQUIRE(exec->outputs().size() == 3);
@@ -53,12 +55,17 @@ TEST_CASE("BatchNorm_v1 training: batch statistics, variance output, moving aver
   std::vector<double> mean, var;
   ChannelStats(x, &mean, &var);
   RequireClose(exec->outputs()[0], Normalized(x, mean, var, g, b, 0.01, false), 1e-4f);
-  for (int64_t c = 0; c < 3; ++c) {
+  for (int64_t c = 0; c < C; ++c) {
     CHECK(exec->outputs()[1].GetFlat(c) == Approx(mean[c]).margin(1e-5));
     CHECK(exec->outputs()[2].GetFlat(c) == Approx(var[c]).epsilon(1e-4));
     CHECK(exec->aux_arrays()[0].GetFlat(c) == Approx(mm.GetFlat(c) * 0.8 + mean[c] * 0.2).margin(1e-5));
     CHECK(exec->aux_arrays()[1].GetFlat(c) == Approx(mv.GetFlat(c) * 0.8 + var[c] * 0.2).epsilon(1e-4));
   }
+}
+}  // namespace
+
+TEST_CASE("BatchNorm_v1 training: batch statistics, variance output, moving averages", "[ops][BatchNorm_v1]") {
+  CheckTrainingStep("BatchNorm_v1", {}, RandomArray(TShape({4, 3, 2, 3}), 1, -2.0f, 3.0f), 2);
 }
 
 TEST_CASE("BatchNorm_v1 inference: moving statistics, 2-D data, fix_gamma", "[ops][BatchNorm_v1]") {
@@ -101,4 +108,35 @@ TEST_CASE("BatchNorm_v1 names, shapes and parameters", "[ops][BatchNorm_v1][shap
   CHECK(r.aux_shapes[1] == TShape({5}));
   // BatchNorm's axis is not a v1 parameter.
   CHECK_THROWS_AS(Symbol::Create("BatchNorm_v1", "bn", {{"axis", "1"}}, {}), ParamError);
+}
+
+TEST_CASE("_contrib_SyncBatchNorm normalises with the batch's statistics and outputs the variance",
+          "[ops][SyncBatchNorm]") {
+  const NDArray x = RandomArray(TShape({4, 3, 5}), 21, -2.0f, 3.0f);
+  CheckTrainingStep("_contrib_SyncBatchNorm", {{"key", "stage1_bn0"}, {"ndev", "1"}}, x, 22);
+  const NDArray g = RandomArray(TShape({3}), 22), b = RandomArray(TShape({3}), 23), mm = RandomArray(TShape({3}), 24),
+                mv = PositiveArray(TShape({3}), 25);
+  const KwArgs kw{{"fix_gamma", "False"}, {"eps", "0.01"}, {"key", "stage1_bn0"}};
+  // Inference: the moving statistics, with any ndev (a model trained on 8 devices).
+  KwArgs eight = kw;
+  eight["ndev"] = "8";
+  std::vector<double> moving_mean, moving_var;
+  for (int64_t c = 0; c < 3; ++c) {
+    moving_mean.push_back(mm.GetFlat(c));
+    moving_var.push_back(mv.GetFlat(c));
+  }
+  auto infer = BindSingleOp("_contrib_SyncBatchNorm", eight,
+                            {{"data", x}, {"gamma", g}, {"beta", b}, {"moving_mean", mm}, {"moving_var", mv}}, {},
+                            OpReq::kNull);
+  infer->Forward(false);
+  RequireClose(infer->outputs()[0], Normalized(x, moving_mean, moving_var, g, b, 0.01, false), 1e-4f);
+  // Training across devices would need the other devices' statistics.
+  CHECK_THROWS_WITH(infer->Forward(true), Catch::Contains("across ndev=8 devices is not supported"));
+  // SyncBatchNorm's parameters, not BatchNorm's axis.
+  CHECK_THROWS_AS(Symbol::Create("_contrib_SyncBatchNorm", "bn", {{"axis", "1"}}, {}), ParamError);
+  CHECK_THROWS_AS(Symbol::Create("_contrib_SyncBatchNorm", "bn", {{"ndev", "0"}}, {}), ParamError);
+  GradCheckOptions train;
+  train.is_train = true;
+  CheckGradients("_contrib_SyncBatchNorm", {{"fix_gamma", "False"}, {"key", "k"}},
+                 {{"data", x}, {"gamma", g}, {"beta", b}, {"moving_mean", mm}, {"moving_var", mv}}, train);
 }
