@@ -170,6 +170,27 @@ inline void CheckGradients(const std::string& op, const KwArgs& params,
 
 // --- Inputs and references shared by the op tests ---------------------------------------
 
+// Central differences (step eps) of sum(f(x) * head) for each element of x: the gradient a
+// backward with head gradient `head` must give, for what no single bound op computes
+// (imperative-only ops, compositions of ops).
+inline std::vector<double> NumericGradient(const std::function<NDArray(const NDArray&)>& f, const NDArray& x,
+                                           const NDArray& head, float eps = 1e-3f) {
+  auto loss = [&](const NDArray& at) {
+    const NDArray y = f(at);
+    double s = 0;
+    for (int64_t i = 0; i < y.Size(); ++i) s += static_cast<double>(y.GetFlat(i)) * head.GetFlat(i);
+    return s;
+  };
+  std::vector<double> g(static_cast<size_t>(x.Size()));
+  for (int64_t i = 0; i < x.Size(); ++i) {
+    NDArray up = x.Copy(), down = x.Copy();
+    up.SetFlat(i, x.GetFlat(i) + eps);
+    down.SetFlat(i, x.GetFlat(i) - eps);
+    g[static_cast<size_t>(i)] = (loss(up) - loss(down)) / (2.0 * eps);
+  }
+  return g;
+}
+
 // Values in [lo, hi) with |x| >= 0.05, so finite differences stay clear of a kink at 0.
 inline NDArray AwayFromZero(const TShape& s, uint64_t seed, float lo = -2.0f, float hi = 2.0f) {
   NDArray a = RandomArray(s, seed, lo, hi);

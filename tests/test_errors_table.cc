@@ -530,6 +530,10 @@ std::vector<ErrorCase> Cases() {
   add("_contrib_div_sqrt_dim on a 0-d input", [] {
     RunOp("_contrib_div_sqrt_dim", {}, TShape(std::vector<int64_t>{}));
   }, "ShapeError", "Error in operator op (_contrib_div_sqrt_dim): _contrib_div_sqrt_dim: the input needs at least 1 dimension, got shape ()");
+  add("_contrib_interleaved_matmul_selfatt_qk heads=2 on a (4,2,10) projection", [] {
+    Symbol s = Symbol::Create("_contrib_interleaved_matmul_selfatt_qk", "att", {{"heads", "2"}}, {{"queries_keys_values", Var("qkv")}});
+    InferShape(s, {{"qkv", TShape({4, 2, 10})}});
+  }, "ShapeError", "Error in operator att (_contrib_interleaved_matmul_selfatt_qk): _contrib_interleaved_matmul_selfatt_qk: queries_keys_values must be (seq_length, batch_size, heads * 3 * head_dim), so its dim 2 must be a multiple of 3 * heads = 6; got shape (4,2,10)");
   add("LRN with even nsize 4", [] { RunOp("LRN", {{"nsize", "4"}}, TShape({1, 3, 2, 2})); }, "ShapeError", "Error in operator op (LRN): LRN only supports odd values for local_size (nsize); got nsize=4");
   add("transpose axes (0,0)", [] { RunOp("transpose", {{"axes", "(0,0)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (transpose): transpose: axes (0,0) is not a permutation");
   add("slice_axis axis 5 of a 2-d input", [] {

@@ -4,6 +4,7 @@
 // transposed, as MXNet's DotShape. batch_dot multiplies matching matrices of two N-D (N >= 3)
 // arrays sharing their leading batch dims.
 #include <symbind/ops/kernels/gemm.h>
+#include <symbind/ops/kernels/gemm_batched.h>
 #include <symbind/ops/tensor/math_util.h>
 
 namespace symbind {
@@ -133,16 +134,6 @@ std::pair<DotDims, int64_t> BatchDims(const DotParam& p, const TShape& l, const 
   TShape lm({l[nd - 2], l[nd - 1]}), rm({r[nd - 2], r[nd - 1]});
   return {GetDotDims(p, lm, rm), batch};
 }
-
-// Runs fn(b) for every batch element; small matrices go in parallel, large ones parallelise
-// inside Gemm.
-template <typename F>
-void ForEachBatch(int64_t batch, const DotDims& d, const F& fn) {
-  const int64_t work = std::max<int64_t>(1, d.m * d.n * std::max<int64_t>(d.k, 1));
-  ParallelFor(batch, std::max<int64_t>(1, (int64_t{1} << 18) / work), [&](int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) fn(b);
-  });
-}
 }  // namespace
 
 SYMBIND_REGISTER_OP(dot)
@@ -188,13 +179,10 @@ SYMBIND_REGISTER_OP(batch_dot)
       const auto d_batch = BatchDims(p, in[0].shape(), in[1].shape());
       const auto d = d_batch.first;
       const auto batch = d_batch.second;
-      const float* L = in[0].fdata();
-      const float* R = in[1].fdata();
-      float* Y = out[0].fdata();
-      ForEachBatch(batch, d, [&](int64_t b) {
-        MatMul(p.transpose_a, p.transpose_b, d, L + b * d.ma * d.na, R + b * d.mb * d.nb, req[0],
-               Y + b * d.m * d.n);
-      });
+      if (req[0] == OpReq::kNull) return;
+      GemmStridedBatched(p.transpose_a, p.transpose_b, batch, d.m, d.n, d.k, 1.0f, in[0].fdata(), d.na,
+                         d.ma * d.na, in[1].fdata(), d.nb, d.mb * d.nb, Beta(req[0]), out[0].fdata(), d.n,
+                         d.m * d.n);
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       const auto& p = attrs.param<DotParam>();
@@ -207,7 +195,7 @@ SYMBIND_REGISTER_OP(batch_dot)
       float* dL = InGradOrNull(a, 0);
       float* dR = InGradOrNull(a, 1);
       const int64_t ls = d.ma * d.na, rs = d.mb * d.nb;
-      ForEachBatch(batch, d, [&](int64_t b) {
+      ForEachBatchedProduct(batch, d.m, d.n, d.k, [&](int64_t b) {
         MatMulGrad(p.transpose_a, p.transpose_b, d, L + b * ls, R + b * rs, dY + b * d.m * d.n,
                    a.req[0], dL ? dL + b * ls : nullptr, a.req[1], dR ? dR + b * rs : nullptr);
       });

@@ -458,6 +458,13 @@ void NonDefaultCases4(CaseList& c) {
     c.push_back(Case("Correlation", {{"kernel_size", "3"}, {"max_displacement", "1"}, {"pad_size", "1"}, {"is_multiply", mul}})
             .Shape("data1", TShape({1, 2, 3, 3})).Shape("data2", TShape({1, 2, 3, 3})).With("data1", Fill::kAboveOne)
             .Variant(mul));
+  // Multi-head attention on interleaved projections: 2 heads of 2 dims.
+  for (const char* op : {"_contrib_interleaved_matmul_selfatt_qk", "_contrib_interleaved_matmul_selfatt_valatt"})
+    c.push_back(Case(op, {{"heads", "2"}}).Shape("queries_keys_values", TShape({2, 2, 12})));
+  c.push_back(Case("_contrib_interleaved_matmul_encdec_qk", {{"heads", "2"}}).Shape("queries", TShape({2, 2, 4}))
+          .Shape("keys_values", TShape({3, 2, 8})));
+  c.push_back(Case("_contrib_interleaved_matmul_encdec_valatt", {{"heads", "2"}}).Shape("keys_values", TShape({3, 2, 8}))
+          .Shape("attention", TShape({4, 2, 3})));
 }
 
 void LinalgCases(CaseList& c) {

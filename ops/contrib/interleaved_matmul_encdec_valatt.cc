@@ -1,0 +1,31 @@
+// _contrib_interleaved_matmul_encdec_valatt: encoder-decoder attention's weighted values, each
+// head's attention maps times its values taken from the interleaved k, v projection.
+#include <symbind/ops/contrib/interleaved_attention.h>
+
+namespace symbind {
+
+namespace {
+using namespace attention;
+// Each head's v: slice 1 of its two in keys_values.
+constexpr Slice kValueSlice{0, 2, 1};
+}  // namespace
+
+SYMBIND_REGISTER_OP(_contrib_interleaved_matmul_encdec_valatt)
+    .describe(R"(Weighted values of multi-head encoder-decoder attention: keys_values is the
+(key_length, batch_size, heads * 2 * head_dim) tensor interleaving each head's k and v
+(head_dim each), attention the (batch_size * heads, query_length, key_length) attention maps
+(row b * heads + h for head h of batch item b). For every head, the output holds attention
+times the head's values, heads side by side again: (query_length, batch_size,
+heads * head_dim), what batch_dot(attention, v) over the split heads, transposed back and
+reshaped, gives. Computes in
+float32, as MXNet's CPU kernels (other floating dtypes through float32 copies).)")
+    .set_params<InterleavedParam>()
+    .set_arguments({"keys_values", "attention"})
+    .add_argument_doc("keys_values", "Keys and values interleaved")
+    .add_argument_doc("attention", "Attention maps")
+    .set_infer_shape(WeightedShape(kValueSlice, /*self=*/false))
+    .set_mac_count(WeightedMacs)
+    .set_forward(WeightedForward(kValueSlice))
+    .set_backward(WeightedBackward(kValueSlice));
+
+}  // namespace symbind
