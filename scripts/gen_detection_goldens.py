@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Goldens for _contrib_box_nms, _contrib_ROIAlign and _contrib_DeformableConvolution from an
 independent implementation: torchvision's ops.nms / ops.batched_nms, ops.roi_align (forward and
-data gradient), ops.roi_pool (ROIPooling), ops.deform_conv2d (forward and every gradient), and
+data gradient), ops.roi_pool (ROIPooling), ops.deform_conv2d (forward and every gradient, also with DCNv2's
+mask), and
 torch's affine_grid / grid_sample with align_corners=True and zero padding (GridGenerator,
 BilinearSampler).
 
@@ -115,6 +116,32 @@ def deform_conv_case(rng, name):
     return out
 
 
+def modulated_deform_conv_case(rng, name):
+    """ModulatedDeformableConvolution (DCNv2) = torchvision's deform_conv2d with a mask: 2 groups,
+    2 offset groups, 3x3, pad 1, stride 1, sample points also across the border, where both
+    blend in zeros for the pixels outside the image (points kept off pixel boundaries)."""
+    n, c, h, w, f, k, stride, pad, dg = 2, 4, 6, 5, 4, 3, 1, 1, 2
+    oh, ow = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    data = rng.uniform(-1, 1, size=(n, c, h, w)).astype(np.float32)
+    weight = rng.uniform(-1, 1, size=(f, c // 2, k, k)).astype(np.float32)
+    bias = rng.uniform(-1, 1, size=(f,)).astype(np.float32)
+    offset = rng.uniform(-2, 2, size=(n, dg * 2 * k * k, oh, ow)).astype(np.float32)
+    offset = np.floor(offset) + 0.15 + 0.7 * rng.uniform(0, 1, size=offset.shape).astype(np.float32)
+    mask = rng.uniform(0, 1, size=(n, dg * k * k, oh, ow)).astype(np.float32)
+    head = rng.uniform(-1, 1, size=(n, f, oh, ow)).astype(np.float32)
+    t = {key: torch.from_numpy(v).requires_grad_(True) for key, v in
+         (("data", data), ("offset", offset), ("mask", mask), ("weight", weight), ("bias", bias))}
+    y = torchvision.ops.deform_conv2d(t["data"], t["offset"], t["weight"], t["bias"],
+                                      stride=stride, padding=pad, mask=t["mask"])
+    y.backward(torch.from_numpy(head))
+    out = {name + "_" + key: v for key, v in (("data", data), ("offset", offset), ("mask", mask),
+                                              ("weight", weight), ("bias", bias), ("head", head))}
+    out[name + "_output"] = y.detach().numpy()
+    for key in ("data", "offset", "mask", "weight", "bias"):
+        out[name + "_" + key + "_grad"] = t[key].grad.numpy()
+    return out
+
+
 def ps_roi_align_case(rng, name):
     """ROIAlign(position_sensitive=True, aligned=True) = torchvision's ps_roi_align (half-pixel
     offset, output channel c of bin (ph, pw) reads input channel (c * PH + ph) * PW + pw) for
@@ -188,6 +215,7 @@ def compute():
     out.update(roi_pool_case(rng, "roipool"))
     out.update(sampler_case(rng, "sampler"))
     out.update(ps_roi_align_case(rng, "psroialign"))
+    out.update(modulated_deform_conv_case(rng, "mdeformconv"))
     return out
 
 

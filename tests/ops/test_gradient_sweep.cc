@@ -224,6 +224,9 @@ void LayerCases(CaseList& c) {
   // Offsets inside (0.2, 0.9): sampling points never cross a pixel boundary.
   c.push_back(Case("_contrib_DeformableConvolution", {{"kernel", "(2,2)"}, {"num_filter", "2"}})
           .Shape("data", TShape({1, 1, 3, 3})).Shape("offset", TShape({1, 8, 2, 2})).With("offset", Fill::kPositive));
+  c.push_back(Case("_contrib_ModulatedDeformableConvolution", {{"kernel", "(2,2)"}, {"num_filter", "2"}})
+          .Shape("data", TShape({1, 1, 3, 3})).Shape("offset", TShape({1, 8, 2, 2})).With("offset", Fill::kPositive)
+          .With("mask", Fill::kPositive));
   for (const char* pool : {"max", "avg", "sum"})
     c.push_back(Case("Pooling", {{"kernel", "(2,2)"}, {"pool_type", pool}, {"stride", "(1,1)"}})
             .Shape("data", TShape({1, 1, 3, 3})).With("data", Fill::kDistinct).Variant(pool));

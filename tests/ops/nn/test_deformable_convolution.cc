@@ -22,6 +22,23 @@ double Sample(const NDArray& x, int64_t n, int64_t c, double y, double xx) {
   return TentInterpolate(x, n, c, std::min(y, double(H - 1)), std::min(xx, double(W - 1)));
 }
 
+// DCNv2's value at (y, x): points in (-1, H) x (-1, W) blend their four neighbours, those
+// outside the image reading zero.
+double SampleV2(const NDArray& x, int64_t n, int64_t c, double y, double xx) {
+  const int64_t H = x.shape()[2], W = x.shape()[3];
+  if (!(y > -1 && xx > -1 && y < H && xx < W)) return 0.0;
+  const double y0 = std::floor(y), x0 = std::floor(xx);
+  double v = 0;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const int64_t yy = static_cast<int64_t>(y0) + dy, xc = static_cast<int64_t>(x0) + dx;
+      if (yy < 0 || yy >= H || xc < 0 || xc >= W) continue;
+      const double wy = dy ? y - y0 : 1 - (y - y0), wx = dx ? xx - x0 : 1 - (xx - x0);
+      v += wy * wx * x.GetFlat(((n * x.shape()[1] + c) * H + yy) * W + xc);
+    }
+  return v;
+}
+
 struct Conf {
   int64_t k = 3, stride = 1, pad = 1, dilate = 1, group = 1, dgroup = 1, filters = 4;
   KwArgs Params() const {
@@ -33,7 +50,9 @@ struct Conf {
   }
 };
 
-NDArray NaiveDeformConv(const NDArray& x, const NDArray& off, const NDArray& w, const NDArray& b, const Conf& c) {
+// With `mask`: DCNv2 (each tap times its mask, DCNv2's border rule).
+NDArray NaiveDeformConv(const NDArray& x, const NDArray& off, const NDArray& w, const NDArray& b, const Conf& c,
+                        const NDArray* mask = nullptr) {
   const TShape& s = x.shape();
   const int64_t N = s[0], C = s[1], OH = off.shape()[2], OW = off.shape()[3], F = c.filters;
   const int64_t Cg = C / c.group, Fg = F / c.group, Cd = C / c.dgroup;
@@ -52,7 +71,10 @@ NDArray NaiveDeformConv(const NDArray& x, const NDArray& off, const NDArray& w, 
                 const double dx = off.GetFlat(((n * off.shape()[1] + oc + 1) * OH + oh) * OW + ow);
                 const double py = oh * c.stride - c.pad + i * c.dilate + dy;
                 const double px = ow * c.stride - c.pad + j * c.dilate + dx;
-                v += w.GetFlat(((f * Cg + cc) * c.k + i) * c.k + j) * Sample(x, n, ch, py, px);
+                const int64_t mc = dg * c.k * c.k + i * c.k + j;
+                const double m = mask ? mask->GetFlat(((n * mask->shape()[1] + mc) * OH + oh) * OW + ow) : 1.0;
+                v += w.GetFlat(((f * Cg + cc) * c.k + i) * c.k + j) * m *
+                     (mask ? SampleV2(x, n, ch, py, px) : Sample(x, n, ch, py, px));
               }
           }
           y.SetFlat(((n * F + f) * OH + oh) * OW + ow, float(v));
@@ -156,4 +178,71 @@ TEST_CASE("DeformableConvolution: shapes and errors", "[ops][DeformableConvoluti
   c.dgroup = 1;
   REQUIRE_THROWS(InferShape(SingleOpSymbol("_contrib_DeformableConvolution", c.Params()),
                             {{"op_data", TShape({2, 4, 6, 7})}, {"op_offset", TShape({2, 18, 5, 7})}}));
+}
+
+
+TEST_CASE("ModulatedDeformableConvolution: a naive DCNv2 with masks and taps across the border",
+          "[ops][ModulatedDeformableConvolution]") {
+  Conf c;
+  c.stride = 2; c.group = 2; c.dgroup = 2; c.dilate = 2; c.pad = 2;
+  NDArray x = RandomArray(TShape({2, 4, 7, 6}), 61);
+  NDArray w = RandomArray(TShape({4, 2, 3, 3}), 62), b = RandomArray(TShape({4}), 63);
+  NDArray off = RandomArray(TShape({2, 2 * 9 * 2, 4, 3}), 64, -2.5f, 2.5f);
+  NDArray mask = RandomArray(TShape({2, 9 * 2, 4, 3}), 65, 0.0f, 1.0f);
+  const std::map<std::string, NDArray> in{{"data", x}, {"offset", off}, {"mask", mask}, {"weight", w}, {"bias", b}};
+  RequireClose(RunForward("_contrib_ModulatedDeformableConvolution", c.Params(), in),
+               NaiveDeformConv(x, off, w, b, c, &mask), 1e-4f, 1e-4f);
+  // Stride 1, a mask of ones.
+  c.pad = 1; c.dilate = 1; c.stride = 1;
+  NDArray off1(TShape({2, 2 * 9 * 2, 7, 6})), ones1(TShape({2, 9 * 2, 7, 6}));
+  off1.Fill(0.25f);
+  ones1.Fill(1.0f);
+  RequireClose(RunForward("_contrib_ModulatedDeformableConvolution", c.Params(),
+                          {{"data", x}, {"offset", off1}, {"mask", ones1}, {"weight", w}, {"bias", b}}),
+               NaiveDeformConv(x, off1, w, b, c, &ones1), 1e-4f, 1e-4f);
+  // Gradients of every input by finite differences (taps off pixel boundaries).
+  c = Conf();
+  c.filters = 2;
+  NDArray xs = RandomArray(TShape({1, 2, 4, 5}), 66), ws = RandomArray(TShape({2, 2, 3, 3}), 67),
+          bs = RandomArray(TShape({2}), 68);
+  NDArray offs = SafeOffsets(TShape({1, 18, 4, 5}), 69, 1.8f), masks = RandomArray(TShape({1, 9, 4, 5}), 70, 0.2f, 1.0f);
+  CheckGradients("_contrib_ModulatedDeformableConvolution", c.Params(),
+                 {{"data", xs}, {"offset", offs}, {"mask", masks}, {"weight", ws}, {"bias", bs}});
+}
+
+TEST_CASE("ModulatedDeformableConvolution: agrees with torchvision deform_conv2d with a mask, forward and gradients",
+          "[ops][ModulatedDeformableConvolution][goldens]") {
+  const std::string pre = std::string(SYMBIND_SOURCE_DIR) + "/tests/goldens/detection/mdeformconv_";
+  Conf c;
+  c.group = 2; c.dgroup = 2;
+  auto exec = BindSingleOp("_contrib_ModulatedDeformableConvolution", c.Params(),
+                           {{"data", LoadNpy(pre + "data.npy")}, {"offset", LoadNpy(pre + "offset.npy")},
+                            {"mask", LoadNpy(pre + "mask.npy")}, {"weight", LoadNpy(pre + "weight.npy")},
+                            {"bias", LoadNpy(pre + "bias.npy")}});
+  exec->Forward(true);
+  RequireClose(exec->outputs()[0], LoadNpy(pre + "output.npy"), 1e-5f, 1e-4f, "output");
+  exec->Backward({LoadNpy(pre + "head.npy")});
+  const char* names[] = {"data", "offset", "mask", "weight", "bias"};  // ListArguments order
+  for (int i = 0; i < 5; ++i) {
+    CAPTURE(names[i]);
+    RequireClose(exec->grad_arrays()[i], LoadNpy(pre + names[i] + "_grad.npy"), 1e-4f, 1e-4f, "gradient");
+  }
+}
+
+TEST_CASE("ModulatedDeformableConvolution: shapes and errors", "[ops][ModulatedDeformableConvolution]") {
+  Conf c;
+  c.dgroup = 2;
+  KwArgs p = c.Params();
+  p["im2col_step"] = "32";
+  auto sym = SingleOpSymbol("_contrib_ModulatedDeformableConvolution", p);
+  CHECK(sym.ListArguments() == std::vector<std::string>{"op_data", "op_offset", "op_mask", "op_weight", "op_bias"});
+  auto r = InferShape(sym, {{"op_data", TShape({2, 4, 6, 7})}});
+  CHECK(r.arg_shapes[1] == TShape({2, 36, 6, 7}));
+  CHECK(r.arg_shapes[2] == TShape({2, 18, 6, 7}));
+  CHECK(r.arg_shapes[3] == TShape({4, 4, 3, 3}));
+  CHECK_THROWS_WITH(InferShape(sym, {{"op_data", TShape({2, 4, 6, 7})}, {"op_mask", TShape({2, 9, 6, 7})}}),
+                    Catch::Contains("mask"));
+  CHECK_THROWS_AS(SingleOpSymbol("_contrib_ModulatedDeformableConvolution", {{"kernel", "(3,3)"}, {"num_filter", "2"},
+                                                                              {"im2col_step", "0"}}),
+                  ParamError);
 }
