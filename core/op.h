@@ -115,6 +115,10 @@ using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TSh
 // Makes a node's state from its attributes and its inputs' and outputs' shapes.
 using CreateStateFn = std::function<std::unique_ptr<OpState>(const NodeAttrs&, const std::vector<TShape>& in,
                                                              const std::vector<TShape>& out)>;
+// Output shapes from the input arrays themselves (arguments then aux states), for ops whose
+// output shapes depend on the inputs' values (MXNet's dynamic shapes: boolean_mask keeps the
+// rows its index marks).
+using ValueShapeFn = std::function<std::vector<TShape>(const NodeAttrs&, const std::vector<NDArray>& in)>;
 
 // prefix0, prefix1, ..., prefix<n-1>: the names of a variadic op's inputs or outputs.
 std::vector<std::string> NumberedNames(const std::string& prefix, int n);
@@ -151,6 +155,11 @@ struct Op {
   BackwardFn backward;     // empty: the op is not differentiable
   MacCountFn mac_count;    // empty: no multiply-adds worth counting (element-wise, copies)
   CreateStateFn create_state;  // empty: the kernel keeps no state between calls
+  // Set for ops whose output shapes depend on their inputs' values: infer_shape leaves what it
+  // cannot know unknown, and imperative calls (Invoke) take the shapes from this before the
+  // forward. A graph holding such an op cannot be bound, as MXNet's executors refuse dynamic
+  // shapes.
+  ValueShapeFn value_dependent_shape;
   // What each input means, by argument or aux-state name (MXNet's add_argument): shown in
   // docs/ops.md and returned by MXSymbolGetAtomicSymbolInfo, so generated op.h documents it.
   std::vector<std::pair<std::string, std::string>> argument_docs;
@@ -225,6 +234,7 @@ struct Op {
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
   Op& set_mac_count(MacCountFn f) { mac_count = std::move(f); return *this; }
   Op& set_create_state(CreateStateFn f) { create_state = std::move(f); return *this; }
+  Op& set_value_dependent_shape(ValueShapeFn f) { value_dependent_shape = std::move(f); return *this; }
   Op& add_argument_doc(std::string input_name, std::string description) {
     argument_docs.emplace_back(std::move(input_name), std::move(description));
     return *this;

@@ -82,6 +82,9 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
     input_source.push_back(it->second);
   }
   const std::vector<TShape> entry_shapes = InferEntryShapes(graph, shapes);
+  // An op whose output shapes depend on its inputs' values (boolean_mask) reads them here.
+  const std::vector<TShape> value_shapes =
+      op.value_dependent_shape ? op.value_dependent_shape(attrs, node_inputs) : std::vector<TShape>{};
   const std::vector<int> entry_types = InferEntryTypes(graph, types);
   const uint32_t num_outputs = graph.num_node_outputs(node_id);
   const size_t visible = static_cast<size_t>(op.NumVisibleOutputs(attrs));
@@ -93,7 +96,12 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   std::vector<OpReq> req(num_outputs, OpReq::kWrite);
   const Context out_ctx = OutputContext(arrays, params);
   for (uint32_t i = 0; i < num_outputs; ++i) {
-    const TShape& shape = entry_shapes[graph.entry_id(node_id, i)];
+    const TShape& inferred_shape = entry_shapes[graph.entry_id(node_id, i)];
+    TShape shape = inferred_shape;
+    if (i < value_shapes.size() && !UnifyShapes(value_shapes[i], inferred_shape, &shape))
+      throw ShapeError(StrCat(Where(op_name), ": output ", i, " has shape ", value_shapes[i].ToString(),
+                              " for these input values, which contradicts the inferred ",
+                              inferred_shape.ToString()));
     if (!shape.is_known())
       throw ShapeError(StrCat(Where(op_name), ": the shape of output ", i,
                               " cannot be inferred from the inputs (got ", shape.ToString(), ")"));
