@@ -111,9 +111,64 @@ class CachedGraph {
       }
     }
     private_.assign(inputs_.size(), false);
+    graph_ = std::make_shared<Graph>(symbol_);
+    for (const Graph::NodeInfo& n : graph_->nodes())
+      dynamic_ = dynamic_ || (!n.node->is_variable() && n.node->attrs.op->value_dependent_shape);
   }
 
   size_t num_inputs() const { return inputs_.size(); }
+
+  // Whether the graph holds an op whose output shapes depend on its inputs' values
+  // (boolean_mask): such a graph is never bound; it runs op by op (RunOpByOp).
+  bool dynamic() const { return dynamic_; }
+
+  // Runs the graph one op at a time through Invoke, as MXNet's CachedOp runs graphs of dynamic
+  // shape; while autograd records, each call goes on the tape (`in_entries`: the inputs'
+  // places there) and `out_entries` receives the outputs' places.
+  std::vector<NDArray> RunOpByOp(const std::vector<NDArray>& in, const std::vector<autograd::EntryPtr>& in_entries,
+                                 bool record, bool is_train, uint64_t seed,
+                                 std::vector<autograd::EntryPtr>* out_entries) const {
+    if (in.size() != inputs_.size())
+      throw Error(StrCat("the cached graph takes ", inputs_.size(), " inputs (", JoinNames(inputs_), "), got ",
+                         in.size()));
+    const Graph& g = *graph_;
+    std::vector<NDArray> values(g.num_entries());
+    std::vector<autograd::EntryPtr> entries(g.num_entries());
+    for (size_t i = 0; i < in.size(); ++i) {
+      const uint32_t e = g.entry_id(g.arg_nodes()[i], 0);
+      values[e] = in[i];
+      if (i < in_entries.size()) entries[e] = in_entries[i];
+    }
+    for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
+      const Graph::NodeInfo& node = g.node(nid);
+      if (node.node->is_variable()) continue;
+      InvokeInputs call_inputs;
+      std::vector<autograd::EntryPtr> call_entries;
+      for (const Graph::EntryRef& r : node.inputs) {
+        call_inputs.positional.push_back(values[g.entry_id(r)]);
+        call_entries.push_back(entries[g.entry_id(r)]);
+      }
+      InvokedCall call;
+      InvokeOptions options;
+      options.seed = seed + nid;
+      options.is_train = is_train;
+      options.record = &call;  // every output, hidden ones included
+      Invoke(node.node->attrs.op->name, node.node->attrs.dict, call_inputs, {}, options);
+      std::vector<autograd::EntryPtr> recorded;
+      if (record) recorded = autograd::RecordOp(call, call_entries, options);
+      for (uint32_t i = 0; i < call.outputs.size(); ++i) {
+        values[g.entry_id(nid, i)] = call.outputs[i];
+        if (i < recorded.size()) entries[g.entry_id(nid, i)] = recorded[i];
+      }
+    }
+    std::vector<NDArray> out;
+    out_entries->clear();
+    for (const Graph::EntryRef& h : g.heads()) {
+      out.push_back(values[g.entry_id(h)]);
+      if (record) out_entries->push_back(entries[g.entry_id(h)]);
+    }
+    return out;
+  }
 
   // Runs the graph; returns copies of its outputs and this run's number.
   std::vector<NDArray> Forward(const std::vector<NDArray>& in, bool is_train, bool with_grad, uint64_t seed,
@@ -195,6 +250,8 @@ class CachedGraph {
   std::vector<Slot> slot_;
   std::vector<bool> private_;
   std::vector<NDArray> bound_;
+  std::shared_ptr<const Graph> graph_;
+  bool dynamic_ = false;
   std::unique_ptr<Executor> exec_;
   bool with_grad_ = false;
   uint64_t runs_ = 0, last_run_ = 0;
@@ -458,7 +515,10 @@ int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inp
     const bool record = autograd::IsRecording(), is_train = autograd::IsTraining();
     const uint64_t seed = NextInvokeSeed();
     uint64_t run = 0;
-    std::vector<NDArray> results = graph->Forward(in_arrays, is_train, record, seed, &run);
+    std::vector<autograd::EntryPtr> out_entries;
+    std::vector<NDArray> results = graph->dynamic()
+                                       ? graph->RunOpByOp(in_arrays, entries, record, is_train, seed, &out_entries)
+                                       : graph->Forward(in_arrays, is_train, record, seed, &run);
     if (!given.empty()) {
       if (given.size() != results.size())
         throw Error(StrCat(given.size(), " output arrays given, the graph has ", results.size()));
@@ -472,8 +532,7 @@ int MXInvokeCachedOpEx(CachedOpHandle handle, int num_inputs, NDArrayHandle* inp
         }
       }
     }
-    std::vector<autograd::EntryPtr> out_entries;
-    if (record) {
+    if (record && !graph->dynamic()) {
       out_entries = autograd::RecordFunction(
           "CachedOp", in_arrays, entries, results,
           [graph, run, in_arrays, seed](const std::vector<NDArray>& out_grads, const std::vector<NDArray>& in_grads) {

@@ -299,6 +299,16 @@ ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShap
   return InferShape(Graph(sym), known);
 }
 
+void RequireStaticShapes(const Graph& g) {
+  for (uint32_t nid = 0; nid < g.num_nodes(); ++nid) {
+    const Node& n = *g.node(nid).node;
+    if (!n.is_variable() && n.attrs.op->value_dependent_shape)
+      throw ShapeError(StrCat(NodeLabel(n), "its output shape depends on the values of its inputs (a dynamic "
+                              "shape), so it runs only in imperative calls (mx.nd, autograd, a hybridized "
+                              "block), not in a bound graph (bind, simple_bind, a Predictor)"));
+  }
+}
+
 ShapeInferResult InferShape(const Graph& g, const std::map<std::string, TShape>& known) {
   const auto inputs = g.ListInputs();
   for (auto& kv : known) {
@@ -309,6 +319,7 @@ ShapeInferResult InferShape(const Graph& g, const std::map<std::string, TShape>&
   }
   ShapeInferResult r = InferShapePartial(g, known);
   if (!r.complete()) {
+    RequireStaticShapes(g);
     std::vector<std::string> unknown_inputs;
     for (auto& a : r.unknown)
       if (std::find(inputs.begin(), inputs.end(), a) != inputs.end()) unknown_inputs.push_back(a);

@@ -84,6 +84,11 @@ ShapeInferResult InferShapePartial(const Graph& g, const std::map<std::string, T
 ShapeInferResult InferShape(const Symbol& sym, const std::map<std::string, TShape>& known);
 ShapeInferResult InferShape(const Graph& g, const std::map<std::string, TShape>& known);
 
+// Throws ShapeError naming the first node whose output shapes depend on its inputs' values
+// (Op::value_dependent_shape, MXNet's dynamic shapes): a bound graph needs every shape before
+// it runs, so such ops run in imperative calls only.
+void RequireStaticShapes(const Graph& g);
+
 struct TypeInferResult {
   std::vector<DType> arg_types, out_types, aux_types;
   std::vector<int> entry_types;  // every entry of the graph, by entry id (-1 unknown)

@@ -131,15 +131,6 @@ std::string Op::OutputName(const NodeAttrs& a, uint32_t index) const {
   if (output_name) return output_name(a, index);
   return ListOutputs(a).at(index);
 }
-Op& Op::set_imperative(ImperativeFn f) {
-  imperative = std::move(f);
-  infer_shape = [](const NodeAttrs& a, std::vector<TShape>*, std::vector<TShape>*) {
-    throw ShapeError(StrCat(a.op->name, " makes outputs whose shapes depend on its inputs' values: it runs in "
-                            "imperative calls (mx.nd, Invoke) only, not in a graph"));
-  };
-  return *this;
-}
-
 Op& Op::set_numbered_outputs(const std::string& prefix, std::function<int(const NodeAttrs&)> count) {
   outputs = [prefix, count](const NodeAttrs& a) { return NumberedNames(prefix, count(a)); };
   output_name = [prefix](const NodeAttrs&, uint32_t index) { return prefix + std::to_string(index); };

@@ -108,9 +108,6 @@ using ForwardFn = std::function<void(const OpContext&, const NodeAttrs&,
                                      const std::vector<OpReq>& req,
                                      const std::vector<NDArray>& outputs)>;
 using BackwardFn = std::function<void(const OpContext&, const NodeAttrs&, const BackwardArgs&)>;
-// Makes the outputs of an op whose output shapes depend on its inputs' values (MXNet's
-// FNDArrayFunction: image decoding). Such an op runs in imperative calls (Invoke) only.
-using ImperativeFn = std::function<std::vector<NDArray>(const NodeAttrs&, const std::vector<NDArray>& inputs)>;
 // Multiply-adds of one call, from known input shapes (arguments then aux states) and output
 // shapes (TVM's FMacCount): a fact of the op, so reports need no list of op names.
 using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TShape>& in,
@@ -118,6 +115,10 @@ using MacCountFn = std::function<int64_t(const NodeAttrs&, const std::vector<TSh
 // Makes a node's state from its attributes and its inputs' and outputs' shapes.
 using CreateStateFn = std::function<std::unique_ptr<OpState>(const NodeAttrs&, const std::vector<TShape>& in,
                                                              const std::vector<TShape>& out)>;
+// Output shapes from the input arrays themselves (arguments then aux states), for ops whose
+// output shapes depend on the inputs' values (MXNet's dynamic shapes: boolean_mask keeps the
+// rows its index marks; an image decoder's output has the size its header states).
+using ValueShapeFn = std::function<std::vector<TShape>(const NodeAttrs&, const std::vector<NDArray>& in)>;
 
 // prefix0, prefix1, ..., prefix<n-1>: the names of a variadic op's inputs or outputs.
 std::vector<std::string> NumberedNames(const std::string& prefix, int n);
@@ -152,9 +153,13 @@ struct Op {
   std::vector<std::string> any_dtype_inputs;
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
-  ImperativeFn imperative;  // set: the op makes its own outputs (no forward, not in graphs)
   MacCountFn mac_count;    // empty: no multiply-adds worth counting (element-wise, copies)
   CreateStateFn create_state;  // empty: the kernel keeps no state between calls
+  // Set for ops whose output shapes depend on their inputs' values: infer_shape leaves what it
+  // cannot know unknown, and imperative calls (Invoke) take the shapes from this before the
+  // forward. A graph holding such an op cannot be bound, as MXNet's executors refuse dynamic
+  // shapes.
+  ValueShapeFn value_dependent_shape;
   // What each input means, by argument or aux-state name (MXNet's add_argument): shown in
   // docs/ops.md and returned by MXSymbolGetAtomicSymbolInfo, so generated op.h documents it.
   std::vector<std::pair<std::string, std::string>> argument_docs;
@@ -227,10 +232,9 @@ struct Op {
   }
   Op& set_forward(ForwardFn f) { forward = std::move(f); return *this; }
   Op& set_backward(BackwardFn f) { backward = std::move(f); return *this; }
-  // Also gives the op a shape function that refuses it in a graph, naming why.
-  Op& set_imperative(ImperativeFn f);
   Op& set_mac_count(MacCountFn f) { mac_count = std::move(f); return *this; }
   Op& set_create_state(CreateStateFn f) { create_state = std::move(f); return *this; }
+  Op& set_value_dependent_shape(ValueShapeFn f) { value_dependent_shape = std::move(f); return *this; }
   Op& add_argument_doc(std::string input_name, std::string description) {
     argument_docs.emplace_back(std::move(input_name), std::move(description));
     return *this;

@@ -34,6 +34,7 @@ Executor::Executor(Graph graph, Context ctx, std::vector<NDArray> arg_arrays,
       grad_arrays_(std::move(grad_arrays)), aux_arrays_(std::move(aux_arrays)),
       grad_reqs_(std::move(grad_reqs)), seed_(seed), workspace_(std::move(workspace)),
       sharing_(sharing) {
+  RequireStaticShapes(graph_);
   const auto arg_names = graph_.ListArguments();
   const auto aux_names = graph_.ListAuxiliaryStates();
   if (arg_arrays_.size() != arg_names.size())

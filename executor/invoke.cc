@@ -29,27 +29,6 @@ Context OutputContext(const std::vector<const NDArray*>& inputs, const KwArgs& p
   return c.dev_type == Context::kGPU ? Context::CPU(c.dev_id) : c;
 }
 
-// An op that makes its own outputs (Op::imperative), written into the outputs given.
-std::vector<NDArray> ImperativeOutputs(const Op& op, const NodeAttrs& attrs, const std::vector<NDArray>& inputs,
-                                       const std::vector<size_t>& input_source, const std::vector<NDArray>& given,
-                                       const InvokeOptions& options) {
-  std::vector<NDArray> made = op.imperative(attrs, inputs);
-  if (given.size() > made.size())
-    throw Error(StrCat(Where(op.name), ": ", given.size(), " output arrays given, the op has ", made.size()));
-  for (size_t i = 0; i < given.size(); ++i) {
-    if (given[i].is_none()) continue;
-    if (given[i].shape() != made[i].shape() || given[i].dtype() != made[i].dtype())
-      throw ShapeError(StrCat(Where(op.name), ": output ", i, " is ", made[i].shape().ToString(), " ",
-                              DTypeName(made[i].dtype()), ", the array given is ", given[i].shape().ToString(), " ",
-                              DTypeName(given[i].dtype())));
-    NDArray dst = given[i];
-    made[i].CopyTo(&dst);
-    made[i] = given[i];
-  }
-  if (options.record) *options.record = InvokedCall{attrs, inputs, input_source, made};
-  return made;
-}
-
 }  // namespace
 
 std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const InvokeInputs& inputs,
@@ -102,8 +81,10 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
     node_inputs.push_back(*arrays[it->second]);
     input_source.push_back(it->second);
   }
-  if (op.imperative) return ImperativeOutputs(op, attrs, node_inputs, input_source, outputs, options);
   const std::vector<TShape> entry_shapes = InferEntryShapes(graph, shapes);
+  // An op whose output shapes depend on its inputs' values (boolean_mask) reads them here.
+  const std::vector<TShape> value_shapes =
+      op.value_dependent_shape ? op.value_dependent_shape(attrs, node_inputs) : std::vector<TShape>{};
   const std::vector<int> entry_types = InferEntryTypes(graph, types);
   const uint32_t num_outputs = graph.num_node_outputs(node_id);
   const size_t visible = static_cast<size_t>(op.NumVisibleOutputs(attrs));
@@ -115,7 +96,12 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   std::vector<OpReq> req(num_outputs, OpReq::kWrite);
   const Context out_ctx = OutputContext(arrays, params);
   for (uint32_t i = 0; i < num_outputs; ++i) {
-    const TShape& shape = entry_shapes[graph.entry_id(node_id, i)];
+    const TShape& inferred_shape = entry_shapes[graph.entry_id(node_id, i)];
+    TShape shape = inferred_shape;
+    if (i < value_shapes.size() && !UnifyShapes(value_shapes[i], inferred_shape, &shape))
+      throw ShapeError(StrCat(Where(op_name), ": output ", i, " has shape ", value_shapes[i].ToString(),
+                              " for these input values, which contradicts the inferred ",
+                              inferred_shape.ToString()));
     if (!shape.is_known())
       throw ShapeError(StrCat(Where(op_name), ": the shape of output ", i,
                               " cannot be inferred from the inputs (got ", shape.ToString(), ")"));

@@ -167,14 +167,12 @@ Image::Image(int w, int h, int c) : width(w), height(h), channels(c) {
   pixels.assign(static_cast<size_t>(w) * h * c, 0);
 }
 
-Image LoadImageFromMemory(const void* data, size_t size, int channels, const std::string& what) {
-  if (channels < 0 || channels > 4)
-    throw Error(StrCat("LoadImage ", what, ": channels must be 0..4, got ", channels));
+ImageSize ReadImageSize(const void* data, size_t size, const std::string& what) {
   if (size == 0) throw IOError(StrCat("LoadImage ", what, ": empty file"));
   if (size > static_cast<size_t>(INT_MAX))
     throw IOError(StrCat("LoadImage ", what, ": file of ", size, " bytes is too large"));
   const auto* bytes = static_cast<const stbi_uc*>(data);
-  int len = static_cast<int>(size);
+  const int len = static_cast<int>(size);
   // Only the documented formats: stb_image also takes TGA, PSD, PNM... whose few-byte headers
   // decode as large blank images.
   if (!IsJpeg(bytes, size) && !IsPng(bytes, size))
@@ -184,8 +182,8 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
     return IOError(StrCat("LoadImage ", what, ": image size ", w, "x", h, " outside 1..", kMaxImagePixels, " pixels"));
   };
   const IOError truncated_jpeg(StrCat("LoadImage ", what, ": truncated JPEG (no end-of-image marker)"));
-  int w = 0, h = 0, n = 0;
-  if (!stbi_info_from_memory(bytes, len, &w, &h, &n)) {
+  ImageSize is;
+  if (!stbi_info_from_memory(bytes, len, &is.width, &is.height, &is.channels)) {
     int64_t header_w = 0, header_h = 0;
     if (HeaderSize(bytes, size, &header_w, &header_h) &&
         (header_w <= 0 || header_h <= 0 || header_w > kMaxImagePixels || header_h > kMaxImagePixels ||
@@ -194,10 +192,21 @@ Image LoadImageFromMemory(const void* data, size_t size, int channels, const std
     if (!JpegComplete(bytes, size)) throw truncated_jpeg;
     throw IOError(StrCat("LoadImage ", what, ": ", FailureReason()));
   }
-  if (w <= 0 || h <= 0 || static_cast<int64_t>(w) * h > kMaxImagePixels) throw size_error(w, h);
+  if (is.width <= 0 || is.height <= 0 || static_cast<int64_t>(is.width) * is.height > kMaxImagePixels)
+    throw size_error(is.width, is.height);
   if (!JpegComplete(bytes, size)) throw truncated_jpeg;
   if (IsPng(bytes, size) && !PngComplete(bytes, size))
     throw IOError(StrCat("LoadImage ", what, ": truncated PNG (no IEND chunk)"));
+  return is;
+}
+
+Image LoadImageFromMemory(const void* data, size_t size, int channels, const std::string& what) {
+  if (channels < 0 || channels > 4)
+    throw Error(StrCat("LoadImage ", what, ": channels must be 0..4, got ", channels));
+  const ImageSize is = ReadImageSize(data, size, what);
+  const auto* bytes = static_cast<const stbi_uc*>(data);
+  const int len = static_cast<int>(size);
+  int w = is.width, h = is.height, n = is.channels;
   std::unique_ptr<stbi_uc, void (*)(void*)> pix(
       stbi_load_from_memory(bytes, len, &w, &h, &n, channels), stbi_image_free);
   if (!pix) throw IOError(StrCat("LoadImage ", what, ": ", FailureReason()));

@@ -37,6 +37,13 @@ struct Image {
 // chunk (stb_image would decode truncated files silently). Only regular files are read.
 constexpr int64_t kMaxImagePixels = int64_t{1} << 26;
 Image LoadImage(const std::string& path, int channels = 3);
+// An image's size and its file's own channel count, read from its header and checked as
+// LoadImageFromMemory checks the file (JPEG or PNG, complete, at most kMaxImagePixels), without
+// decoding the pixels.
+struct ImageSize {
+  int width = 0, height = 0, channels = 0;
+};
+ImageSize ReadImageSize(const void* data, size_t size, const std::string& what = "image buffer");
 // The same from bytes in memory; `what` names the source in error messages.
 Image LoadImageFromMemory(const void* data, size_t size, int channels = 3,
                           const std::string& what = "image buffer");

@@ -313,6 +313,51 @@ TEST_CASE("C API cached op runs a graph like an operator and differentiates each
   for (SymbolHandle s : {data, fc, act}) REQUIRE(MXSymbolFree(s) == 0);
 }
 
+TEST_CASE("C API cached op of a graph with a dynamic shape runs op by op on the tape",
+          "[capi][python][cachedop][boolean_mask]") {
+  // A hybridized block around boolean_mask (MXNet's test_dynamic_shape): no executor can be
+  // bound, so each call runs the graph's ops imperatively, recorded one by one.
+  SymbolHandle data = Variable("data"), index = Variable("index");
+  SymbolHandle mask = Compose("_contrib_boolean_mask", "mask", {"data", "index"}, {data, index});
+  SymbolHandle twice = Compose("_mul_scalar", "twice", {"data"}, {mask}, {{"scalar", "2"}});
+  CachedOpHandle op = nullptr;
+  REQUIRE(MXCreateCachedOpEx(twice, 0, nullptr, nullptr, &op) == 0);
+  NDArrayHandle x = Array({3, 2}, {1, 2, 3, 4, 5, 6}), gx = Array({3, 2}, std::vector<float>(6, 0));
+  uint32_t req = 1;
+  REQUIRE(MXAutogradMarkVariables(1, &x, &req, &gx) == 0);
+  auto run = [&](NDArrayHandle idx) {
+    NDArrayHandle in[] = {x, idx};
+    int n_out = 0;
+    NDArrayHandle* out = nullptr;
+    REQUIRE(MXInvokeCachedOpEx(op, 2, in, &n_out, &out, nullptr) == 0);
+    REQUIRE(n_out == 1);
+    return out[0];
+  };
+  NDArrayHandle i1 = Array({3}, {0, 1, 1}), i2 = Array({3}, {1, 0, 0});
+  NDArrayHandle y1 = nullptr, y2 = nullptr, l1 = nullptr;
+  Recorded([&] {
+    y1 = run(i1);
+    y2 = run(i2);  // another number of rows from the same cached op
+    l1 = Call("sum", {y1})[0];
+  });
+  CHECK(Shape(y1) == std::vector<int64_t>{2, 2});
+  CHECK(Values(y1) == std::vector<float>{6, 8, 10, 12});
+  CHECK(Values(y2) == std::vector<float>{2, 4});
+  REQUIRE(MXAutogradBackwardEx(1, &l1, nullptr, 0, nullptr, 0, 0, 1, nullptr, nullptr) == 0);
+  CHECK(Values(gx) == std::vector<float>{0, 0, 2, 2, 2, 2});
+  // Binding the same graph is refused, naming the operator.
+  ExecutorHandle exec = nullptr;
+  NDArrayHandle args[] = {x, i1}, grads[] = {nullptr, nullptr};
+  uint32_t reqs[] = {0, 0};
+  CHECK(MXExecutorBindEX(twice, 1, 0, 0, nullptr, nullptr, nullptr, 2, args, grads, reqs, 0, nullptr, nullptr,
+                         &exec) == -1);
+  CHECK(LastError().find("mask (_contrib_boolean_mask): its output shape depends on the values of its inputs") !=
+        std::string::npos);
+  REQUIRE(MXFreeCachedOp(op) == 0);
+  Free({x, gx, i1, i2, y1, y2, l1});
+  for (SymbolHandle s : {data, index, mask, twice}) REQUIRE(MXSymbolFree(s) == 0);
+}
+
 TEST_CASE("C API partial and 64-bit shape inference, type inference as MXNet reports them",
           "[capi][python][infer]") {
   SymbolHandle data = Variable("data");

@@ -534,6 +534,10 @@ std::vector<ErrorCase> Cases() {
     Symbol s = Symbol::Create("_contrib_interleaved_matmul_selfatt_qk", "att", {{"heads", "2"}}, {{"queries_keys_values", Var("qkv")}});
     InferShape(s, {{"qkv", TShape({4, 2, 10})}});
   }, "ShapeError", "Error in operator att (_contrib_interleaved_matmul_selfatt_qk): _contrib_interleaved_matmul_selfatt_qk: queries_keys_values must be (seq_length, batch_size, heads * 3 * head_dim), so its dim 2 must be a multiple of 3 * heads = 6; got shape (4,2,10)");
+  add("SimpleBind: a graph holding _contrib_boolean_mask (a dynamic shape)", [] {
+    Symbol s = Symbol::Create("_contrib_boolean_mask", "mask", {}, {{"data", Var("data")}, {"index", Var("index")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({3, 2}))}, {"index", NDArray(TShape({3}))}});
+  }, "ShapeError", "Error in operator mask (_contrib_boolean_mask): its output shape depends on the values of its inputs (a dynamic shape), so it runs only in imperative calls (mx.nd, autograd, a hybridized block), not in a bound graph (bind, simple_bind, a Predictor)");
   add("LRN with even nsize 4", [] { RunOp("LRN", {{"nsize", "4"}}, TShape({1, 3, 2, 2})); }, "ShapeError", "Error in operator op (LRN): LRN only supports odd values for local_size (nsize); got nsize=4");
   add("transpose axes (0,0)", [] { RunOp("transpose", {{"axes", "(0,0)"}}, TShape({2, 3})); }, "ShapeError", "Error in operator op (transpose): transpose: axes (0,0) is not a permutation");
   add("slice_axis axis 5 of a 2-d input", [] {
