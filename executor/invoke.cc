@@ -125,19 +125,17 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
   OpContext ctx;
   ctx.seed = options.seed;
   ctx.is_train = options.is_train;
-  if (options.compute_error) {
-    try {
-      CallForward(op, ctx, attrs, node_inputs, req, node_outputs);
-    } catch (...) {
-      *options.compute_error = std::current_exception();
-      for (size_t i = 0; i < visible; ++i)
-        results.push_back(i < outputs.size() && !outputs[i].is_none() ? outputs[i] : node_outputs[i]);
-      return results;
-    }
-  } else {
+  // A failure while computing is kept for the caller when it asks (compute_error): the outputs
+  // are returned as they are, neither recorded nor copied into the arrays given.
+  bool computed = true;
+  try {
     CallForward(op, ctx, attrs, node_inputs, req, node_outputs);
+  } catch (...) {
+    if (!options.compute_error) throw;
+    *options.compute_error = std::current_exception();
+    computed = false;
   }
-  if (options.record) {
+  if (computed && options.record) {
     options.record->attrs = attrs;
     options.record->inputs = node_inputs;
     options.record->input_source = input_source;
@@ -146,7 +144,7 @@ std::vector<NDArray> Invoke(const std::string& op_name, KwArgs params, const Inv
 
   for (size_t i = 0; i < visible; ++i) {
     const bool given = i < outputs.size() && !outputs[i].is_none();
-    if (given && !outputs[i].SharesStorageWith(node_outputs[i])) {
+    if (computed && given && !outputs[i].SharesStorageWith(node_outputs[i])) {
       NDArray dst = outputs[i];
       node_outputs[i].CopyTo(&dst);
     }

@@ -16,23 +16,35 @@
 namespace symbind {
 
 namespace {
-struct BatchNormV1Param : Parameter<BatchNormV1Param> {
+// BatchNorm_v1's parameters; with kSync also SyncBatchNorm's ndev and key.
+template <bool kSync>
+struct LegacyBatchNormParams : Parameter<LegacyBatchNormParams<kSync>> {
+  using P = LegacyBatchNormParams<kSync>;
   float eps;
   float momentum;
   bool fix_gamma;
   bool use_global_stats;
   bool output_mean_var;
-  static void Declare(ParamDeclarer<BatchNormV1Param>& d) {
-    d.field("eps", &BatchNormV1Param::eps).set_default(1e-3f).describe("Epsilon to prevent div 0");
-    d.field("momentum", &BatchNormV1Param::momentum).set_default(0.9f).describe("Momentum for moving average");
-    d.field("fix_gamma", &BatchNormV1Param::fix_gamma).set_default(true).describe("Fix gamma while training");
-    d.field("use_global_stats", &BatchNormV1Param::use_global_stats).set_default(false)
+  int ndev = 1;
+  std::string key;
+  static void Declare(ParamDeclarer<P>& d) {
+    d.field("eps", &P::eps).set_default(1e-3f).describe("Epsilon to prevent div 0");
+    d.field("momentum", &P::momentum).set_default(0.9f).describe("Momentum for moving average");
+    d.field("fix_gamma", &P::fix_gamma).set_default(true).describe("Fix gamma while training");
+    d.field("use_global_stats", &P::use_global_stats).set_default(false)
         .describe("Whether use global moving statistics instead of local batch-norm. This will force "
                   "change batch-norm into a scale shift operator.");
-    d.field("output_mean_var", &BatchNormV1Param::output_mean_var).set_default(false)
-        .describe("Output All,normal mean and var");
+    d.field("output_mean_var", &P::output_mean_var).set_default(false).describe("Output All,normal mean and var");
+    if constexpr (kSync) {
+      d.field("ndev", &P::ndev).set_default(1).lower_bound(1).describe("The count of GPU devices");
+      d.field("key", &P::key).set_default("")
+          .describe("Hash key for synchronization, please set the same hash key for same layer, "
+                    "Block.prefix is typically used as in :class:`gluon.nn.contrib.SyncBatchNorm`.");
+    }
   }
 };
+using BatchNormV1Param = LegacyBatchNormParams<false>;
+using SyncBatchNormParam = LegacyBatchNormParams<true>;
 
 constexpr int kVarOutput = 2;
 
@@ -48,30 +60,6 @@ NDArray VarToInvStd(const NDArray& a, float eps) {
   return r;
 }
 
-struct SyncBatchNormParam : Parameter<SyncBatchNormParam> {
-  float eps;
-  float momentum;
-  bool fix_gamma;
-  bool use_global_stats;
-  bool output_mean_var;
-  int ndev;
-  std::string key;
-  static void Declare(ParamDeclarer<SyncBatchNormParam>& d) {
-    d.field("eps", &SyncBatchNormParam::eps).set_default(1e-3f).describe("Epsilon to prevent div 0");
-    d.field("momentum", &SyncBatchNormParam::momentum).set_default(0.9f).describe("Momentum for moving average");
-    d.field("fix_gamma", &SyncBatchNormParam::fix_gamma).set_default(true).describe("Fix gamma while training");
-    d.field("use_global_stats", &SyncBatchNormParam::use_global_stats).set_default(false)
-        .describe("Whether use global moving statistics instead of local batch-norm. This will force "
-                  "change batch-norm into a scale shift operator.");
-    d.field("output_mean_var", &SyncBatchNormParam::output_mean_var).set_default(false)
-        .describe("Output All,normal mean and var");
-    d.field("ndev", &SyncBatchNormParam::ndev).set_default(1).lower_bound(1)
-        .describe("The count of GPU devices");
-    d.field("key", &SyncBatchNormParam::key).set_default("")
-        .describe("Hash key for synchronization, please set the same hash key for same layer, "
-                  "Block.prefix is typically used as in :class:`gluon.nn.contrib.SyncBatchNorm`.");
-  }
-};
 
 const Op& BatchNormOp() { return OpRegistry::Global().Get("BatchNorm"); }
 
