@@ -216,7 +216,8 @@ void ReadForms(const fb::Model& m, const uint8_t* data, const std::shared_ptr<St
     if (f.arrays())
       for (const fb::FloatArray* a : *f.arrays()) {
         const size_t bytes = a->data()->size(), offset = static_cast<size_t>(a->data()->data() - data);
-        if (bytes % sizeof(float) != 0 || offset % kDataAlignment != 0)
+        // An empty array has no data to align (FlatBuffers places it anywhere), as for parameters.
+        if (bytes % sizeof(float) != 0 || (bytes > 0 && offset % kDataAlignment != 0))
           Fail(where, StrCat(what, " of '", s.param, "': an array of ", bytes, " bytes at byte ", offset,
                              " is not whole floats on a ", kDataAlignment, "-byte boundary"));
         const int64_t floats = static_cast<int64_t>(bytes / sizeof(float));
