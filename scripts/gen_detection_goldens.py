@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Goldens for _contrib_box_nms, _contrib_ROIAlign and _contrib_DeformableConvolution from an
 independent implementation: torchvision's ops.nms / ops.batched_nms, ops.roi_align (forward and
-data gradient), ops.roi_pool (ROIPooling), ops.deform_conv2d (forward and every gradient, also with DCNv2's
+data gradient), ops.roi_pool (ROIPooling), ops.ps_roi_pool (PSROIPooling), ops.deform_conv2d (forward and every gradient, also with DCNv2's
 mask), and
 torch's affine_grid / grid_sample with align_corners=True and zero padding (GridGenerator,
 BilinearSampler).
@@ -174,6 +174,36 @@ def roi_pool_case(rng, name):
             name + "_output": y.detach().numpy(), name + "_data_grad": x.grad.numpy()}
 
 
+def ps_roi_pool_case(rng, name, scale, pooled, output_dim):
+    """PSROIPooling(group_size=pooled_size) = torchvision's ps_roi_pool for rois whose scaled
+    corners are integers. MXNet rounds the corners before scaling and makes the far corner
+    inclusive (+1) and starts bins at floor(ph * bin + start); torchvision rounds after scaling,
+    adds nothing and starts them at floor(ph * bin) + round(start): both agree when start and
+    (end + 1) * scale are integers, torchvision taking end + 1 as its far corner. torchvision
+    clips bins to size - 1 (it never reads the last row and column), MXNet to size: the regions
+    end before the last row and column, and reach past the top and left borders only. Regions
+    are 1 pixel or more, where neither size floor applies."""
+    step = int(round(1 / scale))
+    c, h, w = output_dim * pooled * pooled, 9, 11
+    data = rng.uniform(-1, 1, size=(2, c, h, w)).astype(np.float32)
+    rows = []
+    for _ in range(6):
+        x1, y1 = rng.randint(-2, w - 2), rng.randint(-2, h - 2)
+        x2 = x1 + rng.randint(1, w - x1)  # feature coordinates: the far end at most w - 1
+        y2 = y1 + rng.randint(1, h - y1)
+        rows.append([rng.randint(0, 2), x1 * step, y1 * step, x2 * step - 1, y2 * step - 1])
+    rows[0] = [1, -2 * step, -step, (w - 1) * step - 1, (h - 1) * step - 1]  # past the top left
+    rois = np.array(rows, dtype=np.float32)
+    tv_rois = rois.copy()
+    tv_rois[:, 3:] += 1.0
+    head = rng.uniform(-1, 1, size=(6, output_dim, pooled, pooled)).astype(np.float32)
+    x = torch.from_numpy(data).requires_grad_(True)
+    y = torchvision.ops.ps_roi_pool(x, torch.from_numpy(tv_rois), output_size=pooled, spatial_scale=scale)
+    y.backward(torch.from_numpy(head))
+    return {name + "_data": data, name + "_rois": rois, name + "_head": head,
+            name + "_output": y.detach().numpy(), name + "_data_grad": x.grad.numpy()}
+
+
 def sampler_case(rng, name):
     """GridGenerator(affine) = affine_grid(align_corners=True); BilinearSampler = grid_sample
     (bilinear, zeros, align_corners=True) with MXNet's (N, 2, H, W) grid layout."""
@@ -216,6 +246,8 @@ def compute():
     out.update(sampler_case(rng, "sampler"))
     out.update(ps_roi_align_case(rng, "psroialign"))
     out.update(modulated_deform_conv_case(rng, "mdeformconv"))
+    out.update(ps_roi_pool_case(rng, "psroipool_half", 0.5, 3, 2))
+    out.update(ps_roi_pool_case(rng, "psroipool_one", 1.0, 2, 3))
     return out
 
 

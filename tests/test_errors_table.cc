@@ -1045,6 +1045,22 @@ std::vector<ErrorCase> Cases() {
     SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({1, 1, 4, 4}))},
                                    {"rois", NDArray(TShape({1, 5}), {0, 2, 2, 2, 3})}})->Forward(false);
   }, "Error", "ROIAlign: with aligned=True, roi 0 must have positive width and height after scaling, got 0 x 1");
+  add("PSROIPooling on 17 channels for output_dim 2 and pooled_size 3", [=] {
+    infer_args("_contrib_PSROIPooling", {{"output_dim", "2"}, {"pooled_size", "3"}, {"spatial_scale", "0.0625"}},
+               {{"data", TShape({1, 17, 14, 14})}, {"rois", TShape({2, 5})}});
+  }, "ShapeError", "Error in operator node (_contrib_PSROIPooling): PSROIPooling: data has 17 channels, but output_dim * group_size^2 = 2 * 3^2 = 18 are read");
+  add("PSROIPooling roi with a NaN corner", [] {
+    Symbol s = Symbol::Create("_contrib_PSROIPooling", "node",
+                              {{"output_dim", "1"}, {"pooled_size", "1"}, {"spatial_scale", "1"}},
+                              {{"data", Var("data")}, {"rois", Var("rois")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({1, 1, 4, 4}))},
+                                   {"rois", NDArray(TShape({1, 5}), {0, 0, NAN, 2, 2})}})->Forward(false);
+  }, "Error", "PSROIPooling: roi 0 has a non-finite coordinate nan");
+  add("DeformablePSROIPooling with offsets for 3 classes and output_dim 2", [=] {
+    infer_args("_contrib_DeformablePSROIPooling",
+               {{"output_dim", "2"}, {"group_size", "3"}, {"pooled_size", "3"}, {"spatial_scale", "0.0625"}},
+               {{"data", TShape({1, 18, 14, 14})}, {"rois", TShape({2, 5})}, {"trans", TShape({2, 6, 3, 3})}});
+  }, "ShapeError", "Error in operator node (_contrib_DeformablePSROIPooling): DeformablePSROIPooling: trans should be (num_rois, 2 * num_classes, part_size, part_size) = (2, 2 * num_classes, 3, 3), got (2,6,3,3): 2 * num_classes channels with num_classes dividing output_dim = 2");
   add("MultiBoxDetection with 5 anchors in cls_prob, 4 in anchor", [=] {
     infer_args("_contrib_MultiBoxDetection", {},
                {{"cls_prob", TShape({1, 3, 5})}, {"loc_pred", TShape({1, 20})}, {"anchor", TShape({1, 4, 4})}});

@@ -93,12 +93,8 @@ struct RoiSamples {
 RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_size, int64_t H,
                         int64_t W, int64_t index, bool with_taps = true) {
   RoiSamples s;
-  const float b = roi[0];
-  if (!(b > -1.0f)) return s;  // MXNet truncates to int and ignores negative indices
-  if (!(b < static_cast<float>(batch_size)))
-    throw Error(StrCat("ROIAlign: roi ", index, " has batch index ", b, ", but the data holds ",
-                       batch_size, " images"));
-  s.batch = static_cast<int64_t>(b);
+  s.batch = roi::RoiBatch("ROIAlign", roi, batch_size, index);
+  if (s.batch < 0) return s;
   const float offset = p.aligned ? 0.5f : 0.0f;
   const float sx = roi[1] * p.spatial_scale - offset, sy = roi[2] * p.spatial_scale - offset;
   const float ex = roi[3] * p.spatial_scale - offset, ey = roi[4] * p.spatial_scale - offset;

@@ -245,6 +245,13 @@ void LayerCases(CaseList& c) {
           .Fixed("rois", TShape({1, 5}), {0, 0, 0, 3, 3}));
   c.push_back(Case("_contrib_ROIAlign", {{"pooled_size", "(2,2)"}, {"spatial_scale", "1"}, {"sample_ratio", "2"}})
           .Shape("data", TShape({1, 1, 4, 4})).Fixed("rois", TShape({1, 5}), {0, 0.3f, 0.4f, 2.7f, 2.6f}));
+  c.push_back(Case("_contrib_PSROIPooling", {{"output_dim", "1"}, {"pooled_size", "2"}, {"spatial_scale", "1"}})
+          .Shape("data", TShape({1, 4, 4, 4})).Fixed("rois", TShape({1, 5}), {0, 0, 1, 2, 3}));
+  // Samples at half pixels moved by under 0.4 pixel: inside the image, off pixel boundaries.
+  c.push_back(Case("_contrib_DeformablePSROIPooling", {{"output_dim", "1"}, {"group_size", "2"}, {"pooled_size", "2"},
+                                               {"sample_per_part", "2"}, {"spatial_scale", "1"}, {"trans_std", "0.1"}})
+          .Shape("data", TShape({1, 4, 5, 5})).Shape("trans", TShape({1, 2, 2, 2}))
+          .Fixed("rois", TShape({1, 5}), {0, 1, 1, 4, 4}));
   c.push_back(Case("BilinearSampler").Shape("data", TShape({1, 1, 3, 3})).Shape("grid", TShape({1, 2, 2, 2})));
   c.push_back(Case("GridGenerator", {{"transform_type", "affine"}, {"target_shape", "(2,3)"}}).Shape("data", TShape({1, 6})));
   c.push_back(Case("GridGenerator", {{"transform_type", "warp"}}).Shape("data", TShape({1, 2, 2, 3})).Variant("warp"));
