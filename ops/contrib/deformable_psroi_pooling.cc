@@ -83,8 +83,8 @@ Bin BinOf(const Geometry& s, const roi::PsRegion& g, const float* trans, int64_t
   float tx = 0.0f, ty = 0.0f;
   if (trans) {
     auto part_of = [&](int64_t v) {
-      return static_cast<int64_t>(
-          std::floor(static_cast<float>(v) / static_cast<float>(s.P) * static_cast<float>(s.part)));
+      const float at = std::floor(static_cast<float>(v) / static_cast<float>(s.P) * static_cast<float>(s.part));
+      return std::min(static_cast<int64_t>(at), s.part - 1);  // float rounding must not reach past the parts
     };
     const int64_t cls = c / s.per_class;
     b.trans = ((r * s.classes + cls) * 2 * s.part + part_of(ph)) * s.part + part_of(pw);
@@ -109,6 +109,7 @@ bool SampleAt(const Geometry& s, const Bin& b, int64_t ih, int64_t iw, Sample* o
   float w = b.w0 + static_cast<float>(iw) * b.step_w;
   float h = b.h0 + static_cast<float>(ih) * b.step_h;
   const double wd = w, hd = h;
+  if (s.H <= 0 || s.W <= 0) return false;  // an empty image: the clamp below has no pixel to land on
   if (!(wd >= -0.5 && wd <= static_cast<double>(s.W) - 0.5 && hd >= -0.5 && hd <= static_cast<double>(s.H) - 0.5))
     return false;
   w = std::min(std::max(w, 0.0f), static_cast<float>(s.W - 1));

@@ -171,3 +171,12 @@ TEST_CASE("DeformablePSROIPooling: shapes and errors", "[ops][DeformablePSROIPoo
   NDArray y = run(Rois({0, 0, 0, 40, 40}), nan_trans);
   for (int64_t i = 0; i < y.Size(); ++i) REQUIRE(y.GetFlat(i) == 0.0f);
 }
+
+TEST_CASE("DeformablePSROIPooling: an empty image gives zeros", "[ops][DeformablePSROIPooling]") {
+  const Config c{1, 1, 2, 0, 2, 1.0, 0.1};
+  NDArray x(TShape({1, 1, 0, 3})), trans(TShape({1, 2, 2, 2}));
+  trans.Fill(0.0f);
+  const std::vector<NDArray> got = AllOutputs(Params(c, false), {x, Rois({0, 0, 0, 2, 2}), trans});
+  for (int64_t i = 0; i < got[0].Size(); ++i) REQUIRE(got[0].GetFlat(i) == 0.0f);
+  for (int64_t i = 0; i < got[1].Size(); ++i) REQUIRE(got[1].GetFlat(i) == 0.0f);
+}
