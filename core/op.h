@@ -150,6 +150,10 @@ struct Op {
   // Backward kernels get float32 copies of other floating arrays, except float64 ones for ops
   // that set float64_backward (their gradients must reach float64's precision: linalg's).
   bool float64_backward = false;
+  // Set for ops whose gradients are integers on integer arrays (sums, differences, products,
+  // extrema), which MXNet differentiates in the arrays' own integer type: their backward gets
+  // float64 (float32 without float64_backward) copies and the gradients are converted back.
+  bool integer_backward = false;
   std::vector<std::string> any_dtype_inputs;
   ForwardFn forward;
   BackwardFn backward;     // empty: the op is not differentiable
@@ -226,6 +230,7 @@ struct Op {
   Op& set_infer_type(InferTypeFn f) { infer_type = std::move(f); return *this; }
   Op& set_dtype_generic() { dtype_generic = true; return *this; }
   Op& set_float64_backward() { float64_backward = true; return *this; }
+  Op& set_integer_backward() { integer_backward = true; return *this; }
   Op& set_any_dtype_inputs(std::vector<std::string> names) {
     any_dtype_inputs = std::move(names);
     return *this;

@@ -7,45 +7,54 @@ namespace symbind {
 namespace {
 
 bool ComputesInFloat32(DType t) { return IsFloatingType(t) && t != DType::kFloat32; }
+bool IsIntegerType(DType t) { return !IsFloatingType(t) && t != DType::kBool; }
 
-bool AnyConverted(const std::vector<NDArray>& arrays) {
+bool Any(const std::vector<NDArray>& arrays, bool (*which)(DType)) {
   for (const NDArray& a : arrays)
-    if (!a.is_none() && ComputesInFloat32(a.dtype())) return true;
+    if (!a.is_none() && which(a.dtype())) return true;
   return false;
 }
+bool AnyConverted(const std::vector<NDArray>& arrays) { return Any(arrays, ComputesInFloat32); }
 
 // Whether an op with a float64 backward must still get float32 copies (of float16, bfloat16).
 bool AnyHalf(const std::vector<NDArray>& arrays) {
-  for (const NDArray& a : arrays)
-    if (!a.is_none() && ComputesInFloat32(a.dtype()) && a.dtype() != DType::kFloat64) return true;
-  return false;
+  return Any(arrays, [](DType t) { return ComputesInFloat32(t) && t != DType::kFloat64; });
 }
 
-// float32 copies of the arrays that compute in float32; the others as they are.
-std::vector<NDArray> Float32Inputs(const std::vector<NDArray>& arrays) {
+// Copies in `to` of the arrays `which` selects; the others as they are.
+std::vector<NDArray> InputCopies(const std::vector<NDArray>& arrays, bool (*which)(DType), DType to) {
   std::vector<NDArray> out;
   out.reserve(arrays.size());
-  for (const NDArray& a : arrays)
-    out.push_back(!a.is_none() && ComputesInFloat32(a.dtype()) ? a.AsType(DType::kFloat32) : a);
+  for (const NDArray& a : arrays) out.push_back(!a.is_none() && which(a.dtype()) ? a.AsType(to) : a);
   return out;
 }
+std::vector<NDArray> Float32Inputs(const std::vector<NDArray>& arrays) {
+  return InputCopies(arrays, ComputesInFloat32, DType::kFloat32);
+}
 
-// Output buffers in float32: a copy of the current values where the kernel adds to them.
-std::vector<NDArray> Float32Outputs(const std::vector<NDArray>& arrays, const std::vector<OpReq>& req) {
+// Output buffers in `to` for the arrays `which` selects: a copy of the current values where the
+// kernel adds to them.
+std::vector<NDArray> OutputCopies(const std::vector<NDArray>& arrays, const std::vector<OpReq>& req,
+                                  bool (*which)(DType), DType to) {
   std::vector<NDArray> out;
   out.reserve(arrays.size());
   for (size_t i = 0; i < arrays.size(); ++i) {
     const NDArray& a = arrays[i];
-    if (a.is_none() || !ComputesInFloat32(a.dtype())) out.push_back(a);
-    else if (i < req.size() && req[i] == OpReq::kAdd) out.push_back(a.AsType(DType::kFloat32));
-    else out.push_back(NDArray(a.shape(), DType::kFloat32, a.ctx()));
+    if (a.is_none() || !which(a.dtype())) out.push_back(a);
+    else if (i < req.size() && req[i] == OpReq::kAdd) out.push_back(a.AsType(to));
+    else out.push_back(NDArray(a.shape(), to, a.ctx()));
   }
   return out;
 }
+std::vector<NDArray> Float32Outputs(const std::vector<NDArray>& arrays, const std::vector<OpReq>& req) {
+  return OutputCopies(arrays, req, ComputesInFloat32, DType::kFloat32);
+}
 
-void CopyBack(const std::vector<NDArray>& computed, const std::vector<NDArray>& arrays, const std::vector<OpReq>& req) {
+// The computed copies back into the arrays `which` selected, converted to their dtypes.
+void CopyBack(const std::vector<NDArray>& computed, const std::vector<NDArray>& arrays, const std::vector<OpReq>& req,
+              bool (*which)(DType) = ComputesInFloat32) {
   for (size_t i = 0; i < arrays.size(); ++i) {
-    if (arrays[i].is_none() || !ComputesInFloat32(arrays[i].dtype())) continue;
+    if (arrays[i].is_none() || !which(arrays[i].dtype())) continue;
     if (i < req.size() && req[i] == OpReq::kNull) continue;
     NDArray dst = arrays[i];
     computed[i].CopyTo(&dst);
@@ -103,6 +112,16 @@ void CallForward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, con
 void CallBackward(const Op& op, const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& args) {
   CheckWritable(op, attrs, "input gradient", args.req, args.in_grads);
   const MarkWrittenOnExit mark{args.in_grads};
+  if (op.integer_backward && (Any(args.out_grads, IsIntegerType) || Any(args.inputs, IsIntegerType) ||
+                              Any(args.outputs, IsIntegerType) || Any(args.in_grads, IsIntegerType))) {
+    // Exact while the values stay below 2^53 (2^24 in float32), as MXNet's integer arithmetic is.
+    const DType t = op.float64_backward ? DType::kFloat64 : DType::kFloat32;
+    const std::vector<NDArray> in_grads = OutputCopies(args.in_grads, args.req, IsIntegerType, t);
+    op.backward(ctx, attrs,
+                BackwardArgs{InputCopies(args.out_grads, IsIntegerType, t), InputCopies(args.inputs, IsIntegerType, t),
+                             InputCopies(args.outputs, IsIntegerType, t), args.req, in_grads});
+    return CopyBack(in_grads, args.in_grads, args.req, IsIntegerType);
+  }
   if (op.float64_backward && !AnyHalf(args.out_grads) && !AnyHalf(args.inputs) && !AnyHalf(args.outputs) &&
       !AnyHalf(args.in_grads))
     return op.backward(ctx, attrs, args);

@@ -132,18 +132,23 @@ const auto one = [](float, float) { return 1.0f; };
 SYMBIND_REGISTER_OP_FAMILY(broadcast_binary) {
   RegisterBroadcast("broadcast_add", "Returns element-wise sum of the input arrays with broadcasting.",
                     [](auto l, auto r) { return l + r; }, one, one)
-      .add_alias("broadcast_plus");
+      .add_alias("broadcast_plus")
+      .set_integer_backward();
   RegisterBroadcast("broadcast_sub", "Returns element-wise difference of the input arrays with broadcasting.",
                     [](auto l, auto r) { return l - r; }, one, [](float, float) { return -1.0f; })
-      .add_alias("broadcast_minus");
+      .add_alias("broadcast_minus")
+      .set_integer_backward();
   RegisterBroadcast("broadcast_mul", "Returns element-wise product of the input arrays with broadcasting.",
                     [](auto l, auto r) { return l * r; }, [](auto, auto r) { return r; },
-                    [](auto l, auto) { return l; });
+                    [](auto l, auto) { return l; })
+      .set_integer_backward();
   RegisterBroadcast("broadcast_div", "Returns element-wise division of the input arrays with broadcasting.",
                     [](auto l, auto r) { return math::Div(l, r); }, [](auto, auto r) { return 1.0f / r; },
                     [](auto l, auto r) { return -l / (r * r); });
-  RegisterBroadcast("broadcast_mod", "Returns element-wise modulo of the input arrays with broadcasting.",
-                    [](auto a, auto b) { return math::Mod(a, b); }, one, [](auto l, auto r) { return -std::floor(l / r); });
+  Op& mod = RegisterBroadcast("broadcast_mod", "Returns element-wise modulo of the input arrays with broadcasting.",
+                              [](auto a, auto b) { return math::Mod(a, b); }, one,
+                              [](auto l, auto r) { return -std::floor(l / r); });
+  mod.set_backward(math::ZeroGradientForIntegers(mod.backward));
   RegisterBroadcast("broadcast_power", "Returns result of first array elements raised to powers from second array, element-wise with broadcasting.",
                     [](auto a, auto b) { return math::Power(a, b); }, [](auto a, auto b) { return math::PowerGradL(a, b); }, [](auto a, auto b) { return math::PowerGradR(a, b); });
   // Ties send the gradient to lhs (MXNet's ge/lt and le/gt pairs).

@@ -16,46 +16,36 @@ SYMBIND_REGISTER_OP_FAMILY(elemwise_binary) {
   auto& reg = OpRegistry::Global();
   RegisterBinary(reg.Register("elemwise_add").add_alias("_Plus").add_alias("_plus")
                      .add_alias("_add").describe("Adds arguments element-wise."),
-                 [](auto l, auto r) { return l + r; }, one, one);
+                 [](auto l, auto r) { return l + r; }, one, one)
+      .set_integer_backward();
   RegisterBinary(reg.Register("elemwise_sub").add_alias("_Minus").add_alias("_minus")
                      .add_alias("_sub").describe("Subtracts arguments element-wise."),
-                 [](auto l, auto r) { return l - r; }, one, minus_one);
+                 [](auto l, auto r) { return l - r; }, one, minus_one)
+      .set_integer_backward();
   RegisterBinary(reg.Register("elemwise_mul").add_alias("_Mul").add_alias("_mul")
                      .describe("Multiplies arguments element-wise."),
                  [](auto l, auto r) { return l * r; }, [](auto, auto r) { return r; },
-                 [](auto l, auto) { return l; });
+                 [](auto l, auto) { return l; })
+      .set_integer_backward();
   RegisterBinary(reg.Register("elemwise_div").add_alias("_Div").add_alias("_div")
                      .describe("Divides arguments element-wise."),
                  [](auto l, auto r) { return math::Div(l, r); }, [](auto, auto r) { return 1.0f / r; },
                  [](auto l, auto r) { return -l / (r * r); });
-  // Python-style modulo (the divisor's sign; x mod 0 is 0). Its gradient runs in the inputs'
-  // dtype, as MXNet's mod_grad / mod_rgrad: 1 and -floor(l / r) for floats, 0 for integers.
-  RegisterBinary(reg.Register("_mod").add_alias("_Mod").describe("Element-wise modulo (Python-style)."),
-                 [](auto l, auto r) { return math::Mod(l, r); }, one, one)
-      .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-        if (!IsFloatingType(a.inputs[0].dtype())) {
-          for (size_t side = 0; side < 2; ++side) ZeroWithReq(a.in_grads[side], a.req[side]);
-          return;
-        }
-        math::BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
-          using T = decltype(tag);
-          const T *l = b.inputs[0].template data<T>(), *r = b.inputs[1].template data<T>();
-          const T* g = b.out_grads[0].template data<T>();
-          for (size_t side = 0; side < 2; ++side) {
-            if (b.req[side] == OpReq::kNull) continue;
-            MapWithReq(b.in_grads[side].template data<T>(), b.inputs[0].Size(), b.req[side], [&](int64_t i) {
-              return side == 0 ? g[i] : static_cast<T>(-g[i] * std::floor(l[i] / r[i]));
-            });
-          }
-        });
-      });
+  // Python-style modulo (the divisor's sign; x mod 0 is 0).
+  Op& mod = RegisterBinary(reg.Register("_mod").add_alias("_Mod").describe("Element-wise modulo (Python-style)."),
+                           [](auto l, auto r) { return math::Mod(l, r); }, one,
+                           [](auto l, auto r) { return -std::floor(l / r); });
+  mod.set_backward(math::ZeroGradientForIntegers(mod.backward));
 
   RegisterScalar(reg.Register("_plus_scalar").add_alias("_PlusScalar").describe("x + scalar"),
-                 [](auto x, auto s) { return x + s; }, one);
+                 [](auto x, auto s) { return x + s; }, one)
+      .set_integer_backward();
   RegisterScalar(reg.Register("_minus_scalar").add_alias("_MinusScalar").describe("x - scalar"),
-                 [](auto x, auto s) { return x - s; }, one);
+                 [](auto x, auto s) { return x - s; }, one)
+      .set_integer_backward();
   RegisterScalar(reg.Register("_rminus_scalar").add_alias("_RMinusScalar").describe("scalar - x"),
-                 [](auto x, auto s) { return s - x; }, minus_one);
+                 [](auto x, auto s) { return s - x; }, minus_one)
+      .set_integer_backward();
   RegisterScalar(reg.Register("_mul_scalar").add_alias("_MulScalar").describe("x * scalar"),
                  [](auto x, auto s) { return x * s; }, [](auto, auto s) { return s; });
   RegisterScalar(reg.Register("_div_scalar").add_alias("_DivScalar").describe("x / scalar"),

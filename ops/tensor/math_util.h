@@ -338,6 +338,15 @@ Op& RegisterBinary(Op& op, F f, DL dl, DR dr) {
       });
 }
 
+// MXNet's mod_grad and mod_rgrad are 0 for integer types (1 and -floor(l / r) for floats): the
+// backward `floating` for floating inputs, zero gradients for integer ones.
+inline BackwardFn ZeroGradientForIntegers(BackwardFn floating) {
+  return [floating](const OpContext& ctx, const NodeAttrs& attrs, const BackwardArgs& a) {
+    if (IsFloatingType(a.inputs[0].dtype())) return floating(ctx, attrs, a);
+    for (size_t i = 0; i < a.in_grads.size(); ++i) ZeroWithReq(a.in_grads[i], a.req[i]);
+  };
+}
+
 struct ScalarParam : Parameter<ScalarParam> {
   double scalar;
   bool is_int;

@@ -162,27 +162,29 @@ void ReduceForward(ReduceKind kind, const T* x, const Dims& big, T* y, const Dim
 }
 
 // d x[i] = g[j] * factor(x[i], y[j]) where j is the output element x[i] folds into.
+// The gradient of a reduction in T (float32, or float64 where the op computes in it).
+template <typename T>
 void ReduceBackward(ReduceKind kind, const BackwardArgs& a, const Dims& big, const Dims& small) {
   OpReq req = a.req[0];
   if (req == OpReq::kNull) return;
-  const float* x = a.inputs[0].fdata();
-  const float* y = a.outputs[0].fdata();
-  const float* g = a.out_grads[0].fdata();
-  float* dx = a.in_grads[0].fdata();
-  const float inv_count =
-      static_cast<float>(std::max<int64_t>(1, math::Product(small))) / static_cast<float>(math::Product(big));
+  const T* x = a.inputs[0].template data<T>();
+  const T* y = a.outputs[0].template data<T>();
+  const T* g = a.out_grads[0].template data<T>();
+  T* dx = a.in_grads[0].template data<T>();
+  const T inv_count =
+      static_cast<T>(std::max<int64_t>(1, math::Product(small))) / static_cast<T>(math::Product(big));
   math::ForEachBroadcast(big, small, small, [&](int64_t i, int64_t j, int64_t) {
-    float v;
+    T v;
     switch (kind) {
       case kMean: v = g[j] * inv_count; break;
-      case kNanSum: v = std::isnan(x[i]) ? 0.0f : g[j]; break;
+      case kNanSum: v = std::isnan(x[i]) ? T(0) : g[j]; break;
       case kProd: v = g[j] * (y[j] / x[i]); break;
-      case kNanProd: v = std::isnan(x[i]) ? 0.0f : g[j] * (y[j] / x[i]); break;
+      case kNanProd: v = std::isnan(x[i]) ? T(0) : g[j] * (y[j] / x[i]); break;
       // Every element equal to the extremum gets the full gradient (MXNet's eq mask).
-      case kMax: case kMin: v = x[i] == y[j] ? g[j] : 0.0f; break;
-      case kNorm1: v = x[i] > 0 ? g[j] : (x[i] < 0 ? -g[j] : 0.0f); break;
+      case kMax: case kMin: v = x[i] == y[j] ? g[j] : T(0); break;
+      case kNorm1: v = x[i] > 0 ? g[j] : (x[i] < 0 ? -g[j] : T(0)); break;
       case kNorm2: v = g[j] * (x[i] / y[j]); break;
-      case kSquareSum: v = 2.0f * x[i] * g[j]; break;
+      case kSquareSum: v = T(2) * x[i] * g[j]; break;
       default: v = g[j];
     }
     dx[i] = req == OpReq::kAdd ? dx[i] + v : v;
@@ -216,11 +218,18 @@ void RegisterReduce(const char* name, const char* alias, const char* doc, Reduce
                         SmallDims(in[0].shape(), p.axis, p.exclude), req[0]);
         });
       })
+      .set_float64_backward()
       .set_backward([kind](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-        math::RequireFloat32Gradient(a, attrs);
+        math::RequireFloatGradient(a, attrs);
         const auto& p = attrs.param<ReduceAxesParam>();
-        ReduceBackward(kind, a, a.inputs[0].shape().dims(), SmallDims(a.inputs[0].shape(), p.axis, p.exclude));
+        math::BackwardInFloatType(attrs, a, [&](auto tag, const BackwardArgs& b) {
+          ReduceBackward<decltype(tag)>(kind, b, b.inputs[0].shape().dims(),
+                                        SmallDims(b.inputs[0].shape(), p.axis, p.exclude));
+        });
       });
+  // Integer arrays: MXNet's gradients of these are integers (a copy of the head gradient, or
+  // zero); the mean's and products' divide.
+  if (kind == kSum || kind == kNanSum || kind == kMax || kind == kMin) op.set_integer_backward();
 }
 
 ReduceKind NormKind(const NodeAttrs& attrs) { return attrs.param<NormParam>().ord == 1 ? kNorm1 : kNorm2; }
@@ -331,7 +340,7 @@ SYMBIND_REGISTER_OP(norm)
                     SmallDims(in[0].shape(), p.axis, false), req[0]);
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
-      ReduceBackward(NormKind(attrs), a, a.inputs[0].shape().dims(),
+      ReduceBackward<float>(NormKind(attrs), a, a.inputs[0].shape().dims(),
                      SmallDims(a.inputs[0].shape(), attrs.param<NormParam>().axis, false));
     });
 

@@ -111,7 +111,7 @@ TEST_CASE("Element-wise ops reject dtypes they cannot compute in", "[ops][elemwi
                   TypeError);
 }
 
-TEST_CASE("Gradients of the dtype-generic ops: float64 in double, integers refused by name", "[ops][elemwise][dtype][grad]") {
+TEST_CASE("Gradients of the dtype-generic ops: float64 in double, integers as MXNet computes them", "[ops][elemwise][dtype][grad]") {
   Symbol mul = Symbol::Create("elemwise_mul", "m", {}, {{"lhs", Symbol::Variable("a")}, {"rhs", Symbol::Variable("b")}});
   // float64 differentiates in double (Op::float64_backward): d(a*b)/da = b.
   NDArray d = Of(DType::kFloat64, TShape({2}), {1, 2}), three = Of(DType::kFloat64, TShape({2}), {3, 3});
@@ -123,12 +123,55 @@ TEST_CASE("Gradients of the dtype-generic ops: float64 in double, integers refus
   exec->Backward({Of(DType::kFloat64, TShape({2}), {1, 1})});
   CHECK(Doubles(exec->grad_arrays()[0]) == std::vector<double>{3, 3});
   CHECK(Doubles(exec->grad_arrays()[1]) == std::vector<double>{1, 2});
-  // Integer gradients have no float32 form: refused by the op, by name.
-  NDArray i = Of(DType::kInt32, TShape({2}), {1, 2});
-  auto iexec = SimpleBind(mul, Context::CPU(), {{"a", i}, {"b", i.Copy()}},
+  // Integers (Op::integer_backward): the same formulas, exact beyond float32's 2^24, added with kAdd.
+  NDArray i = Of(DType::kInt32, TShape({2}), {100000007, -2});
+  NDArray ga = Of(DType::kInt32, TShape({2}), {1, 1});
+  auto iexec = SimpleBind(mul, Context::CPU(), {{"a", i}, {"b", Of(DType::kInt32, TShape({2}), {3, 5})}},
+                          {{"a", ga}, {"b", NDArray(TShape({2}), DType::kInt32)}},
+                          {{"a", OpReq::kAdd}, {"b", OpReq::kWrite}});
+  iexec->Forward(true);
+  iexec->Backward({Of(DType::kInt32, TShape({2}), {7, -1})});
+  CHECK(Doubles(ga) == std::vector<double>{22, -4});                                   // 1 + 7 * 3, 1 - 1 * 5
+  CHECK(Doubles(iexec->grad_arrays()[1]) == std::vector<double>{700000049, 2});       // 7 * a, -1 * a
+  CHECK(iexec->grad_arrays()[1].dtype() == DType::kInt32);
+  // Ops whose integer gradients would need integer division are refused by name.
+  Symbol div = Symbol::Create("elemwise_div", "q", {}, {{"lhs", Symbol::Variable("a")}, {"rhs", Symbol::Variable("b")}});
+  auto dexec = SimpleBind(div, Context::CPU(), {{"a", i}, {"b", Of(DType::kInt32, TShape({2}), {3, 5})}},
                           {{"a", NDArray(TShape({2}), DType::kInt32)}, {"b", NDArray(TShape({2}), DType::kInt32)}},
                           {{"a", OpReq::kWrite}, {"b", OpReq::kWrite}});
-  iexec->Forward(true);
-  CHECK_THROWS_WITH(iexec->Backward({Of(DType::kInt32, TShape({2}), {1, 1})}),
-                    Catch::Contains("elemwise_mul: gradients compute in float32 only, got int32"));
+  dexec->Forward(true);
+  CHECK_THROWS_WITH(dexec->Backward({Of(DType::kInt32, TShape({2}), {1, 1})}),
+                    Catch::Contains("elemwise_div: gradients compute in float32 only, got int32"));
+}
+
+TEST_CASE("Integer gradients of sums, broadcasts, scalars and modulo", "[ops][elemwise][dtype][grad]") {
+  // sum(a + broadcast_mul(a, c) - 3) over int32: d/da = 1 + c (broadcast), d/dc = sum over rows of a.
+  Symbol a = Symbol::Variable("a"), c = Symbol::Variable("c");
+  Symbol prod = Symbol::Create("broadcast_mul", "bm", {}, {{"lhs", a}, {"rhs", c}});
+  Symbol plus = Symbol::Create("elemwise_add", "add", {}, {{"lhs", a}, {"rhs", prod}});
+  Symbol shifted = Symbol::Create("_minus_scalar", "shift", {{"scalar", "3"}}, {{"data", plus}});
+  Symbol total = Symbol::Create("sum", "total", {}, {{"data", shifted}});
+  NDArray av = Of(DType::kInt32, TShape({2, 2}), {1, 2, 3, 4}), cv = Of(DType::kInt32, TShape({1, 2}), {10, -20});
+  auto exec = SimpleBind(total, Context::CPU(), {{"a", av}, {"c", cv}},
+                         {{"a", NDArray(TShape({2, 2}), DType::kInt32)}, {"c", NDArray(TShape({1, 2}), DType::kInt32)}},
+                         {{"a", OpReq::kWrite}, {"c", OpReq::kWrite}});
+  exec->Forward(true);
+  CHECK(Doubles(exec->outputs()[0]) == std::vector<double>{1 + 2 + 3 + 4 + 10 * 4 - 20 * 6 - 12});
+  exec->Backward({Of(DType::kInt32, TShape({1}), {2})});
+  CHECK(Doubles(exec->grad_arrays()[0]) == std::vector<double>{22, -38, 22, -38});  // 2 * (1 + c)
+  CHECK(Doubles(exec->grad_arrays()[1]) == std::vector<double>{8, 12});             // 2 * (1 + 3), 2 * (2 + 4)
+
+  // Modulo of integers has zero gradients (MXNet's mod_grad and mod_rgrad for integer types).
+  for (const char* op : {"_mod", "broadcast_mod"}) {
+    Symbol mod = Symbol::Create(op, "mod", {}, {{"lhs", Symbol::Variable("a")}, {"rhs", Symbol::Variable("b")}});
+    auto mexec = SimpleBind(mod, Context::CPU(),
+                            {{"a", Of(DType::kInt32, TShape({2}), {7, -7})}, {"b", Of(DType::kInt32, TShape({2}), {3, 3})}},
+                            {{"a", Of(DType::kInt32, TShape({2}), {9, 9})}, {"b", Of(DType::kInt32, TShape({2}), {9, 9})}},
+                            {{"a", OpReq::kWrite}, {"b", OpReq::kWrite}});
+    mexec->Forward(true);
+    CHECK(Doubles(mexec->outputs()[0]) == std::vector<double>{1, 2});
+    mexec->Backward({Of(DType::kInt32, TShape({2}), {5, 5})});
+    CHECK(Doubles(mexec->grad_arrays()[0]) == std::vector<double>{0, 0});
+    CHECK(Doubles(mexec->grad_arrays()[1]) == std::vector<double>{0, 0});
+  }
 }
