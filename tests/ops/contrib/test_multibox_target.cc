@@ -310,3 +310,16 @@ TEST_CASE("MultiBoxTarget: shapes and errors", "[ops][MultiBoxTarget]") {
   REQUIRE_THROWS_WITH(Run({}, anchor, label, NDArray(TShape({1, 2, 1}), {0, 0})),
                       Catch::Contains("label row 0 of image 0 has class -1 (padding), so its box must be -1 too"));
 }
+
+TEST_CASE("MultiBoxTarget: NaN and infinite inputs", "[ops][MultiBoxTarget][hostile]") {
+  const float nan = std::nanf(""), inf = INFINITY;
+  NDArray anchor = Boxes(4, {nan, 0, 0.5f, 0.5f, 0, 0, inf, 0.5f, 0.1f, 0.1f, 0.4f, 0.4f, 0.6f, 0.6f, 0.9f, 0.9f});
+  NDArray label = Labels(1, 2, 5, {1, 0.1f, 0.1f, 0.4f, 0.4f, 0, nan, 0.6f, 0.9f, 0.9f});
+  NDArray pred(TShape({1, 2, 4}), {nan, 0, inf, 1, 0, nan, 0, -inf});
+  Targets t = Run({{"negative_mining_ratio", "1"}, {"negative_mining_thresh", "0.5"}}, anchor, label, pred);
+  REQUIRE(t.cls.GetFlat(2) == 2.0f);  // the one finite match
+  for (int64_t j = 0; j < 4; ++j) {
+    const float c = t.cls.GetFlat(j);
+    REQUIRE((c == -1.0f || c == 0.0f || c == 1.0f || c == 2.0f));
+  }
+}
