@@ -1065,6 +1065,24 @@ std::vector<ErrorCase> Cases() {
     infer_args("_contrib_MultiBoxDetection", {},
                {{"cls_prob", TShape({1, 3, 5})}, {"loc_pred", TShape({1, 20})}, {"anchor", TShape({1, 4, 4})}});
   }, "ShapeError", "Error in operator node (_contrib_MultiBoxDetection): MultiBoxDetection: cls_prob and anchor disagree on the number of anchors (cls_prob (1,3,5), loc_pred (1,20), anchor (1,4,4))");
+  add("MultiBoxTarget with 2 anchors in cls_pred, 3 in anchor", [=] {
+    infer_args("_contrib_MultiBoxTarget", {},
+               {{"anchor", TShape({1, 3, 4})}, {"label", TShape({1, 2, 5})}, {"cls_pred", TShape({1, 4, 2})}});
+  }, "ShapeError", "Error in operator node (_contrib_MultiBoxTarget): MultiBoxTarget: cls_pred and anchor disagree on the number of anchors (anchor (1,3,4), label (1,2,5), cls_pred (1,4,2))");
+  add("MultiBoxTarget mining more negatives than anchors below negative_mining_thresh", [] {
+    Symbol s = Symbol::Create("_contrib_MultiBoxTarget", "node",
+                              {{"negative_mining_ratio", "3"}, {"negative_mining_thresh", "0.1"}},
+                              {{"anchor", Var("anchor")}, {"label", Var("label")}, {"cls_pred", Var("cls_pred")}});
+    SimpleBind(s, Context::CPU(), {{"anchor", NDArray(TShape({1, 2, 4}), {0, 0, 1, 1, 0, 0, 0.5f, 0.5f})},
+                                   {"label", NDArray(TShape({1, 1, 5}), {0, 0, 0, 1, 1})},
+                                   {"cls_pred", NDArray(TShape({1, 2, 2}))}})->Forward(false);
+  }, "Error", "MultiBoxTarget: image 0: negative mining (negative_mining_ratio 3) wants more negatives than there are unmatched anchors overlapping less than negative_mining_thresh 0.1");
+  add("RROIAlign roi with batch index 1 on a batch of 1", [] {
+    Symbol s = Symbol::Create("_contrib_RROIAlign", "node", {{"pooled_size", "(1,1)"}, {"spatial_scale", "1"}},
+                              {{"data", Var("data")}, {"rois", Var("rois")}});
+    SimpleBind(s, Context::CPU(), {{"data", NDArray(TShape({1, 1, 4, 4}))},
+                                   {"rois", NDArray(TShape({1, 6}), {1, 2, 2, 2, 2, 30})}})->Forward(false);
+  }, "Error", "RROIAlign: roi 0 has batch index 1, but the data holds 1 images");
   add("MultiBoxPrior with offsets (0.5, 1.5)", [] {
     Symbol::Create("_contrib_MultiBoxPrior", "node", {{"offsets", "(0.5, 1.5)"}}, {{"data", Var("data")}});
   }, "ParamError", "value (0.5, 1.5) for Parameter offsets should be (offset_y, offset_x), each in [0, 1]");

@@ -45,49 +45,12 @@ void InferShapeROIAlign(const NodeAttrs& attrs, std::vector<TShape>* in, std::ve
   ShapeAssignCheck(out, 0, TShape({r[0], channels, p.pooled_size[0], p.pooled_size[1]}));
 }
 
-// Bilinear taps of one sample point, Detectron's rules: points beyond one pixel outside read
-// nothing, points just outside clamp to the border.
-struct Taps {
-  int64_t pos[4] = {0, 0, 0, 0};
-  float w[4] = {0, 0, 0, 0};
-};
-Taps SampleTaps(float y, float x, int64_t H, int64_t W) {
-  Taps t;
-  if (!(y >= -1.0f && y <= static_cast<float>(H) && x >= -1.0f && x <= static_cast<float>(W))) return t;
-  y = std::max(y, 0.0f);
-  x = std::max(x, 0.0f);
-  int64_t y0 = static_cast<int64_t>(y), x0 = static_cast<int64_t>(x), y1, x1;
-  if (y0 >= H - 1) {
-    y0 = y1 = H - 1;
-    y = static_cast<float>(y0);
-  } else {
-    y1 = y0 + 1;
-  }
-  if (x0 >= W - 1) {
-    x0 = x1 = W - 1;
-    x = static_cast<float>(x0);
-  } else {
-    x1 = x0 + 1;
-  }
-  const float ly = y - static_cast<float>(y0), lx = x - static_cast<float>(x0);
-  const float hy = 1.0f - ly, hx = 1.0f - lx;
-  t.pos[0] = y0 * W + x0;
-  t.pos[1] = y0 * W + x1;
-  t.pos[2] = y1 * W + x0;
-  t.pos[3] = y1 * W + x1;
-  t.w[0] = hy * hx;
-  t.w[1] = hy * lx;
-  t.w[2] = ly * hx;
-  t.w[3] = ly * lx;
-  return t;
-}
-
 // The sample taps of every bin of one roi, in (ph, pw, iy, ix) order, and the sample count per
 // bin. Empty (batch < 0) for rois MXNet ignores.
 struct RoiSamples {
   int64_t batch = -1;
   int64_t per_bin = 0;
-  std::vector<Taps> taps;
+  std::vector<roi::Taps> taps;
 };
 // With `with_taps` false only the checks run (and per_bin is set).
 RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_size, int64_t H,
@@ -108,18 +71,9 @@ RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_
     rh = std::max(rh, 1.0f);
   }
   const int64_t PH = p.pooled_size[0], PW = p.pooled_size[1];
-  // The adaptive grid takes ceil(bin size) samples per side: refuse absurd (or NaN) regions,
-  // and grids whose taps would not fit in memory.
-  // (ceil of the float quotient, as MXNet computes it)
-  const double side_h = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(rh / static_cast<float>(PH));
-  const double side_w = p.sample_ratio > 0 ? p.sample_ratio : std::ceil(rw / static_cast<float>(PW));
-  constexpr int64_t kMaxSamples = int64_t{1} << 20;
-  if (!(side_h * side_w * static_cast<double>(PH * PW) <= static_cast<double>(kMaxSamples)))
-    throw Error(StrCat("ROIAlign: roi ", index, " is ", rh, " x ", rw, " (height x width) after scaling; its ",
-                       PH, " x ", PW, " bins would take ", side_h, " x ", side_w,
-                       " samples each, more than ", kMaxSamples, " in all"));
+  const roi::SampleGrid grid = roi::SampleGridOf("ROIAlign", index, rh, rw, PH, PW, p.sample_ratio);
   const float bin_h = rh / static_cast<float>(PH), bin_w = rw / static_cast<float>(PW);
-  const int64_t gh = static_cast<int64_t>(side_h), gw = static_cast<int64_t>(side_w);
+  const int64_t gh = grid.h, gw = grid.w;
   s.per_bin = gh * gw;
   if (!with_taps) return s;
   s.taps.reserve(static_cast<size_t>(PH * PW * gh * gw));
@@ -129,7 +83,7 @@ RoiSamples RoiSamplesOf(const ROIAlignParam& p, const float* roi, int64_t batch_
         const float y = sy + ph * bin_h + (iy + 0.5f) * bin_h / static_cast<float>(gh);
         for (int64_t ix = 0; ix < gw; ++ix) {
           const float x = sx + pw * bin_w + (ix + 0.5f) * bin_w / static_cast<float>(gw);
-          s.taps.push_back(SampleTaps(y, x, H, W));
+          s.taps.push_back(roi::SampleTaps(y, x, H, W));
         }
       }
   return s;
@@ -162,9 +116,7 @@ void ForwardROIAlign(const OpContext&, const NodeAttrs& attrs, const std::vector
           if (s.batch >= 0) {
             const float* plane = x + (s.batch * DC + SourceChannel(p, c, bin)) * H * W;
             for (int64_t k = 0; k < s.per_bin; ++k) {
-              const Taps& t = s.taps[static_cast<size_t>(bin * s.per_bin + k)];
-              v += t.w[0] * plane[t.pos[0]] + t.w[1] * plane[t.pos[1]] + t.w[2] * plane[t.pos[2]] +
-                   t.w[3] * plane[t.pos[3]];
+              v += roi::TapsValue(s.taps[static_cast<size_t>(bin * s.per_bin + k)], plane);
             }
             v /= static_cast<float>(s.per_bin);
           }
@@ -199,7 +151,7 @@ void BackwardROIAlign(const OpContext&, const NodeAttrs& attrs, const BackwardAr
           float* plane = dx + (s.batch * DC + SourceChannel(p, c, bin)) * H * W;
           const float g = dy[(r * C + c) * bins + bin] / static_cast<float>(s.per_bin);
           for (int64_t k = 0; k < s.per_bin; ++k) {
-            const Taps& t = s.taps[static_cast<size_t>(bin * s.per_bin + k)];
+            const roi::Taps& t = s.taps[static_cast<size_t>(bin * s.per_bin + k)];
             for (int j = 0; j < 4; ++j) plane[t.pos[j]] += g * t.w[j];
           }
         }

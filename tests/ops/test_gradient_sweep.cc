@@ -562,6 +562,8 @@ const std::map<std::string, std::string> kExempt = {
     {"_contrib_box_encode", "training targets made outside the differentiated path: zero gradient "
                             "(tests/ops/contrib/test_box_ops.cc)"},
     {"_contrib_box_decode", "as _contrib_box_encode: zero gradient"},
+    {"_contrib_MultiBoxTarget", "SSD training targets (a matching): zero gradient, as MXNet's backward "
+                                "(tests/ops/contrib/test_multibox_target.cc)"},
     {"_contrib_gradientmultiplier", "scales the gradient by design, so it differs from the identity's finite "
                                     "differences (tests/ops/contrib/test_box_ops.cc checks it)"},
     {"_sample_multinomial", "random draws: finite differences would redraw; the log-probability's gradient, "
