@@ -79,7 +79,7 @@ Bin BinOf(const Geometry& s, const roi::PsRegion& g, const float* trans, int64_t
   const float bin_h = g.h / static_cast<float>(s.P), bin_w = g.w / static_cast<float>(s.P);
   b.step_h = bin_h / static_cast<float>(s.spp);
   b.step_w = bin_w / static_cast<float>(s.spp);
-  b.channel = (c * s.G + roi::PsGroupOf(ph, s.G, s.P)) * s.G + roi::PsGroupOf(pw, s.G, s.P);
+  b.channel = roi::PsSourceChannel(c, ph, pw, s.G, s.P);
   float tx = 0.0f, ty = 0.0f;
   if (trans) {
     auto part_of = [&](int64_t v) {

@@ -57,12 +57,6 @@ Window BinWindow(const roi::PsRegion& g, int64_t ph, int64_t pw, int64_t P, int6
   return w;
 }
 
-// The data channel bin (ph, pw) of output channel c reads.
-int64_t SourceChannel(const PSROIPoolingParam& p, int64_t c, int64_t ph, int64_t pw) {
-  const int64_t G = p.group(), P = p.pooled_size;
-  return (c * G + roi::PsGroupOf(ph, G, P)) * G + roi::PsGroupOf(pw, G, P);
-}
-
 void ForwardPSROIPooling(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray>& in,
                          const std::vector<OpReq>& req, const std::vector<NDArray>& out) {
   if (req[0] == OpReq::kNull) return;
@@ -82,7 +76,7 @@ void ForwardPSROIPooling(const OpContext&, const NodeAttrs& attrs, const std::ve
           const Window win = BinWindow(g, ph, pw, P, H, W);
           float v = 0.0f;
           if (g.batch >= 0 && !win.empty()) {
-            const float* plane = x + (g.batch * DC + SourceChannel(p, c, ph, pw)) * H * W;
+            const float* plane = x + (g.batch * DC + roi::PsSourceChannel(c, ph, pw, p.group(), P)) * H * W;
             for (int64_t h = win.h0; h < win.h1; ++h)
               for (int64_t w = win.w0; w < win.w1; ++w) v += plane[h * W + w];
             v /= win.area();
@@ -116,7 +110,7 @@ void BackwardPSROIPooling(const OpContext&, const NodeAttrs& attrs, const Backwa
             const Window win = BinWindow(g, ph, pw, P, H, W);
             if (win.empty()) continue;
             const float share = dy[((r * C + c) * P + ph) * P + pw] / win.area();
-            float* plane = dx + (g.batch * DC + SourceChannel(p, c, ph, pw)) * H * W;
+            float* plane = dx + (g.batch * DC + roi::PsSourceChannel(c, ph, pw, p.group(), P)) * H * W;
             for (int64_t h = win.h0; h < win.h1; ++h)
               for (int64_t w = win.w0; w < win.w1; ++w) plane[h * W + w] += share;
           }

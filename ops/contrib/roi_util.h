@@ -47,11 +47,13 @@ inline constexpr const char* kRoisDoc =
     "the index of corresponding image in the input data";
 
 // The image roi `index` reads: its batch index truncated to int, as MXNet does; -1 for the rois
-// MXNet skips (negative index). An index past the data is an error, not a read out of bounds.
-inline int64_t RoiBatch(const char* op, const float* roi, int64_t batch_size, int64_t index) {
+// MXNet skips (negative index), an error for ops that skip none (`negative_skips` false, where
+// MXNet would read out of bounds). An index past the data is an error, not a read out of bounds.
+inline int64_t RoiBatch(const char* op, const float* roi, int64_t batch_size, int64_t index,
+                        bool negative_skips = true) {
   const float b = roi[0];
-  if (!(b > -1.0f)) return -1;
-  if (!(b < static_cast<float>(batch_size)))
+  if (negative_skips && !(b > -1.0f)) return -1;
+  if (!(b > -1.0f && b < static_cast<float>(batch_size)))
     throw Error(StrCat(op, ": roi ", index, " has batch index ", b, ", but the data holds ",
                        batch_size, " images"));
   return static_cast<int64_t>(b);
@@ -115,6 +117,12 @@ inline std::vector<PsRegion> PsRegions(const char* op, const NDArray& rois, int6
 inline int64_t PsGroupOf(int64_t p, int64_t group, int64_t pooled) {
   const float g = std::floor(static_cast<float>(p) * static_cast<float>(group) / static_cast<float>(pooled));
   return std::min(std::max<int64_t>(static_cast<int64_t>(g), 0), group - 1);
+}
+
+// The data channel bin (ph, pw) of output channel c reads: (c * group + gh) * group + gw, where
+// (gh, gw) is the bin's group.
+inline int64_t PsSourceChannel(int64_t c, int64_t ph, int64_t pw, int64_t group, int64_t pooled) {
+  return (c * group + PsGroupOf(ph, group, pooled)) * group + PsGroupOf(pw, group, pooled);
 }
 
 // Bilinear taps of one sample point, Detectron's rules: points beyond one pixel outside read

@@ -29,16 +29,6 @@ void InferShapeRROIAlign(const NodeAttrs& attrs, std::vector<TShape>* in, std::v
   ShapeAssignCheck(out, 0, TShape({r[0], d[1], p.pooled_size[0], p.pooled_size[1]}));
 }
 
-// The image a roi reads: its first entry truncated, which must name an image of the data
-// (MXNet reads out of bounds otherwise).
-int64_t BatchIndexOf(const float* roi, int64_t batch_size, int64_t index) {
-  const float b = roi[0];
-  if (!(b > -1.0f && b < static_cast<float>(batch_size)))
-    throw Error(StrCat("RROIAlign: roi ", index, " has batch index ", b, ", but the data holds ", batch_size,
-                       " images"));
-  return static_cast<int64_t>(b);
-}
-
 // The taps of every sample of one roi, in (ph, pw, iy, ix) order: the bin grid is laid out
 // around the region's center, rotated by theta and moved to the center.
 std::vector<roi::Taps> RotatedTaps(const RROIAlignParam& p, const float* roi, int64_t H, int64_t W,
@@ -85,12 +75,14 @@ void ForwardRROIAlign(const OpContext&, const NodeAttrs& attrs, const std::vecto
   const float* x = in[0].fdata();
   const float* rois = in[1].fdata();
   float* y = out[0].fdata();
-  // Every roi is checked in index order first, so an error names the first bad one.
+  // Every roi is checked in index order first, so an error names the first bad one. A negative
+  // batch index is an error too: MXNet's kernel reads out of bounds with it.
+  std::vector<int64_t> batches(static_cast<size_t>(R));
   std::vector<roi::SampleGrid> grids(static_cast<size_t>(R));
   std::vector<float> sizes(static_cast<size_t>(R * 2));
   for (int64_t r = 0; r < R; ++r) {
     const float* roi = rois + r * kRoiWidth;
-    BatchIndexOf(roi, N, r);
+    batches[static_cast<size_t>(r)] = roi::RoiBatch("RROIAlign", roi, N, r, false);
     float* hw = sizes.data() + r * 2;
     ScaledSize(p, roi, &hw[0], &hw[1]);
     grids[static_cast<size_t>(r)] = roi::SampleGridOf("RROIAlign", r, hw[0], hw[1], PH, PW, p.sampling_ratio);
@@ -102,7 +94,7 @@ void ForwardRROIAlign(const OpContext&, const NodeAttrs& attrs, const std::vecto
       const std::vector<roi::Taps> taps = RotatedTaps(p, roi, H, W, g, sizes[r * 2], sizes[r * 2 + 1]);
       const int64_t per_bin = g.h * g.w;
       const float count = static_cast<float>(per_bin);
-      const int64_t n = BatchIndexOf(roi, N, r);
+      const int64_t n = batches[static_cast<size_t>(r)];
       for (int64_t c = 0; c < C; ++c) {
         const float* plane = x + (n * C + c) * H * W;
         for (int64_t bin = 0; bin < bins; ++bin) {
@@ -128,7 +120,7 @@ SYMBIND_REGISTER_OP(_contrib_RROIAlign)
               "the data is an error. Not differentiable (MXNet 1.9.1 defines no gradient).")
     .set_params<RROIAlignParam>()
     .set_arguments({"data", "rois"})
-    .add_argument_doc("data", "Input data to the pooling operator, a 4D Feature maps")
+    .add_argument_doc("data", roi::kDataDoc)
     .add_argument_doc("rois", "Bounding box coordinates, a 2D array")
     .set_infer_shape(InferShapeRROIAlign)
     .set_forward(ForwardRROIAlign);

@@ -60,7 +60,6 @@ NDArray VarToInvStd(const NDArray& a, float eps) {
   return r;
 }
 
-
 const Op& BatchNormOp() { return OpRegistry::Global().Get("BatchNorm"); }
 
 // Registers `name` to run as BatchNorm with P's parameters (those BatchNorm does not have,

@@ -161,8 +161,8 @@ void ReduceForward(ReduceKind kind, const T* x, const Dims& big, T* y, const Dim
       });
 }
 
-// d x[i] = g[j] * factor(x[i], y[j]) where j is the output element x[i] folds into.
-// The gradient of a reduction in T (float32, or float64 where the op computes in it).
+// d x[i] = g[j] * factor(x[i], y[j]) where j is the output element x[i] folds into, in T
+// (float32, or float64 where the op computes in it).
 template <typename T>
 void ReduceBackward(ReduceKind kind, const BackwardArgs& a, const Dims& big, const Dims& small) {
   OpReq req = a.req[0];
@@ -341,7 +341,7 @@ SYMBIND_REGISTER_OP(norm)
     })
     .set_backward([](const OpContext&, const NodeAttrs& attrs, const BackwardArgs& a) {
       ReduceBackward<float>(NormKind(attrs), a, a.inputs[0].shape().dims(),
-                     SmallDims(a.inputs[0].shape(), attrs.param<NormParam>().axis, false));
+                            SmallDims(a.inputs[0].shape(), attrs.param<NormParam>().axis, false));
     });
 
 namespace {
