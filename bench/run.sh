@@ -66,10 +66,10 @@ else
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 if [ $quick = 1 ]; then
-  cmake --build "$build" -j "$(nproc)" --target bench_models symbind_cli >/dev/null
+  cmake --build "$build" -j "$(nproc)" --target bench_models bench_host_probe symbind_cli >/dev/null
 else
   cmake --build "$build" -j "$(nproc)" --target bench_mlp bench_params_load bench_models bench_scale \
-    bench_gemm bench_lenet bench_resnet_train mtcnn-detect symbind_cli >/dev/null
+    bench_gemm bench_lenet bench_resnet_train bench_host_probe mtcnn-detect symbind_cli >/dev/null
 fi
 bin=$build/bench
 # Thread counts for every framework. PyTorch keeps its default OpenMP wait policy (spinning),
@@ -96,6 +96,10 @@ echo "# $(c++ --version | head -1) | PyTorch $($py -c 'import torch; print(torch
   "| OpenCV $($py -c 'import cv2; print(cv2.__version__)') | ONNX Runtime $ort_version (npm onnxruntime-node," \
   "node $(node --version))"
 echo "# PyTorch's BLAS: $($py bench/peers.py --threads "$threads" blas | tr '\n' ' ')"
+# The host's state at the start and the end: a shared guest's cores can run at half speed for
+# minutes (bench/bench_host_probe.cc), which a ratio measured then should be read with.
+echo "# host at the start: $($bin/bench_host_probe)"
+trap 'echo; echo "# host at the end: $($bin/bench_host_probe)"' EXIT
 
 # ---------------------------------------------------------------------------------------------
 # pooled: "median min" of the times_ms lines in $1 (every run of every round).
