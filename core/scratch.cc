@@ -69,7 +69,7 @@ ScratchPool& Pool() {
   return *pool;
 }
 
-// Blocks below the pool's sizes, from kSmallRoundFloats on, kept per thread (a few each): kernels
+// Blocks below the pool's sizes, rounded up to kSmallRoundFloats, kept per thread (a few each): kernels
 // take one per task (a packed B chunk, a depthwise plane's floats), and aligned_alloc plus free
 // for each cost glibc a memalign split and a consolidation, several percent of a small int8
 // model's forward. Per thread, so taking one needs no lock.
@@ -130,15 +130,14 @@ ScratchBuffer::ScratchBuffer(int64_t floats) : size_(std::max<int64_t>(floats, 0
       data_ = Allocate(rounded);
       capacity_ = rounded;
     }
-  } else if (wanted >= kSmallRoundFloats) {
+  } else {
+    // Tiny requests too (a kernel's one-float placeholder for an unused buffer, taken per task):
+    // a kept 4 KB block costs nothing where malloc and free each time did.
     data_ = small_blocks.Take(small, &capacity_);
     if (!data_) {
       data_ = Allocate(small);
       capacity_ = small;
     }
-  } else {
-    data_ = Allocate(wanted);
-    capacity_ = wanted;
   }
 #ifdef SYMBIND_POISON_SCRATCH
   std::fill(data_, data_ + capacity_, std::numeric_limits<float>::quiet_NaN());
@@ -170,7 +169,7 @@ ScratchBuffer& ScratchBuffer::operator=(ScratchBuffer&& other) noexcept {
 void ScratchBuffer::Release() noexcept {
   if (!data_) return;
   if (capacity_ >= static_cast<size_t>(kPooledFloats)) Pool().Give(data_, capacity_);
-  else if (capacity_ < kSmallRoundFloats || !small_blocks.Give(data_, capacity_)) std::free(data_);
+  else if (!small_blocks.Give(data_, capacity_)) std::free(data_);
   data_ = nullptr;
 }
 

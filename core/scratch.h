@@ -10,8 +10,8 @@
 // (MobileNet v2's). Every live buffer is its own memory, so kernels that nest (a TBB thread
 // waiting inside one op may run another op's task) never share one. The pool keeps the free
 // blocks up to kMaxPooledBytes, as MXNet's pooled storage keeps its temporary space;
-// ReleaseScratchPool frees them. Smaller buffers from 4 KB on (one per task in many kernels) are
-// kept a few per thread, so that taking one needs neither malloc nor a lock.
+// ReleaseScratchPool frees them. Smaller buffers (rounded up to 4 KB; one per task in many
+// kernels) are kept a few per thread, so that taking one needs neither malloc nor a lock.
 //
 // Builds with SYMBIND_POISON_SCRATCH (the sanitizer build) fill every buffer with NaN when it is
 // handed out, so a kernel that reads an element it did not write fails the numeric tests.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 
 #include <symbind/core/error.h>
@@ -67,6 +68,24 @@ TEST_CASE("ScratchBuffer: small blocks are kept per thread, reused after release
   ScratchBuffer third(n);  // both kept blocks in use: other memory
   CHECK(third.data() != again.data());
   CHECK(third.data() != other.data());
+}
+
+TEST_CASE("ScratchBuffer: tiny buffers are kept per thread too, not returned to malloc", "[core][scratch]") {
+  ReleaseScratchPool();
+  float *first = nullptr, *second = nullptr;
+  {
+    ScratchBuffer a(1), b(10);  // kernels' placeholders for a buffer a task does not need
+    first = a.data(), second = b.data();
+  }
+  // Had they gone back to malloc, these would take their places.
+  void* p = std::aligned_alloc(Storage::kAlignment, 64);
+  void* q = std::aligned_alloc(Storage::kAlignment, 64);
+  ScratchBuffer again(1), other(7);
+  CHECK((again.data() == first || again.data() == second));
+  CHECK((other.data() == first || other.data() == second));
+  CHECK(again.data() != other.data());
+  std::free(p);
+  std::free(q);
 }
 
 TEST_CASE("ScratchBuffer: small and empty buffers, moves, absurd sizes", "[core][scratch]") {
