@@ -41,6 +41,7 @@
 #include <symbind/io/model_file.h>
 #include <symbind/io/model_report.h>
 #include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/gemm_bf16.h>
 #include <symbind/ops/op_util.h>
 #include <symbind/predict/predictor.h>
 
@@ -252,6 +253,37 @@ void TimeLayer(const std::vector<std::string>& a) {
     conv::PackedGemmConvForward(x.data(), writable.fdata(), b.data(), y.data(), n, g, {}, &kept_writable);
   });
   std::printf("cpu_ms_packed_per_call %.3f\ncpu_ms_packed_kept %.3f\n", per_call, kept);
+  // As a Predictor runs the layer in float32 and in bf16 (weights kept, read-only), alone and as
+  // a pre-activation ResNet's fused node: a residual added and the next unit's BatchNorm + relu
+  // written as a second output.
+  if (!Bf16Available()) return;
+  std::vector<float> residual(y.size(), 0.25f), second(y.size()), mean(static_cast<size_t>(n.out_c), 0.1f),
+      scale(static_cast<size_t>(n.out_c), 0.9f), shift(static_cast<size_t>(n.out_c), 0.05f);
+  const conv::NormalizedOutput normalized{second.data(), mean.data(), scale.data(), shift.data(),
+                                          FusedActivation{FusedActivation::kRelu}};
+  const bool bf16 = conv::Bf16ConvApplies(n, g, &kept_read_only);
+  auto median_wall = [](const std::function<void()>& fn) {
+    std::vector<double> ms;
+    for (int r = 0; r < 60; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      fn();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::nth_element(ms.begin(), ms.begin() + 30, ms.end());
+    return ms[30];
+  };
+  std::printf("bf16_taken %d\n", bf16 ? 1 : 0);
+  for (int fused = 0; fused < 2; ++fused) {
+    const float* r = fused ? residual.data() : nullptr;
+    const conv::NormalizedOutput z = fused ? normalized : conv::NormalizedOutput{};
+    const double f32 = median_wall([&] {
+      conv::ConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &kept_read_only, {}, r, z);
+    });
+    const double b16 = !bf16 ? 0.0 : median_wall([&] {
+      conv::Bf16ConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, &kept_read_only, {}, r, z);
+    });
+    std::printf("wall_ms_%s_fp32 %.3f\nwall_ms_%s_bf16 %.3f\n", fused ? "fused" : "plain", f32, fused ? "fused" : "plain", b16);
+  }
 }
 // Spin work of about `us` microseconds (calibrated once).
 void SpinFor(double us) {

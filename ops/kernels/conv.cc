@@ -420,10 +420,6 @@ bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weigh
 void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                      const ConvGeom& g, DerivedWeights* weights, const FusedActivation& act, const float* residual,
                      const NormalizedOutput& normalized) {
-  if (normalized.y) {
-    Bf16ConvForward(x, w, bias, y, n, g, weights, act, residual);
-    return FinishOutput(y, nullptr, n, g, {}, normalized);
-  }
   const ForwardChoice choice = ChooseForwardPath(n, g, OpReq::kWrite, weights);
   // F(6,3)'s transforms scale values by up to 32 before and after the products, which bf16's
   // 8-bit mantissas do not bear (errors up to 4% of an output's products): F(4,3) instead.
@@ -431,7 +427,7 @@ void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y
   if (choice.path == ForwardPath::kWinograd && WinogradMultiplySaving(n, g, tile) >= kBf16WinogradMinSaving) {
     WinogradConvForward(x, w, bias, y, n, g, OpReq::kWrite, weights, residual ? FusedActivation{} : act, tile,
                         /*bf16_products=*/true);
-    if (residual) FinishOutput(y, residual, n, g, act, {});
+    if (residual || normalized.y) FinishOutput(y, residual, n, g, residual ? act : FusedActivation{}, normalized);
     return;
   }
   const int64_t isize = g.in_size(), osize = g.out_size(), kdim = n.in_c * g.k_size();
@@ -445,8 +441,11 @@ void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y
       Im2ColParallel(columns, g, n.in_c, true, col.data());
       columns = col.data();
     }
+    // The second output as the tiles store y (laid out as y, whose images are contiguous here).
+    NormalizedOutput z = normalized;
+    if (z.y) z.y += i * n.out_c * osize;
     GemmBf16(*packed, osize, columns, osize, y + i * n.YImageStride(g), osize,
-             GemmEpilogue{bias, act, residual ? residual + i * n.out_c * osize : nullptr});
+             GemmEpilogue{bias, act, residual ? residual + i * n.out_c * osize : nullptr}, z);
   }
 }
 

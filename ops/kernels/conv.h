@@ -15,15 +15,7 @@
 namespace symbind {
 namespace conv {
 
-// A second output written beside an op's output y (an op fused with the BatchNorm, and its
-// activation, that reads y while others read y too): y2 = act(((y - mean[c]) * scale[c]) +
-// shift[c]) per channel c, BatchNorm's inference formula with its coefficients
-// (InferenceBatchNorm in ops/nn/norm_util.h), so the bits a _fused_batch_norm_act gives.
-struct NormalizedOutput {
-  float* y = nullptr;  // laid out as the op's output; null: none
-  const float *mean = nullptr, *scale = nullptr, *shift = nullptr;  // one per channel
-  FusedActivation act;                                              // not kPRelu
-};
+using symbind::NormalizedOutput;  // gemm.h: the second output a fused BatchNorm reads
 
 // The sizes of a (grouped) convolution: image side x (batch, in_c, g.in), column side
 // y (batch, out_c, g.out), weight (out_c, in_c / groups, k...).
@@ -95,9 +87,10 @@ void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const
 bool PhasedBeatsWinograd(const ConvDims& n, const ConvGeom& g);
 // bfloat16 products, float32 sums (Precision::kBfloat16; needs Bf16Available()): im2col (none
 // for 1x1 stride-1 unpadded kernels) + GemmBf16 with the weights rounded and packed once when
-// `weights` is given; bias, residual and activation in its store, then the second output
-// (NormalizedOutput) when asked. Ungrouped convolutions that float32 runs through a GEMM (its
-// Winograd, direct and tiny-depth kernels are faster still); req kWrite.
+// `weights` is given; bias, residual, activation and the second output (NormalizedOutput, when
+// asked) in its store; Winograd's 3x3 layers with bf16 products. Ungrouped convolutions that
+// float32 runs through a GEMM or Winograd (its direct and tiny-depth kernels are faster still);
+// req kWrite.
 bool Bf16ConvApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* weights);
 void Bf16ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                      const ConvGeom& g, DerivedWeights* weights, const FusedActivation& act = {},

@@ -606,7 +606,7 @@ void WinogradConvForward(const float* x, const float* w, const float* bias, floa
         for (int64_t p = p0; p < p1; ++p) {
           const float* vp = v.data() + p * C * len;
           float* mp = m.data() + p * F * len;
-          if (u_bf16) GemmBf16(u_bf16->points[static_cast<size_t>(p)], len, vp, len, mp, len);
+          if (u_bf16) GemmBf16Serial(u_bf16->points[static_cast<size_t>(p)], len, vp, len, mp, len);
           else GemmPacked(u->packed[static_cast<size_t>(p)], len, vp, len, mp, len);
         }
       });

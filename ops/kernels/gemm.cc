@@ -378,19 +378,6 @@ void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, const int64_t* s
 }
 }  // namespace
 
-namespace {
-// A product's blocks: `rows` blocks of row panels by `cols` blocks of column tiles.
-struct Blocks {
-  int64_t rows, cols;
-};
-constexpr int64_t kMaxTasks = 16;
-// The split of `panels` x `tiles` into at most max_tasks blocks (at least min_cols column
-// blocks) whose slowest thread has the least work, counted as rounds of tasks (tasks / threads,
-// rounded up) times the largest block; ties go to fewer tasks. Blocks of uneven size cost
-// their largest: 3 panels in 2 row blocks by 2 column blocks left one thread 4 of 6 units
-// (96 x 196 x 576 on 2 threads), 1 row block by 2 column blocks gives each 3. Searched over up
-// to 8 row blocks and min_cols to min_cols + 7 column blocks: cheap next to a product large
-// enough to run in parallel (512k flops and more).
 Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t max_tasks) {
   constexpr int64_t kChoices = 8;
   min_cols = std::clamp<int64_t>(min_cols, 1, tiles);
@@ -417,6 +404,8 @@ Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t m
   return best;
 }
 
+
+namespace {
 // The residual of the tile at C + offset, for the tiles of the last depth slice (which apply the
 // epilogue).
 const float* ResidualAt(const GemmEpilogue& epilogue, bool last_slice, int64_t offset) {
@@ -448,11 +437,9 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // sum runs in k order within its tile whatever the block.
   const int64_t col_tiles = (N + nr - 1) / nr, panels = (M + mr - 1) / mr;
   const int64_t max_block_tiles = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(kc_max, 1) / nr);
-  // Parallel from 256k flops per task (MobileFaceNet's small 1x1 layers; 1M kept them serial).
-  constexpr int64_t kMinParallelTaskFlops = int64_t{1} << 18;
   const int64_t flops = 2 * M * N * K;
   const Blocks blocks = BalancedBlocks(panels, col_tiles, (col_tiles + max_block_tiles - 1) / max_block_tiles,
-                                       parallel ? std::min<int64_t>(kMaxTasks, flops / kMinParallelTaskFlops) : 1);
+                                       parallel ? std::min<int64_t>(kMaxGemmTasks, flops / kMinParallelGemmTaskFlops) : 1);
   const int64_t col_blocks = blocks.cols, row_blocks = blocks.rows;
   const int64_t tasks = col_blocks * row_blocks;
   const int64_t flops_per_task = flops / tasks;
@@ -476,7 +463,7 @@ void RunGemmPacked(const PackedGemmA& A, int64_t N, const float* B, int64_t ldb,
   // spent on the ninth tile two thirds of a full one's time, 4 x 6 + 5 x 5 keeps every tile at
   // full rate. A sum does not depend on its tile, so neither do the bits.
   auto tile_start = [&](int64_t t) { return tall ? t * N / col_tiles : std::min(N, t * nr); };
-  ParallelFor(tasks, parallel && flops_per_task >= kMinParallelTaskFlops ? 1 : tasks, [&](int64_t t0, int64_t t1) {
+  ParallelFor(tasks, parallel && flops_per_task >= kMinParallelGemmTaskFlops ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     // One buffer per thread, reused across calls (tasks never nest inside one another's body).
     thread_local std::vector<float> packed_b;
     thread_local std::vector<int64_t> starts;

@@ -77,6 +77,17 @@ struct GemmEpilogue {
   const float* residual = nullptr;  // R laid out as C (ldc apart, not overlapping it), or null
 };
 
+// A second output written beside an op's output y (an op fused with the BatchNorm, and its
+// activation, that reads y while others read y too): y2 = act(((y - mean[c]) * scale[c]) +
+// shift[c]) per channel c (per row of a GEMM's C), BatchNorm's inference formula with its
+// coefficients (InferenceBatchNorm in ops/nn/norm_util.h), so the bits a _fused_batch_norm_act
+// gives. GemmBf16 makes it as it stores C; the float32 paths in a pass after (FinishOutput).
+struct NormalizedOutput {
+  float* y = nullptr;  // laid out as the op's output; null: none
+  const float *mean = nullptr, *scale = nullptr, *shift = nullptr;  // one per channel
+  FusedActivation act;                                              // not kPRelu
+};
+
 // How GemmPacked's micro-kernel lays a tile of C over the vector registers. kWide: columns in
 // vectors, rows broadcast (8 rows x 32 columns on AVX-512), for products with many columns.
 // kTall: rows in vectors, columns broadcast (32 rows x up to 12 columns), for few columns, where

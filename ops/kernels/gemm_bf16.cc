@@ -91,19 +91,33 @@ SYMBIND_BF16_TARGET inline __m512 Activate(__m512 v, const FusedActivation& act,
   }
 }
 
-// Row `row` of C from its sums: + bias, + residual, the activation, stored under `mask`.
-SYMBIND_BF16_TARGET inline void StoreRow(__m512 v, __mmask16 mask, const GemmEpilogue& ep, int64_t row,
-                                         int64_t offset, float* C) {
+// The second output of row `row`'s values v. Its product and sum are rounded apart (the _round_
+// forms, which the compiler does not contract into one multiply-add), as FinishOutput's.
+SYMBIND_BF16_TARGET inline __m512 Normalize(__m512 v, const NormalizedOutput& z, int64_t row) {
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  __m512 n = _mm512_sub_round_ps(v, _mm512_set1_ps(z.mean[row]), kNearest);
+  n = _mm512_mul_round_ps(n, _mm512_set1_ps(z.scale[row]), kNearest);
+  n = _mm512_add_round_ps(n, _mm512_set1_ps(z.shift[row]), kNearest);
+  return Activate(n, z.act, row);
+}
+
+// Row `row` of C from its sums: + bias, + residual, the activation, stored under `mask`; then
+// the second output from those values.
+SYMBIND_BF16_TARGET inline void StoreRow(__m512 v, __mmask16 mask, const GemmEpilogue& ep, const NormalizedOutput& z,
+                                         int64_t row, int64_t offset, float* C) {
   if (ep.bias) v = _mm512_add_ps(v, _mm512_set1_ps(ep.bias[row]));
   if (ep.residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, ep.residual + offset));
-  _mm512_mask_storeu_ps(C + offset, mask, Activate(v, ep.act, row));
+  v = Activate(v, ep.act, row);
+  _mm512_mask_storeu_ps(C + offset, mask, v);
+  if (z.y) _mm512_mask_storeu_ps(z.y + offset, mask, Normalize(v, z, row));
 }
 
 // C[row0 .., c0 ..] (rows x cols of it) from block `a` and panel `b` over every depth pair.
 // `next`: the block to bring into cache meanwhile (the weights stream from memory once per
 // forward at batch 1, faster than the hardware prefetcher fetches them), or null.
 SYMBIND_BF16_TARGET void Tile(const uint32_t* a, const uint32_t* b, int64_t pairs, int64_t row0, int rows, int64_t c0,
-                              int64_t cols, float* C, int64_t ldc, const GemmEpilogue& ep, const uint32_t* next) {
+                              int64_t cols, float* C, int64_t ldc, const GemmEpilogue& ep, const NormalizedOutput& z,
+                              const uint32_t* next) {
   __m512 acc[kBf16Rows][2];
   for (auto& r : acc) r[0] = r[1] = _mm512_setzero_ps();
   for (int64_t p = 0; p < pairs; ++p, a += kBf16Rows, b += kPanelCols) {
@@ -120,8 +134,8 @@ SYMBIND_BF16_TARGET void Tile(const uint32_t* a, const uint32_t* b, int64_t pair
   const __mmask16 m0 = ColumnMask(cols), m1 = ColumnMask(cols - 16);
   for (int r = 0; r < rows; ++r) {
     const int64_t row = row0 + r;
-    StoreRow(acc[r][0], m0, ep, row, row * ldc + c0, C);
-    if (m1) StoreRow(acc[r][1], m1, ep, row, row * ldc + c0 + 16, C);
+    StoreRow(acc[r][0], m0, ep, z, row, row * ldc + c0, C);
+    if (m1) StoreRow(acc[r][1], m1, ep, z, row, row * ldc + c0 + 16, C);
   }
 }
 
@@ -141,7 +155,7 @@ SYMBIND_BF16_TARGET inline __attribute__((always_inline)) void ColumnStep(const 
 // on the dot product's latency); they and then each row's two halves are added in a fixed order.
 // x: B's depth pairs as words, one past the last zero.
 SYMBIND_BF16_TARGET void ColumnBlock(const PackedBf16A& A, int64_t blk, const uint32_t* x, float* C, int64_t ldc,
-                                     const GemmEpilogue& ep) {
+                                     const GemmEpilogue& ep, const NormalizedOutput& z) {
   constexpr int kAcc = 8;
   // Lines asked 8 KiB ahead (into the next blocks, up to the last): a forward reads the weights
   // once, from memory, and this one stream per thread otherwise waits on each miss.
@@ -168,62 +182,78 @@ SYMBIND_BF16_TARGET void ColumnBlock(const PackedBf16A& A, int64_t blk, const ui
     float v = sums[r] + sums[8 + r];
     if (ep.bias) v += ep.bias[row];
     if (ep.residual) v += ep.residual[row * ldc];
-    C[row * ldc] = ep.act.ForRow(row)(v);
+    v = ep.act.ForRow(row)(v);
+    C[row * ldc] = v;
+    if (z.y) z.y[row * ldc] = _mm512_cvtss_f32(Normalize(_mm512_set1_ps(v), z, row));
   }
 }
 
-void Column(const PackedBf16A& A, const float* B, int64_t ldb, float* C, int64_t ldc, const GemmEpilogue& ep) {
+void Column(const PackedBf16A& A, const float* B, int64_t ldb, float* C, int64_t ldc, const GemmEpilogue& ep,
+            const NormalizedOutput& z, bool parallel) {
   const int64_t pairs = A.pairs, K = A.depth;
   std::vector<uint32_t> x(static_cast<size_t>(pairs + 1), 0u);
   for (int64_t p = 0; p < pairs; ++p)
     x[static_cast<size_t>(p)] = RoundToBf16(B[2 * p * ldb]) |
                                 (2 * p + 1 < K ? static_cast<uint32_t>(RoundToBf16(B[(2 * p + 1) * ldb])) << 16 : 0u);
   const int64_t blocks = (A.rows + kBf16Rows - 1) / kBf16Rows;
-  ParallelFor(blocks, GrainFor(pairs * kBf16Rows, 1 << 16), [&](int64_t b0, int64_t b1) {
-    for (int64_t blk = b0; blk < b1; ++blk) ColumnBlock(A, blk, x.data(), C, ldc, ep);
+  ParallelFor(blocks, parallel ? GrainFor(pairs * kBf16Rows, 1 << 16) : blocks, [&](int64_t b0, int64_t b1) {
+    for (int64_t blk = b0; blk < b1; ++blk) ColumnBlock(A, blk, x.data(), C, ldc, ep, z);
   });
 }
 SYMBIND_AVX512_INTRINSICS_END
-}  // namespace
 
-void GemmBf16(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
-              const GemmEpilogue& epilogue) {
+void RunGemmBf16(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                 const GemmEpilogue& epilogue, const NormalizedOutput& normalized, bool parallel) {
   if (!Bf16Available()) throw Error(Bf16Unavailable());
   const int64_t M = A.rows, pairs = A.pairs;
   if (M <= 0 || N <= 0) return;
-  if (N == 1) return Column(A, B, ldb, C, ldc, epilogue);
+  if (N == 1) return Column(A, B, ldb, C, ldc, epilogue, normalized, parallel);
   const int64_t panels = (N + kPanelCols - 1) / kPanelCols, blocks = (M + kBf16Rows - 1) / kBf16Rows;
   const int64_t panel_words = pairs * kPanelCols;
+  // Parallel from 256k flops per task, as the float32 GEMM; a smaller product (one Winograd
+  // point of 64 channels) runs on the calling thread, which its caller's loop already splits.
+  const int64_t max_tasks =
+      parallel ? std::min<int64_t>(kMaxGemmTasks, 2 * M * N * A.depth / kMinParallelGemmTaskFlops) : 1;
   const ScratchBuffer packed_floats(panels * panel_words);  // words, as floats of the same size
   uint32_t* packed = reinterpret_cast<uint32_t*>(packed_floats.data());
-  ParallelFor(panels, 1, [&](int64_t j0, int64_t j1) {
+  ParallelFor(panels, max_tasks > 1 ? 1 : panels, [&](int64_t j0, int64_t j1) {
     for (int64_t j = j0; j < j1; ++j)
       PackPanel(B, ldb, A.depth, j * kPanelCols, std::min(kPanelCols, N - j * kPanelCols), packed + j * panel_words);
   });
-  // Column groups of about 256 KB of packed B; row blocks split further so that each thread gets
-  // at least two tasks. Neither split changes a sum.
+  // Column blocks of at most about 256 KB of packed B (in L2 while every row block passes over
+  // them), rows and columns split into even shares per thread (BalancedBlocks); tasks run row
+  // blocks outermost, so each thread writes whole rows of C. No split changes a sum.
   constexpr int64_t kGroupBytes = int64_t{1} << 18;
-  const int64_t group_panels = std::clamp<int64_t>(kGroupBytes / (panel_words * 4), 1, panels);
-  const int64_t groups = (panels + group_panels - 1) / group_panels;
-  const int64_t row_parts = std::clamp<int64_t>((2 * UsableThreads() + groups - 1) / groups, 1, blocks);
-  constexpr int64_t kMinParallelFlops = int64_t{1} << 18;
-  const bool parallel = 2 * M * N * A.depth >= kMinParallelFlops;
-  const int64_t tasks = groups * row_parts;
-  ParallelFor(tasks, parallel ? 1 : tasks, [&](int64_t t0, int64_t t1) {
+  const int64_t max_group_panels = std::clamp<int64_t>(kGroupBytes / (panel_words * 4), 1, panels);
+  const Blocks split = BalancedBlocks(blocks, panels, (panels + max_group_panels - 1) / max_group_panels, max_tasks);
+  const int64_t tasks = split.rows * split.cols;
+  ParallelFor(tasks, max_tasks > 1 ? 1 : tasks, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t g = t / row_parts, part = t % row_parts;
-      const int64_t r0 = part * blocks / row_parts, r1 = (part + 1) * blocks / row_parts;
-      const int64_t j0 = g * group_panels, j1 = std::min(panels, j0 + group_panels);
+      const int64_t rb = t / split.cols, cb = t % split.cols;
+      const int64_t r0 = rb * blocks / split.rows, r1 = (rb + 1) * blocks / split.rows;
+      const int64_t j0 = cb * panels / split.cols, j1 = (cb + 1) * panels / split.cols;
       for (int64_t blk = r0; blk < r1; ++blk) {
         const uint32_t* a = A.words.data() + blk * pairs * kBf16Rows;
         const int rows = static_cast<int>(std::min(kBf16Rows, M - blk * kBf16Rows));
         const uint32_t* next = blk + 1 < r1 ? a + pairs * kBf16Rows : nullptr;
         for (int64_t j = j0; j < j1; ++j)
           Tile(a, packed + j * panel_words, pairs, blk * kBf16Rows, rows, j * kPanelCols,
-               std::min(kPanelCols, N - j * kPanelCols), C, ldc, epilogue, j == j0 ? next : nullptr);
+               std::min(kPanelCols, N - j * kPanelCols), C, ldc, epilogue, normalized, j == j0 ? next : nullptr);
       }
     }
   });
+}
+
+}  // namespace
+
+void GemmBf16(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+              const GemmEpilogue& epilogue, const NormalizedOutput& normalized) {
+  RunGemmBf16(A, N, B, ldb, C, ldc, epilogue, normalized, true);
+}
+
+void GemmBf16Serial(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                    const GemmEpilogue& epilogue, const NormalizedOutput& normalized) {
+  RunGemmBf16(A, N, B, ldb, C, ldc, epilogue, normalized, false);
 }
 
 }  // namespace symbind

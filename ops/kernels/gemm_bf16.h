@@ -46,8 +46,14 @@ struct PackedBf16A {
 };
 
 // C (M x N, ldc apart) = A times B (K x N, ldb apart, rounded to bf16 as it is packed), then the
-// epilogue (bias per row, the residual laid out as C, the activation). Needs Bf16Available().
+// epilogue (bias per row, the residual laid out as C, the activation), and the second output
+// when normalized.y (laid out as C, a row's coefficients per row) from C's values as they are
+// stored. Needs Bf16Available().
 void GemmBf16(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
-              const GemmEpilogue& epilogue = {});
+              const GemmEpilogue& epilogue = {}, const NormalizedOutput& normalized = {});
+// The same on the calling thread only (for callers that split the work themselves: Winograd's
+// points). The same bits.
+void GemmBf16Serial(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, float* C, int64_t ldc,
+                    const GemmEpilogue& epilogue = {}, const NormalizedOutput& normalized = {});
 
 }  // namespace symbind

@@ -19,6 +19,25 @@
 
 namespace symbind {
 
+// A product's blocks for its parallel tasks: `rows` blocks of row panels by `cols` blocks of
+// column tiles.
+struct Blocks {
+  int64_t rows, cols;
+};
+constexpr int64_t kMaxGemmTasks = 16;
+// A product runs in parallel from this many flops per task (MobileFaceNet's small 1x1 layers;
+// 1M kept them serial).
+constexpr int64_t kMinParallelGemmTaskFlops = int64_t{1} << 18;
+// The split of `panels` x `tiles` into at most max_tasks blocks (at least min_cols column
+// blocks) whose slowest thread has the least work, counted as rounds of tasks (tasks / threads,
+// rounded up) times the largest block; ties go to fewer tasks. Blocks of uneven size cost
+// their largest: 3 panels in 2 row blocks by 2 column blocks left one thread 4 of 6 units
+// (96 x 196 x 576 on 2 threads), 1 row block by 2 column blocks gives each 3. Searched over up
+// to 8 row blocks and min_cols to min_cols + 7 column blocks: cheap next to a product large
+// enough to run in parallel (512k flops and more). Block b of n over `count` items covers
+// [b * count / n, (b + 1) * count / n).
+Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t max_tasks);
+
 struct GemmArgs {
   bool trans_a, trans_b;
   int64_t M, N, K;

@@ -83,9 +83,10 @@ TEST_CASE("GemmBf16: float32 sums of the rounded operands, with bias, residual a
     int64_t M, N, K;
   };
   // Row, column and depth tails (an odd depth's last pair is half zero), one column (the
-  // FullyConnected-at-batch-1 kernel), deep sums.
+  // FullyConnected-at-batch-1 kernel), deep sums, and columns in two blocks of packed B (66
+  // panels of 32 at depth 64) split with the rows among the threads.
   const Shape shapes[] = {{1, 1, 1}, {8, 32, 2}, {9, 33, 3}, {7, 17, 5}, {64, 49, 577}, {24, 1, 100},
-                          {3, 1, 1}, {130, 70, 64}, {16, 200, 1152}};
+                          {3, 1, 1}, {130, 70, 64}, {16, 200, 1152}, {40, 2100, 64}};
   const FusedActivation relu{FusedActivation::kRelu};
   FusedActivation leaky{FusedActivation::kLeaky};
   leaky.slope = 0.1f;
@@ -181,6 +182,45 @@ TEST_CASE("Bf16ConvForward: the float32 convolution of the rounded input and wei
       }
       CHECK(wrong == 0);
     }
+}
+
+TEST_CASE("Bf16ConvForward: the second output (a fused BatchNorm + relu) from y as stored, the bits of a pass after",
+          "[bf16]") {
+  if (RefusedHere()) return;
+  struct Case {
+    int64_t batch, in_c, out_c, h, w, k, stride, pad;
+  };
+  // GEMM tiles with row and column tails, im2col at stride 2, one output position (the column
+  // kernel), Winograd.
+  const Case cases[] = {{2, 16, 20, 9, 9, 1, 1, 0}, {1, 8, 16, 10, 10, 3, 2, 1}, {1, 64, 12, 1, 1, 1, 1, 0},
+                        {1, 24, 20, 13, 17, 3, 1, 1}};
+  uint64_t seed = 300;
+  for (const Case& c : cases) {
+    INFO("batch " << c.batch << " " << c.in_c << " -> " << c.out_c << " at " << c.h << "x" << c.w << " kernel " << c.k);
+    const int64_t oh = (c.h + 2 * c.pad - c.k) / c.stride + 1, ow = (c.w + 2 * c.pad - c.k) / c.stride + 1;
+    const ConvGeom g = MakeGeom(TShape({c.batch, c.in_c, c.h, c.w}), TShape({c.batch, c.out_c, oh, ow}),
+                                TShape({c.k, c.k}), TShape({c.stride, c.stride}), TShape({1, 1}), TShape({c.pad, c.pad}));
+    const ConvDims n{c.batch, c.in_c, c.out_c, 1};
+    const int64_t ys = c.batch * c.out_c * g.out_size();
+    const std::vector<float> x = Uniform(size_t(c.batch * c.in_c * g.in_size()), ++seed),
+                             w = Uniform(size_t(c.out_c * c.in_c * g.k_size()), ++seed),
+                             bias = Uniform(size_t(c.out_c), ++seed), residual = Uniform(size_t(ys), ++seed),
+                             mean = Uniform(size_t(c.out_c), ++seed), scale = Uniform(size_t(c.out_c), ++seed),
+                             shift = Uniform(size_t(c.out_c), ++seed);
+    std::vector<float> y(static_cast<size_t>(ys)), z(static_cast<size_t>(ys), -7.0f);
+    const FusedActivation relu{FusedActivation::kRelu};
+    const NormalizedOutput normalized{z.data(), mean.data(), scale.data(), shift.data(), relu};
+    Bf16ConvForward(x.data(), w.data(), bias.data(), y.data(), n, g, nullptr, relu, residual.data(), normalized);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < ys; ++i) {
+      const int64_t ch = i / g.out_size() % c.out_c;
+      const float centred = y[size_t(i)] - mean[size_t(ch)];
+      const float scaled = centred * scale[size_t(ch)];
+      const float want = relu(scaled + shift[size_t(ch)]);
+      wrong += std::memcmp(&want, &z[size_t(i)], sizeof want) != 0;
+    }
+    CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("Winograd with bf16 products: close to the exact convolution, not float32's, the same bits on any thread count",
