@@ -1,6 +1,6 @@
 // What the host gives this guest right now, for reading a benchmark run: each CPU's multiply-add
-// rate alone and with all CPUs busy, each CPU's rate reading 8 MB, and the round trip of a cache
-// line between the first two CPUs.
+// rate alone and with all CPUs busy, each CPU's rate reading 8 MB alone and with all CPUs
+// reading, and the round trip of a cache line between the first two CPUs.
 // On shared guests these move by up to 2x within minutes (another tenant on a core's sibling,
 // vCPUs moved between chiplets), and a ratio between engines measured then means less.
 //
@@ -8,7 +8,7 @@
 //
 // Prints one line:
 //   host_probe isa=avx512 fma_gflops_alone=305,309 fma_gflops_together=303,301 read_8mb_gbs_alone=41,40
-//              round_trip_ns=570
+//              read_8mb_gbs_together=40,39 round_trip_ns=570
 #include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
@@ -157,9 +157,11 @@ int main(int argc, char** argv) {
     if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
   const std::vector<double> alone = Rates(cpus, seconds, false), together = Rates(cpus, seconds, true);
   // 8 MB: past a core's L2, within a chiplet's L3, where layers' activations and weights meet.
-  const std::vector<double> reads = Rates(cpus, seconds, false, size_t{8} << 20);
-  std::printf("host_probe isa=%s fma_gflops_alone=%s fma_gflops_together=%s read_8mb_gbs_alone=%s", Isa(),
-              Join(alone).c_str(), Join(together).c_str(), Join(reads).c_str());
+  // Together: whether the CPUs share a cache or a memory path that halves each one's rate.
+  const std::vector<double> reads = Rates(cpus, seconds, false, size_t{8} << 20),
+                            reads_together = Rates(cpus, seconds, true, size_t{8} << 20);
+  std::printf("host_probe isa=%s fma_gflops_alone=%s fma_gflops_together=%s read_8mb_gbs_alone=%s read_8mb_gbs_together=%s",
+              Isa(), Join(alone).c_str(), Join(together).c_str(), Join(reads).c_str(), Join(reads_together).c_str());
   if (cpus.size() >= 2) std::printf(" round_trip_ns=%.0f", RoundTrip(cpus[0], cpus[1], 20000));
   std::printf("\n");
   return 0;
