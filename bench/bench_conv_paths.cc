@@ -262,24 +262,14 @@ void TimeLayer(const std::vector<std::string>& a) {
   const conv::NormalizedOutput normalized{second.data(), mean.data(), scale.data(), shift.data(),
                                           FusedActivation{FusedActivation::kRelu}};
   const bool bf16 = conv::Bf16ConvApplies(n, g, &kept_read_only);
-  auto median_wall = [](const std::function<void()>& fn) {
-    std::vector<double> ms;
-    for (int r = 0; r < 60; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      fn();
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::nth_element(ms.begin(), ms.begin() + 30, ms.end());
-    return ms[30];
-  };
   std::printf("bf16_taken %d\n", bf16 ? 1 : 0);
   for (int fused = 0; fused < 2; ++fused) {
     const float* r = fused ? residual.data() : nullptr;
     const conv::NormalizedOutput z = fused ? normalized : conv::NormalizedOutput{};
-    const double f32 = median_wall([&] {
+    const double f32 = bench::MedianMs(60, [&] {
       conv::ConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, OpReq::kWrite, &kept_read_only, {}, r, z);
     });
-    const double b16 = !bf16 ? 0.0 : median_wall([&] {
+    const double b16 = !bf16 ? 0.0 : bench::MedianMs(60, [&] {
       conv::Bf16ConvForward(x.data(), read_only.fdata(), b.data(), y.data(), n, g, &kept_read_only, {}, r, z);
     });
     std::printf("wall_ms_%s_fp32 %.3f\nwall_ms_%s_bf16 %.3f\n", fused ? "fused" : "plain", f32, fused ? "fused" : "plain", b16);
