@@ -378,6 +378,7 @@ void PackB(const float* B, int64_t ldb, int64_t k0, int64_t kc, const int64_t* s
 }
 }  // namespace
 
+// gemm_kernels.h: shared with the bf16 GEMM.
 Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t max_tasks) {
   constexpr int64_t kChoices = 8;
   min_cols = std::clamp<int64_t>(min_cols, 1, tiles);
@@ -403,7 +404,6 @@ Blocks BalancedBlocks(int64_t panels, int64_t tiles, int64_t min_cols, int64_t m
     }
   return best;
 }
-
 
 namespace {
 // The residual of the tile at C + offset, for the tiles of the last depth slice (which apply the

@@ -210,8 +210,8 @@ void RunGemmBf16(const PackedBf16A& A, int64_t N, const float* B, int64_t ldb, f
   if (N == 1) return Column(A, B, ldb, C, ldc, epilogue, normalized, parallel);
   const int64_t panels = (N + kPanelCols - 1) / kPanelCols, blocks = (M + kBf16Rows - 1) / kBf16Rows;
   const int64_t panel_words = pairs * kPanelCols;
-  // Parallel from 256k flops per task, as the float32 GEMM; a smaller product (one Winograd
-  // point of 64 channels) runs on the calling thread, which its caller's loop already splits.
+  // Parallel from 256k flops per task, as the float32 GEMM; a smaller product runs on the
+  // calling thread.
   const int64_t max_tasks =
       parallel ? std::min<int64_t>(kMaxGemmTasks, 2 * M * N * A.depth / kMinParallelGemmTaskFlops) : 1;
   const ScratchBuffer packed_floats(panels * panel_words);  // words, as floats of the same size
