@@ -1,9 +1,8 @@
-// GEMM throughput of symbind's Gemm (ops/kernels/gemm.h) against the machine's peak.
-// Peak assumption, stated in the output: 2 FMA units per core of the kernel's vector width,
-// i.e. per cycle 2 FMAs x 16 float lanes (AVX-512; 8 on AVX2) x 2 flops = 64 (32) flops per
-// core, at the clock /proc/cpuinfo reports (nominal; turbo may exceed it: AMD EPYC Zen 3
-// guests report 2.45 GHz and run 3.2). Shapes: square ones and the convolution GEMMs of ResNet-50
-// (filters x output pixels x C*kh*kw) at batch 1.
+// GEMM throughput of symbind's Gemm (ops/kernels/gemm.h) against the machine's peak: the
+// threads times one CPU's multiply-add rate at the kernel's vector width, measured
+// (bench::FmaRate512 / FmaRate256), not the nominal clock /proc/cpuinfo reports (AMD EPYC
+// guests report 2.1-2.45 GHz and run at 3.2-3.5). Shapes: square ones and the convolution GEMMs
+// of ResNet-50 (filters x output pixels x C*kh*kw) at batch 1.
 // Prints "gemm M N K gflops fraction_of_peak shape" lines; then "packed ..." lines the same for
 // GemmPacked (the convolutions' path: weights packed once, + bias in the store) on 1x1
 // convolutions of few input channels, whose short depth leaves per-tile work dominant.
@@ -58,12 +57,15 @@ int Main(int argc, char** argv) {
   const int threads = argc > 1 ? std::atoi(argv[1]) : 2;
   SetNumThreads(threads);
   const double mhz = CpuMhz();
-  // 2 FMAs a cycle of the kernel's vector width (16 lanes on AVX-512, 8 on AVX2, 4 on SSE) x 2 flops.
-  const int lanes = ActiveIsa() == KernelIsa::kAvx512 ? 16 : ActiveIsa() == KernelIsa::kAvx2 ? 8 : 4;
-  const double peak = threads * mhz * 1e-3 * 4 * lanes;  // GFLOP/s
-  std::printf("gemm_isa %s\ncpu_mhz %.0f\npeak_gflops %.1f (%d cores x %.2f GHz x %d flops/cycle: "
-              "%s, 2 FMA/cycle assumed)\n",
-              GemmIsa(), mhz, peak, threads, mhz * 1e-3, 4 * lanes, GemmIsa());
+  // One CPU's rate at the kernel's vector width (the baseline kernel: the AVX2 rate, an upper
+  // bound), times the threads.
+  const double per_cpu = ActiveIsa() == KernelIsa::kAvx512 ? bench::FmaRate512(0.1)
+                         : __builtin_cpu_supports("fma")   ? bench::FmaRate256(0.1)
+                                                           : 0.0;
+  const double peak = threads * per_cpu;  // GFLOP/s
+  std::printf("gemm_isa %s\ncpu_mhz %.0f (nominal)\npeak_gflops %.1f (%d threads x %.1f GFLOP/s, one CPU's "
+              "measured multiply-add rate)\n",
+              GemmIsa(), mhz, peak, threads, per_cpu);
   struct Case {
     int64_t M, N, K;
     const char* what;
@@ -84,7 +86,7 @@ int Main(int argc, char** argv) {
     auto run = [&] { Gemm(false, false, c.M, c.N, c.K, 1.f, A.data(), c.K, B.data(), c.N, 0.f, C.data(), c.N); };
     const double g = MedianGflops(run, 2.0 * c.M * c.N * c.K);
     std::printf("gemm %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M), static_cast<long long>(c.N),
-                static_cast<long long>(c.K), g, g / peak, c.what);
+                static_cast<long long>(c.K), g, peak > 0 ? g / peak : 0.0, c.what);
   }
   const Case packed_cases[] = {{96, 12544, 16, "mobilenet-v2 1x1 expand, 112x112"},
                                {192, 784, 32, "mobilenet-v2 1x1 expand, 28x28"},
@@ -103,7 +105,7 @@ int Main(int argc, char** argv) {
     auto run = [&] { GemmPacked(packed, c.N, B.data(), c.N, C.data(), c.N, epilogue); };
     const double g = MedianGflops(run, 2.0 * c.M * c.N * c.K);
     std::printf("packed %lld %lld %lld %.1f %.2f %s\n", static_cast<long long>(c.M), static_cast<long long>(c.N),
-                static_cast<long long>(c.K), g, g / peak, c.what);
+                static_cast<long long>(c.K), g, peak > 0 ? g / peak : 0.0, c.what);
   }
   return 0;
 }

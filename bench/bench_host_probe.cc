@@ -23,36 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
 using Clock = std::chrono::steady_clock;
+namespace bench = symbind::bench;
 
-// Independent chains of multiply-adds, enough to fill both FMA pipes, for `seconds`; GFLOP/s.
-#define SYMBIND_FMA_RATE(Name, Target, V, kLanes, Fma, Set)                             \
-  __attribute__((target(Target))) double Name(double seconds) {                         \
-    constexpr int kChains = 12, kBlock = 1 << 16; /* ~0.1 ms between clock reads */   \
-    V acc[kChains];                                                                     \
-    for (int i = 0; i < kChains; ++i) acc[i] = Set(1.0f + static_cast<float>(i));      \
-    const V m = Set(0.9999999f), c = Set(1e-7f);                                        \
-    int64_t steps = 0;                                                                  \
-    const auto start = Clock::now();                                                    \
-    double elapsed = 0;                                                                 \
-    do {                                                                                \
-      for (int r = 0; r < kBlock; ++r)                                                  \
-        for (int i = 0; i < kChains; ++i) acc[i] = Fma(acc[i], m, c);                   \
-      steps += kBlock;                                                                  \
-      elapsed = std::chrono::duration<double>(Clock::now() - start).count();            \
-    } while (elapsed < seconds);                                                        \
-    V total = Set(0.0f);                                                                \
-    for (int i = 0; i < kChains; ++i) total = Fma(acc[i], Set(1.0f), total);            \
-    float lanes[kLanes];                                                                \
-    std::memcpy(lanes, &total, sizeof(lanes));                                          \
-    volatile float sink = lanes[0];                                                     \
-    (void)sink;                                                                         \
-    return static_cast<double>(steps) * kChains * kLanes * 2 / elapsed / 1e9;           \
-  }
-SYMBIND_FMA_RATE(Rate512, "avx512f", __m512, 16, _mm512_fmadd_ps, _mm512_set1_ps)
-SYMBIND_FMA_RATE(Rate256, "avx2,fma", __m256, 8, _mm256_fmadd_ps, _mm256_set1_ps)
-#undef SYMBIND_FMA_RATE
 
 // GB/s reading a buffer of `bytes` this thread wrote, summed in 8 float lanes, for `seconds`.
 double ReadRate(size_t bytes, double seconds) {
@@ -78,7 +54,9 @@ const char* Isa() {
   return nullptr;
 }
 
-double Rate(double seconds) { return std::string(Isa()) == "avx512" ? Rate512(seconds) : Rate256(seconds); }
+double Rate(double seconds) {
+  return std::string(Isa()) == "avx512" ? bench::FmaRate512(seconds) : bench::FmaRate256(seconds);
+}
 
 bool Pin(int cpu) {
   cpu_set_t set;
