@@ -9,7 +9,6 @@
 // Prints one line:
 //   host_probe isa=avx512 fma_gflops_alone=305,309 fma_gflops_together=303,301 read_8mb_gbs_alone=41,40
 //              read_8mb_gbs_together=40,39 round_trip_ns=570
-#include <immintrin.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -17,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <algorithm>
 #include <string>
 #include <thread>
@@ -28,7 +26,6 @@
 namespace {
 using Clock = std::chrono::steady_clock;
 namespace bench = symbind::bench;
-
 
 // GB/s reading a buffer of `bytes` this thread wrote, summed in 8 float lanes, for `seconds`.
 double ReadRate(size_t bytes, double seconds) {

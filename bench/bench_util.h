@@ -1,4 +1,4 @@
-// Shared by the benchmarks: timing helpers.
+// Shared by the benchmarks: timing helpers and this CPU's measured multiply-add rate.
 #pragma once
 #include <immintrin.h>
 #include <time.h>

@@ -39,8 +39,9 @@ struct ConvDims {
 // `residual` (a residual connection's other operand, laid out as y and not overlapping it):
 // y = act((conv(x, w) + bias) + residual), the bits of the convolution, elemwise_add and
 // activation run one after another. `normalized.y`: also that second output of y (see
-// NormalizedOutput). Both are made where the packed GEMM stores its wide tiles, on the other
-// paths in one pass after the convolution; req kWrite.
+// NormalizedOutput). The residual is added where the packed GEMM stores its wide tiles, the
+// second output in a pass over each image after its GEMM; the other paths make both in one pass
+// after the convolution (Bf16ConvForward: both in the bf16 GEMM's store); req kWrite.
 void ConvForward(const float* x, const float* w, const float* bias, float* y, const ConvDims& n,
                  const ConvGeom& g, OpReq req, DerivedWeights* weights = nullptr,
                  const FusedActivation& act = {}, const float* residual = nullptr,
