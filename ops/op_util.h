@@ -52,6 +52,16 @@ inline int UsableThreads() {
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)));
 }
 
+// Runs fn on the calling thread with every ParallelFor inside it serial (UsableThreads() reads 1
+// there): for a task that calls whole-layer kernels on its own part of a job (a band of a fused
+// block), where their own splitting would move the part's data to other threads' caches. Each
+// thread enters an arena of one slot of its own.
+template <typename F>
+void RunSerially(const F& fn) {
+  thread_local tbb::task_arena one_thread(1);
+  one_thread.execute(fn);
+}
+
 // Grain for cheap elementwise loops.
 constexpr int64_t kElementwiseGrain = 1 << 15;
 

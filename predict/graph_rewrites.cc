@@ -8,6 +8,7 @@
 #include <symbind/core/graph.h>
 #include <symbind/core/parsed_param.h>
 #include <symbind/core/param.h>
+#include <symbind/ops/subgraph/fused_quantized_inverted_residual.h>
 
 namespace symbind {
 
@@ -529,6 +530,71 @@ std::vector<std::string> FuseQuantizedActivationsPass(RewriteState* state) {
   return fused;
 }
 
+namespace {
+// A quantized _sg_mkldnn_conv 1x1 expansion, the 3x3 depthwise one reading its three outputs
+// and the 1x1 projection reading the depthwise one's become one
+// _fused_quantized_inverted_residual (the projection's name and outputs), when nothing else reads
+// the first two nodes' outputs, none is a head, and the op runs such blocks in bands on this CPU
+// (FormsQuantizedInvertedResidual). The same levels as the three nodes.
+std::vector<std::string> FuseQuantizedInvertedResidualsPass(RewriteState* state) {
+  const Graph& g = state->graph();
+  const std::vector<int>& uses = state->uses();
+  const std::set<uint32_t>& heads = state->heads();
+  const Op& fused_op = OpRegistry::Global().Get("_fused_quantized_inverted_residual");
+  // Node `from`'s three outputs, each read once, by node `by`'s inputs 0 (the data) and
+  // data_min, data_max, and no head.
+  auto feeds_only = [&](uint32_t from, uint32_t by, size_t data_min) {
+    const auto& reader = g.node(by).inputs;
+    for (uint32_t i = 0; i < 3; ++i) {
+      const uint32_t entry = g.entry_id(from, i);
+      const size_t slot = i == 0 ? 0 : data_min + i - 1;
+      if (slot >= reader.size() || reader[slot].node_id != from || reader[slot].index != i || uses[entry] != 1 ||
+          heads.count(entry))
+        return false;
+    }
+    return true;
+  };
+  auto sg_conv = [&](uint32_t n) -> const subgraph::SgConvParam* {
+    const Node& node = *g.node(n).node;
+    return IsOp(node, "_sg_mkldnn_conv") ? &node.attrs.param<subgraph::SgConvParam>() : nullptr;
+  };
+  std::vector<std::string> fused;
+  for (uint32_t n = 0; n < g.num_nodes(); ++n) {
+    const subgraph::SgConvParam* pp = sg_conv(n);
+    if (!pp || !pp->quantized) continue;
+    const uint32_t d = g.node(n).inputs[0].node_id;
+    const subgraph::SgConvParam* dp = sg_conv(d);
+    if (!dp || !dp->quantized || !feeds_only(d, n, subgraph::SgConvSlots(*pp).data_min)) continue;
+    const uint32_t e = g.node(d).inputs[0].node_id;
+    const subgraph::SgConvParam* ep = sg_conv(e);
+    if (!ep || !ep->quantized || !feeds_only(e, d, subgraph::SgConvSlots(*dp).data_min) ||
+        !subgraph::FormsQuantizedInvertedResidual(*ep, *dp, *pp))
+      continue;
+    const Node& expand = *g.node(e).node;
+    const Node& depthwise = *g.node(d).node;
+    const std::shared_ptr<Node>& project = g.node(n).node;
+    NodeAttrs attrs;
+    attrs.op = &fused_op;
+    attrs.name = project->attrs.name;
+    for (const auto& [part, node] : {std::pair<const char*, const Node*>{"expand", &expand},
+                                     {"depthwise", &depthwise}, {"project", project.get()}})
+      for (const auto& [key, value] : node->attrs.dict) attrs.dict[std::string(part) + ":" + key] = value;
+    fused_op.ParseAttrs(&attrs);
+    // The op's inputs: the expansion's, then the others' but their data and its range.
+    std::vector<NodeEntry> inputs = expand.inputs;
+    for (const auto& [node, slots] : {std::pair<const Node*, subgraph::SgConvSlots>{&depthwise, subgraph::SgConvSlots(*dp)},
+                                      {project.get(), subgraph::SgConvSlots(*pp)}})
+      for (size_t i = 1; i < node->inputs.size(); ++i)
+        if (i != slots.data_min && i != slots.data_min + 1) inputs.push_back(node->inputs[i]);
+    fused.push_back(expand.name());
+    fused.push_back(depthwise.name());
+    project->attrs = std::move(attrs);
+    project->inputs = std::move(inputs);
+  }
+  return fused;
+}
+}  // namespace
+
 const std::vector<GraphPass>& GraphPasses() {
   static const std::vector<GraphPass> passes = {
       {"fold_batch_norm", FoldBatchNormPass},                  // into the Convolution / FullyConnected before it
@@ -536,6 +602,7 @@ const std::vector<GraphPass>& GraphPasses() {
       {"fuse_inverted_residuals", FuseInvertedResidualsPass},  // each inverted residual block as one node
       {"fuse_residual_adds", FuseResidualAddsPass},            // each residual add as the Convolution before it writes
       {"fuse_quantized_activations", FuseQuantizedActivationsPass},  // dequantize, an activation, quantize in one pass
+      {"fuse_quantized_inverted_residuals", FuseQuantizedInvertedResidualsPass},  // int8 blocks as one node each
   };
   return passes;
 }

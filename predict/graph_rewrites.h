@@ -116,7 +116,10 @@ struct GraphPass {
 // fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds,
 // fuse_quantized_activations (int8 graphs: a calibrated quantize_v2 of relu / clip / leaky / prelu of a
 // dequantize as one _fused_quantized_act, and a quantized relu of a quantized BatchNorm as one
-// _fused_quantized_batch_norm_relu, the same levels), in that order.
+// _fused_quantized_batch_norm_relu, the same levels), fuse_quantized_inverted_residuals (int8
+// graphs: a quantized _sg_mkldnn_conv expansion, depthwise layer and projection as one
+// _fused_quantized_inverted_residual, the same levels, where its band path runs on this CPU), in
+// that order.
 const std::vector<GraphPass>& GraphPasses();
 
 // What RunGraphPasses made: the last pass's graph and arrays, and the nodes each pass folded or

@@ -101,8 +101,9 @@ std::set<std::string> DisabledPasses(const PassFlags& flags) {
   std::set<std::string> disabled;
   if (flags.no_fold) disabled.insert("fold_batch_norm");
   if (flags.no_fuse)
-    disabled.insert({"fuse_activations", "fuse_inverted_residuals", "fuse_residual_adds", "fuse_quantized_activations"});
-  if (flags.no_fuse_blocks) disabled.insert("fuse_inverted_residuals");
+    disabled.insert({"fuse_activations", "fuse_inverted_residuals", "fuse_residual_adds", "fuse_quantized_activations",
+                     "fuse_quantized_inverted_residuals"});
+  if (flags.no_fuse_blocks) disabled.insert({"fuse_inverted_residuals", "fuse_quantized_inverted_residuals"});
   if (flags.no_fuse_residuals) disabled.insert("fuse_residual_adds");
   return disabled;
 }

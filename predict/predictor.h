@@ -52,7 +52,8 @@ struct PredictorOptions {
   // Graph passes not to run, by name (GraphPasses in graph_rewrites.h lists them, in the order
   // the predictor runs the others): "fold_batch_norm" (results match the unfolded graph to float
   // rounding, about 1e-6 relative), "fuse_activations", "fuse_inverted_residuals",
-  // "fuse_residual_adds", "fuse_quantized_activations" (bit-identical results). A name that is no
+  // "fuse_residual_adds", "fuse_quantized_activations", "fuse_quantized_inverted_residuals"
+  // (bit-identical results). A name that is no
   // pass is an Error at bind.
   std::set<std::string> disabled_passes;
   // kBfloat16: convolutions (ungrouped) and FullyConnected layers multiply bfloat16-rounded

@@ -1251,7 +1251,7 @@ std::vector<ErrorCase> Cases() {
     PredictorOptions options;
     options.disabled_passes = {"fold_bn"};
     Predictor(Var("data"), {}, {}, {{"data", TShape({1})}}, options);
-  }, "Error", "no graph pass named 'fold_bn'; the passes: fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds, fuse_quantized_activations");
+  }, "Error", "no graph pass named 'fold_bn'; the passes: fold_batch_norm, fuse_activations, fuse_inverted_residuals, fuse_residual_adds, fuse_quantized_activations, fuse_quantized_inverted_residuals");
   // One rule for a .params file's keys, from a file or from the C predict API's buffer.
   auto create_with_params = [lenet](const std::vector<std::string>& names) {
     static std::string json, params;

@@ -633,7 +633,8 @@ TEST_CASE("Graph passes: one list in a declared order, disabled by name, an unkn
   std::vector<std::string> names;
   for (const GraphPass& pass : GraphPasses()) names.push_back(pass.name);
   CHECK(names == std::vector<std::string>{"fold_batch_norm", "fuse_activations", "fuse_inverted_residuals",
-                                          "fuse_residual_adds", "fuse_quantized_activations"});
+                                          "fuse_residual_adds", "fuse_quantized_activations",
+                                          "fuse_quantized_inverted_residuals"});
   Symbol data = Symbol::Variable("data");
   Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("num_filter", 4).SetInput("data", data)
                     .CreateSymbol("conv");
@@ -661,7 +662,7 @@ TEST_CASE("Graph passes: one list in a declared order, disabled by name, an unkn
   CHECK(DisabledPasses({true, false, false, false}) == std::set<std::string>{"fold_batch_norm"});
   CHECK(DisabledPasses({false, true, false, false}) ==
         std::set<std::string>{"fuse_activations", "fuse_inverted_residuals", "fuse_residual_adds",
-                              "fuse_quantized_activations"});
+                              "fuse_quantized_activations", "fuse_quantized_inverted_residuals"});
   CHECK(DisabledPasses({false, false, true, true}) ==
-        std::set<std::string>{"fuse_inverted_residuals", "fuse_residual_adds"});
+        std::set<std::string>{"fuse_inverted_residuals", "fuse_residual_adds", "fuse_quantized_inverted_residuals"});
 }

@@ -320,7 +320,7 @@ void AddRunCommand(CLI::App& app) {
                 "(or, in int8 graphs, into the quantize after it), every residual add as its own node, and every "
                 "convolution of an inverted residual block as its own node");
   sub->add_flag("--no-fuse-blocks", a->no_fuse_blocks,
-                "run the convolutions of each inverted residual block (MobileNet v2's) as their own nodes");
+                "run the convolutions of each inverted residual block (MobileNet v2's, float32 or int8) as their own nodes");
   sub->add_flag("--no-fuse-residuals", a->no_fuse_residuals,
                 "run each residual add (and the activation after it) as its own node instead of in the convolution before it");
   sub->add_option("--threads", a->threads, "threads to use (default: all cores; at most 4x the hardware threads)");

@@ -35,6 +35,23 @@ void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t bat
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
                        const conv::ConvGeom& g, const Int8Levels* levels = nullptr);
 
+// A band of a 3x3 depthwise layer's output rows (stride 1 or 2, undilated) from the input rows
+// it reads, held apart from the image: `held` rows of `width` per channel, the first of them
+// `top` rows below the top of the band's padded window (the image's zero padding above the
+// image's first row, else 0); rows past the held ones read as zeros (the padding below the
+// image). `rows` output rows of `out_width`; `pad`: the columns' zero padding.
+struct DepthwiseBand {
+  int64_t held, width, top, pad, stride, rows, out_width;
+};
+// The band's output as levels, channel c of x at x + c * x_plane and its levels at row c of
+// `levels` (bias[c], scale[c], out + c * ld_out; no sum input), on the calling thread (a part
+// of the caller's task). The levels DepthwiseConvInt8 gives those rows. false, computing
+// nothing, where its kernel does not run (a CPU without AVX512-VNNI and VBMI).
+bool DepthwiseBand3x3Int8(const uint8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                          const DepthwiseBand& band, const Int8Levels& levels);
+bool DepthwiseBand3x3Int8(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                          const DepthwiseBand& band, const Int8Levels& levels);
+
 // One filter per channel over 2-D planes: DepthwiseConvInt8's layers.
 inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
   return groups > 1 && groups == in_c && groups == out_c && g.is_planar();

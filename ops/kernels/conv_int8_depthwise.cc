@@ -148,7 +148,7 @@ __attribute__((target("avx512f"))) void FloatsToInt32Avx512(const float* src, in
 template <typename T, int64_t kSh>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void Plane3x3Vnni(
     const T* image, const int8_t* filter, const PlaneGeom& geom, const uint8_t (&gather)[64], const Int8Levels* levels,
-    int32_t* sums) {
+    int32_t* sums, int64_t oy_begin, int64_t oy_end) {
   constexpr bool kSigned = std::is_same_v<T, int8_t>;
   constexpr int64_t kLanes = 16;
   // Copies the output's stores cannot alias, so they stay in registers.
@@ -168,8 +168,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   // Two output rows at a time: their input rows (3 + kSh) are loaded and gathered once, and the
   // two rows' sums are independent chains.
   const __m512i none = _mm512_setzero_si512();
-  for (int64_t oy = 0; oy < g.OH; oy += 2) {
-    const bool pair = oy + 1 < g.OH;
+  for (int64_t oy = oy_begin; oy < oy_end; oy += 2) {
+    const bool pair = oy + 1 < oy_end;
     const int64_t iy0 = oy * kSh - g.ph;
     auto inside_rows = [&](int64_t first) {
       int32_t offset = 0;
@@ -215,6 +215,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
 
 SYMBIND_AVX512_INTRINSICS_END
 
+// Plane3x3Vnni's vpermb index: byte j of lane i is input column i * sw + j of a loaded window
+// (j = 3 meets the zero tap).
+void Gather3x3(int64_t sw, uint8_t (&gather)[64]) {
+  for (int64_t i = 0; i < 16; ++i)
+    for (int64_t j = 0; j < 4; ++j) gather[4 * i + j] = static_cast<uint8_t>(std::min<int64_t>(i * sw + j, 63));
+}
+
 // Plane3x3Vnni over every plane where it applies (3x3, undilated, strides up to 2, a CPU with
 // VNNI and VBMI).
 template <typename T>
@@ -225,10 +232,8 @@ bool Depthwise3x3Vnni(const T* x, const int8_t* w, int32_t* y, int64_t batch, in
     return false;
   const PlaneGeom g{cg.in[1], cg.in[2], cg.out[1], cg.out[2], 3, 3, cg.s[1], cg.s[2], cg.p[1], cg.p[2], 1, 1};
   const int64_t pixels = g.OH * g.OW;
-  // Byte j of lane i: input column i * sw + j of a loaded window (j = 3 meets the zero tap).
   uint8_t gather[64];
-  for (int64_t i = 0; i < 16; ++i)
-    for (int64_t j = 0; j < 4; ++j) gather[4 * i + j] = static_cast<uint8_t>(std::min<int64_t>(i * g.sw + j, 63));
+  Gather3x3(g.sw, gather);
   ParallelFor(batch * channels, GrainFor(pixels * 9, int64_t{1} << 17), [&](int64_t p0, int64_t p1) {
     for (int64_t plane = p0; plane < p1; ++plane) {
       Int8Levels at;
@@ -236,8 +241,8 @@ bool Depthwise3x3Vnni(const T* x, const int8_t* w, int32_t* y, int64_t batch, in
       const T* image = x + plane * g.H * g.W;
       const int8_t* filter = w + (plane % channels) * 9;
       const Int8Levels* plane_levels = levels ? &at : nullptr;
-      if (g.sh == 1) Plane3x3Vnni<T, 1>(image, filter, g, gather, plane_levels, y + plane * pixels);
-      else Plane3x3Vnni<T, 2>(image, filter, g, gather, plane_levels, y + plane * pixels);
+      if (g.sh == 1) Plane3x3Vnni<T, 1>(image, filter, g, gather, plane_levels, y + plane * pixels, 0, g.OH);
+      else Plane3x3Vnni<T, 2>(image, filter, g, gather, plane_levels, y + plane * pixels, 0, g.OH);
     }
   });
   return true;
@@ -334,6 +339,36 @@ void DepthwiseConvInt8(const int8_t* x, const int8_t* w, int32_t* y, int64_t bat
 void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t channels,
                        const conv::ConvGeom& g, const Int8Levels* levels) {
   DepthwiseOf(x, w, y, batch, channels, g, levels);
+}
+
+namespace {
+template <typename T>
+bool DepthwiseBandOf(const T* x, int64_t x_plane, const int8_t* w, int64_t channels, const DepthwiseBand& b,
+                     const Int8Levels& levels) {
+  if (!ActiveVnniVbmi() || b.stride < 1 || b.stride > 2 || b.top < 0 || b.pad < 0 || b.rows <= 0) return false;
+  const PlaneGeom g{b.held, b.width, b.rows, b.out_width, 3, 3, b.stride, b.stride, b.top, b.pad, 1, 1};
+  uint8_t gather[64];
+  Gather3x3(g.sw, gather);
+  for (int64_t c = 0; c < channels; ++c) {
+    Int8Levels at = levels;
+    at.bias += c;
+    at.scale += c;
+    at.out = static_cast<uint8_t*>(at.out) + c * levels.ld_out;
+    if (g.sh == 1) Plane3x3Vnni<T, 1>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr, 0, g.OH);
+    else Plane3x3Vnni<T, 2>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr, 0, g.OH);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool DepthwiseBand3x3Int8(const uint8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                          const DepthwiseBand& band, const Int8Levels& levels) {
+  return DepthwiseBandOf(x, x_plane, w, channels, band, levels);
+}
+bool DepthwiseBand3x3Int8(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                          const DepthwiseBand& band, const Int8Levels& levels) {
+  return DepthwiseBandOf(x, x_plane, w, channels, band, levels);
 }
 
 }  // namespace quant

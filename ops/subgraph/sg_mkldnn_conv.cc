@@ -1,117 +1,88 @@
 // _sg_mkldnn_conv: MXNet 1.9.1's oneDNN fused convolution (Convolution, then optionally
 // BatchNorm, an activation, a sum with another tensor and an activation after the sum), in float
 // or quantized, as its symbol files hold it (docs/quantization.md).
+#include <symbind/ops/subgraph/sg_mkldnn_conv.h>
+
 #include <symbind/ops/kernels/conv_int8.h>
-#include <symbind/ops/nn/convolution_param.h>
-#include <symbind/ops/subgraph/sg_mkldnn_common.h>
 
 namespace symbind {
 namespace subgraph {
+
+SgConvParam SgConvParam::Parse(const KwArgs& kwargs) {
+  SgConvParam p = Parameter<SgConvParam>::Parse(
+      FlagsOf(kwargs, {{"with_relu", "with_act"}, {"with_postsum_relu", "with_postsum_act"}}));
+  const InnerGraph g = ParseInnerGraph(kwargs, "_sg_mkldnn_conv");
+  const InnerNode* c = g.Find({"Convolution"});
+  if (!c) throw ParamError("_sg_mkldnn_conv: the nested graph has no Convolution");
+  p.conv = c->attrs;
+  p.conv_bias = !p.conv.param<ConvolutionParam>().no_bias;
+  if (p.conv.param<ConvolutionParam>().kernel.ndim() != 2)
+    throw ParamError("_sg_mkldnn_conv: only 2-D convolutions are supported here");
+  const InnerNode* bn = g.Find({"BatchNorm"});
+  if (p.with_bn != (bn != nullptr))
+    throw ParamError(std::string("_sg_mkldnn_conv: with_bn is ") + (p.with_bn ? "true" : "false") +
+                     " but the nested graph " + (bn ? "has" : "has no") + " BatchNorm");
+  if (bn) {
+    p.bn_eps = ParsedParam<double>(bn->attrs, "eps");
+    p.fix_gamma = ParsedParam<bool>(bn->attrs, "fix_gamma");
+  }
+  if (p.with_bn || p.conv_bias) {  // the folded or given bias
+    p.conv.dict["no_bias"] = "False";
+    p.conv.op->ParseAttrs(&p.conv);
+  }
+  const InnerNode* sum = g.Find({"elemwise_add", "_plus", "_Plus", "add_n", "_add"});
+  if (p.with_sum != (sum != nullptr))
+    throw ParamError(std::string("_sg_mkldnn_conv: with_sum is ") + (p.with_sum ? "true" : "false") +
+                     " but the nested graph " + (sum ? "has" : "has no") + " sum");
+  for (const InnerNode& n : g.nodes) {
+    if (&n == c || &n == bn || &n == sum) continue;
+    const bool after_sum = sum && g.Producer(n) == sum;
+    (after_sum ? p.postsum_act : p.act) = PostOp::FromNode(n);
+  }
+  if (p.with_act != bool(p.act) || p.with_postsum_act != bool(p.postsum_act))
+    throw ParamError("_sg_mkldnn_conv: with_act / with_postsum_act do not match the activations of the nested graph");
+  return p;
+}
+
+SgConvSlots::SgConvSlots(const SgConvParam& p) {
+  names = {"data", "weight"};
+  if (p.conv_bias) names.push_back("bias");
+  if (p.with_bn) {
+    gamma = names.size();
+    names.insert(names.end(), {"gamma", "beta"});
+  }
+  if (p.with_sum) {
+    sum = names.size();
+    names.push_back("sum");
+  }
+  if (p.quantized) {
+    data_min = names.size();
+    names.insert(names.end(), {"data_min", "data_max"});
+    if (p.with_sum) {
+      sum_min = names.size();
+      names.insert(names.end(), {"sum_min", "sum_max"});
+    }
+  }
+  bias = p.conv_bias ? 2 : 0;
+  mean = names.size();
+  if (p.with_bn) aux = {"mean", "var"};
+  count = names.size() + aux.size();
+}
+
+std::vector<size_t> SgConvSlots::FileOrder(const SgConvParam& p) const {
+  std::vector<size_t> order(count);
+  for (size_t k = 0; k < count; ++k) order[k] = k;
+  if (!p.with_bn) return order;
+  for (size_t k = gamma + 2; k < mean; ++k) order[k] = k + 2;  // after mean and var in MXNet's list
+  order[mean] = gamma + 2;
+  order[mean + 1] = gamma + 3;
+  return order;
+}
+
 namespace {
 
 using conv::ConvolutionParam;
-
-struct SgConvParam : quant::CalibRangeFields, Parameter<SgConvParam> {
-  bool with_bn, with_act, with_sum, with_postsum_act, quantized;
-  // From the nested graph:
-  NodeAttrs conv;        // the Convolution, with a bias whenever BatchNorm folds into it
-  bool conv_bias = false;  // the graph gives the Convolution a bias input
-  double bn_eps = 0;
-  bool fix_gamma = false;
-  PostOp act, postsum_act;
-
-  static void Declare(ParamDeclarer<SgConvParam>& d) {
-    d.field("with_bn", &SgConvParam::with_bn).set_default(false).describe("A BatchNorm follows the convolution.");
-    d.field("with_act", &SgConvParam::with_act).set_default(false)
-        .describe("An activation follows (the BatchNorm or) the convolution, before any sum.");
-    d.field("with_sum", &SgConvParam::with_sum).set_default(false).describe("Input 'sum' is added to the result.");
-    d.field("with_postsum_act", &SgConvParam::with_postsum_act).set_default(false)
-        .describe("An activation follows the sum.");
-    d.field("quantized", &SgConvParam::quantized).set_default(false)
-        .describe("int8/uint8 data; the float weights are quantized per output channel.");
-    quant::DeclareCalibRange(d, "give the quantized output int8 or uint8 levels of that range (else int32 sums)");
-  }
-
-  static SgConvParam Parse(const KwArgs& kwargs) {
-    SgConvParam p = Parameter<SgConvParam>::Parse(
-        FlagsOf(kwargs, {{"with_relu", "with_act"}, {"with_postsum_relu", "with_postsum_act"}}));
-    const InnerGraph g = ParseInnerGraph(kwargs, "_sg_mkldnn_conv");
-    const InnerNode* c = g.Find({"Convolution"});
-    if (!c) throw ParamError("_sg_mkldnn_conv: the nested graph has no Convolution");
-    p.conv = c->attrs;
-    p.conv_bias = !p.conv.param<ConvolutionParam>().no_bias;
-    if (p.conv.param<ConvolutionParam>().kernel.ndim() != 2)
-      throw ParamError("_sg_mkldnn_conv: only 2-D convolutions are supported here");
-    const InnerNode* bn = g.Find({"BatchNorm"});
-    if (p.with_bn != (bn != nullptr))
-      throw ParamError(std::string("_sg_mkldnn_conv: with_bn is ") + (p.with_bn ? "true" : "false") +
-                       " but the nested graph " + (bn ? "has" : "has no") + " BatchNorm");
-    if (bn) {
-      p.bn_eps = ParsedParam<double>(bn->attrs, "eps");
-      p.fix_gamma = ParsedParam<bool>(bn->attrs, "fix_gamma");
-    }
-    if (p.with_bn || p.conv_bias) {  // the folded or given bias
-      p.conv.dict["no_bias"] = "False";
-      p.conv.op->ParseAttrs(&p.conv);
-    }
-    const InnerNode* sum = g.Find({"elemwise_add", "_plus", "_Plus", "add_n", "_add"});
-    if (p.with_sum != (sum != nullptr))
-      throw ParamError(std::string("_sg_mkldnn_conv: with_sum is ") + (p.with_sum ? "true" : "false") +
-                       " but the nested graph " + (sum ? "has" : "has no") + " sum");
-    for (const InnerNode& n : g.nodes) {
-      if (&n == c || &n == bn || &n == sum) continue;
-      const bool after_sum = sum && g.Producer(n) == sum;
-      (after_sum ? p.postsum_act : p.act) = PostOp::FromNode(n);
-    }
-    if (p.with_act != bool(p.act) || p.with_postsum_act != bool(p.postsum_act))
-      throw ParamError("_sg_mkldnn_conv: with_act / with_postsum_act do not match the activations of the nested graph");
-    return p;
-  }
-
-  // oneDNN's output type: uint8 when the last activation never gives negative values.
-  bool uint8_output() const { return with_sum ? postsum_act.NonNegative() : act.NonNegative(); }
-};
-
-// Input positions, ours: data, weight, [bias], [gamma, beta], [sum], [data_min, data_max],
-// [sum_min, sum_max], then the aux states [mean, var]. MXNet lists mean and var after beta.
-struct Slots {
-  size_t bias = 0, gamma = 0, sum = 0, data_min = 0, sum_min = 0, mean = 0, count = 0;
-  std::vector<std::string> names, aux;
-  explicit Slots(const SgConvParam& p) {
-    names = {"data", "weight"};
-    if (p.conv_bias) names.push_back("bias");
-    if (p.with_bn) {
-      gamma = names.size();
-      names.insert(names.end(), {"gamma", "beta"});
-    }
-    if (p.with_sum) {
-      sum = names.size();
-      names.push_back("sum");
-    }
-    if (p.quantized) {
-      data_min = names.size();
-      names.insert(names.end(), {"data_min", "data_max"});
-      if (p.with_sum) {
-        sum_min = names.size();
-        names.insert(names.end(), {"sum_min", "sum_max"});
-      }
-    }
-    bias = p.conv_bias ? 2 : 0;
-    mean = names.size();
-    if (p.with_bn) aux = {"mean", "var"};
-    count = names.size() + aux.size();
-  }
-  // MXNet's position of each of our inputs.
-  std::vector<size_t> FileOrder(const SgConvParam& p) const {
-    std::vector<size_t> order(count);
-    for (size_t k = 0; k < count; ++k) order[k] = k;
-    if (!p.with_bn) return order;
-    for (size_t k = gamma + 2; k < mean; ++k) order[k] = k + 2;  // after mean and var in MXNet's list
-    order[mean] = gamma + 2;
-    order[mean + 1] = gamma + 3;
-    return order;
-  }
-};
+using Slots = SgConvSlots;
 
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const auto& p = attrs.param<SgConvParam>();
@@ -215,36 +186,82 @@ void ForwardFloat(const OpContext& ctx, const SgConvParam& p, const Slots& s, co
   });
 }
 
+// The node's derived weights on `forms` for data of `data` (made again only when the weight
+// arrays or the data's scale changed; with `keep_packed`, its packed filters too).
+void DeriveQuantized(SgWeightsState& forms, bool current, bool keep_packed, const SgConvParam& p, const Slots& s,
+                     const std::vector<NDArray>& in, const QuantizedConvInput& data, float data_scale,
+                     const conv::ConvGeom& g) {
+  if (current) return;
+  const auto& cp = p.conv.param<ConvolutionParam>();
+  const int64_t channels = in[1].shape()[0];
+  NDArray w, b;
+  FoldedWeights(p, s, in, &w, &b);
+  const int64_t per = w.Size() / channels;
+  const bool has_bias = p.with_bn || p.conv_bias;
+  forms.scales = WeightScales(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, data_scale, p.calibrated());
+  forms.w8.resize(static_cast<size_t>(w.Size()));
+  forms.b32.resize(static_cast<size_t>(channels));
+  QuantizeWeights(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, forms.scales, data_scale,
+                  forms.w8.data(), forms.b32.data());
+  const auto [w_lo, w_hi] = quant::MinMax(w.fdata(), w.Size());
+  forms.weight_range = quant::MaxAbs(w_lo, w_hi);
+  forms.packed.clear();
+  if (keep_packed && quant::ConvInt8UsesGemm(data.shape[1], cp.num_filter, cp.num_group, g))
+    forms.packed = quant::PackConvInt8Weights(forms.w8.data(), data.shape[1], cp.num_filter, cp.num_group, g);
+}
+
+// The calibrated output's scale and, for the common forms, its levels as the kernels make them.
+struct CalibratedLevels {
+  DType type;
+  float out_scale, sum_scale;
+  PostOp act;       // the activation on the scaled value (a clip without a sum left to the saturation)
+  bool in_kernel;   // the kernels make the levels (plain activation and sum)
+};
+CalibratedLevels Calibrated(const SgConvParam& p, float sum_in_scale) {
+  CalibratedLevels c;
+  // Levels of the calibrated output range: oneDNN's output scales per channel, then the post-ops
+  // on the scaled value (a clip without a sum is left to the output type's saturation, as
+  // MXNet removes that post-op), then saturate and round.
+  c.type = p.uint8_output() ? DType::kUint8 : DType::kInt8;
+  c.out_scale = quant::QuantizeScale(c.type, *p.min_calib_range, *p.max_calib_range);
+  c.sum_scale = p.with_sum ? c.out_scale / sum_in_scale : 0.0f;
+  c.act = p.act;
+  if (c.act.kind == PostOp::kClip) {
+    if (p.with_sum) {
+      c.act.alpha *= c.out_scale;
+      c.act.beta *= c.out_scale;
+    } else {
+      c.act.kind = PostOp::kNone;
+    }
+  }
+  // The common forms requantize each block of sums as the GEMM finishes it, with the same bits
+  // as ForwardQuantized's loop: SaturateRound((sums + b32_c) * requant_c), plus sum_scale * sum
+  // with a sum (ResNet's blocks). An activation that is relu into uint8 (or a relu after the
+  // sum, whose output is uint8) is the saturation at 0.
+  const bool saturates = c.type == DType::kUint8;
+  const bool plain_act = c.act.kind == PostOp::kNone || (c.act.kind == PostOp::kRelu && saturates && !p.with_sum);
+  const bool plain_sum = !p.with_sum || !p.postsum_act || (p.postsum_act.kind == PostOp::kRelu && saturates);
+  c.in_kernel = plain_act && plain_sum;
+  return c;
+}
+
 void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
                       const std::vector<NDArray>& out) {
   const auto& cp = p.conv.param<ConvolutionParam>();
   const NDArray& x = in[0];
-  const float d_min = quant::RangeValue(in[s.data_min]), d_max = quant::RangeValue(in[s.data_min + 1]);
+  const QuantizedConvInput data{x.shape(), x.dtype(), quant::RangeValue(in[s.data_min]),
+                                quant::RangeValue(in[s.data_min + 1])};
   // uint8 data may carry a symmetric range (a relu output calibrated for int8): as in MXNet, its
   // scale is 255.5 over the larger magnitude.
-  const float data_scale = quant::QuantizeScale(x.dtype(), d_min, d_max);
+  const float data_scale = quant::QuantizeScale(x.dtype(), data.min, data.max);
   const TShape& d = x.shape();
   const conv::ConvGeom g = conv::MakeGeom(d, out[0].shape(), cp.kernel, cp.stride, cp.dilate, cp.pad);
   SgWeightsState* state = NodeSgWeights(ctx);
   std::optional<SgWeightsState> local;  // a call without node state derives for itself
   SgWeightsState& forms = state ? *state : local.emplace();
   const int64_t channels = in[1].shape()[0];
-  if (!state || !state->Current(WeightSources(p, s, in), data_scale)) {
-    NDArray w, b;
-    FoldedWeights(p, s, in, &w, &b);
-    const int64_t per = w.Size() / channels;
-    const bool has_bias = p.with_bn || p.conv_bias;
-    forms.scales = WeightScales(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, data_scale, p.calibrated());
-    forms.w8.resize(static_cast<size_t>(w.Size()));
-    forms.b32.resize(static_cast<size_t>(channels));
-    QuantizeWeights(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, forms.scales, data_scale,
-                    forms.w8.data(), forms.b32.data());
-    const auto [w_lo, w_hi] = quant::MinMax(w.fdata(), w.Size());
-    forms.weight_range = quant::MaxAbs(w_lo, w_hi);
-    forms.packed.clear();
-    if (state && quant::ConvInt8UsesGemm(d[1], cp.num_filter, cp.num_group, g))
-      forms.packed = quant::PackConvInt8Weights(forms.w8.data(), d[1], cp.num_filter, cp.num_group, g);
-  }
+  DeriveQuantized(forms, state && state->Current(WeightSources(p, s, in), data_scale), state != nullptr, p, s, in,
+                  data, data_scale, g);
   const std::vector<float>& scales = forms.scales;
   const std::vector<int32_t>& b32 = forms.b32;
 
@@ -269,32 +286,14 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
   };
 
   if (p.calibrated()) {
-    // Levels of the calibrated output range: oneDNN's output scales per channel, then the post-ops
-    // on the scaled value (a clip without a sum is left to the output type's saturation, as
-    // MXNet removes that post-op), then saturate and round.
-    const DType type = p.uint8_output() ? DType::kUint8 : DType::kInt8;
-    const float out_scale = quant::QuantizeScale(type, *p.min_calib_range, *p.max_calib_range);
-    const float sum_scale = p.with_sum ? out_scale / sum_in_scale : 0.0f;
-    PostOp act = p.act;
-    if (act.kind == PostOp::kClip) {
-      if (p.with_sum) {
-        act.alpha *= out_scale;
-        act.beta *= out_scale;
-      } else {
-        act.kind = PostOp::kNone;
-      }
-    }
-    // The common forms requantize each block of sums as the GEMM finishes it, with the same bits
-    // as the loop below: SaturateRound((sums + b32_c) * requant_c), plus sum_scale * sum with a
-    // sum (ResNet's blocks). An activation that is relu into uint8 (or a relu after the sum,
-    // whose output is uint8) is the saturation at 0.
-    const bool saturates = type == DType::kUint8;
-    const bool plain_act = act.kind == PostOp::kNone || (act.kind == PostOp::kRelu && saturates && !p.with_sum);
-    const bool plain_sum = !p.with_sum || !p.postsum_act || (p.postsum_act.kind == PostOp::kRelu && saturates);
-    if (plain_act && plain_sum) {
+    const CalibratedLevels c = Calibrated(p, sum_in_scale);
+    const DType type = c.type;
+    const float out_scale = c.out_scale, sum_scale = c.sum_scale;
+    const PostOp& act = c.act;
+    if (c.in_kernel) {
       std::vector<float> requant(static_cast<size_t>(channels));
-      for (int64_t c = 0; c < channels; ++c)
-        requant[static_cast<size_t>(c)] = out_scale / data_scale / scales[static_cast<size_t>(c)];
+      for (int64_t ch = 0; ch < channels; ++ch)
+        requant[static_cast<size_t>(ch)] = out_scale / data_scale / scales[static_cast<size_t>(ch)];
       quant::Int8Levels levels;
       levels.bias = b32.data();
       levels.scale = requant.data();
@@ -350,10 +349,40 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
       }
     }
   });
-  const float range = quant::ProductRange(forms.weight_range, quant::MaxAbs(d_min, d_max), x.dtype() == DType::kUint8);
+  const float range = quant::ProductRange(forms.weight_range, quant::MaxAbs(data.min, data.max), x.dtype() == DType::kUint8);
   quant::SetRange(out[1], out[2], -range, range);
 }
 
+}  // namespace
+
+std::optional<SgConvLevels> QuantizedSgConvLevels(const NodeAttrs& attrs, SgWeightsState* state,
+                                                  const std::vector<NDArray>& in, const QuantizedConvInput& data,
+                                                  const QuantizedConvInput* sum, const TShape& out_shape) {
+  const auto& p = attrs.param<SgConvParam>();
+  if (!p.quantized || !p.calibrated() || p.with_sum != (sum != nullptr)) return std::nullopt;
+  const Slots s(p);
+  const CalibratedLevels c = Calibrated(p, sum ? quant::QuantizeScale(sum->type, sum->min, sum->max) : 0.0f);
+  if (!c.in_kernel) return std::nullopt;
+  const auto& cp = p.conv.param<ConvolutionParam>();
+  const float data_scale = quant::QuantizeScale(data.type, data.min, data.max);
+  SgConvLevels l;
+  l.geom = conv::MakeGeom(data.shape, out_shape, cp.kernel, cp.stride, cp.dilate, cp.pad);
+  DeriveQuantized(*state, state->Current(WeightSources(p, s, in), data_scale), true, p, s, in, data, data_scale,
+                  l.geom);
+  l.forms = state;
+  l.requant.resize(state->scales.size());
+  for (size_t ch = 0; ch < l.requant.size(); ++ch) l.requant[ch] = c.out_scale / data_scale / state->scales[ch];
+  l.common.bias = state->b32.data();
+  l.common.out_unsigned = c.type == DType::kUint8;
+  if (sum) {
+    l.common.sum_unsigned = sum->type == DType::kUint8;
+    l.common.sum_scale = c.sum_scale;
+  }
+  l.out_type = c.type;
+  return l;
+}
+
+namespace {
 void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<SgConvParam>();

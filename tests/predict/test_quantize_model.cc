@@ -7,12 +7,16 @@
 #include <iostream>
 
 #include <catch2/catch.hpp>
+#include <tbb/global_control.h>
 
 #include <symbind/core/error.h>
 #include <symbind/core/graph.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/symbol_json.h>
 #include <symbind/io/mnist.h>
+#include <symbind/ops/kernels/conv.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/predict/graph_rewrites.h>
 #include <symbind/predict/predictor.h>
 #include <symbind/predict/quantize.h>
 
@@ -413,21 +417,22 @@ TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", 
 }
 
 namespace {
-// The quantized model's first output on `data` with the Predictor's fuse_quantized_activations
-// pass and without it: the same bits. Returns the nodes the pass fused away.
-std::vector<std::string> FusedAndPlainAgree(const QuantizedModel& q, const TShape& shape, const NDArray& data) {
+// The quantized model's first output on `data` with the Predictor's graph pass `pass` and
+// without it: the same bits. Returns the nodes the pass fused away.
+std::vector<std::string> FusedAndPlainAgree(const QuantizedModel& q, const TShape& shape, const NDArray& data,
+                                            const std::string& pass = "fuse_quantized_activations") {
   Predictor fused(q.symbol, q.args, q.aux, {{"data", shape}});
   PredictorOptions plain_options;
-  plain_options.disabled_passes = {"fuse_quantized_activations"};
+  plain_options.disabled_passes = {pass};
   Predictor plain(q.symbol, q.args, q.aux, {{"data", shape}}, plain_options);
-  CHECK(plain.rewritten("fuse_quantized_activations").empty());
+  CHECK(plain.rewritten(pass).empty());
   for (Predictor* p : {&fused, &plain}) {
     p->SetInput("data", data);
     p->Forward();
   }
   REQUIRE(fused.Outputs()[0].shape() == plain.Outputs()[0].shape());
   CHECK(std::memcmp(fused.Outputs()[0].raw_data(), plain.Outputs()[0].raw_data(), plain.Outputs()[0].bytes()) == 0);
-  return fused.rewritten("fuse_quantized_activations");
+  return fused.rewritten(pass);
 }
 }  // namespace
 
@@ -489,6 +494,86 @@ TEST_CASE("quantize: a quantized BatchNorm and the relu after it run as one fuse
   REQUIRE(v.op.at("quantized_bn") == "_contrib_quantized_batch_norm");
   const std::vector<std::string> rewritten = FusedAndPlainAgree(q, shape, symbind::test::RandomArray(shape, 42));
   CHECK(std::count(rewritten.begin(), rewritten.end(), "quantized_bn") == 1);
+}
+
+namespace {
+// Whether fuse_quantized_inverted_residuals fuses blocks here (FormsQuantizedInvertedResidual).
+bool BandPathRuns() { return ActiveVnniVbmi() && conv::FastPathsEnabled(); }
+
+// The graph with its blocks fused and without give the same bits on 1 and 2 threads; `blocks`
+// are fused where the band path runs (their expansion and depthwise nodes folded away).
+void FusedBlocksAgree(const QuantizedModel& q, const TShape& shape, uint64_t seed, size_t blocks) {
+  for (int threads : {1, 2}) {
+    INFO(threads << " threads");
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const std::vector<std::string> rewritten =
+        FusedAndPlainAgree(q, shape, symbind::test::RandomArray(shape, seed), "fuse_quantized_inverted_residuals");
+    CHECK(rewritten.size() == (BandPathRuns() ? blocks * 2 : 0u));
+  }
+}
+}  // namespace
+
+// MobileNet v2's inverted residual blocks in MXNet's oneDNN int8 form: a 1x1 expansion, a 3x3
+// depthwise layer and a 1x1 projection, each a quantized _sg_mkldnn_conv (the block's input as
+// the projection's sum where the block adds it). The Predictor's fuse_quantized_inverted_residuals
+// pass runs each block as one node, a band of rows at a time, on CPUs with AVX512-VNNI and VBMI
+// (elsewhere it leaves the graph as it is): the same bits with it as without it, for any number
+// of threads, at odd sizes, with stride 2 and without the sum.
+TEST_CASE("quantize: int8 inverted residual blocks run as one node each, the same bits", "[quantize]") {
+  Symbol x = Symbol::Variable("data");
+  auto relu6 = [](const Symbol& s, const std::string& name) {
+    return OpBuilder("clip").SetParam("a_min", 0).SetParam("a_max", 6).SetInput("data", s).CreateSymbol(name);
+  };
+  // Block `name`: c channels in, `hidden` expanded, `out` out; the sum when it keeps the shape.
+  auto block = [&](const Symbol& in, int c, int hidden, int out, int stride, const std::string& name) {
+    Symbol e = relu6(Conv(in, hidden, name + "_expand", "(1,1)", "(0,0)"), name + "_relu6_a");
+    Symbol d = relu6(OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)")
+                         .SetParam("stride", stride == 1 ? "(1,1)" : "(2,2)").SetParam("num_filter", hidden)
+                         .SetParam("num_group", hidden).SetInput("data", e).CreateSymbol(name + "_depthwise"),
+                     name + "_relu6_b");
+    Symbol p = Conv(d, out, name + "_project", "(1,1)", "(0,0)");
+    if (stride == 1 && c == out)
+      p = OpBuilder("elemwise_add").SetInput("lhs", p).SetInput("rhs", in).CreateSymbol(name + "_add");
+    return p;
+  };
+  Symbol stem = relu6(Conv(x, 8, "stem"), "stem_relu6");
+  Symbol b1 = block(stem, 8, 24, 8, 1, "b1");   // the sum
+  Symbol b2 = block(b1, 8, 40, 16, 2, "b2");    // stride 2 to odd rows
+  Symbol b3 = block(b2, 16, 48, 16, 1, "b3");   // the sum again
+  Symbol b4 = block(b3, 16, 32, 12, 1, "b4");   // no sum
+  Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", b4).CreateSymbol("fc");
+  for (const TShape& shape : {TShape({1, 3, 15, 15}), TShape({2, 3, 14, 9})}) {
+    INFO(shape);
+    const SharedModel m = GaussianModel(net, shape);
+    std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 51)}}};
+    QuantizeOptions o;
+    o.calib_mode = CalibMode::kNaive;
+    const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+    const GraphView v(q.symbol);
+    REQUIRE(v.op.at("quantized_b1_add") == "_sg_mkldnn_conv");  // the projection with the sum
+    FusedBlocksAgree(q, shape, 52, 4);
+    if (!BandPathRuns()) continue;
+    // The fused node without its band path (the reference kernels) runs the three nodes.
+    const PassesResult fused = RunGraphPasses(q.symbol, q.args, q.aux, {});
+    REQUIRE(fused.rewritten.at("fuse_quantized_inverted_residuals").size() == 4 * 2);
+    const NDArray data = symbind::test::RandomArray(shape, 53);
+    const NDArray want = Run(q.symbol, q.args, q.aux, data)[0];
+    conv::SetFastPathsEnabled(false);
+    const NDArray got = Run(fused.symbol, fused.args, fused.aux, data)[0];
+    conv::SetFastPathsEnabled(true);
+    REQUIRE(got.shape() == want.shape());
+    CHECK(std::memcmp(got.raw_data(), want.raw_data(), want.bytes()) == 0);
+  }
+}
+
+// The same for MobileNet v2 whole (16 blocks with an expansion), quantized as a user would.
+TEST_CASE("quantize: int8 MobileNet v2 with its blocks fused gives the same bits", "[quantize]") {
+  const Symbol net = LoadSymbolFile(std::string(SYMBIND_SOURCE_DIR) + "/bench/models/mobilenet-v2-symbol.json");
+  const TShape shape({1, 3, 64, 64});
+  const SharedModel m = GaussianModel(net, shape);
+  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 61)}}};
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, QuantizeOptions{});
+  FusedBlocksAgree(q, shape, 62, 16);
 }
 
 // Per-layer error: each quantized convolution's requantized output (read through a dequantize
