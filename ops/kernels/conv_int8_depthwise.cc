@@ -148,7 +148,7 @@ __attribute__((target("avx512f"))) void FloatsToInt32Avx512(const float* src, in
 template <typename T, int64_t kSh>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void Plane3x3Vnni(
     const T* image, const int8_t* filter, const PlaneGeom& geom, const uint8_t (&gather)[64], const Int8Levels* levels,
-    int32_t* sums, int64_t oy_begin, int64_t oy_end) {
+    int32_t* sums) {
   constexpr bool kSigned = std::is_same_v<T, int8_t>;
   constexpr int64_t kLanes = 16;
   // Copies the output's stores cannot alias, so they stay in registers.
@@ -168,8 +168,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   // Two output rows at a time: their input rows (3 + kSh) are loaded and gathered once, and the
   // two rows' sums are independent chains.
   const __m512i none = _mm512_setzero_si512();
-  for (int64_t oy = oy_begin; oy < oy_end; oy += 2) {
-    const bool pair = oy + 1 < oy_end;
+  for (int64_t oy = 0; oy < g.OH; oy += 2) {
+    const bool pair = oy + 1 < g.OH;
     const int64_t iy0 = oy * kSh - g.ph;
     auto inside_rows = [&](int64_t first) {
       int32_t offset = 0;
@@ -241,8 +241,8 @@ bool Depthwise3x3Vnni(const T* x, const int8_t* w, int32_t* y, int64_t batch, in
       const T* image = x + plane * g.H * g.W;
       const int8_t* filter = w + (plane % channels) * 9;
       const Int8Levels* plane_levels = levels ? &at : nullptr;
-      if (g.sh == 1) Plane3x3Vnni<T, 1>(image, filter, g, gather, plane_levels, y + plane * pixels, 0, g.OH);
-      else Plane3x3Vnni<T, 2>(image, filter, g, gather, plane_levels, y + plane * pixels, 0, g.OH);
+      if (g.sh == 1) Plane3x3Vnni<T, 1>(image, filter, g, gather, plane_levels, y + plane * pixels);
+      else Plane3x3Vnni<T, 2>(image, filter, g, gather, plane_levels, y + plane * pixels);
     }
   });
   return true;
@@ -354,8 +354,8 @@ bool DepthwiseBandOf(const T* x, int64_t x_plane, const int8_t* w, int64_t chann
     at.bias += c;
     at.scale += c;
     at.out = static_cast<uint8_t*>(at.out) + c * levels.ld_out;
-    if (g.sh == 1) Plane3x3Vnni<T, 1>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr, 0, g.OH);
-    else Plane3x3Vnni<T, 2>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr, 0, g.OH);
+    if (g.sh == 1) Plane3x3Vnni<T, 1>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr);
+    else Plane3x3Vnni<T, 2>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr);
   }
   return true;
 }

@@ -278,10 +278,12 @@ bool ForwardBands(const QuantizedBlockParam& p, const Layout& l, BlockState& sta
           const int64_t held = std::max(b.kept, b.hi - b.lo), rows = b.o1 - b.o0, columns = rows * OW;
           const quant::DepthwiseBand band{held, W, b.lo + P - b.o0 * S, P, S, rows, OW};
           const quant::Int8Levels dw_levels = depthwise->At(D, columns);
-          if (expand->out_type == DType::kInt8)
-            quant::DepthwiseBand3x3Int8(reinterpret_cast<const int8_t*>(E), R * W, dw_w8, hidden, band, dw_levels);
-          else
-            quant::DepthwiseBand3x3Int8(E, R * W, dw_w8, hidden, band, dw_levels);
+          // FormsQuantizedInvertedResidual checked the CPU the band kernel needs.
+          const bool ran = expand->out_type == DType::kInt8
+                               ? quant::DepthwiseBand3x3Int8(reinterpret_cast<const int8_t*>(E), R * W, dw_w8,
+                                                             hidden, band, dw_levels)
+                               : quant::DepthwiseBand3x3Int8(E, R * W, dw_w8, hidden, band, dw_levels);
+          if (!ran) throw Error("_fused_quantized_inverted_residual: the int8 depthwise band kernel did not run");
           const void* sum_at = sum_array ? static_cast<const uint8_t*>(sum_array->raw_data()) +
                                                (b.image * F * OH * OW + b.o0 * OW) * DTypeSize(sum_array->dtype())
                                          : nullptr;
