@@ -24,9 +24,20 @@ const Op& SgConv() {
   return op;
 }
 
+// Where each node's inputs come from: the fused node's input i (i >= 0), or output j of the node
+// before (Chained(j): its output, min, max).
+constexpr int Chained(int j) { return -1 - j; }
+struct Layout {
+  std::vector<int> source[kParts];
+  std::vector<std::string> names;  // the fused node's inputs
+};
+struct QuantizedBlockParam;
+Layout LayoutOf(const QuantizedBlockParam& p);
+
 // The three nodes' parameters, given as "expand:<param>", "depthwise:<param>", "project:<param>".
 struct QuantizedBlockParam : Parameter<QuantizedBlockParam> {
   NodeAttrs node[kParts];
+  Layout layout;  // made once, at parse
   static void Declare(ParamDeclarer<QuantizedBlockParam>&) {}
   static QuantizedBlockParam Parse(const KwArgs& kwargs) {
     QuantizedBlockParam p;
@@ -52,25 +63,19 @@ struct QuantizedBlockParam : Parameter<QuantizedBlockParam> {
                          " node must be a quantized _sg_mkldnn_conv without BatchNorm" +
                          (k == kProject ? "" : " or sum"));
     }
+    p.layout = LayoutOf(p);
     return p;
   }
   const SgConvParam& part(int k) const { return node[k].param<SgConvParam>(); }
 };
 
-// Where each node's inputs come from: the fused node's input i, or (kChained) the node before
-// (its output, or its output's range).
-constexpr int kChained = -1;
-struct Layout {
-  std::vector<int> source[kParts];
-  std::vector<std::string> names;  // the fused node's inputs
-};
 Layout LayoutOf(const QuantizedBlockParam& p) {
   Layout l;
   for (int k = 0; k < kParts; ++k) {
     const SgConvSlots s(p.part(k));
     for (size_t i = 0; i < s.names.size(); ++i) {
       const bool chained = k > kExpand && (i == 0 || i == s.data_min || i == s.data_min + 1);
-      l.source[k].push_back(chained ? kChained : static_cast<int>(l.names.size()));
+      l.source[k].push_back(chained ? Chained(i == 0 ? 0 : i == s.data_min ? 1 : 2) : static_cast<int>(l.names.size()));
       if (!chained) l.names.push_back(k == kExpand ? s.names[i] : std::string(kPartNames[k]) + "_" + s.names[i]);
     }
   }
@@ -80,34 +85,30 @@ Layout LayoutOf(const QuantizedBlockParam& p) {
 // Node k's inputs: the fused node's, and for the chained ones `prev` (output, min, max of the
 // node before).
 template <typename T>
-std::vector<T> PartInputs(const QuantizedBlockParam& p, const Layout& l, int k, const std::vector<T>& in,
-                          const T (&prev)[3]) {
-  const SgConvSlots s(p.part(k));
-  std::vector<T> sub(l.source[k].size());
-  for (size_t i = 0; i < sub.size(); ++i) {
-    const int from = l.source[k][i];
-    if (from != kChained) sub[i] = in[static_cast<size_t>(from)];
-    else sub[i] = prev[i == 0 ? 0 : i == s.data_min ? 1 : 2];
-  }
+std::vector<T> PartInputs(const QuantizedBlockParam& p, int k, const std::vector<T>& in, const T (&prev)[3]) {
+  const std::vector<int>& source = p.layout.source[k];
+  std::vector<T> sub(source.size());
+  for (size_t i = 0; i < sub.size(); ++i)  // Chained(j) is -1 - j
+    sub[i] = source[i] >= 0 ? in[static_cast<size_t>(source[i])] : prev[-1 - source[i]];
   return sub;
 }
 // Writes node k's inputs back to the fused node's (inference fills both ways).
 template <typename T>
-void StoreInputs(const Layout& l, int k, const std::vector<T>& sub, std::vector<T>* in) {
+void StoreInputs(const QuantizedBlockParam& p, int k, const std::vector<T>& sub, std::vector<T>* in) {
+  const std::vector<int>& source = p.layout.source[k];
   for (size_t i = 0; i < sub.size(); ++i)
-    if (l.source[k][i] != kChained) (*in)[static_cast<size_t>(l.source[k][i])] = sub[i];
+    if (source[i] >= 0) (*in)[static_cast<size_t>(source[i])] = sub[i];
 }
 
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
   const auto& p = attrs.param<QuantizedBlockParam>();
-  const Layout l = LayoutOf(p);
   std::vector<TShape> prev = {TShape(), TShape(), TShape()};
   for (int k = 0; k < kParts; ++k) {
     const TShape chained[3] = {prev[0], prev[1], prev[2]};
-    std::vector<TShape> sub = PartInputs(p, l, k, *in, chained);
+    std::vector<TShape> sub = PartInputs(p, k, *in, chained);
     std::vector<TShape> sub_out = k == kProject ? *out : std::vector<TShape>(3);
     SgConv().infer_shape(p.node[k], &sub, &sub_out);
-    StoreInputs(l, k, sub, in);
+    StoreInputs(p, k, sub, in);
     if (k == kProject) *out = sub_out;
     prev = sub_out;
   }
@@ -115,14 +116,13 @@ void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TSh
 
 void InferType(const NodeAttrs& attrs, std::vector<int>* in, std::vector<int>* out) {
   const auto& p = attrs.param<QuantizedBlockParam>();
-  const Layout l = LayoutOf(p);
   std::vector<int> prev = {-1, -1, -1};
   for (int k = 0; k < kParts; ++k) {
     const int chained[3] = {prev[0], prev[1], prev[2]};
-    std::vector<int> sub = PartInputs(p, l, k, *in, chained);
+    std::vector<int> sub = PartInputs(p, k, *in, chained);
     std::vector<int> sub_out = k == kProject ? *out : std::vector<int>(3, -1);
     SgConv().infer_type(p.node[k], &sub, &sub_out);
-    StoreInputs(l, k, sub, in);
+    StoreInputs(p, k, sub, in);
     if (k == kProject) *out = sub_out;
     prev = sub_out;
   }
@@ -134,7 +134,7 @@ struct BlockState : OpState {
 };
 
 // The three nodes one after another, as the unfused graph runs them.
-void ForwardUnfused(const OpContext& ctx, const QuantizedBlockParam& p, const Layout& l, BlockState* state,
+void ForwardUnfused(const OpContext& ctx, const QuantizedBlockParam& p, BlockState* state,
                     const std::vector<NDArray>& in, const std::vector<NDArray>& out) {
   std::vector<TShape> in_shapes, out_shapes(out.size());
   std::vector<int> in_types, out_types(out.size(), -1);
@@ -144,7 +144,7 @@ void ForwardUnfused(const OpContext& ctx, const QuantizedBlockParam& p, const La
   }
   NDArray prev[3];
   for (int k = 0; k < kParts; ++k) {
-    std::vector<NDArray> sub = PartInputs(p, l, k, in, prev);
+    std::vector<NDArray> sub = PartInputs(p, k, in, prev);
     std::vector<NDArray> sub_out = out;
     if (k != kProject) {
       std::vector<TShape> shapes(sub.size());
@@ -198,7 +198,7 @@ namespace {
 // projection into y, each kernel on the calling thread; for one image, each thread takes one part
 // of the rows. Every kernel makes the levels its node would for those rows, so the output is the
 // same bits. false, computing nothing, where the block is not in the form it needs.
-bool ForwardBands(const QuantizedBlockParam& p, const Layout& l, BlockState& state, const std::vector<NDArray>& in,
+bool ForwardBands(const QuantizedBlockParam& p, BlockState& state, const std::vector<NDArray>& in,
                   const std::vector<NDArray>& out) {
   if (!FormsQuantizedInvertedResidual(p.part(kExpand), p.part(kDepthwise), p.part(kProject))) return false;
   const SgConvParam &ep = p.part(kExpand), &dp = p.part(kDepthwise), &pp = p.part(kProject);
@@ -216,13 +216,14 @@ bool ForwardBands(const QuantizedBlockParam& p, const Layout& l, BlockState& sta
   const TShape filtered_shape({N, hidden, OH, OW});
   // The nodes' levels, each for its data's range (the node before's calibrated range).
   const NDArray none[3];
-  const auto expand = QuantizedSgConvLevels(p.node[kExpand], &state.part[kExpand], PartInputs(p, l, kExpand, in, none),
-                                            {xs, x.dtype(), quant::RangeValue(in[size_t(l.source[kExpand][SgConvSlots(ep).data_min])]),
-                                             quant::RangeValue(in[size_t(l.source[kExpand][SgConvSlots(ep).data_min + 1])])},
+  const size_t data_min = size_t(p.layout.source[kExpand][SgConvSlots(ep).data_min]);
+  const auto expand = QuantizedSgConvLevels(p.node[kExpand], &state.part[kExpand], PartInputs(p, kExpand, in, none),
+                                            {xs, x.dtype(), quant::RangeValue(in[data_min]),
+                                             quant::RangeValue(in[data_min + 1])},
                                             nullptr, hidden_shape);
   if (!expand) return false;
   const auto depthwise = QuantizedSgConvLevels(p.node[kDepthwise], &state.part[kDepthwise],
-                                               PartInputs(p, l, kDepthwise, in, none),
+                                               PartInputs(p, kDepthwise, in, none),
                                                {hidden_shape, expand->out_type, *ep.min_calib_range, *ep.max_calib_range},
                                                nullptr, filtered_shape);
   if (!depthwise) return false;
@@ -230,13 +231,13 @@ bool ForwardBands(const QuantizedBlockParam& p, const Layout& l, BlockState& sta
   const SgConvSlots ps(pp);
   const NDArray* sum_array = nullptr;
   if (pp.with_sum) {
-    sum_array = &in[size_t(l.source[kProject][ps.sum])];
+    sum_array = &in[size_t(p.layout.source[kProject][ps.sum])];
     sum = QuantizedConvInput{sum_array->shape(), sum_array->dtype(),
-                             quant::RangeValue(in[size_t(l.source[kProject][ps.sum_min])]),
-                             quant::RangeValue(in[size_t(l.source[kProject][ps.sum_min + 1])])};
+                             quant::RangeValue(in[size_t(p.layout.source[kProject][ps.sum_min])]),
+                             quant::RangeValue(in[size_t(p.layout.source[kProject][ps.sum_min + 1])])};
   }
   const auto project = QuantizedSgConvLevels(p.node[kProject], &state.part[kProject],
-                                             PartInputs(p, l, kProject, in, none),
+                                             PartInputs(p, kProject, in, none),
                                              {filtered_shape, depthwise->out_type, *dp.min_calib_range, *dp.max_calib_range},
                                              sum ? &*sum : nullptr, ys);
   if (!project) return false;
@@ -303,12 +304,11 @@ bool ForwardBands(const QuantizedBlockParam& p, const Layout& l, BlockState& sta
 void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDArray>& in, const std::vector<OpReq>&,
              const std::vector<NDArray>& out) {
   const auto& p = attrs.param<QuantizedBlockParam>();
-  const Layout l = LayoutOf(p);
   BlockState* state = ctx.is_train ? nullptr : dynamic_cast<BlockState*>(ctx.state);
   std::optional<BlockState> local;  // a call without node state derives for itself
   BlockState& forms = state ? *state : local.emplace();
-  if (ForwardBands(p, l, forms, in, out)) return;
-  ForwardUnfused(ctx, p, l, state, in, out);
+  if (ForwardBands(p, forms, in, out)) return;
+  ForwardUnfused(ctx, p, state, in, out);
 }
 
 }  // namespace
@@ -325,7 +325,7 @@ takes its own rows); otherwise the three nodes one after another. The same level
 Inputs: the expansion's, then the depthwise node's and the projection's other than their data
 and its range. Made by the Predictor's fuse_quantized_inverted_residuals rewrite. Inference only.)")
     .set_params<subgraph::QuantizedBlockParam>()
-    .set_arguments([](const NodeAttrs& a) { return subgraph::LayoutOf(a.param<subgraph::QuantizedBlockParam>()).names; })
+    .set_arguments([](const NodeAttrs& a) { return a.param<subgraph::QuantizedBlockParam>().layout.names; })
     .set_outputs(std::vector<std::string>{"output", "output_min", "output_max"})
     .set_infer_shape(subgraph::InferShape)
     .set_infer_type(subgraph::InferType)

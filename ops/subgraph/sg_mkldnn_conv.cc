@@ -81,7 +81,6 @@ std::vector<size_t> SgConvSlots::FileOrder(const SgConvParam& p) const {
 
 namespace {
 
-using conv::ConvolutionParam;
 using Slots = SgConvSlots;
 
 void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TShape>* out) {
@@ -245,6 +244,24 @@ CalibratedLevels Calibrated(const SgConvParam& p, float sum_in_scale) {
   return c;
 }
 
+// The levels of a calibrated node whose kernels make them (c.in_kernel) from the derived `forms`,
+// for data of `data_scale` and a sum of `sum_type` (with_sum only).
+SgConvLevels LevelsOf(const CalibratedLevels& c, const SgWeightsState& forms, float data_scale,
+                      std::optional<DType> sum_type) {
+  SgConvLevels l;
+  l.forms = &forms;
+  l.requant.resize(forms.scales.size());
+  for (size_t ch = 0; ch < l.requant.size(); ++ch) l.requant[ch] = c.out_scale / data_scale / forms.scales[ch];
+  l.common.bias = forms.b32.data();
+  l.common.out_unsigned = c.type == DType::kUint8;
+  if (sum_type) {
+    l.common.sum_unsigned = *sum_type == DType::kUint8;
+    l.common.sum_scale = c.sum_scale;
+  }
+  l.out_type = c.type;
+  return l;
+}
+
 void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s, const std::vector<NDArray>& in,
                       const std::vector<NDArray>& out) {
   const auto& cp = p.conv.param<ConvolutionParam>();
@@ -291,21 +308,10 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
     const float out_scale = c.out_scale, sum_scale = c.sum_scale;
     const PostOp& act = c.act;
     if (c.in_kernel) {
-      std::vector<float> requant(static_cast<size_t>(channels));
-      for (int64_t ch = 0; ch < channels; ++ch)
-        requant[static_cast<size_t>(ch)] = out_scale / data_scale / scales[static_cast<size_t>(ch)];
-      quant::Int8Levels levels;
-      levels.bias = b32.data();
-      levels.scale = requant.data();
-      levels.out = out[0].raw_data();
-      levels.ld_out = pixels;
-      levels.out_unsigned = type == DType::kUint8;
-      if (p.with_sum) {
-        levels.sum = in[s.sum].raw_data();
-        levels.ld_sum = pixels;
-        levels.sum_unsigned = in[s.sum].dtype() == DType::kUint8;
-        levels.sum_scale = sum_scale;
-      }
+      const SgConvLevels l =
+          LevelsOf(c, forms, data_scale, p.with_sum ? std::optional<DType>(in[s.sum].dtype()) : std::nullopt);
+      const quant::Int8Levels levels =
+          p.with_sum ? l.At(out[0].raw_data(), pixels, in[s.sum].raw_data(), pixels) : l.At(out[0].raw_data(), pixels);
       convolve(&levels);
       quant::SetRange(out[1], out[2], *p.min_calib_range, *p.max_calib_range);
       return;
@@ -365,20 +371,10 @@ std::optional<SgConvLevels> QuantizedSgConvLevels(const NodeAttrs& attrs, SgWeig
   if (!c.in_kernel) return std::nullopt;
   const auto& cp = p.conv.param<ConvolutionParam>();
   const float data_scale = quant::QuantizeScale(data.type, data.min, data.max);
-  SgConvLevels l;
-  l.geom = conv::MakeGeom(data.shape, out_shape, cp.kernel, cp.stride, cp.dilate, cp.pad);
-  DeriveQuantized(*state, state->Current(WeightSources(p, s, in), data_scale), true, p, s, in, data, data_scale,
-                  l.geom);
-  l.forms = state;
-  l.requant.resize(state->scales.size());
-  for (size_t ch = 0; ch < l.requant.size(); ++ch) l.requant[ch] = c.out_scale / data_scale / state->scales[ch];
-  l.common.bias = state->b32.data();
-  l.common.out_unsigned = c.type == DType::kUint8;
-  if (sum) {
-    l.common.sum_unsigned = sum->type == DType::kUint8;
-    l.common.sum_scale = c.sum_scale;
-  }
-  l.out_type = c.type;
+  const conv::ConvGeom g = conv::MakeGeom(data.shape, out_shape, cp.kernel, cp.stride, cp.dilate, cp.pad);
+  DeriveQuantized(*state, state->Current(WeightSources(p, s, in), data_scale), true, p, s, in, data, data_scale, g);
+  SgConvLevels l = LevelsOf(c, *state, data_scale, sum ? std::optional<DType>(sum->type) : std::nullopt);
+  l.geom = g;
   return l;
 }
 

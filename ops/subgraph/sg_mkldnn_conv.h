@@ -89,8 +89,8 @@ struct SgConvLevels {
 // For node `attrs` on inputs `in` (its weights; data, sum and ranges are read from `data` and
 // `sum` instead), with its derived forms on `state` (made again only when the weights or the
 // data's scale changed). nullopt when the node's output is not levels the kernels make: not
-// quantized, uncalibrated, a BatchNorm inside, or an activation the kernels cannot apply (other
-// than relu into uint8 or a clip without a sum; a relu after the sum).
+// quantized, uncalibrated, with_sum and `sum` disagreeing, or an activation the kernels cannot
+// apply (other than relu into uint8 or a clip without a sum; a relu after the sum).
 std::optional<SgConvLevels> QuantizedSgConvLevels(const NodeAttrs& attrs, SgWeightsState* state,
                                                   const std::vector<NDArray>& in, const QuantizedConvInput& data,
                                                   const QuantizedConvInput* sum, const TShape& out_shape);

@@ -434,6 +434,19 @@ std::vector<std::string> FusedAndPlainAgree(const QuantizedModel& q, const TShap
   CHECK(std::memcmp(fused.Outputs()[0].raw_data(), plain.Outputs()[0].raw_data(), plain.Outputs()[0].bytes()) == 0);
   return fused.rewritten(pass);
 }
+
+QuantizeOptions NaiveCalibration() {
+  QuantizeOptions o;
+  o.calib_mode = CalibMode::kNaive;
+  return o;
+}
+// `net` with Gaussian weights for `shape`, quantized with `o` over one random input of that
+// shape (seed `calib_seed`).
+QuantizedModel QuantizedGaussian(const Symbol& net, const TShape& shape, uint64_t calib_seed, const QuantizeOptions& o) {
+  const SharedModel m = GaussianModel(net, shape);
+  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, calib_seed)}}};
+  return QuantizeModel(net, m.params, m.aux, calib, o);
+}
 }  // namespace
 
 // MobileNet v2's relu6 has no int8 form in MXNet's graphs: the quantized graph dequantizes,
@@ -484,11 +497,7 @@ TEST_CASE("quantize: a quantized BatchNorm and the relu after it run as one fuse
   Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5)
                    .SetInput("data", Conv(Act(bn, "relu", "relu_bn"), 4, "conv_c")).CreateSymbol("fc");
   const TShape shape({2, 3, 9, 9});
-  const SharedModel m = GaussianModel(net, shape);
-  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 41)}}};
-  QuantizeOptions o;
-  o.calib_mode = CalibMode::kNaive;
-  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+  const QuantizedModel q = QuantizedGaussian(net, shape, 41, NaiveCalibration());
   const GraphView v(q.symbol);
   REQUIRE(v.op.count("quantized_bn"));
   REQUIRE(v.op.at("quantized_bn") == "_contrib_quantized_batch_norm");
@@ -544,11 +553,7 @@ TEST_CASE("quantize: int8 inverted residual blocks run as one node each, the sam
   Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", b4).CreateSymbol("fc");
   for (const TShape& shape : {TShape({1, 3, 15, 15}), TShape({2, 3, 14, 9})}) {
     INFO(shape);
-    const SharedModel m = GaussianModel(net, shape);
-    std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 51)}}};
-    QuantizeOptions o;
-    o.calib_mode = CalibMode::kNaive;
-    const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, o);
+    const QuantizedModel q = QuantizedGaussian(net, shape, 51, NaiveCalibration());
     const GraphView v(q.symbol);
     REQUIRE(v.op.at("quantized_b1_add") == "_sg_mkldnn_conv");  // the projection with the sum
     FusedBlocksAgree(q, shape, 52, 4);
@@ -570,9 +575,7 @@ TEST_CASE("quantize: int8 inverted residual blocks run as one node each, the sam
 TEST_CASE("quantize: int8 MobileNet v2 with its blocks fused gives the same bits", "[quantize]") {
   const Symbol net = LoadSymbolFile(std::string(SYMBIND_SOURCE_DIR) + "/bench/models/mobilenet-v2-symbol.json");
   const TShape shape({1, 3, 64, 64});
-  const SharedModel m = GaussianModel(net, shape);
-  std::vector<std::map<std::string, NDArray>> calib{{{"data", symbind::test::RandomArray(shape, 61)}}};
-  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, QuantizeOptions{});
+  const QuantizedModel q = QuantizedGaussian(net, shape, 61, QuantizeOptions{});
   FusedBlocksAgree(q, shape, 62, 16);
 }
 
