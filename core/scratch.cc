@@ -1,6 +1,7 @@
 #include "scratch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -21,23 +22,34 @@ constexpr size_t kMaxWaste = 4;
 
 class ScratchPool {
  public:
-  // A free block of at least `floats` (and at most kMaxWaste times that), or null.
+  // A free block of at least `floats` (and at most kMaxWaste times that), or null: the smallest
+  // that the calling thread gave back if one fits, else the smallest. A block another core wrote
+  // last is read and rewritten from that core's cache, line by line, which costs a two-thread
+  // kernel more than its own work on some hosts (cores that share no cache).
   float* Take(size_t floats, size_t* capacity) {
+    const unsigned self = ThisThreadTag();
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = free_.lower_bound(floats);
-    if (it == free_.end() || it->first / kMaxWaste > floats) return nullptr;
-    float* block = it->second;
-    *capacity = it->first;
-    bytes_ -= it->first * sizeof(float);
-    free_.erase(it);
+    auto first = free_.lower_bound(floats);
+    if (first == free_.end() || first->first / kMaxWaste > floats) return nullptr;
+    auto pick = first;
+    for (auto it = first; it != free_.end() && it->first / kMaxWaste <= floats; ++it)
+      if (it->second.owner == self) {
+        pick = it;
+        break;
+      }
+    float* block = pick->second.data;
+    *capacity = pick->first;
+    bytes_ -= pick->first * sizeof(float);
+    free_.erase(pick);
     return block;
   }
   // Keeps the block for later calls, or frees it when the pool is full.
   void Give(float* block, size_t capacity) {
+    const unsigned self = ThisThreadTag();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (bytes_ + capacity * sizeof(float) <= ScratchBuffer::kMaxPooledBytes) {
-        free_.emplace(capacity, block);
+        free_.emplace(capacity, FreeBlock{block, self});
         bytes_ += capacity * sizeof(float);
         return;
       }
@@ -49,18 +61,28 @@ class ScratchPool {
     return bytes_;
   }
   void Clear() {
-    std::multimap<size_t, float*> blocks;
+    std::multimap<size_t, FreeBlock> blocks;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       blocks.swap(free_);
       bytes_ = 0;
     }
-    for (auto& b : blocks) std::free(b.second);
+    for (auto& b : blocks) std::free(b.second.data);
   }
 
  private:
+  struct FreeBlock {
+    float* data;
+    unsigned owner;  // ThisThreadTag of the thread that gave it back
+  };
+  // A small number per thread, the same for the thread's life.
+  static unsigned ThisThreadTag() {
+    static std::atomic<unsigned> next{0};
+    thread_local const unsigned tag = next.fetch_add(1, std::memory_order_relaxed);
+    return tag;
+  }
   std::mutex mutex_;
-  std::multimap<size_t, float*> free_;  // capacity in floats -> block
+  std::multimap<size_t, FreeBlock> free_;  // capacity in floats -> block
   size_t bytes_ = 0;
 };
 

@@ -334,7 +334,7 @@ bool PackedGemmApplies(const ConvDims& n, const ConvGeom& g, DerivedWeights* wei
 
 bool PhasedBeatsWinograd(const ConvDims& n, const ConvGeom& g) {
   constexpr int64_t kMinWinogradChannels = 32;
-  return n.batch == 1 && n.in_c < kMinWinogradChannels && PhasedColumnsApply(n, g, PackedConvTiling(n, g));
+  return n.in_c < kMinWinogradChannels && PhasedColumnsApply(n, g, PackedConvTiling(n, g));
 }
 
 void PackedGemmConvForward(const float* x, const float* w, const float* bias, float* y,

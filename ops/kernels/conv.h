@@ -82,8 +82,8 @@ void PackedGemmConvForward(const float* x, const float* w, const float* bias, fl
 bool PhasedColumnsApply(const ConvDims& n, const ConvGeom& g, GemmTiling tiling);
 void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const ConvDims& n, const ConvGeom& g,
                            const GemmEpilogue& epilogue);
-// Where one image's product over phase planes beats Winograd (which ConvForward then skips):
-// below 32 input channels (SqueezeNet's first fire modules' 3x3 expands, MTCNN P-Net's 16 ->
+// Where the product over phase planes beats Winograd (which ConvForward then skips), at any
+// batch: below 32 input channels (SqueezeNet's first fire modules' 3x3 expands, MTCNN P-Net's 16 ->
 // 32), Winograd's transforms of every output cost more than its fewer products save.
 bool PhasedBeatsWinograd(const ConvDims& n, const ConvGeom& g);
 // bfloat16 products, float32 sums (Precision::kBfloat16; needs Bf16Available()): im2col (none

@@ -116,34 +116,45 @@ void PhasedGemmConvForward(const float* x, const PackedGemmA& A, float* y, const
     throw Error("PhasedGemmConvForward: needs one group of 2-D filters packed as out_c x in_c * taps");
   const int64_t OH = g.out[1], OW = g.out[2], kw = g.k[2], taps = g.k[1] * kw;
   const bool avx512 = ActiveIsa() == KernelIsa::kAvx512;
-  // Bands of output rows, each a task that splits the rows of the image it reads into planes of
-  // its own and runs its product: no task reads what another wrote (a core fetching planes from
-  // the other's cache cost a third of the product). One or two per thread (an equal share each),
-  // of at least 8 rows where the image has them: a band's last tile is partly padding, and its
-  // extra phase rows for the taps below it are split twice.
-  const int64_t threads = UsableThreads();
-  const int64_t bands = std::min<int64_t>(OH, threads * std::clamp<int64_t>(OH / (8 * threads), 1, 2));
+  // Tasks of whole output planes: whole images where there are as many as threads, else one
+  // image's filters in blocks, two per thread (a thread busy with a node running beside this one
+  // leaves the other blocks to the rest). A thread then writes planes of y no other thread
+  // writes: on hosts whose cores share no cache, threads writing alternate bands of rows of every
+  // plane spent up to a quarter of a layer's time on the lines at and past their bands' ends
+  // (docs/benchmarks-history.md). Each task splits the rows it reads into planes of its own (no
+  // task reads what another wrote), band by band, so that the planes and the sums stay in cache.
+  const int64_t threads = UsableThreads(), panels = n.out_c / A.mr();
+  const int64_t blocks = n.batch >= threads ? 1 : std::min<int64_t>(panels, 2 * threads);
   const int64_t tile_columns = GemmPackedTapsColumns();
-  ParallelFor(n.batch * bands, 1, [&](int64_t t0, int64_t t1) {
+  // Output rows per band: planes and sums of about kBandFloats (in L2 with the weights).
+  constexpr int64_t kBandFloats = int64_t{1} << 17;
+  const int64_t block_filters = (panels + blocks - 1) / blocks * A.mr();
+  const int64_t row_floats = (n.in_c * g.s[1] * g.s[2] + block_filters) * (g.in[2] + 2 * g.p[2]) / g.s[2];
+  const int64_t band_rows = std::min(OH, std::max<int64_t>(4, kBandFloats / std::max<int64_t>(row_floats, 1)));
+  ParallelFor(n.batch * blocks, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t i = t / bands, band = t % bands, oy0 = band * OH / bands, oy1 = (band + 1) * OH / bands;
-      const PhaseBand p(g, oy0, oy1);
-      std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
-      for (int64_t k = 0; k < taps; ++k) tap_offsets[size_t(k)] = p.TapOffset(g, k / kw, k % kw);
-      const int64_t positions = (oy1 - oy0 - 1) * p.Wph + OW;
-      const int64_t columns = (positions + tile_columns - 1) / tile_columns * tile_columns;
-      const ScratchBuffer planes(n.in_c * p.PlaneFloats()), sums(n.out_c * columns);
+      const int64_t i = t / blocks, block = t % blocks;
+      const int64_t f0 = block * panels / blocks * A.mr(), f1 = (block + 1) * panels / blocks * A.mr();
       const float* image = x + i * n.in_c * g.in_size();
-      for (int64_t c = 0; c < n.in_c; ++c)
-        SplitChannel(image + c * g.in_size(), g, p, avx512, planes.data() + c * p.PlaneFloats());
-      GemmPackedTaps(A, columns, planes.data(), p.PlaneFloats(), tap_offsets.data(), taps, sums.data(), columns,
-                     epilogue);
       float* yi = y + i * n.YImageStride(g);
-      for (int64_t f = 0; f < n.out_c; ++f)
-        for (int64_t oy = oy0; oy < oy1; ++oy) {
-          const float* src = sums.data() + f * columns + (oy - oy0) * p.Wph;
-          std::copy(src, src + OW, yi + (f * OH + oy) * OW);
-        }
+      for (int64_t oy0 = 0; oy0 < OH; oy0 += band_rows) {
+        const int64_t oy1 = std::min(OH, oy0 + band_rows);
+        const PhaseBand p(g, oy0, oy1);
+        std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
+        for (int64_t k = 0; k < taps; ++k) tap_offsets[size_t(k)] = p.TapOffset(g, k / kw, k % kw);
+        const int64_t positions = (oy1 - oy0 - 1) * p.Wph + OW;
+        const int64_t columns = (positions + tile_columns - 1) / tile_columns * tile_columns;
+        const ScratchBuffer planes(n.in_c * p.PlaneFloats()), sums((f1 - f0) * columns);
+        for (int64_t c = 0; c < n.in_c; ++c)
+          SplitChannel(image + c * g.in_size(), g, p, avx512, planes.data() + c * p.PlaneFloats());
+        GemmPackedTaps(A, columns, planes.data(), p.PlaneFloats(), tap_offsets.data(), taps, sums.data(), columns,
+                       epilogue, f0, f1);
+        for (int64_t f = f0; f < f1; ++f)
+          for (int64_t oy = oy0; oy < oy1; ++oy) {
+            const float* src = sums.data() + (f - f0) * columns + (oy - oy0) * p.Wph;
+            std::copy(src, src + OW, yi + (f * OH + oy) * OW);
+          }
+      }
     }
   });
 }

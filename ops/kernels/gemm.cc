@@ -570,13 +570,16 @@ void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t l
 int64_t GemmPackedTapsColumns() { return Selected().shape.nr; }
 
 void GemmPackedTaps(const PackedGemmA& A, int64_t N, const float* planes, int64_t plane_floats,
-                    const int64_t* tap_offsets, int64_t taps, float* C, int64_t ldc, const GemmEpilogue& epilogue) {
+                    const int64_t* tap_offsets, int64_t taps, float* C, int64_t ldc, const GemmEpilogue& epilogue,
+                    int64_t first_row, int64_t last_row) {
   const Dispatch& d = Selected();
   const int mr = d.shape.mr, nr = d.shape.nr;
   const int64_t M = A.rows(), K = A.depth();
+  if (last_row < 0) last_row = M;
   if (A.tiling() != GemmTiling::kWide || M % mr != 0 || N % nr != 0 || taps <= 0 || K % taps != 0 ||
-      epilogue.residual)
-    throw Error("GemmPackedTaps: needs wide panels, whole tiles, a depth of channels x taps and no residual");
+      epilogue.residual || first_row % mr != 0 || last_row % mr != 0 || first_row < 0 || last_row > M)
+    throw Error("GemmPackedTaps: needs wide panels, whole tiles, a depth of channels x taps, whole panels of rows "
+                "and no residual");
   // Depth in slices of whole channels, about as deep as GemmPacked's (the slice's window of the
   // planes and the A panel's slice stay in L1 while the row panels pass over a column tile);
   // later slices continue from C, so every sum runs in k order as GemmPacked's.
@@ -585,9 +588,9 @@ void GemmPackedTaps(const PackedGemmA& A, int64_t N, const float* planes, int64_
   for (int64_t c0 = 0; c0 < channels; c0 += slice_channels) {
     const int64_t cs = std::min(slice_channels, channels - c0);
     for (int64_t j = 0; j < N; j += nr)
-      for (int64_t p = 0; p < M / mr; ++p) {
+      for (int64_t p = first_row / mr; p < last_row / mr; ++p) {
         PackedTileArgs args{cs * taps, A.panel(p) + c0 * taps * mr, planes + c0 * plane_floats + j, 0,
-                            C + p * mr * ldc + j, ldc, mr, nr, c0 > 0,
+                            C + (p * mr - first_row) * ldc + j, ldc, mr, nr, c0 > 0,
                             c0 + cs == channels ? &epilogue : nullptr, p * mr};
         args.tap_offsets = tap_offsets;
         args.taps = taps;

@@ -168,10 +168,12 @@ void GemmPackedSerial(const PackedGemmA& A, int64_t N, const float* B, int64_t l
 // channels x taps in im2col's order, and B's row for channel c and tap t is read where it lies,
 // at planes + c * plane_floats + tap_offsets[t] (N a multiple of GemmPackedTapsColumns(); the
 // caller leaves room for the last tile's reads). No columns are built. Runs on the calling thread
-// (the convolution parallelises over bands of output rows); each sum in k order, so the bits are
-// GemmPacked's over im2col's columns. No residual.
+// (the convolution parallelises over images and blocks of filters); each sum in k order, so the
+// bits are GemmPacked's over im2col's columns. No residual. Only rows [first_row, last_row) of the
+// product (multiples of A's panel rows; last_row -1: to the end), C pointing at row first_row.
 void GemmPackedTaps(const PackedGemmA& A, int64_t N, const float* planes, int64_t plane_floats,
-                    const int64_t* tap_offsets, int64_t taps, float* C, int64_t ldc, const GemmEpilogue& epilogue);
+                    const int64_t* tap_offsets, int64_t taps, float* C, int64_t ldc, const GemmEpilogue& epilogue,
+                    int64_t first_row = 0, int64_t last_row = -1);
 // GemmPackedTaps' N is a multiple of this (the wide tile's columns).
 int64_t GemmPackedTapsColumns();
 
