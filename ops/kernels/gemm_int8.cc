@@ -614,8 +614,12 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
   const int64_t row_parts = std::min(steps, (kMinTasks + groups - 1) / groups);
   const int64_t blocks_per_part = (steps + row_parts - 1) / row_parts * step;
   const int64_t chunk_bytes = kKc * 4 * kNr;
-  ParallelFor(groups * row_parts, GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * width * kNr / 4),
-              [&](int64_t t0, int64_t t1) {
+  // On one thread (a fused block's band runs its layers serially), all tasks in one chunk: its
+  // buffers are set up once, not once per chunk.
+  const int64_t tasks = groups * row_parts;
+  const int64_t grain = UsableThreads() == 1 ? tasks
+                                             : GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * width * kNr / 4);
+  ParallelFor(tasks, grain, [&](int64_t t0, int64_t t1) {
     ScratchBuffer b_buffer(width * chunk_bytes / 4);  // kKc quads x kNr columns x 4 bytes per panel
     int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());
     // The AVX2 tile's sums of a task's block go to a buffer of the task's own, which stays in
