@@ -52,6 +52,16 @@ bool DepthwiseBand3x3Int8(const uint8_t* x, int64_t x_plane, const int8_t* w, in
 bool DepthwiseBand3x3Int8(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
                           const DepthwiseBand& band, const Int8Levels& levels);
 
+// 3x3 windows (strides 1 and 2, undilated) over images of at most 4 channels in one group (RGB
+// first layers), on CPUs with AVX512-VNNI and VBMI (conv_int8_depthwise.cc): each channel's input
+// rows gathered once per 16 output positions for all filters, as the depthwise kernel gathers
+// them. The sums (and levels, as ConvInt8's `levels`) every other path gives.
+bool FewChannels3x3Applies(int64_t in_c, int64_t groups, const conv::ConvGeom& g);
+void FewChannels3x3Int8(const int8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
+                        const conv::ConvGeom& g, const Int8Levels* levels = nullptr);
+void FewChannels3x3Int8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
+                        const conv::ConvGeom& g, const Int8Levels* levels = nullptr);
+
 // One filter per channel over 2-D planes: DepthwiseConvInt8's layers.
 inline bool IsDepthwisePlanar(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
   return groups > 1 && groups == in_c && groups == out_c && g.is_planar();
@@ -64,7 +74,7 @@ inline bool IsRgbLike(int64_t in_c, int64_t out_c, int64_t groups, const conv::C
 // Whether ConvInt8 runs GEMMs over these filters (not the depthwise or RGB paths, not dot
 // products for a single output pixel), so that packing them once pays.
 inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
-  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1 &&
+  return !IsDepthwisePlanar(in_c, out_c, groups, g) && g.out_size() > 1 && !FewChannels3x3Applies(in_c, groups, g) &&
          (!IsRgbLike(in_c, out_c, groups, g) || GemmInt8CanReadImages(g));
 }
 
@@ -104,7 +114,8 @@ inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_
 // Per image and group: the int32 sums of the group's filters times the image's columns (zeros on
 // the padding), through `packed` (PackConvInt8Weights) where given and usable, which on VNNI
 // reads the columns from the image (GemmInt8ReadsImages) instead of im2col's buffer; depthwise
-// planar layers go to DepthwiseConvInt8, other RGB first layers to ConvInt8ThroughFloat.
+// planar layers go to DepthwiseConvInt8, 3x3 RGB first layers on VNNI with VBMI to
+// FewChannels3x3Int8, other RGB first layers to ConvInt8ThroughFloat.
 // With `levels` (bias and scale per output channel; out and sum NCHW, rows of `pixels`), each
 // block of sums becomes output levels as soon as it is final, and y is only scratch.
 template <typename T>
@@ -121,6 +132,7 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
     });
   };
   if (IsDepthwisePlanar(in_c, out_c, groups, g)) return DepthwiseConvInt8(x, w, y, batch, in_c, g, levels);
+  if (FewChannels3x3Applies(in_c, groups, g)) return FewChannels3x3Int8(x, w, y, batch, in_c, out_c, g, levels);
   const bool pointwise = g.is_pointwise();
   // The VNNI kernel reads the columns from the image (packing them as it goes, or at stride 1 from
   // the image rearranged once): no column buffer.

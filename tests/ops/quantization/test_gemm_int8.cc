@@ -215,6 +215,11 @@ TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dil
     check(6, 8, 1, 17, 23, 5, 5, 1, 2, 2, 2, 1);     // column stride 2 only
     check(5, 20, 1, 16, 19, 5, 5, 2, 2, 1, 2, 2);    // dilation 2, unequal padding
     check(9, 12, 1, 2, 70, 3, 3, 1, 1, 1, 1, 1);     // two rows: the last positions read past the plane
+    // 3x3 over at most 4 channels: rows gathered once for all filters on VNNI with VBMI.
+    check(3, 32, 1, 37, 45, 3, 3, 2, 2, 1, 1, 1);    // an RGB first layer at stride 2 (MobileNet's)
+    check(1, 5, 1, 9, 70, 3, 3, 1, 1, 1, 1, 1);      // one channel, rows wider than a window
+    check(2, 7, 1, 8, 17, 3, 3, 2, 1, 0, 1, 1);      // unequal strides and padding
+    check(3, 9, 1, 4, 3, 3, 3, 2, 2, 1, 1, 1);       // fewer positions than a vector
     // Depthwise (groups = C = F), plane by plane: 3x3 at strides 1 and 2 on VNNI with VBMI.
     check(12, 12, 12, 9, 37, 3, 3, 1, 1, 1, 1, 1);   // rows of 16 positions and a tail
     check(8, 8, 8, 15, 41, 3, 3, 2, 2, 1, 1, 1);     // stride 2, odd sizes
@@ -290,6 +295,8 @@ TEST_CASE("ConvInt8 to output levels: the requantization formula on exact sums, 
     CheckConvLevels<int8_t, int8_t>(16, 16, 16, 15, 14, 3, 1, with_sum, seed++, 2);  // depthwise, stride 2
     CheckConvLevels<uint8_t, int8_t>(8, 8, 8, 9, 12, 5, 2, with_sum, seed++);        // depthwise 5x5, 108 pixels
     CheckConvLevels<int8_t, int8_t>(3, 16, 1, 17, 19, 7, 3, with_sum, seed++);    // an RGB stem
+    CheckConvLevels<int8_t, uint8_t>(3, 32, 1, 23, 29, 3, 1, with_sum, seed++, 2);  // an RGB 3x3 at stride 2
+    CheckConvLevels<uint8_t, int8_t>(4, 12, 1, 9, 40, 3, 1, with_sum, seed++);      // 4 channels, stride 1
     // Symmetric weights: blocks of rows and columns requantized as the tiles finish them.
     CheckConvLevels<uint8_t, uint8_t>(16, 24, 1, 9, 9, 3, 1, with_sum, seed++, 1, true);
     CheckConvLevels<int8_t, uint8_t>(130, 12, 1, 7, 9, 3, 1, with_sum, seed++, 1, true);
