@@ -145,6 +145,15 @@ inline __mmask64 WindowInside(int64_t base, int64_t width) {
   const int64_t lo = std::max<int64_t>(0, -base), hi = std::min<int64_t>(64, width - base);
   return hi <= lo ? 0 : (hi - lo == 64 ? ~__mmask64{0} : ((__mmask64{1} << (hi - lo)) - 1)) << lo;
 }
+// A filter row's three taps (and a zero) as one int32, which vpdpbusd takes against the four
+// input bytes GatheredWindow gives each position; and the 128 x their sum that int8 data,
+// flipped to unsigned, adds to the row's products.
+inline int32_t RowTaps(const int8_t* t) {
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint8_t>(t[0])) |
+                              static_cast<uint32_t>(static_cast<uint8_t>(t[1])) << 8 |
+                              static_cast<uint32_t>(static_cast<uint8_t>(t[2])) << 16);
+}
+inline int32_t RowFlipOffset(const int8_t* t) { return 128 * (t[0] + t[1] + t[2]); }
 // The four input bytes each of 16 positions reads (`index`: Gather3x3's) from the window at `at`
 // (bytes outside `inside` zero, neither read nor faulted on, so the window may start before its
 // row), int8 data flipped to unsigned.
@@ -175,11 +184,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   __m512i taps[3];
   int32_t flip_offset[3];
   for (int64_t ky = 0; ky < 3; ++ky) {
-    const int8_t* f = filter + ky * 3;
-    taps[ky] = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint8_t>(f[0])) |
-                                                      static_cast<uint32_t>(static_cast<uint8_t>(f[1])) << 8 |
-                                                      static_cast<uint32_t>(static_cast<uint8_t>(f[2])) << 16));
-    flip_offset[ky] = kSigned ? 128 * (f[0] + f[1] + f[2]) : 0;
+    taps[ky] = _mm512_set1_epi32(RowTaps(filter + ky * 3));
+    flip_offset[ky] = kSigned ? RowFlipOffset(filter + ky * 3) : 0;
   }
   // Two output rows at a time: their input rows (3 + kSh) are loaded and gathered once, and the
   // two rows' sums are independent chains.
@@ -201,7 +207,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
       for (int64_t r = 0; r < 3 + kSh; ++r) {
         const int64_t iy = iy0 + r;
         // Rows outside the image add nothing (and are left out of the flip's offset).
-        rows[r] = iy < 0 || iy >= g.H || (r >= 3 && !pair) ? none : GatheredWindow(image + iy * g.W + base, inside, index);
+        const bool outside = iy < 0 || iy >= g.H || (r >= 3 && !pair);
+        rows[r] = outside ? none : GatheredWindow(image + iy * g.W + base, inside, index);
       }
       __m512i acc0 = start0, acc1 = start1;
       for (int64_t ky = 0; ky < 3; ++ky) {
@@ -225,31 +232,20 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
 // 3x3 windows over an image of kC <= 4 channels (an RGB first layer), output rows [oy_begin,
 // oy_end) of its F filters, on VNNI with VBMI: Plane3x3Vnni's gathered rows, made once per 16
 // positions of two output rows for every filter, then per filter one vpdpbusd per channel and
-// filter row. `w`: F x kC x 3 x 3; `levels`: the image's (LevelsAt of channel 0), else int32 sums
-// to `sums` (the image's F planes). The sums are exact, so the levels are every other path's.
+// filter row. `taps`: filter f's RowTaps of channel c and row ky at (f * kC + c) * 3 + ky;
+// `flip_offset`: row ky's RowFlipOffset summed over the channels at f * 3 + ky (zeros for uint8
+// data); `levels`: the image's (LevelsAt of channel 0), else int32 sums to `sums` (the image's F
+// planes). The sums are exact, so the levels are every other path's.
 template <typename T, int64_t kC, int64_t kSh>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void FewChannels3x3Vnni(
-    const T* image, const int8_t* w, int64_t F, const PlaneGeom& geom, const uint8_t (&gather)[64],
-    const Int8Levels* levels, int32_t* sums, int64_t oy_begin, int64_t oy_end) {
-  constexpr bool kSigned = std::is_same_v<T, int8_t>;
+    const T* image, const int32_t* taps, const int32_t* flip_offset, int64_t F, const PlaneGeom& geom,
+    const uint8_t (&gather)[64], const Int8Levels* levels, int32_t* sums, int64_t oy_begin, int64_t oy_end) {
   constexpr int64_t kLanes = 16, kRows = 3 + kSh;
   const PlaneGeom g = geom;
-  const int64_t pixels = g.OH * g.OW, n = F;
+  const int64_t pixels = g.OH * g.OW;
   const __m512i index = _mm512_loadu_si512(gather), none = _mm512_setzero_si512();
-  // Per filter: its three taps (and a zero) of each channel and row as one int32, and per row
-  // the 128 x weight sum that flipped int8 data adds.
-  std::vector<int32_t> taps(static_cast<size_t>(n * kC * 3)), flip_offset(static_cast<size_t>(n * 3), 0);
-  for (int64_t f = 0; f < n; ++f)
-    for (int64_t c = 0; c < kC; ++c)
-      for (int64_t ky = 0; ky < 3; ++ky) {
-        const int8_t* t = w + ((f * kC + c) * 3 + ky) * 3;
-        taps[size_t((f * kC + c) * 3 + ky)] = static_cast<int32_t>(
-            static_cast<uint32_t>(static_cast<uint8_t>(t[0])) | static_cast<uint32_t>(static_cast<uint8_t>(t[1])) << 8 |
-            static_cast<uint32_t>(static_cast<uint8_t>(t[2])) << 16);
-        if (kSigned) flip_offset[size_t(f * 3 + ky)] += 128 * (t[0] + t[1] + t[2]);
-      }
-  std::vector<Int8Levels> at(levels ? size_t(n) : 0);
-  for (int64_t f = 0; f < n && levels; ++f) at[size_t(f)] = LevelsAt(*levels, F, pixels, 0, f);
+  std::vector<Int8Levels> at(levels ? size_t(F) : 0);
+  for (int64_t f = 0; f < F && levels; ++f) at[size_t(f)] = LevelsAt(*levels, F, pixels, 0, f);
   for (int64_t oy = oy_begin; oy < oy_end; oy += 2) {
     const bool pair = oy + 1 < oy_end;
     const int64_t iy0 = oy * kSh - g.ph;
@@ -267,14 +263,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
       const __mmask16 lanes = FirstLanes(g.OW - ox);
       const int64_t pos = oy * g.OW + ox;
       const LaneRun run0{pos, lanes}, run1{pos + g.OW, lanes};
-      for (int64_t f = 0; f < n; ++f) {
+      for (int64_t f = 0; f < F; ++f) {
         int32_t start0 = 0, start1 = 0;  // rows outside the image are left out of the flip's offset
         for (int64_t ky = 0; ky < 3; ++ky) {
-          start0 -= row_inside[ky] ? flip_offset[size_t(f * 3 + ky)] : 0;
-          start1 -= row_inside[kSh + ky] ? flip_offset[size_t(f * 3 + ky)] : 0;
+          start0 -= row_inside[ky] ? flip_offset[f * 3 + ky] : 0;
+          start1 -= row_inside[kSh + ky] ? flip_offset[f * 3 + ky] : 0;
         }
         __m512i acc0 = _mm512_set1_epi32(start0), acc1 = _mm512_set1_epi32(start1);
-        const int32_t* ft = taps.data() + f * kC * 3;
+        const int32_t* ft = taps + f * kC * 3;
         #pragma GCC unroll 4
         for (int64_t c = 0; c < kC; ++c)
           #pragma GCC unroll 3
@@ -437,6 +433,15 @@ void FewChannels3x3Of(const T* x, const int8_t* w, int32_t* y, int64_t batch, in
   const int64_t pixels = g.OH * g.OW;
   uint8_t gather[64];
   Gather3x3(g.sw, gather);
+  // The filters' rows as FewChannels3x3Vnni takes them, once for every task.
+  std::vector<int32_t> taps(static_cast<size_t>(out_c * kC * 3)), flip_offset(static_cast<size_t>(out_c * 3), 0);
+  for (int64_t f = 0; f < out_c; ++f)
+    for (int64_t c = 0; c < kC; ++c)
+      for (int64_t ky = 0; ky < 3; ++ky) {
+        const int8_t* t = w + ((f * kC + c) * 3 + ky) * 3;
+        taps[size_t((f * kC + c) * 3 + ky)] = RowTaps(t);
+        if (std::is_same_v<T, int8_t>) flip_offset[size_t(f * 3 + ky)] += RowFlipOffset(t);
+      }
   // Tasks of output rows (in pairs), every filter: each input row is gathered once per task that
   // reads it. Blocks of filters, each gathering the whole image, took 0.070-0.078 ms on MobileNet
   // v2's first layer on two threads against 0.065-0.069 for rows (Zen 5).
@@ -451,8 +456,9 @@ void FewChannels3x3Of(const T* x, const int8_t* w, int32_t* y, int64_t batch, in
       const T* image = x + i * kC * g.H * g.W;
       int32_t* sums = y + i * out_c * pixels;
       const Int8Levels* L = levels ? &image_levels : nullptr;
-      if (g.sh == 1) FewChannels3x3Vnni<T, kC, 1>(image, w, out_c, g, gather, L, sums, oy_begin, oy_end);
-      else FewChannels3x3Vnni<T, kC, 2>(image, w, out_c, g, gather, L, sums, oy_begin, oy_end);
+      const int32_t *tp = taps.data(), *fo = flip_offset.data();
+      if (g.sh == 1) FewChannels3x3Vnni<T, kC, 1>(image, tp, fo, out_c, g, gather, L, sums, oy_begin, oy_end);
+      else FewChannels3x3Vnni<T, kC, 2>(image, tp, fo, out_c, g, gather, L, sums, oy_begin, oy_end);
     }
   });
 }
