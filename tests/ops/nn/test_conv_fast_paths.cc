@@ -320,7 +320,8 @@ TEST_CASE("Phased-plane convolution: the packed GEMM's bits over im2col's column
           "[conv][conv_fast][phased]") {
   // Strides 1 and 2 (one direction or both), padding, dilation, windows 2x2 to 7x7 and 1x3,
   // images narrower than a tile and odd sizes, depths past one slice (60 x 9 > 384), bands of
-  // one row, batches, and images of y apart. Filter counts multiple of every ISA's panel rows.
+  // one row and several bands per task, batches, and images of y apart. Filter counts multiple
+  // of every ISA's panel rows.
   struct Phased {
     int64_t batch, in_c, out_c, h, w, kh, kw, sh, sw, ph, pw, dil;
   };
@@ -331,6 +332,7 @@ TEST_CASE("Phased-plane convolution: the packed GEMM's bits over im2col's column
       {1, 3, 24, 37, 37, 7, 7, 2, 2, 3, 3, 1},  {1, 8, 24, 9, 9, 2, 2, 2, 2, 0, 0, 1},
       {1, 6, 24, 3, 40, 3, 3, 1, 1, 1, 1, 1},   {1, 6, 24, 12, 10, 1, 3, 1, 2, 0, 1, 1},
       {1, 6, 24, 2, 9, 3, 3, 2, 2, 1, 1, 1},
+      {1, 16, 24, 150, 150, 3, 3, 1, 1, 1, 1, 1},  // several bands of rows per task
   };
   uint64_t seed = 4100;
   for (const Phased& c : cases) {
