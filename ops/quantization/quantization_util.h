@@ -63,6 +63,20 @@ std::pair<T, T> MinMax(const T* x, int64_t n) {
   return {lo, hi};
 }
 
+// uint8 levels with a zero point (MXNet's _contrib_quantize_asym, the data of its int8 LSTM):
+// q = clamp(round_half_even(x * scale + shift), 0, 255) with scale = 255 / (max - min) and
+// shift = 255 - max * scale. A range of zero width (constant data) takes scale 1, where MXNet
+// divides by zero.
+struct AsymmetricLevels {
+  float scale, shift;
+  static AsymmetricLevels Of(float min, float max) {
+    const float scale = max > min ? 255.0f / (max - min) : 1.0f;
+    return {scale, 255.0f - max * scale};
+  }
+  uint8_t Quantize(float x) const { return SaturateRound<uint8_t>(x * scale + shift); }
+  float Dequantize(int q) const { return (static_cast<float>(q) - shift) / scale; }
+};
+
 // The value of a range input: a float32 array of one element.
 inline float RangeValue(const NDArray& a) { return a.data<float>()[0]; }
 inline void SetRange(const NDArray& min, const NDArray& max, float lo, float hi) {

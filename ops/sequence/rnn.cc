@@ -25,113 +25,13 @@
 #include <random>
 #include <symbind/ops/kernels/gemm.h>
 #include <symbind/ops/op_util.h>
+#include <symbind/ops/sequence/rnn.h>
 
 
 namespace symbind {
 
 namespace {
-enum RNNMode { kRnnRelu, kRnnTanh, kLstm, kGru };
-
-struct RNNParam : Parameter<RNNParam> {
-  int state_size;
-  int num_layers;
-  bool bidirectional;
-  int mode;
-  float p;
-  bool state_outputs;
-  std::optional<int> projection_size;
-  std::optional<double> lstm_state_clip_min, lstm_state_clip_max;
-  bool lstm_state_clip_nan;
-  bool use_sequence_length;
-  static void Declare(ParamDeclarer<RNNParam>& d) {
-    d.field("state_size", &RNNParam::state_size).lower_bound(1)
-        .describe("size of the state for each layer");
-    d.field("num_layers", &RNNParam::num_layers).lower_bound(1)
-        .describe("number of stacked layers");
-    d.field("bidirectional", &RNNParam::bidirectional).set_default(false)
-        .describe("whether to use bidirectional recurrent layers");
-    d.field("mode", &RNNParam::mode)
-        .add_enum("rnn_relu", kRnnRelu).add_enum("rnn_tanh", kRnnTanh)
-        .add_enum("lstm", kLstm).add_enum("gru", kGru)
-        .describe("the type of RNN to compute");
-    d.field("p", &RNNParam::p).set_default(0.0f).set_range(0, 1)
-        .describe("drop rate of the dropout on the outputs of each RNN layer, except the last layer.");
-    d.field("state_outputs", &RNNParam::state_outputs).set_default(false)
-        .describe("Whether to have the states as symbol outputs.");
-    d.field("projection_size", &RNNParam::projection_size).set_default(std::nullopt)
-        .describe("size of project size (not supported on CPU, as in MXNet)");
-    d.field("lstm_state_clip_min", &RNNParam::lstm_state_clip_min).set_default(std::nullopt)
-        .describe("Minimum clip value of LSTM states (not supported on CPU, as in MXNet).");
-    d.field("lstm_state_clip_max", &RNNParam::lstm_state_clip_max).set_default(std::nullopt)
-        .describe("Maximum clip value of LSTM states (not supported on CPU, as in MXNet).");
-    d.field("lstm_state_clip_nan", &RNNParam::lstm_state_clip_nan).set_default(false)
-        .describe("Whether to stop NaN from propagating in state by clipping it to min/max. "
-                  "If clipping range is not specified, this option is ignored.");
-    d.field("use_sequence_length", &RNNParam::use_sequence_length).set_default(false)
-        .describe("If set to true, this layer takes in an extra input parameter `sequence_length` "
-                  "to specify variable length sequence");
-  }
-};
-
-bool IsLstm(const RNNParam& p) { return p.mode == kLstm; }
-// The position of the sequence_length input (after state_cell for lstm).
-size_t SequenceLengthInput(const RNNParam& p) { return IsLstm(p) ? 4 : 3; }
-int NumVisibleOutputs(const RNNParam& p) { return p.state_outputs ? (IsLstm(p) ? 3 : 2) : 1; }
-
-// Sizes and the offsets into the packed parameters and the reserve.
-struct RNNDims {
-  int64_t T, N, I, H, L, D, G;
-  RNNDims(const RNNParam& p, const TShape& data)
-      : T(data[0]), N(data[1]), I(data[2]), H(p.state_size), L(p.num_layers),
-        D(p.bidirectional ? 2 : 1), G(p.mode == kLstm ? 4 : p.mode == kGru ? 3 : 1) {}
-  int64_t InputSize(int64_t l) const { return l == 0 ? I : H * D; }
-  int64_t GH() const { return G * H; }
-  // Weights of one direction of layer l: W_i2h then W_h2h.
-  int64_t DirectionWeights(int64_t l) const { return (InputSize(l) + H) * GH(); }
-  int64_t WeightOffset(int64_t l, int64_t d) const {
-    const int64_t before = l == 0 ? 0 : D * DirectionWeights(0) + (l - 1) * D * DirectionWeights(1);
-    return before + d * DirectionWeights(l);
-  }
-  int64_t WeightTotal() const { return WeightOffset(L, 0); }
-  int64_t BiasOffset(int64_t l, int64_t d) const { return WeightTotal() + (l * D + d) * 2 * GH(); }
-  int64_t ParamSize() const { return BiasOffset(L, 0); }
-  // Reserve: per layer and direction gates (T,N,G*H) after their activation, aux (T,N,H) (the
-  // cell state for lstm, W_hn h + b_hn for gru) and h (T,N,H); then per layer the dropped
-  // output (T,N,D*H) and the dropout mask (T,N,D*H).
-  int64_t CellBlock() const { return T * N * H * (G + 2); }
-  int64_t LayerOutSize() const { return T * N * D * H; }
-  int64_t ReserveSize() const { return L * D * CellBlock() + 2 * L * LayerOutSize(); }
-  float* Gates(float* r, int64_t l, int64_t d) const { return r + (l * D + d) * CellBlock(); }
-  float* Aux(float* r, int64_t l, int64_t d) const { return Gates(r, l, d) + T * N * GH(); }
-  float* Hidden(float* r, int64_t l, int64_t d) const { return Aux(r, l, d) + T * N * H; }
-  float* Dropped(float* r, int64_t l) const { return r + L * D * CellBlock() + 2 * l * LayerOutSize(); }
-  float* Mask(float* r, int64_t l) const { return Dropped(r, l) + LayerOutSize(); }
-};
-
-// The sizes RNNDims computes unchecked, computed once with overflow checks (a hostile state_size
-// or num_layers is a ShapeError, not a wrapped size).
-void CheckSizes(const RNNDims& s) {
-  const char* what = "RNN: packed parameter size";
-  const int64_t gh = CheckedMul(s.G, s.H, what);
-  auto layer = [&](int64_t in) {  // D * (in + H + 2) * G * H
-    return CheckedMul(CheckedMul(s.D, CheckedAdd(CheckedAdd(in, s.H, what), 2, what), what), gh, what);
-  };
-  CheckedAdd(layer(s.I), CheckedMul(s.L - 1, layer(CheckedMul(s.D, s.H, what)), what), what);
-  const char* reserve = "RNN: reserve size";
-  const int64_t tnh = CheckedMul(CheckedMul(s.T, s.N, reserve), s.H, reserve);
-  const int64_t ld = CheckedMul(s.L, s.D, reserve);
-  CheckedAdd(CheckedMul(ld, CheckedMul(tnh, s.G + 2, reserve), reserve), CheckedMul(2 * ld, tnh, reserve), reserve);
-}
-
-float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-void CheckSupported(const RNNParam& p) {
-  auto reject = [&](const char* what) {
-    throw ShapeError(StrCat("RNN: ", what, " is supported by MXNet with cuDNN only, not by symbind"));
-  };
-  if (p.projection_size) reject("projection_size");
-  if (p.lstm_state_clip_min || p.lstm_state_clip_max) reject("lstm_state_clip_min/max");
-}
+using namespace rnn;
 
 std::vector<std::string> RNNArguments(const NodeAttrs& attrs) {
   const auto& p = attrs.param<RNNParam>();
