@@ -20,6 +20,8 @@
 # SYMBIND_BENCH_TRAIN_SIZE (ResNet-18 training input size, default 224), SYMBIND_BENCH_NCNN (adds the
 # ncnn table, also with --quick: the prefix of an ncnn you built and installed yourself with its
 # tools, i.e. bin/mxnet2ncnn, bin/ncnnoptimize and lib/cmake/ncnn; BENCHMARKS.md says how).
+# SYMBIND_GEMM_ISA=avx2 runs symbind's AVX2 kernels on an AVX-512 CPU (its int8 / fp32 ratios as
+# an AVX2-only CPU would run the same code; the peers keep their own dispatch, and bf16 is left out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=0 ncnn_only=0 int8_only=0
@@ -99,6 +101,7 @@ echo "# PyTorch's BLAS: $($py bench/peers.py --threads "$threads" blas | tr '\n'
 # The host's state at the start and the end: a shared guest's cores can run at half speed for
 # minutes (bench/bench_host_probe.cc), which a ratio measured then should be read with.
 echo "# host at the start: $($bin/bench_host_probe)"
+[ -z "${SYMBIND_GEMM_ISA:-}" ] || echo "# SYMBIND_GEMM_ISA=$SYMBIND_GEMM_ISA: symbind runs at most those kernels; the peers keep their own dispatch"
 trap 'echo; echo "# host at the end: $($bin/bench_host_probe)"' EXIT
 
 # ---------------------------------------------------------------------------------------------
@@ -229,7 +232,9 @@ int8_table() {
   echo "(Gaussian weights and random calibration inputs: a check that int8 runs the same net, not an accuracy)."
   # bf16 (PredictorOptions::precision) where the CPU has AVX512_BF16: the float32 graph and weights.
   local bf16_cols=() has_bf16=0
-  if grep -qw avx512_bf16 /proc/cpuinfo; then
+  local isa_allows_bf16=1
+  case "${SYMBIND_GEMM_ISA:-}" in avx2 | base) isa_allows_bf16=0 ;; esac
+  if grep -qw avx512_bf16 /proc/cpuinfo && [ $isa_allows_bf16 = 1 ]; then
     has_bf16=1
     bf16_cols=("symbind bf16" "bf16 / fp32")
     echo "This CPU has AVX512_BF16: symbind bf16 is the float32 graph run with --bf16 (convolutions and"

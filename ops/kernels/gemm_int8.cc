@@ -69,6 +69,20 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w, b1)), ones));
     }
   }
+  if (cols == kNr) {  // whole rows of the tile: the offsets added and stored as vectors
+    for (int64_t r = 0; r < rows; ++r) {
+      const __m256i offset = _mm256_set1_epi32(row_offsets ? row_offsets[r] : 0);
+      __m256i* c = reinterpret_cast<__m256i*>(C + r * ldc);
+      __m256i s0 = _mm256_add_epi32(acc[r][0], offset), s1 = _mm256_add_epi32(acc[r][1], offset);
+      if (accumulate) {
+        s0 = _mm256_add_epi32(s0, _mm256_loadu_si256(c));
+        s1 = _mm256_add_epi32(s1, _mm256_loadu_si256(c + 1));
+      }
+      _mm256_storeu_si256(c, s0);
+      _mm256_storeu_si256(c + 1, s1);
+    }
+    return;
+  }
   alignas(32) int32_t tile[kMr][kNr];
   for (int64_t r = 0; r < kMr; ++r) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(tile[r]), acc[r][0]);
