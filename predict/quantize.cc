@@ -66,6 +66,13 @@ Decision QuantizedForm(const Node& n) {
     return {Role::kSupport, "_contrib_quantized_concat", ""};
   }
   if (op == "elemwise_add") return {Role::kSupport, "_contrib_quantized_elemwise_add", ""};
+  if (op == "RNN") {
+    // MXNet's int8 LSTM: uint8 data with a zero point, float32 weights and states, float32 outputs.
+    if (ParsedParamText(n.attrs, "mode") != "lstm") return {Role::kNone, "", "only LSTM has an int8 form among RNNs"};
+    if (ParsedParam<bool>(n.attrs, "use_sequence_length"))
+      return {Role::kNone, "", "an LSTM with use_sequence_length has no int8 form"};
+    return {Role::kMust, "_contrib_quantized_rnn", ""};
+  }
   if (op == "BatchNorm") {
     if (ParsedParam<bool>(n.attrs, "output_mean_var"))
       return {Role::kNone, "", "BatchNorm with output_mean_var has no int8 form"};
@@ -104,7 +111,7 @@ std::string RangeText(float v) {
 bool FloatInput(const Node& n, size_t k) {
   if (k == 0) return false;
   const std::string& op = n.attrs.op->name;
-  if (op == "BatchNorm") return true;
+  if (op == "BatchNorm" || op == "RNN") return true;
   if (op == "_sg_mkldnn_conv") return !(ParsedParam<bool>(n.attrs, "with_sum") && k + 1 == n.inputs.size());
   return false;
 }
@@ -274,6 +281,10 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
         decision[id] = {Role::kNone, "", "not between quantized layers (smart mode)"};
   }
   auto quantized = [&](uint32_t id) { return decision[id].role != Role::kNone; };
+  // A quantized node whose outputs are float32 (the int8 LSTM: MXNet's FAvoidDequantizeOutput).
+  auto float_outputs = [&](uint32_t id) { return decision[id].quantized_op == "_contrib_quantized_rnn"; };
+  // Whether a reader of node id's output reads levels with their range.
+  auto levels_out = [&](uint32_t id) { return quantized(id) && !float_outputs(id); };
 
   QuantizedGraph result;
   for (uint32_t id = 0; id < num_nodes; ++id) {
@@ -285,6 +296,7 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
   // The new graph, node by node in topological order (MXNet's QuantizeGraph).
   std::vector<std::shared_ptr<Node>> mirror(num_nodes);           // a node's stand-in
   std::map<uint32_t, std::shared_ptr<Node>> quantize_of;           // float entry -> its quantize node
+  std::map<uint32_t, std::shared_ptr<Node>> asym_quantize_of;      // the same for LSTM data (uint8 with a zero point)
   std::map<uint32_t, std::array<NodeEntry, 3>> offline_of;         // weight entry -> int8 variables
   std::map<uint32_t, std::shared_ptr<Node>> dequantize_of;         // quantized node -> its dequantize node
   std::set<std::string> calib_seen;
@@ -313,7 +325,7 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
       copy->attrs = n.attrs;
       copy->user_attrs = n.user_attrs;
       for (const auto& in : info.inputs)
-        copy->inputs.push_back(quantized(in.node_id) ? dequantized(in.node_id) : NodeEntry{mirror[in.node_id], in.index});
+        copy->inputs.push_back(levels_out(in.node_id) ? dequantized(in.node_id) : NodeEntry{mirror[in.node_id], in.index});
       mirror[id] = copy;
       continue;
     }
@@ -324,7 +336,8 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
         data.push_back({mirror[in.node_id], in.index});
         continue;
       }
-      if (quantized(in.node_id)) {
+      const bool rnn = float_outputs(id);
+      if (levels_out(in.node_id) && !rnn) {
         data.push_back({mirror[in.node_id], in.index});
         ranges.push_back({mirror[in.node_id], 1});
         ranges.push_back({mirror[in.node_id], 2});
@@ -346,13 +359,20 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
         ranges.push_back(it->second[2]);
         continue;
       }
-      auto it = quantize_of.find(entry);
-      if (it == quantize_of.end()) {
+      // The LSTM's data: uint8 with a zero point (_contrib_quantize_asym; its scale and shift
+      // are the quantized node's last inputs), from the float tensor (levels dequantized first).
+      auto& quantizers = rnn ? asym_quantize_of : quantize_of;
+      auto it = quantizers.find(entry);
+      if (it == quantizers.end()) {
         const std::string tensor = EntryName(NodeEntry{g.node(in.node_id).node, in.index});
-        auto qnode = MakeOpNode("_contrib_quantize_v2", tensor + "_quantize", {{"out_type", dtype}},
-                                {NodeEntry{mirror[in.node_id], in.index}});
+        const NodeEntry source = levels_out(in.node_id) ? dequantized(in.node_id) : NodeEntry{mirror[in.node_id], in.index};
+        // MXNet's name, "<tensor>_quantize", told apart when the tensor also has the other kind.
+        const auto& others = rnn ? quantize_of : asym_quantize_of;
+        const std::string name = tensor + "_quantize" + (others.count(entry) ? (rnn ? "_asym" : "_v2") : "");
+        auto qnode = rnn ? MakeOpNode("_contrib_quantize_asym", name, {}, {source})
+                         : MakeOpNode("_contrib_quantize_v2", name, {{"out_type", dtype}}, {source});
         add_calib_name(tensor);
-        it = quantize_of.emplace(entry, qnode).first;
+        it = quantizers.emplace(entry, qnode).first;
       }
       data.push_back({it->second, 0});
       ranges.push_back({it->second, 1});
@@ -363,11 +383,13 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
     // quantized BatchNorm's moving statistics come after its range.
     inputs.insert(inputs.end() - (batch_norm ? 2 : 0), ranges.begin(), ranges.end());
     KwArgs dict = n.attrs.dict;
-    if (decision[id].quantized_op == "_sg_mkldnn_conv") dict["quantized"] = "true";
+    if (decision[id].quantized_op == "_sg_mkldnn_conv" || float_outputs(id)) dict["quantized"] = "true";
     auto qnode = MakeOpNode(decision[id].quantized_op, "quantized_" + n.name(), std::move(dict), std::move(inputs));
     if (batch_norm) {
       add_calib_name(EntryName(NodeEntry{info.node, 0}));  // its own output range (MXNet: no requantize)
       mirror[id] = qnode;
+    } else if (float_outputs(id)) {
+      mirror[id] = qnode;  // float32 outputs: no requantize, no dequantize
     } else if (decision[id].role == Role::kMust || n.attrs.op->name == "elemwise_add") {
       auto requantize = MakeOpNode("_contrib_requantize", "requantize_" + n.name(), {{"out_type", dtype}},
                                    {NodeEntry{qnode, 0}, NodeEntry{qnode, 1}, NodeEntry{qnode, 2}});
@@ -379,7 +401,7 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
   }
   std::vector<NodeEntry> heads;
   for (const auto& h : g.heads())
-    heads.push_back(quantized(h.node_id) ? dequantized(h.node_id) : NodeEntry{mirror[h.node_id], h.index});
+    heads.push_back(levels_out(h.node_id) ? dequantized(h.node_id) : NodeEntry{mirror[h.node_id], h.index});
 
   result.symbol = Symbol::FromEntries(heads);
   return result;
@@ -398,7 +420,7 @@ Symbol SetCalibTable(const Symbol& quantized, const std::map<std::string, CalibR
       // Its own output's ("quantized_bn" stands for bn_output): MXNet's quantized BatchNorm
       // writes int8 at that range, with no requantize after it.
       name = n->name().rfind(prefix, 0) == 0 ? n->name().substr(prefix.size()) + "_output" : EntryName(NodeEntry{info.node, 0});
-    } else if (op == "_contrib_quantize_v2" || op == "_contrib_requantize") {
+    } else if (op == "_contrib_quantize_v2" || op == "_contrib_quantize_asym" || op == "_contrib_requantize") {
       // Its input's name, "quantized_" dropped (a requantize reads quantized_conv1's output and
       // stands for conv1_output).
       const NodeEntry& in = n->inputs[0];

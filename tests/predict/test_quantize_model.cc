@@ -666,3 +666,51 @@ TEST_CASE("quantize: a BatchNorm after a residual add becomes _contrib_quantized
   const NDArray want = Run(net, m.params, m.aux, data)[0];
   CHECK(MaxAbsDiff(Run(q.symbol, q.args, q.aux, data)[0], want) < 0.05f * MaxAbs(want));
 }
+
+TEST_CASE("quantize: an LSTM becomes MXNet's int8 LSTM, its data quantized with a zero point", "[quantize][rnn]") {
+  Symbol x = Symbol::Variable("data");
+  Symbol h = OpBuilder("RNN").SetParam("mode", "lstm").SetParam("state_size", 6).SetParam("num_layers", 2)
+                 .SetParam("bidirectional", true).SetInput("data", x).CreateSymbol("lstm");
+  h = OpBuilder("FullyConnected").SetParam("num_hidden", 4).SetInput("data", h).CreateSymbol("fc");
+  Symbol net = OpBuilder("SoftmaxOutput").SetInput("data", h).CreateSymbol("softmax");
+  const TShape shape({5, 3, 7});
+  SharedModel m = GaussianModel(net, shape);
+  const NDArray data = symbind::test::RandomArray(shape, 21);
+  std::vector<std::map<std::string, NDArray>> calib;
+  for (uint64_t s = 0; s < 4; ++s) calib.push_back({{"data", symbind::test::RandomArray(shape, 30 + s)}});
+
+  const QuantizedModel q = QuantizeModel(net, m.params, m.aux, calib, ContribForm());
+  const GraphView v(q.symbol);
+  CHECK(v.op.at("data_quantize") == "_contrib_quantize_asym");
+  CHECK(v.op.at("quantized_lstm") == "_contrib_quantized_rnn");
+  CHECK(v.inputs.at("quantized_lstm") == std::vector<std::string>{"data_quantize", "lstm_parameters", "lstm_state",
+                                                                   "lstm_state_cell", "data_quantize", "data_quantize"});
+  // Its float32 output feeds the quantized FullyConnected through a quantize of its own.
+  CHECK(v.op.at("lstm_output_quantize") == "_contrib_quantize_v2");
+  CHECK(v.inputs.at("lstm_output_quantize") == std::vector<std::string>{"quantized_lstm"});
+  CHECK(v.op.at("quantized_fc") == "_contrib_quantized_fully_connected");
+  CHECK(q.args.count("lstm_parameters"));  // the weights stay float32
+  const Graph g(q.symbol);
+  for (const auto& info : g.nodes()) {
+    const Node& n = *info.node;
+    if (n.name() != "data_quantize") continue;
+    CHECK(std::stof(n.attrs.dict.at("min_calib_range")) == q.calib_ranges.at("data").min);
+    CHECK(std::stof(n.attrs.dict.at("max_calib_range")) == q.calib_ranges.at("data").max);
+  }
+  // Saved and loaded, it runs, near the float32 model.
+  const std::string prefix = symbind_test::TempPath("quantized-lstm");
+  SaveCheckpoint(prefix, 0, q.symbol, q.args, q.aux);
+  Symbol loaded;
+  std::map<std::string, NDArray> args, aux;
+  LoadCheckpoint(prefix, 0, &loaded, &args, &aux);
+  const auto a = Run(loaded, args, aux, data);
+  CHECK(MaxAbsDiff(a[0], Run(net, m.params, m.aux, data)[0]) < 0.05f);
+  // A GRU has no int8 form: it stays float32, with the reason.
+  Symbol gru = OpBuilder("RNN").SetParam("mode", "gru").SetParam("state_size", 6).SetParam("num_layers", 1)
+                   .SetInput("data", x).CreateSymbol("gru");
+  gru = OpBuilder("FullyConnected").SetParam("num_hidden", 4).SetInput("data", gru).CreateSymbol("fc");
+  const SharedModel mg = GaussianModel(gru, shape);
+  const QuantizedModel qg = QuantizeModel(gru, mg.params, mg.aux, calib, ContribForm());
+  CHECK_FALSE(Note(qg, "gru").quantized);
+  CHECK(Note(qg, "gru").reason == "only LSTM has an int8 form among RNNs");
+}
