@@ -16,6 +16,7 @@
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/model_file.h>
 #include <symbind/io/npy.h>
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/predict/quantize.h>
 
 #include "commands.h"
@@ -116,6 +117,10 @@ void Quantize(const QuantizeArgs& a) {
     std::cout << ", " << q.calib_ranges.size() << " ranges calibrated (" << CalibModeName(options.calib_mode)
               << ") over " << q.calib_examples << " examples";
   std::cout << "\nwrote " << CheckpointSymbolPath(a.output) << " and " << CheckpointParamsPath(a.output, 0) << "\n";
+  if (!ActiveVnni())
+    std::cout << "note: this process runs int8 without AVX512-VNNI (kernels: " << GemmIsa()
+              << "), where its exact products cost about what float32's do: expect int8 near float32's speed here "
+                 "(docs/quantization.md)\n";
 }
 }  // namespace
 
