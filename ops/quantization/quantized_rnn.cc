@@ -123,12 +123,12 @@ QuantizedLstmWeights QuantizeWeights(const float* w, const RNNDims& s) {
       c.bias.resize(static_cast<size_t>(GH));
       for (int64_t g = 0; g < GH; ++g) {
         const float scale = q.scale[static_cast<size_t>(g)];
-        int32_t sum = 0;
+        uint32_t sum = 0;  // wraps as the products' sums do
         for (int64_t i = 0; i < In; ++i)
-          sum += c.wx[static_cast<size_t>(g * In + i)] = SaturateRound<int8_t>(wx[g * In + i] * scale);
+          sum += static_cast<uint32_t>(c.wx[static_cast<size_t>(g * In + i)] = SaturateRound<int8_t>(wx[g * In + i] * scale));
         for (int64_t i = 0; i < s.H; ++i)
-          sum += c.wh[static_cast<size_t>(g * s.H + i)] = SaturateRound<int8_t>(wh[g * s.H + i] * scale);
-        c.sums[static_cast<size_t>(g)] = sum;
+          sum += static_cast<uint32_t>(c.wh[static_cast<size_t>(g * s.H + i)] = SaturateRound<int8_t>(wh[g * s.H + i] * scale));
+        c.sums[static_cast<size_t>(g)] = static_cast<int32_t>(sum);
         c.bias[static_cast<size_t>(g)] = bx[g] + bx[GH + g];
       }
       q.cells.push_back(std::move(c));
@@ -181,7 +181,9 @@ void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDA
             for (int64_t g = 0; g < GH; ++g) {
               const size_t k = static_cast<size_t>(g);
               // The products' sums less the data's shift times the weights' levels, in float32.
-              const float sum = static_cast<float>(a[g] + b[g]) - data.shift * static_cast<float>(cell.sums[k]);
+              // The two products' sums added as GemmInt8's sums wrap (defined, and exact below 2^31).
+              const int32_t total = static_cast<int32_t>(static_cast<uint32_t>(a[g]) + static_cast<uint32_t>(b[g]));
+              const float sum = static_cast<float>(total) - data.shift * static_cast<float>(cell.sums[k]);
               gate[k] = sum * unit[k] + cell.bias[k];
             }
             for (int64_t j = 0; j < H; ++j) {
