@@ -59,7 +59,7 @@ void InferShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<TSh
     throw ShapeError(StrCat("_contrib_quantized_rnn: data must be (sequence length, batch, input size), got ", d));
   if (!d.is_known()) return;
   const RNNDims s(p, d);
-  rnn::CheckSizes(s);
+  rnn::CheckSizes(s, "_contrib_quantized_rnn");
   const TShape state({s.L * s.D, s.N, s.H});
   ShapeAssignCheck(in, kParams, TShape({s.ParamSize()}));
   ShapeAssignCheck(in, kState, state);

@@ -101,14 +101,16 @@ struct RNNDims {
 
 // The sizes RNNDims computes unchecked, computed once with overflow checks (a hostile state_size
 // or num_layers is a ShapeError, not a wrapped size).
-inline void CheckSizes(const RNNDims& s) {
-  const char* what = "RNN: packed parameter size";
+// `op` names the operator in the errors.
+inline void CheckSizes(const RNNDims& s, const char* op = "RNN") {
+  const std::string what = StrCat(op, ": packed parameter size");
   const int64_t gh = CheckedMul(s.G, s.H, what);
   auto layer = [&](int64_t in) {  // D * (in + H + 2) * G * H
     return CheckedMul(CheckedMul(s.D, CheckedAdd(CheckedAdd(in, s.H, what), 2, what), what), gh, what);
   };
   CheckedAdd(layer(s.I), CheckedMul(s.L - 1, layer(CheckedMul(s.D, s.H, what)), what), what);
-  const char* reserve = "RNN: reserve size";
+  // RNN's reserve; the int8 LSTM's buffers of gate sums and states are as large.
+  const std::string reserve = StrCat(op, ": state and gate buffer size");
   const int64_t tnh = CheckedMul(CheckedMul(s.T, s.N, reserve), s.H, reserve);
   const int64_t ld = CheckedMul(s.L, s.D, reserve);
   CheckedAdd(CheckedMul(ld, CheckedMul(tnh, s.G + 2, reserve), reserve), CheckedMul(2 * ld, tnh, reserve), reserve);

@@ -209,6 +209,8 @@ TEST_CASE("quantized_rnn states MXNet's names and rejects what has no int8 form"
   float_data["data"] = c.data;
   CHECK_THROWS_WITH(RunAll("_contrib_quantized_rnn", LstmParams(s, false), float_data),
                     Catch::Contains("must be uint8"));
+  CHECK_THROWS_WITH(InferShape(with_states, {{"qrnn_data", TShape({int64_t{1} << 40, int64_t{1} << 20, 3})}}),
+                    Catch::Contains("_contrib_quantized_rnn: state and gate buffer size"));
   std::map<std::string, NDArray> zero_scale = inputs;
   zero_scale["min_data"] = Range(0.0f);
   CHECK_THROWS_WITH(RunAll("_contrib_quantized_rnn", LstmParams(s, false), zero_scale),
