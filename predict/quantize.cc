@@ -36,6 +36,7 @@ struct Decision {
   Role role = Role::kNone;
   std::string quantized_op;  // for kMust / kSupport
   std::string reason;        // for kNone: why it stays float32
+  bool float_outputs = false;  // its outputs float32, no requantize or dequantize (MXNet's FAvoidDequantizeOutput)
 };
 
 // The quantized form of a node of the float graph, or why it has none.
@@ -71,7 +72,7 @@ Decision QuantizedForm(const Node& n) {
     if (ParsedParamText(n.attrs, "mode") != "lstm") return {Role::kNone, "", "only LSTM has an int8 form among RNNs"};
     if (ParsedParam<bool>(n.attrs, "use_sequence_length"))
       return {Role::kNone, "", "an LSTM with use_sequence_length has no int8 form"};
-    return {Role::kMust, "_contrib_quantized_rnn", ""};
+    return {Role::kMust, "_contrib_quantized_rnn", "", true};
   }
   if (op == "BatchNorm") {
     if (ParsedParam<bool>(n.attrs, "output_mean_var"))
@@ -281,8 +282,7 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
         decision[id] = {Role::kNone, "", "not between quantized layers (smart mode)"};
   }
   auto quantized = [&](uint32_t id) { return decision[id].role != Role::kNone; };
-  // A quantized node whose outputs are float32 (the int8 LSTM: MXNet's FAvoidDequantizeOutput).
-  auto float_outputs = [&](uint32_t id) { return decision[id].quantized_op == "_contrib_quantized_rnn"; };
+  auto float_outputs = [&](uint32_t id) { return decision[id].float_outputs; };
   // Whether a reader of node id's output reads levels with their range.
   auto levels_out = [&](uint32_t id) { return quantized(id) && !float_outputs(id); };
 

@@ -13,13 +13,6 @@ struct QuantizeAsymParam : CalibRangeFields, Parameter<QuantizeAsymParam> {
   }
 };
 
-void InferShape(const NodeAttrs&, std::vector<TShape>* in, std::vector<TShape>* out) {
-  ShapeAssignCheck(out, 0, (*in)[0]);
-  ShapeAssignCheck(in, 0, (*out)[0]);
-  ShapeAssignCheck(out, 1, RangeShape());
-  ShapeAssignCheck(out, 2, RangeShape());
-}
-
 void InferType(const NodeAttrs&, std::vector<int>* in, std::vector<int>* out) {
   const int t = (*in)[0], f32 = static_cast<int>(DType::kFloat32);
   if (t >= 0 && t != f32)
@@ -57,7 +50,7 @@ shift), 0, 255), scale = 255 / (max - min), shift = 255 - max * scale, over the 
     .set_arguments({"data"})
     .add_argument_doc("data", "A float32 tensor.")
     .set_outputs({"output", "scale", "shift"})
-    .set_infer_shape(quant::InferShape)
+    .set_infer_shape(quant::InferSameShapeAndRanges)  // scale and shift: shape (1,)
     .set_infer_type(quant::InferType)
     .set_dtype_generic()
     .set_forward(quant::Forward);

@@ -98,11 +98,13 @@ QuantizedLstmWeights QuantizeWeights(const float* w, const RNNDims& s) {
   std::vector<float> largest(static_cast<size_t>(GH), 0.0f);
   for (int64_t l = 0; l < s.L; ++l)
     for (int64_t d = 0; d < s.D; ++d) {
+      const int64_t In = s.InputSize(l);
       const float* wx = w + s.WeightOffset(l, d);
+      const float* wh = wx + GH * In;
       for (int64_t g = 0; g < GH; ++g) {
         float& m = largest[static_cast<size_t>(g)];
-        for (int64_t i = 0; i < s.InputSize(l); ++i) m = std::max(m, std::fabs(wx[g * s.InputSize(l) + i]));
-        for (int64_t i = 0; i < s.H; ++i) m = std::max(m, std::fabs(wx[GH * s.InputSize(l) + g * s.H + i]));
+        for (int64_t i = 0; i < In; ++i) m = std::max(m, std::fabs(wx[g * In + i]));
+        for (int64_t i = 0; i < s.H; ++i) m = std::max(m, std::fabs(wh[g * s.H + i]));
       }
     }
   q.scale.resize(static_cast<size_t>(GH));
@@ -173,15 +175,15 @@ void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDA
       for (int64_t step = 0; step < T; ++step) {
         const int64_t t = d ? T - 1 - step : step;
         GemmInt8NT(N, GH, H, h.data(), cell.wh.data(), hw.data());
-        ParallelFor(N, 1, [&](int64_t n0, int64_t n1) {
+        ParallelFor(N, rnn::RowGrain(s), [&](int64_t n0, int64_t n1) {
           std::vector<float> gate(static_cast<size_t>(GH));
           for (int64_t n = n0; n < n1; ++n) {
             const int32_t* a = xw.data() + (t * N + n) * GH;
             const int32_t* b = hw.data() + n * GH;
             for (int64_t g = 0; g < GH; ++g) {
               const size_t k = static_cast<size_t>(g);
-              // The products' sums less the data's shift times the weights' levels, in float32.
-              // The two products' sums added as GemmInt8's sums wrap (defined, and exact below 2^31).
+              // The products' sums (added wrapping, as GemmInt8's: exact below 2^31) less the data's
+              // shift times the weights' levels, in float32.
               const int32_t total = static_cast<int32_t>(static_cast<uint32_t>(a[g]) + static_cast<uint32_t>(b[g]));
               const float sum = static_cast<float>(total) - data.shift * static_cast<float>(cell.sums[k]);
               gate[k] = sum * unit[k] + cell.bias[k];

@@ -71,8 +71,6 @@ void InferRNNShape(const NodeAttrs& attrs, std::vector<TShape>* in, std::vector<
   ShapeAssignCheck(out, out->size() - 1, TShape({dims.ReserveSize()}));
 }
 
-// Batch rows per task in the cell loops: a few thousand gate values each.
-int64_t RowGrain(const RNNDims& s) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.GH())); }
 
 // One cell step for N rows: xw (N, G*H) = W_i2h x + b_i2h, hw (N, G*H) = W_h2h h + b_h2h.
 // Writes the activated gates, aux and the new h (and c) at time t.

@@ -116,6 +116,9 @@ inline void CheckSizes(const RNNDims& s, const char* op = "RNN") {
   CheckedAdd(CheckedMul(ld, CheckedMul(tnh, s.G + 2, reserve), reserve), CheckedMul(2 * ld, tnh, reserve), reserve);
 }
 
+// Batch rows per task in the cell loops: a few thousand gate values each.
+inline int64_t RowGrain(const RNNDims& s) { return std::max<int64_t>(1, 4096 / std::max<int64_t>(1, s.GH())); }
+
 inline float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 inline void CheckSupported(const RNNFields& p) {
