@@ -43,14 +43,17 @@ void DepthwiseConvInt8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t ba
 struct DepthwiseBand {
   int64_t held, width, top, pad, stride, rows, out_width;
 };
-// The band's output as levels, channel c of x at x + c * x_plane and its levels at row c of
-// `levels` (bias[c], scale[c], out + c * ld_out; no sum input), on the calling thread (a part
-// of the caller's task). The levels DepthwiseConvInt8 gives those rows. false, computing
-// nothing, where its kernel does not run (a CPU without AVX512-VNNI and VBMI).
-bool DepthwiseBand3x3Int8(const uint8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
-                          const DepthwiseBand& band, const Int8Levels& levels);
-bool DepthwiseBand3x3Int8(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
-                          const DepthwiseBand& band, const Int8Levels& levels);
+// The band's output as levels written as channel quads (GemmInt8Quads' data, which it reads
+// unpacked): channel c of x at x + c * x_plane, its levels by row c of `levels` (bias[c],
+// scale[c]; no sum input), output position p's level at levels.out + (c / 4) * quad_plane_bytes
+// + 4 * p + c % 4 (ld_out unused); int8 levels flipped to unsigned (x ^ 0x80), a last quad's
+// missing channels the flipped zero. On the calling thread (a part of the caller's task); the
+// levels DepthwiseConvInt8 gives those rows. false, computing nothing, where its kernel does not
+// run (a CPU without AVX512-VNNI and VBMI).
+bool DepthwiseBand3x3Int8Quads(const uint8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                               const DepthwiseBand& band, const Int8Levels& levels, int64_t quad_plane_bytes);
+bool DepthwiseBand3x3Int8Quads(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                               const DepthwiseBand& band, const Int8Levels& levels, int64_t quad_plane_bytes);
 
 // 3x3 windows (strides 1 and 2, undilated) over images of at most 4 channels in one group (RGB
 // first layers), on CPUs with AVX512-VNNI and VBMI (conv_int8_depthwise.cc): each channel's input

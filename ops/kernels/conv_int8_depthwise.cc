@@ -229,6 +229,78 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   }
 }
 
+// Plane3x3Vnni over one channel quad (`count` <= 4 channels, x_plane apart, their levels from row 0
+// of L on), its levels written as a quad plane (GemmInt8Quads' layout): position p's 4 bytes at
+// out + 4 * p, one masked dword store per 16 positions. int8 levels go out flipped to unsigned
+// (x ^ 0x80), as the VNNI tile reads them; channels past `count` hold the flipped zero.
+template <typename T, int64_t kSh>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void Quad3x3Vnni(
+    const T* image, int64_t x_plane, const int8_t* filter, int64_t count, const PlaneGeom& geom,
+    const uint8_t (&gather)[64], const Int8Levels& levels, uint8_t* out) {
+  constexpr bool kSigned = std::is_same_v<T, int8_t>;
+  constexpr int64_t kLanes = 16;
+  const PlaneGeom g = geom;
+  const Int8Levels L = levels;
+  const __m512i index = _mm512_loadu_si512(gather), none = _mm512_setzero_si512();
+  const __m512i out_flip = _mm512_set1_epi8(static_cast<char>(L.out_unsigned ? 0 : 0x80));
+  __m512i taps[4][3];
+  int32_t flip_offset[4][3] = {};
+  __m512i bias[4];
+  __m512 scale[4];
+  for (int64_t c = 0; c < count; ++c) {
+    for (int64_t ky = 0; ky < 3; ++ky) {
+      taps[c][ky] = _mm512_set1_epi32(RowTaps(filter + c * 9 + ky * 3));
+      flip_offset[c][ky] = kSigned ? RowFlipOffset(filter + c * 9 + ky * 3) : 0;
+    }
+    bias[c] = _mm512_set1_epi32(L.bias[c]);
+    scale[c] = _mm512_set1_ps(L.scale[c]);
+  }
+  for (int64_t oy = 0; oy < g.OH; oy += 2) {
+    const bool pair = oy + 1 < g.OH;
+    const int64_t iy0 = oy * kSh - g.ph;
+    bool inside_row[3 + kSh];
+    for (int64_t r = 0; r < 3 + kSh; ++r) inside_row[r] = iy0 + r >= 0 && iy0 + r < g.H && (r < 3 || pair);
+    __m512i start0[4], start1[4];  // rows outside the image are left out of the flip's offset
+    for (int64_t c = 0; c < count; ++c) {
+      int32_t s0 = 0, s1 = 0;
+      for (int64_t ky = 0; ky < 3; ++ky) {
+        s0 -= inside_row[ky] ? flip_offset[c][ky] : 0;
+        s1 -= inside_row[kSh + ky] ? flip_offset[c][ky] : 0;
+      }
+      start0[c] = _mm512_set1_epi32(s0);
+      start1[c] = _mm512_set1_epi32(s1);
+    }
+    for (int64_t ox = 0; ox < g.OW; ox += kLanes) {
+      const int64_t base = ox * g.sw - g.pw;
+      const __mmask64 inside = WindowInside(base, g.W);
+      __m128i level0[4], level1[4];
+      #pragma GCC unroll 4
+      for (int64_t c = 0; c < 4; ++c) {
+        level0[c] = level1[c] = _mm_setzero_si128();
+        if (c >= count) continue;
+        const T* plane = image + c * x_plane;
+        __m512i rows[3 + kSh];
+        #pragma GCC unroll 4
+        for (int64_t r = 0; r < 3 + kSh; ++r)
+          rows[r] = inside_row[r] ? GatheredWindow(plane + (iy0 + r) * g.W + base, inside, index) : none;
+        __m512i acc0 = start0[c], acc1 = start1[c];
+        #pragma GCC unroll 3
+        for (int64_t ky = 0; ky < 3; ++ky) {
+          acc0 = _mm512_dpbusd_epi32(acc0, rows[ky], taps[c][ky]);
+          acc1 = _mm512_dpbusd_epi32(acc1, rows[kSh + ky], taps[c][ky]);
+        }
+        level0[c] = LevelBytes16(ScaledSums16(acc0, bias[c], scale[c]), L.out_unsigned);
+        level1[c] = LevelBytes16(ScaledSums16(acc1, bias[c], scale[c]), L.out_unsigned);
+      }
+      const __mmask16 lanes = FirstLanes(g.OW - ox);
+      uint8_t* at = out + 4 * (oy * g.OW + ox);
+      _mm512_mask_storeu_epi32(at, lanes, _mm512_xor_si512(InterleaveQuads16(level0), out_flip));
+      if (pair)
+        _mm512_mask_storeu_epi32(at + 4 * g.OW, lanes, _mm512_xor_si512(InterleaveQuads16(level1), out_flip));
+    }
+  }
+}
+
 // 3x3 windows over an image of kC <= 4 channels (an RGB first layer), output rows [oy_begin,
 // oy_end) of its F filters, on VNNI with VBMI: Plane3x3Vnni's gathered rows, made once per 16
 // positions of two output rows for every filter, then per filter one vpdpbusd per channel and
@@ -486,32 +558,33 @@ void FewChannels3x3Int8(const uint8_t* x, const int8_t* w, int32_t* y, int64_t b
 
 namespace {
 template <typename T>
-bool DepthwiseBandOf(const T* x, int64_t x_plane, const int8_t* w, int64_t channels, const DepthwiseBand& b,
-                     const Int8Levels& levels) {
+bool DepthwiseBandQuadsOf(const T* x, int64_t x_plane, const int8_t* w, int64_t channels, const DepthwiseBand& b,
+                          const Int8Levels& levels, int64_t quad_plane_bytes) {
   if (!ActiveVnniVbmi() || b.stride < 1 || b.stride > 2 || b.top < 0 || b.pad < 0 || b.rows <= 0) return false;
   const PlaneGeom g{b.held, b.width, b.rows, b.out_width, 3, 3, b.stride, b.stride, b.top, b.pad, 1, 1};
   uint8_t gather[64];
   Gather3x3(g.sw, gather);
-  for (int64_t c = 0; c < channels; ++c) {
+  for (int64_t c = 0; c < channels; c += 4) {
     Int8Levels at = levels;
     at.bias += c;
     at.scale += c;
-    at.out = static_cast<uint8_t*>(at.out) + c * levels.ld_out;
-    if (g.sh == 1) Plane3x3Vnni<T, 1>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr);
-    else Plane3x3Vnni<T, 2>(x + c * x_plane, w + c * 9, g, gather, &at, nullptr);
+    uint8_t* out = static_cast<uint8_t*>(levels.out) + c / 4 * quad_plane_bytes;
+    const int64_t count = std::min<int64_t>(4, channels - c);
+    if (g.sh == 1) Quad3x3Vnni<T, 1>(x + c * x_plane, x_plane, w + c * 9, count, g, gather, at, out);
+    else Quad3x3Vnni<T, 2>(x + c * x_plane, x_plane, w + c * 9, count, g, gather, at, out);
   }
   return true;
 }
 
 }  // namespace
 
-bool DepthwiseBand3x3Int8(const uint8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
-                          const DepthwiseBand& band, const Int8Levels& levels) {
-  return DepthwiseBandOf(x, x_plane, w, channels, band, levels);
+bool DepthwiseBand3x3Int8Quads(const uint8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                               const DepthwiseBand& band, const Int8Levels& levels, int64_t quad_plane_bytes) {
+  return DepthwiseBandQuadsOf(x, x_plane, w, channels, band, levels, quad_plane_bytes);
 }
-bool DepthwiseBand3x3Int8(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
-                          const DepthwiseBand& band, const Int8Levels& levels) {
-  return DepthwiseBandOf(x, x_plane, w, channels, band, levels);
+bool DepthwiseBand3x3Int8Quads(const int8_t* x, int64_t x_plane, const int8_t* w, int64_t channels,
+                               const DepthwiseBand& band, const Int8Levels& levels, int64_t quad_plane_bytes) {
+  return DepthwiseBandQuadsOf(x, x_plane, w, channels, band, levels, quad_plane_bytes);
 }
 
 }  // namespace quant

@@ -247,31 +247,25 @@ __attribute__((target("avx2"))) void PackQuad(const void* B, int64_t ldb, int64_
 
 SYMBIND_AVX512_INTRINSICS_BEGIN
 // PackQuad's quads [p0, p0 + quads) on AVX-512: a whole quad is its 4 rows in the 4 lanes of one
-// vector, transposed by one dword and one in-lane byte permutation (a 4x4 transpose of dwords
-// across lanes, then of bytes within each lane).
+// vector, transposed by InterleaveQuads16.
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void PackQuadsAvx512(const void* B, int64_t ldb, int64_t K,
                                                                          int64_t p0, int64_t quads, int64_t n0,
                                                                          int64_t cols, bool flip, int8_t* out) {
-  alignas(64) static constexpr int32_t kDwords[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
-  alignas(64) static constexpr uint32_t kBytes[16] = {0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u,
-                                                      0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u,
-                                                      0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u,
-                                                      0x0C080400u, 0x0D090501u, 0x0E0A0602u, 0x0F0B0703u};
-  const __m512i dwords = _mm512_load_si512(kDwords), bytes = _mm512_load_si512(kBytes);
   const __m512i bias = _mm512_set1_epi8(flip ? static_cast<char>(0x80) : 0);
   const uint8_t* base = static_cast<const uint8_t*>(B) + n0;
+  // A panel's last columns and the depth's last rows: masked loads (the lanes past them hold
+  // values no stored sum reads: A is zero past K, and columns past N are not stored).
+  const __mmask16 columns = quant::FirstLanes(cols);
   for (int64_t p = 0; p < quads; ++p, out += 4 * kNr) {
     const int64_t k = 4 * (p0 + p);
-    if (cols != kNr || k + 4 > K) {
-      PackQuad(B, ldb, K, k, n0, cols, flip, out);
-      continue;
-    }
     const uint8_t* row = base + k * ldb;
-    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row)));
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + ldb)), 1);
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * ldb)), 2);
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 3 * ldb)), 3);
-    v = _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), bytes);
+    __m128i r[4];
+    for (int64_t i = 0; i < 4; ++i) {
+      const uint8_t* at = row + i * ldb;
+      if (cols == kNr && k + 4 <= K) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
+      else r[i] = k + i < K ? _mm_maskz_loadu_epi8(columns, at) : _mm_setzero_si128();
+    }
+    const __m512i v = quant::InterleaveQuads16(r);
     _mm512_storeu_si512(out, _mm512_xor_si512(v, bias));
   }
 }
@@ -503,28 +497,19 @@ int OutputRuns(int64_t j, int64_t width, int64_t OW, int64_t OH, LaneRun* runs) 
   return count;
 }
 
-// C = A (PackedInt8A::PackTapMajor) times the columns of a convolution (PaddedImageTakes): the
-// image rearranged once into channel quads (PaddedQuadImage), then every tile reads its data
-// there as it is. Output rows are a phase row apart: the sums of the positions past OW are
-// computed and dropped (2 of 58 at 56x56 and stride 1, 2 of 9 at 7x7, 1 of 29 at 56x56 and
-// stride 2).
-template <bool kUnsigned>
-void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C,
-                         int64_t ldc, const quant::Int8Levels* levels) {
-  const int64_t M = A.rows, tap_quads = (A.image_channels + 3) / 4, kw = g.k[2], taps = g.k[1] * kw;
-  const int64_t quads = taps * tap_quads, OH = g.out[1], OW = g.out[2];
-  const bool flip = !kUnsigned;  // the VNNI tile takes unsigned data
-  const PaddedQuadImage padded(image, A.image_channels, g, flip);
-  const int64_t width = padded.phases.Wph;
-  std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
-  for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = 4 * padded.phases.TapOffset(g, t / kw, t % kw);
-  const int32_t* offsets = flip ? A.offsets.data() : nullptr;
-  // Tasks: groups of 2 * kNr positions by parts of the row blocks (at least kMinTasks tasks, so
-  // that deep layers over few positions keep every thread busy).
+// The VNNI tiles of C = A times data held as quad planes (Int8TileVnniPadded's): positions
+// [0, positions) of planes `width` positions wide, whose first OW of each row are output columns
+// (OH rows); `offsets`, A's, where the data was flipped. Tasks: groups of 2 * kNr positions by
+// parts of the row blocks (at least kMinTasks tasks, so that deep layers over few positions keep
+// every thread busy; one part on one thread).
+void QuadPlaneTiles(const PackedInt8A& A, const uint8_t* data, int64_t plane_bytes, const int64_t* tap_offsets,
+                    int64_t taps, int64_t tap_quads, int64_t width, int64_t OW, int64_t OH, int32_t* C, int64_t ldc,
+                    const int32_t* offsets, const quant::Int8Levels* levels) {
   constexpr int64_t kMinTasks = 8;
+  const int64_t M = A.rows, quads = taps * tap_quads;
   const int64_t positions = (OH - 1) * width + OW, groups = (positions + 2 * kNr - 1) / (2 * kNr);
   const int64_t steps = ((M + kMr - 1) / kMr + 1) / 2;
-  const int64_t row_parts = std::min(steps, (kMinTasks + groups - 1) / groups);
+  const int64_t row_parts = UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups);
   const int64_t steps_per_part = (steps + row_parts - 1) / row_parts;
   ParallelFor(groups * row_parts, GrainFor(steps_per_part * quads * 2 * kMr * 2 * kNr), [&](int64_t t0, int64_t t1) {
     LaneRun run_store[2][kNr];
@@ -536,12 +521,29 @@ void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv:
       for (int64_t s = part * steps_per_part; s < std::min(steps, (part + 1) * steps_per_part); ++s) {
         const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
         const int32_t* a0 = A.quads.data() + m0 * quads;
-        Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, padded.data() + 4 * j0, tap_offsets.data(), taps,
-                           tap_quads, padded.plane_bytes, runs, counts, rows, C + m0 * ldc, ldc,
-                           offsets ? offsets + m0 : nullptr, levels, m0);
+        Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, data + 4 * j0, tap_offsets, taps, tap_quads,
+                           plane_bytes, runs, counts, rows, C + m0 * ldc, ldc, offsets ? offsets + m0 : nullptr,
+                           levels, m0);
       }
     }
   });
+}
+
+// C = A (PackedInt8A::PackTapMajor) times the columns of a convolution (PaddedImageTakes): the
+// image rearranged once into channel quads (PaddedQuadImage), then every tile reads its data
+// there as it is. Output rows are a phase row apart: the sums of the positions past OW are
+// computed and dropped (2 of 58 at 56x56 and stride 1, 2 of 9 at 7x7, 1 of 29 at 56x56 and
+// stride 2).
+template <bool kUnsigned>
+void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C,
+                         int64_t ldc, const quant::Int8Levels* levels) {
+  const int64_t tap_quads = (A.image_channels + 3) / 4, kw = g.k[2], taps = g.k[1] * kw;
+  const bool flip = !kUnsigned;  // the VNNI tile takes unsigned data
+  const PaddedQuadImage padded(image, A.image_channels, g, flip);
+  std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
+  for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = 4 * padded.phases.TapOffset(g, t / kw, t % kw);
+  QuadPlaneTiles(A, padded.data(), padded.plane_bytes, tap_offsets.data(), taps, tap_quads, padded.phases.Wph,
+                 g.out[2], g.out[1], C, ldc, flip ? A.offsets.data() : nullptr, levels);
 }
 
 // Whether the packed kernels run here.
@@ -625,13 +627,16 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
   // itself.
   constexpr int64_t kMinTasks = 8;
   const int64_t groups = (panels + width - 1) / width, steps = (row_blocks + step - 1) / step;
-  const int64_t row_parts = std::min(steps, (kMinTasks + groups - 1) / groups);
+  // On one thread (a fused block's band runs its layers serially) a row part would only pack its
+  // panels again.
+  const bool serial = UsableThreads() == 1;
+  const int64_t row_parts = serial ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups);
   const int64_t blocks_per_part = (steps + row_parts - 1) / row_parts * step;
   const int64_t chunk_bytes = kKc * 4 * kNr;
   // On one thread (a fused block's band runs its layers serially), all tasks in one chunk: its
   // buffers are set up once, not once per chunk.
   const int64_t tasks = groups * row_parts;
-  const int64_t grain = UsableThreads() == 1 ? tasks
+  const int64_t grain = serial ? tasks
                                              : GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * width * kNr / 4);
   ParallelFor(tasks, grain, [&](int64_t t0, int64_t t1) {
     ScratchBuffer b_buffer(width * chunk_bytes / 4);  // kKc quads x kNr columns x 4 bytes per panel
@@ -893,6 +898,22 @@ void GemmInt8ImageOf(const PackedInt8A& A, const T* image, const conv::ConvGeom&
     return GemmInt8PaddedImage<kUnsigned>(A, reinterpret_cast<const uint8_t*>(image), g, C, ldc, levels);
   GemmInt8Packed<kUnsigned>(A, g.out_size(), ImageColumns(image, g, A.depth), C, ldc, levels);
 }
+int64_t Int8QuadPlaneBytes(int64_t N) {
+  const int64_t bytes = 4 * ((N + 2 * kNr - 1) / (2 * kNr) * 2 * kNr);
+  // A stride of whole pages would put a tile's quads in the same few cache sets.
+  return bytes % 4096 == 0 ? bytes + 128 : bytes;
+}
+
+void GemmInt8Quads(const PackedInt8A& A, int64_t N, const uint8_t* quads, int64_t plane_bytes, bool flipped,
+                   int32_t* C, int64_t ldc, const quant::Int8Levels* levels) {
+  if (!GemmInt8ReadsQuads(A)) throw Error("GemmInt8Quads: the weights are not packed for the VNNI kernel");
+  if (plane_bytes < Int8QuadPlaneBytes(N)) throw Error("GemmInt8Quads: quad planes shorter than the tiles read");
+  if (N <= 0 || A.rows <= 0) return;
+  const int64_t tap_offset = 0;
+  QuadPlaneTiles(A, quads, plane_bytes, &tap_offset, 1, (A.depth + 3) / 4, N, N, 1, C, ldc,
+                 flipped ? A.offsets.data() : nullptr, levels);
+}
+
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
               const quant::Int8Levels* levels) {
   GemmInt8ImageOf(A, image, g, C, ldc, levels);

@@ -69,6 +69,17 @@ void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& 
 void GemmInt8(const PackedInt8A& A, const int8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
               const quant::Int8Levels* levels = nullptr);
 
+// C = A times B (K x N) held as channel quads, the VNNI tile's own layout, so nothing is packed:
+// the bytes of rows 4q..4q+3 of column n at quads + q * plane_bytes + 4 * n, as unsigned levels
+// (int8 data flipped by x ^ 0x80: `flipped`, whose offset the sums take off). The tiles read
+// whole groups of 32 columns: plane_bytes at least Int8QuadPlaneBytes(N) and the buffer that long
+// past the last quad's plane (what lies past N and past K is read and multiplied by nothing
+// stored). Only for weights Pack made for VNNI (GemmInt8ReadsQuads).
+int64_t Int8QuadPlaneBytes(int64_t N);
+inline bool GemmInt8ReadsQuads(const PackedInt8A& A) { return A.usable() && A.vnni && A.image_channels == 0; }
+void GemmInt8Quads(const PackedInt8A& A, int64_t N, const uint8_t* quads, int64_t plane_bytes, bool flipped,
+                   int32_t* C, int64_t ldc, const quant::Int8Levels* levels = nullptr);
+
 // C (M x N) = A (M x K) * B^T with B (N x K), all rows contiguous: FullyConnected's layout (data
 // rows times weight rows).
 void GemmInt8NT(int64_t M, int64_t N, int64_t K, const uint8_t* A, const int8_t* B, int32_t* C);

@@ -80,6 +80,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void 
   for (int i = 0; i < count; ++i) _mm_mask_storeu_epi8(out_row + runs[i].n, runs[i].mask, bytes);
 }
 
+// Four rows of 16 bytes (rows k..k+3 at 16 columns) as 16 quads, column i's 4 bytes in dword i:
+// the int8 tiles' layout (a 4x4 transpose of dwords across 128-bit lanes, then of bytes within
+// each lane).
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i InterleaveQuads16(const __m128i (&r)[4]) {
+  const __m512i dwords = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512i bytes = _mm512_set4_epi32(0x0F0B0703, 0x0E0A0602, 0x0D090501, 0x0C080400);
+  __m512i v = _mm512_inserti32x4(_mm512_castsi128_si512(r[0]), r[1], 1);
+  v = _mm512_inserti32x4(_mm512_inserti32x4(v, r[2], 2), r[3], 3);
+  return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(dwords, v), bytes);
+}
+
 // The first n lanes of 16.
 inline __mmask16 FirstLanes(int64_t n) { return static_cast<__mmask16>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
 SYMBIND_AVX512_INTRINSICS_END

@@ -242,19 +242,21 @@ bool ForwardBands(const QuantizedBlockParam& p, BlockState& state, const std::ve
                                              sum ? &*sum : nullptr, ys);
   if (!project) return false;
   const auto usable = [](const SgConvLevels& s) { return !s.forms->packed.empty() && s.forms->packed[0].usable(); };
-  if (!usable(*expand) || !usable(*project)) return false;
+  if (!usable(*expand) || !usable(*project) || !GemmInt8ReadsQuads(project->forms->packed[0])) return false;
 
   conv::InvertedResidualDims d{N, C, hidden, F, H, W, 3, S, P, {}, {}, pp.with_sum};
   const conv::InvertedResidualBands plan = conv::PlanInvertedResidualBands(d, false);
   const int64_t R = plan.buffer_rows;
   const size_t x_bytes = DTypeSize(x.dtype()), y_bytes = 1;
+  // The depthwise rows go to the projection as channel quads, which its GEMM reads unpacked.
+  const int64_t quad_plane = Int8QuadPlaneBytes(plan.band * OW);
   const int8_t* dw_w8 = depthwise->forms->w8.data();
   ParallelFor(N * plan.parts, 1, [&](int64_t t0, int64_t t1) {
     // Per thread, reused across calls (no task of this loop waits inside another's body).
     thread_local std::vector<uint8_t> expanded, filtered;
     thread_local std::vector<int32_t> sums;
     expanded.resize(std::max(expanded.size(), static_cast<size_t>(hidden * R * W)));
-    filtered.resize(std::max(filtered.size(), static_cast<size_t>(hidden * plan.band * OW)));
+    filtered.resize(std::max(filtered.size(), static_cast<size_t>((hidden + 3) / 4 * quad_plane)));
     sums.resize(std::max(sums.size(), static_cast<size_t>(std::max(hidden * R * W, F * plan.band * OW))));
     uint8_t* E = expanded.data();
     uint8_t* D = filtered.data();
@@ -278,22 +280,19 @@ bool ForwardBands(const QuantizedBlockParam& p, BlockState& state, const std::ve
           }
           const int64_t held = std::max(b.kept, b.hi - b.lo), rows = b.o1 - b.o0, columns = rows * OW;
           const quant::DepthwiseBand band{held, W, b.lo + P - b.o0 * S, P, S, rows, OW};
-          const quant::Int8Levels dw_levels = depthwise->At(D, columns);
+          const quant::Int8Levels dw_levels = depthwise->At(D, 0);
           // FormsQuantizedInvertedResidual checked the CPU the band kernel needs.
           const bool ran = expand->out_type == DType::kInt8
-                               ? quant::DepthwiseBand3x3Int8(reinterpret_cast<const int8_t*>(E), R * W, dw_w8,
-                                                             hidden, band, dw_levels)
-                               : quant::DepthwiseBand3x3Int8(E, R * W, dw_w8, hidden, band, dw_levels);
+                               ? quant::DepthwiseBand3x3Int8Quads(reinterpret_cast<const int8_t*>(E), R * W, dw_w8,
+                                                                  hidden, band, dw_levels, quad_plane)
+                               : quant::DepthwiseBand3x3Int8Quads(E, R * W, dw_w8, hidden, band, dw_levels, quad_plane);
           if (!ran) throw Error("_fused_quantized_inverted_residual: the int8 depthwise band kernel did not run");
           const void* sum_at = sum_array ? static_cast<const uint8_t*>(sum_array->raw_data()) +
                                                (b.image * F * OH * OW + b.o0 * OW) * DTypeSize(sum_array->dtype())
                                          : nullptr;
           const quant::Int8Levels p_levels = project->At(yi + b.o0 * OW, OH * OW, sum_at, OH * OW);
-          if (depthwise->out_type == DType::kInt8)
-            GemmInt8(project->forms->packed[0], columns, reinterpret_cast<const int8_t*>(D), columns, sums.data(),
-                     columns, &p_levels);
-          else
-            GemmInt8(project->forms->packed[0], columns, D, columns, sums.data(), columns, &p_levels);
+          GemmInt8Quads(project->forms->packed[0], columns, D, quad_plane, depthwise->out_type == DType::kInt8,
+                        sums.data(), columns, &p_levels);
         });
     });
   });

@@ -534,12 +534,14 @@ TEST_CASE("quantize: int8 inverted residual blocks run as one node each, the sam
     return OpBuilder("clip").SetParam("a_min", 0).SetParam("a_max", 6).SetInput("data", s).CreateSymbol(name);
   };
   // Block `name`: c channels in, `hidden` expanded, `out` out; the sum when it keeps the shape.
-  auto block = [&](const Symbol& in, int c, int hidden, int out, int stride, const std::string& name) {
+  // Without `depthwise_relu6` the depthwise levels are int8 (flipped into the projection's quads).
+  auto block = [&](const Symbol& in, int c, int hidden, int out, int stride, const std::string& name,
+                   bool depthwise_relu6 = true) {
     Symbol e = relu6(Conv(in, hidden, name + "_expand", "(1,1)", "(0,0)"), name + "_relu6_a");
-    Symbol d = relu6(OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)")
-                         .SetParam("stride", stride == 1 ? "(1,1)" : "(2,2)").SetParam("num_filter", hidden)
-                         .SetParam("num_group", hidden).SetInput("data", e).CreateSymbol(name + "_depthwise"),
-                     name + "_relu6_b");
+    Symbol d = OpBuilder("Convolution").SetParam("kernel", "(3,3)").SetParam("pad", "(1,1)")
+                   .SetParam("stride", stride == 1 ? "(1,1)" : "(2,2)").SetParam("num_filter", hidden)
+                   .SetParam("num_group", hidden).SetInput("data", e).CreateSymbol(name + "_depthwise");
+    if (depthwise_relu6) d = relu6(d, name + "_relu6_b");
     Symbol p = Conv(d, out, name + "_project", "(1,1)", "(0,0)");
     if (stride == 1 && c == out)
       p = OpBuilder("elemwise_add").SetInput("lhs", p).SetInput("rhs", in).CreateSymbol(name + "_add");
@@ -549,7 +551,7 @@ TEST_CASE("quantize: int8 inverted residual blocks run as one node each, the sam
   Symbol b1 = block(stem, 8, 24, 8, 1, "b1");   // the sum
   Symbol b2 = block(b1, 8, 40, 16, 2, "b2");    // stride 2 to odd rows
   Symbol b3 = block(b2, 16, 48, 16, 1, "b3");   // the sum again
-  Symbol b4 = block(b3, 16, 32, 12, 1, "b4");   // no sum
+  Symbol b4 = block(b3, 16, 30, 12, 1, "b4", false);  // no sum; int8 depthwise levels, a quad of 2 channels
   Symbol net = OpBuilder("FullyConnected").SetParam("num_hidden", 5).SetInput("data", b4).CreateSymbol("fc");
   for (const TShape& shape : {TShape({1, 3, 15, 15}), TShape({2, 3, 14, 9})}) {
     INFO(shape);

@@ -89,6 +89,63 @@ TEST_CASE("GemmInt8 equals int64 sums for int8 and uint8 data, every tail and an
 }
 
 namespace {
+// GemmInt8Quads on data held as channel quads (int8 levels flipped to unsigned, as the depthwise
+// band writes them): the sums of the same matrix as int64, and the same bits on one thread.
+template <typename TB>
+void CheckGemmQuads(int64_t M, int64_t N, int64_t K, uint64_t seed) {
+  INFO("quads M " << M << " N " << N << " K " << K << TypeName(TB{}));
+  std::mt19937_64 rng(seed);
+  const std::vector<int8_t> a = RandomLevels<int8_t>(size_t(M * K), rng);
+  const std::vector<TB> b = RandomLevels<TB>(size_t(K * N), rng);
+  const PackedInt8A packed = PackedInt8A::Pack(M, K, a.data(), K);
+  const int64_t plane = Int8QuadPlaneBytes(N), quads = (K + 3) / 4;
+  if (!GemmInt8ReadsQuads(packed)) {  // weights packed for another kernel: refused
+    std::vector<uint8_t> q(size_t(quads * plane));
+    std::vector<int32_t> c(size_t(M * N));
+    CHECK_THROWS_WITH(GemmInt8Quads(packed, N, q.data(), plane, false, c.data(), N), Catch::Contains("VNNI"));
+    return;
+  }
+  REQUIRE(plane >= 4 * N);
+  std::vector<uint8_t> q(size_t(quads * plane), 0xA5);  // what lies past N and K is never used
+  const bool flipped = std::is_same_v<TB, int8_t>;
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n)
+      q[size_t(k / 4 * plane + 4 * n + k % 4)] = static_cast<uint8_t>(static_cast<uint8_t>(b[size_t(k * N + n)]) ^ (flipped ? 0x80 : 0));
+  const int64_t ldc = N + 3;
+  std::vector<int32_t> c(size_t(M * ldc), 7), again(c);
+  GemmInt8Quads(packed, N, q.data(), plane, flipped, c.data(), ldc);
+  int64_t wrong = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < ldc; ++n) {
+      int64_t want = 7;  // nothing written past each row's N columns
+      if (n < N) {
+        want = 0;
+        for (int64_t k = 0; k < K; ++k) want += int64_t(a[size_t(m * K + k)]) * b[size_t(k * N + n)];
+      }
+      wrong += c[size_t(m * ldc + n)] != want;
+    }
+  CHECK(wrong == 0);
+  const int threads = GetNumThreads();
+  SetNumThreads(1);
+  GemmInt8Quads(packed, N, q.data(), plane, flipped, again.data(), ldc);
+  SetNumThreads(threads);
+  CHECK(again == c);
+  CHECK_THROWS_WITH(GemmInt8Quads(packed, N, q.data(), 4 * N - 4, flipped, c.data(), ldc),
+                    Catch::Contains("shorter than the tiles read"));
+}
+}  // namespace
+
+TEST_CASE("GemmInt8Quads (data as channel quads) equals int64 sums for int8 and uint8 data", "[gemm_int8]") {
+  uint64_t seed = 500;
+  for (int64_t M : {1, 8, 13})
+    for (int64_t N : {1, 31, 32, 49, 1024})
+      for (int64_t K : {1, 6, 96}) {
+        CheckGemmQuads<uint8_t>(M, N, K, seed++);
+        CheckGemmQuads<int8_t>(M, N, K, seed++);
+      }
+}
+
+namespace {
 template <typename TA>
 void CheckGemmNT(int64_t M, int64_t N, int64_t K, uint64_t seed) {
   INFO("NT M " << M << " N " << N << " K " << K << TypeName(TA{}));
