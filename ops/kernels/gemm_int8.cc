@@ -148,10 +148,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnn
     // The whole tile to levels (most tiles of a layer): each row in one store.
     #pragma GCC unroll 8
     for (int64_t r = 0; r < 2 * kMr; ++r) {
-      const __m512i offset =
-          _mm512_set1_epi32(row_offsets ? static_cast<int32_t>(0u - static_cast<uint32_t>(row_offsets[r])) : 0);
-      quant::StoreLevels32(_mm512_add_epi32(acc[r][0], offset), _mm512_add_epi32(acc[r][1], offset), L, m_first + r,
-                           n_first);
+      quant::StoreLevels32(acc[r][0], acc[r][1], L, m_first + r, n_first,
+                           row_offsets ? 0u - static_cast<uint32_t>(row_offsets[r]) : 0u);
     }
     return;
   }

@@ -30,12 +30,6 @@ __attribute__((target("avx512f"), always_inline)) inline __m512i Levels16(__m512
   return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, lo), hi));
 }
 
-// Levels16 with lo = 0: vmaxps returns its second operand (0) where v is NaN, so the
-// clamp alone sends NaN to 0 and no mask is needed.
-__attribute__((target("avx512f"), always_inline)) inline __m512i UnsignedLevels16(__m512 v, __m512 hi) {
-  return _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(v, _mm512_setzero_ps()), hi));
-}
-
 constexpr int kRoundNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 // (sums + bias) * scale of row m, as RequantizeBlock computes it (never contracted into an FMA).
@@ -47,15 +41,19 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 ScaledSums16(__m
 // to memory is several times slower on some CPUs).
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m128i LevelBytes16(__m512 v,
                                                                                                  bool out_unsigned) {
-  if (out_unsigned) return _mm512_cvtusepi32_epi8(UnsignedLevels16(v, _mm512_set1_ps(255.0f)));
+  // Unsigned: vmaxps returns its second operand (0) where v is NaN, so the clamp at 0 alone sends
+  // NaN to 0; vpmovusdb's saturation clamps at 255 (a value past int32 converts to 0x80000000,
+  // which it saturates too).
+  if (out_unsigned) return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(v, _mm512_setzero_ps())));
   return _mm512_cvtsepi32_epi8(Levels16(v, _mm512_set1_ps(-128.0f), _mm512_set1_ps(127.0f)));
 }
 
 // A whole row of a 32-column tile: 32 finished sums of row m (no sum input) at columns n..n + 31,
 // by RequantizeBlock's formula, in one store.
 __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void StoreLevels32(
-    __m512i sums0, __m512i sums1, const Int8Levels& L, int64_t m, int64_t n) {
-  const __m512i bias = _mm512_set1_epi32(L.bias[m]);
+    __m512i sums0, __m512i sums1, const Int8Levels& L, int64_t m, int64_t n, uint32_t offset = 0) {
+  // `offset` (a correction every sum of the row takes) added to the bias: the same wrapping sum.
+  const __m512i bias = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(L.bias[m]) + offset));
   const __m512 scale = _mm512_set1_ps(L.scale[m]);
   const __m128i lo = LevelBytes16(ScaledSums16(sums0, bias, scale), L.out_unsigned);
   const __m128i hi = LevelBytes16(ScaledSums16(sums1, bias, scale), L.out_unsigned);
