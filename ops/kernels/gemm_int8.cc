@@ -134,12 +134,12 @@ SYMBIND_AVX512_INTRINSICS_BEGIN
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void Int8TileVnni(
     const int32_t* a0, const int32_t* a1, const int8_t* b0, const int8_t* b1, int64_t quads, int32_t* C, int64_t ldc,
     int64_t rows, int64_t cols, bool accumulate, const int32_t* row_offsets, const quant::Int8Levels* levels,
-    int64_t m_first, int64_t n_first) {
+    int64_t m_first, int64_t n_first, int64_t b_stride = 4 * kNr) {
   // A copy the output's byte stores cannot alias, so its fields stay in registers.
   const quant::Int8Levels L = levels ? *levels : quant::Int8Levels{};
   __m512i acc[2 * kMr][2];
   for (auto& row : acc) row[0] = row[1] = _mm512_setzero_si512();
-  for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b0 += 4 * kNr, b1 += 4 * kNr) {
+  for (int64_t p = 0; p < quads; ++p, a0 += kMr, a1 += kMr, b0 += b_stride, b1 += b_stride) {
     const __m512i x0 = _mm512_loadu_si512(b0), x1 = _mm512_loadu_si512(b1);
     TileStep(acc, a0, a1, x0, x1);
   }
@@ -495,37 +495,24 @@ int OutputRuns(int64_t j, int64_t width, int64_t OW, int64_t OH, LaneRun* runs) 
   return count;
 }
 
-// The VNNI tiles of C = A times data held as quad planes (Int8TileVnniPadded's): positions
-// [0, positions) of planes `width` positions wide, whose first OW of each row are output columns
-// (OH rows); `offsets`, A's, where the data was flipped. Tasks: groups of 2 * kNr positions by
-// parts of the row blocks (at least kMinTasks tasks, so that deep layers over few positions keep
-// every thread busy; one part on one thread).
-void QuadPlaneTiles(const PackedInt8A& A, const uint8_t* data, int64_t plane_bytes, const int64_t* tap_offsets,
-                    int64_t taps, int64_t tap_quads, int64_t width, int64_t OW, int64_t OH, int32_t* C, int64_t ldc,
-                    const int32_t* offsets, const quant::Int8Levels* levels) {
-  constexpr int64_t kMinTasks = 8;
-  const int64_t M = A.rows, quads = taps * tap_quads;
-  const int64_t positions = (OH - 1) * width + OW, groups = (positions + 2 * kNr - 1) / (2 * kNr);
-  const int64_t steps = ((M + kMr - 1) / kMr + 1) / 2;
-  const int64_t row_parts = UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups);
-  const int64_t steps_per_part = (steps + row_parts - 1) / row_parts;
-  ParallelFor(groups * row_parts, GrainFor(steps_per_part * quads * 2 * kMr * 2 * kNr), [&](int64_t t0, int64_t t1) {
-    LaneRun run_store[2][kNr];
-    const LaneRun* const runs[2] = {run_store[0], run_store[1]};
-    int counts[2];
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t group = t / row_parts, part = t % row_parts, j0 = group * 2 * kNr;
-      for (int h = 0; h < 2; ++h) counts[h] = OutputRuns(j0 + h * kNr, width, OW, OH, run_store[h]);
-      for (int64_t s = part * steps_per_part; s < std::min(steps, (part + 1) * steps_per_part); ++s) {
-        const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
-        const int32_t* a0 = A.quads.data() + m0 * quads;
-        Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, data + 4 * j0, tap_offsets, taps, tap_quads,
-                           plane_bytes, runs, counts, rows, C + m0 * ldc, ldc, offsets ? offsets + m0 : nullptr,
-                           levels, m0);
-      }
-    }
-  });
-}
+// The tasks of a VNNI GEMM over data it reads unpacked: groups of 2 * kNr positions by parts of
+// the steps of 2 * kMr rows (at least kMinTasks tasks, so that deep layers over few positions
+// keep every thread busy; one part on one thread).
+struct VnniTileTasks {
+  static constexpr int64_t kMinTasks = 8;
+  int64_t groups, steps, row_parts, steps_per_part;
+  VnniTileTasks(int64_t M, int64_t positions)
+      : groups((positions + 2 * kNr - 1) / (2 * kNr)),
+        steps(((M + kMr - 1) / kMr + 1) / 2),
+        row_parts(UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups)),
+        steps_per_part((steps + row_parts - 1) / row_parts) {}
+  int64_t count() const { return groups * row_parts; }
+  int64_t grain(int64_t quads) const { return GrainFor(steps_per_part * quads * 2 * kMr * 2 * kNr); }
+  // Task t's first position, and its steps [first_step, end_step).
+  int64_t position(int64_t t) const { return t / row_parts * 2 * kNr; }
+  int64_t first_step(int64_t t) const { return t % row_parts * steps_per_part; }
+  int64_t end_step(int64_t t) const { return std::min(steps, first_step(t) + steps_per_part); }
+};
 
 // C = A (PackedInt8A::PackTapMajor) times the columns of a convolution (PaddedImageTakes): the
 // image rearranged once into channel quads (PaddedQuadImage), then every tile reads its data
@@ -540,8 +527,25 @@ void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv:
   const PaddedQuadImage padded(image, A.image_channels, g, flip);
   std::vector<int64_t> tap_offsets(static_cast<size_t>(taps));
   for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = 4 * padded.phases.TapOffset(g, t / kw, t % kw);
-  QuadPlaneTiles(A, padded.data(), padded.plane_bytes, tap_offsets.data(), taps, tap_quads, padded.phases.Wph,
-                 g.out[2], g.out[1], C, ldc, flip ? A.offsets.data() : nullptr, levels);
+  const int64_t M = A.rows, quads = taps * tap_quads, width = padded.phases.Wph, OW = g.out[2], OH = g.out[1];
+  const int32_t* offsets = flip ? A.offsets.data() : nullptr;
+  const VnniTileTasks tasks(M, (OH - 1) * width + OW);
+  ParallelFor(tasks.count(), tasks.grain(quads), [&](int64_t t0, int64_t t1) {
+    LaneRun run_store[2][kNr];
+    const LaneRun* const runs[2] = {run_store[0], run_store[1]};
+    int counts[2];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t j0 = tasks.position(t);
+      for (int h = 0; h < 2; ++h) counts[h] = OutputRuns(j0 + h * kNr, width, OW, OH, run_store[h]);
+      for (int64_t s = tasks.first_step(t); s < tasks.end_step(t); ++s) {
+        const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
+        const int32_t* a0 = A.quads.data() + m0 * quads;
+        Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, padded.data() + 4 * j0, tap_offsets.data(), taps,
+                           tap_quads, padded.plane_bytes, runs, counts, rows, C + m0 * ldc, ldc,
+                           offsets ? offsets + m0 : nullptr, levels, m0);
+      }
+    }
+  });
 }
 
 // Whether the packed kernels run here.
@@ -907,9 +911,23 @@ void GemmInt8Quads(const PackedInt8A& A, int64_t N, const uint8_t* quads, int64_
   if (!GemmInt8ReadsQuads(A)) throw Error("GemmInt8Quads: the weights are not packed for the VNNI kernel");
   if (plane_bytes < Int8QuadPlaneBytes(N)) throw Error("GemmInt8Quads: quad planes shorter than the tiles read");
   if (N <= 0 || A.rows <= 0) return;
-  const int64_t tap_offset = 0;
-  QuadPlaneTiles(A, quads, plane_bytes, &tap_offset, 1, (A.depth + 3) / 4, N, N, 1, C, ldc,
-                 flipped ? A.offsets.data() : nullptr, levels);
+  // Int8TileVnni reading the planes as they are: quad p of columns n.. at quads + p * plane_bytes
+  // + 4 * n.
+  const int64_t M = A.rows, depth_quads = (A.depth + 3) / 4;
+  const int32_t* offsets = flipped ? A.offsets.data() : nullptr;
+  const VnniTileTasks tasks(M, N);
+  ParallelFor(tasks.count(), tasks.grain(depth_quads), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n0 = tasks.position(t), cols = std::min(2 * kNr, N - n0);
+      const int8_t* b = reinterpret_cast<const int8_t*>(quads + 4 * n0);
+      for (int64_t s = tasks.first_step(t); s < tasks.end_step(t); ++s) {
+        const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
+        const int32_t* a0 = A.quads.data() + m0 * depth_quads;
+        Int8TileVnni(a0, rows > kMr ? a0 + depth_quads * kMr : a0, b, b + 4 * kNr, depth_quads, C + m0 * ldc + n0, ldc,
+                     rows, cols, false, offsets ? offsets + m0 : nullptr, levels, m0, n0, plane_bytes);
+      }
+    }
+  });
 }
 
 void GemmInt8(const PackedInt8A& A, const uint8_t* image, const conv::ConvGeom& g, int32_t* C, int64_t ldc,
