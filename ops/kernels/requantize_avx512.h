@@ -45,7 +45,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline __m12
   // NaN to 0; vpmovusdb's saturation clamps at 255 (a value past int32 converts to 0x80000000,
   // which it saturates too).
   if (out_unsigned) return _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(v, _mm512_setzero_ps())));
-  return _mm512_cvtsepi32_epi8(Levels16(v, _mm512_set1_ps(-128.0f), _mm512_set1_ps(127.0f)));
+  // Signed: NaN lanes to +0 by one vfixupimmps (its table: QNaN and SNaN give +0, every other
+  // class the value itself), the clamp at 127 (a value past int32 converts to 0x80000000),
+  // vpmovsdb's saturation the clamp at -128.
+  const __m512 numbers = _mm512_fixupimm_ps(v, v, _mm512_set1_epi32(0x11111188), 0);
+  return _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(numbers, _mm512_set1_ps(127.0f))));
 }
 
 // A whole row of a 32-column tile: 32 finished sums of row m (no sum input) at columns n..n + 31,
