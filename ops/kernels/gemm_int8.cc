@@ -497,22 +497,32 @@ int OutputRuns(int64_t j, int64_t width, int64_t OW, int64_t OH, LaneRun* runs) 
 
 // The tasks of a VNNI GEMM over data it reads unpacked: groups of 2 * kNr positions by parts of
 // the steps of 2 * kMr rows (at least kMinTasks tasks, so that deep layers over few positions
-// keep every thread busy; one part on one thread).
+// keep every thread busy; one part on one thread). Where the weights outweigh the data
+// (`weights_once`: deep layers over small images), a task takes every group of its steps, each
+// step's weights then read from memory once and from cache for the other groups, instead of
+// once per group.
 struct VnniTileTasks {
-  static constexpr int64_t kMinTasks = 8;
-  int64_t groups, steps, row_parts, steps_per_part;
-  VnniTileTasks(int64_t M, int64_t positions)
+  static constexpr int64_t kMinTasks = 8, kMaxSharedGroups = 8;
+  int64_t groups, steps, group_tasks, row_parts, steps_per_part;
+  VnniTileTasks(int64_t M, int64_t positions, bool weights_once)
       : groups((positions + 2 * kNr - 1) / (2 * kNr)),
         steps(((M + kMr - 1) / kMr + 1) / 2),
-        row_parts(UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups)),
+        group_tasks(weights_once && groups <= kMaxSharedGroups ? 1 : groups),
+        row_parts(UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + group_tasks - 1) / group_tasks)),
         steps_per_part((steps + row_parts - 1) / row_parts) {}
-  int64_t count() const { return groups * row_parts; }
-  int64_t grain(int64_t quads) const { return GrainFor(steps_per_part * quads * 2 * kMr * 2 * kNr); }
-  // Task t's first position, and its steps [first_step, end_step).
-  int64_t position(int64_t t) const { return t / row_parts * 2 * kNr; }
+  int64_t count() const { return group_tasks * row_parts; }
+  int64_t grain(int64_t quads) const {
+    return GrainFor(steps_per_part * groups / group_tasks * quads * 2 * kMr * 2 * kNr);
+  }
+  // Task t's groups [first_group, end_group) and steps [first_step, end_step).
+  int64_t first_group(int64_t t) const { return group_tasks == 1 ? 0 : t / row_parts; }
+  int64_t end_group(int64_t t) const { return group_tasks == 1 ? groups : t / row_parts + 1; }
   int64_t first_step(int64_t t) const { return t % row_parts * steps_per_part; }
   int64_t end_step(int64_t t) const { return std::min(steps, first_step(t) + steps_per_part); }
 };
+
+// Whether the weights (M rows of `quads` 4-byte quads) outweigh the data a GEMM reads unpacked.
+bool WeightsOutweigh(int64_t M, int64_t quads, int64_t data_bytes) { return M * quads * 4 > 2 * data_bytes; }
 
 // C = A (PackedInt8A::PackTapMajor) times the columns of a convolution (PaddedImageTakes): the
 // image rearranged once into channel quads (PaddedQuadImage), then every tile reads its data
@@ -529,20 +539,25 @@ void GemmInt8PaddedImage(const PackedInt8A& A, const uint8_t* image, const conv:
   for (int64_t t = 0; t < taps; ++t) tap_offsets[size_t(t)] = 4 * padded.phases.TapOffset(g, t / kw, t % kw);
   const int64_t M = A.rows, quads = taps * tap_quads, width = padded.phases.Wph, OW = g.out[2], OH = g.out[1];
   const int32_t* offsets = flip ? A.offsets.data() : nullptr;
-  const VnniTileTasks tasks(M, (OH - 1) * width + OW);
+  const VnniTileTasks tasks(M, (OH - 1) * width + OW, WeightsOutweigh(M, quads, tap_quads * padded.plane_bytes));
   ParallelFor(tasks.count(), tasks.grain(quads), [&](int64_t t0, int64_t t1) {
-    LaneRun run_store[2][kNr];
-    const LaneRun* const runs[2] = {run_store[0], run_store[1]};
-    int counts[2];
+    // The lane runs of the task's groups (at most kMaxSharedGroups), made once per task.
+    LaneRun run_store[VnniTileTasks::kMaxSharedGroups][2][kNr];
+    int counts[VnniTileTasks::kMaxSharedGroups][2];
     for (int64_t t = t0; t < t1; ++t) {
-      const int64_t j0 = tasks.position(t);
-      for (int h = 0; h < 2; ++h) counts[h] = OutputRuns(j0 + h * kNr, width, OW, OH, run_store[h]);
+      const int64_t g0 = tasks.first_group(t), g1 = tasks.end_group(t);
+      for (int64_t grp = g0; grp < g1; ++grp)
+        for (int64_t h = 0; h < 2; ++h)
+          counts[grp - g0][h] = OutputRuns((2 * grp + h) * kNr, width, OW, OH, run_store[grp - g0][h]);
       for (int64_t s = tasks.first_step(t); s < tasks.end_step(t); ++s) {
         const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
         const int32_t* a0 = A.quads.data() + m0 * quads;
-        Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, padded.data() + 4 * j0, tap_offsets.data(), taps,
-                           tap_quads, padded.plane_bytes, runs, counts, rows, C + m0 * ldc, ldc,
-                           offsets ? offsets + m0 : nullptr, levels, m0);
+        for (int64_t grp = g0; grp < g1; ++grp) {
+          const LaneRun* const runs[2] = {run_store[grp - g0][0], run_store[grp - g0][1]};
+          Int8TileVnniPadded(a0, rows > kMr ? a0 + quads * kMr : a0, padded.data() + 4 * 2 * kNr * grp,
+                             tap_offsets.data(), taps, tap_quads, padded.plane_bytes, runs, counts[grp - g0], rows,
+                             C + m0 * ldc, ldc, offsets ? offsets + m0 : nullptr, levels, m0);
+        }
       }
     }
   });
@@ -915,18 +930,19 @@ void GemmInt8Quads(const PackedInt8A& A, int64_t N, const uint8_t* quads, int64_
   // + 4 * n.
   const int64_t M = A.rows, depth_quads = (A.depth + 3) / 4;
   const int32_t* offsets = flipped ? A.offsets.data() : nullptr;
-  const VnniTileTasks tasks(M, N);
+  const VnniTileTasks tasks(M, N, WeightsOutweigh(M, depth_quads, depth_quads * 4 * N));
   ParallelFor(tasks.count(), tasks.grain(depth_quads), [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t n0 = tasks.position(t), cols = std::min(2 * kNr, N - n0);
-      const int8_t* b = reinterpret_cast<const int8_t*>(quads + 4 * n0);
+    for (int64_t t = t0; t < t1; ++t)
       for (int64_t s = tasks.first_step(t); s < tasks.end_step(t); ++s) {
         const int64_t m0 = 2 * s * kMr, rows = std::min(2 * kMr, M - m0);
         const int32_t* a0 = A.quads.data() + m0 * depth_quads;
-        Int8TileVnni(a0, rows > kMr ? a0 + depth_quads * kMr : a0, b, b + 4 * kNr, depth_quads, C + m0 * ldc + n0, ldc,
-                     rows, cols, false, offsets ? offsets + m0 : nullptr, levels, m0, n0, plane_bytes);
+        for (int64_t grp = tasks.first_group(t); grp < tasks.end_group(t); ++grp) {
+          const int64_t n0 = grp * 2 * kNr, cols = std::min(2 * kNr, N - n0);
+          const int8_t* b = reinterpret_cast<const int8_t*>(quads + 4 * n0);
+          Int8TileVnni(a0, rows > kMr ? a0 + depth_quads * kMr : a0, b, b + 4 * kNr, depth_quads, C + m0 * ldc + n0,
+                       ldc, rows, cols, false, offsets ? offsets + m0 : nullptr, levels, m0, n0, plane_bytes);
+        }
       }
-    }
   });
 }
 

@@ -267,6 +267,7 @@ TEST_CASE("ConvInt8 with packed filters equals int64 sums: padding, strides, dil
     check(8, 8, 2, 10, 10, 3, 3, 1, 1, 0, 0, 1);     // groups, no padding
     check(4, 4, 1, 5, 5, 3, 3, 1, 1, 3, 3, 1);       // padding wider than the kernel reaches
     check(64, 256, 1, 7, 7, 3, 3, 1, 1, 1, 1, 1);    // more filters than 4 x pixels
+    check(48, 96, 1, 13, 13, 3, 3, 1, 1, 1, 1, 1);   // weights outweigh the image: a task takes 7 groups
     // Windows over 9 taps at stride 2: the image split by row and column phase.
     check(6, 8, 1, 17, 23, 5, 5, 2, 1, 2, 2, 1);     // row stride 2 only
     check(6, 8, 1, 17, 23, 5, 5, 1, 2, 2, 2, 1);     // column stride 2 only
