@@ -1,4 +1,7 @@
 // _contrib_quantized_pooling: max or average pooling of int8 or uint8 data (docs/quantization.md).
+#include <cstring>
+
+#include <symbind/ops/kernels/gemm_kernels.h>
 #include <symbind/ops/kernels/isa_variants.h>
 #include <symbind/ops/nn/pooling_param.h>
 #include <symbind/ops/quantization/quantization_util.h>
@@ -75,13 +78,14 @@ __attribute__((always_inline)) inline void MaxPoolPlaneBody(const T* src, T* dst
     } else {
       for (int64_t ox = inner0; ox < inner1; ++ox) dst[ox] = win[ox * SW - PW];
     }
-    for (int64_t ox = 0; ox < OW; ++ox) {
-      if (ox >= inner0 && ox < inner1) continue;  // picked above
-      const int64_t x0 = std::max<int64_t>(ox * SW - PW, 0), x1 = std::min(ox * SW - PW + KW, W);
-      T best = col[x0];
-      for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);
-      dst[ox] = best;
-    }
+    // The windows the row's ends clip: [0, inner0) and [inner1, OW) (the others picked above).
+    for (int64_t side = 0; side < 2; ++side)
+      for (int64_t ox = side ? inner1 : 0, end = side ? OW : inner0; ox < end; ++ox) {
+        const int64_t x0 = std::max<int64_t>(ox * SW - PW, 0), x1 = std::min(ox * SW - PW + KW, W);
+        T best = col[x0];
+        for (int64_t i = x0 + 1; i < x1; ++i) best = std::max(best, col[i]);
+        dst[ox] = best;
+      }
   }
 }
 
@@ -96,11 +100,61 @@ SYMBIND_MAX_POOL_PLANE(int8_t, MaxPoolPlaneLevels)
 SYMBIND_MAX_POOL_PLANE(uint8_t, MaxPoolPlaneLevels)
 #undef SYMBIND_MAX_POOL_PLANE
 
+SYMBIND_AVX512_INTRINSICS_BEGIN
+// 3x3 windows at stride 2 (every window non-empty) on CPUs with VBMI, a row at a time: the
+// window rows' maximum, 64 columns per vector, laid into `row` after PW of the type's lowest
+// level (which no maximum takes; so is everything past the image's columns), then each output's
+// three columns picked out of two loaded vectors by vpermi2b, 63 outputs at a time. `row` holds
+// RowBytes(W, OW) bytes. The maxima MaxPoolPlaneBody gives.
+int64_t MaxPool3x3Stride2RowBytes(int64_t W, int64_t PW, int64_t OW) { return PW + W + 2 * OW + 256; }
+template <typename T>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i LargerLevels(__m512i a, __m512i b) {
+  if constexpr (std::is_same_v<T, int8_t>) return _mm512_max_epi8(a, b);
+  return _mm512_max_epu8(a, b);
+}
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))) void MaxPool3x3Stride2Vbmi(
+    const T* src, T* dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t PH, int64_t PW, uint8_t* row) {
+  constexpr bool kSigned = std::is_same_v<T, int8_t>;
+  constexpr int64_t kOutputs = 63;  // per pick: columns up to 2 * 62 + 2 = 126 of the two vectors
+  std::memset(row, kSigned ? 0x80 : 0, size_t(MaxPool3x3Stride2RowBytes(W, PW, OW)));
+  alignas(64) uint8_t index[3][64] = {};
+  for (int k = 0; k < 3; ++k)
+    for (int64_t i = 0; i < kOutputs; ++i) index[k][i] = static_cast<uint8_t>(2 * i + k);
+  const __m512i pick0 = _mm512_load_si512(index[0]), pick1 = _mm512_load_si512(index[1]),
+                pick2 = _mm512_load_si512(index[2]);
+  for (int64_t oy = 0; oy < OH; ++oy) {
+    const int64_t y0 = std::max<int64_t>(2 * oy - PH, 0), y1 = std::min<int64_t>(2 * oy - PH + 3, H);
+    for (int64_t x = 0; x < W; x += 64) {
+      const __mmask64 m = W - x >= 64 ? ~__mmask64{0} : (__mmask64{1} << (W - x)) - 1;
+      __m512i v = _mm512_maskz_loadu_epi8(m, src + y0 * W + x);
+      for (int64_t yy = y0 + 1; yy < y1; ++yy) v = LargerLevels<T>(v, _mm512_maskz_loadu_epi8(m, src + yy * W + x));
+      _mm512_mask_storeu_epi8(row + PW + x, m, v);
+    }
+    for (int64_t ox = 0; ox < OW; ox += kOutputs) {
+      const __m512i v0 = _mm512_loadu_si512(row + 2 * ox), v1 = _mm512_loadu_si512(row + 2 * ox + 64);
+      const __m512i best = LargerLevels<T>(
+          LargerLevels<T>(_mm512_permutex2var_epi8(v0, pick0, v1), _mm512_permutex2var_epi8(v0, pick1, v1)),
+          _mm512_permutex2var_epi8(v0, pick2, v1));
+      const int64_t n = std::min(kOutputs, OW - ox);
+      _mm512_mask_storeu_epi8(dst + oy * OW + ox, (__mmask64{1} << n) - 1, best);
+    }
+  }
+}
+SYMBIND_AVX512_INTRINSICS_END
+
 template <typename T>
 void MaxPoolPlanarLevels(const T* x, T* y, int64_t planes, const conv::ConvGeom& g) {
   const int64_t H = g.in[1], W = g.in[2], OH = g.out[1], OW = g.out[2];
+  const bool vbmi_3x3_stride2 = g.k[1] == 3 && g.k[2] == 3 && g.s[1] == 2 && g.s[2] == 2 && ActiveVnniVbmi();
   // Chunks of about 128k window elements (several planes per pair of row buffers).
   ParallelFor(planes, GrainFor(g.out_size() * g.k_size(), int64_t{1} << 17), [&](int64_t p0, int64_t p1) {
+    if (vbmi_3x3_stride2) {
+      std::vector<uint8_t> row(static_cast<size_t>(MaxPool3x3Stride2RowBytes(W, g.p[2], OW)));
+      for (int64_t plane = p0; plane < p1; ++plane)
+        MaxPool3x3Stride2Vbmi(x + plane * H * W, y + plane * OH * OW, H, W, OH, OW, g.p[1], g.p[2], row.data());
+      return;
+    }
     std::vector<T> column(static_cast<size_t>(W)), windows(static_cast<size_t>(W));
     for (int64_t plane = p0; plane < p1; ++plane)
       MaxPoolPlaneLevels(x + plane * H * W, y + plane * OH * OW, H, W, OH, OW, g.k[1], g.k[2], g.s[1], g.s[2], g.p[1],

@@ -85,24 +85,35 @@ TEST_CASE("quantized global avg pooling: each plane's exact sum over its size, r
 }
 
 TEST_CASE("quantized max pooling: 3x3 windows, stride 2, padding, planes wider than a vector", "[ops][quantization][quantized_tensor_ops]") {
-  for (DType type : {DType::kInt8, DType::kUint8}) {
-    const int lo = type == DType::kInt8 ? -128 : 0, hi = type == DType::kInt8 ? 127 : 255;
-    NDArray x = RandomLevels(TShape({2, 3, 23, 37}), type, lo, hi, 66);
-    auto out = RunAll("_contrib_quantized_pooling", {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"pool_type", "max"}},
-                      {{"data", x}, {"min_data", Range(lo == 0 ? 0.0f : -1.0f)}, {"max_data", Range(1)}});
-    REQUIRE(out[0].shape() == TShape({2, 3, 12, 19}));
-    int64_t wrong = 0;
-    for (int64_t p = 0; p < 6; ++p)
-      for (int64_t i = 0; i < 12; ++i)
-        for (int64_t j = 0; j < 19; ++j) {
-          float best = -1e9f;
-          for (int64_t yy = std::max<int64_t>(i * 2 - 1, 0); yy < std::min<int64_t>(i * 2 + 2, 23); ++yy)
-            for (int64_t xx = std::max<int64_t>(j * 2 - 1, 0); xx < std::min<int64_t>(j * 2 + 2, 37); ++xx)
-              best = std::max(best, x.GetFlat((p * 23 + yy) * 37 + xx));
-          wrong += out[0].GetFlat((p * 12 + i) * 19 + j) != best;
-        }
-    CHECK(wrong == 0);
-  }
+  struct Case {
+    int64_t H, W, pad;
+    const char* convention;
+  };
+  // Rows of one vector and a tail; more than 63 outputs per row (two picks on VBMI CPUs); 'full'
+  // windows past the last column and row; no padding (SqueezeNet's).
+  for (const Case c : {Case{23, 37, 1, "valid"}, Case{9, 150, 1, "valid"}, Case{8, 131, 0, "full"}, Case{7, 64, 0, "valid"}})
+    for (DType type : {DType::kInt8, DType::kUint8}) {
+      INFO(c.H << "x" << c.W << " pad " << c.pad << " " << c.convention << (type == DType::kInt8 ? " int8" : " uint8"));
+      const int lo = type == DType::kInt8 ? -128 : 0, hi = type == DType::kInt8 ? 127 : 255;
+      NDArray x = RandomLevels(TShape({2, 3, c.H, c.W}), type, lo, hi, 66);
+      const std::string pad = "(" + std::to_string(c.pad) + "," + std::to_string(c.pad) + ")";
+      auto out = RunAll("_contrib_quantized_pooling",
+                        {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", pad}, {"pool_type", "max"},
+                         {"pooling_convention", c.convention}},
+                        {{"data", x}, {"min_data", Range(lo == 0 ? 0.0f : -1.0f)}, {"max_data", Range(1)}});
+      const int64_t OH = out[0].shape()[2], OW = out[0].shape()[3];
+      int64_t wrong = 0;
+      for (int64_t p = 0; p < 6; ++p)
+        for (int64_t i = 0; i < OH; ++i)
+          for (int64_t j = 0; j < OW; ++j) {
+            float best = -1e9f;
+            for (int64_t yy = std::max<int64_t>(i * 2 - c.pad, 0); yy < std::min<int64_t>(i * 2 - c.pad + 3, c.H); ++yy)
+              for (int64_t xx = std::max<int64_t>(j * 2 - c.pad, 0); xx < std::min<int64_t>(j * 2 - c.pad + 3, c.W); ++xx)
+                best = std::max(best, x.GetFlat((p * c.H + yy) * c.W + xx));
+            wrong += out[0].GetFlat((p * OH + i) * OW + j) != best;
+          }
+      CHECK(wrong == 0);
+    }
 }
 
 TEST_CASE("quantized relu: max(q, 0) as int8, uint8 levels above 127 saturate as in MXNet", "[ops][quantization][quantized_tensor_ops]") {
