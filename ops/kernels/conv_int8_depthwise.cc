@@ -165,6 +165,46 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"), always_inline)) inline __m
   return bytes;
 }
 
+// Which of the 3 + kSh input rows from iy0 that two output rows read lie inside the image (rows
+// past the first output row's only when there is a second, `pair`): rows outside are not read
+// and add nothing to the sums, flipped or not.
+template <int64_t kSh>
+struct RowPairInside {
+  bool row[3 + kSh];
+  RowPairInside(int64_t iy0, int64_t H, bool pair) {
+    for (int64_t r = 0; r < 3 + kSh; ++r) row[r] = iy0 + r >= 0 && iy0 + r < H && (r < 3 || pair);
+  }
+  // Where output row `second` (0 or 1) of a filter starts its sums: minus the flip offsets of the
+  // filter rows (RowFlipOffset, zeros for uint8 data) whose input rows lie inside.
+  int32_t Start(const int32_t* flip_offset, int64_t second) const {
+    int32_t start = 0;
+    for (int64_t ky = 0; ky < 3; ++ky) start -= row[second * kSh + ky] ? flip_offset[ky] : 0;
+    return start;
+  }
+};
+// The 3 + kSh input rows a pair of output rows reads, 16 positions from column `base`, gathered
+// (GatheredWindow; zeros for the rows outside).
+template <typename T, int64_t kSh>
+__attribute__((target("avx512f,avx512bw,avx512vbmi"), always_inline)) inline void GatherRowPair(
+    const T* plane, int64_t width, int64_t iy0, int64_t base, __mmask64 inside, __m512i index,
+    const RowPairInside<kSh>& in, __m512i (&rows)[3 + kSh]) {
+  #pragma GCC unroll 5
+  for (int64_t r = 0; r < 3 + kSh; ++r)
+    rows[r] = in.row[r] ? GatheredWindow(plane + (iy0 + r) * width + base, inside, index) : _mm512_setzero_si512();
+}
+// acc0 and acc1 (output rows 0 and 1) plus a filter's three rows of taps (RowTaps) against the
+// gathered rows each reads: rows 0-2 and kSh to kSh + 2.
+template <int64_t kSh>
+__attribute__((target("avx512f,avx512vnni"), always_inline)) inline void DotRowPair(const __m512i (&rows)[3 + kSh],
+                                                                                  const __m512i (&taps)[3],
+                                                                                  __m512i& acc0, __m512i& acc1) {
+  #pragma GCC unroll 3
+  for (int64_t ky = 0; ky < 3; ++ky) {
+    acc0 = _mm512_dpbusd_epi32(acc0, rows[ky], taps[ky]);
+    acc1 = _mm512_dpbusd_epi32(acc1, rows[kSh + ky], taps[ky]);
+  }
+}
+
 // 3x3 planes at strides 1 and 2 on VNNI with VBMI, 16 positions of an output row at a time: per
 // filter row, one vpdpbusd of its three taps (and a zero) against the four input bytes each
 // position reads, which one vpermb gathers from the input row as loaded (zeros outside the image
@@ -189,32 +229,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   }
   // Two output rows at a time: their input rows (3 + kSh) are loaded and gathered once, and the
   // two rows' sums are independent chains.
-  const __m512i none = _mm512_setzero_si512();
   for (int64_t oy = 0; oy < g.OH; oy += 2) {
     const bool pair = oy + 1 < g.OH;
     const int64_t iy0 = oy * kSh - g.ph;
-    auto inside_rows = [&](int64_t first) {
-      int32_t offset = 0;
-      for (int64_t ky = 0; ky < 3; ++ky)
-        if (first + ky >= 0 && first + ky < g.H) offset += flip_offset[ky];
-      return offset;
-    };
-    const __m512i start0 = _mm512_set1_epi32(-inside_rows(iy0)), start1 = _mm512_set1_epi32(-inside_rows(iy0 + kSh));
+    const RowPairInside<kSh> in(iy0, g.H, pair);
+    const __m512i start0 = _mm512_set1_epi32(in.Start(flip_offset, 0)), start1 = _mm512_set1_epi32(in.Start(flip_offset, 1));
     for (int64_t ox = 0; ox < g.OW; ox += kLanes) {
       const int64_t base = ox * g.sw - g.pw;
-      const __mmask64 inside = WindowInside(base, g.W);
       __m512i rows[3 + kSh];
-      for (int64_t r = 0; r < 3 + kSh; ++r) {
-        const int64_t iy = iy0 + r;
-        // Rows outside the image add nothing (and are left out of the flip's offset).
-        const bool outside = iy < 0 || iy >= g.H || (r >= 3 && !pair);
-        rows[r] = outside ? none : GatheredWindow(image + iy * g.W + base, inside, index);
-      }
+      GatherRowPair<T, kSh>(image, g.W, iy0, base, WindowInside(base, g.W), index, in, rows);
       __m512i acc0 = start0, acc1 = start1;
-      for (int64_t ky = 0; ky < 3; ++ky) {
-        acc0 = _mm512_dpbusd_epi32(acc0, rows[ky], taps[ky]);
-        acc1 = _mm512_dpbusd_epi32(acc1, rows[kSh + ky], taps[ky]);
-      }
+      DotRowPair<kSh>(rows, taps, acc0, acc1);
       const __mmask16 lanes = FirstLanes(g.OW - ox);
       const int64_t at = oy * g.OW + ox;
       if (levels) {
@@ -241,7 +266,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   constexpr int64_t kLanes = 16;
   const PlaneGeom g = geom;
   const Int8Levels L = levels;
-  const __m512i index = _mm512_loadu_si512(gather), none = _mm512_setzero_si512();
+  const __m512i index = _mm512_loadu_si512(gather);
   const __m512i out_flip = _mm512_set1_epi8(static_cast<char>(L.out_unsigned ? 0 : 0x80));
   __m512i taps[4][3];
   int32_t flip_offset[4][3] = {};
@@ -258,17 +283,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   for (int64_t oy = 0; oy < g.OH; oy += 2) {
     const bool pair = oy + 1 < g.OH;
     const int64_t iy0 = oy * kSh - g.ph;
-    bool inside_row[3 + kSh];
-    for (int64_t r = 0; r < 3 + kSh; ++r) inside_row[r] = iy0 + r >= 0 && iy0 + r < g.H && (r < 3 || pair);
-    __m512i start0[4], start1[4];  // rows outside the image are left out of the flip's offset
+    const RowPairInside<kSh> in(iy0, g.H, pair);
+    __m512i start0[4], start1[4];
     for (int64_t c = 0; c < count; ++c) {
-      int32_t s0 = 0, s1 = 0;
-      for (int64_t ky = 0; ky < 3; ++ky) {
-        s0 -= inside_row[ky] ? flip_offset[c][ky] : 0;
-        s1 -= inside_row[kSh + ky] ? flip_offset[c][ky] : 0;
-      }
-      start0[c] = _mm512_set1_epi32(s0);
-      start1[c] = _mm512_set1_epi32(s1);
+      start0[c] = _mm512_set1_epi32(in.Start(flip_offset[c], 0));
+      start1[c] = _mm512_set1_epi32(in.Start(flip_offset[c], 1));
     }
     for (int64_t ox = 0; ox < g.OW; ox += kLanes) {
       const int64_t base = ox * g.sw - g.pw;
@@ -278,17 +297,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
       for (int64_t c = 0; c < 4; ++c) {
         level0[c] = level1[c] = _mm_setzero_si128();
         if (c >= count) continue;
-        const T* plane = image + c * x_plane;
         __m512i rows[3 + kSh];
-        #pragma GCC unroll 4
-        for (int64_t r = 0; r < 3 + kSh; ++r)
-          rows[r] = inside_row[r] ? GatheredWindow(plane + (iy0 + r) * g.W + base, inside, index) : none;
+        GatherRowPair<T, kSh>(image + c * x_plane, g.W, iy0, base, inside, index, in, rows);
         __m512i acc0 = start0[c], acc1 = start1[c];
-        #pragma GCC unroll 3
-        for (int64_t ky = 0; ky < 3; ++ky) {
-          acc0 = _mm512_dpbusd_epi32(acc0, rows[ky], taps[c][ky]);
-          acc1 = _mm512_dpbusd_epi32(acc1, rows[kSh + ky], taps[c][ky]);
-        }
+        DotRowPair<kSh>(rows, taps[c], acc0, acc1);
         level0[c] = LevelBytes16(ScaledSums16(acc0, bias[c], scale[c]), L.out_unsigned);
         level1[c] = LevelBytes16(ScaledSums16(acc1, bias[c], scale[c]), L.out_unsigned);
       }
@@ -315,42 +327,32 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void 
   constexpr int64_t kLanes = 16, kRows = 3 + kSh;
   const PlaneGeom g = geom;
   const int64_t pixels = g.OH * g.OW;
-  const __m512i index = _mm512_loadu_si512(gather), none = _mm512_setzero_si512();
+  const __m512i index = _mm512_loadu_si512(gather);
   std::vector<Int8Levels> at(levels ? size_t(F) : 0);
   for (int64_t f = 0; f < F && levels; ++f) at[size_t(f)] = LevelsAt(*levels, F, pixels, 0, f);
   for (int64_t oy = oy_begin; oy < oy_end; oy += 2) {
     const bool pair = oy + 1 < oy_end;
     const int64_t iy0 = oy * kSh - g.ph;
-    bool row_inside[kRows];
-    for (int64_t r = 0; r < kRows; ++r) row_inside[r] = iy0 + r >= 0 && iy0 + r < g.H && (r < 3 || pair);
+    const RowPairInside<kSh> in(iy0, g.H, pair);
     for (int64_t ox = 0; ox < g.OW; ox += kLanes) {
       const int64_t base = ox * g.sw - g.pw;
       const __mmask64 inside = WindowInside(base, g.W);
       __m512i rows[kC][kRows];
       #pragma GCC unroll 4
-      for (int64_t c = 0; c < kC; ++c)
-        #pragma GCC unroll 5
-        for (int64_t r = 0; r < kRows; ++r)
-          rows[c][r] = row_inside[r] ? GatheredWindow(image + (c * g.H + iy0 + r) * g.W + base, inside, index) : none;
+      for (int64_t c = 0; c < kC; ++c) GatherRowPair<T, kSh>(image + c * g.H * g.W, g.W, iy0, base, inside, index, in, rows[c]);
       const __mmask16 lanes = FirstLanes(g.OW - ox);
       const int64_t pos = oy * g.OW + ox;
       const LaneRun run0{pos, lanes}, run1{pos + g.OW, lanes};
       for (int64_t f = 0; f < F; ++f) {
-        int32_t start0 = 0, start1 = 0;  // rows outside the image are left out of the flip's offset
-        for (int64_t ky = 0; ky < 3; ++ky) {
-          start0 -= row_inside[ky] ? flip_offset[f * 3 + ky] : 0;
-          start1 -= row_inside[kSh + ky] ? flip_offset[f * 3 + ky] : 0;
-        }
-        __m512i acc0 = _mm512_set1_epi32(start0), acc1 = _mm512_set1_epi32(start1);
+        __m512i acc0 = _mm512_set1_epi32(in.Start(flip_offset + f * 3, 0)),
+                acc1 = _mm512_set1_epi32(in.Start(flip_offset + f * 3, 1));
         const int32_t* ft = taps + f * kC * 3;
         #pragma GCC unroll 4
-        for (int64_t c = 0; c < kC; ++c)
-          #pragma GCC unroll 3
-          for (int64_t ky = 0; ky < 3; ++ky) {
-            const __m512i t = _mm512_set1_epi32(ft[c * 3 + ky]);
-            acc0 = _mm512_dpbusd_epi32(acc0, rows[c][ky], t);
-            acc1 = _mm512_dpbusd_epi32(acc1, rows[c][kSh + ky], t);
-          }
+        for (int64_t c = 0; c < kC; ++c) {
+          const __m512i t[3] = {_mm512_set1_epi32(ft[c * 3]), _mm512_set1_epi32(ft[c * 3 + 1]),
+                                _mm512_set1_epi32(ft[c * 3 + 2])};
+          DotRowPair<kSh>(rows[c], t, acc0, acc1);
+        }
         if (levels) {
           StoreLevels16(acc0, at[size_t(f)], 0, &run0, 1);
           if (pair) StoreLevels16(acc1, at[size_t(f)], 0, &run1, 1);
