@@ -495,20 +495,28 @@ int OutputRuns(int64_t j, int64_t width, int64_t OW, int64_t OH, LaneRun* runs) 
   return count;
 }
 
+// Into how many parts a GEMM's `steps` row steps split, given its `groups` column tasks: enough
+// for kMinTasks tasks in all, so that deep layers over few columns keep every thread busy; one
+// part on one thread (a fused block's band runs its layers serially), where another part would
+// only pack or read its columns again.
+constexpr int64_t kMinTasks = 8;
+int64_t RowParts(int64_t steps, int64_t groups) {
+  return UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups);
+}
+
 // The tasks of a VNNI GEMM over data it reads unpacked: groups of 2 * kNr positions by parts of
-// the steps of 2 * kMr rows (at least kMinTasks tasks, so that deep layers over few positions
-// keep every thread busy; one part on one thread). Where the weights outweigh the data
+// the steps of 2 * kMr rows (RowParts). Where the weights outweigh the data
 // (`weights_once`: deep layers over small images), a task takes every group of its steps, each
 // step's weights then read from memory once and from cache for the other groups, instead of
 // once per group.
 struct VnniTileTasks {
-  static constexpr int64_t kMinTasks = 8, kMaxSharedGroups = 8;
+  static constexpr int64_t kMaxSharedGroups = 8;
   int64_t groups, steps, group_tasks, row_parts, steps_per_part;
   VnniTileTasks(int64_t M, int64_t positions, bool weights_once)
       : groups((positions + 2 * kNr - 1) / (2 * kNr)),
         steps(((M + kMr - 1) / kMr + 1) / 2),
         group_tasks(weights_once && groups <= kMaxSharedGroups ? 1 : groups),
-        row_parts(UsableThreads() == 1 ? 1 : std::min(steps, (kMinTasks + group_tasks - 1) / group_tasks)),
+        row_parts(RowParts(steps, group_tasks)),
         steps_per_part((steps + row_parts - 1) / row_parts) {}
   int64_t count() const { return group_tasks * row_parts; }
   int64_t grain(int64_t quads) const {
@@ -640,21 +648,16 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
     });
     return;
   }
-  // Few panels also split the rows, so that every thread has work; each part packs its panels
-  // itself.
-  constexpr int64_t kMinTasks = 8;
+  // Few panels also split the rows (RowParts); each part packs its panels itself.
   const int64_t groups = (panels + width - 1) / width, steps = (row_blocks + step - 1) / step;
-  // On one thread (a fused block's band runs its layers serially) a row part would only pack its
-  // panels again.
-  const bool serial = UsableThreads() == 1;
-  const int64_t row_parts = serial ? 1 : std::min(steps, (kMinTasks + groups - 1) / groups);
+  const int64_t row_parts = RowParts(steps, groups);
   const int64_t blocks_per_part = (steps + row_parts - 1) / row_parts * step;
   const int64_t chunk_bytes = kKc * 4 * kNr;
-  // On one thread (a fused block's band runs its layers serially), all tasks in one chunk: its
-  // buffers are set up once, not once per chunk.
+  // On one thread, all tasks in one chunk: its buffers are set up once, not once per chunk.
   const int64_t tasks = groups * row_parts;
-  const int64_t grain = serial ? tasks
-                                             : GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * width * kNr / 4);
+  const int64_t grain = UsableThreads() == 1
+                            ? tasks
+                            : GrainFor(blocks_per_part * kMr * std::max<int64_t>(K, 1) * width * kNr / 4);
   ParallelFor(tasks, grain, [&](int64_t t0, int64_t t1) {
     ScratchBuffer b_buffer(width * chunk_bytes / 4);  // kKc quads x kNr columns x 4 bytes per panel
     int8_t* b_packed = reinterpret_cast<int8_t*>(b_buffer.data());

@@ -105,8 +105,18 @@ SYMBIND_AVX512_INTRINSICS_BEGIN
 // window rows' maximum, 64 columns per vector, laid into `row` after PW of the type's lowest
 // level (which no maximum takes; so is everything past the image's columns), then each output's
 // three columns picked out of two loaded vectors by vpermi2b, 63 outputs at a time. `row` holds
-// RowBytes(W, OW) bytes. The maxima MaxPoolPlaneBody gives.
+// MaxPool3x3Stride2RowBytes bytes. The maxima MaxPoolPlaneBody gives.
 int64_t MaxPool3x3Stride2RowBytes(int64_t W, int64_t PW, int64_t OW) { return PW + W + 2 * OW + 256; }
+constexpr int64_t kPickedOutputs = 63;  // per pick: columns up to 2 * 62 + 2 = 126 of the two vectors
+// vpermi2b's indices of output i's column k (2i + k) for k = 0, 1, 2 (lane 63 unused).
+struct PickIndices {
+  alignas(64) uint8_t column[3][64] = {};
+  constexpr PickIndices() {
+    for (int k = 0; k < 3; ++k)
+      for (int64_t i = 0; i < kPickedOutputs; ++i) column[k][i] = static_cast<uint8_t>(2 * i + k);
+  }
+};
+constexpr PickIndices kPickIndices;
 template <typename T>
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline __m512i LargerLevels(__m512i a, __m512i b) {
   if constexpr (std::is_same_v<T, int8_t>) return _mm512_max_epi8(a, b);
@@ -116,13 +126,9 @@ template <typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))) void MaxPool3x3Stride2Vbmi(
     const T* src, T* dst, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t PH, int64_t PW, uint8_t* row) {
   constexpr bool kSigned = std::is_same_v<T, int8_t>;
-  constexpr int64_t kOutputs = 63;  // per pick: columns up to 2 * 62 + 2 = 126 of the two vectors
   std::memset(row, kSigned ? 0x80 : 0, size_t(MaxPool3x3Stride2RowBytes(W, PW, OW)));
-  alignas(64) uint8_t index[3][64] = {};
-  for (int k = 0; k < 3; ++k)
-    for (int64_t i = 0; i < kOutputs; ++i) index[k][i] = static_cast<uint8_t>(2 * i + k);
-  const __m512i pick0 = _mm512_load_si512(index[0]), pick1 = _mm512_load_si512(index[1]),
-                pick2 = _mm512_load_si512(index[2]);
+  const __m512i pick0 = _mm512_load_si512(kPickIndices.column[0]), pick1 = _mm512_load_si512(kPickIndices.column[1]),
+                pick2 = _mm512_load_si512(kPickIndices.column[2]);
   for (int64_t oy = 0; oy < OH; ++oy) {
     const int64_t y0 = std::max<int64_t>(2 * oy - PH, 0), y1 = std::min<int64_t>(2 * oy - PH + 3, H);
     for (int64_t x = 0; x < W; x += 64) {
@@ -131,12 +137,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi"))) void MaxPool3x3S
       for (int64_t yy = y0 + 1; yy < y1; ++yy) v = LargerLevels<T>(v, _mm512_maskz_loadu_epi8(m, src + yy * W + x));
       _mm512_mask_storeu_epi8(row + PW + x, m, v);
     }
-    for (int64_t ox = 0; ox < OW; ox += kOutputs) {
+    for (int64_t ox = 0; ox < OW; ox += kPickedOutputs) {
       const __m512i v0 = _mm512_loadu_si512(row + 2 * ox), v1 = _mm512_loadu_si512(row + 2 * ox + 64);
       const __m512i best = LargerLevels<T>(
           LargerLevels<T>(_mm512_permutex2var_epi8(v0, pick0, v1), _mm512_permutex2var_epi8(v0, pick1, v1)),
           _mm512_permutex2var_epi8(v0, pick2, v1));
-      const int64_t n = std::min(kOutputs, OW - ox);
+      const int64_t n = std::min(kPickedOutputs, OW - ox);
       _mm512_mask_storeu_epi8(dst + oy * OW + ox, (__mmask64{1} << n) - 1, best);
     }
   }
