@@ -189,13 +189,12 @@ void Forward(const OpContext& ctx, const NodeAttrs& attrs, const std::vector<NDA
               gate[k] = sum * unit[k] + cell.bias[k];
             }
             for (int64_t j = 0; j < H; ++j) {
-              const float i_gate = rnn::Sigmoid(gate[static_cast<size_t>(j)]);
-              const float f_gate = rnn::Sigmoid(gate[static_cast<size_t>(H + j)]);
-              const float g_gate = std::tanh(gate[static_cast<size_t>(2 * H + j)]);
-              const float o_gate = rnn::Sigmoid(gate[static_cast<size_t>(3 * H + j)]);
               float& cell_state = c[static_cast<size_t>(n * H + j)];
-              cell_state = f_gate * cell_state + i_gate * g_gate;
-              const uint8_t level = data.Quantize(o_gate * std::tanh(cell_state));
+              const rnn::LstmUnit u =
+                  rnn::LstmStep(gate[static_cast<size_t>(j)], gate[static_cast<size_t>(H + j)],
+                                gate[static_cast<size_t>(2 * H + j)], gate[static_cast<size_t>(3 * H + j)], cell_state);
+              cell_state = u.c;
+              const uint8_t level = data.Quantize(u.h);
               h[static_cast<size_t>(n * H + j)] = level;
               layer_out[static_cast<size_t>((t * N + n) * DH + d * H + j)] = level;
             }

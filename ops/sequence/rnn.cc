@@ -87,13 +87,11 @@ void CellForward(int mode, const RNNDims& s, const float* xw, const float* hw, c
           case kRnnRelu: g[k] = h[j] = std::max(0.0f, a[k] + b[k]); break;
           case kRnnTanh: g[k] = h[j] = std::tanh(a[k] + b[k]); break;
           case kLstm: {
-            const float i = Sigmoid(a[k] + b[k]), f = Sigmoid(a[H + k] + b[H + k]);
-            const float gg = std::tanh(a[2 * H + k] + b[2 * H + k]);
-            const float o = Sigmoid(a[3 * H + k] + b[3 * H + k]);
-            const float c = f * c_prev[j] + i * gg;
-            g[k] = i, g[H + k] = f, g[2 * H + k] = gg, g[3 * H + k] = o;
-            aux[j] = c;
-            h[j] = o * std::tanh(c);
+            const LstmUnit u = LstmStep(a[k] + b[k], a[H + k] + b[H + k], a[2 * H + k] + b[2 * H + k],
+                                        a[3 * H + k] + b[3 * H + k], c_prev[j]);
+            g[k] = u.i, g[H + k] = u.f, g[2 * H + k] = u.g, g[3 * H + k] = u.o;
+            aux[j] = u.c;
+            h[j] = u.h;
             break;
           }
           case kGru: {

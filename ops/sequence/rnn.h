@@ -121,6 +121,23 @@ inline int64_t RowGrain(const RNNDims& s) { return std::max<int64_t>(1, 4096 / s
 
 inline float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// One LSTM unit from its gates' pre-activations in MXNet's order (input, forget, cell, output):
+// the activated gates, the new cell state c = f * c_prev + i * g and the output h = o * tanh(c).
+// The float32 and the int8 LSTM both step through it.
+struct LstmUnit {
+  float i, f, g, o, c, h;
+};
+inline LstmUnit LstmStep(float pre_i, float pre_f, float pre_g, float pre_o, float c_prev) {
+  LstmUnit u;
+  u.i = Sigmoid(pre_i);
+  u.f = Sigmoid(pre_f);
+  u.g = std::tanh(pre_g);
+  u.o = Sigmoid(pre_o);
+  u.c = u.f * c_prev + u.i * u.g;
+  u.h = u.o * std::tanh(u.c);
+  return u;
+}
+
 inline void CheckSupported(const RNNFields& p) {
   auto reject = [&](const char* what) {
     throw ShapeError(StrCat("RNN: ", what, " is supported by MXNet with cuDNN only, not by symbind"));
