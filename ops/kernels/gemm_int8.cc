@@ -763,6 +763,32 @@ void GemmInt8NTAvx2(int64_t M, int64_t N, int64_t K, const TA* A, const int8_t* 
 }
 
 SYMBIND_AVX512_INTRINSICS_BEGIN
+// kRows weight rows from `b` (K bytes apart) dotted with `a` into c[0, kRows): a fixed number of
+// accumulators, so that they stay in registers. `next` (or null): the rows of the next group,
+// fetched meanwhile; each row alone is too short a stream for the hardware prefetcher.
+template <int kRows, bool kFlipped>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) inline void DotRowGroupVnni(
+    const uint8_t* a, const int8_t* b, int64_t K, int32_t* c, const int8_t* next) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  const int64_t body = K / 64 * 64;
+  const __mmask64 tail = K % 64 ? ~__mmask64{0} >> (64 - K % 64) : 0;
+  __m512i acc[kRows], weight_sums[kRows];
+  for (int r = 0; r < kRows; ++r) acc[r] = weight_sums[r] = _mm512_setzero_si512();
+  for (int64_t k = 0; k < K; k += 64) {
+    const __mmask64 mask = k < body ? ~__mmask64{0} : tail;  // masked lanes read nothing
+    const __m512i x = _mm512_maskz_loadu_epi8(mask, a + k);
+    if (next)
+      for (int r = 0; r < kRows; ++r) _mm_prefetch(reinterpret_cast<const char*>(next + r * K + k), _MM_HINT_T0);
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i w = _mm512_maskz_loadu_epi8(mask, b + r * K + k);
+      acc[r] = DotBytes(acc[r], x, w);
+      if constexpr (kFlipped) weight_sums[r] = DotBytes(weight_sums[r], ones, w);
+    }
+  }
+  for (int r = 0; r < kRows; ++r)
+    c[r] = _mm512_reduce_add_epi32(_mm512_sub_epi32(acc[r], _mm512_slli_epi32(weight_sums[r], 7)));
+}
+
 // Weight rows [n0, n1) dotted with one data row `a` of unsigned bytes (int8 data flipped to
 // x + 128 by the caller, kFlipped): 64 products per vpdpbusd, four weight rows sharing each load
 // of data. A flipped row's sums carry 128 times each weight row's sum, which a vpdpbusd of ones
@@ -772,27 +798,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void DotRowsVnni
                                                                                 int64_t K, int64_t n0, int64_t n1,
                                                                                 int32_t* c) {
   constexpr int kRowsAtOnce = 4;
-  const __m512i ones = _mm512_set1_epi8(1);
-  const int64_t body = K / 64 * 64;
-  const __mmask64 tail = K % 64 ? ~__mmask64{0} >> (64 - K % 64) : 0;
-  for (int64_t n = n0; n < n1; n += kRowsAtOnce) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRowsAtOnce, n1 - n));
-    __m512i acc[kRowsAtOnce], weight_sums[kRowsAtOnce];
-    for (int r = 0; r < kRowsAtOnce; ++r) acc[r] = weight_sums[r] = _mm512_setzero_si512();
-    for (int64_t k = 0; k < K; k += 64) {
-      const __mmask64 mask = k < body ? ~__mmask64{0} : tail;  // masked lanes read nothing
-      const __m512i x = _mm512_maskz_loadu_epi8(mask, a + k);
-      #pragma GCC unroll 4
-      for (int r = 0; r < kRowsAtOnce; ++r) {
-        if (r >= rows) break;
-        const __m512i w = _mm512_maskz_loadu_epi8(mask, B + (n + r) * K + k);
-        acc[r] = DotBytes(acc[r], x, w);
-        if constexpr (kFlipped) weight_sums[r] = DotBytes(weight_sums[r], ones, w);
-      }
-    }
-    for (int r = 0; r < rows; ++r)
-      c[n + r] = _mm512_reduce_add_epi32(_mm512_sub_epi32(acc[r], _mm512_slli_epi32(weight_sums[r], 7)));
+  int64_t n = n0;
+  for (; n + kRowsAtOnce <= n1; n += kRowsAtOnce) {
+    const int8_t* next = n + 2 * kRowsAtOnce <= n1 ? B + (n + kRowsAtOnce) * K : nullptr;
+    DotRowGroupVnni<kRowsAtOnce, kFlipped>(a, B + n * K, K, c + n, next);
   }
+  for (; n < n1; ++n) DotRowGroupVnni<1, kFlipped>(a, B + n * K, K, c + n, nullptr);
 }
 SYMBIND_AVX512_INTRINSICS_END
 
