@@ -22,6 +22,7 @@
 #include <symbind/executor/internal_outputs.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/onednn_fusion.h>
 
 #include <mxnet/c_api_symbind.h>
 
@@ -411,10 +412,13 @@ int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value) {
   });
 }
 
-int MXGenBackendSubgraph(SymbolHandle, const char* backend, SymbolHandle*) {
+// sym.get_backend_symbol: MXNet's oneDNN backends, as quantize_model_mkldnn uses them
+// (predict/onednn_fusion.h).
+int MXGenBackendSubgraph(SymbolHandle sym_handle, const char* backend, SymbolHandle* ret_sym_handle) {
   return Guarded(__func__, [&] {
-    throw Error(StrCat("subgraph backends (", backend ? backend : "null",
-                       ") are not supported by symbind"));
+    const Symbol& sym = SymbolOf(sym_handle, "sym_handle");
+    NotNull(ret_sym_handle, "ret_sym_handle");
+    *ret_sym_handle = NewSymbol(OneDnnBackendSymbol(sym, CString(backend, "backend")));
   });
 }
 

@@ -28,9 +28,18 @@ bool FusableActivation(const Node& n) {
 
 bool IsVariable(const NodeEntry& e) { return e.node->is_variable(); }
 
+// A BatchNorm over the channels whose parameters and statistics are the graph's own arrays:
+// the fused node folds it into the filters when it binds.
+bool FusableBatchNorm(const Node& n) {
+  if (n.is_variable() || n.attrs.op->name != "BatchNorm" || n.inputs.size() != 5) return false;
+  if (ParsedParam<int>(n.attrs, "axis") != 1) return false;
+  return std::all_of(n.inputs.begin() + 1, n.inputs.end(), IsVariable);
+}
+
 // The nested graph of a fused node in MXNet's form (a JSON array of one graph): a variable per
-// input of the fused node, named as the tensor it reads, then copies of `chain` reading them: the
-// convolution its data, weight and bias, the add the sum (the last input).
+// input of the fused node, named as the tensor it reads, then copies of `chain` reading them in
+// order: the convolution its data, weight and bias, the BatchNorm its four parameters, the add
+// the sum (the last input).
 std::string InnerGraphText(const std::vector<const Node*>& chain, const std::vector<NodeEntry>& inputs) {
   std::vector<NodeEntry> vars;
   std::set<std::string> names;
@@ -40,16 +49,13 @@ std::string InnerGraphText(const std::vector<const Node*>& chain, const std::vec
     vars.push_back(Symbol::Variable(name).outputs()[0]);
   }
   NodeEntry last;
+  size_t next_var = 0;
   for (const Node* n : chain) {
     auto copy = std::make_shared<Node>();
     copy->attrs = n->attrs;
-    if (!last.node) {
-      copy->inputs.assign(vars.begin(), vars.begin() + long(n->inputs.size()));
-    } else {
-      for (const NodeEntry& in : n->inputs) {
-        const bool previous = std::find(chain.begin(), chain.end(), in.node.get()) != chain.end();
-        copy->inputs.push_back(previous ? last : vars.back());
-      }
+    for (const NodeEntry& in : n->inputs) {
+      const bool previous = last.node && std::find(chain.begin(), chain.end(), in.node.get()) != chain.end();
+      copy->inputs.push_back(previous ? last : vars.at(next_var++));
     }
     last = NodeEntry{copy, 0};
   }
@@ -72,10 +78,13 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     }
   for (const auto& h : g.heads()) readers[g.entry_id(h)] += 2;  // an output keeps its tensor
 
-  // The one reader of node `id`'s only output, when it may join: not excluded, not claimed.
+  // The one reader of node `id`'s first output, when it may join: not excluded, not claimed, and
+  // no other output of `id` read (BatchNorm's mean and variance outputs).
   std::vector<bool> claimed(g.num_nodes(), false);
   auto sole_reader = [&](uint32_t id) -> int {
-    if (g.num_node_outputs(id) != 1 || readers[g.entry_id(id, 0)] != 1) return -1;
+    if (readers[g.entry_id(id, 0)] != 1) return -1;
+    for (uint32_t i = 1; i < g.num_node_outputs(id); ++i)
+      if (readers[g.entry_id(id, i)] != 0) return -1;
     const uint32_t next = consumers[id].front();
     const Node& n = *g.node(next).node;
     if (claimed[next] || excluded.count(n.name())) return -1;
@@ -90,9 +99,14 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     if (p.kernel.ndim() != 2 || !IsVariable(conv.inputs[1]) || (!p.no_bias && !IsVariable(conv.inputs[2]))) continue;
 
     std::vector<uint32_t> chain = {id};
-    bool with_act = false, with_sum = false, with_postsum_act = false;
+    bool with_bn = false, with_act = false, with_sum = false, with_postsum_act = false;
     NodeEntry sum;
     int next = sole_reader(chain.back());
+    if (next >= 0 && FusableBatchNorm(*g.node(next).node)) {
+      chain.push_back(uint32_t(next));
+      with_bn = true;
+      next = sole_reader(chain.back());
+    }
     if (next >= 0 && FusableActivation(*g.node(next).node)) {
       chain.push_back(uint32_t(next));
       with_act = true;
@@ -115,11 +129,25 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     }
     for (uint32_t m : chain) claimed[m] = true;
 
+    // The fused node's inputs: data, weight, bias, gamma, beta, sum, then the statistics (its
+    // auxiliary states); MXNet's files and nested graph list the statistics after beta.
     std::vector<NodeEntry> inputs(conv.inputs.begin(), conv.inputs.begin() + (p.no_bias ? 2 : 3));
-    if (with_sum) inputs.push_back(sum);
+    std::vector<NodeEntry> statistics;
+    if (with_bn) {
+      const Node& bn = *g.node(chain[1]).node;
+      inputs.insert(inputs.end(), bn.inputs.begin() + 1, bn.inputs.begin() + 3);
+      statistics.assign(bn.inputs.begin() + 3, bn.inputs.end());
+    }
+    std::vector<NodeEntry> nested_inputs = inputs;
+    nested_inputs.insert(nested_inputs.end(), statistics.begin(), statistics.end());
+    if (with_sum) {
+      inputs.push_back(sum);
+      nested_inputs.push_back(sum);
+    }
+    inputs.insert(inputs.end(), statistics.begin(), statistics.end());
     std::vector<const Node*> members;
     for (uint32_t m : chain) members.push_back(g.node(m).node.get());
-    const std::string text = InnerGraphText(members, inputs);
+    const std::string text = InnerGraphText(members, nested_inputs);
 
     // The last member becomes the fused node, so that its readers and the outputs keep it.
     Node& fused = *g.node(chain.back()).node;
@@ -127,7 +155,8 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     for (const Node* m : members) names.push_back(m->name());
     auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
     fused.attrs.op = &OpRegistry::Global().Get("_sg_mkldnn_conv");
-    fused.attrs.dict = {{"with_act", flag(with_act)},
+    fused.attrs.dict = {{"with_bn", flag(with_bn)},
+                        {"with_act", flag(with_act)},
                         {"with_sum", flag(with_sum)},
                         {"with_postsum_act", flag(with_postsum_act)},
                         {"subgraphs", text}};
@@ -135,6 +164,40 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     fused.inputs = std::move(inputs);
   }
   return result;
+}
+
+Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized) {
+  Symbol s = quantized.Copy();
+  const Graph g(s);
+  std::map<const Node*, std::shared_ptr<Node>> replaced;  // requantize -> the node it folds into
+  for (const auto& info : g.nodes()) {
+    Node* r = info.node.get();
+    if (r->is_variable() || r->attrs.op->name != "_contrib_requantize") continue;
+    if (!r->attrs.dict.count("min_calib_range") || !r->attrs.dict.count("max_calib_range")) continue;
+    const std::shared_ptr<Node>& conv = r->inputs[0].node;
+    if (conv->is_variable() || conv->attrs.op->name != "_sg_mkldnn_conv" || conv->attrs.dict.count("min_calib_range")) continue;
+    conv->attrs.dict["min_calib_range"] = r->attrs.dict.at("min_calib_range");
+    conv->attrs.dict["max_calib_range"] = r->attrs.dict.at("max_calib_range");
+    conv->attrs.op->ParseAttrs(&conv->attrs);
+    replaced[r] = conv;
+  }
+  if (replaced.empty()) return s;
+  auto redirect = [&](NodeEntry& e) {
+    auto it = replaced.find(e.node.get());
+    if (it != replaced.end()) e.node = it->second;  // the same output index: levels, min, max
+  };
+  for (const auto& info : g.nodes())
+    for (NodeEntry& e : info.node->inputs) redirect(e);
+  std::vector<NodeEntry> heads = s.outputs();
+  for (NodeEntry& e : heads) redirect(e);
+  return Symbol::FromEntries(heads);
+}
+
+Symbol OneDnnBackendSymbol(const Symbol& symbol, const std::string& backend) {
+  if (backend != "MKLDNN" && backend != "MKLDNN_QUANTIZE")
+    throw Error("subgraph backend '" + backend + "' is not supported by symbind (it has MKLDNN and MKLDNN_QUANTIZE)");
+  const Symbol fused = FuseOneDnnConvolutions(symbol).symbol;
+  return backend == "MKLDNN_QUANTIZE" ? FoldRequantizeIntoOneDnn(fused) : fused;
 }
 
 }  // namespace symbind

@@ -21,6 +21,7 @@
 #include <symbind/ops/quantization/quantization_util.h>
 #include <symbind/ops/tensor/concat_param.h>
 #include <symbind/predict/graph_rewrites.h>
+#include <symbind/ops/subgraph/sg_mkldnn_conv.h>
 #include <symbind/predict/onednn_fusion.h>
 #include <symbind/predict/predictor.h>
 
@@ -113,38 +114,23 @@ bool FloatInput(const Node& n, size_t k) {
   if (k == 0) return false;
   const std::string& op = n.attrs.op->name;
   if (op == "BatchNorm" || op == "RNN") return true;
-  if (op == "_sg_mkldnn_conv") return !(ParsedParam<bool>(n.attrs, "with_sum") && k + 1 == n.inputs.size());
+  if (op == "_sg_mkldnn_conv") {
+    const auto& p = n.attrs.param<subgraph::SgConvParam>();
+    return !(p.with_sum && k == subgraph::SgConvSlots(p).sum);
+  }
   return false;
 }
 
-// MXNet's oneDNN post-quantize pass: a calibrated _contrib_requantize after a quantized
-// _sg_mkldnn_conv becomes the node's own min_calib_range / max_calib_range (its output int8 or
-// uint8 at that range), and its readers read the node.
-Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized) {
-  Symbol s = quantized.Copy();
-  const Graph g(s);
-  std::map<const Node*, std::shared_ptr<Node>> replaced;  // requantize -> the node it folds into
-  for (const auto& info : g.nodes()) {
-    Node* r = info.node.get();
-    if (r->is_variable() || r->attrs.op->name != "_contrib_requantize") continue;
-    if (!r->attrs.dict.count("min_calib_range") || !r->attrs.dict.count("max_calib_range")) continue;
-    const std::shared_ptr<Node>& conv = r->inputs[0].node;
-    if (conv->is_variable() || conv->attrs.op->name != "_sg_mkldnn_conv" || conv->attrs.dict.count("min_calib_range")) continue;
-    conv->attrs.dict["min_calib_range"] = r->attrs.dict.at("min_calib_range");
-    conv->attrs.dict["max_calib_range"] = r->attrs.dict.at("max_calib_range");
-    conv->attrs.op->ParseAttrs(&conv->attrs);
-    replaced[r] = conv;
+// The aux states at the end of node `n`'s inputs, which the quantized node keeps last (after
+// the ranges of its quantized inputs): a BatchNorm's, a _sg_mkldnn_conv's with_bn statistics.
+size_t TrailingAuxInputs(const Node& n) {
+  const std::string& op = n.attrs.op->name;
+  if (op == "BatchNorm") return 2;
+  if (op == "_sg_mkldnn_conv") {
+    const auto& p = n.attrs.param<subgraph::SgConvParam>();
+    return subgraph::SgConvSlots(p).aux.size();
   }
-  if (replaced.empty()) return s;
-  auto redirect = [&](NodeEntry& e) {
-    auto it = replaced.find(e.node.get());
-    if (it != replaced.end()) e.node = it->second;  // the same output index: levels, min, max
-  };
-  for (const auto& info : g.nodes())
-    for (NodeEntry& e : info.node->inputs) redirect(e);
-  std::vector<NodeEntry> heads = s.outputs();
-  for (NodeEntry& e : heads) redirect(e);
-  return Symbol::FromEntries(heads);
+  return 0;
 }
 
 // The float graph the quantized one is made from: BatchNorm folded (the folded arrays under the
@@ -379,9 +365,9 @@ QuantizedGraph QuantizeGraph(const Symbol& symbol, const QuantizeGraphOptions& o
       ranges.push_back({it->second, 2});
     }
     std::vector<NodeEntry> inputs = data;
-    // Arguments (data, then the layer's own, then the data's range), then aux states: the
-    // quantized BatchNorm's moving statistics come after its range.
-    inputs.insert(inputs.end() - (batch_norm ? 2 : 0), ranges.begin(), ranges.end());
+    // Arguments (data, then the layer's own, then the quantized inputs' ranges), then aux
+    // states: a quantized BatchNorm's or fused BatchNorm's moving statistics come after the ranges.
+    inputs.insert(inputs.end() - long(TrailingAuxInputs(n)), ranges.begin(), ranges.end());
     KwArgs dict = n.attrs.dict;
     if (decision[id].quantized_op == "_sg_mkldnn_conv" || float_outputs(id)) dict["quantized"] = "true";
     auto qnode = MakeOpNode(decision[id].quantized_op, "quantized_" + n.name(), std::move(dict), std::move(inputs));

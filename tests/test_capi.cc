@@ -399,3 +399,48 @@ TEST_CASE("C API quantization: MXQuantizeSymbol lists the tensors to calibrate, 
                          &n, &calib) == -1);
   for (SymbolHandle h : {calibrated, qsym, fc, data}) CHECK(MXSymbolFree(h) == 0);
 }
+
+TEST_CASE("C API: MXGenBackendSubgraph runs MXNet's oneDNN backends and names the others in its error",
+          "[capi][quantize]") {
+  // conv1 -> relu1, as sym.get_backend_symbol("MKLDNN_QUANTIZE") fuses it (predict/onednn_fusion.h).
+  SymbolHandle data = nullptr, conv = nullptr, relu = nullptr;
+  REQUIRE(MXSymbolCreateVariable("data", &data) == 0);
+  const char* conv_keys[] = {"kernel", "num_filter"};
+  const char* conv_vals[] = {"(3,3)", "4"};
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator("Convolution"), 2, conv_keys, conv_vals, &conv) == 0);
+  const char* input_keys[] = {"data"};
+  REQUIRE(MXSymbolCompose(conv, "conv1", 1, input_keys, &data) == 0);
+  const char* act_keys[] = {"act_type"};
+  const char* act_vals[] = {"relu"};
+  REQUIRE(MXSymbolCreateAtomicSymbol(Creator("Activation"), 1, act_keys, act_vals, &relu) == 0);
+  REQUIRE(MXSymbolCompose(relu, "relu1", 1, input_keys, &conv) == 0);
+  for (const char* backend : {"MKLDNN", "MKLDNN_QUANTIZE"}) {
+    INFO(backend);
+    SymbolHandle fused = nullptr;
+    REQUIRE(MXGenBackendSubgraph(relu, backend, &fused) == 0);
+    const char* json = nullptr;
+    REQUIRE(MXSymbolSaveToJSON(fused, &json) == 0);
+    const std::string text = json;
+    CHECK(text.find("\"op\": \"_sg_mkldnn_conv\"") != std::string::npos);
+    CHECK(text.find("\"with_act\": \"true\"") != std::string::npos);
+    size_t activations = 0;  // relu1 lives on only in the fused node's nested graph
+    for (size_t at = text.find("\"op\": \"Activation\""); at != std::string::npos;
+         at = text.find("\"op\": \"Activation\"", at + 1))
+      ++activations;
+    CHECK(activations == 1);
+    uint32_t n = 0;
+    const char** outputs = nullptr;
+    REQUIRE(MXSymbolListOutputs(fused, &n, &outputs) == 0);
+    REQUIRE(n == 1);
+    CHECK(std::string(outputs[0]) == "relu1_output");
+    CHECK(MXSymbolFree(fused) == 0);
+  }
+  SymbolHandle out = nullptr;
+  CHECK(MXGenBackendSubgraph(relu, "TensorRT", &out) == -1);
+  CHECK(std::string(MXGetLastError()).find("subgraph backend 'TensorRT' is not supported by symbind (it has MKLDNN and MKLDNN_QUANTIZE)") !=
+        std::string::npos);
+  CHECK(MXGenBackendSubgraph(relu, nullptr, &out) == -1);
+  CHECK(MXGenBackendSubgraph(nullptr, "MKLDNN", &out) == -1);
+  CHECK(MXGenBackendSubgraph(relu, "MKLDNN", nullptr) == -1);
+  for (SymbolHandle h : {relu, conv, data}) CHECK(MXSymbolFree(h) == 0);
+}

@@ -16,7 +16,9 @@
 #include <symbind/io/mnist.h>
 #include <symbind/ops/kernels/conv.h>
 #include <symbind/ops/kernels/gemm_kernels.h>
+#include <symbind/ops/quantization/quantization_util.h>
 #include <symbind/predict/graph_rewrites.h>
+#include <symbind/predict/onednn_fusion.h>
 #include <symbind/predict/predictor.h>
 #include <symbind/predict/quantize.h>
 
@@ -370,6 +372,113 @@ TEST_CASE("quantize: the oneDNN form, _sg_mkldnn_conv with per-channel weights, 
   o.form = "mkldnn";
   CHECK_THROWS_WITH(QuantizeModel(net, m.params, m.aux, calib, o),
                     Catch::Contains("quantized form 'mkldnn' is none of: contrib, onednn"));
+}
+
+TEST_CASE("quantize: MXNet's quantize_model_mkldnn steps, BatchNorm fused into _sg_mkldnn_conv", "[quantize]") {
+  // As MXNet's Python quantize_model_mkldnn drives the C API: get_backend_symbol("MKLDNN_QUANTIZE")
+  // on the float graph (BatchNorm still in it), QuantizeGraph, ranges from the float graph's
+  // tensors, SetCalibTable, get_backend_symbol("MKLDNN_QUANTIZE") again.
+  const Symbol net = ResidualConcatNet(true);
+  const TShape shape({3, 3, 8, 8});
+  const SharedModel m = GaussianModel(net, shape);
+  const NDArray data = symbind::test::RandomArray(shape, 99);
+  const NDArray want = Run(net, m.params, m.aux, data)[0];
+
+  const Symbol fused = OneDnnBackendSymbol(net, "MKLDNN_QUANTIZE");
+  const GraphView f(fused);
+  REQUIRE(f.op.at("relu_a") == "_sg_mkldnn_conv");
+  // Ours: the statistics last, as aux states; MXNet's file lists them after beta.
+  CHECK(f.inputs.at("relu_a") == std::vector<std::string>{"data", "conv_a_weight", "conv_a_bias", "bn_a_gamma",
+                                                          "bn_a_beta", "bn_a_moving_mean", "bn_a_moving_var"});
+  CHECK(!f.has("bn_a"));
+  CHECK(f.op.at("relu_sum") == "_sg_mkldnn_conv");
+  CHECK(fused.ListAuxiliaryStates() == net.ListAuxiliaryStates());
+  const std::string json = SaveSymbolJSON(fused);
+  CHECK(json.find("\"with_bn\": \"true\"") != std::string::npos);
+  const NDArray fused_out = Run(LoadSymbolJSON(json), m.params, m.aux, data)[0];
+  CHECK(MaxAbsDiff(fused_out, want) <= 1e-5f * MaxAbs(want));
+  CHECK(SaveSymbolJSON(OneDnnBackendSymbol(net, "MKLDNN")) == json);
+
+  QuantizeGraphOptions go;
+  go.excluded_nodes = {"fc"};
+  for (const auto& kv : m.params) go.offline_params.insert(kv.first);
+  const QuantizedGraph qg = QuantizeGraph(fused, go);
+  CHECK(qg.offline.empty());  // the fused nodes quantize their weights themselves; fc stays float
+  const GraphView q(qg.symbol);
+  CHECK(q.inputs.at("quantized_relu_a") ==
+        std::vector<std::string>{"data_quantize", "conv_a_weight", "conv_a_bias", "bn_a_gamma", "bn_a_beta",
+                                 "data_quantize", "data_quantize", "bn_a_moving_mean", "bn_a_moving_var"});
+
+  // Naive ranges of the float tensors the graph names, over three images.
+  std::map<std::string, CalibRange> table;
+  {
+    std::vector<NodeEntry> entries;
+    std::vector<std::string> names;
+    const Graph g(net);
+    for (const auto& info : g.nodes())
+      for (uint32_t i = 0; i < (info.node->is_variable() ? 1u : info.node->num_outputs()); ++i) {
+        const NodeEntry e{info.node, i};
+        if (std::find(qg.calib_names.begin(), qg.calib_names.end(), EntryName(e)) == qg.calib_names.end()) continue;
+        entries.push_back(e);
+        names.push_back(EntryName(e));
+      }
+    REQUIRE(names.size() == qg.calib_names.size());
+    for (uint64_t seed = 0; seed < 3; ++seed) {
+      const std::vector<NDArray> outs =
+          Run(Symbol::FromEntries(entries), m.params, m.aux, symbind::test::RandomArray(shape, 20 + seed));
+      for (size_t k = 0; k < names.size(); ++k) {
+        const auto [lo, hi] = quant::MinMax(outs[k].fdata(), outs[k].Size());
+        auto it = table.find(names[k]);
+        if (it == table.end()) table[names[k]] = CalibRange{lo, hi};
+        else it->second = CalibRange{std::min(it->second.min, lo), std::max(it->second.max, hi)};
+      }
+    }
+  }
+  const Symbol calibrated = OneDnnBackendSymbol(SetCalibTable(qg.symbol, table), "MKLDNN_QUANTIZE");
+  const GraphView c(calibrated);
+  CHECK(!c.has("requantize_relu_a"));  // folded into the node's range
+  const Graph cg(calibrated);
+  for (const auto& info : cg.nodes())
+    if (!info.node->is_variable() && info.node->attrs.op->name == "_sg_mkldnn_conv") {
+      INFO(info.node->name());
+      CHECK(info.node->attrs.dict.count("min_calib_range"));
+    }
+  const NDArray got = Run(LoadSymbolJSON(SaveSymbolJSON(calibrated)), m.params, m.aux, data)[0];
+  INFO("max |int8 - float32| " << MaxAbsDiff(got, want) << " of " << MaxAbs(want));
+  CHECK(MaxAbsDiff(got, want) < 0.05f * MaxAbs(want));
+
+  // ResNet v1's pattern: convolution, BatchNorm, the shortcut added, relu: with_bn and with_sum.
+  const Symbol x = Act(Conv(Symbol::Variable("data"), 3, "conv_x"), "relu", "relu_x");
+  const Symbol y = OpBuilder("BatchNorm").SetParam("fix_gamma", false).SetInput("data", Conv(x, 3, "conv_y")).CreateSymbol("bn_y");
+  const Symbol block = Act(OpBuilder("elemwise_add").SetInput("lhs", y).SetInput("rhs", x).CreateSymbol("add_y"), "relu", "relu_y");
+  const SharedModel bm = GaussianModel(block, shape);
+  const Symbol block_fused = OneDnnBackendSymbol(block, "MKLDNN_QUANTIZE");
+  const GraphView bf(block_fused);
+  REQUIRE(bf.op.at("relu_y") == "_sg_mkldnn_conv");
+  CHECK(bf.inputs.at("relu_y") == std::vector<std::string>{"relu_x", "conv_y_weight", "conv_y_bias", "bn_y_gamma", "bn_y_beta",
+                                                           "relu_x", "bn_y_moving_mean", "bn_y_moving_var"});
+  const NDArray block_want = Run(block, bm.params, bm.aux, data)[0];
+  CHECK(MaxAbsDiff(Run(LoadSymbolJSON(SaveSymbolJSON(block_fused)), bm.params, bm.aux, data)[0], block_want) <=
+        1e-5f * MaxAbs(block_want));
+  const QuantizedGraph bq = QuantizeGraph(block_fused, QuantizeGraphOptions{});
+  CHECK(GraphView(bq.symbol).inputs.at("quantized_relu_y") ==
+        std::vector<std::string>{"requantize_relu_x", "conv_y_weight", "conv_y_bias", "bn_y_gamma", "bn_y_beta",
+                                 "requantize_relu_x", "requantize_relu_x", "requantize_relu_x", "requantize_relu_x",
+                                 "requantize_relu_x", "bn_y_moving_mean", "bn_y_moving_var"});
+  std::map<std::string, CalibRange> block_table;
+  for (const std::string& name : bq.calib_names) {
+    const Symbol tensor = name == "data" ? Symbol::Variable("data") : name == "relu_x_output" ? x : block;
+    const NDArray t = name == "data" ? data : Run(tensor, bm.params, bm.aux, data)[0];
+    const auto [lo, hi] = quant::MinMax(t.fdata(), t.Size());
+    block_table[name] = CalibRange{lo, hi};
+  }
+  const Symbol block_int8 = OneDnnBackendSymbol(SetCalibTable(bq.symbol, block_table), "MKLDNN_QUANTIZE");
+  const NDArray block_got = Run(LoadSymbolJSON(SaveSymbolJSON(block_int8)), bm.params, bm.aux, data)[0];
+  INFO("block: max |int8 - float32| " << MaxAbsDiff(block_got, block_want) << " of " << MaxAbs(block_want));
+  CHECK(MaxAbsDiff(block_got, block_want) < 0.05f * MaxAbs(block_want));
+
+  CHECK_THROWS_WITH(OneDnnBackendSymbol(net, "TensorRT"),
+                    Catch::Contains("subgraph backend 'TensorRT' is not supported by symbind (it has MKLDNN and MKLDNN_QUANTIZE)"));
 }
 
 TEST_CASE("quantize: int8 LeNet on Fashion-MNIST within 0.5 points of float32", "[quantize][mnist]") {
