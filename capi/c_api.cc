@@ -22,7 +22,6 @@
 #include <symbind/executor/internal_outputs.h>
 #include <symbind/io/ndarray_file.h>
 #include <symbind/io/symbol_json.h>
-#include <symbind/predict/onednn_fusion.h>
 
 #include <mxnet/c_api_symbind.h>
 
@@ -409,16 +408,6 @@ int MXSymbolSetAttr(SymbolHandle symbol, const char* key, const char* value) {
     SymbolOf(symbol);
     const std::string k = AttrKey(CString(key, "key"));
     for (const NodeEntry& e : box->symbol.outputs()) e.node->user_attrs[k] = CString(value, "value");
-  });
-}
-
-// sym.get_backend_symbol: MXNet's oneDNN backends, as quantize_model_mkldnn uses them
-// (predict/onednn_fusion.h).
-int MXGenBackendSubgraph(SymbolHandle sym_handle, const char* backend, SymbolHandle* ret_sym_handle) {
-  return Guarded(__func__, [&] {
-    const Symbol& sym = SymbolOf(sym_handle, "sym_handle");
-    NotNull(ret_sym_handle, "ret_sym_handle");
-    *ret_sym_handle = NewSymbol(OneDnnBackendSymbol(sym, CString(backend, "backend")));
   });
 }
 

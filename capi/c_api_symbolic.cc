@@ -13,6 +13,7 @@
 
 #include <symbind/core/graph.h>
 #include <symbind/core/symbol.h>
+#include <symbind/predict/onednn_fusion.h>
 #include <symbind/predict/quantize.h>
 
 #include "c_api_common.h"
@@ -475,14 +476,34 @@ int MXSetCalibTableToQuantizedSymbol(SymbolHandle qsym_handle, const uint32_t nu
     *ret_qsym_handle = NewSymbol(SetCalibTable(qsym, table));
   });
 }
-int MXOptimizeForBackend(SymbolHandle sym_handle, const char* backend_name, const int, SymbolHandle*, const mx_uint,
-                         NDArrayHandle*, const mx_uint, NDArrayHandle*, const mx_uint, const char**, const char**,
-                         const uint32_t, const char**, const int64_t*, const uint32_t*, const uint32_t, const char**,
-                         const int*, const uint32_t, const char**, const int*, bool, int*, NDArrayHandle**, char***,
-                         int*, NDArrayHandle**, char***) {
+// MXNet's oneDNN backends (predict/onednn_fusion.h), as quantize_model_mkldnn and quantize_net
+// call sym.get_backend_symbol and Gluon's optimize_for partitions: the graph fused, the arrays as
+// they are (no new ones).
+int MXGenBackendSubgraph(SymbolHandle sym_handle, const char* backend, SymbolHandle* ret_sym_handle) {
   return Guarded(__func__, [&] {
-    SymbolOf(sym_handle, "sym_handle");
-    Unsupported(StrCat("partitioning for backend '", backend_name ? backend_name : "null",
-                       "' (optimize_for)"));
+    const Symbol& sym = SymbolOf(sym_handle, "sym_handle");
+    NotNull(ret_sym_handle, "ret_sym_handle");
+    *ret_sym_handle = NewSymbol(OneDnnBackendSymbol(sym, CString(backend, "backend")));
+  });
+}
+int MXOptimizeForBackend(SymbolHandle sym_handle, const char* backend_name, const int dev_type,
+                         SymbolHandle* ret_sym_handle, const mx_uint, NDArrayHandle*, const mx_uint, NDArrayHandle*,
+                         const mx_uint, const char**, const char**, const uint32_t, const char**, const int64_t*,
+                         const uint32_t*, const uint32_t, const char**, const int*, const uint32_t, const char**,
+                         const int*, bool, int* new_args_cnt, NDArrayHandle** new_args_handle,
+                         char*** new_arg_names_handle, int* new_aux_cnt, NDArrayHandle** new_aux_handle,
+                         char*** new_aux_names_handle) {
+  return Guarded(__func__, [&] {
+    const Symbol& sym = SymbolOf(sym_handle, "sym_handle");
+    NotNull(ret_sym_handle, "ret_sym_handle");
+    if (dev_type != 1)
+      throw Error(StrCat("MXOptimizeForBackend: device type ", dev_type, " (symbind computes on the CPU, type 1)"));
+    Symbol fused = OneDnnBackendSymbol(sym, CString(backend_name, "backend_name"));
+    for (int* count : {NotNull(new_args_cnt, "new_args_cnt"), NotNull(new_aux_cnt, "new_aux_cnt")}) *count = 0;
+    *NotNull(new_args_handle, "new_args_handle") = nullptr;
+    *NotNull(new_aux_handle, "new_aux_handle") = nullptr;
+    *NotNull(new_arg_names_handle, "new_arg_names_handle") = nullptr;
+    *NotNull(new_aux_names_handle, "new_aux_names_handle") = nullptr;
+    *ret_sym_handle = NewSymbol(std::move(fused));
   });
 }

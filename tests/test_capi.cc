@@ -400,7 +400,7 @@ TEST_CASE("C API quantization: MXQuantizeSymbol lists the tensors to calibrate, 
   for (SymbolHandle h : {calibrated, qsym, fc, data}) CHECK(MXSymbolFree(h) == 0);
 }
 
-TEST_CASE("C API: MXGenBackendSubgraph runs MXNet's oneDNN backends and names the others in its error",
+TEST_CASE("C API: MXGenBackendSubgraph and MXOptimizeForBackend run MXNet's oneDNN backends and name the others in their errors",
           "[capi][quantize]") {
   // conv1 -> relu1, as sym.get_backend_symbol("MKLDNN_QUANTIZE") fuses it (predict/onednn_fusion.h).
   SymbolHandle data = nullptr, conv = nullptr, relu = nullptr;
@@ -435,6 +435,25 @@ TEST_CASE("C API: MXGenBackendSubgraph runs MXNet's oneDNN backends and names th
     CHECK(std::string(outputs[0]) == "relu1_output");
     CHECK(MXSymbolFree(fused) == 0);
   }
+  // Gluon's optimize_for: the same graph, no new arrays.
+  SymbolHandle optimized = nullptr;
+  int new_args = -1, new_aux = -1;
+  NDArrayHandle *arg_handles = nullptr, *aux_handles = nullptr;
+  char **arg_names = nullptr, **aux_names = nullptr;
+  REQUIRE(MXOptimizeForBackend(relu, "MKLDNN", 1, &optimized, 0, nullptr, 0, nullptr, 0, nullptr, nullptr, 0, nullptr,
+                               nullptr, nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr, false, &new_args,
+                               &arg_handles, &arg_names, &new_aux, &aux_handles, &aux_names) == 0);
+  CHECK(new_args == 0);
+  CHECK(new_aux == 0);
+  const char* optimized_json = nullptr;
+  REQUIRE(MXSymbolSaveToJSON(optimized, &optimized_json) == 0);
+  CHECK(std::string(optimized_json).find("\"op\": \"_sg_mkldnn_conv\"") != std::string::npos);
+  CHECK(MXSymbolFree(optimized) == 0);
+  CHECK(MXOptimizeForBackend(relu, "TVM", 1, &optimized, 0, nullptr, 0, nullptr, 0, nullptr, nullptr, 0, nullptr,
+                             nullptr, nullptr, 0, nullptr, nullptr, 0, nullptr, nullptr, false, &new_args, &arg_handles,
+                             &arg_names, &new_aux, &aux_handles, &aux_names) == -1);
+  CHECK(std::string(MXGetLastError()).find("subgraph backend 'TVM' is not supported by symbind") != std::string::npos);
+
   SymbolHandle out = nullptr;
   CHECK(MXGenBackendSubgraph(relu, "TensorRT", &out) == -1);
   CHECK(std::string(MXGetLastError()).find("subgraph backend 'TensorRT' is not supported by symbind (it has MKLDNN and MKLDNN_QUANTIZE)") !=
