@@ -78,13 +78,18 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     }
   for (const auto& h : g.heads()) readers[g.entry_id(h)] += 2;  // an output keeps its tensor
 
+  // Whether only node `id`'s first output is read (not BatchNorm's mean and variance outputs):
+  // a fused node has that one output.
+  auto first_output_only = [&](uint32_t id) {
+    for (uint32_t i = 1; i < g.num_node_outputs(id); ++i)
+      if (readers[g.entry_id(id, i)] != 0) return false;
+    return true;
+  };
   // The one reader of node `id`'s first output, when it may join: not excluded, not claimed, and
-  // no other output of `id` read (BatchNorm's mean and variance outputs).
+  // no other output of `id` read.
   std::vector<bool> claimed(g.num_nodes(), false);
   auto sole_reader = [&](uint32_t id) -> int {
-    if (readers[g.entry_id(id, 0)] != 1) return -1;
-    for (uint32_t i = 1; i < g.num_node_outputs(id); ++i)
-      if (readers[g.entry_id(id, i)] != 0) return -1;
+    if (readers[g.entry_id(id, 0)] != 1 || !first_output_only(id)) return -1;
     const uint32_t next = consumers[id].front();
     const Node& n = *g.node(next).node;
     if (claimed[next] || excluded.count(n.name())) return -1;
@@ -102,7 +107,7 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
     bool with_bn = false, with_act = false, with_sum = false, with_postsum_act = false;
     NodeEntry sum;
     int next = sole_reader(chain.back());
-    if (next >= 0 && FusableBatchNorm(*g.node(next).node)) {
+    if (next >= 0 && FusableBatchNorm(*g.node(next).node) && first_output_only(uint32_t(next))) {
       chain.push_back(uint32_t(next));
       with_bn = true;
       next = sole_reader(chain.back());

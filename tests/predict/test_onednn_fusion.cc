@@ -54,3 +54,36 @@ TEST_CASE("FuseOneDnnConvolutions: ResNet-18 as _sg_mkldnn_conv nodes gives the 
   INFO("max |fused - unfused| " << worst << " of " << scale);
   CHECK(worst <= 1e-5f * scale);
 }
+
+TEST_CASE("FuseOneDnnConvolutions: a BatchNorm joins only when its mean and variance outputs go unread", "[onednn_fusion]") {
+  const Symbol conv = OpBuilder("Convolution").SetParam("kernel", "(1,1)").SetParam("num_filter", 4)
+                          .SetInput("data", Symbol::Variable("data")).CreateSymbol("conv");
+  const TShape shape({2, 3, 5, 5});
+  for (const bool statistics_out : {false, true}) {
+    INFO("BatchNorm's mean and variance among the outputs: " << statistics_out);
+    const Symbol net = OpBuilder("BatchNorm").SetParam("output_mean_var", statistics_out ? "True" : "False")
+                           .SetInput("data", conv).CreateSymbol("bn");
+    const symbind::test::SharedModel m = symbind::test::GaussianModel(net, shape);
+    const OneDnnFusion fused = FuseOneDnnConvolutions(net);
+    REQUIRE(fused.members.size() == 1);
+    const std::vector<std::string> want_members =
+        statistics_out ? std::vector<std::string>{"conv"} : std::vector<std::string>{"conv", "bn"};
+    CHECK(fused.members.begin()->second == want_members);
+    CHECK(fused.symbol.ListOutputs() == net.ListOutputs());
+    const NDArray data = symbind::test::RandomArray(shape, 3);
+    auto run = [&](const Symbol& s) {
+      Predictor p(s, m.params, m.aux, {{"data", shape}});
+      p.SetInput("data", data);
+      p.Forward();
+      std::vector<NDArray> out;
+      for (const auto& o : p.Outputs()) out.push_back(o.Copy());
+      return out;
+    };
+    const std::vector<NDArray> want = run(net), got = run(LoadSymbolJSON(SaveSymbolJSON(fused.symbol)));
+    REQUIRE(got.size() == want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      REQUIRE(got[k].shape() == want[k].shape());
+      for (int64_t i = 0; i < want[k].Size(); ++i) CHECK(std::fabs(got[k].fdata()[i] - want[k].fdata()[i]) <= 1e-5f);
+    }
+  }
+}
