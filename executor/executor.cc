@@ -260,9 +260,11 @@ Executor::JoinLayout Executor::JoinOffsets(uint32_t nid, const std::vector<TShap
   const size_t images = per_image ? static_cast<size_t>(shape[0]) : 1;
   JoinLayout join;
   size_t at = 0;
+  // The inputs joined are those before the first of another type than the output's: all of a
+  // Concat's, a quantized concat's levels (its float ranges follow them).
   for (auto& in : node.inputs) {
     const uint32_t e = graph_.entry_id(in);
-    if (EntryDType(types, e) != dtype) return {};
+    if (EntryDType(types, e) != dtype) break;
     join.offsets.push_back(at);
     at += static_cast<size_t>(shapes[e].Size()) * DTypeSize(dtype) / images;
   }

@@ -15,10 +15,10 @@ void PlanJoins(const Graph& graph, const MemoryPlanInputs& in, MemoryPlan* plan)
   for (uint32_t t = 0; t < in.op_nodes.size(); ++t) {
     const auto& offsets = in.join_offsets.empty() ? std::vector<size_t>() : in.join_offsets[t];
     const auto& inputs = graph.node(in.op_nodes[t]).inputs;
-    if (offsets.empty() || offsets.size() != inputs.size() || in.inplace[t]) continue;
+    if (offsets.empty() || offsets.size() > inputs.size() || in.inplace[t]) continue;
     const size_t row_bytes = in.join_row_bytes.empty() ? 0 : in.join_row_bytes[t];
     const uint32_t out = graph.entry_id(in.op_nodes[t], 0);
-    for (size_t k = 0; k < inputs.size(); ++k) {
+    for (size_t k = 0; k < offsets.size(); ++k) {  // the leading inputs the join holds
       const uint32_t e = graph.entry_id(inputs[k]);
       const bool once = std::count_if(inputs.begin(), inputs.end(),
                                       [&](const auto& x) { return graph.entry_id(x) == e; }) == 1;

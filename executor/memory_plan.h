@@ -44,8 +44,9 @@ struct MemoryPlanInputs {
   // inplace[t]: task t may write its output 0 over its input 0 (Op::forward_inplace); it does
   // when that input is planned, the same size, and read by no later task.
   std::vector<bool> inplace;
-  // join_offsets[t] (empty, or one per input): task t's output 0 holds its inputs end to end,
-  // input k at byte join_offsets[t][k] (a Concat with nothing before its axis). An input that
+  // join_offsets[t] (empty, or one per leading input): task t's output 0 holds those inputs
+  // end to end, input k at byte join_offsets[t][k] (a Concat with nothing before its axis; a
+  // quantized concat's levels, not its ranges). An input that
   // is an op output, not kept, read once by task t and joined nowhere else, is then planned
   // inside output 0: its producer writes it in place and the join has nothing to copy.
   std::vector<std::vector<size_t>> join_offsets;

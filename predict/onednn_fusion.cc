@@ -198,11 +198,73 @@ Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized) {
   return Symbol::FromEntries(heads);
 }
 
+Symbol AlignConcatScales(const Symbol& quantized) {
+  Symbol s = quantized.Copy();
+  const Graph g(s);
+  std::vector<std::set<uint32_t>> readers(g.num_nodes());
+  std::vector<bool> is_head(g.num_nodes(), false);
+  for (uint32_t id = 0; id < g.num_nodes(); ++id)
+    for (const auto& in : g.node(id).inputs) readers[in.node_id].insert(id);
+  for (const auto& h : g.heads()) is_head[h.node_id] = true;
+  auto op_is = [&](uint32_t id, const char* name) {
+    const Node& n = *g.node(id).node;
+    return !n.is_variable() && n.attrs.op->name == name;
+  };
+  auto calibrated = [&](uint32_t id) {
+    const Node& n = *g.node(id).node;
+    return !n.is_variable() && n.attrs.dict.count("min_calib_range") && n.attrs.dict.count("max_calib_range");
+  };
+  for (uint32_t head = 0; head < g.num_nodes(); ++head) {
+    if (!op_is(head, "_contrib_quantized_concat")) continue;
+    // The concat's data inputs, through the quantized concats and poolings that only this group
+    // reads: the calibrated nodes found there, each read by nothing else, share one range.
+    std::set<uint32_t> visited = {head};
+    std::vector<uint32_t> open = {head}, matched;
+    while (!open.empty()) {
+      const uint32_t v = open.back();
+      open.pop_back();
+      const auto& inputs = g.node(v).inputs;
+      const size_t data_inputs = op_is(v, "_contrib_quantized_concat") ? inputs.size() / 3 : 1;
+      for (size_t k = 0; k < data_inputs; ++k) {
+        const uint32_t p = inputs[k].node_id;
+        if (g.node(p).node->is_variable() || is_head[p] || visited.count(p)) continue;
+        if (!std::includes(visited.begin(), visited.end(), readers[p].begin(), readers[p].end())) continue;
+        if (calibrated(p)) {
+          visited.insert(p);
+          matched.push_back(p);
+        } else if (op_is(p, "_contrib_quantized_concat") || op_is(p, "_contrib_quantized_pooling")) {
+          visited.insert(p);
+          open.push_back(p);
+        }
+      }
+    }
+    if (matched.size() < 2) continue;
+    // The union of the ranges and 0, kept as the text of the node that holds each end.
+    std::string min_text = "0", max_text = "0";
+    float lo = 0.0f, hi = 0.0f;
+    for (uint32_t id : matched) {
+      const KwArgs& d = g.node(id).node->attrs.dict;
+      const float m = std::stof(d.at("min_calib_range")), M = std::stof(d.at("max_calib_range"));
+      if (m < lo) lo = m, min_text = d.at("min_calib_range");
+      if (M > hi) hi = M, max_text = d.at("max_calib_range");
+    }
+    for (uint32_t id : matched) {
+      NodeAttrs& attrs = g.node(id).node->attrs;
+      attrs.dict["min_calib_range"] = min_text;
+      attrs.dict["max_calib_range"] = max_text;
+      attrs.op->ParseAttrs(&attrs);
+    }
+  }
+  return s;
+}
+
+Symbol OneDnnPostQuantize(const Symbol& quantized) { return AlignConcatScales(FoldRequantizeIntoOneDnn(quantized)); }
+
 Symbol OneDnnBackendSymbol(const Symbol& symbol, const std::string& backend) {
   if (backend != "MKLDNN" && backend != "MKLDNN_QUANTIZE")
     throw Error("subgraph backend '" + backend + "' is not supported by symbind (it has MKLDNN and MKLDNN_QUANTIZE)");
   const Symbol fused = FuseOneDnnConvolutions(symbol).symbol;
-  return backend == "MKLDNN_QUANTIZE" ? FoldRequantizeIntoOneDnn(fused) : fused;
+  return backend == "MKLDNN_QUANTIZE" ? OneDnnPostQuantize(fused) : fused;
 }
 
 }  // namespace symbind

@@ -554,7 +554,8 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
 
   result.symbol = options.calib_mode == CalibMode::kNone
                       ? qg.symbol
-                      : FoldRequantizeIntoOneDnn(SetCalibTable(qg.symbol, result.calib_ranges));
+                      : options.form == "onednn" ? OneDnnPostQuantize(SetCalibTable(qg.symbol, result.calib_ranges))
+                                                 : FoldRequantizeIntoOneDnn(SetCalibTable(qg.symbol, result.calib_ranges));
   // Parameters: the offline int8 ones, then every float array the new graph still reads.
   for (const std::string& name : qg.offline) {
     const NDArray& w = fg.args.at(name);

@@ -9,6 +9,7 @@
 #include <symbind/executor/threading.h>
 #include <symbind/io/checkpoint.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/predict/quantize.h>
 
 #include "op_test_util.h"
 #include "shared_dir.h"
@@ -198,6 +199,38 @@ TEST_CASE("memory plan: Concat inputs written in place equal the unplanned run",
     // parts[1] twice: it cannot sit in both places, so both are copies; `extra` is bound.
     Symbol outer = Join({inner, parts[1], Symbol::Variable("extra"), parts[1]}, 1, "outer");
     CHECK(CheckJoins(Conv(outer, 3, 1, "head"), TShape({1, 2, 5, 5}), {{"extra", TShape({1, 2, 5, 5})}}) == 3);
+  }
+}
+
+TEST_CASE("memory plan: a quantized concat's levels written in place equal the unplanned run", "[executor][memory_plan][join][quantize]") {
+  // Two int8 fire modules: in the oneDNN form the expands share the concat's range (MXNet's
+  // scale alignment), so their levels are written in place and left there; in the contrib form
+  // each is requantized to its own range and rescaled in place. Both bit for bit as unplanned.
+  const Symbol net = Conv(Fire(Fire(Symbol::Variable("data"), "fire1"), "fire2"), 3, 1, "head");
+  const TShape shape({1, 3, 9, 9});
+  auto init = SimpleBind(net, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions{{{"data", shape}}, 11});
+  std::map<std::string, NDArray> params = init->arg_dict();
+  params.erase("data");
+  std::vector<std::map<std::string, NDArray>> calib;
+  for (uint64_t seed = 0; seed < 2; ++seed) calib.push_back({{"data", symbind::test::RandomArray(shape, 30 + seed)}});
+  for (const std::string form : {"onednn", "contrib"}) {
+    INFO(form);
+    QuantizeOptions options;
+    options.form = form;
+    options.calib_mode = CalibMode::kNaive;
+    const QuantizedModel q = QuantizeModel(net, params, init->aux_dict(), calib, options);
+    std::map<std::string, NDArray> args = q.args;
+    args["data"] = symbind::test::RandomArray(shape, 5);
+    for (int threads : {1, 2}) {
+      INFO(threads << " threads");
+      SetNumThreads(threads);
+      const PlanRun plain = RunInference(q.symbol, args, q.aux, BufferSharing::kOff);
+      const PlanRun planned = RunInference(q.symbol, args, q.aux, BufferSharing::kOnNaNFilled);
+      CHECK(planned.memory.joined_in_place == 4);
+      REQUIRE(plain.outputs.size() == planned.outputs.size());
+      for (size_t i = 0; i < plain.outputs.size(); ++i) CHECK(plain.outputs[i] == planned.outputs[i]);
+    }
+    SetNumThreads(0);
   }
 }
 

@@ -58,12 +58,18 @@ void Forward(const OpContext&, const NodeAttrs& attrs, const std::vector<NDArray
       WithQuantizedType(in[i].dtype(), [&](auto in_zero) {
         using TI = decltype(in_zero);
         const TI* x = in[i].data<TI>();
-        // Row by row (one per outer index): ScaleRound splits each row across threads.
+        // Row by row (one per outer index): ScaleRound splits each row across threads. An input
+        // the executor planned in its place (Op::join_axis) is rescaled there, or left as it is
+        // when its scale is the output's (MXNet's aligned scales make that the rule).
         for (int64_t o = 0; o < whole.outer; ++o) {
           TO* dst = y + o * row + offset;
           const TI* src = x + o * width;
-          if (std::is_same_v<TI, TO> && ratio == 1.0f) std::memcpy(dst, src, static_cast<size_t>(width));
-          else ScaleRound(src, width, ratio, dst);
+          const bool placed = static_cast<const void*>(src) == static_cast<const void*>(dst);
+          if (std::is_same_v<TI, TO> && ratio == 1.0f) {
+            if (!placed) std::memcpy(dst, src, static_cast<size_t>(width));
+          } else {
+            ScaleRound(src, width, ratio, dst);  // element by element: in place too
+          }
         }
       });
     });
@@ -86,6 +92,9 @@ tensors, then each one's min and max. The parameters are Concat's.)")
     .set_infer_shape(quant::InferShape)
     .set_infer_type(quant::InferType)
     .set_dtype_generic()
+    .set_join_axis([](const NodeAttrs& attrs, int ndim) {
+      return NormalizeAxis(attrs.param<ConcatParam>().dim, ndim, "quantized concat");
+    })
     .set_forward(quant::Forward);
 
 }  // namespace symbind

@@ -335,6 +335,21 @@ TEST_CASE("quantize: the oneDNN form, _sg_mkldnn_conv with per-channel weights, 
                                  "quantized_relu_a", "quantized_relu_a", "quantized_relu_a", "quantized_relu_a"});
   CHECK(v.op.at("quantized_cat") == "_contrib_quantized_concat");
   CHECK(v.op.at("fc") == "_contrib_dequantize");
+  {
+    // MXNet's scale alignment: the concat's two inputs share one range, the union of theirs
+    // (relu_sum's and relu_c's calibrated ranges differ), so the concat copies their levels.
+    const Graph graph(q.symbol);
+    std::map<std::string, std::pair<float, float>> range;
+    for (const auto& info : graph.nodes())
+      if (info.node->attrs.dict.count("min_calib_range"))
+        range[info.node->name()] = {std::stof(info.node->attrs.dict.at("min_calib_range")),
+                                    std::stof(info.node->attrs.dict.at("max_calib_range"))};
+    CHECK(range.at("quantized_relu_sum") == range.at("quantized_relu_c"));
+    CHECK(range.at("quantized_relu_sum").second ==
+          std::max(q.calib_ranges.at("relu_sum_output").max, q.calib_ranges.at("relu_c_output").max));
+    CHECK(q.calib_ranges.at("relu_sum_output").max != q.calib_ranges.at("relu_c_output").max);
+    CHECK(range.at("quantized_relu_a") != range.at("quantized_relu_c"));  // read by other layers too: its own
+  }
   CHECK(q.symbol.ListOutputs() == net.ListOutputs());
   CHECK(q.args.at("conv_a_weight").dtype() == DType::kFloat32);  // folded, quantized at load
   CHECK(!q.args.count("conv_a_weight_quantize"));
