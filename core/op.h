@@ -180,6 +180,10 @@ struct Op {
   // (Concat): that axis for an output of `ndim` dims. Executors that plan memory may then
   // place inputs inside the output, and forward must skip an input already in its place.
   std::function<int(const NodeAttrs&, int ndim)> join_axis;
+  // A join whose forward may rewrite an input planned in its place (the quantized concat
+  // rescales one whose range differs from the output's): executors join such an input only
+  // where the join is its last reader.
+  bool join_rewrites_inputs = false;
   // Whether forward, for these attributes, writes output 0's images OpContext::
   // output_image_stride elements apart when asked (not req add): executors that plan memory
   // may then place output 0 inside a join_axis op's output along axis 1 at batch > 1, where
@@ -269,6 +273,7 @@ struct Op {
     join_axis = std::move(f);
     return *this;
   }
+  Op& set_join_rewrites_inputs(bool v = true) { join_rewrites_inputs = v; return *this; }
 
   // Parses `dict` into attrs->parsed; errors name the op and node.
   void ParseAttrs(NodeAttrs* attrs) const;

@@ -188,6 +188,7 @@ void Executor::AllocateOpOutputs(const std::vector<TShape>& shapes, const std::v
       JoinLayout join = JoinOffsets(nid, shapes, types);
       plan_inputs.join_offsets.push_back(std::move(join.offsets));
       plan_inputs.join_row_bytes.push_back(join.row_bytes);
+      plan_inputs.join_rewrites.push_back(attrs.op->join_rewrites_inputs);
       plan_inputs.strided_writer[graph_.entry_id(nid, 0)] = attrs.op->strided_output && attrs.op->strided_output(attrs);
     }
     plan = PlanMemory(graph_, plan_inputs);

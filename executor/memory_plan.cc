@@ -12,18 +12,23 @@ namespace {
 void PlanJoins(const Graph& graph, const MemoryPlanInputs& in, MemoryPlan* plan) {
   std::vector<int64_t> parent(graph.num_entries(), MemoryPlan::kNotJoined);
   std::vector<size_t> offset(graph.num_entries(), 0);
+  std::vector<uint32_t> last_reader(graph.num_entries(), 0);
+  for (uint32_t t = 0; t < in.op_nodes.size(); ++t)
+    for (const auto& x : graph.node(in.op_nodes[t]).inputs) last_reader[graph.entry_id(x)] = t;
   for (uint32_t t = 0; t < in.op_nodes.size(); ++t) {
     const auto& offsets = in.join_offsets.empty() ? std::vector<size_t>() : in.join_offsets[t];
     const auto& inputs = graph.node(in.op_nodes[t]).inputs;
     if (offsets.empty() || offsets.size() > inputs.size() || in.inplace[t]) continue;
     const size_t row_bytes = in.join_row_bytes.empty() ? 0 : in.join_row_bytes[t];
+    const bool rewrites = !in.join_rewrites.empty() && in.join_rewrites[t];
     const uint32_t out = graph.entry_id(in.op_nodes[t], 0);
     for (size_t k = 0; k < offsets.size(); ++k) {  // the leading inputs the join holds
       const uint32_t e = graph.entry_id(inputs[k]);
       const bool once = std::count_if(inputs.begin(), inputs.end(),
                                       [&](const auto& x) { return graph.entry_id(x) == e; }) == 1;
       if (in.keep[e] || in.entry_bytes[e] == 0 || parent[e] != MemoryPlan::kNotJoined || !once ||
-          offsets[k] + in.entry_bytes[e] > in.entry_bytes[out] || (row_bytes > 0 && !in.strided_writer[e]))
+          offsets[k] + in.entry_bytes[e] > in.entry_bytes[out] || (row_bytes > 0 && !in.strided_writer[e]) ||
+          (rewrites && last_reader[e] != t))
         continue;
       parent[e] = out;
       offset[e] = offsets[k];

@@ -55,6 +55,9 @@ struct MemoryPlanInputs {
   // runs that far apart, input k's first at join_offsets[t][k], and only inputs whose
   // producer can write so (strided_writer, per entry) are planned inside the output.
   std::vector<size_t> join_row_bytes;
+  // join_rewrites[t] (empty, or one per task): task t's forward may rewrite the inputs it
+  // joins (Op::join_rewrites_inputs), so an input read by a later task stays apart.
+  std::vector<bool> join_rewrites;
   std::vector<bool> strided_writer;
 };
 

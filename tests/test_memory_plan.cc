@@ -206,7 +206,15 @@ TEST_CASE("memory plan: a quantized concat's levels written in place equal the u
   // Two int8 fire modules: in the oneDNN form the expands share the concat's range (MXNet's
   // scale alignment), so their levels are written in place and left there; in the contrib form
   // each is requantized to its own range and rescaled in place. Both bit for bit as unplanned.
-  const Symbol net = Conv(Fire(Fire(Symbol::Variable("data"), "fire1"), "fire2"), 3, 1, "head");
+  // fire2's 1x1 expand is also read by a layer that runs after the concat (late): its levels
+  // must stay as they are where the concat rescales the others in place.
+  const Symbol fire1 = Fire(Symbol::Variable("data"), "fire1");
+  const Symbol squeeze = Act(Conv(fire1, 3, 1, "fire2_s"), "relu", "fire2_s_relu");
+  const Symbol e1 = Act(Conv(squeeze, 4, 1, "fire2_e1"), "relu", "fire2_e1_relu");
+  const Symbol e3 = Act(Conv(squeeze, 5, 3, "fire2_e3"), "relu", "fire2_e3_relu");
+  const Symbol after = Conv(Join({e1, e3}, 1, "fire2_concat"), 4, 1, "after");
+  const Symbol late = Conv(e1, 4, 1, "late");
+  const Symbol net = Conv(OpBuilder("elemwise_add").SetInput("lhs", after).SetInput("rhs", late).CreateSymbol("sum"), 3, 1, "head");
   const TShape shape({1, 3, 9, 9});
   auto init = SimpleBind(net, Context::CPU(), {}, {}, {}, {}, SimpleBindOptions{{{"data", shape}}, 11});
   std::map<std::string, NDArray> params = init->arg_dict();
@@ -226,7 +234,7 @@ TEST_CASE("memory plan: a quantized concat's levels written in place equal the u
       SetNumThreads(threads);
       const PlanRun plain = RunInference(q.symbol, args, q.aux, BufferSharing::kOff);
       const PlanRun planned = RunInference(q.symbol, args, q.aux, BufferSharing::kOnNaNFilled);
-      CHECK(planned.memory.joined_in_place == 4);
+      CHECK(planned.memory.joined_in_place >= 3);
       REQUIRE(plain.outputs.size() == planned.outputs.size());
       for (size_t i = 0; i < plain.outputs.size(); ++i) CHECK(plain.outputs[i] == planned.outputs[i]);
     }

@@ -95,6 +95,7 @@ tensors, then each one's min and max. The parameters are Concat's.)")
     .set_join_axis([](const NodeAttrs& attrs, int ndim) {
       return NormalizeAxis(attrs.param<ConcatParam>().dim, ndim, "quantized concat");
     })
+    .set_join_rewrites_inputs()
     .set_forward(quant::Forward);
 
 }  // namespace symbind
