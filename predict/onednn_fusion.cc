@@ -171,6 +171,9 @@ OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::st
   return result;
 }
 
+namespace {
+
+// OneDnnPostQuantize's first pass: each calibrated requantize folded into its _sg_mkldnn_conv.
 Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized) {
   Symbol s = quantized.Copy();
   const Graph g(s);
@@ -198,6 +201,7 @@ Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized) {
   return Symbol::FromEntries(heads);
 }
 
+// OneDnnPostQuantize's second pass: the ranges a quantized concat joins made one.
 Symbol AlignConcatScales(const Symbol& quantized) {
   Symbol s = quantized.Copy();
   const Graph g(s);
@@ -257,6 +261,8 @@ Symbol AlignConcatScales(const Symbol& quantized) {
   }
   return s;
 }
+
+}  // namespace
 
 Symbol OneDnnPostQuantize(const Symbol& quantized) { return AlignConcatScales(FoldRequantizeIntoOneDnn(quantized)); }
 

@@ -35,24 +35,21 @@ struct OneDnnFusion {
 // (LeakyReLU), clip.
 OneDnnFusion FuseOneDnnConvolutions(const Symbol& symbol, const std::set<std::string>& excluded = {});
 
-// MXNet's oneDNN post-quantize pass: a calibrated _contrib_requantize after a quantized
-// _sg_mkldnn_conv becomes the node's own min_calib_range / max_calib_range (its output int8 or
-// uint8 at that range), and its readers read the node. A copy; the graph as it is when none does.
-Symbol FoldRequantizeIntoOneDnn(const Symbol& quantized);
-
-// MXNet's post-quantize scale alignment: the calibrated nodes (min_calib_range and
-// max_calib_range set) whose outputs only a _contrib_quantized_concat reads, directly or through
-// quantized concats and poolings that only it reads, take one range, the union of theirs and 0,
-// so that the concat copies their levels instead of rescaling each. A copy.
-Symbol AlignConcatScales(const Symbol& quantized);
-// MXNet's oneDNN passes after calibration: FoldRequantizeIntoOneDnn, then AlignConcatScales.
+// MXNet's oneDNN passes after calibration, on a copy of the quantized graph:
+// - a calibrated _contrib_requantize after a quantized _sg_mkldnn_conv becomes the node's own
+//   min_calib_range / max_calib_range (its output int8 or uint8 at that range), and its readers
+//   read the node;
+// - scale alignment: the calibrated nodes (min_calib_range and max_calib_range set) whose outputs
+//   only a _contrib_quantized_concat reads, directly or through quantized concats and poolings
+//   that only it reads, take one range, the union of theirs and 0, so that the concat copies
+//   their levels instead of rescaling each.
 Symbol OneDnnPostQuantize(const Symbol& quantized);
 
 // sym.get_backend_symbol(backend) (MXGenBackendSubgraph) for MXNet's CPU backends, as
 // quantize_model_mkldnn calls it before and after quantize_model: "MKLDNN" fuses the
 // convolutions (FuseOneDnnConvolutions); "MKLDNN_QUANTIZE" also runs OneDnnPostQuantize on the
-// quantized nodes. Fused nodes keep the name of the last
-// node they take in (MXNet names them sg_mkldnn_conv_bn_act_<n>). Throws Error for other backends.
+// quantized nodes. Fused nodes keep the name of the last node they take in (MXNet names them
+// sg_mkldnn_conv_bn_act_<n>). Throws Error for other backends.
 Symbol OneDnnBackendSymbol(const Symbol& symbol, const std::string& backend);
 
 }  // namespace symbind

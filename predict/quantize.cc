@@ -20,8 +20,8 @@
 #include <symbind/ops/nn/pooling_param.h>
 #include <symbind/ops/quantization/quantization_util.h>
 #include <symbind/ops/tensor/concat_param.h>
-#include <symbind/predict/graph_rewrites.h>
 #include <symbind/ops/subgraph/sg_mkldnn_conv.h>
+#include <symbind/predict/graph_rewrites.h>
 #include <symbind/predict/onednn_fusion.h>
 #include <symbind/predict/predictor.h>
 
@@ -552,10 +552,11 @@ QuantizedModel QuantizeModel(const Symbol& symbol, const std::map<std::string, N
     for (auto& kv : calibrators) result.calib_ranges[kv.first] = kv.second.Range(unsigned_allowed);
   }
 
-  result.symbol = options.calib_mode == CalibMode::kNone
-                      ? qg.symbol
-                      : options.form == "onednn" ? OneDnnPostQuantize(SetCalibTable(qg.symbol, result.calib_ranges))
-                                                 : FoldRequantizeIntoOneDnn(SetCalibTable(qg.symbol, result.calib_ranges));
+  result.symbol = qg.symbol;
+  if (options.calib_mode != CalibMode::kNone) {
+    result.symbol = SetCalibTable(qg.symbol, result.calib_ranges);
+    if (options.form == "onednn") result.symbol = OneDnnPostQuantize(result.symbol);
+  }
   // Parameters: the offline int8 ones, then every float array the new graph still reads.
   for (const std::string& name : qg.offline) {
     const NDArray& w = fg.args.at(name);
