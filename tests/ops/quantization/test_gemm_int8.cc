@@ -29,6 +29,20 @@ std::vector<T> RandomLevels(size_t n, std::mt19937_64& rng) {
 const char* TypeName(int8_t) { return " int8"; }
 const char* TypeName(uint8_t) { return " uint8"; }
 
+// How many of C's M x N sums (c_at(m, n)) differ from the int64 sums over k of
+// a_at(m, k) * b_at(k, n): the reference of every int8 GEMM layout below.
+template <typename A, typename B, typename C>
+int64_t WrongSums(int64_t M, int64_t N, int64_t K, A a_at, B b_at, C c_at) {
+  int64_t wrong = 0;
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      int64_t want = 0;
+      for (int64_t k = 0; k < K; ++k) want += int64_t(a_at(m, k)) * int64_t(b_at(k, n));
+      wrong += int64_t(c_at(m, n)) != want;
+    }
+  return wrong;
+}
+
 // weights: "no -128" (the AVX2 kernel's range: every level but -128) or "all levels" (a -128
 // among them, which the AVX2 path hands to the portable loop).
 template <typename TB>
@@ -52,14 +66,10 @@ void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed, bool with_minus_1
   }
   std::vector<int32_t> c(size_t(M * ldc), 7), again(c);
   GemmInt8(M, N, K, a.data(), lda, b.data(), ldb, c.data(), ldc);
-  int64_t wrong = 0;
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      int64_t want = 0;
-      for (int64_t k = 0; k < K; ++k) want += int64_t(a[size_t(m * lda + k)]) * b[size_t(k * ldb + n)];
-      wrong += c[size_t(m * ldc + n)] != want;
-    }
-  CHECK(wrong == 0);
+  CHECK(WrongSums(
+            M, N, K, [&](int64_t m, int64_t k) { return a[size_t(m * lda + k)]; },
+            [&](int64_t k, int64_t n) { return b[size_t(k * ldb + n)]; },
+            [&](int64_t m, int64_t n) { return c[size_t(m * ldc + n)]; }) == 0);
   for (int64_t m = 0; m < M; ++m)  // nothing written past each row's N columns
     for (int64_t n = N; n < ldc; ++n) CHECK(c[size_t(m * ldc + n)] == 7);
   const int threads = GetNumThreads();
@@ -114,17 +124,14 @@ void CheckGemmQuads(int64_t M, int64_t N, int64_t K, uint64_t seed) {
   const int64_t ldc = N + 3;
   std::vector<int32_t> c(size_t(M * ldc), 7), again(c);
   GemmInt8Quads(packed, N, q.data(), plane, flipped, c.data(), ldc);
-  int64_t wrong = 0;
+  CHECK(WrongSums(
+            M, N, K, [&](int64_t m, int64_t k) { return a[size_t(m * K + k)]; },
+            [&](int64_t k, int64_t n) { return b[size_t(k * N + n)]; },
+            [&](int64_t m, int64_t n) { return c[size_t(m * ldc + n)]; }) == 0);
+  int64_t overwritten = 0;  // nothing written past each row's N columns
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < ldc; ++n) {
-      int64_t want = 7;  // nothing written past each row's N columns
-      if (n < N) {
-        want = 0;
-        for (int64_t k = 0; k < K; ++k) want += int64_t(a[size_t(m * K + k)]) * b[size_t(k * N + n)];
-      }
-      wrong += c[size_t(m * ldc + n)] != want;
-    }
-  CHECK(wrong == 0);
+    for (int64_t n = N; n < ldc; ++n) overwritten += c[size_t(m * ldc + n)] != 7;
+  CHECK(overwritten == 0);
   const int threads = GetNumThreads();
   SetNumThreads(1);
   GemmInt8Quads(packed, N, q.data(), plane, flipped, again.data(), ldc);
@@ -154,14 +161,10 @@ void CheckGemmNT(int64_t M, int64_t N, int64_t K, uint64_t seed) {
   const std::vector<int8_t> b = RandomLevels<int8_t>(size_t(N * K), rng);
   std::vector<int32_t> c(size_t(M * N));
   GemmInt8NT(M, N, K, a.data(), b.data(), c.data());
-  int64_t wrong = 0;
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      int64_t want = 0;
-      for (int64_t k = 0; k < K; ++k) want += int64_t(a[size_t(m * K + k)]) * b[size_t(n * K + k)];
-      wrong += c[size_t(m * N + n)] != want;
-    }
-  CHECK(wrong == 0);
+  CHECK(WrongSums(
+            M, N, K, [&](int64_t m, int64_t k) { return a[size_t(m * K + k)]; },
+            [&](int64_t k, int64_t n) { return b[size_t(n * K + k)]; },
+            [&](int64_t m, int64_t n) { return c[size_t(m * N + n)]; }) == 0);
 }
 }  // namespace
 
