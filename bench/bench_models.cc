@@ -23,7 +23,7 @@
 // --no-fuse-blocks only without the latter (as `symbind run`'s). --uniform-input fills the data
 // inputs not given by --input uniformly in [-1, 1] (seeded), as bench/ort_peer.js does; else they
 // stay zero. --bf16: PredictorOptions::precision = kBfloat16 (an error without AVX512_BF16).
-// --compact-weights: PredictorOptions::compact_weights. Every argument except data and labels must be
+// --compact-weights: PredictorOptions::compact_weights; --int8-even-weights: PredictorOptions::int8_even_weights. Every argument except data and labels must be
 // in PARAMS: nothing is silently filled with random numbers.
 #include <sys/resource.h>
 
@@ -58,14 +58,14 @@ struct Options {
   std::map<std::string, std::string> inputs, expects;
   int threads = 2, runs = 0;
   bool logits = false, memory = false, fold = true, fuse = true, fuse_blocks = true, uniform_input = false, bf16 = false,
-       compact_weights = false;
+       compact_weights = false, int8_even_weights = false;
 };
 
 [[noreturn]] void Usage(const std::string& problem) {
   std::fprintf(stderr,
                "bench_models: %s\nusage: bench_models SYMBOL PARAMS --shape data=N,C,H,W "
                "[--threads T] [--runs R] [--logits] [--input NAME=X.npy] "
-               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input] [--bf16] [--compact-weights]\n",
+               "[--expect [OUTPUT=]REF.npy]... [--memory] [--no-fold] [--no-fuse] [--no-fuse-blocks] [--uniform-input] [--bf16] [--compact-weights] [--int8-even-weights]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -96,6 +96,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--uniform-input") o.uniform_input = true;
     else if (a == "--bf16") o.bf16 = true;
     else if (a == "--compact-weights") o.compact_weights = true;
+    else if (a == "--int8-even-weights") o.int8_even_weights = true;
     else if (a == "--input") o.inputs.insert(SplitAssignment(value()));
     else if (a == "--expect") {
       const std::string spec = value();  // OUTPUT=REF.npy, or REF.npy for the first output
@@ -174,6 +175,7 @@ int main(int argc, char** argv) {
     options.disabled_passes = DisabledPasses({!o.fold, !o.fuse, !o.fuse_blocks, false});
     options.precision = o.bf16 ? Precision::kBfloat16 : Precision::kFloat32;
     options.compact_weights = o.compact_weights;
+    options.int8_even_weights = o.int8_even_weights;
     // As LoadPredictor and `symbind run` bind loaded weights: views of the mapped file, held by the predictor alone.
     Predictor predictor(sym, ReadOnlyViews(args), ReadOnlyViews(aux), o.shapes, options);
     args.clear();  // the predictor holds what it needs; keep no second copy of the weights

@@ -240,6 +240,16 @@ int8_table() {
     echo "This CPU has AVX512_BF16: symbind bf16 is the float32 graph run with --bf16 (convolutions and"
     echo "FullyConnected in bfloat16, float32 sums); 'bf16 / fp32': its time over symbind fp32's."
   fi
+  # int8 with even weight levels (PredictorOptions::int8_even_weights) where the int8 kernels lack
+  # VNNI: an AVX2-only CPU, or SYMBIND_GEMM_ISA=avx2|avx512 on one with it.
+  local even_cols=() has_even=0
+  if grep -qw avx2 /proc/cpuinfo && { ! grep -qw avx512_vnni /proc/cpuinfo ||
+                                      [[ "${SYMBIND_GEMM_ISA:-}" == avx2 || "${SYMBIND_GEMM_ISA:-}" == avx512 ]]; }; then
+    has_even=1
+    even_cols=("symbind int8 even" "even / fp32" "even cos")
+    echo "The int8 kernels here lack VNNI: symbind int8 even is the int8 graph run with --int8-even-weights (7-bit"
+    echo "weights in the convolutions run as GEMMs, docs/quantization.md); even cos: its output against fp32's."
+  fi
   local ncnn_cols=()
   if [ -n "$ncnn" ]; then
     echo "With SYMBIND_BENCH_NCNN: ncnn fp32 and ncnn int8 (ncnn2table's KL calibration on the same inputs, then"
@@ -247,8 +257,8 @@ int8_table() {
     ncnn_cols=("ncnn fp32" "ncnn int8" "ncnn int8 / fp32" "vs ncnn int8" "ncnn cos")
   fi
   row net "symbind fp32" "symbind int8" "int8 / fp32" "ORT fp32" "ORT int8" "ORT int8 / fp32" "vs ORT int8" "cos" \
-    "${bf16_cols[@]}" "${ncnn_cols[@]}"
-  local spec name symbol size d_dir params q f1 q1 b1 o1 oq1 n1 nq1 r agree ncnn_agree nb
+    "${bf16_cols[@]}" "${even_cols[@]}" "${ncnn_cols[@]}"
+  local spec name symbol size d_dir params q f1 q1 b1 e1 o1 oq1 n1 nq1 r agree even_agree ncnn_agree nb
   for spec in "${peer_nets[@]}"; do
     name=${spec%%=*} symbol=${spec#*=} size=224
     if [[ $symbol == *@* ]]; then size=${symbol##*@} symbol=${symbol%@*}; fi
@@ -268,6 +278,11 @@ int8_table() {
               --output "$d_dir/int8-out.npy" >/dev/null &&
             $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" \
               "$d_dir/fp32-out.npy" "$d_dir/int8-out.npy")
+    [ $has_even = 0 ] ||
+      even_agree=$("$build/tools/symbind" run "$q-symbol.json" "$q-0000.params" --input "data=$d_dir/input.npy" \
+                     --int8-even-weights --output "$d_dir/int8-even-out.npy" >/dev/null &&
+                   $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" \
+                     "$d_dir/fp32-out.npy" "$d_dir/int8-even-out.npy")
     nb=$ncnn_dir/$name
     if [ -n "$ncnn" ]; then
       ncnn_model "$name" "$symbol" "$params" && ncnn_int8 "$name" "$size" "$d_dir/calib.npy" || return 1
@@ -277,13 +292,15 @@ int8_table() {
       ncnn_agree=$("$bin/ncnn_peer" "$nb-int8.param" "$nb-int8.bin" --input "data=$d_dir/input.npy" \
                      --expect "$head=$d_dir/fp32-out.npy" --threads "$threads" | awk '$1 ~ /^cos_/ {print $2}')
     fi
-    f1= q1= b1= o1= oq1= n1= nq1=
+    f1= q1= b1= e1= o1= oq1= n1= nq1=
     for r in $(seq "$rounds"); do
       f1+=$'\n'$("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=1,3,$size,$size" --runs "$per" --uniform-input)
       [ $has_bf16 = 0 ] || b1+=$'\n'$("$bin/bench_models" --threads "$threads" "$symbol" "$params" --shape "data=1,3,$size,$size" \
                                       --runs "$per" --uniform-input --bf16)
       q1+=$'\n'$("$bin/bench_models" --threads "$threads" "$q-symbol.json" "$q-0000.params" --shape "data=1,3,$size,$size" \
                   --runs "$per" --uniform-input)
+      [ $has_even = 0 ] || e1+=$'\n'$("$bin/bench_models" --threads "$threads" "$q-symbol.json" "$q-0000.params" \
+                                      --shape "data=1,3,$size,$size" --runs "$per" --uniform-input --int8-even-weights)
       o1+=$'\n'$(ort_peer "$d_dir/b1.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
       oq1+=$'\n'$(ort_peer "$d_dir/int8-qdq.onnx" --runs "$per" --size "$size,$size" 2>/dev/null)
       if [ -n "$ncnn" ]; then
@@ -301,6 +318,11 @@ int8_table() {
       read -r bm bmin <<<"$(pooled "$b1")"
       bf16_row=("$bm ($bmin)" "$(faster "$bm" "$fm")")
     fi
+    local even_row=()
+    if [ $has_even = 1 ]; then
+      read -r em emin <<<"$(pooled "$e1")"
+      even_row=("$em ($emin)" "$(faster "$em" "$fm")" "$even_agree")
+    fi
     local ncnn_row=()
     if [ -n "$ncnn" ]; then
       read -r nm nmin <<<"$(pooled "$n1")"
@@ -309,7 +331,7 @@ int8_table() {
                 "$ncnn_agree")
     fi
     row "$name $size" "$fm ($fmin)" "$qm ($qmin)" "$(faster "$qm" "$fm")" "$om ($omin)" "$oqm ($oqmin)" \
-      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree" "${bf16_row[@]}" "${ncnn_row[@]}"
+      "$(faster "$oqm" "$om")" "$(faster "$oqm" "$qm") ($(faster "$oqmin" "$qmin"))" "$agree" "${bf16_row[@]}" "${even_row[@]}" "${ncnn_row[@]}"
   done
 }
 peer_nets=(resnet-18="$models/symbols/resnet-18-symbol.json" resnet-50=bench/models/resnet-50-symbol.json

@@ -83,6 +83,9 @@ struct OpContext {
   // Kernels keep no derived weights larger than the weights themselves (no Winograd-transformed
   // filters): less memory, slower 3x3 convolutions (PredictorOptions::compact_weights).
   bool compact_weights = false;
+  // Quantized convolutions may take even weight levels where that runs faster (7-bit weights on
+  // CPUs with AVX2 but not AVX512-VNNI; PredictorOptions::int8_even_weights).
+  bool int8_even_weights = false;
 };
 
 // The arrays a backward kernel sees. `in_grads` and `req` cover the arguments only

@@ -350,7 +350,7 @@ void Executor::RunForwardNode(uint32_t t, bool is_train) {
   uint32_t nid = op_nodes_[t];
   const NodeAttrs& attrs = graph_.node(nid).node->attrs;
   OpContext ctx{is_train, NodeSeed(nid), output_image_stride_[t], node_states_[t].get(), precision_,
-                compact_weights_};
+                compact_weights_, int8_even_weights_};
   std::vector<OpReq> req(node_outputs_[t].size(), OpReq::kWrite);
   if (!profiling_) return CallForward(*attrs.op, ctx, attrs, node_inputs_[t], req, node_outputs_[t]);
   auto start = std::chrono::steady_clock::now();

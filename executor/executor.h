@@ -149,6 +149,8 @@ class Executor {
   void set_precision(Precision precision) { precision_ = precision; }
   // OpContext::compact_weights for every forward kernel; false from binding.
   void set_compact_weights(bool compact) { compact_weights_ = compact; }
+  // OpContext::int8_even_weights for every forward kernel; false from binding.
+  void set_int8_even_weights(bool even) { int8_even_weights_ = even; }
 
   // MXNet's Executor::Reshape: a NEW executor for new input shapes; this one is unchanged.
   // Arrays whose shape stays the same (parameters, aux states, their gradients) are shared
@@ -196,6 +198,7 @@ class Executor {
   uint64_t seed_;
   Precision precision_ = Precision::kFloat32;
   bool compact_weights_ = false;
+  bool int8_even_weights_ = false;
   uint64_t run_counter_ = 0;
   bool last_forward_train_ = false;
   size_t partial_steps_done_ = 0;  // PartialForward's next step

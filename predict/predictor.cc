@@ -172,6 +172,7 @@ void Predictor::Bind(const std::map<std::string, TShape>& input_shapes) {
     exec_ = SimpleBind(symbol_, Context::CPU(), args_, {}, {}, aux_, bind_options);
     exec_->set_precision(options_.precision);
     exec_->set_compact_weights(options_.compact_weights);
+    exec_->set_int8_even_weights(options_.int8_even_weights);
   } catch (const std::bad_alloc&) {
     throw OutOfMemoryError(OutOfMemoryMessage("Predictor: binding"));
   }

@@ -66,6 +66,12 @@ struct PredictorOptions {
   // 1: peak RSS 223 -> 149 MiB at 1.2-1.3x the latency (BENCHMARKS.md, Memory). Results differ
   // from the default's by float rounding only.
   bool compact_weights = false;
+  // On CPUs with AVX2 but not AVX512-VNNI, calibrated quantized convolutions that run as GEMMs
+  // (not depthwise or RGB first layers) take their weights at even levels, 2 * round(w * 63 /
+  // max|w_c|): 7-bit weights, as oneDNN halves them there, which AVX2's vpmaddubsw multiplies
+  // without the sign trick that exact 8-bit sums need (docs/quantization.md: about 1.5x faster
+  // GEMMs, and what it costs in accuracy). No effect on other CPUs or layers.
+  bool int8_even_weights = false;
 };
 
 // The passes the command-line flags of `symbind run` and the benchmarks turn off, mapped in one

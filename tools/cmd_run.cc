@@ -1,7 +1,7 @@
 // symbind run SYMBOL.json PARAMS (or MODEL.symbind) --shape NAME=D0,D1,... [--input NAME=FILE.npy]...
 //   [--image NAME=FILE[,FILE...] --mean R,G,B|V --scale S --size H,W [--bgr]] [--output FILE.npy]
 //   [--outputs NAME,...] [--all-outputs DIR] [--allow-missing] [--bench N] [--profile] [--threads T]
-//   [--precision float32|bf16] [--compact-weights]
+//   [--precision float32|bf16] [--compact-weights] [--int8-even-weights]
 //   [--no-fold] [--no-fuse] [--no-fuse-blocks]
 // Binds the model as a Predictor, runs inference and reports or saves the outputs.
 #include <algorithm>
@@ -38,7 +38,7 @@ struct RunArgs {
   std::string symbol_file, params_file, output, all_outputs;
   std::vector<std::string> shapes, inputs, images, outputs;
   ImageOptions image;
-  bool allow_missing = false, profile = false, compact_weights = false, no_fold = false, no_fuse = false, no_fuse_blocks = false,
+  bool allow_missing = false, profile = false, compact_weights = false, int8_even_weights = false, no_fold = false, no_fuse = false, no_fuse_blocks = false,
        no_fuse_residuals = false;
   int bench = 0;
   std::string threads;
@@ -241,6 +241,7 @@ void Run(const RunArgs& a) {
   options.disabled_passes = DisabledPasses({a.no_fold, a.no_fuse, a.no_fuse_blocks, a.no_fuse_residuals});
   options.precision = a.precision == "bf16" ? Precision::kBfloat16 : Precision::kFloat32;
   options.compact_weights = a.compact_weights;
+  options.int8_even_weights = a.int8_even_weights;
   const auto bind_start = std::chrono::steady_clock::now();
   Predictor predictor(sym, ReadOnlyViews(model.args), ReadOnlyViews(model.aux), shapes, options);
   const double bind_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - bind_start).count();
@@ -331,6 +332,9 @@ void AddRunCommand(CLI::App& app) {
   sub->add_flag("--compact-weights", a->compact_weights,
                 "keep no derived weights larger than the weights (3x3 convolutions without Winograd): less memory, "
                 "slower");
+  sub->add_flag("--int8-even-weights", a->int8_even_weights,
+                "int8 models on CPUs with AVX2 but not AVX512-VNNI: convolutions run as GEMMs take 7-bit (even) weight "
+                "levels, faster, less accurate (docs/quantization.md); no effect elsewhere");
   sub->callback([a] { Run(*a); });
 }
 

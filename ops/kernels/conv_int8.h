@@ -81,6 +81,15 @@ inline bool ConvInt8UsesGemm(int64_t in_c, int64_t out_c, int64_t groups, const 
          (!IsRgbLike(in_c, out_c, groups, g) || GemmInt8CanReadImages(g));
 }
 
+// Whether a layer that quantizes its float weights itself (the quantized _sg_mkldnn_conv) may take
+// them at even levels, 2 * round(w * s / 2) with s = 126 / max|w_c| instead of 127.5 / max|w_c|,
+// when asked to (PredictorOptions::int8_even_weights): where ConvInt8 runs them through the
+// packed GEMM and that is faster so (GemmInt8PrefersEvenWeights: AVX2 without VNNI, where oneDNN
+// halves weights). The sums stay exact for the weights used.
+inline bool ConvInt8EvenWeights(int64_t in_c, int64_t out_c, int64_t groups, const conv::ConvGeom& g) {
+  return GemmInt8PrefersEvenWeights() && ConvInt8UsesGemm(in_c, out_c, groups, g);
+}
+
 // Each group's filters packed for GemmInt8 (PackedInt8A), made once per node: tap-major where the
 // kernel reads the image rearranged once (GemmInt8CanReadPaddedImages).
 inline std::vector<PackedInt8A> PackConvInt8Weights(const int8_t* w, int64_t in_c, int64_t out_c, int64_t groups,

@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -43,7 +44,10 @@ void GemmBlock(int64_t m0, int64_t rows, int64_t n0, int64_t cols, int64_t K, co
 // vpmaddwd by ones then adds pairs of those into int32. With |data| <= 128 (the unsigned
 // operand, vpabsb) and weights in [-127, 127] carrying the data's signs (vpsignb), a pair sums to
 // at most 2 * 128 * 127 = 32512: nothing saturates, every sum is exact. uint8 data enters as
-// x - 128 (x ^ 0x80), and 128 times the row's weight sum is added back at the store. A is packed
+// x - 128 (x ^ 0x80), and 128 times the row's weight sum is added back at the store. Narrow
+// weights (each aligned pair's magnitudes summing to at most 128, after dividing out a common
+// factor 2 where all are even) take unsigned data as it is: 255 * 128 = 32640 cannot saturate
+// either; int8 data then enters as x + 128 and the offsets are subtracted, as on VNNI. A is packed
 // (PackedInt8A: once per node, or per call) as 4-byte quads (a[k..k+3]) per row, kMr rows
 // interleaved; B a panel of kNr columns at a time, each column's quad in 4 consecutive bytes,
 // zero past K (A is zero there too).
@@ -51,29 +55,50 @@ constexpr int64_t kMr = 4, kNr = 16;  // 8 accumulators of 8 int32, with room fo
 constexpr int64_t kKc = 256;          // k quads per pass: a B panel of 16 KB
 
 // C[rows x cols] (+)= the sums of `quads` k-quads of a packed A block (quad-major, kMr rows
-// each) and a packed B panel (quad-major, kNr columns of 4 signed bytes each).
+// each) and a packed B panel (quad-major, kNr columns of 4 bytes each): signed data (the sign
+// trick), or with kNarrow unsigned data and narrow weights (PackedInt8A::narrow: no pair of
+// products can saturate vpmaddubsw, so it multiplies them as they are, a third fewer
+// instructions), whose row offsets are subtracted and sums shifted left by `shift` at the store.
+template <bool kNarrow>
 __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b, int64_t quads, int32_t* C,
                                               int64_t ldc, int64_t rows, int64_t cols, bool accumulate,
-                                              const int32_t* row_offsets) {
+                                              const int32_t* row_offsets, int shift) {
   __m256i acc[kMr][2];
   for (int64_t r = 0; r < kMr; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   const __m256i ones = _mm256_set1_epi16(1);
   for (int64_t p = 0; p < quads; ++p, a += kMr, b += 4 * kNr) {
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
-    const __m256i u0 = _mm256_abs_epi8(b0), u1 = _mm256_abs_epi8(b1);
-    #pragma GCC unroll 4
-    for (int64_t r = 0; r < kMr; ++r) {
-      const __m256i w = _mm256_set1_epi32(a[r]);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w, b0)), ones));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w, b1)), ones));
+    if constexpr (kNarrow) {
+      #pragma GCC unroll 4
+      for (int64_t r = 0; r < kMr; ++r) {
+        const __m256i w = _mm256_set1_epi32(a[r]);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(b0, w), ones));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(b1, w), ones));
+      }
+    } else {
+      const __m256i u0 = _mm256_abs_epi8(b0), u1 = _mm256_abs_epi8(b1);
+      #pragma GCC unroll 4
+      for (int64_t r = 0; r < kMr; ++r) {
+        const __m256i w = _mm256_set1_epi32(a[r]);
+        acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w, b0)), ones));
+        acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w, b1)), ones));
+      }
     }
   }
+  const __m128i count = _mm_cvtsi32_si128(shift);
   if (cols == kNr) {  // whole rows of the tile: the offsets added and stored as vectors
     for (int64_t r = 0; r < rows; ++r) {
       const __m256i offset = _mm256_set1_epi32(row_offsets ? row_offsets[r] : 0);
       __m256i* c = reinterpret_cast<__m256i*>(C + r * ldc);
-      __m256i s0 = _mm256_add_epi32(acc[r][0], offset), s1 = _mm256_add_epi32(acc[r][1], offset);
+      __m256i s0, s1;
+      if constexpr (kNarrow) {
+        s0 = _mm256_sll_epi32(_mm256_sub_epi32(acc[r][0], offset), count);
+        s1 = _mm256_sll_epi32(_mm256_sub_epi32(acc[r][1], offset), count);
+      } else {
+        s0 = _mm256_add_epi32(acc[r][0], offset);
+        s1 = _mm256_add_epi32(acc[r][1], offset);
+      }
       if (accumulate) {
         s0 = _mm256_add_epi32(s0, _mm256_loadu_si256(c));
         s1 = _mm256_add_epi32(s1, _mm256_loadu_si256(c + 1));
@@ -92,7 +117,8 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
     int32_t* c = C + r * ldc;
     const uint32_t offset = row_offsets ? static_cast<uint32_t>(row_offsets[r]) : 0u;
     for (int64_t j = 0; j < cols; ++j) {
-      const uint32_t sum = static_cast<uint32_t>(tile[r][j]) + offset;
+      const uint32_t sum = kNarrow ? (static_cast<uint32_t>(tile[r][j]) - offset) << shift
+                                   : static_cast<uint32_t>(tile[r][j]) + offset;
       c[j] = static_cast<int32_t>(accumulate ? static_cast<uint32_t>(c[j]) + sum : sum);
     }
   }
@@ -600,9 +626,10 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
   const int64_t M = A.rows, K = A.depth, quads = (K + 3) / 4, row_blocks = (M + kMr - 1) / kMr;
   const int64_t panels = (N + kNr - 1) / kNr;
   // The AVX2 tile takes signed data (uint8 flipped to x - 128, its offsets added back), the VNNI
-  // tile unsigned data (int8 flipped to x + 128, its offsets subtracted).
+  // tile and the AVX2 tile of narrow weights unsigned data (int8 flipped to x + 128, its offsets
+  // subtracted).
   const bool vnni = A.vnni;
-  const bool flip = vnni ? !kUnsigned : kUnsigned;
+  const bool flip = vnni || A.narrow ? !kUnsigned : kUnsigned;
   const int32_t* offsets = flip ? A.offsets.data() : nullptr;
   // A tile: row blocks [rb, rb + step) by panels [q, q + width) of one packed B chunk (panel q at
   // `b`, the next `panel_stride` bytes on) into C.
@@ -618,7 +645,8 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
     if (vnni)
       return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : a0, b, cols > kNr ? b + panel_stride : b, chunk, c, ldc_here,
                           rows, cols, p0 > 0, row_offsets, p0 + chunk == quads ? levels : nullptr, rb * kMr, n0);
-    Int8Tile(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets);
+    if (A.narrow) return Int8Tile<true>(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets, A.shift);
+    Int8Tile<false>(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets, A.shift);
   };
   // The AVX2 tile leaves its sums in C: a finished block is requantized from there.
   auto finished = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -853,7 +881,21 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
   packed.rows = M;
   packed.depth = K;
   packed.vnni = ActiveVnni();
-  const int8_t lowest = packed.vnni ? -128 : -127;
+  if (!packed.vnni) {
+    // Narrow weights (see the AVX2 tile): all even ones halved, then every aligned pair within 128.
+    bool all_even = true;
+    for (int64_t m = 0; m < M && all_even; ++m)
+      for (int64_t k = 0; k < K && all_even; ++k) all_even = A[m * lda + k] % 2 == 0;
+    packed.shift = all_even ? 1 : 0;
+    packed.narrow = true;
+    for (int64_t m = 0; m < M && packed.narrow; ++m)
+      for (int64_t k = 0; k < K && packed.narrow; k += 2) {
+        const int a0 = A[m * lda + k] >> packed.shift, a1 = k + 1 < K ? A[m * lda + k + 1] >> packed.shift : 0;
+        packed.narrow = std::abs(a0) + std::abs(a1) <= 128;
+      }
+    if (!packed.narrow) packed.shift = 0;
+  }
+  const int8_t lowest = packed.vnni || packed.narrow ? -128 : -127;
   packed.quads.assign(static_cast<size_t>(row_blocks * quads * kMr), 0);
   packed.offsets.assign(static_cast<size_t>(row_blocks * kMr), 0);
   ParallelFor(M, GrainFor(K), [&](int64_t m0, int64_t m1) {
@@ -864,7 +906,7 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
       for (int64_t p = 0; p < quads; ++p) {
         int8_t quad[4] = {0, 0, 0, 0};
         for (int64_t k = 4 * p; k < std::min(K, 4 * p + 4); ++k) {
-          quad[k - 4 * p] = std::max<int8_t>(row[k], lowest);
+          quad[k - 4 * p] = static_cast<int8_t>(std::max<int8_t>(row[k], lowest) >> packed.shift);
           sum += static_cast<uint32_t>(static_cast<int32_t>(quad[k - 4 * p]));
         }
         std::memcpy(out + p * kMr, quad, 4);
@@ -873,8 +915,8 @@ PackedInt8A PackedInt8A::Pack(int64_t M, int64_t K, const int8_t* A, int64_t lda
     }
   });
   // Weights of -128 (oneDNN's rounding of a channel's most negative weight at 127.5 levels), held
-  // as -127 above for AVX2: the one level left is subtracted after the sums.
-  if (packed.vnni) return packed;
+  // as -127 above for the sign trick: the one level left is subtracted after the sums.
+  if (packed.vnni || packed.narrow) return packed;
   packed.minus128_rows.assign(static_cast<size_t>(M) + 1, 0);
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t k = 0; k < K; ++k)
@@ -907,6 +949,8 @@ PackedInt8A PackedInt8A::PackTapMajor(int64_t M, int64_t channels, int64_t taps,
   packed.image_channels = channels;
   return packed;
 }
+
+bool GemmInt8PrefersEvenWeights() { return ActiveIsa() != KernelIsa::kBase && !ActiveVnni(); }
 
 bool GemmInt8ReadsImages(const PackedInt8A& A, const conv::ConvGeom& g) {
   if (!A.usable() || !A.vnni) return false;

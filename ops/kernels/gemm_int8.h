@@ -25,8 +25,10 @@ void GemmInt8(int64_t M, int64_t N, int64_t K, const int8_t* A, int64_t lda, con
 // AVX512-VNNI vpdpbusd, chosen at packing): 4-byte k-quads per row, rows interleaved in blocks,
 // 128 times each row's sum (the data enters those kernels shifted by 128), and, for AVX2, the
 // weights of -128, which its sign trick cannot take: they are packed as -127 and their last level
-// subtracted after the sums (vpdpbusd takes -128 as it is). Not usable (usable() false) on CPUs
-// without AVX2: GemmInt8 on the unpacked weights serves those.
+// subtracted after the sums (vpdpbusd takes -128 as it is). On AVX2, narrow weights (each aligned
+// pair of a row within 128 in magnitude, after halving where all are even: quant's even weight
+// levels) run a faster tile with no sign trick, the sums as exact. Not usable (usable() false) on
+// CPUs without AVX2: GemmInt8 on the unpacked weights serves those.
 //
 //   PackedInt8A w = PackedInt8A::Pack(filters, depth, weights, depth);  // once per node
 //   if (w.usable()) GemmInt8(w, pixels, columns, pixels, acc, pixels);
@@ -40,12 +42,21 @@ struct PackedInt8A {
   int64_t rows = -1, depth = 0;
   int64_t image_channels = 0;    // PackTapMajor's channels (0: packed by Pack)
   bool vnni = false;             // packed for the VNNI kernel
+  // For the AVX2 kernel: narrow weights, which it multiplies with unsigned data as they are (no
+  // aligned pair's magnitudes sum past 128), packed divided by 2^shift (1 where all are even).
+  bool narrow = false;
+  int shift = 0;
   std::vector<int32_t> quads;    // [row block][quad][row in block]
   std::vector<int32_t> offsets;  // 128 * sum of each row (two's complement), padded to the block
   // Depths of the -128 weights, row by row: row m's at [minus128_rows[m], minus128_rows[m + 1]);
   // both empty when there are none.
   std::vector<int32_t> minus128, minus128_rows;
 };
+// Whether the packed GemmInt8 runs faster on even weights (CPUs with AVX2 but without VNNI, where
+// halved they are narrow: PackedInt8A), so that layers quantizing float weights themselves may
+// choose even levels (quant::ConvInt8EvenWeights).
+bool GemmInt8PrefersEvenWeights();
+
 // With `levels`, the packed GemmInt8 requantizes each block of C as soon as its sums are final
 // (quant::Int8Levels, rows and columns as C's), while they are in registers (VNNI) or in cache;
 // C then holds nothing useful.

@@ -168,11 +168,14 @@ std::vector<float> WeightScales(const float* w, const float* bias, int64_t chann
 }
 
 void QuantizeWeights(const float* w, const float* bias, int64_t channels, int64_t per_channel,
-                     const std::vector<float>& scales, float data_scale, int8_t* w8, int32_t* b32) {
+                     const std::vector<float>& scales, float data_scale, int8_t* w8, int32_t* b32,
+                     bool even_levels) {
   for (int64_t c = 0; c < channels; ++c) {
     const float s = scales[static_cast<size_t>(c)];
     for (int64_t i = 0; i < per_channel; ++i)
-      w8[c * per_channel + i] = quant::SaturateRound<int8_t>(w[c * per_channel + i] * s);
+      w8[c * per_channel + i] =
+          even_levels ? static_cast<int8_t>(2 * quant::SaturateRound<int8_t>(w[c * per_channel + i] * (s / 2)))
+                      : quant::SaturateRound<int8_t>(w[c * per_channel + i] * s);
     if (b32) b32[c] = bias ? quant::SaturateRound<int32_t>(bias[c] * data_scale * s) : 0;
   }
 }

@@ -66,9 +66,12 @@ struct PostOp {
 std::vector<float> WeightScales(const float* w, const float* bias, int64_t channels, int64_t per_channel,
                                 float data_scale, bool per_channel_scales);
 
-// W_s8 = saturate(round(w * scale_c)) and b_s32 = saturate(round(b * data_scale * scale_c)).
+// W_s8 = saturate(round(w * scale_c)) and b_s32 = saturate(round(b * data_scale * scale_c));
+// with `even_levels`, W_s8 = 2 * round(w * scale_c / 2) (quant::ConvInt8EvenWeights: the scales
+// then at most 126 / max|w_c|).
 void QuantizeWeights(const float* w, const float* bias, int64_t channels, int64_t per_channel,
-                     const std::vector<float>& scales, float data_scale, int8_t* w8, int32_t* b32);
+                     const std::vector<float>& scales, float data_scale, int8_t* w8, int32_t* b32,
+                     bool even_levels = false);
 
 // What a fused node derives from its weight arrays (the folded float weight and bias; the int8
 // weights, int32 bias and scales; the packed filters), made at its first inference call and

@@ -186,10 +186,11 @@ void ForwardFloat(const OpContext& ctx, const SgConvParam& p, const Slots& s, co
 }
 
 // The node's derived weights on `forms` for data of `data` (made again only when the weight
-// arrays or the data's scale changed; with `keep_packed`, its packed filters too).
+// arrays or the data's scale changed; with `keep_packed`, its packed filters too; `even_allowed`:
+// OpContext::int8_even_weights).
 void DeriveQuantized(SgWeightsState& forms, bool current, bool keep_packed, const SgConvParam& p, const Slots& s,
                      const std::vector<NDArray>& in, const QuantizedConvInput& data, float data_scale,
-                     const conv::ConvGeom& g) {
+                     const conv::ConvGeom& g, bool even_allowed) {
   if (current) return;
   const auto& cp = p.conv.param<ConvolutionParam>();
   const int64_t channels = in[1].shape()[0];
@@ -198,10 +199,15 @@ void DeriveQuantized(SgWeightsState& forms, bool current, bool keep_packed, cons
   const int64_t per = w.Size() / channels;
   const bool has_bias = p.with_bn || p.conv_bias;
   forms.scales = WeightScales(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, data_scale, p.calibrated());
+  // Not for int32 output: its range is MXNet's product range of 127.5 weight levels.
+  const bool even_levels =
+      even_allowed && p.calibrated() && quant::ConvInt8EvenWeights(data.shape[1], cp.num_filter, cp.num_group, g);
+  if (even_levels)
+    for (float& scale : forms.scales) scale *= 126.0f / 127.5f;
   forms.w8.resize(static_cast<size_t>(w.Size()));
   forms.b32.resize(static_cast<size_t>(channels));
   QuantizeWeights(w.fdata(), has_bias ? b.fdata() : nullptr, channels, per, forms.scales, data_scale,
-                  forms.w8.data(), forms.b32.data());
+                  forms.w8.data(), forms.b32.data(), even_levels);
   const auto [w_lo, w_hi] = quant::MinMax(w.fdata(), w.Size());
   forms.weight_range = quant::MaxAbs(w_lo, w_hi);
   forms.packed.clear();
@@ -278,7 +284,7 @@ void ForwardQuantized(const OpContext& ctx, const SgConvParam& p, const Slots& s
   SgWeightsState& forms = state ? *state : local.emplace();
   const int64_t channels = in[1].shape()[0];
   DeriveQuantized(forms, state && state->Current(WeightSources(p, s, in), data_scale), state != nullptr, p, s, in,
-                  data, data_scale, g);
+                  data, data_scale, g, ctx.int8_even_weights);
   const std::vector<float>& scales = forms.scales;
   const std::vector<int32_t>& b32 = forms.b32;
 
@@ -372,7 +378,9 @@ std::optional<SgConvLevels> QuantizedSgConvLevels(const NodeAttrs& attrs, SgWeig
   const auto& cp = p.conv.param<ConvolutionParam>();
   const float data_scale = quant::QuantizeScale(data.type, data.min, data.max);
   const conv::ConvGeom g = conv::MakeGeom(data.shape, out_shape, cp.kernel, cp.stride, cp.dilate, cp.pad);
-  DeriveQuantized(*state, state->Current(WeightSources(p, s, in), data_scale), true, p, s, in, data, data_scale, g);
+  // Full levels: the fused kernels that ask for these run on VNNI, where even ones gain nothing.
+  DeriveQuantized(*state, state->Current(WeightSources(p, s, in), data_scale), true, p, s, in, data, data_scale, g,
+                  false);
   SgConvLevels l = LevelsOf(c, *state, data_scale, sum ? std::optional<DType>(sum->type) : std::nullopt);
   l.geom = g;
   return l;
@@ -396,7 +404,9 @@ parameter "subgraphs" is the nested float graph (Convolution, then optionally Ba
 activation, elemwise_add of input 'sum', an activation after the sum), whose nodes give the
 parameters. The BatchNorm folds into the weight and bias (W * gamma / sqrt(var + eps)). Quantized:
 int8 or uint8 data with its range; the folded float weights quantized per output channel
-(127.5 / max|w_c|); int32 sums; with min_calib_range / max_calib_range, int8 output (uint8 when
+(127.5 / max|w_c|; with PredictorOptions::int8_even_weights, calibrated layers that run as a
+GEMM on CPUs with AVX2 but not AVX512-VNNI take even levels, 2 * round(w * 63 / max|w_c|)); int32
+sums; with min_calib_range / max_calib_range, int8 output (uint8 when
 the last activation is never negative) at that range, else int32 sums with MXNet's product range.)")
     .set_params<subgraph::SgConvParam>()
     .set_arguments([](const NodeAttrs& a) { return subgraph::Slots(a.param<subgraph::SgConvParam>()).names; })

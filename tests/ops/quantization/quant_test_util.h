@@ -22,10 +22,11 @@ inline NDArray RandomLevels(const TShape& shape, DType type, int lo, int hi, uin
   return a;
 }
 
-// Every output of one forward call of `op`.
+// Every output of one forward call of `op` (`int8_even_weights`: OpContext's).
 inline std::vector<NDArray> RunAll(const std::string& op, const KwArgs& params,
-                                   const std::map<std::string, NDArray>& inputs) {
+                                   const std::map<std::string, NDArray>& inputs, bool int8_even_weights = false) {
   auto exec = BindSingleOp(op, params, inputs, {}, OpReq::kNull);
+  exec->set_int8_even_weights(int8_even_weights);
   exec->Forward(false);
   std::vector<NDArray> outs;
   for (const NDArray& o : exec->outputs()) outs.push_back(o.Copy());

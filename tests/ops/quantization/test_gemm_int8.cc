@@ -43,26 +43,45 @@ int64_t WrongSums(int64_t M, int64_t N, int64_t K, A a_at, B b_at, C c_at) {
   return wrong;
 }
 
-// weights: "no -128" (the AVX2 kernel's range: every level but -128) or "all levels" (a -128
-// among them, which the AVX2 path hands to the portable loop).
+// The weights a GEMM test draws: every level but -128 (the sign trick's range on AVX2), with a
+// -128 among them (corrected after the sums there), narrow ones (each aligned pair's magnitudes
+// within 128: AVX2's tile without the sign trick) or even levels (narrow once halved).
+enum class Weights { kSymmetric, kMinus128, kNarrow, kEven };
+const char* WeightsName(Weights w) {
+  switch (w) {
+    case Weights::kSymmetric: return ", weights in [-127, 127]";
+    case Weights::kMinus128: return ", a -128 weight";
+    case Weights::kNarrow: return ", narrow weights";
+    case Weights::kEven: return ", even weights";
+  }
+  return "";
+}
+
 template <typename TB>
-void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed, bool with_minus_128 = false) {
-  INFO("M " << M << " N " << N << " K " << K << TypeName(TB{}) << (with_minus_128 ? ", a -128 weight" : ""));
+void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed, Weights kind = Weights::kSymmetric) {
+  INFO("M " << M << " N " << N << " K " << K << TypeName(TB{}) << WeightsName(kind));
   std::mt19937_64 rng(seed);
   const int64_t lda = K + 3, ldb = N + 5, ldc = N + 2;  // rows apart by more than their length
   std::vector<int8_t> a = RandomLevels<int8_t>(size_t(M * lda), rng);
   for (auto& v : a) v = v == -128 ? int8_t(-127) : v;
+  const bool is_unsigned = std::is_same_v<TB, uint8_t>;
   std::vector<TB> b = RandomLevels<TB>(size_t(std::max<int64_t>(K, 1) * ldb), rng);
-  // Extremes: the largest pair of products of one sign (uint8 0 enters the AVX2 kernel as -128),
-  // and the largest product of the other.
+  // Extremes: the largest pair of products of one sign (uint8 0 enters the sign trick as -128,
+  // int8 -128 the narrow tile as 0 and 127 as 255), and the largest product of the other.
+  const int8_t top = kind == Weights::kNarrow ? 64 : 127;
+  if (kind == Weights::kNarrow)
+    for (auto& v : a) v = int8_t(v / 2);  // within [-63, 63]
+  if (kind == Weights::kEven)
+    for (auto& v : a) v = int8_t(v & ~1);  // within [-128, 126]
   if (M > 0 && K > 1) {
-    a[0] = a[1] = 127;
-    b[0] = b[size_t(ldb)] = std::is_same_v<TB, uint8_t> ? TB(0) : TB(-128);
-    a[2 % size_t(K)] = -127;
+    a[0] = a[1] = kind == Weights::kEven ? int8_t(-128) : top;
+    b[0] = b[size_t(ldb)] = kind == Weights::kSymmetric ? (is_unsigned ? TB(0) : TB(-128))
+                                                        : (is_unsigned ? TB(255) : TB(127));
+    a[2 % size_t(K)] = int8_t(-top);
   }
-  if (M > 0 && K > 0 && with_minus_128) {
+  if (M > 0 && K > 0 && kind == Weights::kMinus128) {
     a[0] = -128;
-    b[0] = std::is_same_v<TB, uint8_t> ? TB(255) : TB(-128);
+    b[0] = is_unsigned ? TB(255) : TB(-128);
   }
   std::vector<int32_t> c(size_t(M * ldc), 7), again(c);
   GemmInt8(M, N, K, a.data(), lda, b.data(), ldb, c.data(), ldc);
@@ -93,9 +112,14 @@ TEST_CASE("GemmInt8 equals int64 sums for int8 and uint8 data, every tail and an
   CheckGemm<uint8_t>(12, 33, 4609, 99);
   CheckGemm<int8_t>(7, 20, 1025, 100);
   for (int64_t K : {1, 7, 1100}) {
-    CheckGemm<uint8_t>(7, 19, K, 200 + K, true);
-    CheckGemm<int8_t>(7, 19, K, 300 + K, true);
+    CheckGemm<uint8_t>(7, 19, K, 200 + K, Weights::kMinus128);
+    CheckGemm<int8_t>(7, 19, K, 300 + K, Weights::kMinus128);
   }
+  for (Weights kind : {Weights::kNarrow, Weights::kEven})
+    for (int64_t K : {1, 2, 3, 9, 64, 1100}) {
+      CheckGemm<uint8_t>(7, 19, K, 400 + K, kind);
+      CheckGemm<int8_t>(13, 33, K, 500 + K, kind);
+    }
 }
 
 namespace {

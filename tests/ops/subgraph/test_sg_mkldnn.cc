@@ -10,6 +10,7 @@
 
 #include <symbind/core/error.h>
 #include <symbind/io/symbol_json.h>
+#include <symbind/ops/kernels/conv_int8.h>
 #include <symbind/predict/predictor.h>
 
 #include "../quantization/quant_test_util.h"
@@ -111,6 +112,56 @@ std::vector<int64_t> DirectConvSums(const X* x, const std::vector<int8_t>& w8) {
 }
 
 }  // namespace
+
+TEST_CASE("_sg_mkldnn_conv quantized with int8_even_weights: even weight levels where the GEMM prefers them, "
+          "exact sums for the weights used", "[ops][subgraph][quantize]") {
+  // A 1x1 layer of 24 -> 20 channels (a GEMM on every CPU with AVX2), int8 data, calibrated relu.
+  constexpr int C = 24, F = 20, H = 6, W = 5;
+  Inner inner;
+  const int data = inner.Var("data0"), weight = inner.Var("conv0_weight0"), bias = inner.Var("conv0_bias0");
+  const int conv = inner.Op("Convolution", "conv0", {{"kernel", "(1,1)"}, {"num_filter", std::to_string(F)}},
+                            {data, weight, bias});
+  inner.Op("Activation", "relu0", {{"act_type", "relu"}}, {conv});
+  const KwArgs params = {{"with_act", "true"}, {"quantized", "true"}, {"min_calib_range", "0"},
+                         {"max_calib_range", "5"}, {"subgraphs", inner.Text()}};
+  const NDArray w = RandomArray(TShape({F, C, 1, 1}), 21, -0.5f, 0.5f), b = RandomArray(TShape({F}), 22, -0.2f, 0.2f);
+  const NDArray q = RandomLevels(TShape({1, C, H, W}), DType::kInt8, -128, 127, 23);
+  const std::map<std::string, NDArray> in = {{"data", q},      {"weight", w},   {"bias", b},
+                                             {"data_min", Range(-1)}, {"data_max", Range(1)}};
+  const float data_scale = 127.5f, out_scale = 255.5f / 5;
+  const conv::ConvGeom g = conv::ConvGeom::Planar(H, W, 1, 1, 0);
+  for (bool asked : {false, true}) {
+    // Even levels: 2 * round(w * s / 2) with s = 126 / max|w_c|, only where the kernels prefer them.
+    const bool even = asked && quant::ConvInt8EvenWeights(C, F, 1, g);
+    INFO("int8_even_weights " << asked << ", even levels " << even);
+    const auto outs = RunAll("_sg_mkldnn_conv", params, in, asked);
+    REQUIRE(outs[0].dtype() == DType::kUint8);
+    int64_t wrong = 0, nonzero = 0;
+    for (int f = 0; f < F; ++f) {
+      float r = 0;
+      for (int c = 0; c < C; ++c) r = std::max(r, std::fabs(w.fdata()[f * C + c]));
+      float s = 127.5f / r;
+      if (even) s *= 126.0f / 127.5f;
+      std::vector<int64_t> w8(C);
+      for (int c = 0; c < C; ++c) {
+        const float v = w.fdata()[f * C + c];
+        w8[size_t(c)] = even ? 2 * int64_t(RoundClamp(v * (s / 2), -64, 63)) : int64_t(RoundClamp(v * s, -128, 127));
+      }
+      const int64_t b32 = int64_t(std::nearbyint(b.fdata()[f] * data_scale * s));
+      const float requant = out_scale / data_scale / s;
+      for (int p = 0; p < H * W; ++p) {
+        int64_t sum = b32;
+        for (int c = 0; c < C; ++c) sum += w8[size_t(c)] * q.data<int8_t>()[c * H * W + p];
+        const int want = int(RoundClamp(std::max(requant * float(sum), 0.0f), 0, 255));
+        const int got = outs[0].data<uint8_t>()[f * H * W + p];
+        wrong += got != want;
+        nonzero += got != 0;
+      }
+    }
+    CHECK(wrong == 0);
+    CHECK(nonzero > F * H * W / 4);
+  }
+}
 
 TEST_CASE("_sg_mkldnn_conv float: Convolution + BatchNorm + relu + sum + relu equal the unfused ops", "[ops][subgraph]") {
   const ConvArrays a = MakeConvArrays();
