@@ -86,18 +86,27 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
       }
     }
   }
+  // The sums leave the registers by fixed indices only: indexing `acc` by the run-time row count
+  // made GCC keep a stack copy of accumulators and move them around on every step of the loop.
+  alignas(32) int32_t tile[kMr][kNr];
+  #pragma GCC unroll 4
+  for (int64_t r = 0; r < kMr; ++r) {
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile[r]), acc[r][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(tile[r] + 8), acc[r][1]);
+  }
   const __m128i count = _mm_cvtsi32_si128(shift);
   if (cols == kNr) {  // whole rows of the tile: the offsets added and stored as vectors
     for (int64_t r = 0; r < rows; ++r) {
       const __m256i offset = _mm256_set1_epi32(row_offsets ? row_offsets[r] : 0);
       __m256i* c = reinterpret_cast<__m256i*>(C + r * ldc);
-      __m256i s0, s1;
+      __m256i s0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(tile[r]));
+      __m256i s1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(tile[r] + 8));
       if constexpr (kNarrow) {
-        s0 = _mm256_sll_epi32(_mm256_sub_epi32(acc[r][0], offset), count);
-        s1 = _mm256_sll_epi32(_mm256_sub_epi32(acc[r][1], offset), count);
+        s0 = _mm256_sll_epi32(_mm256_sub_epi32(s0, offset), count);
+        s1 = _mm256_sll_epi32(_mm256_sub_epi32(s1, offset), count);
       } else {
-        s0 = _mm256_add_epi32(acc[r][0], offset);
-        s1 = _mm256_add_epi32(acc[r][1], offset);
+        s0 = _mm256_add_epi32(s0, offset);
+        s1 = _mm256_add_epi32(s1, offset);
       }
       if (accumulate) {
         s0 = _mm256_add_epi32(s0, _mm256_loadu_si256(c));
@@ -107,11 +116,6 @@ __attribute__((target("avx2"))) void Int8Tile(const int32_t* a, const int8_t* b,
       _mm256_storeu_si256(c + 1, s1);
     }
     return;
-  }
-  alignas(32) int32_t tile[kMr][kNr];
-  for (int64_t r = 0; r < kMr; ++r) {
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tile[r]), acc[r][0]);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(tile[r] + 8), acc[r][1]);
   }
   for (int64_t r = 0; r < rows; ++r) {
     int32_t* c = C + r * ldc;
