@@ -160,6 +160,29 @@ TEST_CASE("_sg_mkldnn_conv quantized with int8_even_weights: even weight levels 
     }
     CHECK(wrong == 0);
     CHECK(nonzero > F * H * W / 4);
+
+    // PredictorOptions::int8_even_weights reaches the node: the same levels through a Predictor.
+    json nodes = json::array();
+    for (const char* v : {"data", "conv0_weight", "conv0_bias", "data_min", "data_max"})
+      nodes.push_back({{"op", "null"}, {"name", v}, {"inputs", json::array()}});
+    nodes[0]["attrs"] = {{"__dtype__", "5"}};  // int8 levels in, as MXNet's files type an int8 input
+    json attrs = json::object();
+    for (const auto& [k, v] : params)
+      if (k != "subgraphs") attrs[k] = v;
+    nodes.push_back({{"op", "_sg_mkldnn_conv"}, {"name", "conv0_quantized"}, {"attrs", attrs},
+                     {"subgraphs", json::parse(inner.Text())},
+                     {"inputs", {{0, 0, 0}, {1, 0, 0}, {2, 0, 0}, {3, 0, 0}, {4, 0, 0}}}});
+    const json file = {{"nodes", nodes}, {"arg_nodes", {0, 1, 2, 3, 4}}, {"heads", {{5, 0, 0}}}};
+    PredictorOptions options;
+    options.int8_even_weights = asked;
+    Predictor predictor(LoadSymbolJSON(file.dump()),
+                        {{"conv0_weight", w}, {"conv0_bias", b}, {"data_min", Range(-1)}, {"data_max", Range(1)}}, {},
+                        {{"data", q.shape()}}, options);
+    predictor.SetInput("data", q);
+    predictor.Forward();
+    const NDArray& through = predictor.Output(0);
+    REQUIRE(through.dtype() == DType::kUint8);
+    CHECK(std::equal(through.data<uint8_t>(), through.data<uint8_t>() + through.Size(), outs[0].data<uint8_t>()));
   }
 }
 
