@@ -105,10 +105,11 @@ inline std::vector<PackedInt8A> PackConvInt8Weights(const int8_t* w, int64_t in_
 
 // RGB-like first layers (IsRgbLike) through the float kernel made for them: levels and their
 // products are integers, and a sum of at most 4 x 7 x 7 products of 255 x 128 stays below 2^24,
-// so float adds them exactly in any order.
+// so float adds them exactly in any order. The sums go to y as int32, or with `levels` (and no
+// sum input) straight from the float sums to output levels, plane by plane, y unused.
 template <typename T>
 inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_t batch, int64_t in_c, int64_t out_c,
-                                 const conv::ConvGeom& g) {
+                                 const conv::ConvGeom& g, const Int8Levels* levels = nullptr) {
   const conv::ConvDims dims{batch, in_c, out_c, 1};
   const int64_t xs = batch * in_c * g.in_size(), ws = out_c * in_c * g.k_size(), ys = batch * out_c * g.out_size();
   ScratchBuffer xf(xs), wf(ws), yf(ys);
@@ -118,6 +119,14 @@ inline void ConvInt8ThroughFloat(const T* x, const int8_t* w, int32_t* y, int64_
   });
   for (int64_t i = 0; i < ws; ++i) wp[i] = static_cast<float>(w[i]);
   conv::TinyDepthConvForward(xp, wp, nullptr, yp, dims, g, FusedActivation{});
+  if (levels) {
+    const int64_t pixels = g.out_size();
+    ParallelFor(batch * out_c, GrainFor(pixels), [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        RequantizeFloatSums(LevelsAt(*levels, out_c, pixels, p / out_c, p % out_c), yp + p * pixels, pixels);
+    });
+    return;
+  }
   ParallelFor(ys, kElementwiseGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) y[i] = static_cast<int32_t>(yp[i]);
   });
@@ -151,6 +160,7 @@ inline void ConvInt8(const T* x, const int8_t* w, int32_t* y, int64_t batch, int
   const bool from_image = !pointwise && pixels > 1 && packed && !packed->empty() && (*packed)[0].usable() &&
                           GemmInt8ReadsImages((*packed)[0], g);
   if (IsRgbLike(in_c, out_c, groups, g) && !from_image) {
+    if (levels && !levels->sum) return ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g, levels);
     ConvInt8ThroughFloat(x, w, y, batch, in_c, out_c, g);
     for (int64_t n = 0; n < batch; ++n) requantize_channels(n, 0, out_c);
     return;
