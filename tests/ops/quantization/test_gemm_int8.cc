@@ -68,16 +68,18 @@ void CheckGemm(int64_t M, int64_t N, int64_t K, uint64_t seed, Weights kind = We
   std::vector<TB> b = RandomLevels<TB>(size_t(std::max<int64_t>(K, 1) * ldb), rng);
   // Extremes: the largest pair of products of one sign (uint8 0 enters the sign trick as -128,
   // int8 -128 the narrow tile as 0 and 127 as 255), and the largest product of the other.
-  const int8_t top = kind == Weights::kNarrow ? 64 : 127;
+  // The pair's weight and the other product's (even weights keep all even, or they pack unhalved).
+  const int8_t pair = kind == Weights::kNarrow ? 64 : kind == Weights::kEven ? -128 : 127;
+  const int8_t other = kind == Weights::kNarrow ? -64 : kind == Weights::kEven ? 126 : -127;
   if (kind == Weights::kNarrow)
     for (auto& v : a) v = int8_t(v / 2);  // within [-63, 63]
   if (kind == Weights::kEven)
     for (auto& v : a) v = int8_t(v & ~1);  // within [-128, 126]
   if (M > 0 && K > 1) {
-    a[0] = a[1] = kind == Weights::kEven ? int8_t(-128) : top;
+    a[0] = a[1] = pair;
     b[0] = b[size_t(ldb)] = kind == Weights::kSymmetric ? (is_unsigned ? TB(0) : TB(-128))
                                                         : (is_unsigned ? TB(255) : TB(127));
-    a[2 % size_t(K)] = int8_t(-top);
+    a[2 % size_t(K)] = other;
   }
   if (M > 0 && K > 0 && kind == Weights::kMinus128) {
     a[0] = -128;
