@@ -650,7 +650,7 @@ void GemmInt8Packed(const PackedInt8A& A, int64_t N, const Source& source, int32
       return Int8TileVnni(a0, rows > kMr ? a0 + quads * kMr : a0, b, cols > kNr ? b + panel_stride : b, chunk, c, ldc_here,
                           rows, cols, p0 > 0, row_offsets, p0 + chunk == quads ? levels : nullptr, rb * kMr, n0);
     if (A.narrow) return Int8Tile<true>(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets, A.shift);
-    Int8Tile<false>(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets, A.shift);
+    Int8Tile<false>(a0, b, chunk, c, ldc_here, rows, cols, p0 > 0, row_offsets, 0);
   };
   // The AVX2 tile leaves its sums in C: a finished block is requantized from there.
   auto finished = [&](int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
