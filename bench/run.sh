@@ -91,6 +91,8 @@ val() {
 faster() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2fx\n", a / b }'; }
 loadavg() { echo "(load average $(cut -d' ' -f1 /proc/loadavg))"; }
 row() { printf "%-22s" "$1"; shift; printf " %17s" "$@"; echo; }
+# cosine A.npy B.npy: the cosine similarity of two saved outputs, to 4 places.
+cosine() { $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" "$1" "$2"; }
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC') | $(lscpu | sed -n 's/^Model name: *//p') | $(nproc) cores" \
   "| $threads threads | load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -276,13 +278,11 @@ int8_table() {
     agree=$("$build/tools/symbind" run "$symbol" "$params" --input "data=$d_dir/input.npy" --output "$d_dir/fp32-out.npy" >/dev/null &&
             "$build/tools/symbind" run "$q-symbol.json" "$q-0000.params" --input "data=$d_dir/input.npy" \
               --output "$d_dir/int8-out.npy" >/dev/null &&
-            $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" \
-              "$d_dir/fp32-out.npy" "$d_dir/int8-out.npy")
+            cosine "$d_dir/fp32-out.npy" "$d_dir/int8-out.npy")
     [ $has_even = 0 ] ||
       even_agree=$("$build/tools/symbind" run "$q-symbol.json" "$q-0000.params" --input "data=$d_dir/input.npy" \
                      --int8-even-weights --output "$d_dir/int8-even-out.npy" >/dev/null &&
-                   $py -c "import numpy as np, sys; a, b = (np.load(f).ravel().astype(np.float64) for f in sys.argv[1:3]); print('%.4f' % (a @ b / np.sqrt((a @ a) * (b @ b))))" \
-                     "$d_dir/fp32-out.npy" "$d_dir/int8-even-out.npy")
+                   cosine "$d_dir/fp32-out.npy" "$d_dir/int8-even-out.npy")
     nb=$ncnn_dir/$name
     if [ -n "$ncnn" ]; then
       ncnn_model "$name" "$symbol" "$params" && ncnn_int8 "$name" "$size" "$d_dir/calib.npy" || return 1
